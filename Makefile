@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0
+# cx4 top-level targets. Kbuild (not this file) describes the module to the kernel build.
+#
+#   make demo      build what is missing, boot a VM with the modelled card, load cx4.ko
+#   make test      every test: lints, host unit tests, VM tests; ends "N passed, N failed"
+#   make module    cx4.ko against the cached test kernel (CLIPPY=1 to lint it)
+#   make model     the device model (release build)
+#   make kernel    the pinned test kernel (cached under $(CX4_CACHE))
+#   make guest     the guest tree (cached under $(CX4_CACHE))
+#   make clean     remove module build outputs
+
+TB := tools/testbed
+export CX4_CACHE ?= /var/cache/cx4
+
+.PHONY: all demo test module model kernel guest host-deps clean
+
+all: module model
+
+host-deps:
+	@bash $(TB)/host-deps.sh
+
+kernel: host-deps
+	@bash $(TB)/kernel.sh
+
+guest: kernel
+	@bash $(TB)/guest.sh "$$(bash $(TB)/kernel.sh)"
+
+module: kernel
+	@bash $(TB)/module.sh "$$(bash $(TB)/kernel.sh)" $(if $(CLIPPY),CLIPPY=1)
+
+model:
+	cargo build --release --locked -p cx4-model
+
+demo:
+	@bash $(TB)/demo.sh
+
+test:
+	@python3 tests/run.py $(TESTS)
+
+clean:
+	@if [ -e "$(CX4_CACHE)/kernel" ]; then \
+		kdir=$$(ls -d $(CX4_CACHE)/kernel/build-* 2>/dev/null | head -1); \
+		[ -n "$$kdir" ] && $(MAKE) -C "$$kdir" M=$(CURDIR) clean >/dev/null || true; fi
+	rm -rf .build

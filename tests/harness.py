@@ -1,0 +1,98 @@
+"""Shared helpers of the cx4 tests: the environment, VM runs, dmesg checks, leak checks."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import subprocess
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import vmrun
+
+
+@dataclass
+class Env:
+    root: Path
+    kdir: Path
+    tree: Path
+    model: Path
+
+    @property
+    def ko(self) -> Path:
+        return self.root / "cx4.ko"
+
+
+class SubResults(Exception):
+    """Raised by a test step that stands for several counted tests."""
+
+    def __init__(self, passed: int, failed: int, detail: str = ""):
+        super().__init__(f"{passed} passed, {failed} failed")
+        self.passed, self.failed, self.detail = passed, failed, detail
+
+
+# Kernel messages that mean something went wrong, whatever the test.
+BAD_DMESG = re.compile(r"(WARNING:|BUG:|Oops|general protection|Call Trace|kernel panic|"
+                       r"UBSAN|KASAN|refcount_t|list_add corruption|rust_panic|panicked at)")
+
+
+def check_clean_dmesg(dmesg: str) -> None:
+    bad = [l for l in dmesg.splitlines() if BAD_DMESG.search(l)]
+    assert not bad, "kernel reported problems:\n" + "\n".join(bad[:20])
+
+
+def run_vm(env: Env, script: str, *, model: bool = True, model_args: list[str] | None = None,
+           files: list[Path] | None = None, timeout: float = 120, cmdline: str = "",
+           vms: int = 1, net: bool = False) -> list[vmrun.VmResult]:
+    """Boots `vms` VMs running `script` (sh) and returns their results."""
+    specs = [vmrun.VmSpec(name=f"vm{i}", model=model, model_args=list(model_args or []),
+                          cmdline=cmdline, mac=f"52:54:00:c4:00:{i + 1:02x}" if net else None)
+             for i in range(vms)]
+    with vmrun.Run(env.kdir, env.tree, env.model if model else None, specs, net=net,
+                   log=lambda m: None) as run:
+        job = run.dir / "job.sh"
+        job.write_text("set -e\n" + textwrap.dedent(script))
+        run.put(job, "job.sh")
+        for f in files or []:
+            run.put(f)
+        results = run.boot(timeout=timeout)
+        # Copy what tests may look at after the run directory is gone.
+        for r in results:
+            r.share = Path(str(r.share))
+    return results
+
+
+def one_vm(env: Env, script: str, **kw) -> vmrun.VmResult:
+    return run_vm(env, script, **kw)[0]
+
+
+def describe(r: vmrun.VmResult) -> str:
+    return (f"status={r.status}\n--- job log ---\n{r.job_log[-3000:]}\n--- console (tail) ---\n"
+            f"{r.console[-3000:]}\n--- model log (tail) ---\n{r.model_log[-2000:]}")
+
+
+def random_fw(major: int = 12) -> str:
+    return f"{major}.{random.randint(10, 40)}.{random.randint(1000, 9999)}"
+
+
+def leftovers(since_pids: set[int] | None = None) -> list[str]:
+    """Processes, mounts, network namespaces and sockets a run must not leave behind."""
+    found = []
+    ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    for line in ps.splitlines()[1:]:
+        pid, _, args = line.strip().partition(" ")
+        if re.search(r"qemu-system|cx4-model", args) and "ps -eo" not in args:
+            found.append(f"process {pid}: {args[:100]}")
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        if "/var/cache/cx4/guest" in line or "cx4-run-" in line:
+            found.append(f"mount: {line}")
+    ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    found += [f"netns: {l}" for l in ns.splitlines() if l.startswith(vmrun.NETNS_PREFIX)]
+    tmp = Path("/tmp")
+    found += [f"run dir: {p}" for p in tmp.glob("cx4-run-*")]
+    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+        if "cx4-run-" in line:
+            found.append(f"socket: {line.split()[-1]}")
+    return found

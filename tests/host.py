@@ -1,0 +1,49 @@
+"""Host-side checks: formatting, lints, unit tests of the Rust crates, the module under clippy."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+from harness import Env, SubResults
+
+
+def _run(env: Env, argv: list[str], **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, cwd=env.root, text=True, capture_output=True, **kw)
+
+
+def tests(env: Env):
+    def rustfmt():
+        r = _run(env, ["cargo", "fmt", "--all", "--check"])
+        assert r.returncode == 0, "cargo fmt --check found unformatted code:\n" + r.stdout[-3000:]
+
+    def clippy():
+        r = _run(env, ["cargo", "clippy", "--locked", "--workspace", "--all-targets", "--",
+                       "-D", "warnings"])
+        assert r.returncode == 0, "clippy:\n" + r.stderr[-4000:]
+
+    def cargo_test():
+        r = _run(env, ["cargo", "test", "--locked", "--workspace", "--no-fail-fast"])
+        out = r.stdout + r.stderr
+        passed = sum(int(m) for m in re.findall(r"test result: \w+\. (\d+) passed", out))
+        failed = sum(int(m) for m in re.findall(r"; (\d+) failed", out))
+        if r.returncode != 0 and failed == 0:
+            failed = 1  # a build failure counts as one failure
+        detail = "\n".join(l for l in out.splitlines()
+                           if "FAILED" in l or "panicked" in l or l.startswith("error"))
+        raise SubResults(passed, failed, detail or out[-3000:])
+
+    def module_builds_clean_under_kernel_clippy():
+        # Rebuild from scratch so every object is checked.
+        subprocess.run(["make", "-s", "clean"], cwd=env.root, capture_output=True)
+        r = _run(env, ["bash", "tools/testbed/module.sh", str(env.kdir), "CLIPPY=1"])
+        out = r.stdout + r.stderr
+        assert r.returncode == 0, "module build failed:\n" + out[-4000:]
+        warn = [l for l in out.splitlines() if re.search(r"\b(warning|error)\b", l)]
+        assert not warn, "clippy/rustc warnings in the module:\n" + out[-4000:]
+        assert env.ko.exists(), "cx4.ko was not produced"
+
+    yield "rustfmt", rustfmt
+    yield "clippy (workspace, warnings are errors)", clippy
+    yield "cargo test (workspace)", cargo_test
+    yield "cx4.ko builds under CLIPPY=1 with no warnings", module_builds_clean_under_kernel_clippy

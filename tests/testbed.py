@@ -1,0 +1,126 @@
+"""Test-bed tests: the modelled card as the guest sees it, the driver skeleton, the runner."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import vmrun
+from harness import Env, check_clean_dmesg, describe, leftovers, one_vm, random_fw, run_vm
+
+
+def tests(env: Env):
+    def guest_lists_the_card():
+        r = one_vm(env, """
+            lspci -nn -vv -d 15b3: > /cx4/lspci.txt
+            cat /cx4/lspci.txt
+        """)
+        assert r.status == 0, describe(r)
+        out = r.job_log
+        assert re.search(r"Ethernet controller \[0200\]: .*\[15b3:1013\]", out), out
+        assert re.search(r"Region 0: Memory at \w+ \(64-bit, prefetchable\) \[size=32M\]", out), out
+        assert re.search(r"MSI-X: Enable\S+ Count=4 Masked", out), out
+        assert "Express (v2) Endpoint" in out, out
+
+    def lx_profile_is_15b3_1015():
+        r = one_vm(env, "lspci -n -d 15b3:", model_args=["--chip", "cx4lx"])
+        assert r.status == 0 and "15b3:1015" in r.job_log, describe(r)
+
+    def insmod_logs_the_modelled_firmware_version():
+        fw = random_fw()
+        r = one_vm(env, """
+            insmod /cx4/cx4.ko
+            dmesg | grep cx4
+            test -e /sys/bus/pci/drivers/cx4/0000:01:00.0
+        """, model_args=["--fw-version", fw], files=[env.ko])
+        assert r.status == 0, describe(r)
+        lines = [l for l in r.dmesg.splitlines() if "firmware version" in l]
+        assert lines, "no firmware version line:\n" + r.dmesg[-2000:]
+        assert f"firmware version {fw}," in lines[0], f"expected {fw}, saw: {lines[0]}"
+        assert "ConnectX-4:" in lines[0], lines[0]
+        check_clean_dmesg(r.dmesg)
+
+    def lx_binds_too():
+        fw = random_fw(14)
+        r = one_vm(env, "insmod /cx4/cx4.ko", model_args=["--chip", "cx4lx", "--fw-version", fw],
+                   files=[env.ko])
+        assert r.status == 0, describe(r)
+        assert f"ConnectX-4 Lx: firmware version {fw}," in r.dmesg, r.dmesg[-2000:]
+
+    def twenty_insmod_rmmod_cycles():
+        r = one_vm(env, """
+            for i in $(seq 20); do
+                insmod /cx4/cx4.ko
+                test -e /sys/bus/pci/drivers/cx4/0000:01:00.0
+                rmmod cx4
+            done
+            echo cycles-done
+        """, files=[env.ko], timeout=240)
+        assert r.status == 0 and "cycles-done" in r.job_log, describe(r)
+        assert r.dmesg.count("firmware version") == 20, r.dmesg[-2000:]
+        assert r.dmesg.count("unbound") == 20, r.dmesg[-2000:]
+        check_clean_dmesg(r.dmesg)
+
+    def unsupported_cmdif_revision_fails_probe():
+        r = one_vm(env, """
+            insmod /cx4/cx4.ko
+            sleep 0.2
+            ! test -e /sys/bus/pci/drivers/cx4/0000:01:00.0
+            rmmod cx4
+            echo survived
+        """, model_args=["--cmdif-rev", "4"], files=[env.ko])
+        assert r.status == 0 and "survived" in r.job_log, describe(r)
+        assert "unsupported command interface revision 4 (driver supports 5)" in r.dmesg, r.dmesg[-2000:]
+        assert "firmware version" not in r.dmesg
+        check_clean_dmesg(r.dmesg)
+
+    def stuck_initializing_bit_times_out():
+        r = one_vm(env, """
+            insmod /cx4/cx4.ko
+            ! test -e /sys/bus/pci/drivers/cx4/0000:01:00.0
+            rmmod cx4
+        """, model_args=["--init-delay-ms", "600000"], files=[env.ko], timeout=180)
+        assert r.status == 0, describe(r)
+        assert "firmware stuck in initializing state" in r.dmesg, r.dmesg[-2000:]
+        check_clean_dmesg(r.dmesg)
+
+    def two_vms_share_an_l2_segment():
+        rs = run_vm(env, """
+            ip link set eth0 up
+            me=$(hostname)
+            if [ "$me" = vm0 ]; then ip addr add 10.99.0.1/24 dev eth0; peer=10.99.0.2;
+            else ip addr add 10.99.0.2/24 dev eth0; peer=10.99.0.1; fi
+            ok=0
+            for i in $(seq 60); do ping -c1 -W1 $peer >/dev/null 2>&1 && { ok=1; break; }; done
+            test $ok = 1
+            echo reached $peer
+        """, model=False, vms=2, net=True, timeout=180)
+        for r in rs:
+            assert r.status == 0, describe(r)
+
+    def runner_leaves_nothing_behind_after_timeout():
+        before = leftovers()
+        assert not before, "leftovers before the test: " + "; ".join(before)
+        t0 = time.time()
+        rs = run_vm(env, "sleep 1000", vms=2, net=True, timeout=20)
+        assert all(r.status is None for r in rs), "the job should have been killed"
+        assert time.time() - t0 < 60, "timeout not enforced"
+        assert all("timed out" in r.console for r in rs)
+        after = leftovers()
+        assert not after, "left behind: " + "; ".join(after)
+
+    def runner_leaves_nothing_behind_after_success():
+        one_vm(env, "true")
+        after = leftovers()
+        assert not after, "left behind: " + "; ".join(after)
+
+    yield "guest lists 15b3:1013 with a 32M 64-bit BAR0, MSI-X and PCIe", guest_lists_the_card
+    yield "ConnectX-4 Lx profile presents 15b3:1015", lx_profile_is_15b3_1015
+    yield "insmod binds and logs the modelled firmware version", insmod_logs_the_modelled_firmware_version
+    yield "cx4 binds the ConnectX-4 Lx", lx_binds_too
+    yield "20 insmod/rmmod cycles, clean dmesg", twenty_insmod_rmmod_cycles
+    yield "unsupported cmdif revision makes probe fail cleanly", unsupported_cmdif_revision_fails_probe
+    yield "stuck initializing bit makes probe time out cleanly", stuck_initializing_bit_times_out
+    yield "two VMs reach each other on the runner's L2 segment", two_vms_share_an_l2_segment
+    yield "runner leaves nothing behind after a timeout", runner_leaves_nothing_behind_after_timeout
+    yield "runner leaves nothing behind after a run", runner_leaves_nothing_behind_after_success

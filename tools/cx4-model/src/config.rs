@@ -1,0 +1,187 @@
+//! Command-line configuration of one model instance.
+
+use std::path::PathBuf;
+
+use cx4_hw::{iseg::FwVersion, pci};
+
+/// Usage text.
+pub const USAGE: &str = "\
+usage: cx4-model --socket PATH [options]
+
+  --socket PATH         vfio-user socket to listen on (must not exist)
+  --chip cx4|cx4lx      ConnectX-4 (15b3:1013, default) or ConnectX-4 Lx (15b3:1015)
+  --fw-version X.Y.Z    firmware version in the initialization segment
+                        (default 12.28.2006 for cx4, 14.32.1010 for cx4lx)
+  --cmdif-rev N         command interface revision to advertise (default 5)
+  --init-delay-ms N     how long the initializing bit stays set after reset (default 100)
+  --msix-vectors N      number of MSI-X vectors (1..=64, default 4)
+  -v, --verbose         log every BAR access
+  -h, --help            this text
+";
+
+/// Which card the model presents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Chip {
+    /// ConnectX-4.
+    ConnectX4,
+    /// ConnectX-4 Lx.
+    ConnectX4Lx,
+}
+
+impl Chip {
+    /// PCI device id.
+    pub fn device_id(self) -> u16 {
+        match self {
+            Chip::ConnectX4 => pci::DEVICE_CONNECTX4,
+            Chip::ConnectX4Lx => pci::DEVICE_CONNECTX4_LX,
+        }
+    }
+
+    /// Marketing name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Chip::ConnectX4 => "ConnectX-4",
+            Chip::ConnectX4Lx => "ConnectX-4 Lx",
+        }
+    }
+
+    fn default_fw(self) -> FwVersion {
+        match self {
+            Chip::ConnectX4 => FwVersion { major: 12, minor: 28, subminor: 2006 },
+            Chip::ConnectX4Lx => FwVersion { major: 14, minor: 32, subminor: 1010 },
+        }
+    }
+}
+
+/// Model configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Socket path.
+    pub socket: PathBuf,
+    /// Card.
+    pub chip: Chip,
+    /// Firmware version.
+    pub fw: FwVersion,
+    /// Command interface revision.
+    pub cmdif_rev: u16,
+    /// Initializing time after reset, in milliseconds.
+    pub init_delay_ms: u64,
+    /// MSI-X vector count.
+    pub msix_vectors: u16,
+    /// Debug logging.
+    pub verbose: bool,
+}
+
+/// Why the arguments were not accepted.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ArgError {
+    /// `--help` was given.
+    Help,
+    /// Invalid arguments.
+    Bad(String),
+}
+
+fn parse_fw(s: &str) -> Result<FwVersion, ArgError> {
+    let parts: Vec<&str> = s.split('.').collect();
+    let bad = || ArgError::Bad(format!("bad --fw-version {s:?}, expected X.Y.Z"));
+    if parts.len() != 3 {
+        return Err(bad());
+    }
+    let n = |p: &str| p.parse::<u16>().map_err(|_| bad());
+    Ok(FwVersion { major: n(parts[0])?, minor: n(parts[1])?, subminor: n(parts[2])? })
+}
+
+fn num<T: std::str::FromStr>(opt: &str, v: &str) -> Result<T, ArgError> {
+    v.parse().map_err(|_| ArgError::Bad(format!("bad value {v:?} for {opt}")))
+}
+
+impl Config {
+    /// Parses the command line (without the program name).
+    pub fn from_args(args: impl IntoIterator<Item = String>) -> Result<Self, ArgError> {
+        let mut it = args.into_iter();
+        let mut socket = None;
+        let mut chip = Chip::ConnectX4;
+        let mut fw = None;
+        let mut cmdif_rev = cx4_hw::iseg::CMDIF_REV;
+        let mut init_delay_ms = 100;
+        let mut msix_vectors = 4;
+        let mut verbose = false;
+        while let Some(a) = it.next() {
+            let mut val = |name: &str| {
+                it.next().ok_or_else(|| ArgError::Bad(format!("{name} needs a value")))
+            };
+            match a.as_str() {
+                "-h" | "--help" => return Err(ArgError::Help),
+                "-v" | "--verbose" => verbose = true,
+                "--socket" => socket = Some(PathBuf::from(val("--socket")?)),
+                "--chip" => {
+                    chip = match val("--chip")?.as_str() {
+                        "cx4" => Chip::ConnectX4,
+                        "cx4lx" => Chip::ConnectX4Lx,
+                        o => return Err(ArgError::Bad(format!("unknown chip {o:?}"))),
+                    }
+                }
+                "--fw-version" => fw = Some(parse_fw(&val("--fw-version")?)?),
+                "--cmdif-rev" => cmdif_rev = num("--cmdif-rev", &val("--cmdif-rev")?)?,
+                "--init-delay-ms" => {
+                    init_delay_ms = num("--init-delay-ms", &val("--init-delay-ms")?)?
+                }
+                "--msix-vectors" => {
+                    msix_vectors = num("--msix-vectors", &val("--msix-vectors")?)?;
+                    if !(1..=64).contains(&msix_vectors) {
+                        return Err(ArgError::Bad("--msix-vectors must be 1..=64".into()));
+                    }
+                }
+                o => return Err(ArgError::Bad(format!("unknown argument {o:?}"))),
+            }
+        }
+        let socket = socket.ok_or_else(|| ArgError::Bad("--socket is required".into()))?;
+        Ok(Config {
+            socket,
+            chip,
+            fw: fw.unwrap_or_else(|| chip.default_fw()),
+            cmdif_rev,
+            init_delay_ms,
+            msix_vectors,
+            verbose,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn defaults_follow_the_chip() {
+        let c = Config::from_args(args("--socket /x --chip cx4lx")).unwrap();
+        assert_eq!(c.chip.device_id(), 0x1015);
+        assert_eq!(c.fw.major, 14);
+        assert_eq!(c.cmdif_rev, 5);
+    }
+
+    #[test]
+    fn explicit_values_are_taken() {
+        let c = Config::from_args(args("--socket /x --fw-version 12.1.3 --cmdif-rev 4")).unwrap();
+        assert_eq!(c.fw, FwVersion { major: 12, minor: 1, subminor: 3 });
+        assert_eq!(c.cmdif_rev, 4);
+    }
+
+    #[test]
+    fn bad_input_is_rejected_with_a_message() {
+        assert!(matches!(Config::from_args(args("--chip cx4")), Err(ArgError::Bad(_))));
+        assert!(matches!(
+            Config::from_args(args("--socket /x --fw-version 12.1")),
+            Err(ArgError::Bad(_))
+        ));
+        assert!(matches!(
+            Config::from_args(args("--socket /x --msix-vectors 0")),
+            Err(ArgError::Bad(_))
+        ));
+        assert!(matches!(Config::from_args(args("--socket")), Err(ArgError::Bad(_))));
+    }
+}

@@ -1,0 +1,152 @@
+//! Guest memory reached through the DMA mappings the client sends (memfds, mapped shared).
+//!
+//! Every DMA the model performs goes through here, bounds-checked by vm-memory: an address
+//! outside the mapped ranges is an error, never a wild access.
+
+use std::{fs::File, sync::Arc};
+
+use vm_memory::{
+    Bytes,
+    FileOffset,
+    GuestAddress,
+    GuestMemoryMmap,
+    GuestRegionMmap,
+    MmapRegion,
+};
+
+/// One DMA mapping as the client described it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DmaRange {
+    /// I/O virtual address (guest physical address with QEMU).
+    pub iova: u64,
+    /// Length in bytes.
+    pub size: u64,
+}
+
+/// The set of mapped guest ranges.
+#[derive(Default)]
+pub struct GuestMem {
+    regions: Vec<(DmaRange, Arc<GuestRegionMmap>)>,
+    mem: GuestMemoryMmap,
+    /// Maps that arrived without a file descriptor (ROM areas); not reachable by the model.
+    pub unbacked: Vec<DmaRange>,
+}
+
+impl GuestMem {
+    /// Adds a mapping backed by `fd` at `offset`.
+    pub fn map(&mut self, iova: u64, size: u64, offset: u64, fd: Option<File>) -> std::io::Result<()> {
+        let err = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
+        let range = DmaRange { iova, size };
+        if size == 0 || iova.checked_add(size).is_none() {
+            return Err(err(format!("bad DMA range {iova:#x}+{size:#x}")));
+        }
+        let Some(fd) = fd else {
+            self.unbacked.push(range);
+            return Ok(());
+        };
+        let len = usize::try_from(size).map_err(|_| err("DMA range too large".into()))?;
+        let mmap = MmapRegion::from_file(FileOffset::new(fd, offset), len)
+            .map_err(|e| err(format!("mmap of DMA range {iova:#x}+{size:#x}: {e}")))?;
+        let region = GuestRegionMmap::new(mmap, GuestAddress(iova))
+            .ok_or_else(|| err(format!("DMA range {iova:#x}+{size:#x} not representable")))?;
+        let region = Arc::new(region);
+        let mem = self
+            .mem
+            .insert_region(region.clone())
+            .map_err(|e| err(format!("DMA range {iova:#x}+{size:#x} overlaps: {e}")))?;
+        self.mem = mem;
+        self.regions.push((range, region));
+        Ok(())
+    }
+
+    /// Removes the mapping that starts at `iova` with `size`.
+    pub fn unmap(&mut self, iova: u64, size: u64) -> std::io::Result<()> {
+        if let Some(i) = self.unbacked.iter().position(|r| r.iova == iova && r.size == size) {
+            self.unbacked.remove(i);
+            return Ok(());
+        }
+        let i = self
+            .regions
+            .iter()
+            .position(|(r, _)| r.iova == iova && r.size == size)
+            .ok_or_else(|| {
+                std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("no DMA mapping {iova:#x}+{size:#x}"),
+                )
+            })?;
+        self.regions.remove(i);
+        let (mem, _) = self
+            .mem
+            .remove_region(GuestAddress(iova), size)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::NotFound, e.to_string()))?;
+        self.mem = mem;
+        Ok(())
+    }
+
+    /// Drops every mapping (reset or disconnect).
+    pub fn clear(&mut self) {
+        self.regions.clear();
+        self.unbacked.clear();
+        self.mem = GuestMemoryMmap::default();
+    }
+
+    /// Reads guest memory at `addr`.
+    pub fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), vm_memory::GuestMemoryError> {
+        self.mem.read_slice(buf, GuestAddress(addr))
+    }
+
+    /// Writes guest memory at `addr`.
+    pub fn write(&self, addr: u64, buf: &[u8]) -> Result<(), vm_memory::GuestMemoryError> {
+        self.mem.write_slice(buf, GuestAddress(addr))
+    }
+
+    /// The mapped ranges backed by memory.
+    pub fn ranges(&self) -> impl Iterator<Item = &DmaRange> {
+        self.regions.iter().map(|(r, _)| r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Seek, Write};
+
+    fn memfd(len: usize) -> File {
+        let mut f = tempfile();
+        f.write_all(&vec![0u8; len]).unwrap();
+        f.rewind().unwrap();
+        f
+    }
+
+    fn tempfile() -> File {
+        let p = std::env::temp_dir().join(format!("cx4-gm-{}-{:?}", std::process::id(), std::thread::current().id()));
+        let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&p).unwrap();
+        std::fs::remove_file(&p).unwrap();
+        f
+    }
+
+    #[test]
+    fn access_inside_mapping_works_and_outside_fails() {
+        let mut g = GuestMem::default();
+        g.map(0x10000, 0x2000, 0, Some(memfd(0x2000))).unwrap();
+        g.write(0x10ff0, &[1, 2, 3, 4]).unwrap();
+        let mut b = [0; 4];
+        g.read(0x10ff0, &mut b).unwrap();
+        assert_eq!(b, [1, 2, 3, 4]);
+        assert!(g.read(0x11ffe, &mut b).is_err(), "read crossing the end must fail");
+        assert!(g.write(0x0, &b).is_err(), "write below the mapping must fail");
+        g.unmap(0x10000, 0x2000).unwrap();
+        assert!(g.read(0x10ff0, &mut b).is_err(), "unmapped range must not be reachable");
+    }
+
+    #[test]
+    fn bad_maps_are_refused() {
+        let mut g = GuestMem::default();
+        assert!(g.map(u64::MAX - 10, 0x1000, 0, Some(memfd(0x1000))).is_err());
+        assert!(g.map(0, 0, 0, None).is_err());
+        g.map(0x0, 0x1000, 0, Some(memfd(0x1000))).unwrap();
+        assert!(g.map(0x800, 0x1000, 0, Some(memfd(0x1000))).is_err(), "overlap");
+        assert!(g.unmap(0x5000, 0x1000).is_err());
+    }
+}

@@ -1,0 +1,11 @@
+//! The cx4 device model: a ConnectX-4 (mlx5) function served over vfio-user.
+//!
+//! `transport` speaks the wire protocol; `device` is the card; the other modules are its parts.
+
+pub mod config;
+pub mod device;
+pub mod guest_mem;
+pub mod irq;
+pub mod logger;
+pub mod pci_cfg;
+pub mod transport;

@@ -1,0 +1,45 @@
+#!/bin/bash
+# Build the cached guest tree: Debian trixie with rdma-core tools and QEMU 11 (for the host side,
+# run through chroot), plus the test kernel's modules. Prints the tree's path on stdout.
+# Usage: guest.sh KDIR
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+kdir=${1:?usage: guest.sh KDIR}
+
+bash "$CX4_ROOT/tools/testbed/host-deps.sh"
+
+GUEST_PACKAGES=kmod,iproute2,ibverbs-utils,ibverbs-providers,rdmacm-utils,perftest,rdma-core,ethtool,iputils-ping,procps,pciutils,iperf3,python3,python3-pyverbs,util-linux
+GUEST_BUILD_REV=1
+key=$(echo "$GUEST_SUITE $GUEST_PACKAGES rev$GUEST_BUILD_REV" | sha256sum | cut -c1-16)
+tree="$CX4_CACHE/guest/trixie-$key"
+
+if [ ! -e "$tree/.cx4-done" ]; then
+    step "guest tree: debootstrap $GUEST_SUITE ($tree)"
+    rm -rf "$tree"; mkdir -p "$(dirname "$tree")"
+    t0=$(date +%s)
+    debootstrap --variant=minbase --include="$GUEST_PACKAGES" "$GUEST_SUITE" "$tree" \
+        http://deb.debian.org/debian > "$tree.log" 2>&1 || { tail -20 "$tree.log" >&2; die "debootstrap failed"; }
+    info "debootstrap took $(( $(date +%s) - t0 )) s"
+    step "guest tree: QEMU from ${GUEST_SUITE}-backports"
+    echo "deb http://deb.debian.org/debian ${GUEST_SUITE}-backports main" \
+        > "$tree/etc/apt/sources.list.d/backports.list"
+    chroot "$tree" apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive chroot "$tree" apt-get install -y -qq \
+        -t "${GUEST_SUITE}-backports" --no-install-recommends qemu-system-x86 >/dev/null
+    chroot "$tree" qemu-system-x86_64 -device help 2>/dev/null | grep -q vfio-user-pci \
+        || die "QEMU in the guest tree has no vfio-user-pci"
+    chroot "$tree" apt-get clean
+    mkdir -p "$tree/cx4"   # mount point for the project share
+    touch "$tree/.cx4-done"
+fi
+
+# The test kernel's modules, installed and depmod'ed inside the tree.
+krel=$(cat "$kdir/include/config/kernel.release")
+if [ ! -e "$tree/lib/modules/$krel/.cx4-$(basename "$kdir")" ]; then
+    step "guest tree: modules of $krel"
+    rm -rf "$tree/lib/modules/$krel"
+    make -s -C "$kdir" INSTALL_MOD_PATH="$tree" INSTALL_MOD_STRIP=1 DEPMOD=/sbin/depmod \
+        modules_install >&2
+    touch "$tree/lib/modules/$krel/.cx4-$(basename "$kdir")"
+fi
+echo "$tree"

@@ -1,0 +1,44 @@
+#!/bin/bash
+# Install the host prerequisites of the cx4 test bed on Debian bookworm.
+# Idempotent: a stamp keyed by this file's content skips the work on re-runs.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+stamp="$CX4_CACHE/stamps/host-deps-$(sha256sum "$0" | cut -c1-16)"
+[ -e "$stamp" ] && exit 0
+
+step "host prerequisites (apt sources, packages, bindgen-cli)"
+if [ ! -e /etc/apt/sources.list.d/cx4-extra.sources ]; then
+    cat > /etc/apt/sources.list.d/cx4-extra.sources <<'SRC'
+Types: deb deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports trixie trixie-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+    cat > /etc/apt/preferences.d/cx4-extra <<'PIN'
+Package: *
+Pin: release n=trixie
+Pin-Priority: 100
+
+Package: *
+Pin: release n=trixie-backports
+Pin-Priority: 100
+PIN
+fi
+info "apt-get update"
+apt-get update -qq
+export DEBIAN_FRONTEND=noninteractive
+info "apt-get install (rustc-web, libclang-19, kernel build deps, debootstrap, ...)"
+apt-get install -y -qq --no-install-recommends \
+    rustc-web rust-web-src rust-web-clippy libclang-19-dev llvm-19 \
+    flex bison bc libelf-dev libssl-dev dwarves cpio kmod xz-utils \
+    debootstrap iproute2 psmisc util-linux ca-certificates git >/dev/null
+
+if ! "$BINDGEN" --version 2>/dev/null | grep -q "$BINDGEN_VERSION"; then
+    info "cargo install bindgen-cli $BINDGEN_VERSION (~2 min)"
+    LIBCLANG_PATH=/usr/lib/llvm-19/lib cargo install --locked --quiet \
+        --root "$CX4_CACHE/cargo" bindgen-cli --version "$BINDGEN_VERSION"
+fi
+mkdir -p "$(dirname "$stamp")"
+touch "$stamp"

@@ -1,0 +1,347 @@
+#!/usr/bin/env python3
+"""cx4 VM runner: boot test-kernel VMs, optionally each with a modelled ConnectX-4 over
+vfio-user, run a guest script, collect its exit status, console and model logs.
+
+Usable as a library (tests import it) and from the command line:
+
+    vmrun.py --kdir KDIR --tree TREE --model BIN --script job.sh [--file F]... [--vms 2]
+             [--net] [--no-model] [--model-arg=--cmdif-rev=4] [--timeout 120] [--kvm]
+
+Every process it starts (QEMU, the model) runs in its own process group with a parent-death
+signal; mounts QEMU needs (its chroot's /dev, /proc, the run directory) live in a private mount
+namespace that vanishes with QEMU; the network namespace it may create is deleted on exit;
+the run directory (sockets, shares) is removed unless kept. This holds on failure, timeout,
+SIGINT and SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+GUEST_INIT = HERE / "guest-init.sh"
+NETNS_PREFIX = "cx4-"
+RUN_MOUNT = "/run/cx4"          # where the run directory appears inside the chroot and guest
+PR_SET_PDEATHSIG = 1
+
+
+def _pdeathsig() -> None:
+    """preexec: new process group, and die with the runner."""
+    os.setpgid(0, 0)
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+@dataclass
+class VmSpec:
+    """One VM of a run."""
+    name: str
+    model: bool = True                       # attach a modelled ConnectX-4
+    model_args: list[str] = field(default_factory=list)
+    mem_mb: int = 1024
+    mac: str | None = None                   # NIC on the run's L2 segment (needs Run(net=True))
+    cmdline: str = ""                        # extra kernel command line
+
+
+@dataclass
+class VmResult:
+    """What one VM left behind."""
+    name: str
+    status: int | None                       # the job's exit status; None: no status (crash, timeout)
+    console: str
+    job_log: str
+    dmesg: str
+    model_log: str
+    model_rc: int | None
+    share: Path                              # the VM's share directory (valid until Run closes)
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 0
+
+
+class RunError(Exception):
+    pass
+
+
+class Run:
+    """A set of VMs booted together. Use as a context manager; close() cleans up everything."""
+
+    def __init__(self, kdir: Path, tree: Path, model_bin: Path | None, vms: list[VmSpec],
+                 net: bool = False, kvm: bool = False, keep: bool = False,
+                 smp: int = 1, log=None):
+        self.kdir, self.tree, self.model_bin = Path(kdir), Path(tree), model_bin
+        self.vms, self.net, self.kvm, self.keep, self.smp = vms, net, kvm, keep, smp
+        self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+        self.procs: list[subprocess.Popen] = []
+        self.netns: str | None = None
+        self.dir = Path(tempfile.mkdtemp(prefix="cx4-run-"))
+        self.closed = False
+        self.bzimage = self.kdir / "arch/x86/boot/bzImage"
+        if not self.bzimage.exists():
+            raise RunError(f"no kernel image at {self.bzimage}")
+        if not (self.tree / "usr/bin/qemu-system-x86_64").exists():
+            raise RunError(f"no QEMU in the guest tree {self.tree}")
+        (self.tree / RUN_MOUNT.lstrip("/")).mkdir(parents=True, exist_ok=True)
+        shutil.copy(self.bzimage, self.dir / "bzImage")
+        shutil.copy(GUEST_INIT, self.dir / "guest-init.sh")
+        os.chmod(self.dir / "guest-init.sh", 0o755)
+        for vm in vms:
+            share = self.share(vm.name)
+            share.mkdir()
+            (share / "hostname").write_text(vm.name + "\n")
+
+    # -- layout -------------------------------------------------------------------------
+    def share(self, name: str) -> Path:
+        return self.dir / f"share-{name}"
+
+    def put(self, src: Path | str, name: str | None = None, vms: list[str] | None = None) -> None:
+        """Copies a file into the share of each VM (the guest sees it under /cx4)."""
+        for vm in self.vms:
+            if vms is None or vm.name in vms:
+                dst = self.share(vm.name) / (name or Path(src).name)
+                shutil.copy(src, dst)
+
+    # -- network ------------------------------------------------------------------------
+    def _setup_net(self) -> None:
+        self.netns = f"{NETNS_PREFIX}{os.getpid()}-{int(time.time() * 1000) % 100000}"
+        sh = lambda *a: subprocess.run(["ip", "netns", "exec", self.netns, *a], check=True)
+        subprocess.run(["ip", "netns", "add", self.netns], check=True)
+        sh("ip", "link", "set", "lo", "up")
+        sh("ip", "link", "add", "br0", "type", "bridge")
+        sh("ip", "link", "set", "br0", "up")
+        for i, vm in enumerate(self.vms):
+            if vm.mac:
+                tap = f"tap{i}"
+                sh("ip", "tuntap", "add", tap, "mode", "tap")
+                sh("ip", "link", "set", tap, "master", "br0")
+                sh("ip", "link", "set", tap, "up")
+
+    # -- processes ----------------------------------------------------------------------
+    def _spawn(self, argv: list[str], out: Path) -> subprocess.Popen:
+        f = open(out, "wb")
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT,
+                             preexec_fn=_pdeathsig, close_fds=True)
+        f.close()
+        self.procs.append(p)
+        return p
+
+    def _start_model(self, vm: VmSpec) -> subprocess.Popen:
+        sock = self.dir / f"{vm.name}.sock"
+        argv = [str(self.model_bin), "--socket", str(sock), *vm.model_args]
+        p = self._spawn(argv, self.dir / f"{vm.name}.model.log")
+        deadline = time.time() + 10
+        while not sock.exists():
+            if p.poll() is not None:
+                raise RunError(f"{vm.name}: model exited with {p.returncode} before listening:\n"
+                               + (self.dir / f"{vm.name}.model.log").read_text(errors="replace"))
+            if time.time() > deadline:
+                raise RunError(f"{vm.name}: model did not create {sock} within 10 s")
+            time.sleep(0.02)
+        return p
+
+    def _qemu_argv(self, i: int, vm: VmSpec) -> list[str]:
+        accel = "kvm" if self.kvm else "tcg"
+        run = RUN_MOUNT
+        cmdline = (f"console=ttyS0 root=/dev/root rootfstype=9p "
+                   f"rootflags=trans=virtio,version=9p2000.L,msize=512000,cache=loose ro "
+                   f"init={run}/guest-init.sh panic=-1 quiet loglevel=6 {vm.cmdline}").strip()
+        argv = [
+            "qemu-system-x86_64", "-nodefaults", "-no-user-config", "-nographic",
+            "-machine", f"q35,accel={accel},memory-backend=mem",
+            "-cpu", "max" if not self.kvm else "host", "-smp", str(self.smp),
+            "-m", f"{vm.mem_mb}M",
+            "-object", f"memory-backend-memfd,id=mem,size={vm.mem_mb}M,share=on",
+            "-kernel", str(self.bzimage_in_chroot), "-append", cmdline,
+            "-serial", f"file:{run}/{vm.name}.console", "-monitor", "none", "-no-reboot",
+            "-fsdev", "local,id=r9,path=/,security_model=passthrough,readonly=on,multidevs=remap",
+            "-device", "virtio-9p-pci,fsdev=r9,mount_tag=/dev/root",
+            "-fsdev", f"local,id=w9,path={run}/share-{vm.name},security_model=none",
+            "-device", "virtio-9p-pci,fsdev=w9,mount_tag=cx4",
+        ]
+        if vm.model:
+            argv += ["-device", "pcie-root-port,id=rp1,chassis=1",
+                     "-device", '{"driver":"vfio-user-pci","socket":{"type":"unix","path":"'
+                     f'{run}/{vm.name}.sock"}},"bus":"rp1"}}']
+        if vm.mac:
+            argv += ["-netdev", f"tap,id=n0,ifname=tap{i},script=no,downscript=no",
+                     "-device", f"virtio-net-pci,netdev=n0,mac={vm.mac}"]
+        return argv
+
+    def _start_qemu(self, i: int, vm: VmSpec) -> subprocess.Popen:
+        tree = shlex.quote(str(self.tree))
+        d = shlex.quote(str(self.dir))
+        # Private mount namespace: the bind mounts disappear with QEMU, whatever happens.
+        setup = (f"set -e; mount --make-rprivate /; "
+                 f"mount --bind /dev {tree}/dev; mount -t proc proc {tree}/proc; "
+                 f"mount --bind {d} {tree}{RUN_MOUNT}; "
+                 f"exec chroot {tree} " + " ".join(shlex.quote(a) for a in self._qemu_argv(i, vm)))
+        argv = ["unshare", "--mount", "--", "sh", "-c", setup]
+        if self.netns:
+            argv = ["ip", "netns", "exec", self.netns, *argv]
+        return self._spawn(argv, self.dir / f"{vm.name}.qemu.log")
+
+    @property
+    def bzimage_in_chroot(self) -> str:
+        return f"{RUN_MOUNT}/bzImage"
+
+    # -- running ------------------------------------------------------------------------
+    def boot(self, timeout: float = 120.0) -> list[VmResult]:
+        """Boots every VM, waits for all to power off (or the timeout), returns their results."""
+        t0 = time.time()
+        if self.net and any(vm.mac for vm in self.vms):
+            self._setup_net()
+        models: dict[str, subprocess.Popen] = {}
+        qemus: dict[str, subprocess.Popen] = {}
+        started: dict[str, float] = {}
+        for i, vm in enumerate(self.vms):
+            if vm.model:
+                if not self.model_bin:
+                    raise RunError("a VM wants a model but no model binary was given")
+                models[vm.name] = self._start_model(vm)
+            qemus[vm.name] = self._start_qemu(i, vm)
+            started[vm.name] = time.time()
+        ended: dict[str, float] = {}
+        timed_out = False
+        while len(ended) < len(qemus):
+            for name, q in qemus.items():
+                if name not in ended and q.poll() is not None:
+                    ended[name] = time.time()
+            if time.time() - t0 > timeout:
+                timed_out = True
+                self.log(f"vmrun: timeout after {timeout:.0f} s, killing "
+                         + ", ".join(n for n in qemus if n not in ended))
+                break
+            time.sleep(0.05)
+        # QEMU is gone (or being killed): the model sees its client disconnect.
+        self._kill_all()
+        results = []
+        for vm in self.vms:
+            share = self.share(vm.name)
+            rd = lambda p: p.read_text(errors="replace") if p.exists() else ""
+            st = rd(share / "status").strip()
+            status = int(st) if st.lstrip("-").isdigit() else None
+            console = rd(self.dir / f"{vm.name}.console") + rd(self.dir / f"{vm.name}.qemu.log")
+            m = models.get(vm.name)
+            results.append(VmResult(
+                name=vm.name, status=status, console=console, job_log=rd(share / "job.log"),
+                dmesg=rd(share / "dmesg.txt"), model_log=rd(self.dir / f"{vm.name}.model.log"),
+                model_rc=m.returncode if m else None, share=share,
+                seconds=ended.get(vm.name, time.time()) - started[vm.name]))
+        if timed_out:
+            for r in results:
+                if r.status is None:
+                    r.console += "\n[vmrun: timed out]\n"
+        return results
+
+    def _kill_all(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            alive = [p for p in self.procs if p.poll() is None]
+            for p in alive:
+                try:
+                    os.killpg(p.pid, sig)
+                except ProcessLookupError:
+                    pass
+            deadline = time.time() + 3
+            for p in alive:
+                try:
+                    p.wait(max(0.0, deadline - time.time()))
+                except subprocess.TimeoutExpired:
+                    pass
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self._kill_all()
+        if self.netns:
+            subprocess.run(["ip", "netns", "del", self.netns], stderr=subprocess.DEVNULL)
+        if not self.keep:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> "Run":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def sweep_stale() -> None:
+    """Removes network namespaces and run directories of runners that no longer exist."""
+    try:
+        names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    except FileNotFoundError:
+        names = ""
+    for line in names.splitlines():
+        name = line.split()[0] if line.split() else ""
+        if name.startswith(NETNS_PREFIX):
+            pid = name[len(NETNS_PREFIX):].split("-")[0]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                subprocess.run(["ip", "netns", "del", name], stderr=subprocess.DEVNULL)
+
+
+def _install_signal_cleanup(run: Run) -> None:
+    def handler(signum, _frame):
+        run.close()
+        sys.exit(128 + signum)
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kdir", required=True, type=Path, help="built test kernel tree")
+    ap.add_argument("--tree", required=True, type=Path, help="guest tree (root fs, holds QEMU)")
+    ap.add_argument("--model", type=Path, help="cx4-model binary")
+    ap.add_argument("--no-model", action="store_true", help="boot without the modelled card")
+    ap.add_argument("--model-arg", action="append", default=[], help="extra model argument")
+    ap.add_argument("--script", required=True, type=Path, help="guest script (run as /cx4/job.sh)")
+    ap.add_argument("--file", action="append", default=[], type=Path, help="file to put in /cx4")
+    ap.add_argument("--vms", type=int, default=1, help="number of VMs")
+    ap.add_argument("--net", action="store_true", help="join the VMs on one L2 segment")
+    ap.add_argument("--timeout", type=float, default=120)
+    ap.add_argument("--kvm", action="store_true", help="use KVM (nested KVM is very slow here)")
+    ap.add_argument("--keep", action="store_true", help="keep the run directory")
+    ap.add_argument("--mem", type=int, default=1024, help="guest RAM in MiB")
+    args = ap.parse_args(argv)
+    sweep_stale()
+    vms = [VmSpec(name=f"vm{i}", model=not args.no_model, model_args=list(args.model_arg),
+                  mem_mb=args.mem, mac=f"52:54:00:c4:00:{i + 1:02x}" if args.net else None)
+           for i in range(args.vms)]
+    with Run(args.kdir, args.tree, args.model, vms, net=args.net, kvm=args.kvm, keep=args.keep) as run:
+        _install_signal_cleanup(run)
+        run.put(args.script, "job.sh")
+        for f in args.file:
+            run.put(f)
+        results = run.boot(timeout=args.timeout)
+        rc = 0
+        for r in results:
+            print(f"===== {r.name}: status {r.status}, {r.seconds:.1f} s =====")
+            print(r.job_log, end="")
+            if r.model_log:
+                print(f"----- {r.name} model log -----")
+                print(r.model_log, end="")
+            if r.status is None:
+                print(f"----- {r.name} console -----")
+                print(r.console[-6000:], end="")
+            if r.status != 0:
+                rc = 1
+        if args.keep:
+            print(f"run directory kept: {run.dir}")
+        return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

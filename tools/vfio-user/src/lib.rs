@@ -1,0 +1,1 @@
+//! vfio-user protocol (work in progress).
