@@ -102,7 +102,7 @@ impl pci::Driver for Cx4Driver {
                 cmdif,
                 iseg::CMDIF_REV
             );
-            return Err(EOPNOTSUPP);
+            return Err(ENODEV);
         }
 
         let fw = seg.fw_version();

@@ -47,8 +47,16 @@ impl Chip {
 
     fn default_fw(self) -> FwVersion {
         match self {
-            Chip::ConnectX4 => FwVersion { major: 12, minor: 28, subminor: 2006 },
-            Chip::ConnectX4Lx => FwVersion { major: 14, minor: 32, subminor: 1010 },
+            Chip::ConnectX4 => FwVersion {
+                major: 12,
+                minor: 28,
+                subminor: 2006,
+            },
+            Chip::ConnectX4Lx => FwVersion {
+                major: 14,
+                minor: 32,
+                subminor: 1010,
+            },
         }
     }
 }
@@ -88,11 +96,16 @@ fn parse_fw(s: &str) -> Result<FwVersion, ArgError> {
         return Err(bad());
     }
     let n = |p: &str| p.parse::<u16>().map_err(|_| bad());
-    Ok(FwVersion { major: n(parts[0])?, minor: n(parts[1])?, subminor: n(parts[2])? })
+    Ok(FwVersion {
+        major: n(parts[0])?,
+        minor: n(parts[1])?,
+        subminor: n(parts[2])?,
+    })
 }
 
 fn num<T: std::str::FromStr>(opt: &str, v: &str) -> Result<T, ArgError> {
-    v.parse().map_err(|_| ArgError::Bad(format!("bad value {v:?} for {opt}")))
+    v.parse()
+        .map_err(|_| ArgError::Bad(format!("bad value {v:?} for {opt}")))
 }
 
 impl Config {
@@ -108,7 +121,8 @@ impl Config {
         let mut verbose = false;
         while let Some(a) = it.next() {
             let mut val = |name: &str| {
-                it.next().ok_or_else(|| ArgError::Bad(format!("{name} needs a value")))
+                it.next()
+                    .ok_or_else(|| ArgError::Bad(format!("{name} needs a value")))
             };
             match a.as_str() {
                 "-h" | "--help" => return Err(ArgError::Help),
@@ -167,13 +181,23 @@ mod tests {
     #[test]
     fn explicit_values_are_taken() {
         let c = Config::from_args(args("--socket /x --fw-version 12.1.3 --cmdif-rev 4")).unwrap();
-        assert_eq!(c.fw, FwVersion { major: 12, minor: 1, subminor: 3 });
+        assert_eq!(
+            c.fw,
+            FwVersion {
+                major: 12,
+                minor: 1,
+                subminor: 3
+            }
+        );
         assert_eq!(c.cmdif_rev, 4);
     }
 
     #[test]
     fn bad_input_is_rejected_with_a_message() {
-        assert!(matches!(Config::from_args(args("--chip cx4")), Err(ArgError::Bad(_))));
+        assert!(matches!(
+            Config::from_args(args("--chip cx4")),
+            Err(ArgError::Bad(_))
+        ));
         assert!(matches!(
             Config::from_args(args("--socket /x --fw-version 12.1")),
             Err(ArgError::Bad(_))
@@ -182,6 +206,9 @@ mod tests {
             Config::from_args(args("--socket /x --msix-vectors 0")),
             Err(ArgError::Bad(_))
         ));
-        assert!(matches!(Config::from_args(args("--socket")), Err(ArgError::Bad(_))));
+        assert!(matches!(
+            Config::from_args(args("--socket")),
+            Err(ArgError::Bad(_))
+        ));
     }
 }

@@ -19,7 +19,10 @@ pub const IRQ_MSIX: u32 = 2;
 
 /// The command queue geometry the model advertises: 32 slots of 64 bytes (one 4 KiB page
 /// holds 2^5 entries of 2^6 bytes, as the PRM requires log_sz + log_stride <= 12).
-pub const CMDQ_GEOMETRY: CmdqSize = CmdqSize { log_size: 5, log_stride: 6 };
+pub const CMDQ_GEOMETRY: CmdqSize = CmdqSize {
+    log_size: 5,
+    log_stride: 6,
+};
 
 /// Errors the device reports for a region access; they become vfio-user errnos.
 #[derive(Debug)]
@@ -114,13 +117,19 @@ impl Device {
 
     /// A read of BAR0. The init segment is big-endian; accesses are split into dwords.
     fn bar0_read(&mut self, off: u64, out: &mut [u8]) -> Result<(), AccessError> {
-        let end = off.checked_add(out.len() as u64).ok_or(AccessError::OutOfRange)?;
+        let end = off
+            .checked_add(out.len() as u64)
+            .ok_or(AccessError::OutOfRange)?;
         if end > BAR0_SIZE {
             return Err(AccessError::OutOfRange);
         }
         for (i, b) in out.iter_mut().enumerate() {
             let a = off as usize + i;
-            let word = if a < iseg::SIZE { self.iseg_word(a & !3) } else { 0 };
+            let word = if a < iseg::SIZE {
+                self.iseg_word(a & !3)
+            } else {
+                0
+            };
             *b = word.to_be_bytes()[a & 3];
         }
         if self.cfg.verbose {
@@ -130,7 +139,9 @@ impl Device {
     }
 
     fn bar0_write(&mut self, off: u64, data: &[u8]) -> Result<(), AccessError> {
-        let end = off.checked_add(data.len() as u64).ok_or(AccessError::OutOfRange)?;
+        let end = off
+            .checked_add(data.len() as u64)
+            .ok_or(AccessError::OutOfRange)?;
         if end > BAR0_SIZE {
             return Err(AccessError::OutOfRange);
         }
@@ -139,7 +150,10 @@ impl Device {
         }
         if (off as usize) < iseg::SIZE {
             if off % 4 != 0 || data.len() % 4 != 0 {
-                log::warn!("unaligned init segment write at {off:#x} len {}", data.len());
+                log::warn!(
+                    "unaligned init segment write at {off:#x} len {}",
+                    data.len()
+                );
                 return Err(AccessError::BadAccess);
             }
             for (i, w) in data.chunks_exact(4).enumerate() {
@@ -151,7 +165,12 @@ impl Device {
     }
 
     /// A read of a VFIO region.
-    pub fn region_read(&mut self, region: u32, off: u64, out: &mut [u8]) -> Result<(), AccessError> {
+    pub fn region_read(
+        &mut self,
+        region: u32,
+        off: u64,
+        out: &mut [u8],
+    ) -> Result<(), AccessError> {
         match region {
             REGION_CONFIG => {
                 self.pci.read(off, out);
@@ -169,7 +188,10 @@ impl Device {
                 let was_master = self.pci.bus_master();
                 self.pci.write(off, data);
                 if was_master != self.pci.bus_master() {
-                    log::info!("bus master {}", if self.pci.bus_master() { "on" } else { "off" });
+                    log::info!(
+                        "bus master {}",
+                        if self.pci.bus_master() { "on" } else { "off" }
+                    );
                 }
                 Ok(())
             }
@@ -179,7 +201,13 @@ impl Device {
     }
 
     /// SET_IRQS for MSI-X.
-    pub fn set_msix(&mut self, flags: u32, start: u32, count: u32, fds: Vec<File>) -> std::io::Result<()> {
+    pub fn set_msix(
+        &mut self,
+        flags: u32,
+        start: u32,
+        count: u32,
+        fds: Vec<File>,
+    ) -> std::io::Result<()> {
         self.msix.set(flags, start, count, fds)
     }
 }
@@ -213,19 +241,30 @@ mod tests {
     #[test]
     fn initializing_bit_clears_after_the_delay() {
         let mut d = dev("--init-delay-ms 200");
-        assert_ne!(rd32(&mut d, iseg::INITIALIZING as u64) & iseg::INITIALIZING_BIT, 0);
+        assert_ne!(
+            rd32(&mut d, iseg::INITIALIZING as u64) & iseg::INITIALIZING_BIT,
+            0
+        );
         std::thread::sleep(std::time::Duration::from_millis(250));
-        assert_eq!(rd32(&mut d, iseg::INITIALIZING as u64) & iseg::INITIALIZING_BIT, 0);
+        assert_eq!(
+            rd32(&mut d, iseg::INITIALIZING as u64) & iseg::INITIALIZING_BIT,
+            0
+        );
         d.reset();
-        assert_ne!(rd32(&mut d, iseg::INITIALIZING as u64) & iseg::INITIALIZING_BIT, 0);
+        assert_ne!(
+            rd32(&mut d, iseg::INITIALIZING as u64) & iseg::INITIALIZING_BIT,
+            0
+        );
     }
 
     #[test]
     fn cmdq_address_keeps_the_advertised_geometry() {
         let mut d = dev("");
         assert_eq!(rd32(&mut d, 0x14) & 0xff, 0x56);
-        d.region_write(REGION_BAR0, 0x10, &0x1u32.to_be_bytes()).unwrap();
-        d.region_write(REGION_BAR0, 0x14, &0xabcd_e000u32.to_be_bytes()).unwrap();
+        d.region_write(REGION_BAR0, 0x10, &0x1u32.to_be_bytes())
+            .unwrap();
+        d.region_write(REGION_BAR0, 0x14, &0xabcd_e000u32.to_be_bytes())
+            .unwrap();
         assert_eq!(rd32(&mut d, 0x10), 1);
         assert_eq!(rd32(&mut d, 0x14), 0xabcd_e056);
         assert_eq!(rd32(&mut d, 0x14) >> 8 & 7, 0, "nic_interface must read 0");

@@ -5,14 +5,7 @@
 
 use std::{fs::File, sync::Arc};
 
-use vm_memory::{
-    Bytes,
-    FileOffset,
-    GuestAddress,
-    GuestMemoryMmap,
-    GuestRegionMmap,
-    MmapRegion,
-};
+use vm_memory::{Bytes, FileOffset, GuestAddress, GuestMemoryMmap, GuestRegionMmap, MmapRegion};
 
 /// One DMA mapping as the client described it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,7 +27,13 @@ pub struct GuestMem {
 
 impl GuestMem {
     /// Adds a mapping backed by `fd` at `offset`.
-    pub fn map(&mut self, iova: u64, size: u64, offset: u64, fd: Option<File>) -> std::io::Result<()> {
+    pub fn map(
+        &mut self,
+        iova: u64,
+        size: u64,
+        offset: u64,
+        fd: Option<File>,
+    ) -> std::io::Result<()> {
         let err = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
         let range = DmaRange { iova, size };
         if size == 0 || iova.checked_add(size).is_none() {
@@ -61,7 +60,11 @@ impl GuestMem {
 
     /// Removes the mapping that starts at `iova` with `size`.
     pub fn unmap(&mut self, iova: u64, size: u64) -> std::io::Result<()> {
-        if let Some(i) = self.unbacked.iter().position(|r| r.iova == iova && r.size == size) {
+        if let Some(i) = self
+            .unbacked
+            .iter()
+            .position(|r| r.iova == iova && r.size == size)
+        {
             self.unbacked.remove(i);
             return Ok(());
         }
@@ -120,8 +123,18 @@ mod tests {
     }
 
     fn tempfile() -> File {
-        let p = std::env::temp_dir().join(format!("cx4-gm-{}-{:?}", std::process::id(), std::thread::current().id()));
-        let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&p).unwrap();
+        let p = std::env::temp_dir().join(format!(
+            "cx4-gm-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&p)
+            .unwrap();
         std::fs::remove_file(&p).unwrap();
         f
     }
@@ -134,19 +147,33 @@ mod tests {
         let mut b = [0; 4];
         g.read(0x10ff0, &mut b).unwrap();
         assert_eq!(b, [1, 2, 3, 4]);
-        assert!(g.read(0x11ffe, &mut b).is_err(), "read crossing the end must fail");
-        assert!(g.write(0x0, &b).is_err(), "write below the mapping must fail");
+        assert!(
+            g.read(0x11ffe, &mut b).is_err(),
+            "read crossing the end must fail"
+        );
+        assert!(
+            g.write(0x0, &b).is_err(),
+            "write below the mapping must fail"
+        );
         g.unmap(0x10000, 0x2000).unwrap();
-        assert!(g.read(0x10ff0, &mut b).is_err(), "unmapped range must not be reachable");
+        assert!(
+            g.read(0x10ff0, &mut b).is_err(),
+            "unmapped range must not be reachable"
+        );
     }
 
     #[test]
     fn bad_maps_are_refused() {
         let mut g = GuestMem::default();
-        assert!(g.map(u64::MAX - 10, 0x1000, 0, Some(memfd(0x1000))).is_err());
+        assert!(g
+            .map(u64::MAX - 10, 0x1000, 0, Some(memfd(0x1000)))
+            .is_err());
         assert!(g.map(0, 0, 0, None).is_err());
         g.map(0x0, 0x1000, 0, Some(memfd(0x1000))).unwrap();
-        assert!(g.map(0x800, 0x1000, 0, Some(memfd(0x1000))).is_err(), "overlap");
+        assert!(
+            g.map(0x800, 0x1000, 0, Some(memfd(0x1000))).is_err(),
+            "overlap"
+        );
         assert!(g.unmap(0x5000, 0x1000).is_err());
     }
 }

@@ -3,9 +3,7 @@
 use std::{fs::File, io::Write};
 
 use vfio_bindings::bindings::vfio::{
-    VFIO_IRQ_SET_ACTION_TRIGGER,
-    VFIO_IRQ_SET_DATA_EVENTFD,
-    VFIO_IRQ_SET_DATA_NONE,
+    VFIO_IRQ_SET_ACTION_TRIGGER, VFIO_IRQ_SET_DATA_EVENTFD, VFIO_IRQ_SET_DATA_NONE,
 };
 
 /// The interrupt vectors of the function.
@@ -18,17 +16,28 @@ pub struct MsiX {
 impl MsiX {
     /// `n` vectors, none connected.
     pub fn new(n: u16) -> Self {
-        MsiX { vectors: (0..n).map(|_| None).collect(), raised: vec![0; n as usize] }
+        MsiX {
+            vectors: (0..n).map(|_| None).collect(),
+            raised: vec![0; n as usize],
+        }
     }
 
     /// Applies a SET_IRQS request for the MSI-X index.
-    pub fn set(&mut self, flags: u32, start: u32, count: u32, fds: Vec<File>) -> std::io::Result<()> {
+    pub fn set(
+        &mut self,
+        flags: u32,
+        start: u32,
+        count: u32,
+        fds: Vec<File>,
+    ) -> std::io::Result<()> {
         let inval = |m: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, m.to_string());
         if flags & VFIO_IRQ_SET_ACTION_TRIGGER == 0 {
             // Masking is emulated by the client (QEMU owns the MSI-X table); nothing to do.
             return Ok(());
         }
-        let end = start.checked_add(count).ok_or_else(|| inval("vector range overflows"))?;
+        let end = start
+            .checked_add(count)
+            .ok_or_else(|| inval("vector range overflows"))?;
         if end as usize > self.vectors.len() {
             return Err(inval("vector range beyond the MSI-X table"));
         }

@@ -2,10 +2,14 @@
 //!
 //! `transport` speaks the wire protocol; `device` is the card; the other modules are its parts.
 
+pub mod cmdq;
 pub mod config;
 pub mod device;
+pub mod eq;
+pub mod faults;
 pub mod guest_mem;
 pub mod irq;
 pub mod logger;
+pub mod pages;
 pub mod pci_cfg;
 pub mod transport;

@@ -1,10 +1,6 @@
 //! A minimal stderr logger with timestamps relative to start.
 
-use std::{
-    io::Write,
-    sync::OnceLock,
-    time::Instant,
-};
+use std::{io::Write, sync::OnceLock, time::Instant};
 
 struct Logger {
     start: Instant,

@@ -26,13 +26,16 @@ pub struct PciConfig {
 impl PciConfig {
     /// Builds the config space of a ConnectX-4 family function.
     pub fn new(device_id: u16, msix_vectors: u16) -> Self {
-        let mut c = PciConfig { data: [0; CFG_SIZE], wmask: [0; CFG_SIZE] };
+        let mut c = PciConfig {
+            data: [0; CFG_SIZE],
+            wmask: [0; CFG_SIZE],
+        };
         c.set16(0x00, VENDOR_MELLANOX);
         c.set16(0x02, device_id);
         c.set16(0x06, 0x0010); // status: capability list
         c.set32(0x08, CLASS_ETHERNET << 8); // class code, revision 0
         c.data[0x0e] = 0x00; // header type 0, single function
-        // BAR0: 64-bit prefetchable memory.
+                             // BAR0: 64-bit prefetchable memory.
         c.set32(0x10, 0b1100);
         c.set32(0x14, 0);
         c.set16(0x2c, VENDOR_MELLANOX); // subsystem vendor

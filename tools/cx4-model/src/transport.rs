@@ -6,12 +6,8 @@
 use std::{fs::File, mem::size_of, path::Path};
 
 use vfio_bindings::bindings::vfio::{
-    vfio_region_info,
-    VFIO_IRQ_INFO_EVENTFD,
-    VFIO_PCI_NUM_IRQS,
-    VFIO_PCI_NUM_REGIONS,
-    VFIO_REGION_INFO_FLAG_READ,
-    VFIO_REGION_INFO_FLAG_WRITE,
+    vfio_region_info, VFIO_IRQ_INFO_EVENTFD, VFIO_PCI_NUM_IRQS, VFIO_PCI_NUM_REGIONS,
+    VFIO_REGION_INFO_FLAG_READ, VFIO_REGION_INFO_FLAG_WRITE,
 };
 use vfio_user::{DmaMapFlags, DmaUnmapFlags, IrqInfo, Server, ServerBackend, ServerRegion};
 
@@ -32,27 +28,56 @@ struct Backend<'a> {
 
 impl ServerBackend for Backend<'_> {
     fn region_read(&mut self, region: u32, offset: u64, data: &mut [u8]) -> std::io::Result<()> {
-        self.dev.region_read(region, offset, data).map_err(|e| match e {
-            AccessError::OutOfRange => errno(libc::EINVAL, format!("read outside region {region} at {offset:#x}")),
-            AccessError::BadAccess => errno(libc::EINVAL, format!("bad read of region {region} at {offset:#x}")),
-        })
+        self.dev
+            .region_read(region, offset, data)
+            .map_err(|e| match e {
+                AccessError::OutOfRange => errno(
+                    libc::EINVAL,
+                    format!("read outside region {region} at {offset:#x}"),
+                ),
+                AccessError::BadAccess => errno(
+                    libc::EINVAL,
+                    format!("bad read of region {region} at {offset:#x}"),
+                ),
+            })
     }
 
     fn region_write(&mut self, region: u32, offset: u64, data: &[u8]) -> std::io::Result<()> {
-        self.dev.region_write(region, offset, data).map_err(|e| match e {
-            AccessError::OutOfRange => errno(libc::EINVAL, format!("write outside region {region} at {offset:#x}")),
-            AccessError::BadAccess => errno(libc::EINVAL, format!("bad write of region {region} at {offset:#x}")),
-        })
+        self.dev
+            .region_write(region, offset, data)
+            .map_err(|e| match e {
+                AccessError::OutOfRange => errno(
+                    libc::EINVAL,
+                    format!("write outside region {region} at {offset:#x}"),
+                ),
+                AccessError::BadAccess => errno(
+                    libc::EINVAL,
+                    format!("bad write of region {region} at {offset:#x}"),
+                ),
+            })
     }
 
-    fn dma_map(&mut self, _flags: DmaMapFlags, offset: u64, address: u64, size: u64, fd: Option<File>) -> std::io::Result<()> {
+    fn dma_map(
+        &mut self,
+        _flags: DmaMapFlags,
+        offset: u64,
+        address: u64,
+        size: u64,
+        fd: Option<File>,
+    ) -> std::io::Result<()> {
         log::debug!("DMA map {address:#x}+{size:#x} (fd {})", fd.is_some());
-        self.dev.mem.map(address, size, offset, fd).inspect_err(|e| log::warn!("DMA map refused: {e}"))
+        self.dev
+            .mem
+            .map(address, size, offset, fd)
+            .inspect_err(|e| log::warn!("DMA map refused: {e}"))
     }
 
     fn dma_unmap(&mut self, _flags: DmaUnmapFlags, address: u64, size: u64) -> std::io::Result<()> {
         log::debug!("DMA unmap {address:#x}+{size:#x}");
-        self.dev.mem.unmap(address, size).inspect_err(|e| log::warn!("DMA unmap refused: {e}"))
+        self.dev
+            .mem
+            .unmap(address, size)
+            .inspect_err(|e| log::warn!("DMA unmap refused: {e}"))
     }
 
     fn reset(&mut self) -> std::io::Result<()> {
@@ -60,12 +85,25 @@ impl ServerBackend for Backend<'_> {
         Ok(())
     }
 
-    fn set_irqs(&mut self, index: u32, flags: u32, start: u32, count: u32, fds: Vec<File>) -> std::io::Result<()> {
-        log::debug!("SET_IRQS index {index} flags {flags:#x} start {start} count {count} fds {}", fds.len());
+    fn set_irqs(
+        &mut self,
+        index: u32,
+        flags: u32,
+        start: u32,
+        count: u32,
+        fds: Vec<File>,
+    ) -> std::io::Result<()> {
+        log::debug!(
+            "SET_IRQS index {index} flags {flags:#x} start {start} count {count} fds {}",
+            fds.len()
+        );
         match index {
             IRQ_MSIX => self.dev.set_msix(flags, start, count, fds),
             _ if count == 0 => Ok(()),
-            _ => Err(errno(libc::EINVAL, format!("SET_IRQS on unsupported index {index}"))),
+            _ => Err(errno(
+                libc::EINVAL,
+                format!("SET_IRQS on unsupported index {index}"),
+            )),
         }
     }
 }
@@ -74,8 +112,14 @@ fn regions() -> Vec<ServerRegion> {
     (0..VFIO_PCI_NUM_REGIONS)
         .map(|index| {
             let (size, flags) = match index {
-                REGION_BAR0 => (cx4_hw::pci::BAR0_SIZE, VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE),
-                REGION_CONFIG => (CFG_SIZE as u64, VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE),
+                REGION_BAR0 => (
+                    cx4_hw::pci::BAR0_SIZE,
+                    VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE,
+                ),
+                REGION_CONFIG => (
+                    CFG_SIZE as u64,
+                    VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE,
+                ),
                 _ => (0, 0),
             };
             ServerRegion {

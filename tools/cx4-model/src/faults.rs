@@ -1,0 +1,299 @@
+//! Fault injection, per model instance, set at start (`--fault SPEC`) or at run time through
+//! the control socket (`--control PATH`, one SPEC per line, answered `ok` or `error: ...`).
+//!
+//! SPEC forms:
+//! - `fail opcode=0x104 nth=1 status=0x3 syndrome=0x12ab` — the nth (1-based) occurrence of
+//!   the opcode fails with that status and syndrome (`nth=0`: every occurrence);
+//! - `stall` / `stall opcode=0x102` — stop answering commands (all, or from that opcode on);
+//!   `unstall` answers again (stalled commands stay unanswered, like lost firmware work);
+//! - `health synd=0x5` — raise a fatal health syndrome (the health buffer reports it, the
+//!   firmware stops executing commands);
+//! - `drop-irq vector=0 count=1` — swallow the next interrupts of a vector;
+//!   `delay-irq vector=0 ms=200` — deliver the vector's interrupts late;
+//! - `pages n=16` — demand (n>0) or give back (n<0) regular pages now, by a page-request event;
+//! - `clear` — remove every pending fault.
+
+/// One fault.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// Fail the nth occurrence of an opcode.
+    Fail {
+        /// Opcode.
+        opcode: u16,
+        /// 1-based occurrence; 0 for all.
+        nth: u32,
+        /// Command status.
+        status: u8,
+        /// Syndrome.
+        syndrome: u32,
+    },
+    /// Stop answering commands (from this opcode on, if given).
+    Stall(Option<u16>),
+    /// Answer commands again.
+    Unstall,
+    /// Fatal health syndrome.
+    Health(u8),
+    /// Drop the next `count` interrupts of `vector`.
+    DropIrq {
+        /// Vector.
+        vector: u16,
+        /// How many.
+        count: u32,
+    },
+    /// Delay interrupts of `vector` by `ms`.
+    DelayIrq {
+        /// Vector.
+        vector: u16,
+        /// Milliseconds.
+        ms: u64,
+    },
+    /// Demand (or return) regular pages.
+    Pages(i32),
+    /// Clear all faults.
+    Clear,
+}
+
+fn num<T: TryFrom<i64>>(k: &str, v: &str) -> Result<T, String> {
+    let n = if let Some(h) = v.strip_prefix("0x") {
+        i64::from_str_radix(h, 16)
+    } else if let Some(h) = v.strip_prefix("-0x") {
+        i64::from_str_radix(h, 16).map(|n| -n)
+    } else {
+        v.parse::<i64>()
+    }
+    .map_err(|_| format!("bad number {v:?} for {k}"))?;
+    T::try_from(n).map_err(|_| format!("{k}={v} out of range"))
+}
+
+impl Fault {
+    /// Parses one SPEC.
+    pub fn parse(spec: &str) -> Result<Fault, String> {
+        let mut words = spec.split_whitespace();
+        let kind = words.next().ok_or("empty fault spec")?;
+        let mut kv = std::collections::BTreeMap::new();
+        for w in words {
+            let (k, v) = w
+                .split_once('=')
+                .ok_or_else(|| format!("expected key=value, got {w:?}"))?;
+            kv.insert(k.to_string(), v.to_string());
+        }
+        let get = |k: &str| kv.get(k).map(String::as_str);
+        let need = |k: &str| get(k).ok_or_else(|| format!("{kind}: {k}= is required"));
+        let allowed: &[&str] = match kind {
+            "fail" => &["opcode", "nth", "status", "syndrome"],
+            "stall" => &["opcode"],
+            "health" => &["synd"],
+            "drop-irq" => &["vector", "count"],
+            "delay-irq" => &["vector", "ms"],
+            "pages" => &["n"],
+            _ => &[],
+        };
+        if let Some(k) = kv.keys().find(|k| !allowed.contains(&k.as_str())) {
+            return Err(format!("{kind}: unknown key {k:?}"));
+        }
+        Ok(match kind {
+            "fail" => Fault::Fail {
+                opcode: num("opcode", need("opcode")?)?,
+                nth: get("nth").map(|v| num("nth", v)).transpose()?.unwrap_or(1),
+                status: get("status")
+                    .map(|v| num("status", v))
+                    .transpose()?
+                    .unwrap_or(0x3),
+                syndrome: get("syndrome")
+                    .map(|v| num("syndrome", v))
+                    .transpose()?
+                    .unwrap_or(0x00c4_fa17),
+            },
+            "stall" => Fault::Stall(get("opcode").map(|v| num("opcode", v)).transpose()?),
+            "unstall" => Fault::Unstall,
+            "health" => Fault::Health(
+                get("synd")
+                    .map(|v| num("synd", v))
+                    .transpose()?
+                    .unwrap_or(0x1),
+            ),
+            "drop-irq" => Fault::DropIrq {
+                vector: num("vector", need("vector")?)?,
+                count: get("count")
+                    .map(|v| num("count", v))
+                    .transpose()?
+                    .unwrap_or(1),
+            },
+            "delay-irq" => Fault::DelayIrq {
+                vector: num("vector", need("vector")?)?,
+                ms: num("ms", need("ms")?)?,
+            },
+            "pages" => Fault::Pages(num("n", need("n")?)?),
+            "clear" => Fault::Clear,
+            o => return Err(format!("unknown fault {o:?}")),
+        })
+    }
+}
+
+/// The faults pending on one instance, consulted by the firmware on every command.
+#[derive(Debug, Default)]
+pub struct FaultPlan {
+    fails: Vec<(u16, u32, u8, u32)>,
+    seen: std::collections::BTreeMap<u16, u32>,
+    /// Commands are not answered while set (`Some(None)`: all; `Some(Some(op))`: from op on).
+    pub stall: Option<Option<u16>>,
+    stalling: bool,
+    /// Interrupts still to drop, per vector.
+    pub drop_irq: std::collections::BTreeMap<u16, u32>,
+    /// Interrupt delay per vector.
+    pub delay_irq: std::collections::BTreeMap<u16, u64>,
+}
+
+/// What the firmware should do with a command.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Execute normally.
+    Run,
+    /// Fail with status and syndrome.
+    Fail(u8, u32),
+    /// Do not answer.
+    Stall,
+}
+
+impl FaultPlan {
+    /// Adds a fault that the plan holds (health and pages act immediately elsewhere).
+    pub fn add(&mut self, f: &Fault) {
+        match *f {
+            Fault::Fail {
+                opcode,
+                nth,
+                status,
+                syndrome,
+            } => {
+                let base = self.seen.get(&opcode).copied().unwrap_or(0);
+                // nth counts from now on.
+                let at = if nth == 0 { 0 } else { base + nth };
+                self.fails.push((opcode, at, status, syndrome));
+            }
+            Fault::Stall(op) => self.stall = Some(op),
+            Fault::Unstall => {
+                self.stall = None;
+                self.stalling = false;
+            }
+            Fault::DropIrq { vector, count } => {
+                *self.drop_irq.entry(vector).or_default() += count;
+            }
+            Fault::DelayIrq { vector, ms } => {
+                self.delay_irq.insert(vector, ms);
+            }
+            Fault::Clear => {
+                *self = FaultPlan {
+                    seen: std::mem::take(&mut self.seen),
+                    ..Default::default()
+                }
+            }
+            Fault::Health(_) | Fault::Pages(_) => {}
+        }
+    }
+
+    /// Consulted once per command.
+    pub fn verdict(&mut self, opcode: u16) -> Verdict {
+        let n = self.seen.entry(opcode).or_default();
+        *n += 1;
+        let n = *n;
+        if let Some(op) = self.stall {
+            if self.stalling || op.is_none() || op == Some(opcode) {
+                self.stalling = true;
+                return Verdict::Stall;
+            }
+        }
+        if let Some(i) = self
+            .fails
+            .iter()
+            .position(|&(op, at, _, _)| op == opcode && (at == 0 || at == n))
+        {
+            let (_, at, status, syndrome) = self.fails[i];
+            if at != 0 {
+                self.fails.remove(i);
+            }
+            return Verdict::Fail(status, syndrome);
+        }
+        Verdict::Run
+    }
+
+    /// Whether to swallow an interrupt on `vector`.
+    pub fn take_drop(&mut self, vector: u16) -> bool {
+        match self.drop_irq.get_mut(&vector) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_form() {
+        assert_eq!(
+            Fault::parse("fail opcode=0x104 nth=2 status=0x3 syndrome=0x12ab").unwrap(),
+            Fault::Fail {
+                opcode: 0x104,
+                nth: 2,
+                status: 3,
+                syndrome: 0x12ab
+            }
+        );
+        assert_eq!(Fault::parse("stall").unwrap(), Fault::Stall(None));
+        assert_eq!(
+            Fault::parse("stall opcode=0x102").unwrap(),
+            Fault::Stall(Some(0x102))
+        );
+        assert_eq!(Fault::parse("health synd=5").unwrap(), Fault::Health(5));
+        assert_eq!(
+            Fault::parse("drop-irq vector=0").unwrap(),
+            Fault::DropIrq {
+                vector: 0,
+                count: 1
+            }
+        );
+        assert_eq!(Fault::parse("pages n=-8").unwrap(), Fault::Pages(-8));
+        assert_eq!(Fault::parse("clear").unwrap(), Fault::Clear);
+    }
+
+    #[test]
+    fn rejects_garbage_with_a_reason() {
+        for bad in [
+            "",
+            "explode",
+            "fail",
+            "fail opcode=zz",
+            "fail opcode=0x104 colour=red",
+            "fail opcode=0x1ffff",
+            "pages",
+        ] {
+            assert!(Fault::parse(bad).is_err(), "{bad:?} should be rejected");
+        }
+    }
+
+    #[test]
+    fn fails_exactly_the_nth_occurrence() {
+        let mut p = FaultPlan::default();
+        assert_eq!(p.verdict(0x104), Verdict::Run);
+        p.add(&Fault::parse("fail opcode=0x104 nth=2 status=0x5 syndrome=0x77").unwrap());
+        assert_eq!(p.verdict(0x104), Verdict::Run);
+        assert_eq!(p.verdict(0x10a), Verdict::Run);
+        assert_eq!(p.verdict(0x104), Verdict::Fail(5, 0x77));
+        assert_eq!(p.verdict(0x104), Verdict::Run);
+    }
+
+    #[test]
+    fn stall_from_an_opcode_on_until_unstalled() {
+        let mut p = FaultPlan::default();
+        p.add(&Fault::Stall(Some(0x102)));
+        assert_eq!(p.verdict(0x100), Verdict::Run);
+        assert_eq!(p.verdict(0x102), Verdict::Stall);
+        assert_eq!(p.verdict(0x100), Verdict::Stall);
+        p.add(&Fault::Unstall);
+        assert_eq!(p.verdict(0x100), Verdict::Run);
+    }
+}
