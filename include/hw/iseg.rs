@@ -139,7 +139,13 @@ mod tests {
     #[test]
     fn init_segment_offsets_match_device_h() {
         assert_eq!(
-            [FW_REV, CMDIF_REV_FW_SUB, CMDQ_ADDR_H, CMDQ_ADDR_L_SZ, CMD_DBELL],
+            [
+                FW_REV,
+                CMDIF_REV_FW_SUB,
+                CMDQ_ADDR_H,
+                CMDQ_ADDR_L_SZ,
+                CMD_DBELL
+            ],
             [0x0, 0x4, 0x10, 0x14, 0x18]
         );
         assert_eq!([INITIALIZING, HEALTH], [0x1fc, 0x200]);
@@ -160,7 +166,11 @@ mod tests {
     // major = low 16 bits, minor = high 16 bits, subminor = low 16 bits of word 1.
     #[test]
     fn fw_version_round_trips_through_registers() {
-        let v = FwVersion { major: 12, minor: 28, subminor: 2006 };
+        let v = FwVersion {
+            major: 12,
+            minor: 28,
+            subminor: 2006,
+        };
         let (a, b) = v.to_regs(5);
         assert_eq!(a, 0x001c_000c);
         assert_eq!(b, 0x0005_07d6);
@@ -171,7 +181,13 @@ mod tests {
     #[test]
     fn cmdq_size_decodes_low_byte() {
         let s = CmdqSize::from_reg(0xdead_b056);
-        assert_eq!(s, CmdqSize { log_size: 5, log_stride: 6 });
+        assert_eq!(
+            s,
+            CmdqSize {
+                log_size: 5,
+                log_stride: 6
+            }
+        );
         assert_eq!(s.to_reg(), 0x56);
     }
 }

@@ -15,6 +15,12 @@ usage: cx4-model --socket PATH [options]
   --cmdif-rev N         command interface revision to advertise (default 5)
   --init-delay-ms N     how long the initializing bit stays set after reset (default 100)
   --msix-vectors N      number of MSI-X vectors (1..=64, default 4)
+  --boot-pages N        firmware pages asked for before INIT_HCA (default 16)
+  --init-pages N        firmware pages asked for by INIT_HCA (default 32)
+  --regular-pages N     pages asked for by event after INIT_HCA (default 8)
+  --fault SPEC          inject a fault from the start (repeatable; see faults.rs)
+  --control PATH        control socket taking fault SPECs at run time
+  --seed N              varies the MAC address and GUIDs (default 1)
   -v, --verbose         log every BAR access
   -h, --help            this text
 ";
@@ -78,6 +84,18 @@ pub struct Config {
     pub msix_vectors: u16,
     /// Debug logging.
     pub verbose: bool,
+    /// Boot pages demanded.
+    pub boot_pages: u32,
+    /// Init pages demanded.
+    pub init_pages: u32,
+    /// Regular pages demanded.
+    pub regular_pages: u32,
+    /// Faults from the command line.
+    pub faults: Vec<crate::faults::Fault>,
+    /// Control socket.
+    pub control: Option<PathBuf>,
+    /// Identity seed.
+    pub seed: u32,
 }
 
 /// Why the arguments were not accepted.
@@ -119,6 +137,10 @@ impl Config {
         let mut init_delay_ms = 100;
         let mut msix_vectors = 4;
         let mut verbose = false;
+        let (mut boot_pages, mut init_pages, mut regular_pages) = (16, 32, 8);
+        let mut faults = Vec::new();
+        let mut control = None;
+        let mut seed = 1;
         while let Some(a) = it.next() {
             let mut val = |name: &str| {
                 it.next()
@@ -146,6 +168,15 @@ impl Config {
                         return Err(ArgError::Bad("--msix-vectors must be 1..=64".into()));
                     }
                 }
+                "--boot-pages" => boot_pages = num("--boot-pages", &val("--boot-pages")?)?,
+                "--init-pages" => init_pages = num("--init-pages", &val("--init-pages")?)?,
+                "--regular-pages" => {
+                    regular_pages = num("--regular-pages", &val("--regular-pages")?)?
+                }
+                "--fault" => faults
+                    .push(crate::faults::Fault::parse(&val("--fault")?).map_err(ArgError::Bad)?),
+                "--control" => control = Some(PathBuf::from(val("--control")?)),
+                "--seed" => seed = num("--seed", &val("--seed")?)?,
                 o => return Err(ArgError::Bad(format!("unknown argument {o:?}"))),
             }
         }
@@ -158,6 +189,12 @@ impl Config {
             init_delay_ms,
             msix_vectors,
             verbose,
+            boot_pages,
+            init_pages,
+            regular_pages,
+            faults,
+            control,
+            seed,
         })
     }
 }

@@ -8,7 +8,17 @@ use cx4_hw::{
     pci::BAR0_SIZE,
 };
 
-use crate::{config::Config, guest_mem::GuestMem, irq::MsiX, pci_cfg::PciConfig};
+use crate::{
+    cmdq::{self, CmdQueue},
+    config::{Chip, Config},
+    eq::event,
+    faults::{Fault, FaultPlan},
+    fw::{CapProfile, Ctx, Firmware},
+    guest_mem::GuestMem,
+    irq::MsiX,
+    pages::Pages,
+    pci_cfg::{PciConfig, MSIX_TABLE_OFFSET},
+};
 
 /// VFIO region index of BAR0.
 pub const REGION_BAR0: u32 = 0;
@@ -47,6 +57,16 @@ pub struct Device {
     cmdq_addr_l: u32,
     /// Command doorbell rings seen (for tests and the log).
     pub doorbells: u64,
+    /// Fatal health syndrome raised (by fault injection); firmware stops answering.
+    pub health_synd: Option<u8>,
+    /// Doorbells rung on UAR pages.
+    pub uar_writes: u64,
+    /// The firmware.
+    pub fw: Firmware,
+    /// Pending faults.
+    pub faults: FaultPlan,
+    /// Commands left unanswered (stalled), by slot.
+    pub stalled: Vec<u32>,
 }
 
 impl Device {
@@ -63,7 +83,154 @@ impl Device {
             cmdq_addr_h: 0,
             cmdq_addr_l: 0,
             doorbells: 0,
+            health_synd: None,
+            uar_writes: 0,
+            fw: Self::firmware(cfg),
+            faults: FaultPlan::default(),
+            stalled: Vec::new(),
         }
+    }
+
+    fn firmware(cfg: &Config) -> Firmware {
+        let text = match cfg.chip {
+            Chip::ConnectX4 => include_str!("../profiles/connectx4.caps"),
+            Chip::ConnectX4Lx => include_str!("../profiles/connectx4lx.caps"),
+        };
+        let caps = CapProfile::parse(text).expect("shipped profiles are valid (unit-tested)");
+        let psid = match cfg.chip {
+            Chip::ConnectX4 => "MT_2190110032",
+            Chip::ConnectX4Lx => "MT_2420110034",
+        };
+        let mut fw = Firmware::new(
+            caps,
+            Pages::new(cfg.boot_pages, cfg.init_pages, cfg.regular_pages),
+            psid,
+        );
+        if cfg.chip == Chip::ConnectX4Lx {
+            fw.regs.eth_proto = crate::fw::ETH_25GBASE_CR;
+        }
+        fw.vport = crate::fw::VportState::with_seed(cfg.seed);
+        fw
+    }
+
+    /// Applies a fault (control socket or command line).
+    pub fn inject(&mut self, f: &Fault) -> Result<(), String> {
+        log::warn!("fault injected: {f:?}");
+        match *f {
+            Fault::Health(synd) => {
+                self.health_synd = Some(synd);
+                log::error!(
+                    "fatal health syndrome {synd:#x} raised; firmware stops executing commands"
+                );
+            }
+            Fault::Pages(n) => {
+                if n > 0 {
+                    let d = self
+                        .fw
+                        .pages
+                        .demand
+                        .entry(crate::pages::Stage::Regular)
+                        .or_default();
+                    *d += n as u32;
+                }
+                let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
+                let mut ctx = Ctx { mem, msix, faults };
+                if !self.fw.page_request(&mut ctx, n) {
+                    return Err("no EQ takes page requests".into());
+                }
+            }
+            _ => self.faults.add(f),
+        }
+        Ok(())
+    }
+
+    /// A command doorbell: executes every command whose slot bit is set.
+    fn ring_cmd_doorbell(&mut self, bits: u32) {
+        if self.health_synd.is_some() {
+            log::warn!("command doorbell {bits:#x} ignored: firmware is in a fatal state");
+            return;
+        }
+        let q = CmdQueue {
+            base: (u64::from(self.cmdq_addr_h) << 32) | u64::from(self.cmdq_addr_l & !0xfff),
+            log_size: CMDQ_GEOMETRY.log_size,
+            log_stride: CMDQ_GEOMETRY.log_stride,
+        };
+        let mut done = 0u32;
+        for slot in 0..32u32 {
+            if bits & (1 << slot) == 0 {
+                continue;
+            }
+            if slot >= 1 << q.log_size {
+                log::warn!("command doorbell for slot {slot} beyond the queue, ignored");
+                continue;
+            }
+            match q.fetch(&self.mem, slot) {
+                Ok(None) => {}
+                Err((entry, d)) => {
+                    log::warn!("command slot {slot}: delivery error {d:?}");
+                    cmdq::finish(&self.mem, entry, d);
+                    done |= 1 << slot;
+                }
+                Ok(Some(f)) => {
+                    let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
+                    let mut ctx = Ctx { mem, msix, faults };
+                    match self.fw.execute(&mut ctx, &f.input, f.out_len) {
+                        None => self.stalled.push(slot),
+                        Some(out) => {
+                            if let Err(d) = q.complete(&self.mem, &f, &out) {
+                                log::warn!("command slot {slot}: output delivery error {d:?}");
+                                cmdq::finish(&self.mem, f.entry, d);
+                            }
+                            done |= 1 << slot;
+                        }
+                    }
+                }
+            }
+        }
+        if done != 0 {
+            let mut eqe = cx4_hw::eq::eqe::Eqe::new();
+            eqe.cmd_mut().set_vector(done);
+            let data = eqe.data().to_vec();
+            let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
+            let mut ctx = Ctx { mem, msix, faults };
+            self.fw.post_event(&mut ctx, event::CMD, 0, &data);
+        }
+    }
+
+    /// One line of statistics for the control socket.
+    pub fn stats_line(&self) -> String {
+        let ops: Vec<String> = self
+            .fw
+            .stats
+            .iter()
+            .map(|(op, s)| {
+                format!(
+                    "{}={}/{}",
+                    cx4_hw::opcode::opcode_name(*op),
+                    s.count,
+                    s.errors
+                )
+            })
+            .collect();
+        let eqs: Vec<String> = self
+            .fw
+            .eqs
+            .values()
+            .map(|e| format!("eq{}:{}ev/{}irq", e.eqn, e.events, e.interrupts))
+            .collect();
+        format!(
+            "state={:?} pages_held={} doorbells={} cmds {} eqs {}",
+            self.fw.state,
+            self.fw.pages.held(),
+            self.doorbells,
+            ops.join(","),
+            eqs.join(",")
+        )
+    }
+
+    /// The page accounting summary (logged at disconnect).
+    pub fn page_report(&self) -> String {
+        self.fw.pages.report()
     }
 
     /// Function-level reset: firmware starts initializing again, all state is dropped.
@@ -73,6 +240,9 @@ impl Device {
         self.cmdq_addr_h = 0;
         self.cmdq_addr_l = 0;
         self.msix.reset();
+        self.fw.reset();
+        self.stalled.clear();
+        self.health_synd = None;
     }
 
     fn initializing(&self) -> bool {
@@ -90,8 +260,17 @@ impl Device {
             // Bits 10:8 (nic_interface) read 0: the driver owns the NIC interface.
             iseg::CMDQ_ADDR_L_SZ => (self.cmdq_addr_l & !0xfff) | CMDQ_GEOMETRY.to_reg(),
             iseg::INITIALIZING if self.initializing() => iseg::INITIALIZING_BIT,
-            // Health buffer: zero but for the firmware version word (fatal when all-ones).
+            // Health buffer: zero but for the firmware version word, and for the recovery-flow
+            // bit and syndrome once a fatal error was raised (health.c reads both).
             o if o == iseg::HEALTH + 0x30 => fw_rev,
+            o if o == iseg::HEALTH + 0x38 => match self.health_synd {
+                Some(_) => 0x8000_0000, // rfr_severity bit 7: recovery flow required
+                None => 0,
+            },
+            o if o == iseg::HEALTH + 0x3c => match self.health_synd {
+                Some(s) => u32::from(s) << 16, // synd is the byte at +0x3d
+                None => 0,
+            },
             iseg::INTERNAL_TIMER_H => (ns >> 32) as u32,
             o if o == iseg::INTERNAL_TIMER_H + 4 => ns as u32,
             // Firmware ticks its health counter while alive; ~10 times a second here.
@@ -106,10 +285,7 @@ impl Device {
             iseg::CMDQ_ADDR_L_SZ => self.cmdq_addr_l = v,
             iseg::CMD_DBELL => {
                 self.doorbells += 1;
-                log::debug!(
-                    "command doorbell {v:#x}, queue at {:#x}",
-                    (u64::from(self.cmdq_addr_h) << 32) | u64::from(self.cmdq_addr_l & !0xfff)
-                );
+                self.ring_cmd_doorbell(v);
             }
             _ => log::debug!("write to read-only init segment word {off:#x} = {v:#x} ignored"),
         }
@@ -160,6 +336,16 @@ impl Device {
                 let v = u32::from_be_bytes([w[0], w[1], w[2], w[3]]);
                 self.iseg_write(off as usize + 4 * i, v);
             }
+        } else if off < u64::from(MSIX_TABLE_OFFSET) {
+            let page = (off / 4096) as u32;
+            let in_page = off % 4096;
+            if in_page + data.len() as u64 > 4096 {
+                return Err(AccessError::BadAccess);
+            }
+            self.uar_writes += 1;
+            let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
+            let mut ctx = Ctx { mem, msix, faults };
+            self.fw.uar_doorbell(&mut ctx, page, in_page, data);
         }
         Ok(())
     }

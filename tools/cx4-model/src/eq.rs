@@ -79,7 +79,16 @@ impl Eq {
     /// Writes one EQE (type, sub-type, 28 bytes of data) with the ownership bit for the current
     /// pass, and raises the interrupt if armed. Returns false if the EQ overran or its ring is
     /// not in guest memory.
-    pub fn post(&mut self, mem: &GuestMem, msix: &mut MsiX, ty: u8, sub: u8, data: &[u8]) -> bool {
+    /// With `drop`, the interrupt this EQE would raise is lost (fault injection).
+    pub fn post(
+        &mut self,
+        mem: &GuestMem,
+        msix: &mut MsiX,
+        ty: u8,
+        sub: u8,
+        data: &[u8],
+        drop: bool,
+    ) -> bool {
         if self.overrun {
             return false;
         }
@@ -114,6 +123,10 @@ impl Eq {
         }
         self.pi = self.pi.wrapping_add(1);
         self.events += 1;
+        if drop && self.armed {
+            log::warn!("EQ {}: interrupt dropped (fault injection)", self.eqn);
+            self.armed = false;
+        }
         self.maybe_interrupt(msix);
         true
     }

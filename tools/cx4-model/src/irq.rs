@@ -2,7 +2,7 @@
 
 use std::{fs::File, io::Write};
 
-use vfio_bindings::bindings::vfio::{
+use vfio_user_proto::wire::{
     VFIO_IRQ_SET_ACTION_TRIGGER, VFIO_IRQ_SET_DATA_EVENTFD, VFIO_IRQ_SET_DATA_NONE,
 };
 
@@ -41,7 +41,12 @@ impl MsiX {
         if end as usize > self.vectors.len() {
             return Err(inval("vector range beyond the MSI-X table"));
         }
-        if flags & VFIO_IRQ_SET_DATA_EVENTFD != 0 {
+        if flags & VFIO_IRQ_SET_DATA_EVENTFD != 0 && fds.is_empty() {
+            // QEMU de-assigns vectors by sending the range without descriptors.
+            for v in start..end {
+                self.vectors[v as usize] = None;
+            }
+        } else if flags & VFIO_IRQ_SET_DATA_EVENTFD != 0 {
             if fds.len() != count as usize {
                 return Err(inval("eventfd count does not match the vector count"));
             }

@@ -7,6 +7,7 @@ pub mod config;
 pub mod device;
 pub mod eq;
 pub mod faults;
+pub mod fw;
 pub mod guest_mem;
 pub mod irq;
 pub mod logger;

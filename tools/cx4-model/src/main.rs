@@ -1,7 +1,11 @@
 //! cx4-model: a vfio-user device model of a ConnectX-4 (mlx5) NIC.
 
+use std::{
+    process::ExitCode,
+    sync::{Arc, Mutex},
+};
+
 use cx4_model::{config, device, logger, transport};
-use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cfg = match config::Config::from_args(std::env::args().skip(1)) {
@@ -17,7 +21,7 @@ fn main() -> ExitCode {
     };
     logger::init(cfg.verbose);
     log::info!(
-        "cx4-model: {} {:04x}:{:04x}, firmware {}.{}.{}, cmdif rev {}, {} MSI-X vectors, socket {}",
+        "cx4-model: {} {:04x}:{:04x}, firmware {}.{}.{}, cmdif rev {}, {} MSI-X vectors, pages {}/{}/{}",
         cfg.chip.name(),
         cx4_hw::pci::VENDOR_MELLANOX,
         cfg.chip.device_id(),
@@ -26,12 +30,30 @@ fn main() -> ExitCode {
         cfg.fw.subminor,
         cfg.cmdif_rev,
         cfg.msix_vectors,
-        cfg.socket.display()
+        cfg.boot_pages,
+        cfg.init_pages,
+        cfg.regular_pages,
     );
-    let mut dev = device::Device::new(&cfg);
-    match transport::serve(&cfg.socket, &mut dev) {
+    let dev = Arc::new(Mutex::new(device::Device::new(&cfg)));
+    for f in &cfg.faults {
+        if let Err(e) = dev.lock().expect("not yet shared").inject(f) {
+            eprintln!("cx4-model: fault {f:?}: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    if let Some(path) = &cfg.control {
+        if let Err(e) = transport::spawn_control(path, dev.clone()) {
+            eprintln!("cx4-model: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let res = transport::serve(&cfg.socket, dev);
+    if let Some(path) = &cfg.control {
+        let _ = std::fs::remove_file(path);
+    }
+    match res {
         Ok(()) => {
-            log::info!("client disconnected, model exiting");
+            log::info!("model exiting");
             ExitCode::SUCCESS
         }
         Err(e) => {

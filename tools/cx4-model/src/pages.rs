@@ -69,6 +69,14 @@ impl Pages {
         p
     }
 
+    /// The same demand with nothing held (function reset).
+    pub fn renewed(&self) -> Self {
+        Pages {
+            demand: self.demand.clone(),
+            ..Default::default()
+        }
+    }
+
     fn held_for(&self, s: Stage) -> u32 {
         self.held.values().filter(|&&v| v == s).count() as u32
     }
@@ -124,6 +132,26 @@ impl Pages {
         }
         self.returned += out.len() as u64;
         out
+    }
+
+    /// MANAGE_PAGES take while the function runs: only regular pages can be spared then;
+    /// after TEARDOWN_HCA every page can be returned.
+    pub fn take_for(&mut self, n: u32, running: bool) -> Vec<u64> {
+        if !running {
+            return self.take(n);
+        }
+        let spare: Vec<u64> = self
+            .held
+            .iter()
+            .filter(|(_, &s)| s == Stage::Regular)
+            .map(|(&pa, _)| pa)
+            .take(n as usize)
+            .collect();
+        for pa in &spare {
+            self.held.remove(pa);
+        }
+        self.returned += spare.len() as u64;
+        spare
     }
 
     /// The accounting summary the model logs at teardown and at disconnect.

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Network capability pages: Ethernet offloads (`MLX5_CAP_ETHERNET_OFFLOADS`) and RoCE
+//! (`MLX5_CAP_ROCE`).
+
+use crate::bits::ifc_layouts;
+
+ifc_layouts! {
+    /// The Ethernet offload capabilities (`MLX5_CAP_ETHERNET_OFFLOADS`).
+    pub struct PerProtocolNetworkingOffloadCaps: Ifc "per_protocol_networking_offload_caps", 0x100 {
+        csum_cap, set_csum_cap: u32 @ 0x000, 0x1;
+        vlan_cap, set_vlan_cap: u32 @ 0x001, 0x1;
+        lro_cap, set_lro_cap: u32 @ 0x002, 0x1;
+        lro_psh_flag, set_lro_psh_flag: u32 @ 0x003, 0x1;
+        lro_time_stamp, set_lro_time_stamp: u32 @ 0x004, 0x1;
+        wqe_vlan_insert, set_wqe_vlan_insert: u32 @ 0x007, 0x1;
+        self_lb_en_modifiable, set_self_lb_en_modifiable: u32 @ 0x008, 0x1;
+        max_lso_cap, set_max_lso_cap: u32 @ 0x00b, 0x5;
+        multi_pkt_send_wqe, set_multi_pkt_send_wqe: u32 @ 0x010, 0x2;
+        wqe_inline_mode, set_wqe_inline_mode: u32 @ 0x012, 0x2;
+        rss_ind_tbl_cap, set_rss_ind_tbl_cap: u32 @ 0x014, 0x4;
+        reg_umr_sq, set_reg_umr_sq: u32 @ 0x018, 0x1;
+        scatter_fcs, set_scatter_fcs: u32 @ 0x019, 0x1;
+        enhanced_multi_pkt_send_wqe, set_enhanced_multi_pkt_send_wqe: u32 @ 0x01a, 0x1;
+        tunnel_lso_const_out_ip_id, set_tunnel_lso_const_out_ip_id: u32 @ 0x01b, 0x1;
+        tunnel_lro_gre, set_tunnel_lro_gre: u32 @ 0x01c, 0x1;
+        tunnel_lro_vxlan, set_tunnel_lro_vxlan: u32 @ 0x01d, 0x1;
+        tunnel_stateless_gre, set_tunnel_stateless_gre: u32 @ 0x01e, 0x1;
+        tunnel_stateless_vxlan, set_tunnel_stateless_vxlan: u32 @ 0x01f, 0x1;
+        swp, set_swp: u32 @ 0x020, 0x1;
+        swp_csum, set_swp_csum: u32 @ 0x021, 0x1;
+        swp_lso, set_swp_lso: u32 @ 0x022, 0x1;
+        cqe_checksum_full, set_cqe_checksum_full: u32 @ 0x023, 0x1;
+        tunnel_stateless_geneve_tx, set_tunnel_stateless_geneve_tx: u32 @ 0x024, 0x1;
+        tunnel_stateless_mpls_over_udp, set_tunnel_stateless_mpls_over_udp: u32 @ 0x025, 0x1;
+        tunnel_stateless_mpls_over_gre, set_tunnel_stateless_mpls_over_gre: u32 @ 0x026, 0x1;
+        tunnel_stateless_vxlan_gpe, set_tunnel_stateless_vxlan_gpe: u32 @ 0x027, 0x1;
+        tunnel_stateless_ipv4_over_vxlan, set_tunnel_stateless_ipv4_over_vxlan: u32 @ 0x028, 0x1;
+        tunnel_stateless_ip_over_ip, set_tunnel_stateless_ip_over_ip: u32 @ 0x029, 0x1;
+        insert_trailer, set_insert_trailer: u32 @ 0x02a, 0x1;
+        tunnel_stateless_ip_over_ip_rx, set_tunnel_stateless_ip_over_ip_rx: u32 @ 0x02c, 0x1;
+        tunnel_stateless_ip_over_ip_tx, set_tunnel_stateless_ip_over_ip_tx: u32 @ 0x02d, 0x1;
+        max_vxlan_udp_ports, set_max_vxlan_udp_ports: u32 @ 0x030, 0x8;
+        swp_csum_l4_partial, set_swp_csum_l4_partial: u32 @ 0x038, 0x1;
+        max_geneve_opt_len, set_max_geneve_opt_len: u32 @ 0x03e, 0x1;
+        tunnel_stateless_geneve_rx, set_tunnel_stateless_geneve_rx: u32 @ 0x03f, 0x1;
+        lro_min_mss_size, set_lro_min_mss_size: u32 @ 0x050, 0x10;
+        lro_timer_supported_periods, set_lro_timer_supported_periods: array u32 @ 0x180, 0x80;
+    }
+
+    /// The RoCE capabilities (`MLX5_CAP_ROCE`).
+    pub struct RoceCap: Ifc "roce_cap", 0x100 {
+        roce_apm, set_roce_apm: u32 @ 0x000, 0x1;
+        sw_r_roce_src_udp_port, set_sw_r_roce_src_udp_port: u32 @ 0x004, 0x1;
+        fl_rc_qp_when_roce_disabled, set_fl_rc_qp_when_roce_disabled: u32 @ 0x005, 0x1;
+        fl_rc_qp_when_roce_enabled, set_fl_rc_qp_when_roce_enabled: u32 @ 0x006, 0x1;
+        roce_cc_general, set_roce_cc_general: u32 @ 0x007, 0x1;
+        qp_ooo_transmit_default, set_qp_ooo_transmit_default: u32 @ 0x008, 0x1;
+        qp_ts_format, set_qp_ts_format: u32 @ 0x01e, 0x2;
+        l3_type, set_l3_type: u32 @ 0x08c, 0x4;
+        roce_version, set_roce_version: u32 @ 0x098, 0x8;
+        r_roce_dest_udp_port, set_r_roce_dest_udp_port: u32 @ 0x0b0, 0x10;
+        r_roce_max_src_udp_port, set_r_roce_max_src_udp_port: u32 @ 0x0c0, 0x10;
+        r_roce_min_src_udp_port, set_r_roce_min_src_udp_port: u32 @ 0x0d0, 0x10;
+        roce_address_table_size, set_roce_address_table_size: u32 @ 0x0f0, 0x10;
+    }
+}
+
+/// `wqe_inline_mode` of [`PerProtocolNetworkingOffloadCaps`] (`MLX5_CAP_INLINE_MODE_*`).
+pub mod inline_mode {
+    use crate::bits::code_table;
+
+    code_table! { u8, "MLX5_CAP_INLINE_MODE_", inline_mode_name;
+        L2 = 0x0, "L2";
+        VPORT_CONTEXT = 0x1, "VPORT_CONTEXT";
+        NOT_REQUIRED = 0x2, "NOT_REQUIRED";
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // mlx5_ifc.h: csum_cap is the MSB of the page, max_lso_cap 5 bits at bit 0xb,
+    // wqe_inline_mode 2 bits at bit 0x12, rss_ind_tbl_cap 4 bits at bit 0x14.
+    #[test]
+    fn eth_caps_place_big_endian_bits() {
+        let mut c = PerProtocolNetworkingOffloadCaps::new();
+        c.set_csum_cap(1);
+        c.set_max_lso_cap(16);
+        c.set_wqe_inline_mode(inline_mode::NOT_REQUIRED.into());
+        c.set_rss_ind_tbl_cap(11);
+        assert_eq!(&c.0[..4], &[0x80, 0x10, 0x2b, 0x00]);
+    }
+
+    // roce_version 8 bits at 0x98, r_roce_min_src_udp_port 16 bits at 0xd0.
+    #[test]
+    fn roce_caps_place_big_endian_bits() {
+        let mut c = RoceCap::new();
+        c.set_roce_version(0x4);
+        c.set_r_roce_min_src_udp_port(0xc000);
+        assert_eq!(c.0[0x13], 0x04);
+        assert_eq!(&c.0[0x1a..0x1c], &[0xc0, 0x00]);
+    }
+}

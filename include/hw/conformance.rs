@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Conformance tests: every layout and code of this crate against the Linux sources as
+//! published (see [`crate::ksrc`]), plus the checks that keep the layout registry complete.
+
+use std::{
+    collections::BTreeSet,
+    eprintln, format, fs,
+    path::Path,
+    string::{String, ToString},
+    vec::Vec,
+};
+
+use crate::bits::{LayoutInfo, Source};
+use crate::ksrc::{self, Consts, Ifc};
+
+/// Every layout of the crate.
+fn layouts() -> impl Iterator<Item = &'static LayoutInfo> {
+    crate::ALL_LAYOUTS.iter().flat_map(|m| m.iter())
+}
+
+/// The kernel tree, or `None` after printing why the test is skipped.
+fn tree_or_skip(test: &str) -> Option<std::path::PathBuf> {
+    match ksrc::tree() {
+        Ok(t) => Some(t),
+        Err(why) => {
+            eprintln!("{test}: {why}");
+            None
+        }
+    }
+}
+
+#[test]
+fn every_ifc_layout_matches_mlx5_ifc_h() {
+    let Some(root) = tree_or_skip("every_ifc_layout_matches_mlx5_ifc_h") else {
+        return;
+    };
+    let src = ksrc::read_all(&root, ksrc::IFC_HEADERS).unwrap();
+    let ifc = Ifc::parse(&src).unwrap();
+    assert!(ifc.len() > 500, "parsed only {} definitions", ifc.len());
+
+    let mut errors = Vec::new();
+    let (mut n_layouts, mut n_fields) = (0, 0);
+    for l in layouts().filter(|l| l.source == Source::Ifc) {
+        n_layouts += 1;
+        let fields = match (ifc.size(l.ifc_name), ifc.fields(l.ifc_name)) {
+            (Ok(bits), Ok(fields)) => {
+                if bits != l.size as u64 * 8 {
+                    errors.push(format!(
+                        "{} ({}): size expected {:#x} bytes from mlx5_ifc.h, seen {:#x}",
+                        l.rust_name,
+                        l.ifc_name,
+                        bits / 8,
+                        l.size
+                    ));
+                }
+                fields
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                errors.push(format!("{} ({}): {e}", l.rust_name, l.ifc_name));
+                continue;
+            }
+        };
+        for &(name, off, width) in l.fields {
+            n_fields += 1;
+            match fields.get(name) {
+                Some(&(eo, ew)) if (eo, ew) == (u64::from(off), u64::from(width)) => {}
+                Some(&(eo, ew)) => errors.push(format!(
+                    "{}.{name}: expected bit offset {eo:#x} width {ew:#x} from mlx5_ifc.h, \
+                     seen offset {off:#x} width {width:#x}",
+                    l.ifc_name
+                )),
+                None => errors.push(format!(
+                    "{}.{name}: no such field in mlx5_ifc_{}_bits",
+                    l.ifc_name, l.ifc_name
+                )),
+            }
+        }
+    }
+    eprintln!(
+        "checked {n_layouts} layouts, {n_fields} fields against {} ({} definitions parsed, \
+         {} not understood: {:?})",
+        root.display(),
+        ifc.len(),
+        ifc.unparsed().len(),
+        ifc.unparsed()
+    );
+    assert!(
+        errors.is_empty(),
+        "{} mismatches:\n{}",
+        errors.len(),
+        errors.join("\n")
+    );
+}
+
+/// A code table: its name, the header prefix of its names and its `(value, name)` entries.
+type CodeTable = (&'static str, &'static str, Vec<(i64, &'static str)>);
+
+/// The crate's code tables.
+fn code_tables() -> Vec<CodeTable> {
+    fn t<T: Copy + Into<i64>>(
+        table: &'static str,
+        prefix: &'static str,
+        all: &'static [(T, &'static str)],
+    ) -> CodeTable {
+        (
+            table,
+            prefix,
+            all.iter().map(|&(v, n)| (v.into(), n)).collect(),
+        )
+    }
+    use crate::{caps, cmd, cq, eq, flow, hca, opcode, pages, regs, status, vport};
+    std::vec![
+        t("opcode", opcode::HEADER_PREFIX, opcode::ALL),
+        t("status", status::HEADER_PREFIX, status::ALL),
+        t("delivery", cmd::delivery::HEADER_PREFIX, cmd::delivery::ALL),
+        t(
+            "cap_type",
+            caps::cap_type::HEADER_PREFIX,
+            caps::cap_type::ALL
+        ),
+        t(
+            "port_type",
+            caps::general::port_type::HEADER_PREFIX,
+            caps::general::port_type::ALL
+        ),
+        t(
+            "inline_mode",
+            caps::net::inline_mode::HEADER_PREFIX,
+            caps::net::inline_mode::ALL
+        ),
+        t(
+            "event_type",
+            eq::event_type::HEADER_PREFIX,
+            eq::event_type::ALL
+        ),
+        t(
+            "port_change_subtype",
+            eq::port_change_subtype::HEADER_PREFIX,
+            eq::port_change_subtype::ALL
+        ),
+        t(
+            "cqe_opcode",
+            cq::cqe::opcode::HEADER_PREFIX,
+            cq::cqe::opcode::ALL
+        ),
+        t(
+            "cqe_syndrome",
+            cq::cqe::syndrome::HEADER_PREFIX,
+            cq::cqe::syndrome::ALL
+        ),
+        t(
+            "cqe_stride",
+            cq::cqe_stride::HEADER_PREFIX,
+            cq::cqe_stride::ALL
+        ),
+        t("register id", regs::id::HEADER_PREFIX, regs::id::ALL),
+        t(
+            "port_status",
+            regs::port_status::HEADER_PREFIX,
+            regs::port_status::ALL
+        ),
+        t(
+            "ppcnt_grp",
+            regs::ppcnt_grp::HEADER_PREFIX,
+            regs::ppcnt_grp::ALL
+        ),
+        t(
+            "teardown_profile",
+            hca::teardown_profile::HEADER_PREFIX,
+            hca::teardown_profile::ALL
+        ),
+        t(
+            "query_pages_op_mod",
+            pages::query_pages_op_mod::HEADER_PREFIX,
+            pages::query_pages_op_mod::ALL
+        ),
+        t(
+            "manage_pages_op_mod",
+            pages::manage_pages_op_mod::HEADER_PREFIX,
+            pages::manage_pages_op_mod::ALL
+        ),
+        t(
+            "vport_state",
+            vport::vport_state::HEADER_PREFIX,
+            vport::vport_state::ALL
+        ),
+        t(
+            "list_type",
+            vport::list_type::HEADER_PREFIX,
+            vport::list_type::ALL
+        ),
+        t(
+            "table_type",
+            flow::table_type::HEADER_PREFIX,
+            flow::table_type::ALL
+        ),
+        t(
+            "miss_action",
+            flow::miss_action::HEADER_PREFIX,
+            flow::miss_action::ALL
+        ),
+    ]
+}
+
+/// Single constants paired with the header symbol they mirror.
+fn constants() -> Vec<(&'static str, i64)> {
+    use crate::{caps, cmd, cq, eq, pages, regs, uar};
+    std::vec![
+        ("MLX5_PCI_CMD_XPORT", cmd::PCI_CMD_XPORT.into()),
+        ("MLX5_CMD_DATA_BLOCK_SIZE", cmd::DATA_BLOCK_SIZE as i64),
+        ("CMD_OWNER_HW", cmd::OWNER_HW.into()),
+        ("CMD_OWNER_SW", cmd::OWNER_SW.into()),
+        ("HCA_CAP_OPMOD_GET_MAX", caps::OPMOD_GET_MAX.into()),
+        ("HCA_CAP_OPMOD_GET_CUR", caps::OPMOD_GET_CUR.into()),
+        ("MLX5_ADAPTER_PAGE_SIZE", pages::PAGE_SIZE as i64),
+        ("MLX5_BF_OFFSET", uar::BF_OFFSET as i64),
+        ("MLX5_CQ_DOORBELL", uar::CQ_DOORBELL as i64),
+        (
+            "MLX5_EQ_DOORBELL_OFFSET",
+            uar::EQ_DOORBELL_UPDATE_ARM as i64
+        ),
+        ("MLX5_RCV_DBR", (uar::DBR_RCV / 4) as i64),
+        ("MLX5_SND_DBR", (uar::DBR_SND / 4) as i64),
+        ("MLX5_CQ_DB_REQ_NOT", uar::CQ_DB_REQ_NOT.into()),
+        ("MLX5_CQ_DB_REQ_NOT_SOL", uar::CQ_DB_REQ_NOT_SOL.into()),
+        ("MLX5_EQE_OWNER_INIT_VAL", eq::EQE_OWNER_INIT_VAL.into()),
+        ("MLX5_CQE_OWNER_MASK", cq::cqe::OWNER_MASK.into()),
+        ("MLX5_CQ_OPMOD_RESIZE", cq::MODIFY_CQ_OP_MOD_RESIZE.into()),
+        (
+            "MLX5_CQ_MODIFY_PERIOD",
+            cq::CqModifyFields::PERIOD.bits().into()
+        ),
+        (
+            "MLX5_CQ_MODIFY_COUNT",
+            cq::CqModifyFields::COUNT.bits().into()
+        ),
+        (
+            "MLX5_CQ_MODIFY_OVERRUN",
+            cq::CqModifyFields::OVERRUN.bits().into()
+        ),
+        (
+            "MLX5_CQ_MODIFY_PERIOD_MODE",
+            cq::CqModifyFields::PERIOD_MODE.bits().into()
+        ),
+        (
+            "MLX5_MODIFY_CQ_MASK_LOG_SIZE",
+            cq::CqResizeFields::LOG_SIZE.bits().into()
+        ),
+        (
+            "MLX5_MODIFY_CQ_MASK_PG_OFFSET",
+            cq::CqResizeFields::PG_OFFSET.bits().into()
+        ),
+        (
+            "MLX5_MODIFY_CQ_MASK_PG_SIZE",
+            cq::CqResizeFields::PG_SIZE.bits().into()
+        ),
+        ("MLX5_PTYS_IB", regs::PtysProto::IB.bits().into()),
+        ("MLX5_PTYS_EN", regs::PtysProto::EN.bits().into()),
+        ("CQE_L2_OK", cq::cqe::L2_OK.into()),
+        ("CQE_L3_OK", cq::cqe::L3_OK.into()),
+        ("CQE_L4_OK", cq::cqe::L4_OK.into()),
+    ]
+}
+
+#[test]
+fn every_code_and_constant_matches_the_headers() {
+    let Some(root) = tree_or_skip("every_code_and_constant_matches_the_headers") else {
+        return;
+    };
+    let consts = Consts::parse(&ksrc::read_all(&root, ksrc::CONST_FILES).unwrap());
+    let mut errors = Vec::new();
+    let mut checked = 0;
+    let mut check = |symbol: String, ours: i64, what: &str| {
+        checked += 1;
+        match consts.get(&symbol) {
+            Some(v) if v == ours => {}
+            Some(v) => errors.push(format!("{what}: {symbol} expected {v:#x}, seen {ours:#x}")),
+            None => errors.push(format!("{what}: {symbol} not found (or not constant)")),
+        }
+    };
+    for (table, prefix, entries) in code_tables() {
+        for (v, name) in entries {
+            check(format!("{prefix}{name}"), v, table);
+        }
+    }
+    for (symbol, v) in constants() {
+        check(symbol.to_string(), v, "constant");
+    }
+    for (name, flag) in crate::eq::EventMask::all().iter_names() {
+        let bit = flag.bits().trailing_zeros();
+        check(
+            format!("MLX5_EVENT_TYPE_{name}"),
+            bit.into(),
+            "EventMask bit",
+        );
+    }
+    eprintln!("checked {checked} constants against {}", root.display());
+    assert!(
+        errors.is_empty(),
+        "{} mismatches:\n{}",
+        errors.len(),
+        errors.join("\n")
+    );
+}
+
+/// Names of the layouts declared in the crate's sources (`pub struct X: Ifc|CStruct "..."`).
+fn declared_in_sources(dir: &Path, out: &mut BTreeSet<String>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            declared_in_sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            for line in fs::read_to_string(&path).unwrap().lines() {
+                let Some(rest) = line.trim_start().strip_prefix("pub struct ") else {
+                    continue;
+                };
+                let Some((name, tail)) = rest.split_once(": ") else {
+                    continue;
+                };
+                if tail.starts_with("Ifc \"") || tail.starts_with("CStruct \"") {
+                    out.insert(name.to_string());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn registry_lists_every_declared_layout_once() {
+    let mut declared = BTreeSet::new();
+    declared_in_sources(Path::new(env!("CARGO_MANIFEST_DIR")), &mut declared);
+    let registered: Vec<_> = layouts().map(|l| l.rust_name.to_string()).collect();
+    let unique: BTreeSet<_> = registered.iter().cloned().collect();
+    assert_eq!(unique.len(), registered.len(), "a module is listed twice");
+    let missing: Vec<_> = declared.difference(&unique).collect();
+    assert!(missing.is_empty(), "not in ALL_LAYOUTS: {missing:?}");
+    assert_eq!(declared, unique);
+    let ifc_names: BTreeSet<_> = layouts().map(|l| l.ifc_name).collect();
+    assert_eq!(
+        ifc_names.len(),
+        registered.len(),
+        "two layouts share an IFC_NAME"
+    );
+}
+
+/// Layouts that are not in mlx5_ifc.h and are therefore checked by hand-written tests
+/// (cmd.rs, eq/eqe.rs, cq/cqe.rs, regs.rs).
+const HAND_CHECKED: &[&str] = &[
+    "mlx5_cmd_layout",
+    "mlx5_cmd_prot_block",
+    "mlx5_eqe",
+    "mlx5_eqe_cmd",
+    "mlx5_eqe_comp",
+    "mlx5_eqe_cq_err",
+    "mlx5_eqe_port_state",
+    "mlx5_eqe_page_req",
+    "mlx5_cqe64",
+    "mlx5_err_cqe",
+    "mlx5_reg_host_endianness",
+    "mlx5_reg_node_desc",
+];
+
+#[test]
+fn every_c_struct_layout_has_hand_written_checks() {
+    let c_structs: BTreeSet<_> = layouts()
+        .filter(|l| l.source == Source::CStruct)
+        .map(|l| l.ifc_name)
+        .collect();
+    let hand: BTreeSet<_> = HAND_CHECKED.iter().copied().collect();
+    assert_eq!(
+        c_structs, hand,
+        "add hand-written offset tests for new C structs"
+    );
+}
+
+#[test]
+fn fields_are_listed_in_ascending_bit_order() {
+    for l in layouts() {
+        for w in l.fields.windows(2) {
+            assert!(
+                w[0].1 <= w[1].1,
+                "{}: {} ({:#x}) before {} ({:#x})",
+                l.rust_name,
+                w[0].0,
+                w[0].1,
+                w[1].0,
+                w[1].1
+            );
+        }
+    }
+}

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Completion queue entries: the 64-byte CQE (`struct mlx5_cqe64`, device.h), its error form
+//! (`struct mlx5_err_cqe`) and the CQE opcodes.
+
+use crate::bits::ifc_layouts;
+
+ifc_layouts! {
+    /// A 64-byte completion queue entry (`struct mlx5_cqe64`, device.h).
+    pub struct Cqe64: CStruct "mlx5_cqe64", 0x40 {
+        /// Bit 0: outer L3 tunneled; bits 4:3: TLS offload state.
+        tls_outer_l3_tunneled, set_tls_outer_l3_tunneled: u32 @ 0x000, 0x8;
+        /// WQE id (striding RQ).
+        wqe_id, set_wqe_id: u32 @ 0x010, 0x10;
+        /// LRO: TCP PSH (bit 6), abort, dup-ack flags.
+        lro_tcppsh_abort_dupack, set_lro_tcppsh_abort_dupack: u32 @ 0x020, 0x8;
+        /// LRO: minimum TTL of the aggregated segments.
+        lro_min_ttl, set_lro_min_ttl: u32 @ 0x028, 0x8;
+        /// LRO: TCP window.
+        lro_tcp_win, set_lro_tcp_win: u32 @ 0x030, 0x10;
+        /// LRO: TCP acknowledgement number.
+        lro_ack_seq_num, set_lro_ack_seq_num: u32 @ 0x040, 0x20;
+        /// RSS hash value.
+        rss_hash_result, set_rss_hash_result: u32 @ 0x060, 0x20;
+        /// RSS hash type (bits 3:2 IP, bits 7:6 L4).
+        rss_hash_type, set_rss_hash_type: u32 @ 0x080, 0x8;
+        /// Bit 0: congestion experienced.
+        ml_path, set_ml_path: u32 @ 0x088, 0x8;
+        /// 16-bit one's-complement sum of the packet after the L2 header.
+        check_sum, set_check_sum: u32 @ 0x0a0, 0x10;
+        /// Source LID (InfiniBand).
+        slid, set_slid: u32 @ 0x0b0, 0x10;
+        /// Flags and remote QP number (RoCE responder: GRH and L3 type bits, source QP).
+        flags_rqpn, set_flags_rqpn: u32 @ 0x0c0, 0x20;
+        /// Bit 1: L3 checksum OK, bit 2: L4 checksum OK.
+        hds_ip_ext, set_hds_ip_ext: u32 @ 0x0e0, 0x8;
+        /// Bit 0: VLAN stripped; bits 3:2: L3 type; bits 6:4: L4 type.
+        l4_l3_hdr_type, set_l4_l3_hdr_type: u32 @ 0x0e8, 0x8;
+        /// The stripped VLAN tag (TCI).
+        vlan_info, set_vlan_info: u32 @ 0x0f0, 0x10;
+        /// Bits 31:24: LRO segment count; bits 23:0: SRQ number.
+        srqn, set_srqn: u32 @ 0x100, 0x20;
+        /// Immediate data / invalidated rkey / P_Key / flow table metadata (a union).
+        immediate, set_immediate: u32 @ 0x120, 0x20;
+        /// Bytes written to the receive buffer (or transferred).
+        byte_cnt, set_byte_cnt: u32 @ 0x160, 0x20;
+        /// Both timestamp words as one value (`get_cqe_ts`).
+        timestamp, set_timestamp: u64 @ 0x180, 0x40;
+        /// Timestamp, high word.
+        timestamp_h, set_timestamp_h: u32 @ 0x180, 0x20;
+        /// Timestamp, low word.
+        timestamp_l, set_timestamp_l: u32 @ 0x1a0, 0x20;
+        /// Bits 23:0: QP/SQ/RQ number; bits 11:0 double as the flow tag.
+        sop_drop_qpn, set_sop_drop_qpn: u32 @ 0x1c0, 0x20;
+        /// Counter of the WQE this completion is for.
+        wqe_counter, set_wqe_counter: u32 @ 0x1e0, 0x10;
+        /// Signature or validity iteration count.
+        signature, set_signature: u32 @ 0x1f0, 0x8;
+        /// Opcode (bits 7:4), format (bits 3:2), owner (bit 0).
+        op_own, set_op_own: u32 @ 0x1f8, 0x8;
+        /// Bits 7:4 of `op_own`: the CQE opcode (see [`opcode`]).
+        opcode, set_opcode: u32 @ 0x1f8, 0x4;
+        /// Bits 3:2 of `op_own`: the CQE format (3: compressed).
+        format, set_format: u32 @ 0x1fc, 0x2;
+        /// Bit 0 of `op_own`: ownership, alternating per pass over the CQ.
+        owner, set_owner: u32 @ 0x1ff, 0x1;
+    }
+
+    /// An error completion (`struct mlx5_err_cqe`, device.h), 64 bytes.
+    pub struct ErrCqe: CStruct "mlx5_err_cqe", 0x40 {
+        /// SRQ number.
+        srqn, set_srqn: u32 @ 0x100, 0x20;
+        /// Vendor-specific syndrome.
+        vendor_err_synd, set_vendor_err_synd: u32 @ 0x1b0, 0x8;
+        /// Error syndrome (see [`syndrome`]).
+        syndrome, set_syndrome: u32 @ 0x1b8, 0x8;
+        /// Bits 31:24: opcode of the failed send WQE; bits 23:0: QP number.
+        s_wqe_opcode_qpn, set_s_wqe_opcode_qpn: u32 @ 0x1c0, 0x20;
+        /// Counter of the failed WQE.
+        wqe_counter, set_wqe_counter: u32 @ 0x1e0, 0x10;
+        /// Signature.
+        signature, set_signature: u32 @ 0x1f0, 0x8;
+        /// Opcode (bits 7:4) and owner (bit 0), as in [`Cqe64`].
+        op_own, set_op_own: u32 @ 0x1f8, 0x8;
+    }
+}
+
+/// CQE opcodes (`MLX5_CQE_*`, cq.h), bits 7:4 of `op_own`.
+pub mod opcode {
+    use crate::bits::code_table;
+
+    code_table! { u8, "MLX5_CQE_", cqe_opcode_name;
+        /// Requester (send) completion.
+        REQ = 0, "REQ";
+        RESP_WR_IMM = 1, "RESP_WR_IMM";
+        /// Responder (receive) completion.
+        RESP_SEND = 2, "RESP_SEND";
+        RESP_SEND_IMM = 3, "RESP_SEND_IMM";
+        RESP_SEND_INV = 4, "RESP_SEND_INV";
+        RESIZE_CQ = 5, "RESIZE_CQ";
+        SIG_ERR = 12, "SIG_ERR";
+        /// Requester error; the entry is an [`super::ErrCqe`].
+        REQ_ERR = 13, "REQ_ERR";
+        /// Responder error; the entry is an [`super::ErrCqe`].
+        RESP_ERR = 14, "RESP_ERR";
+        /// Never written by hardware; software pre-fills entries with it.
+        INVALID = 15, "INVALID";
+    }
+}
+
+/// Error CQE syndromes (`MLX5_CQE_SYNDROME_*`, cq.h).
+pub mod syndrome {
+    use crate::bits::code_table;
+
+    code_table! { u8, "MLX5_CQE_SYNDROME_", syndrome_name;
+        LOCAL_LENGTH_ERR = 0x01, "LOCAL_LENGTH_ERR";
+        LOCAL_QP_OP_ERR = 0x02, "LOCAL_QP_OP_ERR";
+        LOCAL_PROT_ERR = 0x04, "LOCAL_PROT_ERR";
+        WR_FLUSH_ERR = 0x05, "WR_FLUSH_ERR";
+        MW_BIND_ERR = 0x06, "MW_BIND_ERR";
+        BAD_RESP_ERR = 0x10, "BAD_RESP_ERR";
+        LOCAL_ACCESS_ERR = 0x11, "LOCAL_ACCESS_ERR";
+        REMOTE_INVAL_REQ_ERR = 0x12, "REMOTE_INVAL_REQ_ERR";
+        REMOTE_ACCESS_ERR = 0x13, "REMOTE_ACCESS_ERR";
+        REMOTE_OP_ERR = 0x14, "REMOTE_OP_ERR";
+        TRANSPORT_RETRY_EXC_ERR = 0x15, "TRANSPORT_RETRY_EXC_ERR";
+        RNR_RETRY_EXC_ERR = 0x16, "RNR_RETRY_EXC_ERR";
+        REMOTE_ABORTED_ERR = 0x22, "REMOTE_ABORTED_ERR";
+    }
+}
+
+/// `MLX5_CQE_OWNER_MASK` (cq.h): the owner bit of `op_own`.
+pub const OWNER_MASK: u8 = 1;
+/// `CQE_L2_OK` (device.h): bit of `hds_ip_ext`.
+pub const L2_OK: u8 = 1 << 0;
+/// `CQE_L3_OK` (device.h): bit of `hds_ip_ext`, the L3 checksum is good.
+pub const L3_OK: u8 = 1 << 1;
+/// `CQE_L4_OK` (device.h): bit of `hds_ip_ext`, the L4 checksum is good.
+pub const L4_OK: u8 = 1 << 2;
+
+/// `op_own` with the given opcode, format and owner bit.
+pub fn op_own(opcode: u8, format: u8, owner: u8) -> u8 {
+    (opcode << 4) | ((format & 3) << 2) | (owner & 1)
+}
+
+/// `op_own` of an entry software pre-fills before handing a CQ to the device (invalid opcode,
+/// owner 1; en_main.c fills 0xf1).
+pub const OP_OWN_SW_INIT: u8 = 0xf1;
+
+/// Whether the CQE at consumer index `ci` of a CQ of `2^log_size` entries is valid for
+/// software: its owner bit equals the pass parity (`(op_own & 1) == (ci >> log_sz) & 1`) and
+/// its opcode is not [`opcode::INVALID`].
+pub fn cqe_owned_by_sw(op_own: u8, ci: u32, log_size: u32) -> bool {
+    u32::from(op_own & 1) == (ci >> log_size) & 1 && op_own >> 4 != opcode::INVALID
+}
+
+/// The owner bit the device writes into the CQE at producer index `pi` of a CQ of
+/// `2^log_size` entries.
+pub fn cqe_owner_for(pi: u32, log_size: u32) -> u8 {
+    ((pi >> log_size) & 1) as u8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Byte offset of a declared field.
+    fn byte(fields: &[crate::bits::Field], name: &str) -> u32 {
+        fields.iter().find(|f| f.0 == name).expect(name).1 / 8
+    }
+
+    // struct mlx5_cqe64 (device.h) and the map (§2.6): 0x0c rss_hash_result, 0x10
+    // rss_hash_type, 0x11 ml_path, 0x14 check_sum, 0x18 flags_rqpn, 0x1c hds_ip_ext, 0x1d
+    // l4_l3_hdr_type, 0x1e vlan_info, 0x20 srqn, 0x24 immediate, 0x2c byte_cnt, 0x30
+    // timestamp, 0x38 sop_drop_qpn, 0x3c wqe_counter, 0x3e signature, 0x3f op_own.
+    #[test]
+    fn cqe64_matches_device_h() {
+        let f = Cqe64::FIELDS;
+        assert_eq!(Cqe64::SIZE, 64);
+        let expect = [
+            ("tls_outer_l3_tunneled", 0x00),
+            ("wqe_id", 0x02),
+            ("lro_tcppsh_abort_dupack", 0x04),
+            ("lro_min_ttl", 0x05),
+            ("lro_tcp_win", 0x06),
+            ("lro_ack_seq_num", 0x08),
+            ("rss_hash_result", 0x0c),
+            ("rss_hash_type", 0x10),
+            ("ml_path", 0x11),
+            ("check_sum", 0x14),
+            ("slid", 0x16),
+            ("flags_rqpn", 0x18),
+            ("hds_ip_ext", 0x1c),
+            ("l4_l3_hdr_type", 0x1d),
+            ("vlan_info", 0x1e),
+            ("srqn", 0x20),
+            ("immediate", 0x24),
+            ("byte_cnt", 0x2c),
+            ("timestamp_h", 0x30),
+            ("timestamp_l", 0x34),
+            ("sop_drop_qpn", 0x38),
+            ("wqe_counter", 0x3c),
+            ("signature", 0x3e),
+            ("op_own", 0x3f),
+        ];
+        for (name, off) in expect {
+            assert_eq!(byte(f, name), off, "{name}");
+        }
+    }
+
+    // struct mlx5_err_cqe: u8 rsvd0[32]; __be32 srqn; u8 rsvd1[18]; u8 vendor_err_synd;
+    // u8 syndrome; __be32 s_wqe_opcode_qpn; __be16 wqe_counter; u8 signature; u8 op_own.
+    #[test]
+    fn err_cqe_matches_device_h() {
+        let f = ErrCqe::FIELDS;
+        assert_eq!(ErrCqe::SIZE, 64);
+        assert_eq!(byte(f, "srqn"), 0x20);
+        assert_eq!(byte(f, "vendor_err_synd"), 0x36);
+        assert_eq!(byte(f, "syndrome"), 0x37);
+        assert_eq!(byte(f, "s_wqe_opcode_qpn"), 0x38);
+        assert_eq!(byte(f, "wqe_counter"), 0x3c);
+        assert_eq!(byte(f, "signature"), 0x3e);
+        assert_eq!(byte(f, "op_own"), 0x3f);
+    }
+
+    // device.h: get_cqe_opcode = op_own >> 4, mlx5_get_cqe_format = (op_own >> 2) & 3.
+    #[test]
+    fn op_own_sub_fields_follow_device_h_helpers() {
+        let mut c = Cqe64::new();
+        c.set_op_own(op_own(opcode::RESP_SEND, 1, 1).into());
+        assert_eq!(c.0[0x3f], 0x25);
+        assert_eq!(c.opcode(), u32::from(opcode::RESP_SEND));
+        assert_eq!(c.format(), 1);
+        assert_eq!(c.owner(), 1);
+        c.set_byte_cnt(60);
+        c.set_wqe_counter(0x1234);
+        c.set_sop_drop_qpn(0xab_cdef);
+        assert_eq!(&c.0[0x2c..0x30], &[0, 0, 0, 60]);
+        assert_eq!(&c.0[0x3c..0x3e], &[0x12, 0x34]);
+        assert_eq!(&c.0[0x38..0x3c], &[0, 0xab, 0xcd, 0xef]);
+        c.set_timestamp(0x0102_0304_0506_0708);
+        assert_eq!(
+            (c.timestamp_h(), c.timestamp_l()),
+            (0x0102_0304, 0x0506_0708)
+        );
+    }
+
+    #[test]
+    fn cqe_ownership_alternates_per_pass() {
+        assert!(!cqe_owned_by_sw(OP_OWN_SW_INIT, 0, 4));
+        assert!(cqe_owned_by_sw(
+            op_own(opcode::REQ, 0, cqe_owner_for(3, 4)),
+            3,
+            4
+        ));
+        assert!(!cqe_owned_by_sw(op_own(opcode::REQ, 0, 0), 16, 4));
+        assert!(cqe_owned_by_sw(
+            op_own(opcode::REQ, 0, cqe_owner_for(16, 4)),
+            16,
+            4
+        ));
+        assert_eq!(opcode::cqe_opcode_name(13), "REQ_ERR");
+    }
+}

@@ -1,0 +1,295 @@
+//! Capabilities as data: a profile file per card (tools/cx4-model/profiles/*.caps) sets fields
+//! of the mlx5_ifc capability layouts by name; QUERY_HCA_CAP reports max and current pages,
+//! SET_HCA_CAP lowers settable current values.
+
+use std::collections::BTreeMap;
+
+use cx4_hw::{
+    bits::{read_any, set32, set64, Field},
+    caps::{
+        cap_type,
+        flow::{FlowTableNicCap, FlowTablePropLayout},
+        general::CmdHcaCap,
+        net::{PerProtocolNetworkingOffloadCaps, RoceCap},
+        split_query_op_mod, QueryHcaCapIn, QueryHcaCapOut, SetHcaCapIn,
+    },
+};
+use zerocopy::FromBytes;
+
+use super::{fail, need_in, need_out, CmdResult, Firmware};
+
+/// Size of one capability page.
+pub const CAP_PAGE: usize = 0x1000;
+
+/// Why a profile was rejected.
+#[derive(Debug)]
+pub struct ProfileError(pub String);
+
+impl std::fmt::Display for ProfileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The capability pages of one card: maximum (what the card can do) and current (what the
+/// driver selected with SET_HCA_CAP).
+#[derive(Clone, Debug)]
+pub struct CapProfile {
+    /// Maximum values per cap type.
+    pub max: BTreeMap<u16, Vec<u8>>,
+    /// Current values per cap type.
+    pub cur: BTreeMap<u16, Vec<u8>>,
+}
+
+fn section_type(name: &str) -> Option<(u16, &'static [Field])> {
+    Some(match name {
+        "general" => (cap_type::GENERAL, CmdHcaCap::FIELDS),
+        "ethernet" => (
+            cap_type::ETHERNET_OFFLOADS,
+            PerProtocolNetworkingOffloadCaps::FIELDS,
+        ),
+        "roce" => (cap_type::ROCE, RoceCap::FIELDS),
+        "flow_table" => (cap_type::FLOW_TABLE, FlowTableNicCap::FIELDS),
+        _ => return None,
+    })
+}
+
+/// The layout of a nested capability field, by the field's name.
+fn nested_fields(name: &str) -> Option<&'static [Field]> {
+    name.starts_with("flow_table_properties_")
+        .then_some(FlowTablePropLayout::FIELDS)
+}
+
+/// Resolves `a` or `outer.inner` to (bit offset, width) inside the page.
+fn resolve(fields: &'static [Field], key: &str) -> Option<(u32, u32)> {
+    let (outer, inner) = match key.split_once('.') {
+        Some((o, i)) => (o, Some(i)),
+        None => (key, None),
+    };
+    let &(_, off, w) = fields.iter().find(|f| f.0 == outer)?;
+    match inner {
+        None => Some((off, w)),
+        Some(i) => {
+            let &(_, ioff, iw) = nested_fields(outer)?.iter().find(|f| f.0 == i)?;
+            Some((off + ioff, iw))
+        }
+    }
+}
+
+fn parse_num(v: &str) -> Option<u64> {
+    match v.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => v.parse().ok(),
+    }
+}
+
+impl CapProfile {
+    /// Parses a profile text; every key must name a field of its section's layout.
+    pub fn parse(text: &str) -> Result<Self, ProfileError> {
+        let mut max: BTreeMap<u16, Vec<u8>> = BTreeMap::new();
+        let mut section: Option<(u16, &'static [Field])> = None;
+        for (n, raw) in text.lines().enumerate() {
+            let line = raw.split('#').next().unwrap_or("").trim();
+            let err = |m: String| ProfileError(format!("profile line {}: {m}", n + 1));
+            if line.is_empty() {
+                continue;
+            }
+            if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                section = Some(
+                    section_type(name).ok_or_else(|| err(format!("unknown section {name:?}")))?,
+                );
+                max.entry(section.unwrap().0)
+                    .or_insert_with(|| vec![0; CAP_PAGE]);
+                continue;
+            }
+            let (ty, fields) = section.ok_or_else(|| err("key before any section".into()))?;
+            let (k, v) = line
+                .split_once('=')
+                .ok_or_else(|| err(format!("expected key = value: {line:?}")))?;
+            let (k, v) = (k.trim(), v.trim());
+            let (off, w) =
+                resolve(fields, k).ok_or_else(|| err(format!("no field {k:?} in this section")))?;
+            let val = parse_num(v).ok_or_else(|| err(format!("bad number {v:?}")))?;
+            if w < 64 && val >> w != 0 {
+                return Err(err(format!("{k} = {val:#x} does not fit in {w} bits")));
+            }
+            let page = max.get_mut(&ty).expect("section page");
+            if off % 32 + w <= 32 {
+                set32(page, off, w, val as u32);
+            } else {
+                set64(page, off, w, val);
+            }
+        }
+        if !max.contains_key(&cap_type::GENERAL) {
+            return Err(ProfileError("profile has no [general] section".into()));
+        }
+        let cur = max.clone();
+        Ok(CapProfile { max, cur })
+    }
+
+    /// A copy with current values reset to the maximum (function reset).
+    pub fn reset_current(&self) -> Self {
+        CapProfile {
+            max: self.max.clone(),
+            cur: self.max.clone(),
+        }
+    }
+
+    /// Reads a field of the general capabilities (current).
+    pub fn general(&self, name: &str) -> u64 {
+        let (off, w) = resolve(CmdHcaCap::FIELDS, name).expect("known general cap field");
+        read_any(&self.cur[&cap_type::GENERAL], off, w).unwrap_or(0)
+    }
+}
+
+/// General-capability fields the driver may lower with SET_HCA_CAP (main.c handle_hca_cap and
+/// the driver's profile); all others keep their value whatever the driver writes.
+const SETTABLE_GENERAL: &[&str] = &[
+    "pkey_table_size",
+    "log_max_qp",
+    "cmdif_checksum",
+    "log_uar_page_sz",
+    "uar_4k",
+    "roce",
+    "cache_line_128byte",
+    "dct",
+    "num_vhca_ports",
+    "sw_owner_id",
+    "release_all_pages",
+    "mkey_by_name",
+    "abs_native_port_num",
+    "disable_local_lb_uc",
+    "disable_local_lb_mc",
+    "roce_rw_supported",
+    "log_max_current_uc_list",
+    "log_max_current_mc_list",
+];
+
+impl Firmware {
+    pub(super) fn query_hca_cap(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
+        need_in(input, QueryHcaCapIn::SIZE)?;
+        need_out(out, QueryHcaCapOut::SIZE)?;
+        let inp = QueryHcaCapIn::ref_from_prefix(input)
+            .expect("length checked")
+            .0;
+        if inp.other_function() != 0 {
+            fail!(
+                BAD_PARAM,
+                "QUERY_HCA_CAP for another function",
+                "function {}",
+                inp.function_id()
+            );
+        }
+        let (ty, cur) = split_query_op_mod(inp.op_mod() as u16);
+        let pages = if cur { &self.caps.cur } else { &self.caps.max };
+        let Some(page) = pages.get(&ty) else {
+            fail!(
+                BAD_PARAM,
+                "QUERY_HCA_CAP of an unsupported capability type",
+                "type {ty:#x}"
+            );
+        };
+        let o = QueryHcaCapOut::mut_from_prefix(out)
+            .expect("length checked")
+            .0;
+        o.capability_mut().0.copy_from_slice(page);
+        Ok(())
+    }
+
+    pub(super) fn set_hca_cap(&mut self, input: &[u8]) -> CmdResult {
+        need_in(input, SetHcaCapIn::SIZE)?;
+        let inp = SetHcaCapIn::ref_from_prefix(input)
+            .expect("length checked")
+            .0;
+        let ty = (inp.op_mod() >> 1) as u16;
+        if inp.op_mod() & 1 != 0 {
+            fail!(
+                BAD_PARAM,
+                "SET_HCA_CAP with a query op_mod",
+                "op_mod {:#x}",
+                inp.op_mod()
+            );
+        }
+        let new = &inp.capability().0;
+        let (fields, settable): (&[Field], &[&str]) = match ty {
+            cap_type::GENERAL => (CmdHcaCap::FIELDS, SETTABLE_GENERAL),
+            cap_type::ROCE => (RoceCap::FIELDS, &["sw_r_roce_src_udp_port"]),
+            _ => fail!(
+                BAD_PARAM,
+                "SET_HCA_CAP of a capability type that is not settable",
+                "type {ty:#x}"
+            ),
+        };
+        let (Some(max), Some(cur)) = (self.caps.max.get(&ty), self.caps.cur.get(&ty)) else {
+            fail!(
+                BAD_PARAM,
+                "SET_HCA_CAP of an unsupported capability type",
+                "type {ty:#x}"
+            );
+        };
+        let mut next = cur.clone();
+        for &(name, off, w) in fields.iter().filter(|f| settable.contains(&f.0)) {
+            let (Some(v), Some(m)) = (read_any(new, off, w), read_any(max, off, w)) else {
+                continue;
+            };
+            // Boolean features can only be turned on when supported; sizes only lowered.
+            let ok =
+                if name.starts_with("log_") || name.ends_with("_size") || name.ends_with("_list") {
+                    v <= m || name == "pkey_table_size" || name == "log_uar_page_sz"
+                } else {
+                    v <= m
+                };
+            if !ok {
+                fail!(
+                    BAD_PARAM,
+                    "SET_HCA_CAP above the maximum",
+                    "{name} = {v} > max {m}"
+                );
+            }
+            if w <= 32 && off % 32 + w <= 32 {
+                set32(&mut next, off, w, v as u32);
+            }
+        }
+        self.caps.cur.insert(ty, next);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_profiles_parse() {
+        for text in [
+            include_str!("../../profiles/connectx4.caps"),
+            include_str!("../../profiles/connectx4lx.caps"),
+        ] {
+            let p = CapProfile::parse(text).unwrap();
+            assert_eq!(p.general("port_type"), 1);
+            assert_eq!(p.general("log_max_qp"), 18);
+            let ft = &p.max[&cap_type::FLOW_TABLE];
+            let (off, w) = resolve(
+                FlowTableNicCap::FIELDS,
+                "flow_table_properties_nic_receive.max_ft_level",
+            )
+            .unwrap();
+            assert_eq!(read_any(ft, off, w), Some(64));
+        }
+    }
+
+    #[test]
+    fn bad_profiles_are_rejected_with_the_line() {
+        for (text, want) in [
+            ("[general]\nno_such_cap = 1\n", "line 2"),
+            ("[warp]\n", "unknown section"),
+            ("port_type = 1\n", "before any section"),
+            ("[general]\nport_type = 7\n", "does not fit"),
+            ("[general]\nport_type 1\n", "expected key"),
+            ("[roce]\nroce_version = 4\n", "no [general]"),
+        ] {
+            let e = CapProfile::parse(text).unwrap_err();
+            assert!(e.0.contains(want), "{text:?}: {e}");
+        }
+    }
+}

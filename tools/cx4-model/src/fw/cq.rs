@@ -1,0 +1,350 @@
+//! Completion queues: CREATE/DESTROY/QUERY/MODIFY_CQ, the arm doorbell, and CQE delivery with
+//! ownership, doorbell-record consumer index, overrun detection and completion events.
+
+use cx4_hw::{
+    bits::tail_count,
+    cq::{CreateCqIn, CreateCqOut, DestroyCqIn, ModifyCqIn, QueryCqIn, QueryCqOut},
+    eq::event_type,
+    opcode,
+};
+use zerocopy::FromBytes;
+
+use super::{fail, need_in, need_out, CmdResult, Ctx, Firmware};
+
+/// How a CQ is armed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arm {
+    /// Not armed.
+    None,
+    /// Next completion raises an event.
+    Next,
+    /// Next solicited completion raises an event.
+    Solicited,
+}
+
+/// One completion queue.
+#[derive(Debug)]
+pub struct Cq {
+    /// CQ number.
+    pub cqn: u32,
+    /// log2 of the entry count.
+    pub log_size: u8,
+    /// CQE stride (64 or 128).
+    pub cqe_size: usize,
+    /// Ring pages.
+    pub pas: Vec<u64>,
+    /// log2 of the ring page size.
+    pub page_shift: u8,
+    /// EQ receiving completion events.
+    pub eqn: u8,
+    /// UAR page of the arm doorbell.
+    pub uar_page: u32,
+    /// Doorbell record (set_ci at +0, arm at +4).
+    pub dbr: u64,
+    /// Producer index.
+    pub pi: u32,
+    /// Arm state.
+    pub arm: Arm,
+    /// Last arm sequence number.
+    pub arm_sn: u8,
+    /// Overrun detected; the CQ stops.
+    pub overrun: bool,
+    /// Moderation (from MODIFY_CQ).
+    pub moderation: (u32, u32),
+    /// Completions written.
+    pub cqes: u64,
+}
+
+impl Cq {
+    fn slot_addr(&self, idx: u32) -> Option<u64> {
+        let off = u64::from(idx & ((1 << self.log_size) - 1)) * self.cqe_size as u64;
+        let page = usize::try_from(off >> self.page_shift).ok()?;
+        Some(self.pas.get(page)? + (off & ((1u64 << self.page_shift) - 1)))
+    }
+
+    fn consumer_index(&self, ctx: &Ctx<'_>) -> Option<u32> {
+        let mut b = [0u8; 4];
+        ctx.mem.read(self.dbr, &mut b).ok()?;
+        Some(u32::from_be_bytes(b) & 0xff_ffff)
+    }
+}
+
+impl Firmware {
+    pub(super) fn cq_cmd(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        op: u16,
+        input: &[u8],
+        out: &mut [u8],
+    ) -> CmdResult {
+        need_out(out, 0x10)?;
+        match op {
+            opcode::CREATE_CQ => self.create_cq(ctx, input, out),
+            opcode::DESTROY_CQ => {
+                need_in(input, DestroyCqIn::SIZE)?;
+                let cqn = DestroyCqIn::ref_from_prefix(input)
+                    .expect("length checked")
+                    .0
+                    .cqn();
+                match self.cqs.remove(&cqn) {
+                    Some(_) => Ok(()),
+                    None => fail!(
+                        BAD_RES,
+                        "DESTROY_CQ of a CQ that does not exist",
+                        "CQ {cqn:#x}"
+                    ),
+                }
+            }
+            opcode::QUERY_CQ => {
+                need_in(input, QueryCqIn::SIZE)?;
+                need_out(out, QueryCqOut::SIZE)?;
+                let cqn = QueryCqIn::ref_from_prefix(input)
+                    .expect("length checked")
+                    .0
+                    .cqn();
+                let ci = self.cqs.get(&cqn).and_then(|c| c.consumer_index(ctx));
+                let Some(cq) = self.cqs.get(&cqn) else {
+                    fail!(
+                        BAD_RES,
+                        "QUERY_CQ of a CQ that does not exist",
+                        "CQ {cqn:#x}"
+                    );
+                };
+                let o = QueryCqOut::mut_from_prefix(out).expect("length checked").0;
+                let c = o.cq_context_mut();
+                c.set_log_cq_size(cq.log_size.into());
+                c.set_cqe_sz(if cq.cqe_size == 128 { 1 } else { 0 });
+                c.set_uar_page(cq.uar_page);
+                c.set_c_eqn_or_apu_element(cq.eqn.into());
+                c.set_log_page_size(u32::from(cq.page_shift) - 12);
+                c.set_dbr_addr(cq.dbr);
+                c.set_producer_counter(cq.pi & 0xff_ffff);
+                c.set_consumer_counter(ci.unwrap_or(0));
+                c.set_cq_period(cq.moderation.0);
+                c.set_cq_max_count(cq.moderation.1);
+                c.set_status(if cq.overrun { 0x9 } else { 0 });
+                Ok(())
+            }
+            opcode::MODIFY_CQ => {
+                need_in(input, ModifyCqIn::SIZE)?;
+                let inp = ModifyCqIn::ref_from_prefix(input)
+                    .expect("length checked")
+                    .0;
+                if self.caps.general("cq_moderation") == 0 {
+                    fail!(BAD_PARAM, "MODIFY_CQ: CQ moderation is not supported");
+                }
+                let Some(cq) = self.cqs.get_mut(&inp.cqn()) else {
+                    fail!(
+                        BAD_RES,
+                        "MODIFY_CQ of a CQ that does not exist",
+                        "CQ {:#x}",
+                        inp.cqn()
+                    );
+                };
+                let c = inp.cq_context();
+                cq.moderation = (c.cq_period(), c.cq_max_count());
+                Ok(())
+            }
+            _ => unreachable!("dispatched by opcode"),
+        }
+    }
+
+    fn create_cq(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {
+        need_in(input, CreateCqIn::SIZE)?;
+        let inp = CreateCqIn::ref_from_prefix(input)
+            .expect("length checked")
+            .0;
+        let c = inp.cq_context();
+        let log_size = c.log_cq_size();
+        let max = self.caps.general("log_max_cq_sz") as u32;
+        if log_size > max {
+            fail!(
+                BAD_PARAM,
+                "CREATE_CQ size out of range",
+                "log_cq_size {log_size} (max {max})"
+            );
+        }
+        let cqe_size = match c.cqe_sz() {
+            0 => 64,
+            1 => 128,
+            s => fail!(
+                BAD_PARAM,
+                "CREATE_CQ with an unknown CQE size",
+                "cqe_sz {s}"
+            ),
+        };
+        let page_shift = 12 + c.log_page_size();
+        if page_shift > 30 || c.page_offset() != 0 {
+            fail!(
+                BAD_PARAM,
+                "CREATE_CQ page geometry unsupported",
+                "log_page_size {} offset {}",
+                c.log_page_size(),
+                c.page_offset()
+            );
+        }
+        let bytes = ((cqe_size as u64) << log_size).max(1 << page_shift);
+        let npages = (bytes >> page_shift) as usize;
+        if tail_count(input.len(), CreateCqIn::SIZE, 8) < npages {
+            fail!(
+                BAD_INP_LEN,
+                "CREATE_CQ: fewer PAS entries than the CQ needs",
+                "{npages} needed"
+            );
+        }
+        let pas: Vec<u64> = (0..npages)
+            .map(|i| CreateCqIn::pas(input, i).unwrap_or(0))
+            .collect();
+        let mut b = [0u8; 8];
+        for &pa in &pas {
+            if pa % (1 << page_shift) != 0 || ctx.mem.read(pa, &mut b[..1]).is_err() {
+                fail!(
+                    BAD_PARAM,
+                    "CREATE_CQ: PAS entry not an aligned guest page",
+                    "{pa:#x}"
+                );
+            }
+        }
+        let dbr = c.dbr_addr();
+        if dbr % 8 != 0 || ctx.mem.read(dbr, &mut b).is_err() {
+            fail!(
+                BAD_PARAM,
+                "CREATE_CQ: doorbell record not in guest memory",
+                "{dbr:#x}"
+            );
+        }
+        let eqn = c.c_eqn_or_apu_element();
+        if !u8::try_from(eqn).is_ok_and(|n| self.eqs.contains_key(&n)) {
+            fail!(
+                BAD_RES,
+                "CREATE_CQ reporting to an EQ that does not exist",
+                "EQ {eqn}"
+            );
+        }
+        let uar = c.uar_page();
+        if !self.uars.contains_key(&uar) {
+            fail!(BAD_RES, "CREATE_CQ on a UAR not allocated", "UAR {uar}");
+        }
+        let max_cqs = 1u64 << self.caps.general("log_max_cq");
+        if self.cqs.len() as u64 >= max_cqs {
+            fail!(NO_RES, "CREATE_CQ: no CQs left");
+        }
+        let cqn = self.alloc_id();
+        self.cqs.insert(
+            cqn,
+            Cq {
+                cqn,
+                log_size: log_size as u8,
+                cqe_size,
+                pas,
+                page_shift: page_shift as u8,
+                eqn: eqn as u8,
+                uar_page: uar,
+                dbr,
+                pi: 0,
+                arm: Arm::None,
+                arm_sn: 0,
+                overrun: false,
+                moderation: (c.cq_period(), c.cq_max_count()),
+                cqes: 0,
+            },
+        );
+        CreateCqOut::mut_from_prefix(out)
+            .expect("length checked")
+            .0
+            .set_cqn(cqn);
+        Ok(())
+    }
+
+    /// The 64-bit arm doorbell at UAR +0x20: `sn << 28 | cmd | ci`, then the CQ number.
+    pub(super) fn cq_arm_doorbell(&mut self, ctx: &mut Ctx<'_>, page: u32, data: &[u8]) {
+        let w0 = u32::from_be_bytes([data[0], data[1], data[2], data[3]]);
+        let cqn = u32::from_be_bytes([data[4], data[5], data[6], data[7]]) & 0xff_ffff;
+        let Some(cq) = self.cqs.get_mut(&cqn) else {
+            log::warn!("CQ arm doorbell for CQ {cqn:#x} that does not exist, ignored");
+            return;
+        };
+        if cq.uar_page != page {
+            log::warn!(
+                "CQ {cqn:#x} armed through UAR {page}, not its UAR {}",
+                cq.uar_page
+            );
+        }
+        cq.arm_sn = (w0 >> 28) as u8 & 3;
+        cq.arm = if w0 & (1 << 24) != 0 {
+            Arm::Solicited
+        } else {
+            Arm::Next
+        };
+        let ci = w0 & 0xff_ffff;
+        // Completions already written past the armed index raise the event at once.
+        if cq.pi & 0xff_ffff != ci && cq.arm == Arm::Next {
+            let (eqn, cqn) = (cq.eqn, cq.cqn);
+            cq.arm = Arm::None;
+            self.completion_event(ctx, eqn, cqn);
+        }
+    }
+
+    fn completion_event(&mut self, ctx: &mut Ctx<'_>, eqn: u8, cqn: u32) {
+        let mut eqe = cx4_hw::eq::eqe::Eqe::new();
+        eqe.comp_mut().set_cqn(cqn);
+        let data = eqe.data().to_vec();
+        if let Some(eq) = self.eqs.get_mut(&eqn) {
+            let drop = ctx.faults.take_drop(eq.vector);
+            eq.post(ctx.mem, ctx.msix, event_type::COMP, 0, &data, drop);
+        }
+    }
+
+    /// Writes one CQE (64 bytes, its op_own byte's owner bit set for the current pass) to `cqn`;
+    /// `solicited` marks a solicited completion. Detects overrun from the doorbell record.
+    pub fn post_cqe(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        cqn: u32,
+        cqe: &[u8; 64],
+        solicited: bool,
+    ) -> Result<(), String> {
+        let Some(cq) = self.cqs.get_mut(&cqn) else {
+            return Err(format!("no CQ {cqn:#x}"));
+        };
+        if cq.overrun {
+            return Err(format!("CQ {cqn:#x} is in error after an overrun"));
+        }
+        let ci = cq
+            .consumer_index(ctx)
+            .ok_or("doorbell record unreachable")?;
+        let size = 1u32 << cq.log_size;
+        if (cq.pi & 0xff_ffff).wrapping_sub(ci) & 0xff_ffff >= size {
+            cq.overrun = true;
+            log::error!(
+                "CQ {cqn:#x}: overrun (pi {} ci {ci}), CQ error event",
+                cq.pi
+            );
+            let mut eqe = cx4_hw::eq::eqe::Eqe::new();
+            eqe.cq_err_mut().set_cqn(cqn);
+            eqe.cq_err_mut().set_syndrome(0x1); // MLX5_CQ_ERROR_SYNDROME_CQ_OVERRUN
+            let data = eqe.data().to_vec();
+            self.post_event(ctx, event_type::CQ_ERROR, 0, &data);
+            return Err(format!("CQ {cqn:#x} overrun"));
+        }
+        let addr = cq.slot_addr(cq.pi).ok_or("CQ ring page missing")?;
+        let mut e = *cqe;
+        let owner = ((cq.pi >> cq.log_size) & 1) as u8;
+        e[63] = (e[63] & !1) | owner;
+        // For 128-byte CQEs the 64-byte CQE sits in the second half.
+        let at = if cq.cqe_size == 128 { addr + 64 } else { addr };
+        ctx.mem.write(at, &e[..63]).map_err(|e| e.to_string())?;
+        ctx.mem
+            .write(at + 63, &e[63..])
+            .map_err(|e| e.to_string())?;
+        cq.pi = cq.pi.wrapping_add(1);
+        cq.cqes += 1;
+        let fire = cq.arm == Arm::Next || (cq.arm == Arm::Solicited && solicited);
+        if fire {
+            cq.arm = Arm::None;
+            let eqn = cq.eqn;
+            self.completion_event(ctx, eqn, cqn);
+        }
+        Ok(())
+    }
+}

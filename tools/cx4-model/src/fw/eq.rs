@@ -1,0 +1,236 @@
+//! CREATE/DESTROY/QUERY_EQ and GEN_EQE.
+
+use cx4_hw::{
+    bits::tail_count,
+    eq::{
+        eqe::Eqe, event_type, CreateEqIn, CreateEqOut, DestroyEqIn, GenEqeIn, QueryEqIn, QueryEqOut,
+    },
+    opcode,
+};
+use zerocopy::FromBytes;
+
+use super::{fail, need_in, need_out, CmdResult, Ctx, Firmware};
+use crate::eq::Eq;
+
+impl Firmware {
+    pub(super) fn eq_cmd(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        op: u16,
+        input: &[u8],
+        out: &mut [u8],
+    ) -> CmdResult {
+        need_out(out, 0x10)?;
+        match op {
+            opcode::CREATE_EQ => self.create_eq(ctx, input, out),
+            opcode::DESTROY_EQ => {
+                need_in(input, DestroyEqIn::SIZE)?;
+                let eqn = DestroyEqIn::ref_from_prefix(input)
+                    .expect("length checked")
+                    .0
+                    .eq_number();
+                if self.cqs.values().any(|c| u32::from(c.eqn) == eqn) {
+                    fail!(
+                        BAD_RES_STATE,
+                        "DESTROY_EQ of an EQ CQs still report to",
+                        "EQ {eqn}"
+                    );
+                }
+                match u8::try_from(eqn).ok().and_then(|n| self.eqs.remove(&n)) {
+                    Some(eq) => {
+                        log::debug!(
+                            "EQ {eqn} destroyed after {} events, {} interrupts",
+                            eq.events,
+                            eq.interrupts
+                        );
+                        Ok(())
+                    }
+                    None => fail!(
+                        BAD_RES,
+                        "DESTROY_EQ of an EQ that does not exist",
+                        "EQ {eqn}"
+                    ),
+                }
+            }
+            opcode::QUERY_EQ => {
+                need_in(input, QueryEqIn::SIZE)?;
+                need_out(out, QueryEqOut::SIZE)?;
+                let eqn = QueryEqIn::ref_from_prefix(input)
+                    .expect("length checked")
+                    .0
+                    .eq_number();
+                let Some(eq) = u8::try_from(eqn).ok().and_then(|n| self.eqs.get(&n)) else {
+                    fail!(BAD_RES, "QUERY_EQ of an EQ that does not exist", "EQ {eqn}");
+                };
+                let o = QueryEqOut::mut_from_prefix(out).expect("length checked").0;
+                let c = o.eq_context_entry_mut();
+                c.set_log_eq_size(eq.log_size.into());
+                c.set_uar_page(eq.uar_page);
+                c.set_intr(eq.vector.into());
+                c.set_log_page_size(u32::from(eq.page_shift) - 12);
+                c.set_consumer_counter(eq.ci & 0xff_ffff);
+                c.set_producer_counter(eq.pi & 0xff_ffff);
+                c.set_st(if eq.armed { 0x9 } else { 0xa });
+                Ok(())
+            }
+            opcode::GEN_EQE => {
+                need_in(input, GenEqeIn::SIZE)?;
+                let inp = GenEqeIn::ref_from_prefix(input).expect("length checked").0;
+                let eqn = inp.eq_number();
+                let Some(eq) = u8::try_from(eqn).ok().and_then(|n| self.eqs.get_mut(&n)) else {
+                    fail!(BAD_RES, "GEN_EQE on an EQ that does not exist", "EQ {eqn}");
+                };
+                let eqe = Eqe::ref_from_bytes(inp.eqe()).expect("an EQE is 64 bytes");
+                let (ty, sub) = (eqe.event_type() as u8, eqe.sub_type() as u8);
+                let drop = ctx.faults.take_drop(eq.vector);
+                if !eq.post(ctx.mem, ctx.msix, ty, sub, eqe.data(), drop) {
+                    fail!(BAD_RES_STATE, "GEN_EQE on an EQ in error", "EQ {eqn}");
+                }
+                Ok(())
+            }
+            _ => unreachable!("dispatched by opcode"),
+        }
+    }
+
+    fn create_eq(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {
+        need_in(input, CreateEqIn::SIZE)?;
+        let inp = CreateEqIn::ref_from_prefix(input)
+            .expect("length checked")
+            .0;
+        let c = inp.eq_context_entry();
+        let log_size = c.log_eq_size();
+        let max_log = self.caps.general("log_max_eq_sz") as u32;
+        if log_size > max_log || log_size == 0 {
+            fail!(
+                BAD_PARAM,
+                "CREATE_EQ size out of range",
+                "log_eq_size {log_size} (max {max_log})"
+            );
+        }
+        let page_shift = 12 + c.log_page_size();
+        if page_shift > 30 {
+            fail!(
+                BAD_PARAM,
+                "CREATE_EQ page size out of range",
+                "log_page_size {}",
+                c.log_page_size()
+            );
+        }
+        if c.page_offset() != 0 {
+            fail!(
+                BAD_PARAM,
+                "CREATE_EQ with a page offset",
+                "{}",
+                c.page_offset()
+            );
+        }
+        let bytes = (64u64 << log_size).max(1 << page_shift);
+        let npages = (bytes >> page_shift) as usize;
+        if tail_count(input.len(), CreateEqIn::SIZE, 8) < npages {
+            fail!(
+                BAD_INP_LEN,
+                "CREATE_EQ: fewer PAS entries than the EQ needs",
+                "{npages} needed"
+            );
+        }
+        let pas: Vec<u64> = (0..npages)
+            .map(|i| CreateEqIn::pas(input, i).unwrap_or(0))
+            .collect();
+        for &pa in &pas {
+            let mut b = [0u8; 1];
+            if pa % (1 << page_shift) != 0 || ctx.mem.read(pa, &mut b).is_err() {
+                fail!(
+                    BAD_PARAM,
+                    "CREATE_EQ: PAS entry not an aligned guest page",
+                    "{pa:#x}"
+                );
+            }
+        }
+        let uar = c.uar_page();
+        if !self.uars.contains_key(&uar) {
+            fail!(BAD_RES, "CREATE_EQ on a UAR not allocated", "UAR {uar}");
+        }
+        let vector = c.intr();
+        if vector as usize >= ctx.msix.len() {
+            fail!(
+                BAD_PARAM,
+                "CREATE_EQ on an MSI-X vector that does not exist",
+                "vector {vector}"
+            );
+        }
+        let max_eqs = 1usize << self.caps.general("log_max_eq");
+        let Some(eqn) = (0..=255u8)
+            .find(|n| !self.eqs.contains_key(n))
+            .filter(|&n| (n as usize) < max_eqs)
+        else {
+            fail!(
+                NO_RES,
+                "CREATE_EQ: no EQs left",
+                "{} in use",
+                self.eqs.len()
+            );
+        };
+        let mut mask = [0u64; 4];
+        for (i, m) in mask.iter_mut().enumerate() {
+            *m = inp.event_bitmask(i).unwrap_or(0);
+        }
+        // event_bitmask[0] holds event types 0..63 in its low bits (mlx5_ifc: u8[4][0x40]; the
+        // driver sets bit n of the first u64 for type n).
+        let eq = Eq {
+            eqn,
+            log_size: log_size as u8,
+            pas,
+            page_shift: page_shift as u8,
+            uar_page: uar,
+            vector: vector as u16,
+            mask,
+            pi: 0,
+            ci: 0,
+            armed: false,
+            overrun: false,
+            events: 0,
+            interrupts: 0,
+        };
+        log::info!(
+            "EQ {eqn} created: {} entries, vector {vector}, UAR {uar}, events {:#x}",
+            1u32 << log_size,
+            mask[0]
+        );
+        let wants_pages = eq.wants(event_type::PAGE_REQUEST);
+        self.eqs.insert(eqn, eq);
+        CreateEqOut::mut_from_prefix(out)
+            .expect("length checked")
+            .0
+            .set_eq_number(eqn.into());
+        if wants_pages {
+            self.request_regular_pages(ctx);
+        }
+        Ok(())
+    }
+
+    /// A doorbell write on UAR page `page` at `off` (EQ and CQ doorbells).
+    pub fn uar_doorbell(&mut self, ctx: &mut Ctx<'_>, page: u32, off: u64, data: &[u8]) {
+        use crate::eq::uar;
+        if !self.uars.contains_key(&page) {
+            log::warn!("doorbell on UAR page {page} that is not allocated, ignored");
+            return;
+        }
+        match (off, data.len()) {
+            (uar::EQ_UPDATE_CI_ARM | uar::EQ_UPDATE_CI, 4) => {
+                let v = u32::from_be_bytes([data[0], data[1], data[2], data[3]]);
+                let eqn = (v >> 24) as u8;
+                match self.eqs.get_mut(&eqn) {
+                    Some(eq) if eq.uar_page == page => {
+                        eq.doorbell(v & 0xff_ffff, off == uar::EQ_UPDATE_CI_ARM, ctx.msix)
+                    }
+                    _ => log::warn!("EQ doorbell for EQ {eqn} not on UAR {page}, ignored"),
+                }
+            }
+            (uar::CQ_DOORBELL, 8) => self.cq_arm_doorbell(ctx, page, data),
+            _ => log::debug!(
+                "UAR {page} write at {off:#x} ({} bytes) ignored",
+                data.len()
+            ),
+        }
+    }
+}

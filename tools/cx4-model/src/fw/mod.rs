@@ -1,0 +1,416 @@
+//! The modelled firmware: executes commands against the function's state.
+//!
+//! Each command family lives in its own file; this one holds the state, the dispatcher and the
+//! error type. Every handler validates its input and answers with the status and syndrome a
+//! real ConnectX-4 gives for the same mistake; none succeeds silently on input it ignores.
+
+mod caps;
+mod cq;
+mod eq;
+mod flow;
+mod hca;
+mod pages;
+mod regs;
+mod res;
+mod vport;
+
+use std::collections::BTreeMap;
+
+use cx4_hw::{
+    bits::{get32, set32},
+    opcode::{self, opcode_name},
+    status,
+};
+
+pub use caps::{CapProfile, ProfileError};
+pub use cq::Cq;
+pub use regs::{ETH_100GBASE_CR4, ETH_25GBASE_CR};
+pub use vport::VportState;
+
+use crate::{
+    eq::Eq,
+    faults::{FaultPlan, Verdict},
+    guest_mem::GuestMem,
+    irq::MsiX,
+    pages::Pages,
+};
+
+/// A command failure: status byte, syndrome and a human-readable reason for the model's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CmdError {
+    /// `MLX5_CMD_STAT_*`.
+    pub status: u8,
+    /// Syndrome; stable per check site (a hash of the reason), like firmware's.
+    pub syndrome: u32,
+    /// Why.
+    pub reason: String,
+}
+
+/// FNV-1a of a check site's reason: the model's syndromes, stable across runs and builds.
+pub const fn syndrome_of(reason: &str) -> u32 {
+    let b = reason.as_bytes();
+    let mut h: u32 = 0x811c_9dc5;
+    let mut i = 0;
+    while i < b.len() {
+        h ^= b[i] as u32;
+        h = h.wrapping_mul(0x0100_0193);
+        i += 1;
+    }
+    h
+}
+
+impl CmdError {
+    /// A failure with `status`; the syndrome derives from the static part of the reason.
+    pub fn new(status: u8, site: &'static str, detail: impl Into<String>) -> Self {
+        let d = detail.into();
+        CmdError {
+            status,
+            syndrome: syndrome_of(site),
+            reason: if d.is_empty() {
+                site.to_string()
+            } else {
+                format!("{site}: {d}")
+            },
+        }
+    }
+}
+
+/// Shorthand for handlers.
+pub type CmdResult = Result<(), CmdError>;
+
+macro_rules! fail {
+    ($status:ident, $site:literal) => {
+        return Err($crate::fw::CmdError::new(cx4_hw::status::$status, $site, ""))
+    };
+    ($status:ident, $site:literal, $($arg:tt)+) => {
+        return Err($crate::fw::CmdError::new(cx4_hw::status::$status, $site, format!($($arg)+)))
+    };
+}
+pub(crate) use fail;
+
+/// What the rest of the device lends the firmware while it executes a command.
+pub struct Ctx<'a> {
+    /// Guest memory.
+    pub mem: &'a GuestMem,
+    /// Interrupt vectors.
+    pub msix: &'a mut MsiX,
+    /// Fault plan (interrupt drops).
+    pub faults: &'a mut FaultPlan,
+}
+
+/// Life cycle of the function, as ENABLE/INIT/TEARDOWN/DISABLE move it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HcaState {
+    /// After reset, before ENABLE_HCA.
+    Disabled,
+    /// Enabled, not initialized (ISSI, pages, caps may be negotiated).
+    Enabled,
+    /// INIT_HCA done: resources may be created.
+    Initialized,
+    /// TEARDOWN_HCA done: only page reclaim and DISABLE_HCA make sense.
+    TornDown,
+}
+
+/// Per-opcode statistics.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct OpStats {
+    /// Executed.
+    pub count: u64,
+    /// Failed.
+    pub errors: u64,
+}
+
+/// The firmware state of one function.
+pub struct Firmware {
+    /// Life cycle.
+    pub state: HcaState,
+    /// Negotiated interface step sequence id.
+    pub issi: u16,
+    /// Capabilities (max and current).
+    pub caps: CapProfile,
+    /// Firmware pages.
+    pub pages: Pages,
+    /// Allocated UAR indices.
+    pub uars: BTreeMap<u32, ()>,
+    /// Event queues by number.
+    pub eqs: BTreeMap<u8, Eq>,
+    /// Completion queues by number.
+    pub cqs: BTreeMap<u32, Cq>,
+    /// Protection domains.
+    pub pds: BTreeMap<u32, ()>,
+    /// Transport domains.
+    pub tds: BTreeMap<u32, ()>,
+    /// Flow tables (id → table type, level).
+    pub flow_tables: BTreeMap<u32, (u8, u8)>,
+    /// Root flow table per table type.
+    pub flow_root: BTreeMap<u8, u32>,
+    /// Registers written by the driver (id → contents), for the ones that keep state.
+    pub regs: regs::RegState,
+    /// NIC vport context.
+    pub vport: vport::VportState,
+    /// Statistics per opcode.
+    pub stats: BTreeMap<u16, OpStats>,
+    /// Driver version string from SET_DRIVER_VERSION.
+    pub driver_version: String,
+    /// Board id reported by QUERY_ADAPTER.
+    pub psid: String,
+    next_id: u32,
+}
+
+/// Reads the opcode of a command input.
+pub fn in_opcode(input: &[u8]) -> u16 {
+    get32(input, 0, 16) as u16
+}
+
+/// Reads the op_mod of a command input.
+pub fn in_op_mod(input: &[u8]) -> u16 {
+    get32(input, 0x30, 16) as u16
+}
+
+impl Firmware {
+    /// Power-on state with a capability profile and page demand.
+    pub fn new(caps: CapProfile, pages: Pages, psid: &str) -> Self {
+        Firmware {
+            state: HcaState::Disabled,
+            issi: 0,
+            caps,
+            pages,
+            uars: BTreeMap::new(),
+            eqs: BTreeMap::new(),
+            cqs: BTreeMap::new(),
+            pds: BTreeMap::new(),
+            tds: BTreeMap::new(),
+            flow_tables: BTreeMap::new(),
+            flow_root: BTreeMap::new(),
+            regs: regs::RegState::default(),
+            vport: vport::VportState::default(),
+            stats: BTreeMap::new(),
+            driver_version: String::new(),
+            psid: psid.to_string(),
+            next_id: 1,
+        }
+    }
+
+    /// A fresh object number (PDs, TDs, flow tables; never 0).
+    fn alloc_id(&mut self) -> u32 {
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1).max(1) & 0x00ff_ffff;
+        id
+    }
+
+    /// Function reset: every object and page is forgotten (the driver's memory is its own).
+    pub fn reset(&mut self) {
+        let pages = std::mem::take(&mut self.pages);
+        if pages.held() > 0 {
+            log::warn!("reset with firmware pages still held: {}", pages.report());
+        }
+        let caps = self.caps.reset_current();
+        let (regs, vport) = (self.regs.clone(), self.vport.clone());
+        *self = Firmware::new(caps, pages.renewed(), &self.psid);
+        // Port identity survives a function reset; admin state does not.
+        self.regs.eth_proto = regs.eth_proto;
+        self.vport.mac = vport.mac;
+        self.vport.guid = vport.guid;
+    }
+
+    fn require(&self, want: &[HcaState], site: &'static str) -> CmdResult {
+        if want.contains(&self.state) {
+            Ok(())
+        } else {
+            Err(CmdError::new(
+                status::BAD_SYS_STATE,
+                site,
+                format!("function is {:?}", self.state),
+            ))
+        }
+    }
+
+    /// Executes one command; returns the output (`out_len` bytes, header included), or `None`
+    /// when the command must not be answered (fault injection).
+    pub fn execute(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out_len: usize) -> Option<Vec<u8>> {
+        let mut out = vec![0u8; out_len.max(8)];
+        let op = in_opcode(input);
+        let verdict = ctx.faults.verdict(op);
+        let res = match verdict {
+            Verdict::Stall => {
+                log::warn!(
+                    "{} ({op:#x}): not answered (fault injection)",
+                    opcode_name(op)
+                );
+                return None;
+            }
+            Verdict::Fail(st, synd) => Err(CmdError {
+                status: st,
+                syndrome: synd,
+                reason: "injected failure".into(),
+            }),
+            Verdict::Run => self.dispatch(ctx, op, input, &mut out),
+        };
+        let s = self.stats.entry(op).or_default();
+        s.count += 1;
+        match res {
+            Ok(()) => {
+                log::debug!(
+                    "{} ({op:#x}) op_mod {:#x}: ok",
+                    opcode_name(op),
+                    in_op_mod(input)
+                );
+                set32(&mut out, 0, 8, 0);
+                set32(&mut out, 0x20, 32, 0);
+            }
+            Err(e) => {
+                s.errors += 1;
+                log::warn!(
+                    "{} ({op:#x}) op_mod {:#x}: status {} ({:#x}) syndrome {:#x}: {}",
+                    opcode_name(op),
+                    in_op_mod(input),
+                    status::status_name(e.status),
+                    e.status,
+                    e.syndrome,
+                    e.reason
+                );
+                out.iter_mut().for_each(|b| *b = 0);
+                set32(&mut out, 0, 8, u32::from(e.status));
+                set32(&mut out, 0x20, 32, e.syndrome);
+            }
+        }
+        out.truncate(out_len);
+        Some(out)
+    }
+
+    fn dispatch(&mut self, ctx: &mut Ctx<'_>, op: u16, input: &[u8], out: &mut [u8]) -> CmdResult {
+        use opcode::*;
+        let any = [HcaState::Enabled, HcaState::Initialized, HcaState::TornDown];
+        let live = [HcaState::Initialized];
+        match op {
+            ENABLE_HCA => self.enable_hca(input),
+            DISABLE_HCA => self.disable_hca(input),
+            QUERY_ISSI => {
+                self.require(&any, "QUERY_ISSI before ENABLE_HCA")?;
+                self.query_issi(input, out)
+            }
+            SET_ISSI => {
+                self.require(&[HcaState::Enabled], "SET_ISSI outside the enabled state")?;
+                self.set_issi(input)
+            }
+            QUERY_PAGES => {
+                self.require(&any, "QUERY_PAGES before ENABLE_HCA")?;
+                self.query_pages(input, out)
+            }
+            MANAGE_PAGES => {
+                self.require(&any, "MANAGE_PAGES before ENABLE_HCA")?;
+                self.manage_pages(ctx, input, out)
+            }
+            QUERY_HCA_CAP => {
+                self.require(&any, "QUERY_HCA_CAP before ENABLE_HCA")?;
+                self.query_hca_cap(input, out)
+            }
+            SET_HCA_CAP => {
+                self.require(&[HcaState::Enabled], "SET_HCA_CAP after INIT_HCA")?;
+                self.set_hca_cap(input)
+            }
+            INIT_HCA => self.init_hca(ctx, input),
+            TEARDOWN_HCA => self.teardown_hca(input),
+            QUERY_ADAPTER => {
+                self.require(&any, "QUERY_ADAPTER before ENABLE_HCA")?;
+                self.query_adapter(input, out)
+            }
+            SET_DRIVER_VERSION => {
+                self.require(&live, "SET_DRIVER_VERSION before INIT_HCA")?;
+                self.set_driver_version(input)
+            }
+            ACCESS_REG => {
+                self.require(&any, "ACCESS_REG before ENABLE_HCA")?;
+                self.access_reg(input, out)
+            }
+            ALLOC_UAR
+            | DEALLOC_UAR
+            | ALLOC_PD
+            | DEALLOC_PD
+            | ALLOC_TRANSPORT_DOMAIN
+            | DEALLOC_TRANSPORT_DOMAIN => {
+                self.require(&live, "resource command before INIT_HCA")?;
+                self.resource(op, input, out)
+            }
+            CREATE_EQ | DESTROY_EQ | QUERY_EQ | GEN_EQE => {
+                self.require(&live, "EQ command before INIT_HCA")?;
+                self.eq_cmd(ctx, op, input, out)
+            }
+            CREATE_CQ | DESTROY_CQ | QUERY_CQ | MODIFY_CQ => {
+                self.require(&live, "CQ command before INIT_HCA")?;
+                self.cq_cmd(ctx, op, input, out)
+            }
+            QUERY_VPORT_STATE
+            | QUERY_NIC_VPORT_CONTEXT
+            | MODIFY_NIC_VPORT_CONTEXT
+            | QUERY_HCA_VPORT_PKEY => {
+                self.require(&live, "vport command before INIT_HCA")?;
+                self.vport_cmd(op, input, out)
+            }
+            CREATE_FLOW_TABLE | DESTROY_FLOW_TABLE | SET_FLOW_TABLE_ROOT => {
+                self.require(&live, "flow table command before INIT_HCA")?;
+                self.flow_cmd(op, input, out)
+            }
+            _ => fail!(
+                BAD_OP,
+                "unknown or unsupported opcode",
+                "{op:#x} ({})",
+                opcode_name(op)
+            ),
+        }
+    }
+
+    /// Posts an event to every EQ subscribed to `ty` (async events), or to `only` if given.
+    pub fn post_event(&mut self, ctx: &mut Ctx<'_>, ty: u8, sub: u8, data: &[u8]) -> usize {
+        let mut n = 0;
+        for eq in self.eqs.values_mut() {
+            if eq.wants(ty) {
+                let drop = ctx.faults.take_drop(eq.vector);
+                if eq.post(ctx.mem, ctx.msix, ty, sub, data, drop) {
+                    n += 1;
+                }
+                break; // one EQ per event type, like the hardware's event routing
+            }
+        }
+        n
+    }
+
+    /// Objects still alive (for leak reports at teardown).
+    pub fn live_objects(&self) -> String {
+        format!(
+            "{} UARs, {} EQs, {} CQs, {} PDs, {} TDs, {} flow tables",
+            self.uars.len(),
+            self.eqs.len(),
+            self.cqs.len(),
+            self.pds.len(),
+            self.tds.len(),
+            self.flow_tables.len()
+        )
+    }
+}
+
+/// Checks an input is at least `need` bytes long.
+pub fn need_in(input: &[u8], need: usize) -> CmdResult {
+    if input.len() < need {
+        fail!(
+            BAD_INP_LEN,
+            "command input too short",
+            "{} < {need} bytes",
+            input.len()
+        );
+    }
+    Ok(())
+}
+
+/// Checks an output buffer is at least `need` bytes long.
+pub fn need_out(out: &[u8], need: usize) -> CmdResult {
+    if out.len() < need {
+        fail!(
+            BAD_OUTP_LEN,
+            "command output too short",
+            "{} < {need} bytes",
+            out.len()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,90 @@
+//! Simple resources: UARs, protection domains, transport domains.
+
+use cx4_hw::{
+    opcode,
+    pd::{AllocPdOut, AllocTransportDomainOut, DeallocPdIn, DeallocTransportDomainIn},
+    uar::{AllocUarOut, DeallocUarIn},
+};
+use zerocopy::FromBytes;
+
+use super::{fail, need_in, need_out, CmdResult, Firmware};
+
+/// First UAR index handed out: pages 0..2 of BAR0 hold the initialization segment.
+pub const FIRST_UAR: u32 = 8;
+/// Last UAR index: the pages below the MSI-X table at the end of BAR0.
+pub const LAST_UAR: u32 = (crate::pci_cfg::MSIX_TABLE_OFFSET / 4096) - 1;
+
+impl Firmware {
+    pub(super) fn resource(&mut self, op: u16, input: &[u8], out: &mut [u8]) -> CmdResult {
+        need_in(input, 0x10)?;
+        need_out(out, 0x10)?;
+        match op {
+            opcode::ALLOC_UAR => {
+                let Some(idx) = (FIRST_UAR..=LAST_UAR).find(|i| !self.uars.contains_key(i)) else {
+                    fail!(NO_RES, "ALLOC_UAR: no UAR pages left");
+                };
+                self.uars.insert(idx, ());
+                AllocUarOut::mut_from_prefix(out)
+                    .expect("length checked")
+                    .0
+                    .set_uar(idx);
+            }
+            opcode::DEALLOC_UAR => {
+                let idx = DeallocUarIn::ref_from_prefix(input)
+                    .expect("length checked")
+                    .0
+                    .uar();
+                if self.eqs.values().any(|e| e.uar_page == idx) {
+                    fail!(
+                        BAD_RES_STATE,
+                        "DEALLOC_UAR of a UAR an EQ still uses",
+                        "UAR {idx}"
+                    );
+                }
+                if self.uars.remove(&idx).is_none() {
+                    fail!(BAD_RES, "DEALLOC_UAR of a UAR not allocated", "UAR {idx}");
+                }
+            }
+            opcode::ALLOC_PD => {
+                let id = self.alloc_id();
+                self.pds.insert(id, ());
+                AllocPdOut::mut_from_prefix(out)
+                    .expect("length checked")
+                    .0
+                    .set_pd(id);
+            }
+            opcode::DEALLOC_PD => {
+                let id = DeallocPdIn::ref_from_prefix(input)
+                    .expect("length checked")
+                    .0
+                    .pd();
+                if self.pds.remove(&id).is_none() {
+                    fail!(BAD_RES, "DEALLOC_PD of a PD not allocated", "PD {id:#x}");
+                }
+            }
+            opcode::ALLOC_TRANSPORT_DOMAIN => {
+                let id = self.alloc_id();
+                self.tds.insert(id, ());
+                AllocTransportDomainOut::mut_from_prefix(out)
+                    .expect("length checked")
+                    .0
+                    .set_transport_domain(id);
+            }
+            opcode::DEALLOC_TRANSPORT_DOMAIN => {
+                let id = DeallocTransportDomainIn::ref_from_prefix(input)
+                    .expect("length checked")
+                    .0
+                    .transport_domain();
+                if self.tds.remove(&id).is_none() {
+                    fail!(
+                        BAD_RES,
+                        "DEALLOC_TRANSPORT_DOMAIN of a domain not allocated",
+                        "TD {id:#x}"
+                    );
+                }
+            }
+            _ => unreachable!("dispatched by opcode"),
+        }
+        Ok(())
+    }
+}
