@@ -176,6 +176,9 @@ pub fn tail_count(len: usize, start: usize, elem_bytes: usize) -> usize {
 }
 
 /// Shared `Debug` body: the layout name and every non-zero field of at most 64 bits.
+///
+/// Kept out of line so that each layout's `Debug` impl stays a small call.
+#[inline(never)]
 pub fn debug_layout(
     f: &mut fmt::Formatter<'_>,
     name: &str,
@@ -195,9 +198,8 @@ pub fn debug_layout(
 }
 
 /// Accessor kinds, used by the compile-time declaration check.
-#[doc(hidden)]
 #[derive(Clone, Copy)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// At most 32 bits inside one dword.
     U32,
     /// At most 64 bits inside the 8 bytes from its first dword.
@@ -213,8 +215,7 @@ pub enum Kind {
 }
 
 /// Compile-time check of a declaration: every field lies inside the layout and suits its kind.
-#[doc(hidden)]
-pub const fn check_decl(size: usize, fields: &[(u32, u32, Kind)]) {
+pub(crate) const fn check_decl(size: usize, fields: &[(u32, u32, Kind)]) {
     let bits = size * 8;
     let mut i = 0;
     while i < fields.len() {

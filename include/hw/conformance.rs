@@ -160,6 +160,11 @@ fn code_tables() -> Vec<CodeTable> {
             regs::port_status::ALL
         ),
         t(
+            "eth_link_mode",
+            regs::eth_link_mode::HEADER_PREFIX,
+            regs::eth_link_mode::ALL
+        ),
+        t(
             "ppcnt_grp",
             regs::ppcnt_grp::HEADER_PREFIX,
             regs::ppcnt_grp::ALL
@@ -303,32 +308,37 @@ fn every_code_and_constant_matches_the_headers() {
     );
 }
 
-/// Names of the layouts declared in the crate's sources (`pub struct X: Ifc|CStruct "..."`).
-fn declared_in_sources(dir: &Path, out: &mut BTreeSet<String>) {
+/// Every line of the crate's Rust sources.
+fn source_lines(dir: &Path, out: &mut Vec<String>) {
     for entry in fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            declared_in_sources(&path, out);
+            source_lines(&path, out);
         } else if path.extension().is_some_and(|e| e == "rs") {
-            for line in fs::read_to_string(&path).unwrap().lines() {
-                let Some(rest) = line.trim_start().strip_prefix("pub struct ") else {
-                    continue;
-                };
-                let Some((name, tail)) = rest.split_once(": ") else {
-                    continue;
-                };
-                if tail.starts_with("Ifc \"") || tail.starts_with("CStruct \"") {
-                    out.insert(name.to_string());
-                }
-            }
+            out.extend(fs::read_to_string(&path).unwrap().lines().map(String::from));
         }
     }
 }
 
+fn crate_source_lines() -> Vec<String> {
+    let mut lines = Vec::new();
+    source_lines(Path::new(env!("CARGO_MANIFEST_DIR")), &mut lines);
+    lines
+}
+
 #[test]
 fn registry_lists_every_declared_layout_once() {
-    let mut declared = BTreeSet::new();
-    declared_in_sources(Path::new(env!("CARGO_MANIFEST_DIR")), &mut declared);
+    // Layout declarations look like `pub struct X: Ifc "..."` or `pub struct X: CStruct "..."`.
+    let declared: BTreeSet<String> = crate_source_lines()
+        .iter()
+        .filter_map(|line| {
+            let (name, tail) = line
+                .trim_start()
+                .strip_prefix("pub struct ")?
+                .split_once(": ")?;
+            (tail.starts_with("Ifc \"") || tail.starts_with("CStruct \"")).then(|| name.to_string())
+        })
+        .collect();
     let registered: Vec<_> = layouts().map(|l| l.rust_name.to_string()).collect();
     let unique: BTreeSet<_> = registered.iter().cloned().collect();
     assert_eq!(unique.len(), registered.len(), "a module is listed twice");
@@ -340,6 +350,19 @@ fn registry_lists_every_declared_layout_once() {
         ifc_names.len(),
         registered.len(),
         "two layouts share an IFC_NAME"
+    );
+}
+
+#[test]
+fn every_code_table_is_checked_against_the_headers() {
+    let invocations = crate_source_lines()
+        .iter()
+        .filter(|l| l.trim_start().starts_with("code_table! {"))
+        .count();
+    assert_eq!(
+        invocations,
+        code_tables().len(),
+        "a code_table! is missing from conformance::code_tables()"
     );
 }
 
