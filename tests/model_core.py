@@ -8,11 +8,14 @@ from harness import Env, check_clean_dmesg, describe, one_vm, random_fw
 
 # mlx5_core lines that mean the model disagreed with the C driver somewhere.
 MLX5_ERRORS = re.compile(r"mlx5_core.*(failed|error|err |timeout|unsupported|mlx5_cmd_out_err|"
-                         r"probe.*-\d+|Failed)", re.IGNORECASE)
+                         r"probe.*-\d+|syndrome|status)", re.IGNORECASE)
+# Known, understood messages that are not disagreements (Documentation/model.md):
+# the model has no vendor-specific PCI capability (VSC gateway; crdump/sw-reset stay off).
+MLX5_EXPECTED = re.compile(r"Failed to get valid vendor specific ID")
 
 
 def mlx5_errors(dmesg: str) -> list[str]:
-    return [l for l in dmesg.splitlines() if MLX5_ERRORS.search(l)]
+    return [l for l in dmesg.splitlines() if MLX5_ERRORS.search(l) and not MLX5_EXPECTED.search(l)]
 
 
 def page_reports(model_log: str) -> list[str]:
@@ -35,7 +38,7 @@ def tests(env: Env):
         assert f"firmware version: {fw}" in r.dmesg, r.dmesg[-3000:]
         errs = mlx5_errors(r.dmesg)
         assert not errs, "mlx5_core reported errors:\n" + "\n".join(errs)
-        assert "driver mlx5_core" in r.job_log and fw in r.job_log, r.job_log
+        assert "driver mlx5_core" in r.job_log and "fw.psid MT_2190110032" in r.job_log, r.job_log
         check_clean_dmesg(r.dmesg)
         reps = page_reports(r.model_log)
         assert reps and all("balanced" in l and "UNBALANCED" not in l for l in reps), \

@@ -124,20 +124,31 @@ impl Device {
                 );
             }
             Fault::Pages(n) => {
-                if n > 0 {
-                    let d = self
-                        .fw
-                        .pages
-                        .demand
-                        .entry(crate::pages::Stage::Regular)
-                        .or_default();
-                    *d += n as u32;
-                }
                 let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
                 let mut ctx = Ctx { mem, msix, faults };
                 if !self.fw.page_request(&mut ctx, n) {
                     return Err("no EQ takes page requests".into());
                 }
+                // The demand moves only with a request the driver saw: up for a give, down for
+                // pages asked back (else QUERY_PAGES would ask for them again).
+                let d = self
+                    .fw
+                    .pages
+                    .demand
+                    .entry(crate::pages::Stage::Regular)
+                    .or_default();
+                *d = d.saturating_add_signed(n);
+            }
+            Fault::GenCqe { cqn, solicited } => {
+                // Test hook: a requester completion numbered by the CQ's producer index.
+                use cx4_hw::cq::cqe::{op_own, opcode, Cqe64};
+                let pi = self.fw.cqs.get(&cqn).map_or(0, |c| c.pi);
+                let mut cqe = Cqe64::new();
+                cqe.set_op_own(op_own(opcode::REQ, 0, 0).into());
+                cqe.set_wqe_counter(pi & 0xffff);
+                let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
+                let mut ctx = Ctx { mem, msix, faults };
+                self.fw.post_cqe(&mut ctx, cqn, &cqe.0, solicited)?;
             }
             _ => self.faults.add(f),
         }
@@ -155,6 +166,10 @@ impl Device {
             log_size: CMDQ_GEOMETRY.log_size,
             log_stride: CMDQ_GEOMETRY.log_stride,
         };
+        // Completion events go to a command EQ that existed when the doorbell rang: the
+        // CREATE_EQ that makes the command EQ completes by polling only (mlx5 frees the entry
+        // after polling it, so a late event for that slot would name a freed entry).
+        let events = self.fw.eqs.values().any(|e| e.wants(event::CMD));
         let mut done = 0u32;
         for slot in 0..32u32 {
             if bits & (1 << slot) == 0 {
@@ -187,7 +202,7 @@ impl Device {
                 }
             }
         }
-        if done != 0 {
+        if done != 0 && events {
             let mut eqe = cx4_hw::eq::eqe::Eqe::new();
             eqe.cmd_mut().set_vector(done);
             let data = eqe.data().to_vec();
@@ -252,7 +267,9 @@ impl Device {
     /// Host-order value of the 32-bit initialization-segment word at `off` (4-aligned).
     fn iseg_word(&self, off: usize) -> u32 {
         let (fw_rev, cmdif_sub) = self.cfg.fw.to_regs(self.cfg.cmdif_rev);
-        let ns = self.created.elapsed().as_nanos() as u64;
+        // The internal timer counts device clock cycles (device_frequency_khz).
+        let khz = self.fw.caps.general("device_frequency_khz").max(1);
+        let ns = (self.created.elapsed().as_nanos() * u128::from(khz) / 1_000_000) as u64;
         match off {
             iseg::FW_REV => fw_rev,
             iseg::CMDIF_REV_FW_SUB => cmdif_sub,

@@ -1,7 +1,7 @@
 //! Event queues: rings of 64-byte EQEs in guest memory, written with the ownership bit, armed
 //! through the UAR page, one MSI-X interrupt per arm.
 
-use crate::{guest_mem::GuestMem, irq::MsiX};
+use crate::{faults::FaultPlan, guest_mem::GuestMem, irq::MsiX};
 
 /// Size of an EQE.
 pub const EQE_SIZE: usize = 64;
@@ -77,17 +77,16 @@ impl Eq {
     }
 
     /// Writes one EQE (type, sub-type, 28 bytes of data) with the ownership bit for the current
-    /// pass, and raises the interrupt if armed. Returns false if the EQ overran or its ring is
-    /// not in guest memory.
-    /// With `drop`, the interrupt this EQE would raise is lost (fault injection).
+    /// pass, and raises the interrupt if armed (unless `faults` drops it). Returns false if the
+    /// EQ overran or its ring is not in guest memory.
     pub fn post(
         &mut self,
         mem: &GuestMem,
         msix: &mut MsiX,
+        faults: &mut FaultPlan,
         ty: u8,
         sub: u8,
         data: &[u8],
-        drop: bool,
     ) -> bool {
         if self.overrun {
             return false;
@@ -123,24 +122,26 @@ impl Eq {
         }
         self.pi = self.pi.wrapping_add(1);
         self.events += 1;
-        if drop && self.armed {
-            log::warn!("EQ {}: interrupt dropped (fault injection)", self.eqn);
-            self.armed = false;
-        }
-        self.maybe_interrupt(msix);
+        self.maybe_interrupt(msix, faults);
         true
     }
 
-    fn maybe_interrupt(&mut self, msix: &mut MsiX) {
+    /// Fires the armed EQ's one interrupt if an event is pending; a `drop-irq` fault swallows
+    /// exactly such an interrupt (the EQ is disarmed as if it had fired).
+    fn maybe_interrupt(&mut self, msix: &mut MsiX, faults: &mut FaultPlan) {
         if self.armed && self.pi != self.ci {
             self.armed = false;
+            if faults.take_drop(self.vector) {
+                log::warn!("EQ {}: interrupt dropped (fault injection)", self.eqn);
+                return;
+            }
             self.interrupts += 1;
             msix.trigger(self.vector);
         }
     }
 
     /// A doorbell on the EQ's UAR page: new consumer index, optionally arming.
-    pub fn doorbell(&mut self, ci: u32, arm: bool, msix: &mut MsiX) {
+    pub fn doorbell(&mut self, ci: u32, arm: bool, msix: &mut MsiX, faults: &mut FaultPlan) {
         // The driver reports 24 bits of ci; keep our 32-bit counter consistent with it.
         let lo = ci & 0x00ff_ffff;
         let mut full = (self.pi & !0x00ff_ffff) | lo;
@@ -150,7 +151,7 @@ impl Eq {
         self.ci = full;
         if arm {
             self.armed = true;
-            self.maybe_interrupt(msix);
+            self.maybe_interrupt(msix, faults);
         }
     }
 }

@@ -11,7 +11,10 @@
 //! - `drop-irq vector=0 count=1` — swallow the next interrupts of a vector;
 //!   `delay-irq vector=0 ms=200` — deliver the vector's interrupts late;
 //! - `pages n=16` — demand (n>0) or give back (n<0) regular pages now, by a page-request event;
-//! - `clear` — remove every pending fault.
+//! - `clear` — remove every pending fault;
+//! - `gen-cqe cqn=5 solicited=0` — test hook: write one completion (a REQ CQE) to a CQ now, as
+//!   if a work request had finished (nothing else produces CQEs until QPs are modelled), so
+//!   harnesses can drive CQE ownership, arming and overrun.
 
 /// One fault.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,6 +52,13 @@ pub enum Fault {
     },
     /// Demand (or return) regular pages.
     Pages(i32),
+    /// Test hook: write one CQE to a CQ.
+    GenCqe {
+        /// CQ number.
+        cqn: u32,
+        /// Whether the completion is solicited.
+        solicited: bool,
+    },
     /// Clear all faults.
     Clear,
 }
@@ -86,6 +96,7 @@ impl Fault {
             "drop-irq" => &["vector", "count"],
             "delay-irq" => &["vector", "ms"],
             "pages" => &["n"],
+            "gen-cqe" => &["cqn", "solicited"],
             _ => &[],
         };
         if let Some(k) = kv.keys().find(|k| !allowed.contains(&k.as_str())) {
@@ -124,6 +135,14 @@ impl Fault {
                 ms: num("ms", need("ms")?)?,
             },
             "pages" => Fault::Pages(num("n", need("n")?)?),
+            "gen-cqe" => Fault::GenCqe {
+                cqn: num("cqn", need("cqn")?)?,
+                solicited: get("solicited")
+                    .map(|v| num::<u8>("solicited", v))
+                    .transpose()?
+                    .unwrap_or(0)
+                    != 0,
+            },
             "clear" => Fault::Clear,
             o => return Err(format!("unknown fault {o:?}")),
         })
@@ -187,7 +206,7 @@ impl FaultPlan {
                     ..Default::default()
                 }
             }
-            Fault::Health(_) | Fault::Pages(_) => {}
+            Fault::Health(_) | Fault::Pages(_) | Fault::GenCqe { .. } => {}
         }
     }
 
@@ -258,6 +277,13 @@ mod tests {
         );
         assert_eq!(Fault::parse("pages n=-8").unwrap(), Fault::Pages(-8));
         assert_eq!(Fault::parse("clear").unwrap(), Fault::Clear);
+        assert_eq!(
+            Fault::parse("gen-cqe cqn=0x12 solicited=1").unwrap(),
+            Fault::GenCqe {
+                cqn: 0x12,
+                solicited: true
+            }
+        );
     }
 
     #[test]

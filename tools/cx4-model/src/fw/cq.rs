@@ -290,8 +290,7 @@ impl Firmware {
         eqe.comp_mut().set_cqn(cqn);
         let data = eqe.data().to_vec();
         if let Some(eq) = self.eqs.get_mut(&eqn) {
-            let drop = ctx.faults.take_drop(eq.vector);
-            eq.post(ctx.mem, ctx.msix, event_type::COMP, 0, &data, drop);
+            eq.post(ctx.mem, ctx.msix, ctx.faults, event_type::COMP, 0, &data);
         }
     }
 

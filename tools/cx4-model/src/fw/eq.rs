@@ -82,8 +82,7 @@ impl Firmware {
                 };
                 let eqe = Eqe::ref_from_bytes(inp.eqe()).expect("an EQE is 64 bytes");
                 let (ty, sub) = (eqe.event_type() as u8, eqe.sub_type() as u8);
-                let drop = ctx.faults.take_drop(eq.vector);
-                if !eq.post(ctx.mem, ctx.msix, ty, sub, eqe.data(), drop) {
+                if !eq.post(ctx.mem, ctx.msix, ctx.faults, ty, sub, eqe.data()) {
                     fail!(BAD_RES_STATE, "GEN_EQE on an EQ in error", "EQ {eqn}");
                 }
                 Ok(())
@@ -221,7 +220,8 @@ impl Firmware {
                 let eqn = (v >> 24) as u8;
                 match self.eqs.get_mut(&eqn) {
                     Some(eq) if eq.uar_page == page => {
-                        eq.doorbell(v & 0xff_ffff, off == uar::EQ_UPDATE_CI_ARM, ctx.msix)
+                        let arm = off == uar::EQ_UPDATE_CI_ARM;
+                        eq.doorbell(v & 0xff_ffff, arm, ctx.msix, ctx.faults)
                     }
                     _ => log::warn!("EQ doorbell for EQ {eqn} not on UAR {page}, ignored"),
                 }

@@ -365,8 +365,7 @@ impl Firmware {
         let mut n = 0;
         for eq in self.eqs.values_mut() {
             if eq.wants(ty) {
-                let drop = ctx.faults.take_drop(eq.vector);
-                if eq.post(ctx.mem, ctx.msix, ty, sub, data, drop) {
+                if eq.post(ctx.mem, ctx.msix, ctx.faults, ty, sub, data) {
                     n += 1;
                 }
                 break; // one EQ per event type, like the hardware's event routing

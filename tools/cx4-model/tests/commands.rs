@@ -1,0 +1,380 @@
+//! The remaining firmware commands, each with its success and its errors: UARs, protection
+//! and transport domains, ACCESS_REG, the NIC vport, P_Keys and flow tables.
+
+mod common;
+
+use common::{input, out_status, view, Driver};
+use cx4_hw::{
+    command as cmds,
+    flow::{miss_action, table_type, CreateFlowTableOut},
+    pd::{AllocPdOut, AllocTransportDomainOut},
+    regs::{
+        id, port_status, AccessRegisterIn, HostEndiannessReg, PaosReg, PmtuReg, PpcntReg,
+        PtysProto, PtysReg, ACCESS_REG_READ, ACCESS_REG_WRITE,
+    },
+    status,
+    uar::AllocUarOut,
+    vport::{vport_state, QueryHcaVportPkeyOut, QueryNicVportContextOut, QueryVportStateOut},
+};
+use zerocopy::{FromBytes, IntoBytes};
+
+fn up() -> Driver {
+    Driver::up(&[])
+}
+
+/// An ACCESS_REG input for register `reg` carrying `data`.
+fn reg_input(reg: u16, write: bool, data: &[u8]) -> Vec<u8> {
+    let mut v = input::<cmds::AccessReg>(|i| {
+        i.set_op_mod(
+            if write {
+                ACCESS_REG_WRITE
+            } else {
+                ACCESS_REG_READ
+            }
+            .into(),
+        );
+        i.set_register_id(reg.into());
+    });
+    v.extend_from_slice(data);
+    v
+}
+
+/// ACCESS_REG that must succeed; returns the register image of `T`'s size.
+fn reg_ok<T: cx4_hw::bits::Layout>(d: &mut Driver, reg: u16, write: bool, data: &T) -> T {
+    let out = d.run_ok(
+        &reg_input(reg, write, data.as_bytes()),
+        AccessRegisterIn::SIZE + T::SIZE,
+    );
+    T::read_from_bytes(&out[AccessRegisterIn::SIZE..]).expect("sized")
+}
+
+fn reg_err(d: &mut Driver, reg: u16, write: bool, data: &[u8], want: u8) {
+    d.run_err(
+        &reg_input(reg, write, data),
+        0x10 + data.len().max(16),
+        want,
+    );
+}
+
+#[test]
+fn resource_commands_before_init_hca_are_state_errors() {
+    let mut d = Driver::start(&[]);
+    d.enable_hca();
+    d.err::<cmds::AllocUar>(status::BAD_SYS_STATE, |_| {});
+    d.err::<cmds::AllocPd>(status::BAD_SYS_STATE, |_| {});
+    d.err::<cmds::AllocTransportDomain>(status::BAD_SYS_STATE, |_| {});
+    d.err::<cmds::QueryVportState>(status::BAD_SYS_STATE, |_| {});
+    d.err::<cmds::QueryNicVportContext>(status::BAD_SYS_STATE, |_| {});
+    d.err::<cmds::ModifyNicVportContext>(status::BAD_SYS_STATE, |_| {});
+    d.err::<cmds::QueryHcaVportPkey>(status::BAD_SYS_STATE, |_| {});
+    d.err::<cmds::CreateFlowTable>(status::BAD_SYS_STATE, |_| {});
+    d.err::<cmds::DestroyFlowTable>(status::BAD_SYS_STATE, |_| {});
+    d.err::<cmds::SetFlowTableRoot>(status::BAD_SYS_STATE, |_| {});
+}
+
+#[test]
+fn uars_are_allocated_above_the_init_segment_and_freed_once() {
+    let mut d = up();
+    let first = d.uar.unwrap();
+    assert_eq!(
+        first, 8,
+        "first UAR index: expected 8 (pages 0..2 hold the init segment)"
+    );
+    let second = view::<AllocUarOut>(&d.ok::<cmds::AllocUar>(|_| {})).uar();
+    assert_eq!(second, 9, "second UAR index");
+    d.ok::<cmds::DeallocUar>(|i| i.set_uar(second));
+    d.err::<cmds::DeallocUar>(status::BAD_RES, |i| i.set_uar(second));
+    d.err::<cmds::DeallocUar>(status::BAD_RES, |i| i.set_uar(3));
+    let mut short = input::<cmds::AllocUar>(|_| {});
+    short.truncate(8);
+    d.run_err(&short, 0x10, status::BAD_INP_LEN);
+    d.run_err(&input::<cmds::AllocUar>(|_| {}), 0xc, status::BAD_OUTP_LEN);
+}
+
+#[test]
+fn protection_domains_are_distinct_and_freed_once() {
+    let mut d = up();
+    let a = view::<AllocPdOut>(&d.ok::<cmds::AllocPd>(|_| {})).pd();
+    let b = view::<AllocPdOut>(&d.ok::<cmds::AllocPd>(|_| {})).pd();
+    assert!(
+        a != b && a != 0 && b != 0,
+        "PDs: expected two distinct non-zero, seen {a} {b}"
+    );
+    d.ok::<cmds::DeallocPd>(|i| i.set_pd(a));
+    d.err::<cmds::DeallocPd>(status::BAD_RES, |i| i.set_pd(a));
+    d.err::<cmds::DeallocPd>(status::BAD_RES, |i| i.set_pd(0xfffff));
+}
+
+#[test]
+fn transport_domains_are_distinct_and_freed_once() {
+    let mut d = up();
+    let a = view::<AllocTransportDomainOut>(&d.ok::<cmds::AllocTransportDomain>(|_| {}))
+        .transport_domain();
+    assert_ne!(a, 0, "transport domain 0 handed out");
+    d.ok::<cmds::DeallocTransportDomain>(|i| i.set_transport_domain(a));
+    d.err::<cmds::DeallocTransportDomain>(status::BAD_RES, |i| i.set_transport_domain(a));
+}
+
+#[test]
+fn host_endianness_register_reads_back_what_was_written() {
+    let mut d = Driver::start(&[]);
+    d.enable_hca();
+    let mut he = HostEndiannessReg::new();
+    he.set_he(cx4_hw::regs::HOST_ENDIANNESS_BIG.into());
+    reg_ok(&mut d, id::HOST_ENDIANNESS, true, &he);
+    let back = reg_ok(
+        &mut d,
+        id::HOST_ENDIANNESS,
+        false,
+        &HostEndiannessReg::new(),
+    );
+    assert_eq!(
+        back.he(),
+        u32::from(cx4_hw::regs::HOST_ENDIANNESS_BIG),
+        "HOST_ENDIANNESS: expected 0x80 back"
+    );
+    // A write without the register data is an input length error.
+    reg_err(&mut d, id::HOST_ENDIANNESS, true, &[], status::BAD_INP_LEN);
+}
+
+#[test]
+fn ptys_reports_the_port_and_refuses_other_ports_and_protocols() {
+    let mut d = up();
+    let mut q = PtysReg::new();
+    q.set_local_port(1);
+    q.set_proto_mask(PtysProto::EN.bits().into());
+    let r = reg_ok(&mut d, id::PTYS, false, &q);
+    assert_eq!(
+        (r.eth_proto_capability(), r.eth_proto_oper()),
+        (cx4_model::fw::ETH_100GBASE_CR4, 0),
+        "PTYS on a down port: expected 100GBASE_CR4 capable, nothing operational"
+    );
+    let mut bad = q;
+    bad.set_local_port(2);
+    reg_err(&mut d, id::PTYS, false, bad.as_bytes(), status::BAD_PARAM);
+    let mut ib = q;
+    ib.set_proto_mask(PtysProto::IB.bits().into());
+    reg_err(&mut d, id::PTYS, false, ib.as_bytes(), status::BAD_PARAM);
+    let mut w = q;
+    w.set_eth_proto_admin(1 << 3);
+    reg_err(&mut d, id::PTYS, true, w.as_bytes(), status::BAD_PARAM);
+    w.set_eth_proto_admin(cx4_model::fw::ETH_100GBASE_CR4);
+    reg_ok(&mut d, id::PTYS, true, &w);
+}
+
+#[test]
+fn paos_brings_the_port_up_and_the_vport_follows() {
+    let mut d = up();
+    let st = view::<QueryVportStateOut>(&d.ok::<cmds::QueryVportState>(|_| {}));
+    assert_eq!(
+        st.state(),
+        u32::from(vport_state::DOWN),
+        "vport down at start"
+    );
+    let mut p = PaosReg::new();
+    p.set_local_port(1);
+    p.set_ase(1);
+    p.set_admin_status(port_status::UP.into());
+    reg_ok(&mut d, id::PAOS, true, &p);
+    let back = reg_ok(&mut d, id::PAOS, false, &PaosReg::new());
+    assert_eq!(
+        back.admin_status(),
+        u32::from(port_status::UP),
+        "PAOS admin up"
+    );
+    let st = view::<QueryVportStateOut>(&d.ok::<cmds::QueryVportState>(|_| {}));
+    assert_eq!(
+        (st.state(), st.admin_state()),
+        (u32::from(vport_state::UP), u32::from(vport_state::UP)),
+        "QUERY_VPORT_STATE after PAOS up"
+    );
+    p.set_admin_status(7);
+    reg_err(&mut d, id::PAOS, true, p.as_bytes(), status::BAD_PARAM);
+    d.err::<cmds::QueryVportState>(status::BAD_PARAM, |i| {
+        i.set_other_vport(1);
+        i.set_vport_number(1);
+    });
+}
+
+#[test]
+fn pmtu_takes_mtus_within_the_port_maximum() {
+    let mut d = up();
+    let mut m = PmtuReg::new();
+    m.set_local_port(1);
+    m.set_admin_mtu(9000);
+    reg_ok(&mut d, id::PMTU, true, &m);
+    let back = reg_ok(&mut d, id::PMTU, false, &PmtuReg::new());
+    assert_eq!(
+        (back.admin_mtu(), back.max_mtu()),
+        (9000, 9978),
+        "PMTU: expected admin 9000 and max 9978"
+    );
+    m.set_admin_mtu(10_000);
+    reg_err(&mut d, id::PMTU, true, m.as_bytes(), status::BAD_PARAM);
+    m.set_admin_mtu(10);
+    reg_err(&mut d, id::PMTU, true, m.as_bytes(), status::BAD_PARAM);
+}
+
+#[test]
+fn ppcnt_and_node_desc_answer_and_unknown_registers_or_op_mods_are_refused() {
+    let mut d = up();
+    let mut q = PpcntReg::new();
+    q.set_grp(cx4_hw::regs::ppcnt_grp::RFC_2863.into());
+    let r = reg_ok(&mut d, id::PPCNT, false, &q);
+    assert_eq!(
+        (r.local_port(), r.grp()),
+        (1, u32::from(cx4_hw::regs::ppcnt_grp::RFC_2863)),
+        "PPCNT echoes port 1 and the group"
+    );
+    let mut nd = cx4_hw::regs::NodeDescReg::new();
+    nd.desc_mut()[..9].copy_from_slice(b"test node");
+    reg_ok(&mut d, id::NODE_DESC, true, &nd);
+    let back = reg_ok(
+        &mut d,
+        id::NODE_DESC,
+        false,
+        &cx4_hw::regs::NodeDescReg::new(),
+    );
+    assert!(
+        back.desc().starts_with(b"test node\0"),
+        "NODE_DESC read back"
+    );
+    reg_err(&mut d, id::PCAM, false, &[0; 16], status::BAD_PARAM);
+    reg_err(&mut d, id::PPCNT, true, &[0; 16], status::BAD_PARAM);
+    let mut v = reg_input(id::PAOS, false, &[0; 16]);
+    AccessRegisterIn::mut_from_prefix(&mut v[..])
+        .unwrap()
+        .0
+        .set_op_mod(2);
+    d.run_err(&v, 0x20, status::BAD_PARAM);
+}
+
+#[test]
+fn nic_vport_context_reports_the_seeded_mac_and_takes_an_mtu() {
+    let mut d = Driver::up(&["--seed", "16909060"]); // 0x01020304
+    let q = view::<QueryNicVportContextOut>(&d.ok::<cmds::QueryNicVportContext>(|_| {}));
+    let c = q.nic_vport_context();
+    assert_eq!(
+        c.permanent_address().mac(),
+        [0x02, 0xc4, 0x01, 0x02, 0x03, 0x04],
+        "permanent MAC: expected 02:c4 then the seed"
+    );
+    assert_eq!(c.mtu(), 1522, "default vport MTU");
+    d.ok::<cmds::ModifyNicVportContext>(|i| {
+        i.field_select_mut().set_mtu(1);
+        i.field_select_mut().set_promisc(1);
+        i.nic_vport_context_mut().set_mtu(4000);
+        i.nic_vport_context_mut().set_promisc_all(1);
+    });
+    let q = view::<QueryNicVportContextOut>(&d.ok::<cmds::QueryNicVportContext>(|_| {}));
+    let c = q.nic_vport_context();
+    assert_eq!(
+        (c.mtu(), c.promisc_all()),
+        (4000, 1),
+        "after MODIFY: expected MTU 4000 and promisc_all"
+    );
+    d.err::<cmds::QueryNicVportContext>(status::BAD_PARAM, |i| i.set_other_vport(1));
+    d.run_err(
+        &input::<cmds::QueryNicVportContext>(|_| {}),
+        0x20,
+        status::BAD_OUTP_LEN,
+    );
+}
+
+#[test]
+fn modify_nic_vport_context_refuses_bad_mtu_roce_and_the_permanent_address() {
+    let mut d = up();
+    d.err::<cmds::ModifyNicVportContext>(status::BAD_PARAM, |i| {
+        i.field_select_mut().set_mtu(1);
+        i.nic_vport_context_mut().set_mtu(20_000);
+    });
+    d.err::<cmds::ModifyNicVportContext>(status::BAD_PARAM, |i| {
+        i.field_select_mut().set_roce_en(1);
+        i.nic_vport_context_mut().set_roce_en(1);
+    });
+    d.err::<cmds::ModifyNicVportContext>(status::BAD_PARAM, |i| {
+        i.field_select_mut().set_permanent_address(1)
+    });
+    d.err::<cmds::ModifyNicVportContext>(status::BAD_PARAM, |i| i.set_other_vport(1));
+    let mut short = input::<cmds::ModifyNicVportContext>(|_| {});
+    short.truncate(0x100);
+    d.run_err(&short, 0x10, status::BAD_INP_LEN);
+}
+
+#[test]
+fn pkey_table_has_the_default_key_first() {
+    let mut d = up();
+    let one = input::<cmds::QueryHcaVportPkey>(|i| i.set_port_num(1));
+    let out = d.run_ok(&one, QueryHcaVportPkeyOut::SIZE + 4);
+    let k = QueryHcaVportPkeyOut::pkey(&out, 0).expect("one entry");
+    assert_eq!(k.pkey(), 0xffff, "P_Key 0: expected the default 0xffff");
+    let all = input::<cmds::QueryHcaVportPkey>(|i| i.set_pkey_index(0xffff));
+    let out = d.run_ok(&all, QueryHcaVportPkeyOut::SIZE + 128 * 4);
+    assert_eq!(
+        QueryHcaVportPkeyOut::pkey(&out, 127).map(|k| k.pkey()),
+        Some(0),
+        "the whole table has 128 entries"
+    );
+    d.run_err(&all, QueryHcaVportPkeyOut::SIZE + 4, status::BAD_OUTP_LEN);
+    d.run_err(&one, QueryHcaVportPkeyOut::SIZE, status::BAD_OUTP_LEN);
+    d.err::<cmds::QueryHcaVportPkey>(status::BAD_PARAM, |i| i.set_pkey_index(200));
+    d.err::<cmds::QueryHcaVportPkey>(status::BAD_PARAM, |i| i.set_port_num(2));
+}
+
+fn create_ft(d: &mut Driver, level: u32, miss_to: Option<u32>) -> u32 {
+    let out = d.ok::<cmds::CreateFlowTable>(|i| {
+        i.set_table_type(table_type::NIC_RX.into());
+        let c = i.flow_table_context_mut();
+        c.set_level(level);
+        if let Some(t) = miss_to {
+            c.set_table_miss_action(miss_action::FWD.into());
+            c.set_table_miss_id(t);
+        }
+    });
+    view::<CreateFlowTableOut>(&out).table_id()
+}
+
+#[test]
+fn flow_tables_are_created_rooted_and_destroyed() {
+    let mut d = up();
+    let anchor = create_ft(&mut d, 64, None);
+    let t = create_ft(&mut d, 1, Some(anchor));
+    assert!(anchor != 0 && t != anchor, "distinct non-zero table ids");
+    d.ok::<cmds::SetFlowTableRoot>(|i| {
+        i.set_table_type(table_type::NIC_RX.into());
+        i.set_table_id(t);
+    });
+    d.ok::<cmds::SetFlowTableRoot>(|i| i.set_table_id(0));
+    d.ok::<cmds::DestroyFlowTable>(|i| i.set_table_id(t));
+    d.ok::<cmds::DestroyFlowTable>(|i| i.set_table_id(anchor));
+    d.err::<cmds::DestroyFlowTable>(status::BAD_RES, |i| i.set_table_id(anchor));
+}
+
+#[test]
+fn flow_table_commands_refuse_bad_types_levels_and_unknown_tables() {
+    let mut d = up();
+    d.err::<cmds::CreateFlowTable>(status::BAD_PARAM, |i| {
+        i.set_table_type(table_type::FDB.into())
+    });
+    d.err::<cmds::CreateFlowTable>(status::BAD_PARAM, |i| {
+        i.flow_table_context_mut().set_level(65)
+    });
+    d.err::<cmds::CreateFlowTable>(status::BAD_PARAM, |i| {
+        i.flow_table_context_mut().set_log_size(17)
+    });
+    d.err::<cmds::CreateFlowTable>(status::BAD_RES, |i| {
+        let c = i.flow_table_context_mut();
+        c.set_table_miss_action(miss_action::FWD.into());
+        c.set_table_miss_id(0x4242);
+    });
+    let t = create_ft(&mut d, 1, None);
+    d.err::<cmds::SetFlowTableRoot>(status::BAD_RES, |i| i.set_table_id(0x4242));
+    d.err::<cmds::SetFlowTableRoot>(status::BAD_RES, |i| {
+        i.set_table_type(table_type::NIC_TX.into());
+        i.set_table_id(t);
+    });
+    let mut short = input::<cmds::CreateFlowTable>(|_| {});
+    short.truncate(0x20);
+    d.run_err(&short, 0x10, status::BAD_INP_LEN);
+    assert_eq!(out_status(&d.ok::<cmds::QueryIssi>(|_| {})), status::OK);
+}
