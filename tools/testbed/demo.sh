@@ -32,7 +32,7 @@ echo "--- insmod cx4.ko"
 insmod /cx4/cx4.ko || exit 1
 sleep 0.5
 echo "--- dmesg (cx4)"
-dmesg | grep -i cx4 | sed 's/^/    /'
+dmesg | grep -E ' cx4[ :]' | sed 's/^/    /'
 echo "--- rmmod cx4"
 rmmod cx4
 dmesg | grep -q 'firmware version' || exit 2
@@ -40,10 +40,17 @@ JOB
 step "boot a VM with the modelled ConnectX-4 and load cx4.ko"
 t0=$(date +%s)
 rc=0
+out=$(mktemp)
+trap 'rm -f "$job" "$out"' EXIT
 python3 "$CX4_ROOT/tools/testbed/vmrun.py" --kdir "$kdir" --tree "$tree" \
     --model "$CX4_ROOT/target/release/cx4-model" --script "$job" \
-    --file "$CX4_ROOT/cx4.ko" --timeout 180 || rc=$?
+    --file "$CX4_ROOT/cx4.ko" --timeout 180 | tee "$out" || rc=$?
 stages+=("$(printf '%-28s %5d s' "VM run" $(( $(date +%s) - t0 )))")
 printf '\n==> stage times\n'
 printf '    %s\n' "${stages[@]}"
-exit $rc
+line=$(grep -m1 'firmware version' "$out" | sed 's/^ *//')
+if [ $rc -ne 0 ] || [ -z "$line" ]; then
+    echo "demo FAILED: the driver did not report the firmware version (status $rc)" >&2
+    exit 1
+fi
+printf '\n==> the driver in the guest says:\n%s\n' "$line"

@@ -342,7 +342,7 @@ impl Device {
             log::debug!("BAR0 write {off:#x} {:02x?}", data);
         }
         if (off as usize) < iseg::SIZE {
-            if off % 4 != 0 || data.len() % 4 != 0 {
+            if !off.is_multiple_of(4) || !data.len().is_multiple_of(4) {
                 log::warn!(
                     "unaligned init segment write at {off:#x} len {}",
                     data.len()

@@ -86,4 +86,9 @@ impl MsiX {
     pub fn len(&self) -> usize {
         self.vectors.len()
     }
+
+    /// Whether the function has no vectors (never, for a configured model).
+    pub fn is_empty(&self) -> bool {
+        self.vectors.is_empty()
+    }
 }

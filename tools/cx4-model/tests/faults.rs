@@ -297,3 +297,32 @@ fn bad_command_line_fault_is_rejected_at_start() {
         "expected the reason, seen {err:?}"
     );
 }
+
+#[test]
+fn control_socket_survives_extreme_counts() {
+    let mut d = Driver::up(&[]);
+    d.create_eq(3, 0, cx4_hw::eq::EventMask::PAGE_REQUEST.bits());
+    assert_eq!(issi_result(&mut d).0, status::OK);
+    for line in [
+        "drop-irq vector=0 count=4294967295",
+        "drop-irq vector=0 count=4294967295",
+        "fail opcode=0x10a nth=4294967295",
+        "pages n=2147483647",
+        "pages n=2147483647",
+        "pages n=-2147483648",
+        "pages n=-2147483648",
+    ] {
+        let a = d.model.control(line);
+        assert!(
+            a == "ok" || a.starts_with("error: "),
+            "control {line:?}: expected ok or an error, seen {a:?}"
+        );
+    }
+    assert!(
+        d.model.control("stats").starts_with("state=Initialized"),
+        "the control socket must keep answering after extreme counts"
+    );
+    assert_eq!(issi_result(&mut d).0, status::OK, "commands still run");
+    assert!(d.model.is_alive());
+    assert!(!d.model.log().contains("panicked"), "no panic in the model");
+}

@@ -166,12 +166,19 @@ impl Model {
 
     /// Sends one line to the control socket and returns the answer line.
     pub fn control(&self, line: &str) -> String {
-        let mut s = UnixStream::connect(&self.control).expect("connect control socket");
+        let fail = |what: &str, e: std::io::Error| -> ! {
+            panic!(
+                "control {line:?}: {what}: {e}; model log:\n{}",
+                self.log_tail(20)
+            )
+        };
+        let mut s = UnixStream::connect(&self.control).unwrap_or_else(|e| fail("connect", e));
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        writeln!(s, "{line}").expect("write control line");
+        writeln!(s, "{line}").unwrap_or_else(|e| fail("write", e));
         let mut r = BufReader::new(s);
         let mut answer = String::new();
-        r.read_line(&mut answer).expect("read control answer");
+        r.read_line(&mut answer)
+            .unwrap_or_else(|e| fail("no answer", e));
         answer.trim_end().to_string()
     }
 
