@@ -150,6 +150,13 @@ impl Device {
                 let mut ctx = Ctx { mem, msix, faults };
                 self.fw.post_cqe(&mut ctx, cqn, &cqe.0, solicited)?;
             }
+            Fault::DelayIrq { vector, ms } => {
+                self.msix.delay_ms.insert(vector, ms);
+            }
+            Fault::Clear => {
+                self.msix.delay_ms.clear();
+                self.faults.add(f);
+            }
             _ => self.faults.add(f),
         }
         Ok(())

@@ -186,7 +186,11 @@ impl FaultPlan {
             } => {
                 let base = self.seen.get(&opcode).copied().unwrap_or(0);
                 // nth counts from now on.
-                let at = if nth == 0 { 0 } else { base + nth };
+                let at = if nth == 0 {
+                    0
+                } else {
+                    base.saturating_add(nth)
+                };
                 self.fails.push((opcode, at, status, syndrome));
             }
             Fault::Stall(op) => self.stall = Some(op),
@@ -195,7 +199,8 @@ impl FaultPlan {
                 self.stalling = false;
             }
             Fault::DropIrq { vector, count } => {
-                *self.drop_irq.entry(vector).or_default() += count;
+                let n = self.drop_irq.entry(vector).or_default();
+                *n = n.saturating_add(count);
             }
             Fault::DelayIrq { vector, ms } => {
                 self.delay_irq.insert(vector, ms);

@@ -9,6 +9,8 @@ use vfio_user_proto::wire::{
 /// The interrupt vectors of the function.
 pub struct MsiX {
     vectors: Vec<Option<File>>,
+    /// Delivery delay per vector in milliseconds (fault injection).
+    pub delay_ms: std::collections::BTreeMap<u16, u64>,
     /// Interrupts raised per vector.
     pub raised: Vec<u64>,
 }
@@ -18,6 +20,7 @@ impl MsiX {
     pub fn new(n: u16) -> Self {
         MsiX {
             vectors: (0..n).map(|_| None).collect(),
+            delay_ms: Default::default(),
             raised: vec![0; n as usize],
         }
     }
@@ -68,6 +71,16 @@ impl MsiX {
         match self.vectors.get_mut(v as usize) {
             Some(Some(f)) => {
                 self.raised[v as usize] += 1;
+                if let Some(&ms) = self.delay_ms.get(&v) {
+                    // Deliver late from a thread holding its own handle of the eventfd.
+                    if let Ok(mut late) = f.try_clone() {
+                        std::thread::spawn(move || {
+                            std::thread::sleep(std::time::Duration::from_millis(ms));
+                            let _ = late.write_all(&1u64.to_ne_bytes());
+                        });
+                        return true;
+                    }
+                }
                 if let Err(e) = f.write_all(&1u64.to_ne_bytes()) {
                     log::warn!("MSI-X vector {v}: eventfd write failed: {e}");
                 }

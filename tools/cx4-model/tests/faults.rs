@@ -326,3 +326,38 @@ fn control_socket_survives_extreme_counts() {
     assert!(d.model.is_alive());
     assert!(!d.model.log().contains("panicked"), "no panic in the model");
 }
+
+#[test]
+fn delay_irq_delivers_the_interrupt_late_until_cleared() {
+    let mut d = Driver::up(&[]);
+    let eqn = d.create_eq(3, 1, 0);
+    d.model.control_ok("delay-irq vector=1 ms=300");
+    d.eq_doorbell(eqn, true);
+    d.gen_eqe(eqn, 0x20, &[]);
+    assert_eq!(
+        d.irq_count(1),
+        0,
+        "delayed interrupt: expected nothing at once"
+    );
+    let start = std::time::Instant::now();
+    let mut seen = 0;
+    while seen == 0 && start.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(20));
+        seen = d.irq_count(1);
+    }
+    assert_eq!(seen, 1, "delayed interrupt: expected it within 3 s");
+    assert!(
+        start.elapsed() >= Duration::from_millis(250),
+        "delayed interrupt: expected ~300 ms late, seen {:?}",
+        start.elapsed()
+    );
+    d.model.control_ok("clear");
+    d.eq_drain(eqn);
+    d.eq_doorbell(eqn, true);
+    d.gen_eqe(eqn, 0x20, &[]);
+    assert_eq!(
+        d.irq_count(1),
+        1,
+        "after clear: expected the interrupt at once"
+    );
+}

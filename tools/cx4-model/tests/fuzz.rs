@@ -169,6 +169,85 @@ fn scratch_queue_input(r: &mut Rng, d: &Driver) -> Vec<u8> {
     }
 }
 
+/// Object numbers the fuzzer saw handed out (UARs, PDs, TDs, CQs, flow tables; EQs apart).
+#[derive(Default)]
+struct Known {
+    ids: Vec<u32>,
+    eqns: Vec<u32>,
+}
+
+impl Known {
+    /// Records the object a successful command created.
+    fn learn(&mut self, op: u16, out: &[u8]) {
+        use cx4_hw::opcode::*;
+        if out_status(out) != status::OK || self.ids.len() > 256 {
+            return;
+        }
+        match op {
+            ALLOC_UAR | ALLOC_PD | ALLOC_TRANSPORT_DOMAIN | CREATE_CQ | CREATE_FLOW_TABLE => {
+                // All five answers carry the 24-bit number in the same field.
+                self.ids
+                    .push(common::view::<cx4_hw::pd::AllocPdOut>(out).pd())
+            }
+            CREATE_EQ => self
+                .eqns
+                .push(common::view::<cx4_hw::eq::CreateEqOut>(out).eq_number()),
+            _ => {}
+        }
+    }
+
+    fn id(&self, r: &mut Rng) -> u32 {
+        if self.ids.is_empty() || r.chance(1, 8) {
+            r.below(1 << 24) as u32
+        } else {
+            r.pick(&self.ids)
+        }
+    }
+
+    fn eqn(&self, r: &mut Rng) -> u32 {
+        if self.eqns.is_empty() || r.chance(1, 8) {
+            r.below(256) as u32
+        } else {
+            r.pick(&self.eqns)
+        }
+    }
+}
+
+/// Points the object-number and register fields of a garbage input at live objects and real
+/// registers, so the fuzzer gets past the first lookups.
+fn steer(r: &mut Rng, op: u16, v: &mut [u8], k: &Known) {
+    use cx4_hw::{cq, eq, flow, opcode::*, pd, regs, uar};
+    macro_rules! at {
+        ($t:ty, |$i:ident| $body:expr) => {
+            if let Ok(($i, _)) = <$t>::mut_from_prefix(&mut v[..]) {
+                $body;
+            }
+        };
+    }
+    match op {
+        ACCESS_REG => at!(regs::AccessRegisterIn, |i| i
+            .set_register_id(r.pick(regs::id::ALL).0.into())),
+        DEALLOC_UAR => at!(uar::DeallocUarIn, |i| i.set_uar(k.id(r))),
+        DEALLOC_PD => at!(pd::DeallocPdIn, |i| i.set_pd(k.id(r))),
+        DEALLOC_TRANSPORT_DOMAIN => at!(pd::DeallocTransportDomainIn, |i| i
+            .set_transport_domain(k.id(r))),
+        DESTROY_CQ => at!(cq::DestroyCqIn, |i| i.set_cqn(k.id(r))),
+        QUERY_CQ => at!(cq::QueryCqIn, |i| i.set_cqn(k.id(r))),
+        MODIFY_CQ => at!(cq::ModifyCqIn, |i| i.set_cqn(k.id(r))),
+        DESTROY_EQ => at!(eq::DestroyEqIn, |i| i.set_eq_number(k.eqn(r))),
+        QUERY_EQ => at!(eq::QueryEqIn, |i| i.set_eq_number(k.eqn(r))),
+        GEN_EQE => at!(eq::GenEqeIn, |i| i.set_eq_number(k.eqn(r))),
+        DESTROY_FLOW_TABLE => at!(flow::DestroyFlowTableIn, |i| i.set_table_id(k.id(r))),
+        SET_FLOW_TABLE_ROOT => at!(flow::SetFlowTableRootIn, |i| i.set_table_id(k.id(r))),
+        CREATE_FLOW_TABLE => at!(flow::CreateFlowTableIn, |i| {
+            i.set_table_type(0);
+            i.set_other_vport(0);
+            i.flow_table_context_mut().set_table_miss_id(k.id(r));
+        }),
+        _ => {}
+    }
+}
+
 /// Checks one collected command.
 fn check(res: &Result<Vec<u8>, DeliveryStatus>, out_len: usize, what: &str, d: &Driver) {
     match res {
@@ -326,11 +405,11 @@ fn random_command_entries_and_chains_never_kill_the_model() {
                 );
             }
         }
-        if n % 500 == 0 {
+        if n.is_multiple_of(500) {
             assert!(d.model.is_alive(), "iteration {n}: the model exited");
         }
         // Keep the command EQ from overrunning forever: consume and re-arm.
-        if n % 4 == 0 {
+        if n.is_multiple_of(4) {
             if let Some(&eqn) = d.eqs.keys().next() {
                 d.eq_drain(eqn);
                 d.eq_doorbell(eqn, true);
@@ -349,6 +428,8 @@ fn garbage_inputs_for_every_opcode_get_sane_statuses_in_every_state() {
     let start = Instant::now();
     let mut n = 0u64;
     let mut phase = 0;
+    let mut known = Known::default();
+    let mut succeeded = 0u64;
     while start.elapsed() < budget() && n < 30_000 {
         n += 1;
         // Move through the life cycle: disabled, enabled, initialized, back.
@@ -384,13 +465,16 @@ fn garbage_inputs_for_every_opcode_get_sane_statuses_in_every_state() {
         } else {
             r.pick(&table)
         };
-        let inp = if (op == cx4_hw::opcode::CREATE_EQ || op == cx4_hw::opcode::CREATE_CQ)
+        let mut inp = if (op == cx4_hw::opcode::CREATE_EQ || op == cx4_hw::opcode::CREATE_CQ)
             && r.chance(1, 2)
         {
             scratch_queue_input(&mut r, &d)
         } else {
             garbage_input(&mut r, op, fixed)
         };
+        if r.chance(2, 3) {
+            steer(&mut r, op, &mut inp, &known);
+        }
         let out_len = rand_len(&mut r, out_fixed);
         let slot = if op == cx4_hw::opcode::MANAGE_PAGES {
             common::PAGES_SLOT
@@ -403,14 +487,23 @@ fn garbage_inputs_for_every_opcode_get_sane_statuses_in_every_state() {
             inp.len()
         );
         match &res {
-            Ok(_) => check(&res, out_len, &what, &d),
+            Ok(out) => {
+                check(&res, out_len, &what, &d);
+                known.learn(op, out);
+                if out_status(out) == status::OK {
+                    succeeded += 1;
+                }
+            }
             Err(e) => panic!("{what}: a well-formed entry must be delivered, seen {e}"),
         }
-        if n % 2000 == 0 {
+        if n.is_multiple_of(2000) {
             assert!(d.model.is_alive(), "iteration {n}: the model exited");
         }
     }
-    eprintln!("input fuzz: {n} iterations, seed {:#x}", seed(2));
+    eprintln!(
+        "input fuzz: {n} iterations ({succeeded} succeeded), seed {:#x}",
+        seed(2)
+    );
     assert_model_healthy(&mut d, "after input fuzzing");
 }
 
@@ -539,7 +632,7 @@ fn random_bar_config_and_control_traffic_never_kill_the_model() {
                 );
             }
         }
-        if n % 500 == 0 {
+        if n.is_multiple_of(500) {
             assert!(d.model.is_alive(), "iteration {n}: the model exited");
         }
     }

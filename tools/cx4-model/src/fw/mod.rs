@@ -194,7 +194,8 @@ impl Firmware {
     /// A fresh object number (PDs, TDs, flow tables; never 0).
     fn alloc_id(&mut self) -> u32 {
         let id = self.next_id;
-        self.next_id = self.next_id.wrapping_add(1).max(1) & 0x00ff_ffff;
+        // 24-bit numbers; mask before skipping 0, or 0xffffff would be followed by 0.
+        self.next_id = (self.next_id.wrapping_add(1) & 0x00ff_ffff).max(1);
         id
     }
 
@@ -412,4 +413,18 @@ pub fn need_out(out: &[u8], need: usize) -> CmdResult {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_numbers_wrap_past_24_bits_to_1_never_0() {
+        let caps = CapProfile::parse("[general]\n").unwrap();
+        let mut fw = Firmware::new(caps, Pages::default(), "MT_TEST");
+        fw.next_id = 0x00ff_fffe;
+        let ids: Vec<u32> = (0..3).map(|_| fw.alloc_id()).collect();
+        assert_eq!(ids, [0x00ff_fffe, 0x00ff_ffff, 1]);
+    }
 }
