@@ -69,6 +69,26 @@ impl Pages {
         p
     }
 
+    /// The stage pages given now are booked to: boot pages until the boot demand is met, then
+    /// init pages until INIT_HCA, regular pages after it (independent of which QUERY_PAGES the
+    /// driver sent last).
+    fn booking_stage(&self) -> Stage {
+        match self.stage {
+            Some(Stage::Regular) => Stage::Regular,
+            _ if self.held_for(Stage::Boot)
+                < self.demand.get(&Stage::Boot).copied().unwrap_or(0) =>
+            {
+                Stage::Boot
+            }
+            _ => Stage::Init,
+        }
+    }
+
+    /// Marks INIT_HCA done: later pages are regular pages.
+    pub fn initialized(&mut self) {
+        self.stage = Some(Stage::Regular);
+    }
+
     /// The same demand with nothing held (function reset).
     pub fn renewed(&self) -> Self {
         Pages {
@@ -83,7 +103,6 @@ impl Pages {
 
     /// QUERY_PAGES: how many pages `s` still needs.
     pub fn query(&mut self, s: Stage) -> u32 {
-        self.stage = Some(s);
         self.demand
             .get(&s)
             .copied()
@@ -112,7 +131,7 @@ impl Pages {
                 return Err(PageError::Duplicate(pa));
             }
         }
-        let stage = self.stage.unwrap_or(Stage::Regular);
+        let stage = self.booking_stage();
         for &pa in pas {
             self.held.insert(pa, stage);
         }

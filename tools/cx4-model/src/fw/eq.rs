@@ -70,7 +70,14 @@ impl Firmware {
                 c.set_log_page_size(u32::from(eq.page_shift) - 12);
                 c.set_consumer_counter(eq.ci & 0xff_ffff);
                 c.set_producer_counter(eq.pi & 0xff_ffff);
-                c.set_st(if eq.armed { 0x9 } else { 0xa });
+                // EQ state: 0x9 armed, 0xa fired, 0xb overrun (eqc.st).
+                c.set_st(if eq.overrun {
+                    0xb
+                } else if eq.armed {
+                    0x9
+                } else {
+                    0xa
+                });
                 Ok(())
             }
             opcode::GEN_EQE => {

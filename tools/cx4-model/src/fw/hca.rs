@@ -111,7 +111,7 @@ impl Firmware {
             }
         }
         self.state = HcaState::Initialized;
-        self.pages.stage = Some(Stage::Regular);
+        self.pages.initialized();
         // Regular pages are asked for by event once the driver has a pages EQ.
         self.request_regular_pages(ctx);
         Ok(())

@@ -34,10 +34,12 @@ impl Firmware {
                     .expect("length checked")
                     .0
                     .uar();
-                if self.eqs.values().any(|e| e.uar_page == idx) {
+                if self.eqs.values().any(|e| e.uar_page == idx)
+                    || self.cqs.values().any(|c| c.uar_page == idx)
+                {
                     fail!(
                         BAD_RES_STATE,
-                        "DEALLOC_UAR of a UAR an EQ still uses",
+                        "DEALLOC_UAR of a UAR an EQ or CQ still uses",
                         "UAR {idx}"
                     );
                 }
