@@ -35,6 +35,13 @@ apt-get install -y -qq --no-install-recommends \
     flex bison bc libelf-dev libssl-dev dwarves cpio kmod xz-utils \
     debootstrap iproute2 psmisc util-linux ca-certificates git >/dev/null
 
+# Host crates (schema, model) build with the machine's cargo; a machine without one gets
+# Debian's, which matches the kernel's rustc-web 1.96.
+if ! command -v cargo >/dev/null; then
+    info "no cargo on PATH: apt-get install cargo-web rustfmt-web"
+    apt-get install -y -qq --no-install-recommends cargo-web rustfmt-web >/dev/null
+fi
+
 if ! "$BINDGEN" --version 2>/dev/null | grep -q "$BINDGEN_VERSION"; then
     info "cargo install bindgen-cli $BINDGEN_VERSION (~2 min)"
     LIBCLANG_PATH=/usr/lib/llvm-19/lib cargo install --locked --quiet \
