@@ -14,9 +14,8 @@ use cx4_hw::{
         split_query_op_mod, QueryHcaCapIn, QueryHcaCapOut, SetHcaCapIn,
     },
 };
-use zerocopy::FromBytes;
 
-use super::{fail, need_in, need_out, CmdResult, Firmware};
+use super::{fail, req, resp, CmdResult, Firmware};
 
 /// Size of one capability page.
 pub const CAP_PAGE: usize = 0x1000;
@@ -167,11 +166,7 @@ const SETTABLE_GENERAL: &[&str] = &[
 
 impl Firmware {
     pub(super) fn query_hca_cap(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
-        need_in(input, QueryHcaCapIn::SIZE)?;
-        need_out(out, QueryHcaCapOut::SIZE)?;
-        let inp = QueryHcaCapIn::ref_from_prefix(input)
-            .expect("length checked")
-            .0;
+        let inp = req::<QueryHcaCapIn>(input)?;
         if inp.other_function() != 0 {
             fail!(
                 BAD_PARAM,
@@ -189,18 +184,13 @@ impl Firmware {
                 "type {ty:#x}"
             );
         };
-        let o = QueryHcaCapOut::mut_from_prefix(out)
-            .expect("length checked")
-            .0;
+        let o = resp::<QueryHcaCapOut>(out)?;
         o.capability_mut().0.copy_from_slice(page);
         Ok(())
     }
 
     pub(super) fn set_hca_cap(&mut self, input: &[u8]) -> CmdResult {
-        need_in(input, SetHcaCapIn::SIZE)?;
-        let inp = SetHcaCapIn::ref_from_prefix(input)
-            .expect("length checked")
-            .0;
+        let inp = req::<SetHcaCapIn>(input)?;
         let ty = (inp.op_mod() >> 1) as u16;
         if inp.op_mod() & 1 != 0 {
             fail!(

@@ -7,9 +7,8 @@ use cx4_hw::{
     eq::event_type,
     opcode,
 };
-use zerocopy::FromBytes;
 
-use super::{fail, need_in, need_out, CmdResult, Ctx, Firmware};
+use super::{fail, need_out, req, resp, CmdResult, Ctx, Firmware};
 
 /// How a CQ is armed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,11 +80,7 @@ impl Firmware {
         match op {
             opcode::CREATE_CQ => self.create_cq(ctx, input, out),
             opcode::DESTROY_CQ => {
-                need_in(input, DestroyCqIn::SIZE)?;
-                let cqn = DestroyCqIn::ref_from_prefix(input)
-                    .expect("length checked")
-                    .0
-                    .cqn();
+                let cqn = req::<DestroyCqIn>(input)?.cqn();
                 match self.cqs.remove(&cqn) {
                     Some(_) => Ok(()),
                     None => fail!(
@@ -96,12 +91,7 @@ impl Firmware {
                 }
             }
             opcode::QUERY_CQ => {
-                need_in(input, QueryCqIn::SIZE)?;
-                need_out(out, QueryCqOut::SIZE)?;
-                let cqn = QueryCqIn::ref_from_prefix(input)
-                    .expect("length checked")
-                    .0
-                    .cqn();
+                let cqn = req::<QueryCqIn>(input)?.cqn();
                 let ci = self.cqs.get(&cqn).and_then(|c| c.consumer_index(ctx));
                 let Some(cq) = self.cqs.get(&cqn) else {
                     fail!(
@@ -110,7 +100,7 @@ impl Firmware {
                         "CQ {cqn:#x}"
                     );
                 };
-                let o = QueryCqOut::mut_from_prefix(out).expect("length checked").0;
+                let o = resp::<QueryCqOut>(out)?;
                 let c = o.cq_context_mut();
                 c.set_log_cq_size(cq.log_size.into());
                 c.set_cqe_sz(if cq.cqe_size == 128 { 1 } else { 0 });
@@ -126,10 +116,7 @@ impl Firmware {
                 Ok(())
             }
             opcode::MODIFY_CQ => {
-                need_in(input, ModifyCqIn::SIZE)?;
-                let inp = ModifyCqIn::ref_from_prefix(input)
-                    .expect("length checked")
-                    .0;
+                let inp = req::<ModifyCqIn>(input)?;
                 if self.caps.general("cq_moderation") == 0 {
                     fail!(BAD_PARAM, "MODIFY_CQ: CQ moderation is not supported");
                 }
@@ -150,10 +137,7 @@ impl Firmware {
     }
 
     fn create_cq(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {
-        need_in(input, CreateCqIn::SIZE)?;
-        let inp = CreateCqIn::ref_from_prefix(input)
-            .expect("length checked")
-            .0;
+        let inp = req::<CreateCqIn>(input)?;
         let c = inp.cq_context();
         let log_size = c.log_cq_size();
         let max = self.caps.general("log_max_cq_sz") as u32;
@@ -249,10 +233,7 @@ impl Firmware {
                 cqes: 0,
             },
         );
-        CreateCqOut::mut_from_prefix(out)
-            .expect("length checked")
-            .0
-            .set_cqn(cqn);
+        resp::<CreateCqOut>(out)?.set_cqn(cqn);
         Ok(())
     }
 

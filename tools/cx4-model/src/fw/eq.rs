@@ -9,7 +9,7 @@ use cx4_hw::{
 };
 use zerocopy::FromBytes;
 
-use super::{fail, need_in, need_out, CmdResult, Ctx, Firmware};
+use super::{fail, need_out, req, resp, CmdResult, Ctx, Firmware};
 use crate::eq::Eq;
 
 impl Firmware {
@@ -24,11 +24,7 @@ impl Firmware {
         match op {
             opcode::CREATE_EQ => self.create_eq(ctx, input, out),
             opcode::DESTROY_EQ => {
-                need_in(input, DestroyEqIn::SIZE)?;
-                let eqn = DestroyEqIn::ref_from_prefix(input)
-                    .expect("length checked")
-                    .0
-                    .eq_number();
+                let eqn = req::<DestroyEqIn>(input)?.eq_number();
                 if self.cqs.values().any(|c| u32::from(c.eqn) == eqn) {
                     fail!(
                         BAD_RES_STATE,
@@ -53,16 +49,11 @@ impl Firmware {
                 }
             }
             opcode::QUERY_EQ => {
-                need_in(input, QueryEqIn::SIZE)?;
-                need_out(out, QueryEqOut::SIZE)?;
-                let eqn = QueryEqIn::ref_from_prefix(input)
-                    .expect("length checked")
-                    .0
-                    .eq_number();
+                let eqn = req::<QueryEqIn>(input)?.eq_number();
                 let Some(eq) = u8::try_from(eqn).ok().and_then(|n| self.eqs.get(&n)) else {
                     fail!(BAD_RES, "QUERY_EQ of an EQ that does not exist", "EQ {eqn}");
                 };
-                let o = QueryEqOut::mut_from_prefix(out).expect("length checked").0;
+                let o = resp::<QueryEqOut>(out)?;
                 let c = o.eq_context_entry_mut();
                 c.set_log_eq_size(eq.log_size.into());
                 c.set_uar_page(eq.uar_page);
@@ -81,8 +72,7 @@ impl Firmware {
                 Ok(())
             }
             opcode::GEN_EQE => {
-                need_in(input, GenEqeIn::SIZE)?;
-                let inp = GenEqeIn::ref_from_prefix(input).expect("length checked").0;
+                let inp = req::<GenEqeIn>(input)?;
                 let eqn = inp.eq_number();
                 let Some(eq) = u8::try_from(eqn).ok().and_then(|n| self.eqs.get_mut(&n)) else {
                     fail!(BAD_RES, "GEN_EQE on an EQ that does not exist", "EQ {eqn}");
@@ -99,10 +89,7 @@ impl Firmware {
     }
 
     fn create_eq(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {
-        need_in(input, CreateEqIn::SIZE)?;
-        let inp = CreateEqIn::ref_from_prefix(input)
-            .expect("length checked")
-            .0;
+        let inp = req::<CreateEqIn>(input)?;
         let c = inp.eq_context_entry();
         let log_size = c.log_eq_size();
         let max_log = self.caps.general("log_max_eq_sz") as u32;
@@ -204,10 +191,7 @@ impl Firmware {
         );
         let wants_pages = eq.wants(event_type::PAGE_REQUEST);
         self.eqs.insert(eqn, eq);
-        CreateEqOut::mut_from_prefix(out)
-            .expect("length checked")
-            .0
-            .set_eq_number(eqn.into());
+        resp::<CreateEqOut>(out)?.set_eq_number(eqn.into());
         if wants_pages {
             self.request_regular_pages(ctx);
         }

@@ -4,9 +4,8 @@ use cx4_hw::{
     flow::{CreateFlowTableIn, CreateFlowTableOut, DestroyFlowTableIn, SetFlowTableRootIn},
     opcode,
 };
-use zerocopy::FromBytes;
 
-use super::{fail, need_in, need_out, CmdResult, Firmware};
+use super::{fail, need_out, req, resp, CmdResult, Firmware};
 
 /// NIC receive table type (`FS_FT_NIC_RX`).
 pub const NIC_RX: u8 = 0;
@@ -16,10 +15,7 @@ impl Firmware {
         need_out(out, 0x10)?;
         match op {
             opcode::CREATE_FLOW_TABLE => {
-                need_in(input, CreateFlowTableIn::SIZE)?;
-                let inp = CreateFlowTableIn::ref_from_prefix(input)
-                    .expect("length checked")
-                    .0;
+                let inp = req::<CreateFlowTableIn>(input)?;
                 let ty = inp.table_type() as u8;
                 if ty != NIC_RX || inp.other_vport() != 0 {
                     fail!(
@@ -49,17 +45,11 @@ impl Firmware {
                 }
                 let id = self.alloc_id();
                 self.flow_tables.insert(id, (ty, c.level() as u8));
-                CreateFlowTableOut::mut_from_prefix(out)
-                    .expect("length checked")
-                    .0
-                    .set_table_id(id);
+                resp::<CreateFlowTableOut>(out)?.set_table_id(id);
                 Ok(())
             }
             opcode::DESTROY_FLOW_TABLE => {
-                need_in(input, DestroyFlowTableIn::SIZE)?;
-                let inp = DestroyFlowTableIn::ref_from_prefix(input)
-                    .expect("length checked")
-                    .0;
+                let inp = req::<DestroyFlowTableIn>(input)?;
                 let id = inp.table_id();
                 if self.flow_tables.remove(&id).is_none() {
                     fail!(
@@ -72,10 +62,7 @@ impl Firmware {
                 Ok(())
             }
             opcode::SET_FLOW_TABLE_ROOT => {
-                need_in(input, SetFlowTableRootIn::SIZE)?;
-                let inp = SetFlowTableRootIn::ref_from_prefix(input)
-                    .expect("length checked")
-                    .0;
+                let inp = req::<SetFlowTableRootIn>(input)?;
                 let ty = inp.table_type() as u8;
                 let id = inp.table_id();
                 if id == 0 {

@@ -5,9 +5,8 @@ use cx4_hw::hca::{
     teardown_profile, DisableHcaIn, EnableHcaIn, InitHcaIn, QueryAdapterOut, QueryIssiOut,
     SetDriverVersionIn, SetIssiIn, TeardownHcaIn,
 };
-use zerocopy::FromBytes;
 
-use super::{fail, need_in, need_out, CmdResult, Ctx, Firmware, HcaState};
+use super::{fail, need_in, req, resp, CmdResult, Ctx, Firmware, HcaState};
 use crate::pages::Stage;
 
 /// ISSIs the model supports: 0 and 1 (bit n = ISSI n), like ConnectX-4 firmware.
@@ -17,10 +16,7 @@ pub const IEEE_VENDOR_ID: u32 = 0x0002c9;
 
 impl Firmware {
     pub(super) fn enable_hca(&mut self, input: &[u8]) -> CmdResult {
-        need_in(input, EnableHcaIn::SIZE)?;
-        let inp = EnableHcaIn::ref_from_prefix(input)
-            .expect("length checked")
-            .0;
+        let inp = req::<EnableHcaIn>(input)?;
         if inp.function_id() != 0 || inp.embedded_cpu_function() != 0 {
             fail!(
                 BAD_PARAM,
@@ -42,10 +38,7 @@ impl Firmware {
     }
 
     pub(super) fn disable_hca(&mut self, input: &[u8]) -> CmdResult {
-        need_in(input, DisableHcaIn::SIZE)?;
-        let inp = DisableHcaIn::ref_from_prefix(input)
-            .expect("length checked")
-            .0;
+        let inp = req::<DisableHcaIn>(input)?;
         if inp.function_id() != 0 {
             fail!(
                 BAD_PARAM,
@@ -68,21 +61,14 @@ impl Firmware {
     }
 
     pub(super) fn query_issi(&mut self, _input: &[u8], out: &mut [u8]) -> CmdResult {
-        need_out(out, QueryIssiOut::SIZE)?;
-        let o = QueryIssiOut::mut_from_prefix(out)
-            .expect("length checked")
-            .0;
+        let o = resp::<QueryIssiOut>(out)?;
         o.set_current_issi(self.issi.into());
         o.set_supported_issi_dw0(SUPPORTED_ISSI);
         Ok(())
     }
 
     pub(super) fn set_issi(&mut self, input: &[u8]) -> CmdResult {
-        need_in(input, SetIssiIn::SIZE)?;
-        let issi = SetIssiIn::ref_from_prefix(input)
-            .expect("length checked")
-            .0
-            .current_issi();
+        let issi = req::<SetIssiIn>(input)?.current_issi();
         if !cx4_hw::hca::issi_supported(SUPPORTED_ISSI, issi) {
             fail!(BAD_PARAM, "SET_ISSI to an unsupported ISSI", "ISSI {issi}");
         }
@@ -118,11 +104,7 @@ impl Firmware {
     }
 
     pub(super) fn teardown_hca(&mut self, input: &[u8]) -> CmdResult {
-        need_in(input, TeardownHcaIn::SIZE)?;
-        let profile = TeardownHcaIn::ref_from_prefix(input)
-            .expect("length checked")
-            .0
-            .profile() as u16;
+        let profile = req::<TeardownHcaIn>(input)?.profile() as u16;
         if profile != teardown_profile::GRACEFUL_CLOSE && profile != teardown_profile::FORCE_CLOSE {
             fail!(
                 BAD_PARAM,
@@ -160,10 +142,7 @@ impl Firmware {
     }
 
     pub(super) fn query_adapter(&mut self, _input: &[u8], out: &mut [u8]) -> CmdResult {
-        need_out(out, QueryAdapterOut::SIZE)?;
-        let o = QueryAdapterOut::mut_from_prefix(out)
-            .expect("length checked")
-            .0;
+        let o = resp::<QueryAdapterOut>(out)?;
         let blk = o.query_adapter_struct_mut();
         blk.set_ieee_vendor_id(IEEE_VENDOR_ID);
         blk.set_vsd_vendor_id(u32::from(cx4_hw::pci::VENDOR_MELLANOX));
@@ -174,11 +153,7 @@ impl Firmware {
     }
 
     pub(super) fn set_driver_version(&mut self, input: &[u8]) -> CmdResult {
-        need_in(input, SetDriverVersionIn::SIZE)?;
-        let v = SetDriverVersionIn::ref_from_prefix(input)
-            .expect("length checked")
-            .0
-            .driver_version();
+        let v = req::<SetDriverVersionIn>(input)?.driver_version();
         let end = v.iter().position(|&b| b == 0).unwrap_or(v.len());
         self.driver_version = String::from_utf8_lossy(&v[..end]).into_owned();
         log::info!("driver version: {}", self.driver_version);

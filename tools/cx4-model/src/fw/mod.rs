@@ -415,6 +415,37 @@ pub fn need_out(out: &[u8], need: usize) -> CmdResult {
     Ok(())
 }
 
+/// Views a command input as its layout, or fails with BAD_INP_LEN when it is too short.
+pub fn req<T>(input: &[u8]) -> Result<&T, CmdError>
+where
+    T: zerocopy::FromBytes + zerocopy::KnownLayout + zerocopy::Immutable,
+{
+    match T::ref_from_prefix(input) {
+        Ok((t, _)) => Ok(t),
+        Err(_) => Err(CmdError::new(
+            status::BAD_INP_LEN,
+            "command input too short",
+            format!("{} bytes", input.len()),
+        )),
+    }
+}
+
+/// Views a command output as its layout, or fails with BAD_OUTP_LEN when it is too short.
+pub fn resp<T>(out: &mut [u8]) -> Result<&mut T, CmdError>
+where
+    T: zerocopy::FromBytes + zerocopy::IntoBytes + zerocopy::KnownLayout,
+{
+    let n = out.len();
+    match T::mut_from_prefix(out) {
+        Ok((t, _)) => Ok(t),
+        Err(_) => Err(CmdError::new(
+            status::BAD_OUTP_LEN,
+            "command output too short",
+            format!("{n} bytes"),
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,18 +5,13 @@ use cx4_hw::{
     eq::event_type,
     pages::{manage_pages_op_mod, ManagePagesIn, ManagePagesOut, QueryPagesIn, QueryPagesOut},
 };
-use zerocopy::FromBytes;
 
-use super::{fail, need_in, need_out, CmdResult, Ctx, Firmware, HcaState};
+use super::{fail, req, resp, CmdResult, Ctx, Firmware, HcaState};
 use crate::pages::{PageError, Stage};
 
 impl Firmware {
     pub(super) fn query_pages(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
-        need_in(input, QueryPagesIn::SIZE)?;
-        need_out(out, QueryPagesOut::SIZE)?;
-        let inp = QueryPagesIn::ref_from_prefix(input)
-            .expect("length checked")
-            .0;
+        let inp = req::<QueryPagesIn>(input)?;
         if inp.function_id() != 0 || inp.embedded_cpu_function() != 0 {
             fail!(
                 BAD_PARAM,
@@ -34,9 +29,7 @@ impl Firmware {
             );
         };
         let n = self.pages.query(stage);
-        let o = QueryPagesOut::mut_from_prefix(out)
-            .expect("length checked")
-            .0;
+        let o = resp::<QueryPagesOut>(out)?;
         o.set_function_id(0);
         o.set_num_pages(n);
         Ok(())
@@ -48,11 +41,7 @@ impl Firmware {
         input: &[u8],
         out: &mut [u8],
     ) -> CmdResult {
-        need_in(input, ManagePagesIn::SIZE)?;
-        need_out(out, ManagePagesOut::SIZE)?;
-        let inp = ManagePagesIn::ref_from_prefix(input)
-            .expect("length checked")
-            .0;
+        let inp = req::<ManagePagesIn>(input)?;
         if inp.function_id() != 0 || inp.embedded_cpu_function() != 0 {
             fail!(
                 BAD_PARAM,
@@ -108,9 +97,7 @@ impl Firmware {
                 for (i, &pa) in pas.iter().enumerate() {
                     ManagePagesOut::set_pas(out, i, pa).expect("room checked");
                 }
-                let o = ManagePagesOut::mut_from_prefix(out)
-                    .expect("length checked")
-                    .0;
+                let o = resp::<ManagePagesOut>(out)?;
                 o.set_output_num_entries(pas.len() as u32);
                 log::debug!(
                     "{} pages returned (now {} held)",

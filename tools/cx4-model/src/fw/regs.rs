@@ -6,7 +6,7 @@ use cx4_hw::regs::{
 };
 use zerocopy::FromBytes;
 
-use super::{fail, need_in, CmdResult, Firmware};
+use super::{fail, req, CmdResult, Firmware};
 
 /// 100GBASE_CR4 in the legacy `eth_proto` bit mask (ConnectX-4).
 pub const ETH_100GBASE_CR4: u32 = 1 << 20;
@@ -62,10 +62,7 @@ fn view<T: FromBytes + zerocopy::KnownLayout + zerocopy::Immutable>(
 
 impl Firmware {
     pub(super) fn access_reg(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
-        need_in(input, AccessRegisterIn::SIZE)?;
-        let inp = AccessRegisterIn::ref_from_prefix(input)
-            .expect("length checked")
-            .0;
+        let inp = req::<AccessRegisterIn>(input)?;
         let reg = inp.register_id() as u16;
         let write = match inp.op_mod() as u16 {
             ACCESS_REG_WRITE => true,

@@ -5,9 +5,8 @@ use cx4_hw::{
     pd::{AllocPdOut, AllocTransportDomainOut, DeallocPdIn, DeallocTransportDomainIn},
     uar::{AllocUarOut, DeallocUarIn},
 };
-use zerocopy::FromBytes;
 
-use super::{fail, need_in, need_out, CmdResult, Firmware};
+use super::{fail, need_in, need_out, req, resp, CmdResult, Firmware};
 
 /// First UAR index handed out: pages 0..2 of BAR0 hold the initialization segment.
 pub const FIRST_UAR: u32 = 8;
@@ -24,16 +23,10 @@ impl Firmware {
                     fail!(NO_RES, "ALLOC_UAR: no UAR pages left");
                 };
                 self.uars.insert(idx, ());
-                AllocUarOut::mut_from_prefix(out)
-                    .expect("length checked")
-                    .0
-                    .set_uar(idx);
+                resp::<AllocUarOut>(out)?.set_uar(idx);
             }
             opcode::DEALLOC_UAR => {
-                let idx = DeallocUarIn::ref_from_prefix(input)
-                    .expect("length checked")
-                    .0
-                    .uar();
+                let idx = req::<DeallocUarIn>(input)?.uar();
                 if self.eqs.values().any(|e| e.uar_page == idx)
                     || self.cqs.values().any(|c| c.uar_page == idx)
                 {
@@ -50,16 +43,10 @@ impl Firmware {
             opcode::ALLOC_PD => {
                 let id = self.alloc_id();
                 self.pds.insert(id, ());
-                AllocPdOut::mut_from_prefix(out)
-                    .expect("length checked")
-                    .0
-                    .set_pd(id);
+                resp::<AllocPdOut>(out)?.set_pd(id);
             }
             opcode::DEALLOC_PD => {
-                let id = DeallocPdIn::ref_from_prefix(input)
-                    .expect("length checked")
-                    .0
-                    .pd();
+                let id = req::<DeallocPdIn>(input)?.pd();
                 if self.pds.remove(&id).is_none() {
                     fail!(BAD_RES, "DEALLOC_PD of a PD not allocated", "PD {id:#x}");
                 }
@@ -67,16 +54,10 @@ impl Firmware {
             opcode::ALLOC_TRANSPORT_DOMAIN => {
                 let id = self.alloc_id();
                 self.tds.insert(id, ());
-                AllocTransportDomainOut::mut_from_prefix(out)
-                    .expect("length checked")
-                    .0
-                    .set_transport_domain(id);
+                resp::<AllocTransportDomainOut>(out)?.set_transport_domain(id);
             }
             opcode::DEALLOC_TRANSPORT_DOMAIN => {
-                let id = DeallocTransportDomainIn::ref_from_prefix(input)
-                    .expect("length checked")
-                    .0
-                    .transport_domain();
+                let id = req::<DeallocTransportDomainIn>(input)?.transport_domain();
                 if self.tds.remove(&id).is_none() {
                     fail!(
                         BAD_RES,

@@ -7,9 +7,8 @@ use cx4_hw::{
         QueryNicVportContextIn, QueryNicVportContextOut, QueryVportStateIn, QueryVportStateOut,
     },
 };
-use zerocopy::FromBytes;
 
-use super::{fail, need_in, need_out, CmdResult, Firmware};
+use super::{fail, need_in, need_out, req, resp, CmdResult, Firmware};
 
 /// The default P_Key (full membership).
 pub const DEFAULT_PKEY: u32 = 0xffff;
@@ -64,9 +63,7 @@ impl Firmware {
         need_out(out, 0x10)?;
         match op {
             opcode::QUERY_VPORT_STATE => {
-                let inp = QueryVportStateIn::ref_from_prefix(input)
-                    .expect("length checked")
-                    .0;
+                let inp = req::<QueryVportStateIn>(input)?;
                 if inp.other_vport() != 0 {
                     fail!(
                         BAD_PARAM,
@@ -76,9 +73,7 @@ impl Firmware {
                     );
                 }
                 let up = self.regs.admin_status == cx4_hw::regs::port_status::UP;
-                let o = QueryVportStateOut::mut_from_prefix(out)
-                    .expect("length checked")
-                    .0;
+                let o = resp::<QueryVportStateOut>(out)?;
                 let s = if up {
                     vport_state::UP
                 } else {
@@ -89,10 +84,7 @@ impl Firmware {
                 Ok(())
             }
             opcode::QUERY_NIC_VPORT_CONTEXT => {
-                need_out(out, QueryNicVportContextOut::SIZE)?;
-                let inp = QueryNicVportContextIn::ref_from_prefix(input)
-                    .expect("length checked")
-                    .0;
+                let inp = req::<QueryNicVportContextIn>(input)?;
                 if inp.other_vport() != 0 {
                     fail!(
                         BAD_PARAM,
@@ -102,9 +94,7 @@ impl Firmware {
                     );
                 }
                 let v = &self.vport;
-                let o = QueryNicVportContextOut::mut_from_prefix(out)
-                    .expect("length checked")
-                    .0;
+                let o = resp::<QueryNicVportContextOut>(out)?;
                 let c = o.nic_vport_context_mut();
                 c.set_mtu(v.mtu);
                 c.set_roce_en(v.roce_en.into());
@@ -122,10 +112,7 @@ impl Firmware {
                 Ok(())
             }
             opcode::MODIFY_NIC_VPORT_CONTEXT => {
-                need_in(input, ModifyNicVportContextIn::SIZE)?;
-                let inp = ModifyNicVportContextIn::ref_from_prefix(input)
-                    .expect("length checked")
-                    .0;
+                let inp = req::<ModifyNicVportContextIn>(input)?;
                 if inp.other_vport() != 0 {
                     fail!(
                         BAD_PARAM,
@@ -176,9 +163,7 @@ impl Firmware {
                 Ok(())
             }
             opcode::QUERY_HCA_VPORT_PKEY => {
-                let inp = QueryHcaVportPkeyIn::ref_from_prefix(input)
-                    .expect("length checked")
-                    .0;
+                let inp = req::<QueryHcaVportPkeyIn>(input)?;
                 if inp.other_vport() != 0 || inp.port_num() > 1 {
                     fail!(
                         BAD_PARAM,
