@@ -3,6 +3,7 @@
 #
 #   make demo      build what is missing, boot a VM with the modelled card, load cx4.ko
 #   make test      every test: lints, host unit tests, VM tests; ends "N passed, N failed"
+#   make bench     benchmarks (cx4 vs upstream mlx5_core on the same model), not tests
 #   make module    cx4.ko against the cached test kernel (CLIPPY=1 to lint it)
 #   make model     the device model (release build)
 #   make kernel    the pinned test kernel (cached under $(CX4_CACHE))
@@ -12,7 +13,7 @@
 TB := tools/testbed
 export CX4_CACHE ?= /var/cache/cx4
 
-.PHONY: all demo test module model kernel guest host-deps clean
+.PHONY: all demo test bench module model kernel guest host-deps clean
 
 all: module model
 
@@ -36,6 +37,9 @@ demo:
 
 test:
 	@python3 tests/run.py $(TESTS)
+
+bench: module
+	@python3 tools/bench/core_bench.py
 
 clean:
 	@if [ -e "$(CX4_CACHE)/kernel" ]; then \
