@@ -22,6 +22,21 @@ def page_reports(model_log: str) -> list[str]:
     return [l for l in model_log.splitlines() if "page accounting" in l]
 
 
+def devlink_versions(info: str, kind: str) -> dict[str, str]:
+    """The `kind` (fixed/running/stored) versions of `devlink dev info` text output."""
+    found, indent = {}, None
+    for line in info.splitlines():
+        depth = len(line) - len(line.lstrip())
+        if line.strip() == f"{kind}:":
+            indent = depth
+        elif indent is not None:
+            if depth <= indent:
+                break
+            name, _, value = line.strip().partition(" ")
+            found[name] = value
+    return found
+
+
 def tests(env: Env):
     def upstream_mlx5_core_brings_up_the_model():
         fw = random_fw()
@@ -39,6 +54,11 @@ def tests(env: Env):
         errs = mlx5_errors(r.dmesg)
         assert not errs, "mlx5_core reported errors:\n" + "\n".join(errs)
         assert "driver mlx5_core" in r.job_log and "fw.psid MT_2190110032" in r.job_log, r.job_log
+        # The running and stored firmware come from MCQS/MCQI (MCAM advertises both).
+        for kind in ("running", "stored"):
+            seen = devlink_versions(r.job_log, kind).get("fw.version")
+            assert seen == fw, f"devlink {kind} fw.version: expected {fw}, seen {seen}\n{r.job_log}"
+        assert "fw query isn't supported" not in r.dmesg, r.dmesg[-3000:]
         check_clean_dmesg(r.dmesg)
         reps = page_reports(r.model_log)
         assert reps and all("balanced" in l and "UNBALANCED" not in l for l in reps), \

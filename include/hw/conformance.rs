@@ -108,7 +108,7 @@ fn code_tables() -> Vec<CodeTable> {
             all.iter().map(|&(v, n)| (v.into(), n)).collect(),
         )
     }
-    use crate::{caps, cmd, cq, eq, flow, hca, opcode, pages, regs, status, vport};
+    use crate::{caps, cmd, cq, eq, flow, hca, mng, opcode, pages, regs, status, vport};
     std::vec![
         t("opcode", opcode::HEADER_PREFIX, opcode::ALL),
         t("status", status::HEADER_PREFIX, status::ALL),
@@ -170,6 +170,27 @@ fn code_tables() -> Vec<CodeTable> {
             regs::ppcnt_grp::ALL
         ),
         t(
+            "mcam_group",
+            mng::mcam_group::HEADER_PREFIX,
+            mng::mcam_group::ALL
+        ),
+        t(
+            "mcqs_identifier",
+            mng::mcqs_identifier::HEADER_PREFIX,
+            mng::mcqs_identifier::ALL
+        ),
+        t(
+            "mcqs_update_state",
+            mng::mcqs_update_state::HEADER_PREFIX,
+            mng::mcqs_update_state::ALL
+        ),
+        t(
+            "mcqi_info_type",
+            mng::mcqi_info_type::HEADER_PREFIX,
+            mng::mcqi_info_type::ALL
+        ),
+        t("mcqi_fw", mng::mcqi_fw::HEADER_PREFIX, mng::mcqi_fw::ALL),
+        t(
             "teardown_profile",
             hca::teardown_profile::HEADER_PREFIX,
             hca::teardown_profile::ALL
@@ -209,7 +230,7 @@ fn code_tables() -> Vec<CodeTable> {
 
 /// Single constants paired with the header symbol they mirror.
 fn constants() -> Vec<(&'static str, i64)> {
-    use crate::{caps, cmd, cq, eq, pages, regs, uar};
+    use crate::{caps, cmd, cq, eq, mng, pages, regs, uar};
     std::vec![
         ("MLX5_PCI_CMD_XPORT", cmd::PCI_CMD_XPORT.into()),
         ("MLX5_CMD_DATA_BLOCK_SIZE", cmd::DATA_BLOCK_SIZE as i64),
@@ -259,6 +280,11 @@ fn constants() -> Vec<(&'static str, i64)> {
             "MLX5_MODIFY_CQ_MASK_PG_SIZE",
             cq::CqResizeFields::PG_SIZE.bits().into()
         ),
+        (
+            "MLX5_MCAM_FEATURE_ENHANCED_FEATURES",
+            mng::MCAM_FEATURE_ENHANCED_FEATURES.into()
+        ),
+        ("MLX5_MCAM_REGS_NUM", mng::MCAM_REGS_NUM.into()),
         ("MLX5_PTYS_IB", regs::PtysProto::IB.bits().into()),
         ("MLX5_PTYS_EN", regs::PtysProto::EN.bits().into()),
         ("CQE_L2_OK", cq::cqe::L2_OK.into()),

@@ -54,6 +54,7 @@ pub mod eq;
 pub mod flow;
 pub mod hca;
 pub mod iseg;
+pub mod mng;
 pub mod opcode;
 pub mod pages;
 pub mod pci;
@@ -78,6 +79,7 @@ pub const ALL_LAYOUTS: &[&[bits::LayoutInfo]] = &[
     caps::net::LAYOUTS,
     caps::flow::LAYOUTS,
     regs::LAYOUTS,
+    mng::LAYOUTS,
     uar::LAYOUTS,
     eq::LAYOUTS,
     eq::eqe::LAYOUTS,

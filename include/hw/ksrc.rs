@@ -58,6 +58,7 @@ pub(crate) const CONST_FILES: &[&str] = &[
     "drivers/net/ethernet/mellanox/mlx5/core/cmd.c",
     "drivers/net/ethernet/mellanox/mlx5/core/eq.c",
     "drivers/net/ethernet/mellanox/mlx5/core/pagealloc.c",
+    "drivers/net/ethernet/mellanox/mlx5/core/fw.c",
 ];
 
 /// Reads the given files of `root` and concatenates them.

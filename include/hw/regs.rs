@@ -118,6 +118,8 @@ pub mod id {
         NODE_DESC = 0x6001, "NODE_DESC";
         HOST_ENDIANNESS = 0x7004, "HOST_ENDIANNESS";
         MTRC_CAP = 0x9040, "MTRC_CAP";
+        MCQS = 0x9060, "MCQS";
+        MCQI = 0x9061, "MCQI";
         MCAM = 0x907f, "MCAM";
         DTOR = 0xc00e, "DTOR";
     }

@@ -10,8 +10,8 @@ usage: cx4-model --socket PATH [options]
 
   --socket PATH         vfio-user socket to listen on (must not exist)
   --chip cx4|cx4lx      ConnectX-4 (15b3:1013, default) or ConnectX-4 Lx (15b3:1015)
-  --fw-version X.Y.Z    firmware version in the initialization segment
-                        (default 12.28.2006 for cx4, 14.32.1010 for cx4lx)
+  --fw-version X.Y.Z    firmware version in the initialization segment and MCQI
+                        (X, Y < 256; default 12.28.2006 for cx4, 14.32.1010 for cx4lx)
   --cmdif-rev N         command interface revision to advertise (default 5)
   --init-delay-ms N     how long the initializing bit stays set after reset (default 100)
   --msix-vectors N      number of MSI-X vectors (1..=64, default 4)
@@ -114,11 +114,18 @@ fn parse_fw(s: &str) -> Result<FwVersion, ArgError> {
         return Err(bad());
     }
     let n = |p: &str| p.parse::<u16>().map_err(|_| bad());
-    Ok(FwVersion {
+    let fw = FwVersion {
         major: n(parts[0])?,
         minor: n(parts[1])?,
         subminor: n(parts[2])?,
-    })
+    };
+    // MCQI reports the version as major << 24 | minor << 16 | subminor.
+    if cx4_hw::mng::fw_version(fw.major, fw.minor, fw.subminor).is_none() {
+        return Err(ArgError::Bad(format!(
+            "bad --fw-version {s:?}: major and minor must be below 256"
+        )));
+    }
+    Ok(fw)
 }
 
 fn num<T: std::str::FromStr>(opt: &str, v: &str) -> Result<T, ArgError> {
@@ -237,6 +244,10 @@ mod tests {
         ));
         assert!(matches!(
             Config::from_args(args("--socket /x --fw-version 12.1")),
+            Err(ArgError::Bad(_))
+        ));
+        assert!(matches!(
+            Config::from_args(args("--socket /x --fw-version 12.256.1")),
             Err(ArgError::Bad(_))
         ));
         assert!(matches!(

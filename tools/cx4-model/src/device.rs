@@ -109,6 +109,7 @@ impl Device {
         if cfg.chip == Chip::ConnectX4Lx {
             fw.regs.eth_proto = crate::fw::ETH_25GBASE_CR;
         }
+        fw.regs.fw_version = cfg.fw;
         fw.vport = crate::fw::VportState::with_seed(cfg.seed);
         fw
     }

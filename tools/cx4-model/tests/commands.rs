@@ -5,8 +5,13 @@ mod common;
 
 use common::{input, out_status, view, Driver};
 use cx4_hw::{
+    caps::{cap_type, HcaCapUnion},
     command as cmds,
     flow::{miss_action, table_type, CreateFlowTableOut},
+    mng::{
+        mcam_group, mcqi_fw, mcqi_info_type, mcqs_identifier, mcqs_update_state, McamReg, McqiReg,
+        McqiRegData, McqiVersion, McqsReg,
+    },
     pd::{AllocPdOut, AllocTransportDomainOut},
     regs::{
         id, port_status, AccessRegisterIn, HostEndiannessReg, PaosReg, PmtuReg, PpcntReg,
@@ -377,4 +382,173 @@ fn flow_table_commands_refuse_bad_types_levels_and_unknown_tables() {
     short.truncate(0x20);
     d.run_err(&short, 0x10, status::BAD_INP_LEN);
     assert_eq!(out_status(&d.ok::<cmds::QueryIssi>(|_| {})), status::OK);
+}
+
+/// MCQI as fw.c `mlx5_reg_mcqi_query` sends it: the 24-byte header in, header + `data_size`
+/// bytes out. Returns the output register (header and data).
+fn mcqi(d: &mut Driver, f: impl FnOnce(&mut McqiReg)) -> Vec<u8> {
+    let mut q = McqiReg::new();
+    f(&mut q);
+    let out = d.run_ok(
+        &reg_input(id::MCQI, false, q.as_bytes()),
+        AccessRegisterIn::SIZE + McqiReg::SIZE + q.data_size() as usize,
+    );
+    out[AccessRegisterIn::SIZE..].to_vec()
+}
+
+fn mcqi_err(d: &mut Driver, f: impl FnOnce(&mut McqiReg)) {
+    let mut q = McqiReg::new();
+    q.set_data_size(McqiVersion::SIZE as u32);
+    f(&mut q);
+    reg_err(d, id::MCQI, false, q.as_bytes(), status::BAD_PARAM);
+}
+
+#[test]
+fn mcam_advertises_only_mcqs_and_mcqi_in_the_groups_mlx5_reads() {
+    let mut d = up();
+    let general = d.query_cap(cap_type::GENERAL, true);
+    assert_eq!(
+        view::<HcaCapUnion>(&general).cmd_hca_cap().mcam_reg(),
+        1,
+        "cmd_hca_cap.mcam_reg"
+    );
+    for group in 0..4u32 {
+        let mut q = McamReg::new();
+        q.set_access_reg_group(group);
+        let r = reg_ok(&mut d, id::MCAM, false, &q);
+        let mut want = McamReg::new();
+        want.set_access_reg_group(group);
+        if group == u32::from(mcam_group::FIRST_128) {
+            want.access_regs_mut().set_mcqs(1);
+            want.access_regs_mut().set_mcqi(1);
+        }
+        // Nothing else: no tracer, MFRL, MTMP, MRTC, MTUTC, MCC/MCDA, no enhanced features.
+        assert_eq!(r, want, "MCAM group {group}");
+    }
+    let mut q = McamReg::new();
+    q.set_feature_group(1);
+    reg_err(&mut d, id::MCAM, false, q.as_bytes(), status::BAD_PARAM);
+    let mut q = McamReg::new();
+    q.set_access_reg_group(4);
+    reg_err(&mut d, id::MCAM, false, q.as_bytes(), status::BAD_PARAM);
+    reg_err(
+        &mut d,
+        id::MCAM,
+        true,
+        McamReg::new().as_bytes(),
+        status::BAD_PARAM,
+    );
+}
+
+#[test]
+fn mcqs_lists_the_boot_image_as_the_only_idle_component() {
+    let mut d = up();
+    let r = reg_ok(&mut d, id::MCQS, false, &McqsReg::new());
+    assert_eq!(
+        (
+            r.last_index_flag(),
+            r.component_index(),
+            r.identifier(),
+            r.component_update_state()
+        ),
+        (
+            1,
+            0,
+            u32::from(mcqs_identifier::BOOT_IMG),
+            u32::from(mcqs_update_state::IDLE)
+        ),
+        "MCQS component 0: the boot image, last, no update pending"
+    );
+    let mut q = McqsReg::new();
+    q.set_component_index(1);
+    reg_err(&mut d, id::MCQS, false, q.as_bytes(), status::BAD_PARAM);
+    let mut q = McqsReg::new();
+    q.set_fw_device(1);
+    reg_err(&mut d, id::MCQS, false, q.as_bytes(), status::BAD_PARAM);
+    reg_err(
+        &mut d,
+        id::MCQS,
+        true,
+        McqsReg::new().as_bytes(),
+        status::BAD_PARAM,
+    );
+}
+
+#[test]
+fn mcqi_reports_the_running_firmware_version_as_devlink_decodes_it() {
+    let mut d = Driver::up(&["--fw-version", "12.27.1016"]);
+    for pending in [mcqi_fw::RUNNING_VERSION, mcqi_fw::STORED_VERSION] {
+        let out = mcqi(&mut d, |q| {
+            q.set_read_pending_component(pending.into());
+            q.set_info_type(mcqi_info_type::VERSION.into());
+            q.set_data_size(McqiVersion::SIZE as u32);
+        });
+        let hdr = McqiReg::read_from_prefix(&out[..]).unwrap().0;
+        assert_eq!(
+            (hdr.info_size(), hdr.data_size(), hdr.offset()),
+            (McqiVersion::SIZE as u32, McqiVersion::SIZE as u32, 0),
+            "MCQI VERSION sizes"
+        );
+        let v = McqiReg::data(&out, 0).expect("data").mcqi_version();
+        // devlink.c: "%d.%d.%04d" of version >> 24, (version >> 16) & 0xff, version & 0xffff.
+        assert_eq!(v.version(), 12 << 24 | 27 << 16 | 1016, "MCQI version");
+        assert_eq!(v.version_string_length(), 10);
+        assert!(
+            v.version_string().starts_with(b"12.27.1016\0"),
+            "version string {:?}",
+            String::from_utf8_lossy(v.version_string())
+        );
+    }
+    // A dword-aligned window: bytes 4..12 of the VERSION information start with `version`.
+    let out = mcqi(&mut d, |q| {
+        q.set_info_type(mcqi_info_type::VERSION.into());
+        q.set_offset(4);
+        q.set_data_size(8);
+    });
+    let hdr = McqiReg::read_from_prefix(&out[..]).unwrap().0;
+    assert_eq!((hdr.offset(), hdr.data_size()), (4, 8));
+    assert_eq!(
+        &out[McqiReg::SIZE..McqiReg::SIZE + 4],
+        &[12, 27, 0x03, 0xf8]
+    );
+    // CAPABILITIES: VERSION supported, nothing to flash.
+    let out = mcqi(&mut d, |q| {
+        q.set_info_type(mcqi_info_type::CAPABILITIES.into());
+        q.set_data_size(McqiRegData::SIZE as u32);
+    });
+    let c = McqiReg::data(&out, 0).expect("data").mcqi_caps();
+    assert_eq!(c.supported_info_bitmask(), 1 << mcqi_info_type::VERSION);
+    assert_eq!(
+        McqiReg::read_from_prefix(&out[..]).unwrap().0.data_size(),
+        0x14
+    );
+
+    mcqi_err(&mut d, |q| {
+        q.set_component_index(1);
+        q.set_info_type(mcqi_info_type::VERSION.into());
+    });
+    mcqi_err(&mut d, |q| {
+        q.set_info_type(mcqi_info_type::ACTIVATION_METHOD.into())
+    });
+    mcqi_err(&mut d, |q| q.set_info_type(0x1f));
+    mcqi_err(&mut d, |q| {
+        q.set_info_type(mcqi_info_type::VERSION.into());
+        q.set_offset(2);
+    });
+    mcqi_err(&mut d, |q| {
+        q.set_info_type(mcqi_info_type::VERSION.into());
+        q.set_offset(McqiVersion::SIZE as u32 + 4);
+    });
+}
+
+#[test]
+fn cx4lx_mcqi_reports_its_default_firmware() {
+    let mut d = Driver::up(&["--chip", "cx4lx"]);
+    let out = mcqi(&mut d, |q| {
+        q.set_info_type(mcqi_info_type::VERSION.into());
+        q.set_data_size(McqiVersion::SIZE as u32);
+    });
+    let v = McqiReg::data(&out, 0).expect("data").mcqi_version();
+    assert_eq!(v.version(), 14 << 24 | 32 << 16 | 1010);
+    assert!(v.version_string().starts_with(b"14.32.1010\0"));
 }

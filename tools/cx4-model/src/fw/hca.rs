@@ -55,6 +55,9 @@ impl Firmware {
         }
         log::info!("teardown: {}", self.pages.report());
         self.state = HcaState::Disabled;
+        // A disabled function boots again from scratch: the next ENABLE_HCA asks for boot
+        // pages first (without this, a re-probe books its boot pages as regular ones).
+        self.pages.stage = None;
         self.issi = 0;
         self.caps = self.caps.reset_current();
         Ok(())

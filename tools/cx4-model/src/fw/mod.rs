@@ -208,8 +208,9 @@ impl Firmware {
         let caps = self.caps.reset_current();
         let (regs, vport) = (self.regs.clone(), self.vport.clone());
         *self = Firmware::new(caps, pages.renewed(), &self.psid);
-        // Port identity survives a function reset; admin state does not.
+        // Port and firmware identity survive a function reset; admin state does not.
         self.regs.eth_proto = regs.eth_proto;
+        self.regs.fw_version = regs.fw_version;
         self.vport.mac = vport.mac;
         self.vport.guid = vport.guid;
     }

@@ -1,10 +1,18 @@
-//! ACCESS_REG: the port and host registers the mlx5 drivers read and write.
+//! ACCESS_REG: the port and host registers the mlx5 drivers read and write, and the
+//! management registers that report the firmware version (MCAM, MCQS, MCQI).
 
-use cx4_hw::regs::{
-    id, port_status, AccessRegisterIn, HostEndiannessReg, PaosReg, PmtuReg, PpcntReg, PtysProto,
-    PtysReg, ACCESS_REG_READ, ACCESS_REG_WRITE,
+use cx4_hw::{
+    iseg::FwVersion,
+    mng::{
+        self, mcam_group, mcqi_info_type, mcqs_identifier, mcqs_update_state, McamReg, McqiCap,
+        McqiReg, McqiRegData, McqiVersion, McqsReg, MCAM_FEATURE_ENHANCED_FEATURES, MCAM_REGS_NUM,
+    },
+    regs::{
+        id, port_status, AccessRegisterIn, HostEndiannessReg, PaosReg, PmtuReg, PpcntReg,
+        PtysProto, PtysReg, ACCESS_REG_READ, ACCESS_REG_WRITE,
+    },
 };
-use zerocopy::FromBytes;
+use zerocopy::{FromBytes, IntoBytes};
 
 use super::{fail, req, CmdResult, Firmware};
 
@@ -16,6 +24,10 @@ pub const ETH_25GBASE_CR: u32 = 1 << 27;
 pub const MAX_MTU: u32 = 9978;
 /// Size of the NODE_DESC register.
 pub const NODE_DESC_SIZE: usize = 64;
+/// MCQS/MCQI `component_index` of the firmware boot image, the only component.
+pub const BOOT_IMG_INDEX: u32 = 0;
+/// MCQS `component_status` IN_USE: present and running (PRM; not in the Linux headers).
+pub const MCQS_STATUS_IN_USE: u32 = 0x2;
 
 /// Register state the firmware keeps between accesses.
 #[derive(Debug, Clone)]
@@ -30,6 +42,8 @@ pub struct RegState {
     pub eth_proto: u32,
     /// NODE_DESC.
     pub node_desc: [u8; NODE_DESC_SIZE],
+    /// Running (and stored) firmware version, reported by MCQI.
+    pub fw_version: FwVersion,
 }
 
 impl Default for RegState {
@@ -43,6 +57,11 @@ impl Default for RegState {
             admin_mtu: 1500 + 22,
             eth_proto: ETH_100GBASE_CR4,
             node_desc,
+            fw_version: FwVersion {
+                major: 12,
+                minor: 28,
+                subminor: 2006,
+            },
         }
     }
 }
@@ -175,6 +194,9 @@ impl Firmware {
                 r.node_desc = [0; NODE_DESC_SIZE];
                 r.node_desc[..n].copy_from_slice(&data[..n]);
             }
+            (id::MCAM, false) => mcam(view::<McamReg>(data)?, reply)?,
+            (id::MCQS, false) => mcqs(view::<McqsReg>(data)?, reply)?,
+            (id::MCQI, false) => mcqi(r.fw_version, view::<McqiReg>(data)?, reply)?,
             _ => fail!(
                 BAD_PARAM,
                 "ACCESS_REG of an unsupported register",
@@ -185,6 +207,136 @@ impl Firmware {
         }
         Ok(())
     }
+}
+
+/// MCAM: the management registers the model implements are MCQS and MCQI (group 0); every
+/// other register and feature bit stays clear, so mlx5_core leaves the tracer, firmware reset,
+/// hwmon, real-time clock, PTP and flashing paths off.
+fn mcam(q: &McamReg, reply: &mut [u8]) -> CmdResult {
+    let (feature_group, group) = (q.feature_group(), q.access_reg_group());
+    if feature_group != u32::from(MCAM_FEATURE_ENHANCED_FEATURES) {
+        fail!(
+            BAD_PARAM,
+            "MCAM of an unknown feature group",
+            "{feature_group}"
+        );
+    }
+    if group >= u32::from(MCAM_REGS_NUM) {
+        fail!(
+            BAD_PARAM,
+            "MCAM of an unknown access register group",
+            "{group}"
+        );
+    }
+    copy_reg(reply, |b: &mut McamReg| {
+        b.set_feature_group(feature_group);
+        b.set_access_reg_group(group);
+        if group == u32::from(mcam_group::FIRST_128) {
+            b.access_regs_mut().set_mcqs(1);
+            b.access_regs_mut().set_mcqi(1);
+        }
+    });
+    Ok(())
+}
+
+/// Checks that an MCQS/MCQI access names the one component, the boot image.
+fn component(index: u32, site: &'static str) -> CmdResult {
+    if index != BOOT_IMG_INDEX {
+        return Err(super::CmdError::new(
+            cx4_hw::status::BAD_PARAM,
+            site,
+            format!("component index {index}"),
+        ));
+    }
+    Ok(())
+}
+
+/// MCQS: one component, the running boot image, with no update in progress or pending.
+fn mcqs(q: &McqsReg, reply: &mut [u8]) -> CmdResult {
+    component(
+        q.component_index(),
+        "MCQS of a component that does not exist",
+    )?;
+    if q.fw_device() != 0 {
+        fail!(
+            BAD_PARAM,
+            "MCQS of a device that does not exist",
+            "device {}",
+            q.fw_device()
+        );
+    }
+    copy_reg(reply, |b: &mut McqsReg| {
+        b.set_last_index_flag(1);
+        b.set_component_index(BOOT_IMG_INDEX);
+        b.set_identifier(mcqs_identifier::BOOT_IMG.into());
+        b.set_component_status(MCQS_STATUS_IN_USE);
+        b.set_component_update_state(mcqs_update_state::IDLE.into());
+    });
+    Ok(())
+}
+
+/// MCQI of the boot image: CAPABILITIES (no update path: sizes 0) and VERSION (running and
+/// stored are the same image); `data_size` bytes from `offset`, clipped to the information.
+fn mcqi(fw: FwVersion, q: &McqiReg, reply: &mut [u8]) -> CmdResult {
+    component(
+        q.component_index(),
+        "MCQI of a component that does not exist",
+    )?;
+    let mut info = McqiRegData::new();
+    let info_type = q.info_type() as u8;
+    let info_size = match info_type {
+        mcqi_info_type::CAPABILITIES => {
+            let c = info.mcqi_caps_mut();
+            c.set_supported_info_bitmask(1 << mcqi_info_type::VERSION);
+            McqiCap::SIZE
+        }
+        mcqi_info_type::VERSION => {
+            let Some(version) = mng::fw_version(fw.major, fw.minor, fw.subminor) else {
+                fail!(
+                    INT_ERR,
+                    "firmware version does not fit MCQI",
+                    "{}.{}.{}",
+                    fw.major,
+                    fw.minor,
+                    fw.subminor
+                );
+            };
+            let text = format!("{}.{}.{:04}", fw.major, fw.minor, fw.subminor);
+            let v = info.mcqi_version_mut();
+            v.set_version(version);
+            v.set_version_string_length(text.len() as u32);
+            v.version_string_mut()[..text.len()].copy_from_slice(text.as_bytes());
+            McqiVersion::SIZE
+        }
+        t => fail!(
+            BAD_PARAM,
+            "MCQI of an unsupported info type",
+            "{} ({t})",
+            mcqi_info_type::mcqi_info_type_name(t)
+        ),
+    };
+    let offset = q.offset() as usize;
+    if !offset.is_multiple_of(4) || offset > info_size {
+        fail!(
+            BAD_PARAM,
+            "MCQI offset not dword aligned or past the information",
+            "offset {offset} of {info_size} bytes"
+        );
+    }
+    let n = (q.data_size() as usize).min(info_size - offset);
+    copy_reg(reply, |b: &mut McqiReg| {
+        b.set_read_pending_component(q.read_pending_component());
+        b.set_component_index(BOOT_IMG_INDEX);
+        b.set_info_type(info_type.into());
+        b.set_info_size(info_size as u32);
+        b.set_offset(offset as u32);
+        b.set_data_size(n as u32);
+    });
+    if let Some(room) = reply.get_mut(McqiReg::SIZE..) {
+        let m = room.len().min(n);
+        room[..m].copy_from_slice(&info.as_bytes()[offset..offset + m]);
+    }
+    Ok(())
 }
 
 /// Builds a register image with `f` and copies as much as fits into the reply.
