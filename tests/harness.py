@@ -77,22 +77,35 @@ def random_fw(major: int = 12) -> str:
     return f"{major}.{random.randint(10, 40)}.{random.randint(1000, 9999)}"
 
 
-def leftovers(since_pids: set[int] | None = None) -> list[str]:
-    """Processes, mounts, network namespaces and sockets a run must not leave behind."""
+def _owned_by(pid: str, owner: int) -> bool:
+    try:
+        env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return f"CX4_RUN_OWNER={owner}".encode() in env
+
+
+def leftovers(owner: int | None = None) -> list[str]:
+    """Processes, mounts, network namespaces and sockets a run must not leave behind.
+
+    Only what runners of process `owner` (default: this one) started is considered, so the
+    check holds while other runs share the machine."""
+    owner = os.getpid() if owner is None else owner
+    tag = f"cx4-run-{owner}-"
     found = []
     ps = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
     for line in ps.splitlines()[1:]:
         pid, _, args = line.strip().partition(" ")
-        if re.search(r"qemu-system|cx4-model", args) and "ps -eo" not in args:
+        if re.search(r"qemu-system|cx4-model|unshare", args) and _owned_by(pid, owner):
             found.append(f"process {pid}: {args[:100]}")
     for line in Path("/proc/self/mounts").read_text().splitlines():
-        if "/var/cache/cx4/guest" in line or "cx4-run-" in line:
+        # QEMU's binds live in its private mount namespace; none may reach the host's.
+        if tag in line or "/var/cache/cx4/guest" in line:
             found.append(f"mount: {line}")
     ns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    found += [f"netns: {l}" for l in ns.splitlines() if l.startswith(vmrun.NETNS_PREFIX)]
-    tmp = Path("/tmp")
-    found += [f"run dir: {p}" for p in tmp.glob("cx4-run-*")]
+    found += [f"netns: {l}" for l in ns.splitlines() if l.startswith(f"{vmrun.NETNS_PREFIX}{owner}-")]
+    found += [f"run dir: {p}" for p in Path("/tmp").glob(tag + "*")]
     for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
-        if "cx4-run-" in line:
+        if tag in line:
             found.append(f"socket: {line.split()[-1]}")
     return found

@@ -87,7 +87,9 @@ class Run:
         self.log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
         self.procs: list[subprocess.Popen] = []
         self.netns: str | None = None
-        self.dir = Path(tempfile.mkdtemp(prefix="cx4-run-"))
+        # The owner's pid in every name and in every child's environment lets leak checks
+        # tell this runner's leftovers from those of other runs on the same machine.
+        self.dir = Path(tempfile.mkdtemp(prefix=f"cx4-run-{os.getpid()}-"))
         self.closed = False
         self.bzimage = self.kdir / "arch/x86/boot/bzImage"
         if not self.bzimage.exists():
@@ -132,8 +134,9 @@ class Run:
     # -- processes ----------------------------------------------------------------------
     def _spawn(self, argv: list[str], out: Path) -> subprocess.Popen:
         f = open(out, "wb")
+        env = dict(os.environ, CX4_RUN_OWNER=str(os.getpid()))
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT,
-                             preexec_fn=_pdeathsig, close_fds=True)
+                             preexec_fn=_pdeathsig, close_fds=True, env=env)
         f.close()
         self.procs.append(p)
         return p
