@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import harness  # noqa: E402
 
 # Test modules, each with a `tests(env)` generator of (name, callable).
-SUITES = ["host", "testbed", "model_core"]
+SUITES = ["host", "testbed", "model_core", "driver_core"]
 
 
 def sh(cmd: list[str] | str, **kw) -> str:

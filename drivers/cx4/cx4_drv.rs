@@ -1,10 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
 //! cx4: a Rust driver for ConnectX-4-class (mlx5) RDMA NICs.
 //!
-//! The crate root only declares the module; each concept lives in its own file.
+//! The crate root only declares the module; each concept lives in its own file:
+//!
+//! - driver.rs: PCI binding (IDs, probe, unbind);
+//! - hca.rs: bring-up and teardown in the PRM's order; mdev.rs: the state shared with
+//!   interrupt threads and work items;
+//! - iseg.rs: BAR0 and the initialization segment; uar.rs: UAR pages and doorbells;
+//! - cmd.rs: the command queue; mbox.rs: mailboxes; msg.rs: command messages; stats.rs:
+//!   per-opcode statistics;
+//! - pages.rs: firmware pages; caps.rs: capabilities;
+//! - eq.rs: EQs on MSI-X vectors; cq.rs: completion queues;
+//! - health.rs: health polling and the error state;
+//! - debugfs.rs and selftest.rs: debugfs views and test hooks;
+//! - dmabuf.rs: coherent DMA buffers; kapi.rs: the thin layer over kernel C APIs the `kernel`
+//!   crate does not wrap, home of every `unsafe` of the driver.
 
+mod caps;
+mod cmd;
+mod cq;
+mod debugfs;
+mod dmabuf;
 mod driver;
+mod eq;
+mod hca;
+mod health;
 mod iseg;
+mod kapi;
+mod mbox;
+mod mdev;
+mod msg;
+mod pages;
+mod selftest;
+mod stats;
+mod uar;
 
 kernel::module_pci_driver! {
     type: driver::Cx4Driver,
@@ -12,4 +41,15 @@ kernel::module_pci_driver! {
     authors: ["The cx4 developers"],
     description: "ConnectX-4 / ConnectX-4 Lx (mlx5) driver in Rust",
     license: "GPL v2",
+    params: {
+        cmd_timeout_ms: u32 {
+            default: 60000,
+            description: "Firmware command timeout in milliseconds",
+        },
+    },
+}
+
+/// The command timeout module parameter.
+pub(crate) fn cmd_timeout_ms() -> u32 {
+    (*module_parameters::cmd_timeout_ms.value()).max(1)
 }

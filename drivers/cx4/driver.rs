@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! PCI binding: device IDs, probe and unbind.
 
-use cx4_hw::{
-    iseg,
-    pci::{
-        DEVICE_CONNECTX4,
-        DEVICE_CONNECTX4_LX, //
-    },
+use cx4_hw::pci::{
+    DEVICE_CONNECTX4,
+    DEVICE_CONNECTX4_LX, //
 };
 use kernel::{
     device::Core,
@@ -15,13 +12,7 @@ use kernel::{
     time::Delta, //
 };
 
-use crate::iseg::{
-    Bar0,
-    InitSeg, //
-};
-
-/// How long the firmware may stay in its initializing state after probe.
-const FW_INIT_TIMEOUT: Delta = Delta::from_secs(10);
+use crate::hca::Hca;
 
 /// Which member of the family a PCI ID names.
 #[derive(Clone, Copy, Debug)]
@@ -47,8 +38,8 @@ pub(crate) struct Cx4Driver;
 /// Per-device state while bound.
 pub(crate) struct Cx4Device<'bound> {
     pdev: &'bound pci::Device,
-    _bar: Bar0<'bound>,
     chip: Chip,
+    _hca: Hca,
 }
 
 kernel::pci_device_table!(
@@ -79,49 +70,14 @@ impl pci::Driver for Cx4Driver {
     ) -> impl PinInit<Self::Data<'bound>, Error> + 'bound {
         pdev.enable_device_mem()?;
         pdev.set_master();
-
-        let bar = pdev.iomap_region_sized::<{ iseg::SIZE }>(0, c"cx4")?;
-        let seg = InitSeg::new(&bar);
-
-        // The PRM asks the driver to wait for the initializing bit both before and after it
-        // reads the command interface revision; the first wait is the one that can time out.
-        if let Err(e) = seg.wait_ready(FW_INIT_TIMEOUT) {
-            dev_err!(
-                pdev,
-                "firmware stuck in initializing state ({} ms), giving up\n",
-                FW_INIT_TIMEOUT.as_millis()
-            );
-            return Err(e);
-        }
-
-        let cmdif = seg.cmdif_rev();
-        if cmdif != iseg::CMDIF_REV {
-            dev_err!(
-                pdev,
-                "unsupported command interface revision {} (driver supports {})\n",
-                cmdif,
-                iseg::CMDIF_REV
-            );
-            return Err(ENODEV);
-        }
-
-        let fw = seg.fw_version();
-        let q = seg.cmdq_size();
-        dev_info!(
-            pdev,
-            "{}: firmware version {}.{}.{}, cmdif rev {}, {} command slots\n",
-            chip.name(),
-            fw.major,
-            fw.minor,
-            fw.subminor,
-            cmdif,
-            1u32 << q.log_size
-        );
-
+        let timeout = Delta::from_millis(crate::cmd_timeout_ms().into());
+        let hca = Hca::probe(pdev, chip.name(), timeout).inspect_err(|e| {
+            dev_err!(pdev, "{}: probe failed: {:?}\n", chip.name(), e);
+        })?;
         Ok(Cx4Device {
             pdev,
-            _bar: bar,
             chip: *chip,
+            _hca: hca,
         })
     }
 

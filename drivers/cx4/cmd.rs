@@ -1,0 +1,607 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The command queue (PRM "command interface"; core/cmd.c).
+//!
+//! One 4 KiB coherent page holds `2^log_size` queue entries ([`CmdLayout`]) of `2^log_stride`
+//! bytes; messages longer than the 16 inline bytes continue in mailbox chains ([`crate::mbox`]).
+//! All slots can be in flight at once: regular commands take any free slot but the last, which
+//! is reserved for `MANAGE_PAGES` (so that page requests can be served while every other slot
+//! waits for pages). A command is posted by writing its entry with the ownership bit set to
+//! hardware and ringing the doorbell bit of its slot.
+//!
+//! Completion is noticed by polling the ownership bit (polling mode, from the start) or, once
+//! the command EQ exists, by a command-completion EQE whose vector names the slot (event mode);
+//! in event mode the waiter still checks the ownership bit periodically as a fallback. A command
+//! that does not complete within the timeout fails with `ETIMEDOUT`; its slot stays reserved
+//! (the device may still write its mailboxes) until a later completion or check finds it
+//! returned to software. Once the device is in error ([`Cmdq::set_error`]) every waiting and
+//! new command fails at once with `ENXIO`.
+
+use core::sync::atomic::{
+    AtomicBool,
+    Ordering, //
+};
+
+use cx4_hw::{
+    bits::Layout,
+    cmd::{
+        delivery::{
+            self,
+            delivery_status_name, //
+        },
+        mailbox_blocks,
+        CmdLayout,
+        MboxIn,
+        MboxOut,
+        INLINE_LEN,
+        OWNER_HW,
+        OWNER_SW,
+        PCI_CMD_XPORT, //
+    },
+    command::Command,
+    opcode::{
+        self,
+        opcode_name, //
+    },
+    status::{
+        self,
+        status_name, //
+    },
+};
+use kernel::{
+    new_condvar, new_mutex,
+    prelude::*,
+    sync::{
+        Arc,
+        CondVar,
+        CondVarTimeoutResult,
+        Mutex,
+        MutexGuard, //
+    },
+    time::{
+        delay::fsleep,
+        msecs_to_jiffies,
+        Delta,
+        Instant,
+        Jiffies,
+        Monotonic, //
+    },
+};
+use zerocopy::FromBytes;
+
+use crate::{
+    dmabuf::DmaBuf,
+    iseg::Bar0,
+    kapi::BoundDevice,
+    mbox::{
+        Chain,
+        MboxPool, //
+    },
+    msg::Msg,
+    stats::{
+        CmdStats,
+        Completion, //
+    },
+};
+
+/// Size of the command queue page.
+const QUEUE_BYTES: usize = 4096;
+/// The most slots a doorbell (and the completion vector) can name.
+const MAX_SLOTS: usize = 32;
+/// How often a waiter in event mode checks the ownership bit itself.
+const EVENT_FALLBACK_MS: u32 = 1000;
+
+/// A command left with the device after its timeout: its mailboxes stay allocated until the
+/// slot is found back in software ownership.
+struct Zombie {
+    inp: Chain,
+    out: Chain,
+}
+
+struct State {
+    /// Free regular slots (bit per slot).
+    free: u32,
+    /// The `MANAGE_PAGES` slot is in use.
+    pages_busy: bool,
+    /// Slots whose completion EQE arrived and whose waiter has not seen it yet.
+    done: u32,
+    /// Slots posted in event mode.
+    event_slots: u32,
+    /// Completions are signalled by EQEs.
+    events: bool,
+    /// The last token handed out.
+    token: u8,
+    /// Timed-out commands, by slot.
+    zombies: [Option<Zombie>; MAX_SLOTS],
+}
+
+/// Maps a command status to the errno the upstream driver uses (cmd.c `cmd_status_to_err`).
+pub(crate) fn status_to_errno(status: u8) -> Error {
+    match status {
+        status::INT_ERR | status::BAD_SYS_STATE | status::BAD_INP_LEN | status::BAD_OUTP_LEN => EIO,
+        status::BAD_OP
+        | status::BAD_PARAM
+        | status::BAD_RES
+        | status::BAD_RES_STATE
+        | status::IX
+        | status::BAD_QP_STATE
+        | status::BAD_PKT
+        | status::BAD_SIZE_OUTS_CQES => EINVAL,
+        status::RES_BUSY => EBUSY,
+        status::LIM => ENOMEM,
+        status::NO_RES | status::NOT_READY => EAGAIN,
+        _ => EIO,
+    }
+}
+
+/// A zeroed input message for command `C`, with its opcode set and `tail` extra bytes.
+pub(crate) fn input<C: Command>(tail: usize) -> Result<Msg<C::In>> {
+    let mut m = Msg::<C::In>::new(tail)?;
+    let (hdr, _) = MboxIn::mut_from_prefix(m.bytes_mut()).map_err(|_| EINVAL)?;
+    hdr.set_opcode(C::OPCODE.into());
+    Ok(m)
+}
+
+/// The command queue of one function.
+#[pin_data]
+pub(crate) struct Cmdq {
+    dev: BoundDevice,
+    bar: Arc<Bar0>,
+    queue: DmaBuf,
+    log_size: u32,
+    log_stride: u32,
+    timeout: Delta,
+    error: AtomicBool,
+    #[pin]
+    mbox: MboxPool,
+    #[pin]
+    state: Mutex<State>,
+    #[pin]
+    wake: CondVar,
+    #[pin]
+    stats: CmdStats,
+}
+
+impl Cmdq {
+    /// Allocates the queue page for a queue of `2^log_size` entries of `2^log_stride` bytes.
+    /// The caller programs its address ([`Cmdq::dma`]) into the initialization segment.
+    pub(crate) fn new(
+        dev: BoundDevice,
+        bar: Arc<Bar0>,
+        log_size: u8,
+        log_stride: u8,
+        timeout: Delta,
+    ) -> Result<impl PinInit<Self, Error>> {
+        let (log_size, log_stride) = (u32::from(log_size), u32::from(log_stride));
+        let slots = 1usize << log_size;
+        if !(2..=MAX_SLOTS).contains(&slots)
+            || (slots << log_stride) > QUEUE_BYTES
+            || (1usize << log_stride) < CmdLayout::SIZE
+        {
+            dev_err!(
+                dev.dev(),
+                "unsupported command queue geometry: 2^{} entries of 2^{} bytes\n",
+                log_size,
+                log_stride
+            );
+            return Err(EINVAL);
+        }
+        let queue = DmaBuf::alloc(dev.get(), QUEUE_BYTES)?;
+        // Every slot but the last (reserved for MANAGE_PAGES) is free.
+        let free = (1u32 << (slots - 1)) - 1;
+        let state = State {
+            free,
+            pages_busy: false,
+            done: 0,
+            event_slots: 0,
+            events: false,
+            token: 0,
+            zombies: core::array::from_fn(|_| None),
+        };
+        Ok(try_pin_init!(Self {
+            dev,
+            bar,
+            queue,
+            log_size,
+            log_stride,
+            timeout,
+            error: AtomicBool::new(false),
+            mbox <- MboxPool::new(),
+            state <- new_mutex!(state),
+            wake <- new_condvar!("cx4::cmdq"),
+            stats <- CmdStats::new()?,
+        }))
+    }
+
+    /// Bus address of the queue page.
+    pub(crate) fn dma(&self) -> u64 {
+        self.queue.dma()
+    }
+
+    /// Number of slots.
+    pub(crate) fn slots(&self) -> u32 {
+        1 << self.log_size
+    }
+
+    /// The per-opcode statistics.
+    pub(crate) fn stats(&self) -> &CmdStats {
+        &self.stats
+    }
+
+    fn pages_slot(&self) -> u32 {
+        self.slots() - 1
+    }
+
+    fn entry(&self, slot: u32) -> usize {
+        (slot as usize) << self.log_stride
+    }
+
+    fn owner(&self, slot: u32) -> u8 {
+        let off = self.entry(slot) + CmdLayout::SIZE - 1;
+        // An unreadable entry cannot happen (the offset is inside the page); treat it as still
+        // owned by the device.
+        self.queue.read_u8(off).map_or(OWNER_HW, |b| b & 1)
+    }
+
+    /// Whether the queue fails commands because the device is in error.
+    pub(crate) fn in_error(&self) -> bool {
+        self.error.load(Ordering::Acquire)
+    }
+
+    /// Marks the device as in error: waiting and new commands fail with `ENXIO` from now on.
+    pub(crate) fn set_error(&self) {
+        self.error.store(true, Ordering::Release);
+        let _g = self.state.lock();
+        self.wake.notify_all();
+    }
+
+    /// Switches to event mode: commands posted from now on complete by command EQEs.
+    pub(crate) fn use_events(&self) {
+        self.state.lock().events = true;
+    }
+
+    /// Switches back to polling mode (before the command EQ goes away).
+    pub(crate) fn use_polling(&self) {
+        self.state.lock().events = false;
+    }
+
+    /// Whether commands complete by events.
+    pub(crate) fn events(&self) -> bool {
+        self.state.lock().events
+    }
+
+    /// A command-completion EQE: the slots in `vector` are done. Called from the command EQ's
+    /// interrupt thread.
+    pub(crate) fn complete(&self, vector: u32) {
+        let mut g = self.state.lock();
+        g.done |= vector & g.event_slots;
+        if vector & !g.event_slots != 0 {
+            self.reap_zombies(&mut g);
+        }
+        self.wake.notify_all();
+    }
+
+    /// Frees the slots of timed-out commands the device has since returned.
+    fn reap_zombies(&self, g: &mut MutexGuard<'_, State>) -> usize {
+        let mut n = 0;
+        for slot in 0..self.slots() {
+            if g.zombies[slot as usize].is_none() || self.owner(slot) != OWNER_SW {
+                continue;
+            }
+            if let Some(z) = g.zombies[slot as usize].take() {
+                self.mbox.release(z.inp);
+                self.mbox.release(z.out);
+            }
+            self.free_slot_locked(g, slot);
+            n += 1;
+        }
+        n
+    }
+
+    fn free_slot_locked(&self, g: &mut MutexGuard<'_, State>, slot: u32) {
+        if slot == self.pages_slot() {
+            g.pages_busy = false;
+        } else {
+            g.free |= 1 << slot;
+        }
+        g.done &= !(1 << slot);
+        g.event_slots &= !(1 << slot);
+    }
+
+    fn wait_jiffies(ms: i64) -> Jiffies {
+        let ms = ms.clamp(1, i64::from(EVENT_FALLBACK_MS)) as u32;
+        msecs_to_jiffies(ms)
+    }
+
+    /// Sleeps on the condition variable for at most `ms`; a pending signal must not turn the
+    /// wait into a busy loop, so it then sleeps without the lock instead.
+    ///
+    /// Returns the guard and whether the wait timed out (nobody notified).
+    fn sleep<'a>(&'a self, mut g: MutexGuard<'a, State>, ms: i64) -> (MutexGuard<'a, State>, bool) {
+        let j = Self::wait_jiffies(ms);
+        match self.wake.wait_interruptible_timeout(&mut g, j) {
+            CondVarTimeoutResult::Signal { .. } => {
+                drop(g);
+                fsleep(Delta::from_millis(1));
+                (self.state.lock(), false)
+            }
+            CondVarTimeoutResult::Timeout => (g, true),
+            CondVarTimeoutResult::Woken { .. } => (g, false),
+        }
+    }
+
+    fn acquire(&self, op: u16, start: Instant<Monotonic>) -> Result<u32> {
+        let mut g = self.state.lock();
+        loop {
+            if self.in_error() {
+                return Err(ENXIO);
+            }
+            if op == opcode::MANAGE_PAGES {
+                if !g.pages_busy {
+                    g.pages_busy = true;
+                    return Ok(self.pages_slot());
+                }
+            } else if g.free != 0 {
+                let slot = g.free.trailing_zeros();
+                g.free &= !(1 << slot);
+                return Ok(slot);
+            }
+            if self.reap_zombies(&mut g) > 0 {
+                continue;
+            }
+            let left = (self.timeout - start.elapsed()).as_millis();
+            if left <= 0 {
+                dev_err!(
+                    self.dev.dev(),
+                    "{}({:#x}): no free command slot within {} ms\n",
+                    opcode_name(op),
+                    op,
+                    self.timeout.as_millis()
+                );
+                return Err(ETIMEDOUT);
+            }
+            g = self.sleep(g, left).0;
+        }
+    }
+
+    fn release(&self, slot: u32) {
+        let mut g = self.state.lock();
+        self.free_slot_locked(&mut g, slot);
+        self.wake.notify_all();
+    }
+
+    fn next_token(&self) -> u8 {
+        let mut g = self.state.lock();
+        g.token = g.token.wrapping_add(1).max(1);
+        g.token
+    }
+
+    /// Waits for the command in `slot` to return to software.
+    fn wait(&self, slot: u32, events: bool, start: Instant<Monotonic>) -> Result<Completion> {
+        let bit = 1u32 << slot;
+        if !events {
+            let mut spins = 0u32;
+            loop {
+                if self.owner(slot) == OWNER_SW {
+                    return Ok(Completion::Polled);
+                }
+                if self.in_error() {
+                    return Err(ENXIO);
+                }
+                if start.elapsed() > self.timeout {
+                    return Err(ETIMEDOUT);
+                }
+                // The first checks are quick (commands often complete within microseconds),
+                // then back off to sleeping polls.
+                spins += 1;
+                let us = if spins < 16 { 2 } else { 100 };
+                fsleep(Delta::from_micros(us));
+            }
+        }
+        let mut g = self.state.lock();
+        loop {
+            if g.done & bit != 0 {
+                g.done &= !bit;
+                if self.owner(slot) == OWNER_SW {
+                    return Ok(Completion::Event);
+                }
+                // A stale event (for an earlier command of this slot): keep waiting.
+            }
+            if self.in_error() {
+                return Err(ENXIO);
+            }
+            let left = (self.timeout - start.elapsed()).as_millis();
+            if left <= 0 {
+                return if self.owner(slot) == OWNER_SW {
+                    Ok(Completion::Fallback)
+                } else {
+                    Err(ETIMEDOUT)
+                };
+            }
+            let (guard, timed_out) = self.sleep(g, left);
+            g = guard;
+            if timed_out && g.done & bit == 0 && self.owner(slot) == OWNER_SW {
+                // Nothing woke us for this slot within the fallback period, yet the device
+                // has returned the entry: the EQE was lost or is late.
+                return Ok(Completion::Fallback);
+            }
+        }
+    }
+
+    fn post(
+        &self,
+        slot: u32,
+        token: u8,
+        input: &[u8],
+        out_len: usize,
+        inp: &Chain,
+        out: &Chain,
+    ) -> Result<bool> {
+        let inline = input.len().min(INLINE_LEN);
+        inp.write(&input[inline..], token)?;
+        out.prepare(token)?;
+        let mut lay = CmdLayout::new();
+        lay.set_xport_type(PCI_CMD_XPORT.into());
+        lay.set_inlen(input.len() as u32);
+        lay.set_in_ptr(inp.head());
+        lay.inline_in_mut()[..inline].copy_from_slice(&input[..inline]);
+        lay.set_out_ptr(out.head());
+        lay.set_outlen(out_len as u32);
+        lay.set_token(token.into());
+        lay.set_status_own(0);
+        let at = self.entry(slot);
+        // Everything but status_own first; the ownership byte last hands the entry over.
+        self.queue.write(at, &lay.0[..CmdLayout::SIZE - 1])?;
+        let events = {
+            let mut g = self.state.lock();
+            if g.events {
+                g.event_slots |= 1 << slot;
+            }
+            g.done &= !(1 << slot);
+            g.events
+        };
+        self.queue.write_u8(at + CmdLayout::SIZE - 1, OWNER_HW)?;
+        self.bar.ring_cmd_doorbell(1 << slot)?;
+        Ok(events)
+    }
+
+    /// Executes one command: `input` is the whole input message, `out_len` the size of the
+    /// whole output message. Returns the output after checking its status.
+    pub(crate) fn exec_raw(&self, input: &[u8], out_len: usize) -> Result<KVec<u8>> {
+        let (hdr, _) = MboxIn::ref_from_prefix(input).map_err(|_| EINVAL)?;
+        let (op, op_mod) = (hdr.opcode() as u16, hdr.op_mod());
+        let out_len = out_len.max(MboxOut::SIZE);
+        if self.in_error() {
+            self.stats.record_failure(op, false);
+            return Err(ENXIO);
+        }
+        let start = Instant::<Monotonic>::now();
+        let slot = match self.acquire(op, start) {
+            Ok(s) => s,
+            Err(e) => {
+                self.stats.record_failure(op, e == ETIMEDOUT);
+                return Err(e);
+            }
+        };
+        let chains = self
+            .mbox
+            .alloc(self.dev.get(), mailbox_blocks(input.len()))
+            .and_then(
+                |i| match self.mbox.alloc(self.dev.get(), mailbox_blocks(out_len)) {
+                    Ok(o) => Ok((i, o)),
+                    Err(e) => {
+                        self.mbox.release(i);
+                        Err(e)
+                    }
+                },
+            );
+        let (inp, out) = match chains {
+            Ok(c) => c,
+            Err(e) => {
+                self.release(slot);
+                self.stats.record_failure(op, false);
+                return Err(e);
+            }
+        };
+        let token = self.next_token();
+        let waited = self
+            .post(slot, token, input, out_len, &inp, &out)
+            .and_then(|events| self.wait(slot, events, start));
+        let how = match waited {
+            Ok(how) => how,
+            Err(e) => {
+                if e == ETIMEDOUT {
+                    dev_err!(
+                        self.dev.dev(),
+                        "{}({:#x}) op_mod {:#x} timed out after {} ms (slot {}, token {:#x})\n",
+                        opcode_name(op),
+                        op,
+                        op_mod,
+                        self.timeout.as_millis(),
+                        slot,
+                        token
+                    );
+                } else {
+                    dev_err!(
+                        self.dev.dev(),
+                        "{}({:#x}) op_mod {:#x} failed: {:?}\n",
+                        opcode_name(op),
+                        op,
+                        op_mod,
+                        e
+                    );
+                }
+                // The device may still own the entry: keep its mailboxes and slot.
+                let mut g = self.state.lock();
+                g.zombies[slot as usize] = Some(Zombie { inp, out });
+                g.event_slots &= !(1 << slot);
+                drop(g);
+                self.stats.record_failure(op, e == ETIMEDOUT);
+                return Err(e);
+            }
+        };
+        let ns = start.elapsed().as_nanos().max(0) as u64;
+        let result = self.collect(slot, &out, out_len);
+        self.mbox.release(inp);
+        self.mbox.release(out);
+        self.release(slot);
+        let output = match result {
+            Ok(o) => o,
+            Err(e) => {
+                self.stats.record(op, ns, how, true);
+                return Err(e);
+            }
+        };
+        let (ohdr, _) = MboxOut::ref_from_prefix(&output).map_err(|_| EIO)?;
+        let (st, synd) = (ohdr.status() as u8, ohdr.syndrome());
+        self.stats.record(op, ns, how, st != status::OK);
+        if st != status::OK {
+            let err = status_to_errno(st);
+            dev_err!(
+                self.dev.dev(),
+                "{}({:#x}) op_mod {:#x} failed: status {}({:#x}) syndrome {:#x}, err {}\n",
+                opcode_name(op),
+                op,
+                op_mod,
+                status_name(st),
+                st,
+                synd,
+                err.to_errno()
+            );
+            return Err(err);
+        }
+        Ok(output)
+    }
+
+    /// Reads the completed entry of `slot`: delivery status and output message.
+    fn collect(&self, slot: u32, out: &Chain, out_len: usize) -> Result<KVec<u8>> {
+        let mut lay = CmdLayout::new();
+        self.queue.read(self.entry(slot), &mut lay.0)?;
+        let ds = lay.delivery_status() as u8;
+        if ds != delivery::OK {
+            dev_err!(
+                self.dev.dev(),
+                "command slot {}: delivery status {}({:#x})\n",
+                slot,
+                delivery_status_name(ds),
+                ds
+            );
+            return Err(EIO);
+        }
+        let mut output = KVec::from_elem(0u8, out_len, GFP_KERNEL)?;
+        let inline = out_len.min(INLINE_LEN);
+        output[..inline].copy_from_slice(&lay.inline_out()[..inline]);
+        out.read(&mut output[inline..])?;
+        Ok(output)
+    }
+
+    /// Executes command `C` with a prepared input (see [`input`]); the output has `out_tail`
+    /// bytes after its fixed part.
+    pub(crate) fn exec<C: Command>(
+        &self,
+        inp: &Msg<C::In>,
+        out_tail: usize,
+    ) -> Result<Msg<C::Out>> {
+        let out = self.exec_raw(inp.bytes(), <C::Out as Layout>::SIZE + out_tail)?;
+        Msg::from_vec(out)
+    }
+}

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Completion queues (core/cq.c, include/linux/mlx5/cq.h): create / destroy / modify / query,
+//! the doorbell record, arming (next or solicited) and a poll API for the Ethernet and RDMA
+//! layers; completion and error events from the EQs reach the CQ's handler.
+
+use core::{
+    fmt,
+    sync::atomic::{
+        AtomicU64,
+        Ordering, //
+    },
+};
+
+use cx4_hw::{
+    command,
+    cq::{
+        cqe::{
+            cqe_owned_by_sw,
+            Cqe64,
+            OP_OWN_SW_INIT, //
+        },
+        cqe_stride,
+        CqModifyFields,
+        CreateCqIn,
+        QueryCqOut, //
+    },
+    pages::PAGE_SIZE,
+    uar::{
+        CqArmDoorbell,
+        CQ_DBR_ARM,
+        CQ_DBR_SET_CI,
+        CQ_DB_REQ_NOT,
+        CQ_DB_REQ_NOT_SOL, //
+    },
+};
+use kernel::{
+    new_mutex,
+    prelude::*,
+    rbtree::{
+        RBTree,
+        RBTreeNodeReservation, //
+    },
+    sync::{
+        barrier::smp_rmb,
+        Arc,
+        Mutex, //
+    },
+};
+
+use crate::{
+    cmd::input,
+    dmabuf::DmaBuf,
+    mdev::Mdev,
+    msg::Msg,
+    uar, //
+};
+
+/// What a CQ's owner does with its events.
+pub(crate) trait CqHandler: Send + Sync + 'static {
+    /// A completion event (the CQ was armed and got a CQE). Runs in the EQ's interrupt thread.
+    fn completion(&self, cqn: u32);
+    /// A CQ error event (e.g. overrun).
+    fn error(&self, cqn: u32, syndrome: u8) {
+        let _ = (cqn, syndrome);
+    }
+}
+
+/// Event bookkeeping of one CQ, reachable from the EQs by CQ number.
+struct CqEntry {
+    handler: Option<Arc<dyn CqHandler>>,
+    events: AtomicU64,
+    errors: AtomicU64,
+}
+
+/// CQ number → CQ, for the EQ interrupt threads.
+#[pin_data]
+pub(crate) struct CqTable {
+    #[pin]
+    map: Mutex<RBTree<u32, Arc<CqEntry>>>,
+    unknown: AtomicU64,
+}
+
+impl CqTable {
+    /// An empty table.
+    pub(crate) fn new() -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            map <- new_mutex!(RBTree::new()),
+            unknown: AtomicU64::new(0),
+        })
+    }
+
+    fn get(&self, cqn: u32) -> Option<Arc<CqEntry>> {
+        let e = self.map.lock().get(&cqn).cloned();
+        if e.is_none() {
+            self.unknown.fetch_add(1, Ordering::Relaxed);
+        }
+        e
+    }
+
+    /// Dispatches a completion event.
+    pub(crate) fn completion(&self, cqn: u32) {
+        if let Some(e) = self.get(cqn) {
+            e.events.fetch_add(1, Ordering::Relaxed);
+            if let Some(h) = &e.handler {
+                h.completion(cqn);
+            }
+        }
+    }
+
+    /// Dispatches a CQ error event.
+    pub(crate) fn error(&self, cqn: u32, syndrome: u8) {
+        if let Some(e) = self.get(cqn) {
+            e.errors.fetch_add(1, Ordering::Relaxed);
+            if let Some(h) = &e.handler {
+                h.error(cqn, syndrome);
+            }
+        }
+    }
+
+    /// The debugfs view.
+    pub(crate) fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let map = self.map.lock();
+        for (cqn, e) in map.iter() {
+            writeln!(
+                f,
+                "cq {:#x}: events {} errors {}",
+                cqn,
+                e.events.load(Ordering::Relaxed),
+                e.errors.load(Ordering::Relaxed)
+            )?;
+        }
+        writeln!(
+            f,
+            "events for unknown CQs {}",
+            self.unknown.load(Ordering::Relaxed)
+        )
+    }
+}
+
+/// Parameters of a new CQ.
+pub(crate) struct CqParams {
+    /// log2 of the number of CQEs.
+    pub(crate) log_size: u32,
+    /// The completion EQ it reports to.
+    pub(crate) eqn: u8,
+    /// The UAR page of its arm doorbell.
+    pub(crate) uar: u32,
+}
+
+/// A completion queue of 64-byte CQEs. Dropping it destroys it.
+pub(crate) struct Cq {
+    mdev: Arc<Mdev>,
+    cqn: u32,
+    log_size: u32,
+    buf: DmaBuf,
+    dbrec: DmaBuf,
+    uar: u32,
+    ci: u32,
+    arm_sn: u32,
+    entry: Arc<CqEntry>,
+}
+
+impl Cq {
+    /// Creates a CQ; `handler` gets its events.
+    pub(crate) fn create(
+        mdev: &Arc<Mdev>,
+        p: &CqParams,
+        handler: Option<Arc<dyn CqHandler>>,
+    ) -> Result<Self> {
+        let bytes = (Cqe64::SIZE << p.log_size).max(PAGE_SIZE);
+        let buf = DmaBuf::alloc(mdev.dev.get(), bytes)?;
+        for i in 0..(1usize << p.log_size) {
+            buf.write_u8(i * Cqe64::SIZE + Cqe64::SIZE - 1, OP_OWN_SW_INIT)?;
+        }
+        let dbrec = DmaBuf::alloc(mdev.dev.get(), 64)?;
+        let npages = bytes / PAGE_SIZE;
+        let mut m = input::<command::CreateCq>(npages * 8)?;
+        {
+            let c = m.cq_context_mut();
+            c.set_cqe_sz(cqe_stride::S64.into());
+            c.set_log_cq_size(p.log_size);
+            c.set_uar_page(p.uar);
+            c.set_c_eqn_or_apu_element(p.eqn.into());
+            c.set_log_page_size(0);
+            c.set_dbr_addr(dbrec.dma());
+        }
+        for i in 0..npages {
+            CreateCqIn::set_pas(m.bytes_mut(), i, buf.dma() + (i * PAGE_SIZE) as u64)
+                .map_err(|_| EINVAL)?;
+        }
+        let entry = Arc::new(
+            CqEntry {
+                handler,
+                events: AtomicU64::new(0),
+                errors: AtomicU64::new(0),
+            },
+            GFP_KERNEL,
+        )?;
+        // Reserve the table node first: once the CQ exists, registering it cannot fail.
+        let node = RBTreeNodeReservation::new(GFP_KERNEL)?;
+        let out = mdev.cmdq.exec::<command::CreateCq>(&m, 0)?;
+        let cqn = out.cqn();
+        mdev.cqs
+            .map
+            .lock()
+            .insert(node.into_node(cqn, entry.clone()));
+        Ok(Self {
+            mdev: mdev.clone(),
+            cqn,
+            log_size: p.log_size,
+            buf,
+            dbrec,
+            uar: p.uar,
+            ci: 0,
+            arm_sn: 0,
+            entry,
+        })
+    }
+
+    /// The CQ number.
+    pub(crate) fn cqn(&self) -> u32 {
+        self.cqn
+    }
+
+    /// Completion events received.
+    pub(crate) fn events(&self) -> u64 {
+        self.entry.events.load(Ordering::Relaxed)
+    }
+
+    /// Consumes up to `budget` CQEs, handing each to `f`, and publishes the new consumer index
+    /// in the doorbell record. Returns how many were consumed.
+    pub(crate) fn poll(&mut self, budget: usize, mut f: impl FnMut(&Cqe64)) -> usize {
+        let mask = (1u32 << self.log_size) - 1;
+        let mut n = 0;
+        while n < budget {
+            let off = ((self.ci & mask) as usize) * Cqe64::SIZE;
+            let Ok(op_own) = self.buf.read_u8(off + Cqe64::SIZE - 1) else {
+                break;
+            };
+            if !cqe_owned_by_sw(op_own, self.ci, self.log_size) {
+                break;
+            }
+            smp_rmb();
+            let mut cqe = Cqe64::new();
+            if self.buf.read(off, &mut cqe.0).is_err() {
+                break;
+            }
+            f(&cqe);
+            self.ci = self.ci.wrapping_add(1);
+            n += 1;
+        }
+        if n > 0 {
+            let _ = self.dbrec.write_be32(CQ_DBR_SET_CI, self.ci & 0xff_ffff);
+        }
+        n
+    }
+
+    /// Arms the CQ: the next completion (or, with `solicited`, the next solicited one)
+    /// raises a completion event.
+    pub(crate) fn arm(&mut self, solicited: bool) -> Result {
+        // cq.h mlx5_cq_arm: the sequence number follows the completion events seen.
+        self.arm_sn = self.events() as u32;
+        let db = CqArmDoorbell {
+            sn: (self.arm_sn & 3) as u8,
+            cmd: if solicited {
+                CQ_DB_REQ_NOT_SOL
+            } else {
+                CQ_DB_REQ_NOT
+            },
+            ci: self.ci & 0xff_ffff,
+            cqn: self.cqn,
+        };
+        self.dbrec.write_be32(CQ_DBR_ARM, db.arm_word())?;
+        uar::cq_doorbell(&self.mdev.bar, self.uar, db)
+    }
+
+    /// Sets the completion moderation (period in microseconds, CQE count).
+    pub(crate) fn modify_moderation(&self, period: u32, count: u32) -> Result {
+        let mut m = input::<command::ModifyCq>(0)?;
+        m.set_cqn(self.cqn);
+        m.set_modify_field_select_resize_field_select(
+            (CqModifyFields::PERIOD | CqModifyFields::COUNT).bits(),
+        );
+        let c = m.cq_context_mut();
+        c.set_cq_period(period);
+        c.set_cq_max_count(count);
+        self.mdev.cmdq.exec::<command::ModifyCq>(&m, 0).map(|_| ())
+    }
+
+    /// Queries the CQ context.
+    pub(crate) fn query(&self) -> Result<Msg<QueryCqOut>> {
+        let mut m = input::<command::QueryCq>(0)?;
+        m.set_cqn(self.cqn);
+        self.mdev.cmdq.exec::<command::QueryCq>(&m, 0)
+    }
+}
+
+impl Drop for Cq {
+    fn drop(&mut self) {
+        if let Ok(mut m) = input::<command::DestroyCq>(0) {
+            m.set_cqn(self.cqn);
+            let _ = self.mdev.cmdq.exec::<command::DestroyCq>(&m, 0);
+        }
+        self.mdev.cqs.map.lock().remove(&self.cqn);
+    }
+}

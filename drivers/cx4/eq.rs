@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Event queues on MSI-X vectors (core/eq.c).
+//!
+//! Vector 0 carries the control EQs: the command EQ (command completions, which switch the
+//! command queue to event mode), the async EQ (port, CQ and QP errors) and the pages EQ
+//! (firmware page requests, served from a work item). Each further vector carries one
+//! completion EQ, one per online CPU within the vectors granted.
+//!
+//! An EQ is a ring of 64-byte EQEs in coherent memory; software owns the entry at consumer
+//! index `ci` when its owner bit matches the pass over the ring (`cx4_hw::eq`). The interrupt
+//! thread consumes owned entries, then writes the consumer index to the EQ's doorbell on the
+//! UAR page with the arm bit, which asks for the next interrupt.
+
+use core::{
+    fmt,
+    sync::atomic::{
+        AtomicU32,
+        AtomicU64,
+        Ordering, //
+    },
+};
+
+use cx4_hw::{
+    command,
+    eq::{
+        eqe::Eqe,
+        eqe_owned_by_sw,
+        event_type::{
+            self,
+            event_type_name, //
+        },
+        CreateEqIn,
+        EventMask,
+        EQE_OWNER_INIT_VAL, //
+    },
+    pages::PAGE_SIZE, //
+};
+use kernel::{
+    new_mutex,
+    pci,
+    prelude::*,
+    sync::{
+        barrier::smp_rmb,
+        Arc,
+        Mutex, //
+    },
+    workqueue, //
+};
+
+use crate::{
+    cmd::input,
+    dmabuf::DmaBuf,
+    kapi::{
+        self,
+        IrqHandler,
+        IrqLine,
+        MsixVectors, //
+    },
+    mdev::Mdev,
+    uar, //
+};
+
+/// Event types counted individually per EQ (all types the PRM defines are below this).
+const EVENT_TYPES: usize = 0x28;
+/// log2 of the EQ sizes (entries).
+const LOG_CMD_EQ: u32 = 6;
+const LOG_ASYNC_EQ: u32 = 8;
+const LOG_PAGES_EQ: u32 = 6;
+const LOG_COMP_EQ: u32 = 8;
+/// The consumer index is written back (without arming) every this many EQEs of one batch.
+const CI_UPDATE_BATCH: u32 = 64;
+
+/// What an EQ is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EqKind {
+    /// Command completions.
+    Cmd,
+    /// Asynchronous events.
+    Async,
+    /// Firmware page requests.
+    Pages,
+    /// Completion events of CQs; the index of the completion EQ.
+    Comp(u32),
+}
+
+/// One event queue.
+pub(crate) struct Eq {
+    mdev: Arc<Mdev>,
+    kind: EqKind,
+    eqn: u8,
+    log_size: u32,
+    buf: DmaBuf,
+    uar: u32,
+    vector: u32,
+    ci: AtomicU32,
+    events: AtomicU64,
+    polls: AtomicU64,
+    by_type: [AtomicU64; EVENT_TYPES],
+}
+
+impl Eq {
+    /// Creates an EQ of `2^log_size` entries on `vector`, reporting `mask`, with doorbells on
+    /// UAR page `uar`. It is not armed yet.
+    fn create(
+        mdev: &Arc<Mdev>,
+        kind: EqKind,
+        log_size: u32,
+        uar: u32,
+        vector: u32,
+        mask: EventMask,
+    ) -> Result<Arc<Self>> {
+        let bytes = (Eqe::SIZE << log_size).max(PAGE_SIZE);
+        let buf = DmaBuf::alloc(mdev.dev.get(), bytes)?;
+        for i in 0..(1usize << log_size) {
+            buf.write_u8(i * Eqe::SIZE + Eqe::SIZE - 1, EQE_OWNER_INIT_VAL)?;
+        }
+        let npages = bytes / PAGE_SIZE;
+        let mut m = input::<command::CreateEq>(npages * 8)?;
+        {
+            let c = m.eq_context_entry_mut();
+            c.set_log_eq_size(log_size);
+            c.set_uar_page(uar);
+            c.set_intr(vector);
+            c.set_log_page_size(0);
+        }
+        m.set_event_bitmask(0, mask.bits()).map_err(|_| EINVAL)?;
+        for i in 0..npages {
+            CreateEqIn::set_pas(m.bytes_mut(), i, buf.dma() + (i * PAGE_SIZE) as u64)
+                .map_err(|_| EINVAL)?;
+        }
+        let out = mdev.cmdq.exec::<command::CreateEq>(&m, 0)?;
+        let eqn = out.eq_number() as u8;
+        Ok(Arc::new(
+            Self {
+                mdev: mdev.clone(),
+                kind,
+                eqn,
+                log_size,
+                buf,
+                uar,
+                vector,
+                ci: AtomicU32::new(0),
+                events: AtomicU64::new(0),
+                polls: AtomicU64::new(0),
+                by_type: core::array::from_fn(|_| AtomicU64::new(0)),
+            },
+            GFP_KERNEL,
+        )?)
+    }
+
+    /// The EQ number.
+    pub(crate) fn eqn(&self) -> u8 {
+        self.eqn
+    }
+
+    /// What the EQ is for.
+    pub(crate) fn kind(&self) -> EqKind {
+        self.kind
+    }
+
+    /// Writes the consumer index and arms the EQ for its next interrupt.
+    fn arm(&self) {
+        let ci = self.ci.load(Ordering::Relaxed);
+        let _ = uar::eq_doorbell(&self.mdev.bar, self.uar, self.eqn, ci, true);
+    }
+
+    fn destroy(&self) -> Result {
+        let mut m = input::<command::DestroyEq>(0)?;
+        m.set_eq_number(self.eqn.into());
+        self.mdev.cmdq.exec::<command::DestroyEq>(&m, 0).map(|_| ())
+    }
+
+    /// Consumes the EQEs software owns, dispatches them and re-arms the EQ.
+    fn process(&self) {
+        self.polls.fetch_add(1, Ordering::Relaxed);
+        let mut ci = self.ci.load(Ordering::Relaxed);
+        let mask = (1u32 << self.log_size) - 1;
+        let mut batch = 0u32;
+        loop {
+            let off = ((ci & mask) as usize) * Eqe::SIZE;
+            let owner = match self.buf.read_u8(off + Eqe::SIZE - 1) {
+                Ok(o) => o,
+                Err(_) => break,
+            };
+            if !eqe_owned_by_sw(owner, ci, self.log_size) {
+                break;
+            }
+            // Read the entry only after seeing its owner bit (lib/eq.h `next_eqe_sw` + dma_rmb).
+            smp_rmb();
+            let mut eqe = Eqe::new();
+            if self.buf.read(off, &mut eqe.0).is_err() {
+                break;
+            }
+            self.dispatch(&eqe);
+            ci = ci.wrapping_add(1);
+            batch += 1;
+            if batch % CI_UPDATE_BATCH == 0 {
+                let _ = uar::eq_doorbell(&self.mdev.bar, self.uar, self.eqn, ci, false);
+            }
+        }
+        self.ci.store(ci, Ordering::Relaxed);
+        self.arm();
+    }
+
+    fn dispatch(&self, eqe: &Eqe) {
+        let ty = eqe.event_type() as u8;
+        self.events.fetch_add(1, Ordering::Relaxed);
+        if let Some(c) = self.by_type.get(usize::from(ty)) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+        let m = &self.mdev;
+        match ty {
+            event_type::CMD => m.cmdq.complete(eqe.cmd().vector()),
+            event_type::PAGE_REQUEST => {
+                let req = eqe.req_pages();
+                if m.pages.request(req.num_pages() as i32) {
+                    // Already queued is fine: the queued run serves every pending request.
+                    let _ = workqueue::system_long()
+                        .enqueue::<Arc<Mdev>, { crate::mdev::PAGE_WORK }>(m.clone());
+                }
+            }
+            event_type::COMP => m.cqs.completion(eqe.comp().cqn()),
+            event_type::CQ_ERROR => {
+                let e = eqe.cq_err();
+                dev_err!(
+                    m.dev.dev(),
+                    "CQ {:#x} error, syndrome {:#x}\n",
+                    e.cqn(),
+                    e.syndrome()
+                );
+                m.cqs.error(e.cqn(), e.syndrome() as u8);
+            }
+            event_type::PORT_CHANGE => {
+                dev_info!(
+                    m.dev.dev(),
+                    "port {} changed state (sub type {})\n",
+                    eqe.port().port(),
+                    eqe.sub_type()
+                );
+            }
+            _ => {
+                dev_dbg!(
+                    m.dev.dev(),
+                    "EQ {} ({:?}): event {}({:#x})\n",
+                    self.eqn,
+                    self.kind,
+                    event_type_name(ty),
+                    ty
+                );
+            }
+        }
+    }
+
+    /// The debugfs lines of this EQ.
+    pub(crate) fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "eq {} {:?}: vector {} size {} ci {} events {} polls {}",
+            self.eqn,
+            self.kind,
+            self.vector,
+            1u32 << self.log_size,
+            self.ci.load(Ordering::Relaxed),
+            self.events.load(Ordering::Relaxed),
+            self.polls.load(Ordering::Relaxed)
+        )?;
+        for (ty, c) in self.by_type.iter().enumerate() {
+            let n = c.load(Ordering::Relaxed);
+            if n != 0 {
+                write!(f, " {}={}", event_type_name(ty as u8), n)?;
+            }
+        }
+        writeln!(f)
+    }
+}
+
+/// The interrupt handler of one vector: it runs the EQs attached to it.
+#[pin_data]
+pub(crate) struct VectorIrq {
+    index: u32,
+    irqs: AtomicU64,
+    #[pin]
+    eqs: Mutex<KVec<Arc<Eq>>>,
+}
+
+impl IrqHandler for VectorIrq {
+    fn hard(&self) -> bool {
+        self.irqs.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    fn thread(&self) {
+        for eq in self.eqs.lock().iter() {
+            eq.process();
+        }
+    }
+}
+
+impl VectorIrq {
+    fn attach(&self, eq: Arc<Eq>) -> Result {
+        self.eqs.lock().push(eq, GFP_KERNEL)?;
+        Ok(())
+    }
+
+    fn detach(&self, eqn: u8) {
+        self.eqs.lock().retain(|e| e.eqn != eqn);
+    }
+
+    /// The debugfs line of this vector.
+    pub(crate) fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "vector {} irqs {}",
+            self.index,
+            self.irqs.load(Ordering::Relaxed)
+        )
+    }
+}
+
+/// The interrupt vectors and EQs of a function, as debugfs shows them.
+pub(crate) type Snapshot = (KVec<Arc<VectorIrq>>, KVec<Arc<Eq>>);
+
+/// Every EQ of the function and the interrupt lines they use. Dropping it destroys the EQs
+/// (completion, pages, async, then command after switching the command queue back to
+/// polling) and frees the interrupts.
+pub(crate) struct EqTable {
+    mdev: Arc<Mdev>,
+    uar: u32,
+    vectors: Arc<MsixVectors>,
+    lines: KVec<IrqLine<VectorIrq>>,
+    cmd: Option<Arc<Eq>>,
+    async_eq: Option<Arc<Eq>>,
+    pages: Option<Arc<Eq>>,
+    comp: KVec<Arc<Eq>>,
+}
+
+impl EqTable {
+    /// Allocates MSI-X vectors (one control vector plus one per online CPU, as many as
+    /// granted) and requests their interrupts; creates no EQ yet.
+    pub(crate) fn new(
+        mdev: &Arc<Mdev>,
+        pdev: &pci::Device<kernel::device::Bound>,
+        uar: u32,
+    ) -> Result<Self> {
+        let want = 1 + kapi::num_online_cpus();
+        let vectors = MsixVectors::alloc(pdev, 1, want)?;
+        let mut lines = KVec::with_capacity(vectors.count() as usize, GFP_KERNEL)?;
+        for index in 0..vectors.count() {
+            let h = Arc::pin_init(
+                try_pin_init!(VectorIrq {
+                    index,
+                    irqs: AtomicU64::new(0),
+                    eqs <- new_mutex!(KVec::new()),
+                }),
+                GFP_KERNEL,
+            )?;
+            let name = if index == 0 { c"cx4-ctrl" } else { c"cx4-comp" };
+            lines.push(IrqLine::request(&vectors, index, name, h)?, GFP_KERNEL)?;
+        }
+        Ok(Self {
+            mdev: mdev.clone(),
+            uar,
+            vectors,
+            lines,
+            cmd: None,
+            async_eq: None,
+            pages: None,
+            comp: KVec::new(),
+        })
+    }
+
+    fn add(&self, kind: EqKind, log_size: u32, vector: u32, mask: EventMask) -> Result<Arc<Eq>> {
+        let line = self.lines.get(vector as usize).ok_or(EINVAL)?;
+        let eq = Eq::create(&self.mdev, kind, log_size, self.uar, vector, mask)?;
+        if let Err(e) = line.handler().attach(eq.clone()) {
+            let _ = eq.destroy();
+            return Err(e);
+        }
+        eq.arm();
+        Ok(eq)
+    }
+
+    fn remove(&self, eq: &Arc<Eq>) {
+        if let Some(line) = self.lines.get(eq.vector as usize) {
+            line.handler().detach(eq.eqn);
+        }
+        let _ = eq.destroy();
+    }
+
+    /// Creates the command EQ and switches the command queue to event mode.
+    pub(crate) fn create_cmd_eq(&mut self) -> Result {
+        let eq = self.add(EqKind::Cmd, LOG_CMD_EQ, 0, EventMask::CMD)?;
+        self.cmd = Some(eq);
+        self.mdev.cmdq.use_events();
+        Ok(())
+    }
+
+    /// Creates the async EQ.
+    pub(crate) fn create_async_eq(&mut self) -> Result {
+        self.async_eq = Some(self.add(EqKind::Async, LOG_ASYNC_EQ, 0, EventMask::ASYNC_BASE)?);
+        Ok(())
+    }
+
+    /// Creates the pages EQ (page requests are served from the pages work item).
+    pub(crate) fn create_pages_eq(&mut self) -> Result {
+        self.pages = Some(self.add(EqKind::Pages, LOG_PAGES_EQ, 0, EventMask::PAGE_REQUEST)?);
+        Ok(())
+    }
+
+    /// Creates one completion EQ per online CPU, on its own vector when enough were granted.
+    pub(crate) fn create_comp_eqs(&mut self) -> Result {
+        let nvec = self.vectors.count();
+        let n = if nvec > 1 {
+            (nvec - 1).min(kapi::num_online_cpus())
+        } else {
+            1
+        };
+        self.comp.reserve(n as usize, GFP_KERNEL)?;
+        for i in 0..n {
+            let vector = if nvec > 1 { 1 + i } else { 0 };
+            let eq = self.add(EqKind::Comp(i), LOG_COMP_EQ, vector, EventMask::COMP)?;
+            self.comp.push(eq, GFP_KERNEL)?;
+        }
+        Ok(())
+    }
+
+    /// Number of vectors granted.
+    pub(crate) fn vectors(&self) -> u32 {
+        self.vectors.count()
+    }
+
+    /// The vectors and EQs, for debugfs.
+    pub(crate) fn snapshot(&self) -> Result<Snapshot> {
+        let mut v = KVec::with_capacity(self.lines.len(), GFP_KERNEL)?;
+        for l in self.lines.iter() {
+            v.push(l.handler().clone(), GFP_KERNEL)?;
+        }
+        let mut e = KVec::new();
+        let ctrl = [&self.cmd, &self.async_eq, &self.pages];
+        for eq in ctrl.into_iter().flatten() {
+            e.push(eq.clone(), GFP_KERNEL)?;
+        }
+        for eq in self.comp.iter() {
+            e.push(eq.clone(), GFP_KERNEL)?;
+        }
+        Ok((v, e))
+    }
+}
+
+impl Drop for EqTable {
+    fn drop(&mut self) {
+        while let Some(eq) = self.comp.pop() {
+            self.remove(&eq);
+        }
+        if let Some(eq) = self.pages.take() {
+            self.remove(&eq);
+            // No page request can be queued any more; let a queued one finish.
+            kapi::flush_work(&self.mdev.page_work);
+        }
+        if let Some(eq) = self.async_eq.take() {
+            self.remove(&eq);
+        }
+        if let Some(eq) = self.cmd.take() {
+            self.mdev.cmdq.use_polling();
+            self.remove(&eq);
+        }
+        // Free the interrupts (waiting for running threads), then the vectors.
+        self.lines.clear();
+    }
+}

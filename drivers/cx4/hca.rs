@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+//! HCA bring-up and teardown, in the PRM's order (core/main.c `mlx5_function_enable`,
+//! `mlx5_function_open`, `mlx5_load` and their reverses).
+//!
+//! [`Hca`] records how far the bring-up got; dropping it undoes exactly that, in reverse, so
+//! a probe failure at any step and a remove take the same path.
+
+use cx4_hw::{
+    command,
+    hca::{
+        issi_supported,
+        teardown_profile, //
+    },
+    iseg,
+    regs::{
+        self,
+        HostEndiannessReg, //
+    },
+};
+use kernel::{
+    device::Core,
+    pci,
+    prelude::*,
+    sync::Arc,
+    time::Delta, //
+};
+use zerocopy::FromBytes;
+
+use crate::{
+    caps::{
+        self,
+        Caps, //
+    },
+    cmd::input,
+    debugfs::{
+        DebugData,
+        DebugFs, //
+    },
+    eq::EqTable,
+    health,
+    iseg::Bar0,
+    kapi,
+    mdev::Mdev,
+    pages::Stage,
+    uar::Uar, //
+};
+
+/// How long the firmware may stay in its initializing state.
+const FW_INIT_TIMEOUT: Delta = Delta::from_secs(10);
+/// The ISSI this driver speaks when the device supports it.
+const ISSI: u32 = 1;
+
+/// The brought-up (or partly brought-up) HCA of one function.
+pub(crate) struct Hca {
+    mdev: Arc<Mdev>,
+    enabled: bool,
+    inited: bool,
+    caps: Option<Arc<Caps>>,
+    uar: Option<Uar>,
+    eqs: Option<EqTable>,
+    health: bool,
+    debugfs: Option<DebugFs>,
+}
+
+impl Hca {
+    /// Maps BAR0, checks the firmware and brings the HCA up. On failure everything done so far
+    /// is undone before returning.
+    pub(crate) fn probe(pdev: &pci::Device<Core<'_>>, chip: &str, timeout: Delta) -> Result<Self> {
+        kapi::set_dma_mask_64(pdev)?;
+        let bar = Arc::new(Bar0::new(pdev)?, GFP_KERNEL)?;
+        // The PRM asks the driver to wait for the initializing bit both before and after it
+        // programs the command queue; the first wait is the one that can time out.
+        if let Err(e) = bar.wait_ready(FW_INIT_TIMEOUT) {
+            dev_err!(
+                pdev,
+                "firmware stuck in initializing state ({} ms), giving up\n",
+                FW_INIT_TIMEOUT.as_millis()
+            );
+            return Err(e);
+        }
+        let cmdif = bar.cmdif_rev()?;
+        if cmdif != iseg::CMDIF_REV {
+            dev_err!(
+                pdev,
+                "unsupported command interface revision {} (driver supports {})\n",
+                cmdif,
+                iseg::CMDIF_REV
+            );
+            return Err(ENODEV);
+        }
+        let fw = bar.fw_version()?;
+        let q = bar.cmdq_size()?;
+        dev_info!(
+            pdev,
+            "{}: firmware version {}.{}.{}, cmdif rev {}, {} command slots\n",
+            chip,
+            fw.major,
+            fw.minor,
+            fw.subminor,
+            cmdif,
+            1u32 << q.log_size
+        );
+        let mdev = Arc::pin_init(Mdev::new(pdev, bar, timeout)?, GFP_KERNEL)?;
+        let mut hca = Hca {
+            mdev,
+            enabled: false,
+            inited: false,
+            caps: None,
+            uar: None,
+            eqs: None,
+            health: false,
+            debugfs: None,
+        };
+        // On error `hca` is dropped here, which tears down what was brought up.
+        hca.bring_up(pdev)?;
+        Ok(hca)
+    }
+
+    fn bring_up(&mut self, pdev: &pci::Device<Core<'_>>) -> Result {
+        let m = self.mdev.clone();
+        let cmdq = &m.cmdq;
+        // A device that is already in a fatal state does not execute commands.
+        if let Err(why) = health::check(&m) {
+            health::mark_failed(&m, why);
+            return Err(EIO);
+        }
+        // Command queue init, then wait for the firmware to accept it.
+        m.bar.set_cmdq_addr(cmdq.dma())?;
+        m.bar.wait_ready(FW_INIT_TIMEOUT)?;
+
+        let mut en = input::<command::EnableHca>(0)?;
+        en.set_function_id(0);
+        cmdq.exec::<command::EnableHca>(&en, 0)?;
+        self.enabled = true;
+        health::start(&m);
+        self.health = true;
+
+        self.set_issi()?;
+        m.pages.satisfy(m.dev.get(), cmdq, Stage::Boot)?;
+        self.set_host_endianness()?;
+        caps::set_general(cmdq)?;
+        m.pages.satisfy(m.dev.get(), cmdq, Stage::Init)?;
+
+        let init = input::<command::InitHca>(0)?;
+        cmdq.exec::<command::InitHca>(&init, 0)?;
+        self.inited = true;
+
+        let caps = Arc::new(Caps::query(cmdq)?, GFP_KERNEL)?;
+        if caps.gen().driver_version() != 0 {
+            self.set_driver_version()?;
+        }
+        let page_request_disable = caps.gen().page_request_disable() != 0;
+        self.caps = Some(caps);
+        let uar = self.uar.insert(Uar::alloc(cmdq)?).index();
+
+        // EQs (main.c mlx5_load -> eq.c): command EQ first, then event mode, async and pages
+        // EQs, then the completion EQs.
+        let eqs = self.eqs.insert(EqTable::new(&m, pdev, uar)?);
+        eqs.create_cmd_eq()?;
+        eqs.create_async_eq()?;
+        if !page_request_disable {
+            eqs.create_pages_eq()?;
+        }
+        eqs.create_comp_eqs()?;
+        let vectors = eqs.vectors();
+        let (vecs, eq_list) = eqs.snapshot()?;
+
+        if let Some(caps) = self.caps.clone() {
+            let data = DebugData::new(m.clone(), caps, vecs, eq_list, uar);
+            self.debugfs = Some(DebugFs::new(pdev.as_ref().name(), data)?);
+        }
+        dev_info!(
+            pdev,
+            "HCA up: {} firmware pages, UAR {}, {} MSI-X vectors, command queue in {} mode\n",
+            m.pages.held(),
+            uar,
+            vectors,
+            if cmdq.events() { "event" } else { "polling" }
+        );
+        Ok(())
+    }
+
+    /// ISSI negotiation (main.c `mlx5_core_set_issi`).
+    fn set_issi(&self) -> Result {
+        let cmdq = &self.mdev.cmdq;
+        let q = input::<command::QueryIssi>(0)?;
+        let out = cmdq.exec::<command::QueryIssi>(&q, 0)?;
+        if issi_supported(out.supported_issi_dw0(), ISSI) {
+            let mut s = input::<command::SetIssi>(0)?;
+            s.set_current_issi(ISSI);
+            cmdq.exec::<command::SetIssi>(&s, 0)?;
+        } else if !issi_supported(out.supported_issi_dw0(), 0) {
+            dev_err!(
+                self.mdev.dev.dev(),
+                "device supports neither ISSI 0 nor 1 ({:#x})\n",
+                out.supported_issi_dw0()
+            );
+            return Err(ENODEV);
+        }
+        Ok(())
+    }
+
+    /// Tells the device the host's byte order (main.c `set_hca_ctrl`).
+    fn set_host_endianness(&self) -> Result {
+        let mut m = input::<command::AccessReg>(HostEndiannessReg::SIZE)?;
+        m.set_op_mod(regs::ACCESS_REG_WRITE.into());
+        m.set_register_id(regs::id::HOST_ENDIANNESS.into());
+        let he = if cfg!(target_endian = "big") {
+            regs::HOST_ENDIANNESS_BIG
+        } else {
+            regs::HOST_ENDIANNESS_LITTLE
+        };
+        let (reg, _) = HostEndiannessReg::mut_from_prefix(m.tail_mut()).map_err(|_| EINVAL)?;
+        reg.set_he(he.into());
+        self.mdev
+            .cmdq
+            .exec::<command::AccessReg>(&m, HostEndiannessReg::SIZE)
+            .map(|_| ())
+    }
+
+    fn set_driver_version(&self) -> Result {
+        let mut m = input::<command::SetDriverVersion>(0)?;
+        let v = b"cx4,rust";
+        m.driver_version_mut()[..v.len()].copy_from_slice(v);
+        self.mdev
+            .cmdq
+            .exec::<command::SetDriverVersion>(&m, 0)
+            .map(|_| ())
+    }
+
+    /// Undoes the bring-up, in reverse order. Failures are logged and the teardown goes on:
+    /// whatever the device did not take back is freed anyway.
+    fn teardown(&mut self) {
+        let m = self.mdev.clone();
+        let cmdq = &m.cmdq;
+        self.debugfs = None;
+        if self.health {
+            health::stop(&m);
+            self.health = false;
+        }
+        // Destroys the EQs, frees their interrupts and flushes the page work.
+        self.eqs = None;
+        if let Some(uar) = self.uar.take() {
+            let _ = uar.free(cmdq);
+        }
+        self.caps = None;
+        if self.inited {
+            let mut t = input::<command::TeardownHca>(0);
+            if let Ok(t) = t.as_mut() {
+                t.set_profile(teardown_profile::GRACEFUL_CLOSE.into());
+            }
+            let _ = t.and_then(|t| cmdq.exec::<command::TeardownHca>(&t, 0));
+            self.inited = false;
+        }
+        if self.enabled && !cmdq.in_error() {
+            if let Err(e) = m.pages.reclaim_all(cmdq) {
+                dev_warn!(
+                    m.dev.dev(),
+                    "could not reclaim all firmware pages ({:?}), {} left\n",
+                    e,
+                    m.pages.held()
+                );
+            }
+        }
+        if self.enabled {
+            let mut d = input::<command::DisableHca>(0);
+            if let Ok(d) = d.as_mut() {
+                d.set_function_id(0);
+            }
+            let _ = d.and_then(|d| cmdq.exec::<command::DisableHca>(&d, 0));
+            self.enabled = false;
+        }
+        let left = m.pages.release_all();
+        if left != 0 {
+            dev_warn!(
+                m.dev.dev(),
+                "freed {} firmware pages the device did not return\n",
+                left
+            );
+        }
+    }
+}
+
+impl Drop for Hca {
+    fn drop(&mut self) {
+        self.teardown();
+    }
+}

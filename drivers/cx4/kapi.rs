@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The thin layer over kernel C APIs that the 7.2 `kernel` crate does not wrap (yet): MSI-X
+//! vector allocation by index, threaded interrupt lines, flushing work items, the online CPU
+//! count, and a bound-device handle for deferred contexts.
+//!
+//! Every `unsafe` of the driver lives here (the core logic files have none); each carries its
+//! `// SAFETY:` argument. Everything exported is a safe API with a documented contract.
+
+use core::{
+    ffi::c_void,
+    marker::PhantomData,
+    ptr, //
+};
+
+use kernel::{
+    bindings,
+    device::{
+        self,
+        Bound,
+        Core, //
+    },
+    dma::{
+        self,
+        DmaMask, //
+    },
+    error::to_result,
+    ffi::c_int,
+    pci,
+    prelude::*,
+    sync::{
+        aref::ARef,
+        Arc, //
+    },
+    workqueue::{
+        DelayedWork,
+        Work, //
+    },
+};
+
+/// The raw `struct pci_dev` behind a [`pci::Device`].
+fn pci_dev_ptr<Ctx: device::DeviceContext>(pdev: &pci::Device<Ctx>) -> *mut bindings::pci_dev {
+    // CAST: `pci::Device` is a `#[repr(transparent)]` wrapper of `Opaque<bindings::pci_dev>`,
+    // which is itself transparent over the C struct.
+    ptr::from_ref(pdev).cast::<bindings::pci_dev>().cast_mut()
+}
+
+/// Sets 64-bit streaming and coherent DMA masks; called once from probe, before any DMA
+/// allocation.
+pub(crate) fn set_dma_mask_64(pdev: &pci::Device<Core<'_>>) -> Result {
+    // SAFETY: Called from probe before the driver made any DMA allocation or mapping for this
+    // device, so nothing runs concurrently with the mask change.
+    unsafe { dma::Device::dma_set_mask_and_coherent(pdev, DmaMask::new::<64>()) }
+}
+
+/// A device reference that deferred contexts (work items, interrupt threads) use to allocate
+/// DMA memory, which needs proof that the device is bound.
+///
+/// Contract: a `BoundDevice` may only be created from a `&Device<Bound>` and must only be held
+/// by objects of the bound driver instance that are stopped (interrupts freed, work flushed)
+/// and whose users are gone before the driver's data is released, i.e. before unbind
+/// completes. The HCA teardown (hca.rs) does that in every path.
+pub(crate) struct BoundDevice(ARef<device::Device>);
+
+impl BoundDevice {
+    /// Takes a reference while the device is known to be bound.
+    pub(crate) fn new(dev: &device::Device<Bound>) -> Self {
+        let normal: &device::Device = dev;
+        Self(normal.into())
+    }
+
+    /// The device, in its bound context.
+    pub(crate) fn get(&self) -> &device::Device<Bound> {
+        // SAFETY: By the contract of `BoundDevice`, every holder is torn down before the driver
+        // unbinds, so the device is bound for as long as this reference can be used.
+        unsafe { self.0.as_bound() }
+    }
+
+    /// The device, for logging.
+    pub(crate) fn dev(&self) -> &device::Device {
+        &self.0
+    }
+}
+
+/// The number of online CPUs (`num_online_cpus()`).
+pub(crate) fn num_online_cpus() -> u32 {
+    // SAFETY: `__num_online_cpus` is a kernel global that is always valid; it is an atomic
+    // counter, read here with a single volatile load (what `atomic_read()` does).
+    let n = unsafe { ptr::read_volatile(&raw const bindings::__num_online_cpus.counter) };
+    u32::try_from(n).unwrap_or(1).max(1)
+}
+
+/// Waits until a work item is neither pending nor running (`flush_work()`).
+pub(crate) fn flush_work<T, const ID: u64>(work: &Work<T, ID>) -> bool {
+    // SAFETY: `work` is a valid, initialized `Work`, so the pointer is aligned and not
+    // dangling; `flush_work()` only waits on it.
+    unsafe { bindings::flush_work(Work::raw_get(work)) }
+}
+
+/// Runs a pending delayed work item now and waits for it (`flush_delayed_work()`); returns
+/// whether it had to wait.
+pub(crate) fn flush_delayed_work<T, const ID: u64>(work: &DelayedWork<T, ID>) -> bool {
+    // SAFETY: `work` is a valid, initialized `DelayedWork`: `raw_as_work` gives the `work`
+    // member of its `struct delayed_work`.
+    let w = unsafe { DelayedWork::raw_as_work(work) }.cast::<bindings::work_struct>();
+    // SAFETY: `w` is the `work` field of a `struct delayed_work` (see above).
+    let dw = unsafe { kernel::container_of!(w, bindings::delayed_work, work) };
+    // SAFETY: `dw` points to the initialized `struct delayed_work` inside `work`.
+    unsafe { bindings::flush_delayed_work(dw) }
+}
+
+/// MSI-X vectors of a PCI function, freed on drop (after every [`IrqLine`] on them, which
+/// hold a reference).
+pub(crate) struct MsixVectors {
+    pdev: ARef<pci::Device>,
+    count: u32,
+}
+
+impl MsixVectors {
+    /// Allocates between `min` and `max` MSI-X vectors.
+    pub(crate) fn alloc(pdev: &pci::Device<Bound>, min: u32, max: u32) -> Result<Arc<Self>> {
+        // SAFETY: `pdev` is a valid, bound PCI device; the C function checks its arguments.
+        let ret = unsafe {
+            bindings::pci_alloc_irq_vectors(pci_dev_ptr(pdev), min, max, bindings::PCI_IRQ_MSIX)
+        };
+        to_result(ret)?;
+        let normal: &pci::Device = pdev;
+        let vecs = Self {
+            pdev: normal.into(),
+            count: ret.unsigned_abs(),
+        };
+        Ok(Arc::new(vecs, GFP_KERNEL)?)
+    }
+
+    /// How many vectors were granted.
+    pub(crate) fn count(&self) -> u32 {
+        self.count
+    }
+
+    fn irq(&self, index: u32) -> Result<u32> {
+        if index >= self.count {
+            return Err(EINVAL);
+        }
+        // SAFETY: The vectors are allocated (type invariant) and `index` is below their count.
+        let irq = unsafe { bindings::pci_irq_vector(pci_dev_ptr(&self.pdev), index) };
+        to_result(irq)?;
+        Ok(irq.unsigned_abs())
+    }
+}
+
+impl Drop for MsixVectors {
+    fn drop(&mut self) {
+        // SAFETY: The vectors were allocated by `alloc`; every `IrqLine` holds an `Arc` of
+        // `self`, so all handlers on them were freed before this runs.
+        unsafe { bindings::pci_free_irq_vectors(pci_dev_ptr(&self.pdev)) };
+    }
+}
+
+/// The two halves of an interrupt handler on one vector.
+pub(crate) trait IrqHandler: Send + Sync + 'static {
+    /// Hard-interrupt half; returns whether the thread half should run.
+    fn hard(&self) -> bool;
+    /// Thread half, in process context (may sleep).
+    fn thread(&self);
+}
+
+/// A threaded interrupt handler registered on one MSI-X vector; freed (waiting for running
+/// handlers) on drop.
+pub(crate) struct IrqLine<T: IrqHandler> {
+    irq: u32,
+    handler: Arc<T>,
+    _vectors: Arc<MsixVectors>,
+    _t: PhantomData<T>,
+}
+
+/// The hard-interrupt trampoline.
+///
+/// # Safety
+///
+/// Only `request_threaded_irq` calls it, with the cookie `IrqLine::request` registered: the data
+/// pointer of an `Arc<T>` that stays alive until `free_irq` returned.
+unsafe extern "C" fn irq_hard<T: IrqHandler>(
+    _irq: c_int,
+    cookie: *mut c_void,
+) -> bindings::irqreturn_t {
+    // SAFETY: `cookie` is the `Arc<T>` data pointer given to `request_threaded_irq` by
+    // `IrqLine::request`; the `IrqLine` keeps that `Arc` alive until `free_irq` returned.
+    let h = unsafe { &*cookie.cast::<T>() };
+    if h.hard() {
+        bindings::irqreturn_IRQ_WAKE_THREAD
+    } else {
+        bindings::irqreturn_IRQ_HANDLED
+    }
+}
+
+/// The interrupt-thread trampoline.
+///
+/// # Safety
+///
+/// As for [`irq_hard`].
+unsafe extern "C" fn irq_thread<T: IrqHandler>(
+    _irq: c_int,
+    cookie: *mut c_void,
+) -> bindings::irqreturn_t {
+    // SAFETY: As in `irq_hard`.
+    let h = unsafe { &*cookie.cast::<T>() };
+    h.thread();
+    bindings::irqreturn_IRQ_HANDLED
+}
+
+impl<T: IrqHandler> IrqLine<T> {
+    /// Requests vector `index` of `vectors` for `handler`.
+    pub(crate) fn request(
+        vectors: &Arc<MsixVectors>,
+        index: u32,
+        name: &'static CStr,
+        handler: Arc<T>,
+    ) -> Result<Self> {
+        let irq = vectors.irq(index)?;
+        let cookie = Arc::as_ptr(&handler).cast::<c_void>().cast_mut();
+        // SAFETY: `irq` is an interrupt of this device's allocated vectors; both callbacks
+        // match the C prototypes; `cookie` stays valid until `free_irq` in `drop` (the `Arc`
+        // is held by `self`); `name` is a static NUL-terminated string.
+        let ret = unsafe {
+            bindings::request_threaded_irq(
+                irq,
+                Some(irq_hard::<T>),
+                Some(irq_thread::<T>),
+                0,
+                name.as_char_ptr(),
+                cookie,
+            )
+        };
+        to_result(ret)?;
+        Ok(Self {
+            irq,
+            handler,
+            _vectors: vectors.clone(),
+            _t: PhantomData,
+        })
+    }
+
+    /// The handler.
+    pub(crate) fn handler(&self) -> &Arc<T> {
+        &self.handler
+    }
+}
+
+impl<T: IrqHandler> Drop for IrqLine<T> {
+    fn drop(&mut self) {
+        let cookie = Arc::as_ptr(&self.handler).cast::<c_void>().cast_mut();
+        // SAFETY: The line was requested with this `irq` and `cookie` in `request`; `free_irq`
+        // waits for running handlers, after which the `Arc` may go.
+        unsafe { bindings::free_irq(self.irq, cookie) };
+    }
+}

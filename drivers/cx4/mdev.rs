@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The state of one function shared by process context, interrupt threads and work items
+//! (upstream's `struct mlx5_core_dev`): BAR0, the command queue, firmware pages, the CQ table,
+//! and the work items that serve page requests and poll the health buffer.
+//!
+//! It lives in an `Arc` so that interrupt handlers and work items can hold it; the HCA object
+//! (hca.rs) owns the bring-up and stops every such user before the driver unbinds.
+
+use kernel::{
+    impl_has_delayed_work, impl_has_work, new_delayed_work, new_work, pci,
+    prelude::*,
+    sync::Arc,
+    time::Delta,
+    workqueue::{
+        DelayedWork,
+        Work,
+        WorkItem, //
+    },
+};
+
+use crate::{
+    cmd::Cmdq,
+    cq::CqTable,
+    health::{
+        self,
+        HealthState, //
+    },
+    iseg::Bar0,
+    kapi::BoundDevice,
+    pages::Pages, //
+};
+
+/// Work item id of the page-request work.
+pub(crate) const PAGE_WORK: u64 = 1;
+/// Work item id of the health poll.
+pub(crate) const HEALTH_WORK: u64 = 2;
+
+/// The shared state of one function.
+#[pin_data]
+pub(crate) struct Mdev {
+    /// The PCI device (bound while this exists; see [`BoundDevice`]).
+    pub(crate) dev: BoundDevice,
+    /// BAR0.
+    pub(crate) bar: Arc<Bar0>,
+    /// The command queue.
+    #[pin]
+    pub(crate) cmdq: Cmdq,
+    /// Firmware pages.
+    #[pin]
+    pub(crate) pages: Pages,
+    /// CQs by number, for event dispatch.
+    #[pin]
+    pub(crate) cqs: CqTable,
+    /// Serves page requests (queued by the pages EQ).
+    #[pin]
+    pub(crate) page_work: Work<Mdev, PAGE_WORK>,
+    /// Health state.
+    pub(crate) health: HealthState,
+    /// Polls the health buffer.
+    #[pin]
+    pub(crate) health_work: DelayedWork<Mdev, HEALTH_WORK>,
+}
+
+impl_has_work! {
+    impl HasWork<Self, PAGE_WORK> for Mdev { self.page_work }
+}
+
+impl_has_delayed_work! {
+    impl HasDelayedWork<Self, HEALTH_WORK> for Mdev { self.health_work }
+}
+
+impl WorkItem<HEALTH_WORK> for Mdev {
+    type Pointer = Arc<Mdev>;
+
+    fn run(this: Arc<Mdev>) {
+        health::poll(&this);
+    }
+}
+
+impl WorkItem<PAGE_WORK> for Mdev {
+    type Pointer = Arc<Mdev>;
+
+    fn run(this: Arc<Mdev>) {
+        if let Err(e) = this.pages.serve(this.dev.get(), &this.cmdq) {
+            dev_err!(this.dev.dev(), "page request failed: {:?}\n", e);
+        }
+    }
+}
+
+impl Mdev {
+    /// The shared state for a device whose BAR0 is mapped, with a command queue of the
+    /// geometry the firmware advertises.
+    pub(crate) fn new(
+        pdev: &pci::Device<kernel::device::Bound>,
+        bar: Arc<Bar0>,
+        timeout: Delta,
+    ) -> Result<impl PinInit<Self, Error>> {
+        let geo = bar.cmdq_size()?;
+        let cmdq = Cmdq::new(
+            BoundDevice::new(pdev.as_ref()),
+            bar.clone(),
+            geo.log_size,
+            geo.log_stride,
+            timeout,
+        )?;
+        let dev = BoundDevice::new(pdev.as_ref());
+        Ok(try_pin_init!(Self {
+            dev,
+            bar,
+            cmdq <- cmdq,
+            pages <- Pages::new(),
+            cqs <- CqTable::new(),
+            page_work <- new_work!("cx4::pages"),
+            health: HealthState::new(),
+            health_work <- new_delayed_work!("cx4::health"),
+        }))
+    }
+}

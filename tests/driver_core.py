@@ -1,0 +1,350 @@
+"""Driver core tests in a VM: command queue, bring-up and teardown, EQs on MSI-X, CQs, health,
+and fault injection through the model (issue 4)."""
+
+from __future__ import annotations
+
+import re
+import socket
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import vmrun
+from harness import Env, check_clean_dmesg, describe, one_vm
+
+DBG = "/sys/kernel/debug/cx4/0000:01:00.0"
+BOUND = "/sys/bus/pci/drivers/cx4/0000:01:00.0"
+
+# Every command of the probe path, by occurrence (opcode, nth): the second QUERY_PAGES and
+# MANAGE_PAGES are the init-page ones, QUERY_HCA_CAP 1/2/3 are general max, general cur and
+# the caps kept after INIT_HCA, CREATE_EQ 1..4 the command, async, pages and completion EQs.
+PROBE_PATH = [
+    ("ENABLE_HCA", 0x104, 1), ("QUERY_ISSI", 0x10a, 1), ("SET_ISSI", 0x10b, 1),
+    ("QUERY_PAGES", 0x107, 1), ("MANAGE_PAGES", 0x108, 1), ("ACCESS_REG", 0x805, 1),
+    ("QUERY_HCA_CAP", 0x100, 1), ("QUERY_HCA_CAP", 0x100, 2), ("SET_HCA_CAP", 0x109, 1),
+    ("QUERY_PAGES", 0x107, 2), ("MANAGE_PAGES", 0x108, 2), ("INIT_HCA", 0x102, 1),
+    ("QUERY_HCA_CAP", 0x100, 3), ("ALLOC_UAR", 0x802, 1), ("CREATE_EQ", 0x301, 1),
+    ("CREATE_EQ", 0x301, 2), ("CREATE_EQ", 0x301, 3), ("CREATE_EQ", 0x301, 4),
+]
+
+# Guest helper: ask the host (the test) to send one line to the model's control socket.
+CTL = r"""
+n=0
+ctl() {
+    n=$((n + 1))
+    echo "$1" > /cx4/req-$n.tmp && mv /cx4/req-$n.tmp /cx4/req-$n
+    for i in $(seq 300); do
+        if [ -e /cx4/rep-$n ]; then cat /cx4/rep-$n; return 0; fi
+        sleep 0.1
+    done
+    echo "no answer from the host"; return 1
+}
+"""
+
+
+def page_reports(model_log: str) -> list[str]:
+    return [l for l in model_log.splitlines() if "page accounting" in l]
+
+
+def assert_balanced(r: vmrun.VmResult, at_least: int = 1) -> None:
+    reps = [l for l in page_reports(r.model_log) if "teardown" in l]
+    assert len(reps) >= at_least, \
+        f"expected {at_least} teardown page reports, saw:\n" + "\n".join(page_reports(r.model_log))
+    bad = [l for l in page_reports(r.model_log) if "UNBALANCED" in l]
+    assert not bad, "page accounting unbalanced:\n" + "\n".join(bad)
+
+
+def section(job_log: str, name: str) -> str:
+    """The lines the job printed after `=== name ===` up to the next such marker."""
+    m = re.search(rf"^=== {re.escape(name)} ===\n(.*?)(?=^=== |\Z)", job_log, re.M | re.S)
+    assert m, f"no section {name!r} in the job log:\n{job_log[-3000:]}"
+    return m.group(1)
+
+
+def debugfs_counter(text: str, pattern: str) -> int:
+    m = re.search(pattern, text)
+    assert m, f"{pattern!r} not found in:\n{text}"
+    return int(m.group(1))
+
+
+def _serve_control(share: Path, ctl: Path, stop: threading.Event) -> None:
+    """Forwards the guest's requests (share/req-N) to the control socket (answers rep-N)."""
+    n = 1
+    sock = None
+    while not stop.is_set():
+        req = share / f"req-{n}"
+        if not req.exists():
+            time.sleep(0.05)
+            continue
+        line = req.read_text().strip()
+        try:
+            if sock is None:
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.connect(str(ctl))
+                sock.settimeout(10)
+            sock.sendall((line + "\n").encode())
+            reply = b""
+            while not reply.endswith(b"\n"):
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                reply += chunk
+            answer = reply.decode(errors="replace").strip()
+        except OSError as e:
+            answer = f"error: control socket: {e}"
+        tmp = share / f"rep-{n}.tmp"
+        tmp.write_text(answer + "\n")
+        tmp.rename(share / f"rep-{n}")
+        n += 1
+    if sock is not None:
+        sock.close()
+
+
+def run_with_control(env: Env, script: str, model_args: list[str] | None = None,
+                     timeout: float = 180) -> vmrun.VmResult:
+    """One VM whose job can drive the model's control socket through `ctl SPEC`."""
+    spec = vmrun.VmSpec(name="vm0", model_args=list(model_args or []))
+    with vmrun.Run(env.kdir, env.tree, env.model, [spec], log=lambda m: None) as run:
+        ctl = run.dir / "vm0.ctl"
+        spec.model_args += ["--control", str(ctl)]
+        job = run.dir / "job.sh"
+        job.write_text("set -e\n" + CTL + textwrap.dedent(script))
+        run.put(job, "job.sh")
+        run.put(env.ko)
+        stop = threading.Event()
+        t = threading.Thread(target=_serve_control, args=(run.share("vm0"), ctl, stop),
+                             daemon=True)
+        t.start()
+        try:
+            r = run.boot(timeout=timeout)[0]
+        finally:
+            stop.set()
+            t.join(5)
+        r.share = Path(str(r.share))
+    return r
+
+
+def run_batch(env: Env, script: str, model_args: list[list[str]],
+              timeout: float = 240) -> list[vmrun.VmResult]:
+    """Several VMs at once, same job, each with its own model arguments."""
+    specs = [vmrun.VmSpec(name=f"vm{i}", model_args=a) for i, a in enumerate(model_args)]
+    with vmrun.Run(env.kdir, env.tree, env.model, specs, log=lambda m: None) as run:
+        job = run.dir / "job.sh"
+        job.write_text("set -e\n" + textwrap.dedent(script))
+        run.put(job, "job.sh")
+        run.put(env.ko)
+        return run.boot(timeout=timeout)
+
+
+def tests(env: Env):
+    def bring_up_in_event_mode_with_eq_counters():
+        r = one_vm(env, f"""
+            insmod /cx4/cx4.ko
+            test -e {BOUND}
+            echo "=== cmds-before ==="; cat {DBG}/commands {DBG}/cmdq
+            echo "=== eqs-before ==="; cat {DBG}/eqs
+            echo "query 25" > {DBG}/selftest
+            for i in 1 2 3 4; do echo "query 10" > {DBG}/selftest & done
+            wait
+            echo "=== cmds-after ==="; cat {DBG}/commands {DBG}/cmdq
+            echo "=== eqs-after ==="; cat {DBG}/eqs
+            echo "=== misc ==="; cat {DBG}/pages {DBG}/health
+            grep -q '^log_max_qp = 18' {DBG}/caps
+            echo "=== end ==="
+            grep cx4 /proc/interrupts
+            rmmod cx4
+            echo unloaded
+        """, files=[env.ko])
+        assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        assert "command queue in event mode" in r.dmesg, r.dmesg[-2000:]
+        rd = lambda n: section(r.job_log, n)
+        before, after = rd("cmds-before"), rd("cmds-after")
+        assert "mode event" in after, after
+        ev0 = debugfs_counter(before, r"total \d+ commands: \d+ polled, (\d+) event")
+        ev1 = debugfs_counter(after, r"total \d+ commands: \d+ polled, (\d+) event")
+        assert ev1 - ev0 >= 65, f"expected >= 65 more event-mode commands:\n{before}\n{after}"
+        issi = debugfs_counter(after, r"QUERY_ISSI\s+0x010a\s+(\d+)")
+        assert issi >= 66, after
+        e0 = debugfs_counter(rd("eqs-before"), r"eq \d+ Cmd: .* events (\d+)")
+        e1 = debugfs_counter(rd("eqs-after"), r"eq \d+ Cmd: .* events (\d+)")
+        assert e1 - e0 >= 65, f"command EQ events did not increase:\n{rd('eqs-after')}"
+        i0 = debugfs_counter(rd("eqs-before"), r"vector 0 irqs (\d+)")
+        i1 = debugfs_counter(rd("eqs-after"), r"vector 0 irqs (\d+)")
+        assert i1 > i0, rd("eqs-after")
+        assert re.search(r"eq \d+ Pages: .*PAGE_REQUEST=1", rd("eqs-after")), rd("eqs-after")
+        assert "state ok" in rd("misc"), rd("misc")
+        assert "cx4-ctrl" in r.job_log and "cx4-comp" in r.job_log, r.job_log
+        check_clean_dmesg(r.dmesg)
+        assert_balanced(r)
+        assert "given 56, returned 56" in r.model_log, "boot + init + regular pages expected"
+
+    def fifty_insmod_rmmod_cycles():
+        r = one_vm(env, f"""
+            echo clear > /sys/kernel/debug/kmemleak
+            for i in $(seq 50); do
+                insmod /cx4/cx4.ko
+                test -e {BOUND}
+                echo "query 2" > {DBG}/selftest
+                rmmod cx4
+            done
+            echo cycles-done
+            echo scan > /sys/kernel/debug/kmemleak
+            sleep 6
+            echo scan > /sys/kernel/debug/kmemleak
+            echo "=== kmemleak ==="
+            cat /sys/kernel/debug/kmemleak
+            echo "=== end ==="
+        """, files=[env.ko], timeout=600, cmdline="kmemleak=on")
+        assert r.status == 0 and "cycles-done" in r.job_log, describe(r)
+        assert r.dmesg.count("command queue in event mode") == 50, r.dmesg[-3000:]
+        assert r.dmesg.count("unbound") == 50, r.dmesg[-3000:]
+        check_clean_dmesg(r.dmesg)
+        assert_balanced(r, at_least=50)
+        leaks = section(r.job_log, "kmemleak")
+        ours = [b for b in leaks.split("unreferenced object") if "cx4" in b]
+        assert not ours, "kmemleak found cx4 leaks:\n" + "\n".join(ours)[:3000]
+
+    def each_probe_command_failed_once():
+        script = f"""
+            # A failed probe does not fail insmod (the driver stays registered, unbound).
+            insmod /cx4/cx4.ko
+            if test -e {BOUND}; then echo "first probe unexpectedly succeeded"; exit 1; fi
+            rmmod cx4
+            insmod /cx4/cx4.ko
+            test -e {BOUND}
+            rmmod cx4
+            echo second-probe-ok
+        """
+        faults = [(name, op, nth, 0x5a0000 + i) for i, (name, op, nth) in enumerate(PROBE_PATH)]
+        failures = []
+        for k in range(0, len(faults), 2):
+            batch = faults[k:k + 2]
+            args = [["--fault", f"fail opcode={op:#x} nth={nth} status=0x3 syndrome={syn:#x}"]
+                    for _, op, nth, syn in batch]
+            for (name, op, nth, syn), r in zip(batch, run_batch(env, script, args)):
+                what = f"{name} #{nth}"
+                try:
+                    assert r.status == 0 and "second-probe-ok" in r.job_log, describe(r)
+                    msg = (f"{name}({op:#x}) op_mod 0x")
+                    lines = [l for l in r.dmesg.splitlines() if msg in l and "failed" in l]
+                    assert lines, f"no failure message naming {msg}:\n{r.dmesg[-2000:]}"
+                    assert any(f"status BAD_PARAM_ERR(0x3) syndrome {syn:#x}" in l
+                               for l in lines), "\n".join(lines)
+                    assert "probe failed" in r.dmesg, r.dmesg[-2000:]
+                    check_clean_dmesg(r.dmesg)
+                    # A probe that got past ENABLE_HCA tears down with DISABLE_HCA, where the
+                    # model reports its page accounting; the second probe always does.
+                    assert_balanced(r, at_least=1 if op == 0x104 else 2)
+                except AssertionError as e:
+                    failures.append(f"--- {what}: {e}")
+        assert not failures, "\n".join(failures)
+
+    def stalled_command_times_out():
+        r = one_vm(env, f"""
+            t0=$(date +%s)
+            insmod /cx4/cx4.ko cmd_timeout_ms=1500
+            echo "insmod returned after $(( $(date +%s) - t0 )) s"
+            if test -e {BOUND}; then echo "probe succeeded?"; exit 1; fi
+            rmmod cx4
+            t0=$(date +%s)
+            insmod /cx4/cx4.ko cmd_timeout_ms=1500
+            if test -e {BOUND}; then echo "second probe succeeded?"; exit 1; fi
+            rmmod cx4
+            echo "second attempt returned after $(( $(date +%s) - t0 )) s"
+            echo survived
+        """, model_args=["--fault", "stall opcode=0x102"], files=[env.ko], timeout=240)
+        assert r.status == 0 and "survived" in r.job_log, describe(r)
+        assert "INIT_HCA(0x102) op_mod 0x0 timed out after 1500 ms" in r.dmesg, r.dmesg[-2000:]
+        assert "probe failed: ETIMEDOUT" in r.dmesg, r.dmesg[-2000:]
+        secs = int(re.search(r"insmod returned after (\d+) s", r.job_log).group(1))
+        assert secs < 30, f"probe took {secs} s to give up"
+        check_clean_dmesg(r.dmesg)
+
+    def fatal_health_syndrome_fails_commands_fast():
+        r = run_with_control(env, f"""
+            insmod /cx4/cx4.ko
+            test -e {BOUND}
+            echo "query 3" > {DBG}/selftest
+            ctl "health synd=5"
+            for i in $(seq 100); do
+                dmesg | grep -q "device in error state" && break
+                sleep 0.2
+            done
+            dmesg | grep "device in error state"
+            grep "state error" {DBG}/health
+            t0=$(date +%s%N)
+            if echo "query 1" > {DBG}/selftest; then echo "command succeeded?"; exit 1; fi
+            echo "failed command took $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+            rmmod cx4
+            ! test -e {BOUND}
+            echo removed
+        """)
+        assert r.status == 0 and "removed" in r.job_log, describe(r)
+        assert re.search(r"device in error state: Syndrome\(5\); health syndrome 0x5", r.dmesg), \
+            r.dmesg[-2000:]
+        ms = int(re.search(r"failed command took (\d+) ms", r.job_log).group(1))
+        assert ms < 1000, f"a command on a failed device took {ms} ms"
+        check_clean_dmesg(r.dmesg)
+
+    def fatal_health_at_probe_fails_probe():
+        # The fault is raised after the guest booted: a function reset clears the model's
+        # health buffer, so `--fault health` at model start would not survive the boot.
+        r = run_with_control(env, f"""
+            ctl "health synd=5"
+            insmod /cx4/cx4.ko cmd_timeout_ms=2000
+            if test -e {BOUND}; then echo "probe succeeded?"; exit 1; fi
+            rmmod cx4
+            echo survived
+        """)
+        assert r.status == 0 and "survived" in r.job_log, describe(r)
+        assert "device in error state: Syndrome(5)" in r.dmesg, r.dmesg[-2000:]
+        check_clean_dmesg(r.dmesg)
+
+    def cq_gets_completion_events():
+        r = run_with_control(env, f"""
+            insmod /cx4/cx4.ko
+            echo cq > {DBG}/selftest
+            cqn=$(dmesg | sed -n 's/.*selftest: CQ \\(0x[0-9a-f]*\\) armed.*/\\1/p' | tail -1)
+            echo "test CQ $cqn"
+            ctl "gen-cqe cqn=$cqn"
+            sleep 1
+            echo cq-poll > {DBG}/selftest
+            ctl "gen-cqe cqn=$cqn"
+            ctl "gen-cqe cqn=$cqn"
+            sleep 1
+            echo cq-poll > {DBG}/selftest
+            if echo "cq-moderate 10 8" > {DBG}/selftest; then echo moderation-accepted;
+            else echo moderation-refused; fi
+            cat {DBG}/cqs
+            cat {DBG}/eqs
+            echo cq-destroy > {DBG}/selftest
+            rmmod cx4
+            echo done
+        """)
+        assert r.status == 0 and "done" in r.job_log, describe(r)
+        polls = re.findall(r"selftest: CQ 0x\w+ polled (\d+) CQEs, (\d+) events", r.dmesg)
+        assert polls == [("1", "1"), ("2", "2")], f"CQE/event counts {polls}:\n{r.dmesg[-2000:]}"
+        # QUERY_CQ: the device saw the consumer index the poll published.
+        counters = re.findall(r"device: producer (\d+) consumer (\d+)", r.dmesg)
+        assert counters == [("1", "1"), ("3", "3")], counters
+        # MODIFY_CQ: the modelled card has no CQ moderation (cq_moderation = 0) and says so.
+        assert "moderation-refused" in r.job_log, r.job_log
+        assert "MODIFY_CQ(0x403) op_mod 0x0 failed: status BAD_PARAM_ERR(0x3)" in r.dmesg, \
+            r.dmesg[-2000:]
+        assert re.search(r"eq \d+ Comp\(0\): .* COMP=2", r.job_log), r.job_log
+        check_clean_dmesg(r.dmesg)
+        assert_balanced(r)
+
+    yield "bring-up completes, commands complete in event mode, EQ counters rise", \
+        bring_up_in_event_mode_with_eq_counters
+    yield "50 insmod/rmmod cycles: clean dmesg, no kmemleak, pages balanced", \
+        fifty_insmod_rmmod_cycles
+    yield "each probe command failed once: clean failure, pages balanced, reprobe works", \
+        each_probe_command_failed_once
+    yield "a stalled command times out and probe/rmmod return", stalled_command_times_out
+    yield "fatal health syndrome: device in error, commands fail fast, remove works", \
+        fatal_health_syndrome_fails_commands_fast
+    yield "fatal health syndrome before probe fails the probe", fatal_health_at_probe_fails_probe
+    yield "CQ: armed CQ gets completion events, poll consumes CQEs, query/modify", \
+        cq_gets_completion_events
