@@ -50,6 +50,7 @@ use cx4_hw::{
 use kernel::{
     new_condvar, new_mutex,
     prelude::*,
+    processor::cpu_relax,
     sync::{
         Arc,
         CondVar,
@@ -379,7 +380,6 @@ impl Cmdq {
     fn wait(&self, slot: u32, events: bool, start: Instant<Monotonic>) -> Result<Completion> {
         let bit = 1u32 << slot;
         if !events {
-            let mut spins = 0u32;
             loop {
                 if self.owner(slot) == OWNER_SW {
                     return Ok(Completion::Polled);
@@ -390,11 +390,13 @@ impl Cmdq {
                 if start.elapsed() > self.timeout {
                     return Err(ETIMEDOUT);
                 }
-                // The first checks are quick (commands often complete within microseconds),
-                // then back off to sleeping polls.
-                spins += 1;
-                let us = if spins < 16 { 2 } else { 100 };
-                fsleep(Delta::from_micros(us));
+                // Commands usually complete within tens of microseconds: spin (like upstream's
+                // poll loop) for the first millisecond, then back off to sleeping polls.
+                if start.elapsed() < Delta::from_millis(1) {
+                    cpu_relax();
+                } else {
+                    fsleep(Delta::from_micros(50));
+                }
             }
         }
         let mut g = self.state.lock();
@@ -503,6 +505,9 @@ impl Cmdq {
             }
         };
         let token = self.next_token();
+        // Round trip as upstream's statistics count it: from posting the entry to completion
+        // (slot and mailbox allocation are not the device's time).
+        let posted = Instant::<Monotonic>::now();
         let waited = self
             .post(slot, token, input, out_len, &inp, &out)
             .and_then(|events| self.wait(slot, events, start));
@@ -539,7 +544,7 @@ impl Cmdq {
                 return Err(e);
             }
         };
-        let ns = start.elapsed().as_nanos().max(0) as u64;
+        let ns = posted.elapsed().as_nanos().max(0) as u64;
         let result = self.collect(slot, &out, out_len);
         self.mbox.release(inp);
         self.mbox.release(out);
