@@ -7,33 +7,21 @@
 
 use crate::guest_mem::GuestMem;
 
+use cx4_hw::cmd::{CmdLayout, CmdProtBlock, DATA_BLOCK_SIZE, INLINE_LEN, OWNER_HW, PCI_CMD_XPORT};
+use zerocopy::IntoBytes;
+
 /// Size of a command entry (`struct mlx5_cmd_layout`).
-pub const ENTRY_SIZE: usize = 0x40;
+pub const ENTRY_SIZE: usize = CmdLayout::SIZE;
 /// Bytes of input and output carried inline in the entry.
-pub const INLINE: usize = 16;
+pub const INLINE: usize = INLINE_LEN;
 /// Data bytes per mailbox block.
-pub const BLOCK_DATA: usize = 512;
+pub const BLOCK_DATA: usize = DATA_BLOCK_SIZE;
 /// Size of a mailbox block (`struct mlx5_cmd_prot_block`).
-pub const BLOCK_SIZE: usize = 0x240;
-/// The only transport type the PRM defines (`MLX5_PCI_CMD_XPORT`).
-pub const PCI_CMD_XPORT: u8 = 7;
+pub const BLOCK_SIZE: usize = CmdProtBlock::SIZE;
 /// Longest command input or output the model accepts (mlx5 never exceeds a few hundred KiB).
 pub const MAX_MSG: usize = 1 << 20;
-
-// Offsets in the entry (device.h, struct mlx5_cmd_layout).
-const E_TYPE: usize = 0x00;
-const E_INLEN: usize = 0x04;
-const E_IN_PTR: usize = 0x08;
-const E_IN: usize = 0x10;
-const E_OUT: usize = 0x20;
-const E_OUT_PTR: usize = 0x30;
-const E_OUTLEN: usize = 0x38;
-const E_TOKEN: usize = 0x3c;
-const E_STATUS_OWN: usize = 0x3f;
-// Offsets in a mailbox block (device.h, struct mlx5_cmd_prot_block).
-const B_NEXT: usize = 0x230;
-const B_BLOCK_NUM: usize = 0x238;
-const B_TOKEN: usize = 0x23d;
+/// Offset of the ownership byte in an entry.
+const STATUS_OWN: u64 = ENTRY_SIZE as u64 - 1;
 
 /// Delivery status (bits 7:1 of `status_own`), `MLX5_CMD_DELIVERY_STAT_*`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,14 +75,6 @@ pub struct Fetched {
     token: u8,
 }
 
-fn be32(b: &[u8], off: usize) -> u32 {
-    u32::from_be_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
-}
-
-fn be64(b: &[u8], off: usize) -> u64 {
-    (u64::from(be32(b, off)) << 32) | u64::from(be32(b, off + 4))
-}
-
 /// Number of mailbox blocks a message of `len` bytes needs.
 pub fn blocks_for(len: usize) -> usize {
     len.saturating_sub(INLINE).div_ceil(BLOCK_DATA)
@@ -121,68 +101,58 @@ impl CmdQueue {
     /// idle slot is ignored, as by real firmware), `Err` with the delivery status to report.
     pub fn fetch(&self, mem: &GuestMem, slot: u32) -> Result<Option<Fetched>, (u64, Delivery)> {
         let entry = self.entry_addr(slot);
-        let mut e = [0u8; ENTRY_SIZE];
-        if mem.read(entry, &mut e).is_err() {
+        let mut e = CmdLayout::new();
+        if mem.read(entry, e.as_mut_bytes()).is_err() {
             log::warn!("command slot {slot}: entry at {entry:#x} is not in guest memory");
             return Ok(None);
         }
-        if e[E_STATUS_OWN] & 1 == 0 {
+        if e.ownership() != u32::from(OWNER_HW) {
             log::warn!("command slot {slot}: doorbell for an entry owned by software, ignored");
             return Ok(None);
         }
-        if e[E_TYPE] != PCI_CMD_XPORT {
+        if e.xport_type() != u32::from(PCI_CMD_XPORT) {
             return Err((entry, Delivery::CmdDescr));
         }
-        let inlen = be32(&e, E_INLEN) as usize;
-        let out_len = be32(&e, E_OUTLEN) as usize;
+        let inlen = e.inlen() as usize;
+        let out_len = e.outlen() as usize;
         if !(8..=MAX_MSG).contains(&inlen) {
             return Err((entry, Delivery::InLength));
         }
         if !(8..=MAX_MSG).contains(&out_len) {
             return Err((entry, Delivery::OutLength));
         }
-        let token = e[E_TOKEN];
+        let token = e.token() as u8;
         let mut input = vec![0u8; inlen];
         let n = inlen.min(INLINE);
-        input[..n].copy_from_slice(&e[E_IN..E_IN + n]);
-        let in_ptr = be64(&e, E_IN_PTR);
-        let out_ptr = be64(&e, E_OUT_PTR);
+        input[..n].copy_from_slice(&e.inline_in()[..n]);
+        let swap = |from: Delivery, to: Delivery| {
+            move |d: Delivery| (entry, if d == from { to } else { d })
+        };
         if inlen > INLINE {
-            walk_chain(mem, in_ptr, blocks_for(inlen), token, |i, data| {
-                let off = INLINE + i * BLOCK_DATA;
-                let n = (inlen - off).min(BLOCK_DATA);
-                input[off..off + n].copy_from_slice(&data[..n]);
-            })
-            .map_err(|d| {
-                (
-                    entry,
-                    if d == Delivery::OutPtrAlign {
-                        Delivery::InPtrAlign
-                    } else {
-                        d
-                    },
-                )
-            })?;
+            walk_chain(
+                mem,
+                e.in_ptr(),
+                blocks_for(inlen),
+                Some(token),
+                |i, data| {
+                    let off = INLINE + i * BLOCK_DATA;
+                    let n = (inlen - off).min(BLOCK_DATA);
+                    input[off..off + n].copy_from_slice(&data[..n]);
+                },
+            )
+            .map_err(swap(Delivery::OutPtrAlign, Delivery::InPtrAlign))?;
         }
         if out_len > INLINE {
             // Validate the output chain before executing, so a broken chain fails cleanly.
-            walk_chain(mem, out_ptr, blocks_for(out_len), None, |_, _| {}).map_err(|d| {
-                (
-                    entry,
-                    if d == Delivery::InPtrAlign {
-                        Delivery::OutPtrAlign
-                    } else {
-                        d
-                    },
-                )
-            })?;
+            walk_chain(mem, e.out_ptr(), blocks_for(out_len), None, |_, _| {})
+                .map_err(swap(Delivery::InPtrAlign, Delivery::OutPtrAlign))?;
         }
         Ok(Some(Fetched {
             slot,
             entry,
             input,
             out_len,
-            out_ptr,
+            out_ptr: e.out_ptr(),
             token,
         }))
     }
@@ -191,24 +161,27 @@ impl CmdQueue {
     pub fn complete(&self, mem: &GuestMem, f: &Fetched, out: &[u8]) -> Result<(), Delivery> {
         let mut out = out.to_vec();
         out.resize(f.out_len, 0);
+        let bad = |_| Delivery::OutPtrAlign;
         if f.out_len > INLINE {
             let mut ptr = f.out_ptr;
+            let mut blk = CmdProtBlock::new();
             for i in 0..blocks_for(f.out_len) {
                 let off = INLINE + i * BLOCK_DATA;
                 let n = (f.out_len - off).min(BLOCK_DATA);
-                mem.write(ptr, &out[off..off + n])
-                    .map_err(|_| Delivery::OutPtrAlign)?;
-                mem.write(ptr + B_TOKEN as u64, &[f.token])
-                    .map_err(|_| Delivery::OutPtrAlign)?;
-                let mut next = [0u8; 8];
-                mem.read(ptr + B_NEXT as u64, &mut next)
-                    .map_err(|_| Delivery::OutPtrAlign)?;
-                ptr = u64::from_be_bytes(next);
+                mem.read(ptr, blk.as_mut_bytes()).map_err(bad)?;
+                blk.data_mut()[..n].copy_from_slice(&out[off..off + n]);
+                blk.set_token(f.token.into());
+                mem.write(ptr, blk.as_bytes()).map_err(bad)?;
+                ptr = blk.next();
             }
         }
+        let mut e = CmdLayout::new();
+        mem.read(f.entry, e.as_mut_bytes()).map_err(bad)?;
         let n = f.out_len.min(INLINE);
-        mem.write(f.entry + E_OUT as u64, &out[..n])
-            .map_err(|_| Delivery::OutPtrAlign)?;
+        e.inline_out_mut()[..n].copy_from_slice(&out[..n]);
+        // Everything but the ownership byte first; `finish` hands the entry back last.
+        mem.write(f.entry, &e.as_bytes()[..ENTRY_SIZE - 1])
+            .map_err(bad)?;
         finish(mem, f.entry, Delivery::Ok);
         Ok(())
     }
@@ -216,41 +189,36 @@ impl CmdQueue {
 
 /// Sets the delivery status and clears the ownership bit of the entry at `entry`.
 pub fn finish(mem: &GuestMem, entry: u64, d: Delivery) {
-    if mem
-        .write(entry + E_STATUS_OWN as u64, &[(d as u8) << 1])
-        .is_err()
-    {
+    let byte = cx4_hw::cmd::status_own(d as u8, cx4_hw::cmd::OWNER_SW);
+    if mem.write(entry + STATUS_OWN, &[byte]).is_err() {
         log::warn!("command entry {entry:#x} vanished before completion");
     }
 }
 
 /// Walks a mailbox chain of `count` blocks from `ptr`, checking alignment, reachability, block
-/// numbers and (for input chains) tokens, calling `f(index, block_bytes)` for each.
+/// numbers and (for input chains) tokens, calling `f(index, block_data)` for each.
 fn walk_chain(
     mem: &GuestMem,
     mut ptr: u64,
     count: usize,
-    token: impl Into<Option<u8>>,
+    token: Option<u8>,
     mut f: impl FnMut(usize, &[u8]),
 ) -> Result<(), Delivery> {
-    let token = token.into();
-    let mut block = vec![0u8; BLOCK_SIZE];
+    let mut blk = CmdProtBlock::new();
     for i in 0..count {
         if ptr & 0x3ff != 0 || ptr == 0 {
             return Err(Delivery::InPtrAlign);
         }
-        mem.read(ptr, &mut block)
+        mem.read(ptr, blk.as_mut_bytes())
             .map_err(|_| Delivery::InPtrAlign)?;
-        if be32(&block, B_BLOCK_NUM) as usize != i {
+        if blk.block_num() as usize != i {
             return Err(Delivery::BadBlockNum);
         }
-        if let Some(t) = token {
-            if block[B_TOKEN] != t {
-                return Err(Delivery::TokenErr);
-            }
+        if token.is_some_and(|t| blk.token() != u32::from(t)) {
+            return Err(Delivery::TokenErr);
         }
-        f(i, &block);
-        ptr = be64(&block, B_NEXT);
+        f(i, blk.data());
+        ptr = blk.next();
     }
     Ok(())
 }

@@ -110,33 +110,18 @@ impl GuestMem {
     }
 }
 
+/// A memfd of `len` zero bytes, as QEMU backs guest RAM (for unit tests).
+#[cfg(test)]
+pub(crate) fn test_backing(len: usize) -> File {
+    vfio_user_proto::memfd("cx4-test", len as u64).expect("memfd")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{Seek, Write};
 
     fn memfd(len: usize) -> File {
-        let mut f = tempfile();
-        f.write_all(&vec![0u8; len]).unwrap();
-        f.rewind().unwrap();
-        f
-    }
-
-    fn tempfile() -> File {
-        let p = std::env::temp_dir().join(format!(
-            "cx4-gm-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&p)
-            .unwrap();
-        std::fs::remove_file(&p).unwrap();
-        f
+        test_backing(len)
     }
 
     #[test]

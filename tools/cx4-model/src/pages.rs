@@ -193,31 +193,17 @@ impl Pages {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
 
     fn mem() -> GuestMem {
-        let mut f = tempfile();
-        f.write_all(&vec![0u8; 0x10000]).unwrap();
         let mut g = GuestMem::default();
-        g.map(0x100000, 0x10000, 0, Some(f)).unwrap();
+        g.map(
+            0x100000,
+            0x10000,
+            0,
+            Some(crate::guest_mem::test_backing(0x10000)),
+        )
+        .unwrap();
         g
-    }
-
-    fn tempfile() -> std::fs::File {
-        let p = std::env::temp_dir().join(format!(
-            "cx4-pages-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&p)
-            .unwrap();
-        std::fs::remove_file(&p).unwrap();
-        f
     }
 
     #[test]
