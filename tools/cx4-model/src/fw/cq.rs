@@ -2,13 +2,12 @@
 //! ownership, doorbell-record consumer index, overrun detection and completion events.
 
 use cx4_hw::{
-    bits::tail_count,
     cq::{CreateCqIn, CreateCqOut, DestroyCqIn, ModifyCqIn, QueryCqIn, QueryCqOut},
     eq::event_type,
     opcode,
 };
 
-use super::{fail, need_out, req, resp, CmdResult, Ctx, Firmware};
+use super::{fail, need_out, req, resp, ring_pas, CmdResult, Ctx, Firmware};
 
 /// How a CQ is armed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,28 +166,14 @@ impl Firmware {
                 c.page_offset()
             );
         }
-        let bytes = ((cqe_size as u64) << log_size).max(1 << page_shift);
-        let npages = (bytes >> page_shift) as usize;
-        if tail_count(input.len(), CreateCqIn::SIZE, 8) < npages {
-            fail!(
-                BAD_INP_LEN,
-                "CREATE_CQ: fewer PAS entries than the CQ needs",
-                "{npages} needed"
-            );
-        }
-        let pas: Vec<u64> = (0..npages)
-            .map(|i| CreateCqIn::pas(input, i).unwrap_or(0))
-            .collect();
+        let pas = ring_pas(
+            ctx.mem,
+            input,
+            (cqe_size as u64) << log_size,
+            page_shift,
+            CreateCqIn::pas,
+        )?;
         let mut b = [0u8; 8];
-        for &pa in &pas {
-            if pa % (1 << page_shift) != 0 || ctx.mem.read(pa, &mut b[..1]).is_err() {
-                fail!(
-                    BAD_PARAM,
-                    "CREATE_CQ: PAS entry not an aligned guest page",
-                    "{pa:#x}"
-                );
-            }
-        }
         let dbr = c.dbr_addr();
         if dbr % 8 != 0 || ctx.mem.read(dbr, &mut b).is_err() {
             fail!(

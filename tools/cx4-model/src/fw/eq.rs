@@ -1,7 +1,6 @@
 //! CREATE/DESTROY/QUERY_EQ and GEN_EQE.
 
 use cx4_hw::{
-    bits::tail_count,
     eq::{
         eqe::Eqe, event_type, CreateEqIn, CreateEqOut, DestroyEqIn, GenEqeIn, QueryEqIn, QueryEqOut,
     },
@@ -9,7 +8,7 @@ use cx4_hw::{
 };
 use zerocopy::FromBytes;
 
-use super::{fail, need_out, req, resp, CmdResult, Ctx, Firmware};
+use super::{fail, need_out, req, resp, ring_pas, CmdResult, Ctx, Firmware};
 use crate::eq::Eq;
 
 impl Firmware {
@@ -117,28 +116,13 @@ impl Firmware {
                 c.page_offset()
             );
         }
-        let bytes = (64u64 << log_size).max(1 << page_shift);
-        let npages = (bytes >> page_shift) as usize;
-        if tail_count(input.len(), CreateEqIn::SIZE, 8) < npages {
-            fail!(
-                BAD_INP_LEN,
-                "CREATE_EQ: fewer PAS entries than the EQ needs",
-                "{npages} needed"
-            );
-        }
-        let pas: Vec<u64> = (0..npages)
-            .map(|i| CreateEqIn::pas(input, i).unwrap_or(0))
-            .collect();
-        for &pa in &pas {
-            let mut b = [0u8; 1];
-            if pa % (1 << page_shift) != 0 || ctx.mem.read(pa, &mut b).is_err() {
-                fail!(
-                    BAD_PARAM,
-                    "CREATE_EQ: PAS entry not an aligned guest page",
-                    "{pa:#x}"
-                );
-            }
-        }
+        let pas = ring_pas(
+            ctx.mem,
+            input,
+            64u64 << log_size,
+            page_shift,
+            CreateEqIn::pas,
+        )?;
         let uar = c.uar_page();
         if !self.uars.contains_key(&uar) {
             fail!(BAD_RES, "CREATE_EQ on a UAR not allocated", "UAR {uar}");

@@ -416,6 +416,38 @@ pub fn need_out(out: &[u8], need: usize) -> CmdResult {
     Ok(())
 }
 
+/// Reads and checks the PAS list of a ring of `bytes` bytes in pages of `2^page_shift` bytes:
+/// the input must carry an entry per page, each page-aligned and backed by guest memory.
+/// `pas(input, i)` is the layout's trailing-array accessor.
+pub fn ring_pas(
+    mem: &GuestMem,
+    input: &[u8],
+    bytes: u64,
+    page_shift: u32,
+    pas: impl Fn(&[u8], usize) -> Option<u64>,
+) -> Result<Vec<u64>, CmdError> {
+    let npages = (bytes.max(1 << page_shift) >> page_shift) as usize;
+    let list: Option<Vec<u64>> = (0..npages).map(|i| pas(input, i)).collect();
+    let Some(list) = list else {
+        return Err(CmdError::new(
+            status::BAD_INP_LEN,
+            "fewer PAS entries than the ring needs",
+            format!("{npages} needed"),
+        ));
+    };
+    let mut probe = [0u8; 1];
+    for &pa in &list {
+        if pa % (1 << page_shift) != 0 || mem.read(pa, &mut probe).is_err() {
+            return Err(CmdError::new(
+                status::BAD_PARAM,
+                "PAS entry not an aligned guest page",
+                format!("{pa:#x}"),
+            ));
+        }
+    }
+    Ok(list)
+}
+
 /// Views a command input as its layout, or fails with BAD_INP_LEN when it is too short.
 pub fn req<T>(input: &[u8]) -> Result<&T, CmdError>
 where
