@@ -336,6 +336,28 @@ def tests(env: Env):
         check_clean_dmesg(r.dmesg)
         assert_balanced(r)
 
+    def two_cards_each_get_their_own_state_and_debugfs():
+        r = one_vm(env, f"""
+            insmod /cx4/cx4.ko
+            for pci in 0000:01:00.0 0000:02:00.0; do
+                test -e /sys/bus/pci/drivers/cx4/$pci
+                test -e /sys/kernel/debug/cx4/$pci/commands
+                echo "=== $pci ==="
+                grep -E "^(ENABLE_HCA|INIT_HCA) " /sys/kernel/debug/cx4/$pci/commands
+            done
+            rmmod cx4
+            ! test -e /sys/kernel/debug/cx4
+            echo two-cards-done
+        """, files=[env.ko], cards=2, timeout=180)
+        assert r.status == 0 and "two-cards-done" in r.job_log, describe(r)
+        for pci in ("0000:01:00.0", "0000:02:00.0"):
+            sec = section(r.job_log, pci)
+            assert re.search(r"^ENABLE_HCA\s+0x0104\s+1\s+0\b", sec, re.M), \
+                f"{pci}: expected one successful ENABLE_HCA of its own, saw:\n{sec}"
+        assert r.dmesg.count("firmware version") == 2, r.dmesg[-2000:]
+        check_clean_dmesg(r.dmesg)
+        assert_balanced(r, at_least=2)
+
     yield "bring-up completes, commands complete in event mode, EQ counters rise", \
         bring_up_in_event_mode_with_eq_counters
     yield "50 insmod/rmmod cycles: clean dmesg, no kmemleak, pages balanced", \
@@ -346,5 +368,7 @@ def tests(env: Env):
     yield "fatal health syndrome: device in error, commands fail fast, remove works", \
         fatal_health_syndrome_fails_commands_fast
     yield "fatal health syndrome before probe fails the probe", fatal_health_at_probe_fails_probe
+    yield "two cards: each has its own state and debugfs directory", \
+        two_cards_each_get_their_own_state_and_debugfs
     yield "CQ: armed CQ gets completion events, poll consumes CQEs, query/modify", \
         cq_gets_completion_events

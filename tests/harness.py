@@ -45,9 +45,9 @@ def check_clean_dmesg(dmesg: str) -> None:
 
 def run_vm(env: Env, script: str, *, model: bool = True, model_args: list[str] | None = None,
            files: list[Path] | None = None, timeout: float = 120, cmdline: str = "",
-           vms: int = 1, net: bool = False) -> list[vmrun.VmResult]:
+           vms: int = 1, net: bool = False, cards: int = 1) -> list[vmrun.VmResult]:
     """Boots `vms` VMs running `script` (sh) and returns their results."""
-    specs = [vmrun.VmSpec(name=f"vm{i}", model=model, model_args=list(model_args or []),
+    specs = [vmrun.VmSpec(name=f"vm{i}", model=model, model_args=list(model_args or []), cards=cards,
                           cmdline=cmdline, mac=f"52:54:00:c4:00:{i + 1:02x}" if net else None)
              for i in range(vms)]
     with vmrun.Run(env.kdir, env.tree, env.model if model else None, specs, net=net,

@@ -35,8 +35,35 @@ mod selftest;
 mod stats;
 mod uar;
 
-kernel::module_pci_driver! {
-    type: driver::Cx4Driver,
+use kernel::{
+    driver::Registration,
+    pci,
+    prelude::*, //
+};
+
+/// The module: the PCI driver registration and the `cx4/` debugfs directory its devices
+/// share (one `cx4/<pci-name>/` each).
+#[pin_data]
+struct Cx4Module {
+    // Dropped first: every device is unbound before the debugfs root goes.
+    #[pin]
+    _driver: Registration<pci::Adapter<driver::Cx4Driver>>,
+    _debugfs_root: kapi::DebugfsRoot,
+}
+
+impl kernel::InPlaceModule for Cx4Module {
+    fn init(module: &'static kernel::ThisModule) -> impl PinInit<Self, Error> {
+        // The root exists before the driver can probe a device.
+        let root = kapi::DebugfsRoot::install(c"cx4");
+        try_pin_init!(Self {
+            _driver <- Registration::new(<Self as kernel::ModuleMetadata>::NAME, module),
+            _debugfs_root: root,
+        })
+    }
+}
+
+kernel::prelude::module! {
+    type: Cx4Module,
     name: "cx4",
     authors: ["The cx4 developers"],
     description: "ConnectX-4 / ConnectX-4 Lx (mlx5) driver in Rust",

@@ -9,10 +9,7 @@
 use core::fmt;
 
 use kernel::{
-    debugfs::{
-        Dir,
-        Scope, //
-    },
+    debugfs::Scope,
     prelude::*,
     sync::Arc,
     uaccess::UserSliceReader, //
@@ -116,15 +113,13 @@ fn selftest(d: &DebugData, r: &mut UserSliceReader) -> Result {
 
 /// The debugfs directory of one device; removed on drop.
 pub(crate) struct DebugFs {
-    // Dropped first: the files go before the directory that holds them.
     _scope: Pin<KBox<Scope<DebugData>>>,
-    _root: Dir,
 }
 
 impl DebugFs {
-    /// Creates `cx4/<name>/` and its files.
+    /// Creates `cx4/<name>/` and its files under the module's directory.
     pub(crate) fn new(name: &CStr, data: impl PinInit<DebugData, Error>) -> Result<Self> {
-        let root = Dir::new(c"cx4");
+        let root = crate::kapi::DebugfsRoot::get().ok_or(ENOENT)?;
         let scope = KBox::pin_init(
             root.scope(data, name, |d, dir| {
                 dir.read_callback_file(c"commands", d, &commands);
@@ -138,9 +133,6 @@ impl DebugFs {
             }),
             GFP_KERNEL,
         )?;
-        Ok(Self {
-            _scope: scope,
-            _root: root,
-        })
+        Ok(Self { _scope: scope })
     }
 }

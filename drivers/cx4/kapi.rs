@@ -253,3 +253,40 @@ impl<T: IrqHandler> Drop for IrqLine<T> {
         unsafe { bindings::free_irq(self.irq, cookie) };
     }
 }
+
+/// The module-wide debugfs directory (`cx4/`), under which each device creates its own.
+///
+/// The `kernel` crate has no per-module data yet, so the directory lives in a static that is
+/// written only while no device can be bound (module init, before the driver registers, and
+/// module exit, after it unregisters), as nova-core does.
+pub(crate) struct DebugfsRoot(());
+
+static mut DEBUGFS_ROOT: Option<kernel::debugfs::Dir> = None;
+
+impl DebugfsRoot {
+    /// Creates the directory; the returned guard removes it when dropped.
+    pub(crate) fn install(name: &'static CStr) -> Self {
+        let dir = kernel::debugfs::Dir::new(name);
+        // SAFETY: Called once from module init before the PCI driver is registered, so no
+        // probe (the only reader) can run concurrently.
+        unsafe { DEBUGFS_ROOT = Some(dir) };
+        DebugfsRoot(())
+    }
+
+    /// The directory, while the module is loaded.
+    pub(crate) fn get() -> Option<&'static kernel::debugfs::Dir> {
+        let root = &raw const DEBUGFS_ROOT;
+        // SAFETY: The static is only written in `install` (before any device is bound) and in
+        // `drop` (after every device is unbound); readers run in between, from probe, so the
+        // shared reference never overlaps a write.
+        unsafe { (*root).as_ref() }
+    }
+}
+
+impl Drop for DebugfsRoot {
+    fn drop(&mut self) {
+        // SAFETY: The guard is dropped after the driver registration (field order of the
+        // module), so no device is bound and no probe can read the static.
+        unsafe { DEBUGFS_ROOT = None };
+    }
+}

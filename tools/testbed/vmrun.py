@@ -48,6 +48,7 @@ class VmSpec:
     """One VM of a run."""
     name: str
     model: bool = True                       # attach a modelled ConnectX-4
+    cards: int = 1                           # how many modelled cards (each on its own root port)
     model_args: list[str] = field(default_factory=list)
     mem_mb: int = 1024
     mac: str | None = None                   # NIC on the run's L2 segment (needs Run(net=True))
@@ -141,17 +142,23 @@ class Run:
         self.procs.append(p)
         return p
 
-    def _start_model(self, vm: VmSpec) -> subprocess.Popen:
-        sock = self.dir / f"{vm.name}.sock"
-        argv = [str(self.model_bin), "--socket", str(sock), *vm.model_args]
-        p = self._spawn(argv, self.dir / f"{vm.name}.model.log")
+    @staticmethod
+    def _card(vm: VmSpec, k: int) -> str:
+        """Name of card `k` of a VM: its socket and log are named after it."""
+        return vm.name if k == 0 else f"{vm.name}-{k}"
+
+    def _start_model(self, vm: VmSpec, k: int = 0) -> subprocess.Popen:
+        card = self._card(vm, k)
+        sock = self.dir / f"{card}.sock"
+        argv = [str(self.model_bin), "--socket", str(sock), "--seed", str(k + 1), *vm.model_args]
+        p = self._spawn(argv, self.dir / f"{card}.model.log")
         deadline = time.time() + 10
         while not sock.exists():
             if p.poll() is not None:
-                raise RunError(f"{vm.name}: model exited with {p.returncode} before listening:\n"
-                               + (self.dir / f"{vm.name}.model.log").read_text(errors="replace"))
+                raise RunError(f"{card}: model exited with {p.returncode} before listening:\n"
+                               + (self.dir / f"{card}.model.log").read_text(errors="replace"))
             if time.time() > deadline:
-                raise RunError(f"{vm.name}: model did not create {sock} within 10 s")
+                raise RunError(f"{card}: model did not create {sock} within 10 s")
             time.sleep(0.02)
         return p
 
@@ -174,10 +181,11 @@ class Run:
             "-fsdev", f"local,id=w9,path={run}/share-{vm.name},security_model=none",
             "-device", "virtio-9p-pci,fsdev=w9,mount_tag=cx4",
         ]
-        if vm.model:
-            argv += ["-device", "pcie-root-port,id=rp1,chassis=1",
+        for k in range(vm.cards if vm.model else 0):
+            rp = f"rp{k + 1}"
+            argv += ["-device", f"pcie-root-port,id={rp},chassis={k + 1}",
                      "-device", '{"driver":"vfio-user-pci","socket":{"type":"unix","path":"'
-                     f'{run}/{vm.name}.sock"}},"bus":"rp1"}}']
+                     f'{run}/{self._card(vm, k)}.sock"}},"bus":"{rp}"}}']
         if vm.mac:
             argv += ["-netdev", f"tap,id=n0,ifname=tap{i},script=no,downscript=no",
                      "-device", f"virtio-net-pci,netdev=n0,mac={vm.mac}"]
@@ -214,6 +222,8 @@ class Run:
                 if not self.model_bin:
                     raise RunError("a VM wants a model but no model binary was given")
                 models[vm.name] = self._start_model(vm)
+                for k in range(1, vm.cards):
+                    self._start_model(vm, k)
             qemus[vm.name] = self._start_qemu(i, vm)
             started[vm.name] = time.time()
         ended: dict[str, float] = {}
@@ -238,9 +248,12 @@ class Run:
             status = int(st) if st.lstrip("-").isdigit() else None
             console = rd(self.dir / f"{vm.name}.console") + rd(self.dir / f"{vm.name}.qemu.log")
             m = models.get(vm.name)
+            extra = "".join(f"----- card {k} -----\n" + rd(self.dir / f"{self._card(vm, k)}.model.log")
+                            for k in range(1, vm.cards))
             results.append(VmResult(
                 name=vm.name, status=status, console=console, job_log=rd(share / "job.log"),
-                dmesg=rd(share / "dmesg.txt"), model_log=rd(self.dir / f"{vm.name}.model.log"),
+                dmesg=rd(share / "dmesg.txt"),
+                model_log=rd(self.dir / f"{vm.name}.model.log") + extra,
                 model_rc=m.returncode if m else None, share=share,
                 seconds=ended.get(vm.name, time.time()) - started[vm.name]))
         if timed_out:
