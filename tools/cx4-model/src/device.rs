@@ -151,6 +151,15 @@ impl Device {
                 let mut ctx = Ctx { mem, msix, faults };
                 self.fw.post_cqe(&mut ctx, cqn, &cqe.0, solicited)?;
             }
+            Fault::Link(up) => {
+                let was = self.fw.regs.oper_up();
+                self.fw.regs.link_up = up;
+                if self.fw.regs.oper_up() != was {
+                    let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
+                    let mut ctx = Ctx { mem, msix, faults };
+                    self.fw.port_change_event(&mut ctx);
+                }
+            }
             Fault::DelayIrq { vector, ms } => {
                 self.msix.delay_ms.insert(vector, ms);
             }

@@ -11,6 +11,8 @@
 //! - `drop-irq vector=0 count=1` — swallow the next interrupts of a vector;
 //!   `delay-irq vector=0 ms=200` — deliver the vector's interrupts late;
 //! - `pages n=16` — demand (n>0) or give back (n<0) regular pages now, by a page-request event;
+//! - `link state=down` / `link state=up` — pull or plug the port's cable (PORT_CHANGE event
+//!   when the operational state changes);
 //! - `clear` — remove every pending fault;
 //! - `gen-cqe cqn=5 solicited=0` — test hook: write one completion (a REQ CQE) to a CQ now, as
 //!   if a work request had finished (nothing else produces CQEs until QPs are modelled), so
@@ -52,6 +54,8 @@ pub enum Fault {
     },
     /// Demand (or return) regular pages.
     Pages(i32),
+    /// Cable plugged (true) or pulled (false).
+    Link(bool),
     /// Test hook: write one CQE to a CQ.
     GenCqe {
         /// CQ number.
@@ -96,6 +100,7 @@ impl Fault {
             "drop-irq" => &["vector", "count"],
             "delay-irq" => &["vector", "ms"],
             "pages" => &["n"],
+            "link" => &["state"],
             "gen-cqe" => &["cqn", "solicited"],
             _ => &[],
         };
@@ -142,6 +147,11 @@ impl Fault {
                     .transpose()?
                     .unwrap_or(0)
                     != 0,
+            },
+            "link" => match need("state")? {
+                "up" => Fault::Link(true),
+                "down" => Fault::Link(false),
+                o => return Err(format!("link: state must be up or down, not {o:?}")),
             },
             "clear" => Fault::Clear,
             o => return Err(format!("unknown fault {o:?}")),
@@ -211,7 +221,7 @@ impl FaultPlan {
                     ..Default::default()
                 }
             }
-            Fault::Health(_) | Fault::Pages(_) | Fault::GenCqe { .. } => {}
+            Fault::Health(_) | Fault::Pages(_) | Fault::GenCqe { .. } | Fault::Link(_) => {}
         }
     }
 

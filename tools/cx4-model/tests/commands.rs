@@ -552,3 +552,59 @@ fn cx4lx_mcqi_reports_its_default_firmware() {
     assert_eq!(v.version(), 14 << 24 | 32 << 16 | 1010);
     assert!(v.version_string().starts_with(b"14.32.1010\0"));
 }
+
+#[test]
+fn port_state_changes_raise_port_change_events() {
+    use cx4_hw::eq::{event_type, port_change_subtype, EventMask};
+    let mut d = up();
+    let eqn = d.create_eq(3, 0, EventMask::PORT_CHANGE.bits());
+    let paos = |admin: u8| {
+        let mut p = PaosReg::new();
+        p.set_local_port(1);
+        p.set_ase(1);
+        p.set_admin_status(admin.into());
+        p
+    };
+    let events = |d: &mut Driver| -> Vec<(u32, u32, u32)> {
+        std::iter::from_fn(|| d.eq_next(eqn))
+            .map(|e| (e.event_type(), e.sub_type(), e.port().port()))
+            .collect()
+    };
+    let port_change = u32::from(event_type::PORT_CHANGE);
+    reg_ok(&mut d, id::PAOS, true, &paos(port_status::UP));
+    assert_eq!(
+        events(&mut d),
+        vec![(port_change, port_change_subtype::ACTIVE.into(), 1)],
+        "admin up with the cable in: expected one PORT_CHANGE ACTIVE for port 1"
+    );
+    reg_ok(&mut d, id::PAOS, true, &paos(port_status::UP));
+    assert!(
+        events(&mut d).is_empty(),
+        "no event when the state does not change"
+    );
+    d.model.control_ok("link state=down");
+    assert_eq!(
+        events(&mut d),
+        vec![(port_change, port_change_subtype::DOWN.into(), 1)],
+        "cable pulled: expected PORT_CHANGE DOWN"
+    );
+    let st = reg_ok(&mut d, id::PAOS, false, &paos(0));
+    assert_eq!(
+        (st.admin_status(), st.oper_status()),
+        (port_status::UP.into(), port_status::DOWN.into()),
+        "PAOS: admin up, operationally down without a link"
+    );
+    let vs = view::<QueryVportStateOut>(&d.ok::<cmds::QueryVportState>(|_| {}));
+    assert_eq!(
+        vs.state(),
+        u32::from(vport_state::DOWN),
+        "vport follows the link"
+    );
+    d.model.control_ok("link state=up");
+    assert_eq!(
+        events(&mut d),
+        vec![(port_change, port_change_subtype::ACTIVE.into(), 1)],
+        "cable back: expected PORT_CHANGE ACTIVE"
+    );
+    assert!(d.model.control("link state=sideways").starts_with("error:"));
+}

@@ -323,7 +323,7 @@ impl Firmware {
             }
             ACCESS_REG => {
                 self.require(&any, "ACCESS_REG before ENABLE_HCA")?;
-                self.access_reg(input, out)
+                self.access_reg(ctx, input, out)
             }
             ALLOC_UAR
             | DEALLOC_UAR

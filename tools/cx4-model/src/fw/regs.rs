@@ -14,7 +14,7 @@ use cx4_hw::{
 };
 use zerocopy::{FromBytes, IntoBytes};
 
-use super::{fail, req, CmdResult, Firmware};
+use super::{fail, req, CmdResult, Ctx, Firmware};
 
 /// 100GBASE_CR4 in the legacy `eth_proto` bit mask (ConnectX-4).
 pub const ETH_100GBASE_CR4: u32 = 1 << 20;
@@ -44,6 +44,15 @@ pub struct RegState {
     pub node_desc: [u8; NODE_DESC_SIZE],
     /// Running (and stored) firmware version, reported by MCQI.
     pub fw_version: FwVersion,
+    /// Physical link (cable) present; set by the control socket's `link` command.
+    pub link_up: bool,
+}
+
+impl RegState {
+    /// The port is operationally up: administratively up and the link is there.
+    pub fn oper_up(&self) -> bool {
+        self.admin_status == port_status::UP && self.link_up
+    }
 }
 
 impl Default for RegState {
@@ -57,6 +66,7 @@ impl Default for RegState {
             admin_mtu: 1500 + 22,
             eth_proto: ETH_100GBASE_CR4,
             node_desc,
+            link_up: true,
             fw_version: FwVersion {
                 major: 12,
                 minor: 28,
@@ -80,7 +90,39 @@ fn view<T: FromBytes + zerocopy::KnownLayout + zerocopy::Immutable>(
 }
 
 impl Firmware {
-    pub(super) fn access_reg(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
+    pub(super) fn access_reg(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        input: &[u8],
+        out: &mut [u8],
+    ) -> CmdResult {
+        let was_up = self.regs.oper_up();
+        self.access_reg_inner(input, out)?;
+        if self.regs.oper_up() != was_up {
+            self.port_change_event(ctx);
+        }
+        Ok(())
+    }
+
+    /// Posts a PORT_CHANGE event (ACTIVE or DOWN) for port 1, as firmware does when the
+    /// operational state of the port changes.
+    pub fn port_change_event(&mut self, ctx: &mut Ctx<'_>) {
+        let mut eqe = cx4_hw::eq::eqe::Eqe::new();
+        eqe.port_mut().set_port(1);
+        let sub = if self.regs.oper_up() {
+            cx4_hw::eq::port_change_subtype::ACTIVE
+        } else {
+            cx4_hw::eq::port_change_subtype::DOWN
+        };
+        let data = eqe.data().to_vec();
+        let n = self.post_event(ctx, cx4_hw::eq::event_type::PORT_CHANGE, sub, &data);
+        log::info!(
+            "port 1 {}: PORT_CHANGE event to {n} EQ(s)",
+            if self.regs.oper_up() { "up" } else { "down" }
+        );
+    }
+
+    fn access_reg_inner(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
         let inp = req::<AccessRegisterIn>(input)?;
         let reg = inp.register_id() as u16;
         let write = match inp.op_mod() as u16 {
@@ -122,7 +164,7 @@ impl Firmware {
                         q.proto_mask()
                     );
                 }
-                let up = r.admin_status == port_status::UP;
+                let up = r.oper_up();
                 let proto = r.eth_proto;
                 copy_reg(reply, |b: &mut PtysReg| {
                     b.set_local_port(1);
@@ -155,10 +197,15 @@ impl Firmware {
             }
             (id::PAOS, false) => {
                 let admin = r.admin_status;
+                let oper = if r.oper_up() {
+                    port_status::UP
+                } else {
+                    port_status::DOWN
+                };
                 copy_reg(reply, |b: &mut PaosReg| {
                     b.set_local_port(1);
                     b.set_admin_status(admin.into());
-                    b.set_oper_status(admin.into());
+                    b.set_oper_status(oper.into());
                 });
             }
             (id::PMTU, false) => {

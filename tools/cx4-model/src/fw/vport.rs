@@ -72,7 +72,7 @@ impl Firmware {
                         inp.vport_number()
                     );
                 }
-                let up = self.regs.admin_status == cx4_hw::regs::port_status::UP;
+                let up = self.regs.oper_up();
                 let o = resp::<QueryVportStateOut>(out)?;
                 let s = if up {
                     vport_state::UP
