@@ -8,7 +8,6 @@ import socket
 import textwrap
 import threading
 import time
-from pathlib import Path
 
 import vmrun
 from harness import Env, check_clean_dmesg, describe, one_vm
@@ -121,7 +120,6 @@ def run_with_control(env: Env, script: str, model_args: list[str] | None = None,
         finally:
             stop.set()
             t.join(5)
-        r.share = Path(str(r.share))
     return r
 
 

@@ -57,11 +57,9 @@ def run_vm(env: Env, script: str, *, model: bool = True, model_args: list[str] |
         run.put(job, "job.sh")
         for f in files or []:
             run.put(f)
-        results = run.boot(timeout=timeout)
-        # Copy what tests may look at after the run directory is gone.
-        for r in results:
-            r.share = Path(str(r.share))
-    return results
+        # Logs, dmesg and the job's output are read into the results; the share directory
+        # itself goes with the run.
+        return run.boot(timeout=timeout)
 
 
 def one_vm(env: Env, script: str, **kw) -> vmrun.VmResult:

@@ -24,10 +24,7 @@ use kernel::{
 };
 
 use crate::{
-    iseg::{
-        self,
-        Health, //
-    },
+    iseg::Health,
     kapi,
     mdev::{
         Mdev,
@@ -138,7 +135,7 @@ pub(crate) fn check(mdev: &Mdev) -> Result<Health, Fatal> {
         return Err(Fatal::FwVersion);
     }
     let nic = bar.nic_interface().map_err(|_| Fatal::Gone)?;
-    if nic == iseg::NIC_IFC_DISABLED || nic == iseg::NIC_IFC_SW_RESET {
+    if nic == cx4_hw::iseg::NIC_IFC_DISABLED || nic == cx4_hw::iseg::NIC_IFC_SW_RESET {
         return Err(Fatal::NicInterface(nic));
     }
     if h.rfr() && h.synd != 0 {

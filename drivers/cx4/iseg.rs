@@ -30,14 +30,6 @@ use kernel::{
 
 type Mapping = pci::Bar<'static, { iseg::SIZE }>;
 
-/// Bits 10:8 of `cmdq_addr_l_sz`: the NIC interface state (health.c `get_nic_state`).
-const NIC_IFC_SHIFT: u32 = 8;
-
-/// `nic_interface` values that mean the device dropped out (health.c: DISABLED, SW_RESET).
-pub(crate) const NIC_IFC_DISABLED: u32 = 1;
-/// See [`NIC_IFC_DISABLED`].
-pub(crate) const NIC_IFC_SW_RESET: u32 = 7;
-
 /// The fields of the health buffer the driver watches.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Health {
@@ -52,7 +44,7 @@ pub(crate) struct Health {
 impl Health {
     /// Whether the firmware asks for a recovery flow (`rfr` bit 7 of `rfr_severity`).
     pub(crate) fn rfr(&self) -> bool {
-        self.rfr_severity & 0x80 != 0
+        self.rfr_severity & iseg::HEALTH_RFR != 0
     }
 }
 
@@ -123,7 +115,7 @@ impl Bar0 {
 
     /// The NIC interface state (bits 10:8 of `cmdq_addr_l_sz`).
     pub(crate) fn nic_interface(&self) -> Result<u32> {
-        Ok((self.read_be32(iseg::CMDQ_ADDR_L_SZ)? >> NIC_IFC_SHIFT) & 7)
+        Ok(iseg::nic_interface(self.read_be32(iseg::CMDQ_ADDR_L_SZ)?))
     }
 
     /// Programs the command queue's bus address (4 KiB aligned).

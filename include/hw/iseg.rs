@@ -98,6 +98,20 @@ impl FwVersion {
     }
 }
 
+/// `nic_interface` state (bits 10:8 of `cmdq_addr_l_sz`, health.c `get_nic_state`): the
+/// device disabled its NIC interface.
+pub const NIC_IFC_DISABLED: u32 = 1;
+/// `nic_interface` state: software reset in progress.
+pub const NIC_IFC_SW_RESET: u32 = 7;
+
+/// The `nic_interface` state from the host-order `cmdq_addr_l_sz`.
+pub fn nic_interface(cmdq_addr_l_sz: u32) -> u32 {
+    (cmdq_addr_l_sz >> 8) & 7
+}
+
+/// Bit 7 of [`HealthBuffer::rfr_severity`]: the firmware requires a recovery flow.
+pub const HEALTH_RFR: u8 = 1 << 7;
+
 /// Command interface revision from the host-order `cmdif_rev_fw_sub`.
 pub fn cmdif_rev(cmdif_rev_fw_sub: u32) -> u16 {
     (cmdif_rev_fw_sub >> 16) as u16

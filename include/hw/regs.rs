@@ -160,8 +160,12 @@ pub mod eth_link_mode {
     }
 
     /// The bit of a link mode in a PTYS `eth_proto_*` mask.
-    pub fn proto_bit(mode: u8) -> u32 {
-        1u32.checked_shl(mode.into()).unwrap_or(0)
+    pub const fn proto_bit(mode: u8) -> u32 {
+        if mode < 32 {
+            1 << mode
+        } else {
+            0
+        }
     }
 }
 

@@ -7,7 +7,9 @@
 
 use crate::guest_mem::GuestMem;
 
-use cx4_hw::cmd::{CmdLayout, CmdProtBlock, DATA_BLOCK_SIZE, INLINE_LEN, OWNER_HW, PCI_CMD_XPORT};
+use cx4_hw::cmd::{
+    mailbox_blocks, CmdLayout, CmdProtBlock, DATA_BLOCK_SIZE, INLINE_LEN, OWNER_HW, PCI_CMD_XPORT,
+};
 use zerocopy::IntoBytes;
 
 /// Size of a command entry (`struct mlx5_cmd_layout`).
@@ -75,11 +77,6 @@ pub struct Fetched {
     token: u8,
 }
 
-/// Number of mailbox blocks a message of `len` bytes needs.
-pub fn blocks_for(len: usize) -> usize {
-    len.saturating_sub(INLINE).div_ceil(BLOCK_DATA)
-}
-
 /// The queue as programmed by the driver.
 #[derive(Clone, Copy, Debug)]
 pub struct CmdQueue {
@@ -132,7 +129,7 @@ impl CmdQueue {
             walk_chain(
                 mem,
                 e.in_ptr(),
-                blocks_for(inlen),
+                mailbox_blocks(inlen),
                 Some(token),
                 |i, data| {
                     let off = INLINE + i * BLOCK_DATA;
@@ -144,7 +141,7 @@ impl CmdQueue {
         }
         if out_len > INLINE {
             // Validate the output chain before executing, so a broken chain fails cleanly.
-            walk_chain(mem, e.out_ptr(), blocks_for(out_len), None, |_, _| {})
+            walk_chain(mem, e.out_ptr(), mailbox_blocks(out_len), None, |_, _| {})
                 .map_err(swap(Delivery::InPtrAlign, Delivery::OutPtrAlign))?;
         }
         Ok(Some(Fetched {
@@ -165,7 +162,7 @@ impl CmdQueue {
         if f.out_len > INLINE {
             let mut ptr = f.out_ptr;
             let mut blk = CmdProtBlock::new();
-            for i in 0..blocks_for(f.out_len) {
+            for i in 0..mailbox_blocks(f.out_len) {
                 let off = INLINE + i * BLOCK_DATA;
                 let n = (f.out_len - off).min(BLOCK_DATA);
                 mem.read(ptr, blk.as_mut_bytes()).map_err(bad)?;

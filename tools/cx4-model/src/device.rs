@@ -1,19 +1,21 @@
 //! The modelled ConnectX-4 function: config space, BAR0 and its initialization segment,
 //! MSI-X and guest memory. Commands, pages, EQs and the data path hang off this type.
 
-use std::{fs::File, time::Instant};
+use std::{fs::File, mem::size_of, time::Instant};
+
+use zerocopy::IntoBytes;
 
 use cx4_hw::{
-    iseg::{self, CmdqSize},
+    eq::event_type,
+    iseg::{self, CmdqSize, HealthBuffer},
     pci::BAR0_SIZE,
 };
 
 use crate::{
     cmdq::{self, CmdQueue},
     config::{Chip, Config},
-    eq::event,
     faults::{Fault, FaultPlan},
-    fw::{CapProfile, Ctx, Firmware},
+    fw::{new_event, CapProfile, Ctx, Firmware},
     guest_mem::GuestMem,
     irq::MsiX,
     pages::Pages,
@@ -59,14 +61,10 @@ pub struct Device {
     pub doorbells: u64,
     /// Fatal health syndrome raised (by fault injection); firmware stops answering.
     pub health_synd: Option<u8>,
-    /// Doorbells rung on UAR pages.
-    pub uar_writes: u64,
     /// The firmware.
     pub fw: Firmware,
     /// Pending faults.
     pub faults: FaultPlan,
-    /// Commands left unanswered (stalled), by slot.
-    pub stalled: Vec<u32>,
 }
 
 impl Device {
@@ -84,10 +82,8 @@ impl Device {
             cmdq_addr_l: 0,
             doorbells: 0,
             health_synd: None,
-            uar_writes: 0,
             fw: Self::firmware(cfg),
             faults: FaultPlan::default(),
-            stalled: Vec::new(),
         }
     }
 
@@ -186,7 +182,7 @@ impl Device {
         // Completion events go to a command EQ that existed when the doorbell rang: the
         // CREATE_EQ that makes the command EQ completes by polling only (mlx5 frees the entry
         // after polling it, so a late event for that slot would name a freed entry).
-        let events = self.fw.eqs.values().any(|e| e.wants(event::CMD));
+        let events = self.fw.eqs.values().any(|e| e.wants(event_type::CMD));
         let mut done = 0u32;
         for slot in 0..32u32 {
             if bits & (1 << slot) == 0 {
@@ -207,7 +203,8 @@ impl Device {
                     let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
                     let mut ctx = Ctx { mem, msix, faults };
                     match self.fw.execute(&mut ctx, &f.input, f.out_len) {
-                        None => self.stalled.push(slot),
+                        // Stalled by fault injection: the entry stays owned by hardware.
+                        None => {}
                         Some(out) => {
                             if let Err(d) = q.complete(&self.mem, &f, &out) {
                                 log::warn!("command slot {slot}: output delivery error {d:?}");
@@ -220,12 +217,11 @@ impl Device {
             }
         }
         if done != 0 && events {
-            let mut eqe = cx4_hw::eq::eqe::Eqe::new();
+            let mut eqe = new_event(event_type::CMD, 0);
             eqe.cmd_mut().set_vector(done);
-            let data = eqe.data().to_vec();
             let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
             let mut ctx = Ctx { mem, msix, faults };
-            self.fw.post_event(&mut ctx, event::CMD, 0, &data);
+            self.fw.post_event(&mut ctx, &eqe);
         }
     }
 
@@ -273,12 +269,23 @@ impl Device {
         self.cmdq_addr_l = 0;
         self.msix.reset();
         self.fw.reset();
-        self.stalled.clear();
         self.health_synd = None;
     }
 
     fn initializing(&self) -> bool {
         self.reset_at.elapsed().as_millis() < u128::from(self.cfg.init_delay_ms)
+    }
+
+    /// The health buffer: zero but for the firmware version, and for the recovery-flow bit and
+    /// syndrome once a fatal error was raised (health.c reads both).
+    fn health_buffer(&self, fw_rev: u32) -> HealthBuffer {
+        let mut hb = HealthBuffer::default();
+        hb.fw_ver.set(fw_rev);
+        if let Some(synd) = self.health_synd {
+            hb.rfr_severity = iseg::HEALTH_RFR;
+            hb.synd = synd;
+        }
+        hb
     }
 
     /// Host-order value of the 32-bit initialization-segment word at `off` (4-aligned).
@@ -294,17 +301,11 @@ impl Device {
             // Bits 10:8 (nic_interface) read 0: the driver owns the NIC interface.
             iseg::CMDQ_ADDR_L_SZ => (self.cmdq_addr_l & !0xfff) | CMDQ_GEOMETRY.to_reg(),
             iseg::INITIALIZING if self.initializing() => iseg::INITIALIZING_BIT,
-            // Health buffer: zero but for the firmware version word, and for the recovery-flow
-            // bit and syndrome once a fatal error was raised (health.c reads both).
-            o if o == iseg::HEALTH + 0x30 => fw_rev,
-            o if o == iseg::HEALTH + 0x38 => match self.health_synd {
-                Some(_) => 0x8000_0000, // rfr_severity bit 7: recovery flow required
-                None => 0,
-            },
-            o if o == iseg::HEALTH + 0x3c => match self.health_synd {
-                Some(s) => u32::from(s) << 16, // synd is the byte at +0x3d
-                None => 0,
-            },
+            o if (iseg::HEALTH..iseg::HEALTH + size_of::<HealthBuffer>()).contains(&o) => {
+                let hb = self.health_buffer(fw_rev);
+                let b = &hb.as_bytes()[o - iseg::HEALTH..][..4];
+                u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+            }
             iseg::INTERNAL_TIMER_H => (ns >> 32) as u32,
             o if o == iseg::INTERNAL_TIMER_H + 4 => ns as u32,
             // Firmware ticks its health counter while alive; ~10 times a second here.
@@ -376,7 +377,6 @@ impl Device {
             if in_page + data.len() as u64 > 4096 {
                 return Err(AccessError::BadAccess);
             }
-            self.uar_writes += 1;
             let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
             let mut ctx = Ctx { mem, msix, faults };
             self.fw.uar_doorbell(&mut ctx, page, in_page, data);

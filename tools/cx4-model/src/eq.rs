@@ -1,32 +1,10 @@
 //! Event queues: rings of 64-byte EQEs in guest memory, written with the ownership bit, armed
 //! through the UAR page, one MSI-X interrupt per arm.
 
+use cx4_hw::eq::{eqe::Eqe, eqe_owner_for};
+use zerocopy::IntoBytes;
+
 use crate::{faults::FaultPlan, guest_mem::GuestMem, irq::MsiX};
-
-/// Size of an EQE.
-pub const EQE_SIZE: usize = 64;
-/// Offset of the event type in an EQE.
-pub const EQE_TYPE: usize = 0x01;
-/// Offset of the event sub-type in an EQE.
-pub const EQE_SUB_TYPE: usize = 0x03;
-/// Offset of the event data in an EQE.
-pub const EQE_DATA: usize = 0x20;
-/// Offset of the ownership byte in an EQE.
-pub const EQE_OWNER: usize = 0x3f;
-
-/// Event types (`enum mlx5_event`).
-pub mod event {
-    /// Completion on a CQ.
-    pub const COMP: u8 = 0x00;
-    /// CQ error.
-    pub const CQ_ERROR: u8 = 0x04;
-    /// Port state change.
-    pub const PORT_CHANGE: u8 = 0x09;
-    /// Command completion.
-    pub const CMD: u8 = 0x0a;
-    /// Page request.
-    pub const PAGE_REQUEST: u8 = 0x0b;
-}
 
 /// One event queue.
 #[derive(Debug)]
@@ -71,22 +49,20 @@ impl Eq {
     }
 
     fn slot_addr(&self, idx: u32) -> Option<u64> {
-        let off = u64::from(idx & (self.size() - 1)) * EQE_SIZE as u64;
+        let off = u64::from(idx & (self.size() - 1)) * Eqe::SIZE as u64;
         let page = usize::try_from(off >> self.page_shift).ok()?;
         Some(self.pas.get(page)? + (off & ((1u64 << self.page_shift) - 1)))
     }
 
-    /// Writes one EQE (type, sub-type, 28 bytes of data) with the ownership bit for the current
-    /// pass, and raises the interrupt if armed (unless `faults` drops it). Returns false if the
-    /// EQ overran or its ring is not in guest memory.
+    /// Writes `eqe` with the ownership bit for the current pass, and raises the interrupt if
+    /// armed (unless `faults` drops it). Returns false if the EQ overran or its ring is not in
+    /// guest memory.
     pub fn post(
         &mut self,
         mem: &GuestMem,
         msix: &mut MsiX,
         faults: &mut FaultPlan,
-        ty: u8,
-        sub: u8,
-        data: &[u8],
+        eqe: &Eqe,
     ) -> bool {
         if self.overrun {
             return false;
@@ -101,22 +77,15 @@ impl Eq {
             self.overrun = true;
             return false;
         }
-        let mut eqe = [0u8; EQE_SIZE];
-        eqe[EQE_TYPE] = ty;
-        eqe[EQE_SUB_TYPE] = sub;
-        let n = data.len().min(EQE_OWNER - EQE_DATA);
-        eqe[EQE_DATA..EQE_DATA + n].copy_from_slice(&data[..n]);
-        eqe[EQE_OWNER] = ((self.pi >> self.log_size) & 1) as u8;
+        let mut eqe = *eqe;
+        eqe.set_owner(eqe_owner_for(self.pi, self.log_size.into()).into());
         let Some(addr) = self.slot_addr(self.pi) else {
             log::error!("EQ {}: ring page for index {} missing", self.eqn, self.pi);
             return false;
         };
         // Write the body first and the ownership byte last, as hardware does.
-        if mem.write(addr, &eqe[..EQE_OWNER]).is_err()
-            || mem
-                .write(addr + EQE_OWNER as u64, &eqe[EQE_OWNER..])
-                .is_err()
-        {
+        let (body, owner) = eqe.as_bytes().split_at(Eqe::SIZE - 1);
+        if mem.write(addr, body).is_err() || mem.write(addr + body.len() as u64, owner).is_err() {
             log::error!("EQ {}: EQE address {addr:#x} not in guest memory", self.eqn);
             return false;
         }
@@ -154,16 +123,4 @@ impl Eq {
             self.maybe_interrupt(msix, faults);
         }
     }
-}
-
-/// Offsets in a UAR page (include/linux/mlx5/doorbell.h, eq.c).
-pub mod uar {
-    /// CQ arm doorbell (64-bit).
-    pub const CQ_DOORBELL: u64 = 0x20;
-    /// EQ: update consumer index and arm.
-    pub const EQ_UPDATE_CI_ARM: u64 = 0x40;
-    /// EQ: update consumer index only.
-    pub const EQ_UPDATE_CI: u64 = 0x48;
-    /// First BlueFlame / doorbell register.
-    pub const BF: u64 = 0x800;
 }

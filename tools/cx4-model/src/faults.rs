@@ -169,8 +169,6 @@ pub struct FaultPlan {
     stalling: bool,
     /// Interrupts still to drop, per vector.
     pub drop_irq: std::collections::BTreeMap<u16, u32>,
-    /// Interrupt delay per vector.
-    pub delay_irq: std::collections::BTreeMap<u16, u64>,
 }
 
 /// What the firmware should do with a command.
@@ -212,9 +210,8 @@ impl FaultPlan {
                 let n = self.drop_irq.entry(vector).or_default();
                 *n = n.saturating_add(count);
             }
-            Fault::DelayIrq { vector, ms } => {
-                self.delay_irq.insert(vector, ms);
-            }
+            // Interrupt delays live with the vectors (MsiX::delay_ms).
+            Fault::DelayIrq { .. } => {}
             Fault::Clear => {
                 *self = FaultPlan {
                     seen: std::mem::take(&mut self.seen),

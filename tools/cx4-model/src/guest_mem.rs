@@ -103,11 +103,6 @@ impl GuestMem {
     pub fn write(&self, addr: u64, buf: &[u8]) -> Result<(), vm_memory::GuestMemoryError> {
         self.mem.write_slice(buf, GuestAddress(addr))
     }
-
-    /// The mapped ranges backed by memory.
-    pub fn ranges(&self) -> impl Iterator<Item = &DmaRange> {
-        self.regions.iter().map(|(r, _)| r)
-    }
 }
 
 /// A memfd of `len` zero bytes, as QEMU backs guest RAM (for unit tests).

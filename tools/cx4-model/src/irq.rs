@@ -11,8 +11,6 @@ pub struct MsiX {
     vectors: Vec<Option<File>>,
     /// Delivery delay per vector in milliseconds (fault injection).
     pub delay_ms: std::collections::BTreeMap<u16, u64>,
-    /// Interrupts raised per vector.
-    pub raised: Vec<u64>,
 }
 
 impl MsiX {
@@ -21,7 +19,6 @@ impl MsiX {
         MsiX {
             vectors: (0..n).map(|_| None).collect(),
             delay_ms: Default::default(),
-            raised: vec![0; n as usize],
         }
     }
 
@@ -70,7 +67,6 @@ impl MsiX {
     pub fn trigger(&mut self, v: u16) -> bool {
         match self.vectors.get_mut(v as usize) {
             Some(Some(f)) => {
-                self.raised[v as usize] += 1;
                 if let Some(&ms) = self.delay_ms.get(&v) {
                     // Deliver late from a thread holding its own handle of the eventfd.
                     if let Ok(mut late) = f.try_clone() {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use crate::guest_mem::GuestMem;
 
 /// The page size the PRM uses for firmware pages.
-pub const PAGE: u64 = 4096;
+pub const PAGE: u64 = cx4_hw::pages::PAGE_SIZE as u64;
 
 /// QUERY_PAGES op_mod: which stage's demand is asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -11,14 +11,11 @@ use cx4_hw::{
         flow::{FlowTableNicCap, FlowTablePropLayout},
         general::CmdHcaCap,
         net::{PerProtocolNetworkingOffloadCaps, RoceCap},
-        split_query_op_mod, QueryHcaCapIn, QueryHcaCapOut, SetHcaCapIn,
+        split_query_op_mod, HcaCapUnion, QueryHcaCapIn, QueryHcaCapOut, SetHcaCapIn,
     },
 };
 
 use super::{fail, req, resp, CmdResult, Firmware};
-
-/// Size of one capability page.
-pub const CAP_PAGE: usize = 0x1000;
 
 /// Why a profile was rejected.
 #[derive(Debug)]
@@ -98,7 +95,7 @@ impl CapProfile {
                     section_type(name).ok_or_else(|| err(format!("unknown section {name:?}")))?,
                 );
                 max.entry(section.unwrap().0)
-                    .or_insert_with(|| vec![0; CAP_PAGE]);
+                    .or_insert_with(|| vec![0; HcaCapUnion::SIZE]);
                 continue;
             }
             let (ty, fields) = section.ok_or_else(|| err("key before any section".into()))?;

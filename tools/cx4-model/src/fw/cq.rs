@@ -2,12 +2,16 @@
 //! ownership, doorbell-record consumer index, overrun detection and completion events.
 
 use cx4_hw::{
+    cq::cqe::{cqe_owner_for, Cqe64, OWNER_MASK},
     cq::{CreateCqIn, CreateCqOut, DestroyCqIn, ModifyCqIn, QueryCqIn, QueryCqOut},
     eq::event_type,
     opcode,
+    uar::{CqArmDoorbell, CQ_DB_REQ_NOT_SOL},
 };
 
-use super::{fail, need_out, req, resp, ring_pas, CmdResult, Ctx, Firmware};
+use zerocopy::{FromBytes, IntoBytes};
+
+use super::{fail, need_out, new_event, req, resp, ring_pas, CmdResult, Ctx, Firmware};
 
 /// How a CQ is armed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -223,9 +227,8 @@ impl Firmware {
     }
 
     /// The 64-bit arm doorbell at UAR +0x20: `sn << 28 | cmd | ci`, then the CQ number.
-    pub(super) fn cq_arm_doorbell(&mut self, ctx: &mut Ctx<'_>, page: u32, data: &[u8]) {
-        let w0 = u32::from_be_bytes([data[0], data[1], data[2], data[3]]);
-        let cqn = u32::from_be_bytes([data[4], data[5], data[6], data[7]]) & 0xff_ffff;
+    pub(super) fn cq_arm_doorbell(&mut self, ctx: &mut Ctx<'_>, page: u32, db: CqArmDoorbell) {
+        let cqn = db.cqn;
         let Some(cq) = self.cqs.get_mut(&cqn) else {
             log::warn!("CQ arm doorbell for CQ {cqn:#x} that does not exist, ignored");
             return;
@@ -236,13 +239,13 @@ impl Firmware {
                 cq.uar_page
             );
         }
-        cq.arm_sn = (w0 >> 28) as u8 & 3;
-        cq.arm = if w0 & (1 << 24) != 0 {
+        cq.arm_sn = db.sn;
+        cq.arm = if db.cmd == CQ_DB_REQ_NOT_SOL {
             Arm::Solicited
         } else {
             Arm::Next
         };
-        let ci = w0 & 0xff_ffff;
+        let ci = db.ci;
         // Completions already written past the armed index raise the event at once.
         if cq.pi & 0xff_ffff != ci && cq.arm == Arm::Next {
             let (eqn, cqn) = (cq.eqn, cq.cqn);
@@ -252,11 +255,10 @@ impl Firmware {
     }
 
     fn completion_event(&mut self, ctx: &mut Ctx<'_>, eqn: u8, cqn: u32) {
-        let mut eqe = cx4_hw::eq::eqe::Eqe::new();
+        let mut eqe = new_event(event_type::COMP, 0);
         eqe.comp_mut().set_cqn(cqn);
-        let data = eqe.data().to_vec();
         if let Some(eq) = self.eqs.get_mut(&eqn) {
-            eq.post(ctx.mem, ctx.msix, ctx.faults, event_type::COMP, 0, &data);
+            eq.post(ctx.mem, ctx.msix, ctx.faults, &eqe);
         }
     }
 
@@ -285,22 +287,23 @@ impl Firmware {
                 "CQ {cqn:#x}: overrun (pi {} ci {ci}), CQ error event",
                 cq.pi
             );
-            let mut eqe = cx4_hw::eq::eqe::Eqe::new();
+            let mut eqe = new_event(event_type::CQ_ERROR, 0);
             eqe.cq_err_mut().set_cqn(cqn);
             eqe.cq_err_mut().set_syndrome(0x1); // MLX5_CQ_ERROR_SYNDROME_CQ_OVERRUN
-            let data = eqe.data().to_vec();
-            self.post_event(ctx, event_type::CQ_ERROR, 0, &data);
+            self.post_event(ctx, &eqe);
             return Err(format!("CQ {cqn:#x} overrun"));
         }
         let addr = cq.slot_addr(cq.pi).ok_or("CQ ring page missing")?;
-        let mut e = *cqe;
-        let owner = ((cq.pi >> cq.log_size) & 1) as u8;
-        e[63] = (e[63] & !1) | owner;
+        let mut e = Cqe64::read_from_bytes(cqe).expect("a CQE is 64 bytes");
+        let owner = cqe_owner_for(cq.pi, cq.log_size.into());
+        e.set_op_own((e.op_own() & !u32::from(OWNER_MASK)) | u32::from(owner));
         // For 128-byte CQEs the 64-byte CQE sits in the second half.
         let at = if cq.cqe_size == 128 { addr + 64 } else { addr };
-        ctx.mem.write(at, &e[..63]).map_err(|e| e.to_string())?;
+        // The body first, the byte with the ownership bit last.
+        let (body, op_own) = e.as_bytes().split_at(Cqe64::SIZE - 1);
+        ctx.mem.write(at, body).map_err(|e| e.to_string())?;
         ctx.mem
-            .write(at + 63, &e[63..])
+            .write(at + body.len() as u64, op_own)
             .map_err(|e| e.to_string())?;
         cq.pi = cq.pi.wrapping_add(1);
         cq.cqes += 1;

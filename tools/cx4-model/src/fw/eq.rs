@@ -77,8 +77,7 @@ impl Firmware {
                     fail!(BAD_RES, "GEN_EQE on an EQ that does not exist", "EQ {eqn}");
                 };
                 let eqe = Eqe::ref_from_bytes(inp.eqe()).expect("an EQE is 64 bytes");
-                let (ty, sub) = (eqe.event_type() as u8, eqe.sub_type() as u8);
-                if !eq.post(ctx.mem, ctx.msix, ctx.faults, ty, sub, eqe.data()) {
+                if !eq.post(ctx.mem, ctx.msix, ctx.faults, eqe) {
                     fail!(BAD_RES_STATE, "GEN_EQE on an EQ in error", "EQ {eqn}");
                 }
                 Ok(())
@@ -184,24 +183,28 @@ impl Firmware {
 
     /// A doorbell write on UAR page `page` at `off` (EQ and CQ doorbells).
     pub fn uar_doorbell(&mut self, ctx: &mut Ctx<'_>, page: u32, off: u64, data: &[u8]) {
-        use crate::eq::uar;
+        use cx4_hw::uar::{EqDoorbell, CQ_DOORBELL, EQ_DOORBELL_UPDATE, EQ_DOORBELL_UPDATE_ARM};
         if !self.uars.contains_key(&page) {
             log::warn!("doorbell on UAR page {page} that is not allocated, ignored");
             return;
         }
+        let off = off as usize;
         match (off, data.len()) {
-            (uar::EQ_UPDATE_CI_ARM | uar::EQ_UPDATE_CI, 4) => {
-                let v = u32::from_be_bytes([data[0], data[1], data[2], data[3]]);
-                let eqn = (v >> 24) as u8;
-                match self.eqs.get_mut(&eqn) {
+            (EQ_DOORBELL_UPDATE_ARM | EQ_DOORBELL_UPDATE, 4) => {
+                let db = EqDoorbell::from_bytes([data[0], data[1], data[2], data[3]]);
+                match self.eqs.get_mut(&db.eqn) {
                     Some(eq) if eq.uar_page == page => {
-                        let arm = off == uar::EQ_UPDATE_CI_ARM;
-                        eq.doorbell(v & 0xff_ffff, arm, ctx.msix, ctx.faults)
+                        let arm = off == EQ_DOORBELL_UPDATE_ARM;
+                        eq.doorbell(db.ci, arm, ctx.msix, ctx.faults)
                     }
-                    _ => log::warn!("EQ doorbell for EQ {eqn} not on UAR {page}, ignored"),
+                    _ => log::warn!("EQ doorbell for EQ {} not on UAR {page}, ignored", db.eqn),
                 }
             }
-            (uar::CQ_DOORBELL, 8) => self.cq_arm_doorbell(ctx, page, data),
+            (CQ_DOORBELL, 8) => {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(data);
+                self.cq_arm_doorbell(ctx, page, cx4_hw::uar::CqArmDoorbell::from_bytes(b))
+            }
             _ => log::debug!(
                 "UAR {page} write at {off:#x} ({} bytes) ignored",
                 data.len()

@@ -1,14 +1,12 @@
 //! Flow tables, as far as the core needs them: the anchor table and the root pointer.
 
 use cx4_hw::{
+    flow::table_type,
     flow::{CreateFlowTableIn, CreateFlowTableOut, DestroyFlowTableIn, SetFlowTableRootIn},
     opcode,
 };
 
 use super::{fail, need_out, req, resp, CmdResult, Firmware};
-
-/// NIC receive table type (`FS_FT_NIC_RX`).
-pub const NIC_RX: u8 = 0;
 
 impl Firmware {
     pub(super) fn flow_cmd(&mut self, op: u16, input: &[u8], out: &mut [u8]) -> CmdResult {
@@ -17,7 +15,7 @@ impl Firmware {
             opcode::CREATE_FLOW_TABLE => {
                 let inp = req::<CreateFlowTableIn>(input)?;
                 let ty = inp.table_type() as u8;
-                if ty != NIC_RX || inp.other_vport() != 0 {
+                if u16::from(ty) != u16::from(table_type::NIC_RX) || inp.other_vport() != 0 {
                     fail!(
                         BAD_PARAM,
                         "CREATE_FLOW_TABLE of an unsupported table type",

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 
 use cx4_hw::{
     bits::{get32, set32},
+    eq::eqe::Eqe,
     opcode::{self, opcode_name},
     status,
 };
@@ -155,6 +156,14 @@ pub struct Firmware {
     /// Board id reported by QUERY_ADAPTER.
     pub psid: String,
     next_id: u32,
+}
+
+/// An EQE of event type `ty` and sub-type `sub`, payload zero.
+pub fn new_event(ty: u8, sub: u8) -> Eqe {
+    let mut eqe = Eqe::new();
+    eqe.set_event_type(ty.into());
+    eqe.set_sub_type(sub.into());
+    eqe
 }
 
 /// Reads the opcode of a command input.
@@ -362,12 +371,13 @@ impl Firmware {
         }
     }
 
-    /// Posts an event to every EQ subscribed to `ty` (async events), or to `only` if given.
-    pub fn post_event(&mut self, ctx: &mut Ctx<'_>, ty: u8, sub: u8, data: &[u8]) -> usize {
+    /// Posts an event to the first EQ subscribed to its type (async events).
+    pub fn post_event(&mut self, ctx: &mut Ctx<'_>, eqe: &Eqe) -> usize {
+        let ty = eqe.event_type() as u8;
         let mut n = 0;
         for eq in self.eqs.values_mut() {
             if eq.wants(ty) {
-                if eq.post(ctx.mem, ctx.msix, ctx.faults, ty, sub, data) {
+                if eq.post(ctx.mem, ctx.msix, ctx.faults, eqe) {
                     n += 1;
                 }
                 break; // one EQ per event type, like the hardware's event routing

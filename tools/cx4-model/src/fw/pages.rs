@@ -6,7 +6,7 @@ use cx4_hw::{
     pages::{manage_pages_op_mod, ManagePagesIn, ManagePagesOut, QueryPagesIn, QueryPagesOut},
 };
 
-use super::{fail, req, resp, CmdResult, Ctx, Firmware, HcaState};
+use super::{fail, new_event, req, resp, CmdResult, Ctx, Firmware, HcaState};
 use crate::pages::{PageError, Stage};
 
 impl Firmware {
@@ -124,12 +124,11 @@ impl Firmware {
 
     /// Posts a page request event (positive: give, negative: take back).
     pub fn page_request(&mut self, ctx: &mut Ctx<'_>, n: i32) -> bool {
-        let mut eqe = cx4_hw::eq::eqe::Eqe::new();
+        let mut eqe = new_event(event_type::PAGE_REQUEST, 0);
         let req = eqe.req_pages_mut();
         req.set_func_id(0);
         req.set_num_pages(n as u32);
-        let data = eqe.data().to_vec();
-        let posted = self.post_event(ctx, event_type::PAGE_REQUEST, 0, &data) > 0;
+        let posted = self.post_event(ctx, &eqe) > 0;
         if posted {
             log::info!("page request event: {n} pages");
         } else {

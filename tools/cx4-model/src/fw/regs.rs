@@ -7,6 +7,7 @@ use cx4_hw::{
         self, mcam_group, mcqi_info_type, mcqs_identifier, mcqs_update_state, McamReg, McqiCap,
         McqiReg, McqiRegData, McqiVersion, McqsReg, MCAM_FEATURE_ENHANCED_FEATURES, MCAM_REGS_NUM,
     },
+    regs::eth_link_mode,
     regs::{
         id, port_status, AccessRegisterIn, HostEndiannessReg, PaosReg, PmtuReg, PpcntReg,
         PtysProto, PtysReg, ACCESS_REG_READ, ACCESS_REG_WRITE,
@@ -17,9 +18,9 @@ use zerocopy::{FromBytes, IntoBytes};
 use super::{fail, req, CmdResult, Ctx, Firmware};
 
 /// 100GBASE_CR4 in the legacy `eth_proto` bit mask (ConnectX-4).
-pub const ETH_100GBASE_CR4: u32 = 1 << 20;
+pub const ETH_100GBASE_CR4: u32 = eth_link_mode::proto_bit(eth_link_mode::ETH_100GBASE_CR4);
 /// 25GBASE_CR in the legacy `eth_proto` bit mask (ConnectX-4 Lx).
-pub const ETH_25GBASE_CR: u32 = 1 << 27;
+pub const ETH_25GBASE_CR: u32 = eth_link_mode::proto_bit(eth_link_mode::ETH_25GBASE_CR);
 /// Largest MTU the port supports (PMTU max_mtu, L2 payload).
 pub const MAX_MTU: u32 = 9978;
 /// Size of the NODE_DESC register.
@@ -107,15 +108,14 @@ impl Firmware {
     /// Posts a PORT_CHANGE event (ACTIVE or DOWN) for port 1, as firmware does when the
     /// operational state of the port changes.
     pub fn port_change_event(&mut self, ctx: &mut Ctx<'_>) {
-        let mut eqe = cx4_hw::eq::eqe::Eqe::new();
-        eqe.port_mut().set_port(1);
         let sub = if self.regs.oper_up() {
             cx4_hw::eq::port_change_subtype::ACTIVE
         } else {
             cx4_hw::eq::port_change_subtype::DOWN
         };
-        let data = eqe.data().to_vec();
-        let n = self.post_event(ctx, cx4_hw::eq::event_type::PORT_CHANGE, sub, &data);
+        let mut eqe = super::new_event(cx4_hw::eq::event_type::PORT_CHANGE, sub);
+        eqe.port_mut().set_port(1);
+        let n = self.post_event(ctx, &eqe);
         log::info!(
             "port 1 {}: PORT_CHANGE event to {n} EQ(s)",
             if self.regs.oper_up() { "up" } else { "down" }
