@@ -9,6 +9,8 @@ import textwrap
 import threading
 import time
 
+from pathlib import Path
+
 import vmrun
 from harness import Env, check_clean_dmesg, describe, one_vm
 
