@@ -2,6 +2,10 @@
 # Build the cached guest tree: Debian trixie with rdma-core tools and QEMU 11 (for the host side,
 # run through chroot), plus the test kernel's modules. Prints the tree's path on stdout.
 # Usage: guest.sh KDIR
+#
+#   CX4_SETUP_CHECK=1   prove the preconditions (cache directories, a half-written tree removed,
+#                       the mirror resolves the package set, QEMU with vfio-user available in
+#                       trixie-backports) without running debootstrap or installing modules.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 kdir=${1:?usage: guest.sh KDIR}
@@ -12,10 +16,36 @@ GUEST_PACKAGES=kmod,iproute2,ibverbs-utils,ibverbs-providers,rdmacm-utils,perfte
 GUEST_BUILD_REV=1
 key=$(echo "$GUEST_SUITE $GUEST_PACKAGES rev$GUEST_BUILD_REV" | sha256sum | cut -c1-16)
 tree="$CX4_CACHE/guest/trixie-$key"
+mkdir -p "$CX4_CACHE/guest"
+for t in debootstrap chroot make depmod; do
+    command -v "$t" >/dev/null || [ -x "/sbin/$t" ] || die "guest tree needs '$t'"
+done
+
+if [ -n "${CX4_SETUP_CHECK:-}" ]; then
+    if [ -e "$tree" ] && [ ! -e "$tree/.cx4-done" ]; then
+        info "removing the half-written guest tree $tree"
+        rm -rf "$tree"
+    fi
+    probe="$CX4_CACHE/guest/probe.$$"
+    rm -rf "$probe"; mkdir -p "$probe"
+    debs=$(debootstrap --variant=minbase --include="$GUEST_PACKAGES" --print-debs \
+               "$GUEST_SUITE" "$probe" http://deb.debian.org/debian 2>"$probe.log") \
+        || { tail -5 "$probe.log" >&2; rm -rf "$probe" "$probe.log"; die "debootstrap cannot resolve the guest packages"; }
+    rm -rf "$probe" "$probe.log"
+    for p in ${GUEST_PACKAGES//,/ }; do
+        grep -qw -- "$p" <<<"$debs" || die "guest package $p not resolved by debootstrap"
+    done
+    apt-cache madison qemu-system-x86 | grep -q "${GUEST_SUITE}-backports" \
+        || die "qemu-system-x86 not available from ${GUEST_SUITE}-backports"
+    info "check mode: guest packages resolve ($(wc -w <<<"$debs") debs), QEMU in ${GUEST_SUITE}-backports"
+    echo "$tree"
+    exit 0
+fi
 
 if [ ! -e "$tree/.cx4-done" ]; then
     step "guest tree: debootstrap $GUEST_SUITE ($tree)"
-    rm -rf "$tree"; mkdir -p "$(dirname "$tree")"
+    [ -e "$tree" ] && info "removing the half-written guest tree $tree"
+    rm -rf "$tree"
     t0=$(date +%s)
     debootstrap --variant=minbase --include="$GUEST_PACKAGES" "$GUEST_SUITE" "$tree" \
         http://deb.debian.org/debian > "$tree.log" 2>&1 || { tail -20 "$tree.log" >&2; die "debootstrap failed"; }

@@ -4,6 +4,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+mkdir -p "$CX4_CACHE/stamps"
 stamp="$CX4_CACHE/stamps/host-deps-$(sha256sum "$0" | cut -c1-16)"
 [ -e "$stamp" ] && exit 0
 
@@ -26,12 +27,14 @@ Pin: release n=trixie-backports
 Pin-Priority: 100
 PIN
 fi
+export DEBIAN_FRONTEND=noninteractive
+# An apt run killed half-way leaves dpkg asking for this before it installs anything again.
+dpkg --configure -a >/dev/null 2>&1 || true
 info "apt-get update"
 apt-get update -qq
-export DEBIAN_FRONTEND=noninteractive
 info "apt-get install (rustc-web, libclang-19, kernel build deps, debootstrap, ...)"
 apt-get install -y -qq --no-install-recommends \
-    rustc-web rust-web-src rust-web-clippy libclang-19-dev llvm-19 \
+    rustc-web rust-web-src rust-web-clippy libclang-19-dev llvm-19 clang-19 lld-19 \
     flex bison bc libelf-dev libssl-dev dwarves cpio kmod xz-utils \
     debootstrap iproute2 psmisc util-linux ca-certificates git >/dev/null
 
@@ -44,8 +47,13 @@ fi
 
 if ! "$BINDGEN" --version 2>/dev/null | grep -q "$BINDGEN_VERSION"; then
     info "cargo install bindgen-cli $BINDGEN_VERSION (~2 min)"
-    LIBCLANG_PATH=/usr/lib/llvm-19/lib cargo install --locked --quiet \
+    LIBCLANG_PATH=/usr/lib/llvm-19/lib cargo install --locked --quiet --force \
         --root "$CX4_CACHE/cargo" bindgen-cli --version "$BINDGEN_VERSION"
 fi
-mkdir -p "$(dirname "$stamp")"
+for t in "$RUSTC" /usr/bin/clippy-driver "$BINDGEN" debootstrap gcc make flex bison bc \
+         dpkg-deb cpio unshare ip; do
+    command -v "$t" >/dev/null || die "host prerequisite '$t' missing after installation"
+done
+[ -e "$LIBCLANG_PATH/libclang.so" ] || ls "$LIBCLANG_PATH"/libclang*.so* >/dev/null 2>&1 \
+    || die "libclang not found in $LIBCLANG_PATH"
 touch "$stamp"

@@ -1,30 +1,66 @@
 #!/bin/bash
 # Fetch, configure and build the pinned cx4 test kernel, cached outside the checkout.
 # Prints the build directory (usable as KDIR for out-of-tree modules) on stdout.
+#
+#   CX4_KERNEL_FLAVOUR=debug   the debug flavour (kernel-debug.config on top; own cache key)
+#   CX4_SETUP_CHECK=1          stop after fetch/verify/unpack/configure: prove every
+#                              precondition of the build without compiling (tests/setup.py)
+#
+# Every stage leaves a stamp only when it is complete; a stage found without its stamp (a killed
+# build, a truncated download, a half-unpacked tree) is removed and redone, never reused.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+flavour=${CX4_KERNEL_FLAVOUR:-default}
+case "$flavour" in
+    default) fragments=("$CX4_ROOT/tools/testbed/kernel.config"); llvm= ;;
+    debug)   fragments=("$CX4_ROOT/tools/testbed/kernel.config"
+                        "$CX4_ROOT/tools/testbed/kernel-debug.config"); llvm=-19 ;;
+    *) die "unknown kernel flavour '$flavour' (default, debug)" ;;
+esac
+
 bash "$CX4_ROOT/tools/testbed/host-deps.sh"
+tools=(gcc make flex bison bc dpkg-deb apt-get tar xz sha256sum "$RUSTC" "$BINDGEN")
+[ -n "$llvm" ] && tools+=("clang$llvm" "ld.lld$llvm" "llvm-ar$llvm")
+for t in "${tools[@]}"; do
+    command -v "$t" >/dev/null || die "kernel build needs '$t' (host-deps.sh should have installed it)"
+done
 
 # Bump when the way the kernel is built changes.
-KERNEL_BUILD_REV=1
-key=$( { echo "$KERNEL_PKG_VERSION rev$KERNEL_BUILD_REV"; cat "$CX4_ROOT/tools/testbed/kernel.config";
+KERNEL_BUILD_REV=2
+key=$( { echo "$KERNEL_PKG_VERSION rev$KERNEL_BUILD_REV $flavour"; cat "${fragments[@]}";
          $RUSTC --version; "$BINDGEN" --version; gcc --version | head -1; } | sha256sum | cut -c1-16)
-src="$CX4_CACHE/kernel/src-$KERNEL_PKG_VERSION"
-out="$CX4_CACHE/kernel/build-$key"
+kcache="$CX4_CACHE/kernel"
+src="$kcache/src-$KERNEL_PKG_VERSION"
+out="$kcache/build-$flavour-$key"
+mkdir -p "$kcache"
 
-if [ -e "$out/.cx4-done" ]; then
+if [ -e "$out/.cx4-done" ] && [ -z "${CX4_SETUP_CHECK:-}" ]; then
     echo "$out"
     exit 0
 fi
 
+# The source package, verified against the SHA256 apt's index records for it.
+deb="$kcache/linux-source-7.2_${KERNEL_PKG_VERSION/:/%3a}_all.deb"
+want=$(apt-cache show "linux-source-7.2=$KERNEL_PKG_VERSION" 2>/dev/null | awk '/^SHA256:/ {print $2; exit}')
+[ -n "$want" ] || die "apt does not know linux-source-7.2=$KERNEL_PKG_VERSION (trixie-backports source missing?)"
+deb_ok() { [ -s "$deb" ] && [ "$(sha256sum < "$deb" | cut -d' ' -f1)" = "$want" ]; }
+
 if [ ! -e "$src/.cx4-extracted" ]; then
     step "kernel source: linux-source-7.2=$KERNEL_PKG_VERSION"
-    deb="$CX4_CACHE/kernel/linux-source-7.2_${KERNEL_PKG_VERSION/:/%3a}_all.deb"
-    if [ ! -e "$deb" ]; then
-        ( cd "$CX4_CACHE/kernel" && apt-get download -q "linux-source-7.2=$KERNEL_PKG_VERSION" >&2 )
+    if [ -e "$deb" ] && ! deb_ok; then
+        info "$(basename "$deb") is truncated or corrupt (SHA256 mismatch): fetching it again"
+        rm -f "$deb"
     fi
-    tmp="$CX4_CACHE/kernel/x.$$"
+    if [ ! -e "$deb" ]; then
+        part="$kcache/download.$$"
+        rm -rf "$part"; mkdir -p "$part"
+        ( cd "$part" && apt-get download -q "linux-source-7.2=$KERNEL_PKG_VERSION" >&2 )
+        mv "$part"/*.deb "$deb"; rm -rf "$part"
+        deb_ok || { rm -f "$deb"; die "downloaded linux-source-7.2 does not match apt's SHA256"; }
+    fi
+    tmp="$kcache/x.$$"
+    [ -e "$src" ] && info "removing the incomplete source tree $src"
     rm -rf "$tmp" "$src"; mkdir -p "$tmp" "$src"
     dpkg-deb -x "$deb" "$tmp"
     info "unpacking"
@@ -33,33 +69,51 @@ if [ ! -e "$src/.cx4-extracted" ]; then
     touch "$src/.cx4-extracted"
 fi
 
-step "kernel build ($out)"
+step "kernel build, $flavour flavour ($out)"
+if [ -e "$out" ]; then
+    # Without .cx4-done the build was interrupted: objects written by a killed compiler can look
+    # newer than their sources, so an incremental make could link them. Start this stage over.
+    info "removing the interrupted build $out"
+    rm -rf "$out"
+fi
 mkdir -p "$out"
+# The make variables of this build; module.sh builds cx4.ko with the same ones.
+makevars=(LLVM="$llvm" RUSTC="$RUSTC" BINDGEN="$BINDGEN" HOSTRUSTC="$RUSTC")
+printf '%s\n' "${makevars[@]}" > "$out/.cx4-make-vars"
 kmake() {
-    make -C "$src" O="$out" LLVM= RUSTC="$RUSTC" BINDGEN="$BINDGEN" \
-         HOSTRUSTC="$RUSTC" "$@"
+    make -C "$src" O="$out" "${makevars[@]}" "$@"
 }
 kmake -s x86_64_defconfig >&2
 kmake -s kvm_guest.config >&2
 ( cd "$out" && "$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
-      "$CX4_ROOT/tools/testbed/kernel.config" >/dev/null )
+      "${fragments[@]}" >/dev/null )
 kmake -s olddefconfig >&2
 kmake -s rustavailable >&2 || die "the Rust toolchain is not usable for the kernel"
-# Every line of the fragment must have survived olddefconfig.
-missing=0
+# Every option of the fragments (a later fragment overrides an earlier one) must have survived
+# olddefconfig.
+declare -A want_cfg=()
 while IFS= read -r line; do
-    case "$line" in CONFIG_*=*) ;; *) continue ;; esac
-    opt=${line%%=*}; val=${line#*=}
+    case "$line" in CONFIG_*=*) want_cfg[${line%%=*}]=${line#*=} ;; esac
+done < <(cat "${fragments[@]}")
+missing=0
+for opt in "${!want_cfg[@]}"; do
+    val=${want_cfg[$opt]}
     if [ "$val" = n ]; then
         grep -q "^$opt=" "$out/.config" && { info "config: $opt should be off"; missing=1; }
     else
-        grep -qx "$line" "$out/.config" || { info "config: $line did not stick"; missing=1; }
+        grep -qx "$opt=$val" "$out/.config" || { info "config: $opt=$val did not stick"; missing=1; }
     fi
-done < "$CX4_ROOT/tools/testbed/kernel.config"
+done
 [ $missing = 0 ] || die "kernel config fragment not applied"
 
+if [ -n "${CX4_SETUP_CHECK:-}" ]; then
+    info "check mode: source verified, configured, Rust available; not compiling"
+    echo "$out"
+    exit 0
+fi
+
 jobs=$(( $(nproc) + 1 ))
-info "make -j$jobs bzImage modules (~17 min on 2 cores); log: $out/build.log"
+info "make -j$jobs bzImage modules (~17-27 min on 2 cores); log: $out/build.log"
 t0=$(date +%s)
 ( while sleep 60; do
       n=$(find "$out" -name '*.o' 2>/dev/null | wc -l)

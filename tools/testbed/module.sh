@@ -21,7 +21,8 @@ if ! diff -rq "$bf_dir" "$dst" --exclude='bitflags.rs' --exclude='*.o' --exclude
     mv "$dst/lib.rs" "$dst/bitflags.rs"
 fi
 
-make -C "$kdir" M="$CX4_ROOT" LLVM= RUSTC="$RUSTC" BINDGEN="$BINDGEN" HOSTRUSTC="$RUSTC" \
-    CLIPPY_DRIVER=/usr/bin/clippy-driver \
+# The kernel's own make variables (compiler flavour, rustc, bindgen), as kernel.sh recorded them.
+mapfile -t makevars < "$kdir/.cx4-make-vars" || die "$kdir is not a kernel.sh build"
+make -C "$kdir" M="$CX4_ROOT" "${makevars[@]}" CLIPPY_DRIVER=/usr/bin/clippy-driver \
     "$@" modules >&2
 echo "$CX4_ROOT/cx4.ko"
