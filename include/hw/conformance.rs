@@ -225,6 +225,26 @@ fn code_tables() -> Vec<CodeTable> {
             flow::miss_action::HEADER_PREFIX,
             flow::miss_action::ALL
         ),
+        t(
+            "wqe_opcode",
+            crate::wqe::opcode::HEADER_PREFIX,
+            crate::wqe::opcode::ALL
+        ),
+        t(
+            "cqe_l4_hdr_type",
+            cq::cqe::l4_hdr_type::HEADER_PREFIX,
+            cq::cqe::l4_hdr_type::ALL
+        ),
+        t(
+            "cqe_rss_ip",
+            cq::cqe::rss_ip::HEADER_PREFIX,
+            cq::cqe::rss_ip::ALL
+        ),
+        t(
+            "cqe_rss_l4",
+            cq::cqe::rss_l4::HEADER_PREFIX,
+            cq::cqe::rss_l4::ALL
+        ),
     ]
 }
 
@@ -290,6 +310,76 @@ fn constants() -> Vec<(&'static str, i64)> {
         ("CQE_L2_OK", cq::cqe::L2_OK.into()),
         ("CQE_L3_OK", cq::cqe::L3_OK.into()),
         ("CQE_L4_OK", cq::cqe::L4_OK.into()),
+        ("MLX5_SEND_WQE_DS", crate::wqe::SEND_WQE_DS as i64),
+        ("MLX5_SEND_WQE_BB", crate::wqe::SEND_WQE_BB as i64),
+        (
+            "MLX5_SEND_WQE_MAX_WQEBBS",
+            crate::wqe::SEND_WQE_MAX_WQEBBS as i64
+        ),
+        (
+            "MLX5_SEND_WQE_MAX_SIZE",
+            crate::wqe::SEND_WQE_MAX_SIZE as i64
+        ),
+        ("MLX5_WQE_CTRL_DS_MASK", crate::wqe::CTRL_DS_MASK.into()),
+        ("MLX5_WQE_CTRL_QPN_MASK", crate::wqe::CTRL_QPN_MASK.into()),
+        (
+            "MLX5_WQE_CTRL_OPCODE_MASK",
+            crate::wqe::CTRL_OPCODE_MASK.into()
+        ),
+        (
+            "MLX5_WQE_CTRL_WQE_INDEX_MASK",
+            crate::wqe::CTRL_WQE_INDEX_MASK.into()
+        ),
+        ("MLX5_INLINE_SEG", crate::wqe::INLINE_SEG.into()),
+        (
+            "MLX5_WQE_INLINE_SEG_BYTE_COUNT_MASK",
+            crate::wqe::INLINE_SEG_BYTE_COUNT_MASK.into()
+        ),
+        ("MLX5_HW_START_PADDING", crate::wqe::HW_START_PADDING.into()),
+        (
+            "MLX5_WQE_CTRL_CQ_UPDATE",
+            crate::wqe::fm_ce_se::CQ_UPDATE.into()
+        ),
+        (
+            "MLX5_WQE_CTRL_CQ_UPDATE_AND_EQE",
+            crate::wqe::fm_ce_se::CQ_UPDATE_AND_EQE.into()
+        ),
+        (
+            "MLX5_WQE_CTRL_SOLICITED",
+            crate::wqe::fm_ce_se::SOLICITED.into()
+        ),
+        (
+            "MLX5_ETH_WQE_L3_INNER_CSUM",
+            crate::wqe::CsFlags::L3_INNER.bits().into()
+        ),
+        (
+            "MLX5_ETH_WQE_L4_INNER_CSUM",
+            crate::wqe::CsFlags::L4_INNER.bits().into()
+        ),
+        (
+            "MLX5_ETH_WQE_L3_CSUM",
+            crate::wqe::CsFlags::L3.bits().into()
+        ),
+        (
+            "MLX5_ETH_WQE_L4_CSUM",
+            crate::wqe::CsFlags::L4.bits().into()
+        ),
+        (
+            "MLX5_ETH_WQE_SWP_INNER_L3_IPV6",
+            crate::wqe::SwpFlags::INNER_L3_IPV6.bits().into()
+        ),
+        (
+            "MLX5_ETH_WQE_SWP_INNER_L4_UDP",
+            crate::wqe::SwpFlags::INNER_L4_UDP.bits().into()
+        ),
+        (
+            "MLX5_ETH_WQE_SWP_OUTER_L3_IPV6",
+            crate::wqe::SwpFlags::OUTER_L3_IPV6.bits().into()
+        ),
+        (
+            "MLX5_ETH_WQE_SWP_OUTER_L4_UDP",
+            crate::wqe::SwpFlags::OUTER_L4_UDP.bits().into()
+        ),
     ]
 }
 
@@ -393,7 +483,7 @@ fn every_code_table_is_checked_against_the_headers() {
 }
 
 /// Layouts that are not in mlx5_ifc.h and are therefore checked by hand-written tests
-/// (cmd.rs, eq/eqe.rs, cq/cqe.rs, regs.rs).
+/// (cmd.rs, eq/eqe.rs, cq/cqe.rs, regs.rs, wqe.rs).
 const HAND_CHECKED: &[&str] = &[
     "mlx5_cmd_layout",
     "mlx5_cmd_prot_block",
@@ -407,6 +497,10 @@ const HAND_CHECKED: &[&str] = &[
     "mlx5_err_cqe",
     "mlx5_reg_host_endianness",
     "mlx5_reg_node_desc",
+    "mlx5_wqe_ctrl_seg",
+    "mlx5_wqe_eth_seg",
+    "mlx5_wqe_data_seg",
+    "mlx5_wqe_inline_seg",
 ];
 
 #[test]

@@ -63,6 +63,7 @@ pub mod regs;
 pub mod status;
 pub mod uar;
 pub mod vport;
+pub mod wqe;
 
 #[cfg(test)]
 mod conformance;
@@ -88,4 +89,5 @@ pub const ALL_LAYOUTS: &[&[bits::LayoutInfo]] = &[
     pd::LAYOUTS,
     vport::LAYOUTS,
     flow::LAYOUTS,
+    wqe::LAYOUTS,
 ];

@@ -9,6 +9,9 @@ ifc_layouts! {
     pub struct Cqe64: CStruct "mlx5_cqe64", 0x40 {
         /// Bit 0: outer L3 tunneled; bits 4:3: TLS offload state.
         tls_outer_l3_tunneled, set_tls_outer_l3_tunneled: u32 @ 0x000, 0x8;
+        /// Bit 0 of `tls_outer_l3_tunneled` (`cqe_is_tunneled`): the packet was recognised as
+        /// tunnelled and the header types and L3/L4 OK bits describe the inner headers.
+        outer_l3_tunneled, set_outer_l3_tunneled: u32 @ 0x007, 0x1;
         /// WQE id (striding RQ).
         wqe_id, set_wqe_id: u32 @ 0x010, 0x10;
         /// LRO: TCP PSH (bit 6), abort, dup-ack flags.
@@ -23,6 +26,10 @@ ifc_layouts! {
         rss_hash_result, set_rss_hash_result: u32 @ 0x060, 0x20;
         /// RSS hash type (bits 3:2 IP, bits 7:6 L4).
         rss_hash_type, set_rss_hash_type: u32 @ 0x080, 0x8;
+        /// Bits 7:6 of `rss_hash_type` (`CQE_RSS_HTYPE_L4`): the L4 fields hashed ([`rss_l4`]).
+        rss_hash_type_l4, set_rss_hash_type_l4: u32 @ 0x080, 0x2;
+        /// Bits 3:2 of `rss_hash_type` (`CQE_RSS_HTYPE_IP`): the IP fields hashed ([`rss_ip`]).
+        rss_hash_type_ip, set_rss_hash_type_ip: u32 @ 0x084, 0x2;
         /// Bit 0: congestion experienced.
         ml_path, set_ml_path: u32 @ 0x088, 0x8;
         /// 16-bit one's-complement sum of the packet after the L2 header.
@@ -33,12 +40,26 @@ ifc_layouts! {
         flags_rqpn, set_flags_rqpn: u32 @ 0x0c0, 0x20;
         /// Bit 1: L3 checksum OK, bit 2: L4 checksum OK.
         hds_ip_ext, set_hds_ip_ext: u32 @ 0x0e0, 0x8;
+        /// Bit 2 of `hds_ip_ext` ([`L4_OK`]).
+        l4_ok, set_l4_ok: u32 @ 0x0e5, 0x1;
+        /// Bit 1 of `hds_ip_ext` ([`L3_OK`]).
+        l3_ok, set_l3_ok: u32 @ 0x0e6, 0x1;
         /// Bit 0: VLAN stripped; bits 3:2: L3 type; bits 6:4: L4 type.
         l4_l3_hdr_type, set_l4_l3_hdr_type: u32 @ 0x0e8, 0x8;
+        /// Bits 6:4 of `l4_l3_hdr_type` (`get_cqe_l4_hdr_type`, [`l4_hdr_type`]).
+        l4_hdr_type, set_l4_hdr_type: u32 @ 0x0e9, 0x3;
+        /// Bits 3:2 of `l4_l3_hdr_type` ([`l3_hdr_type`]).
+        l3_hdr_type, set_l3_hdr_type: u32 @ 0x0ec, 0x2;
+        /// Bit 0 of `l4_l3_hdr_type` (`cqe_has_vlan`): a VLAN tag was stripped into
+        /// `vlan_info`.
+        cvlan_stripped, set_cvlan_stripped: u32 @ 0x0ef, 0x1;
         /// The stripped VLAN tag (TCI).
         vlan_info, set_vlan_info: u32 @ 0x0f0, 0x10;
         /// Bits 31:24: LRO segment count; bits 23:0: SRQ number.
         srqn, set_srqn: u32 @ 0x100, 0x20;
+        /// Bits 31:24 of `srqn` (`get_cqe_lro_num_seg`): segments coalesced by LRO; mlx5e
+        /// treats anything above 1 as an LRO session, so plain receives leave it 0.
+        lro_num_seg, set_lro_num_seg: u32 @ 0x100, 0x8;
         /// Immediate data / invalidated rkey / P_Key / flow table metadata (a union).
         immediate, set_immediate: u32 @ 0x120, 0x20;
         /// Bytes written to the receive buffer (or transferred).
@@ -51,6 +72,10 @@ ifc_layouts! {
         timestamp_l, set_timestamp_l: u32 @ 0x1a0, 0x20;
         /// Bits 23:0: QP/SQ/RQ number; bits 11:0 double as the flow tag.
         sop_drop_qpn, set_sop_drop_qpn: u32 @ 0x1c0, 0x20;
+        /// Bits 23:0 of `sop_drop_qpn`: the flow tag of the steering entry that received the
+        /// packet on Ethernet RQs (mlx5e copies the low 16 bits into `skb->mark`), the QP
+        /// number otherwise.
+        flow_tag, set_flow_tag: u32 @ 0x1c8, 0x18;
         /// Counter of the WQE this completion is for.
         wqe_counter, set_wqe_counter: u32 @ 0x1e0, 0x10;
         /// Signature or validity iteration count.
@@ -75,6 +100,10 @@ ifc_layouts! {
         syndrome, set_syndrome: u32 @ 0x1b8, 0x8;
         /// Bits 31:24: opcode of the failed send WQE; bits 23:0: QP number.
         s_wqe_opcode_qpn, set_s_wqe_opcode_qpn: u32 @ 0x1c0, 0x20;
+        /// Bits 31:24 of `s_wqe_opcode_qpn`: the failed WQE's opcode.
+        s_wqe_opcode, set_s_wqe_opcode: u32 @ 0x1c0, 0x8;
+        /// Bits 23:0 of `s_wqe_opcode_qpn`: the QP / SQ / RQ number.
+        qpn, set_qpn: u32 @ 0x1c8, 0x18;
         /// Counter of the failed WQE.
         wqe_counter, set_wqe_counter: u32 @ 0x1e0, 0x10;
         /// Signature.
@@ -126,6 +155,71 @@ pub mod syndrome {
         RNR_RETRY_EXC_ERR = 0x16, "RNR_RETRY_EXC_ERR";
         REMOTE_ABORTED_ERR = 0x22, "REMOTE_ABORTED_ERR";
     }
+}
+
+/// `l4_hdr_type` of [`Cqe64`] (`CQE_L4_HDR_TYPE_*`, device.h).
+pub mod l4_hdr_type {
+    use crate::bits::code_table;
+
+    code_table! { u8, "CQE_L4_HDR_TYPE_", l4_hdr_type_name;
+        /// Neither TCP nor UDP (or not parsed).
+        NONE = 0x0, "NONE";
+        /// TCP without the ACK flag.
+        TCP_NO_ACK = 0x1, "TCP_NO_ACK";
+        UDP = 0x2, "UDP";
+        /// TCP with ACK and no payload.
+        TCP_ACK_NO_DATA = 0x3, "TCP_ACK_NO_DATA";
+        /// TCP with ACK and payload.
+        TCP_ACK_AND_DATA = 0x4, "TCP_ACK_AND_DATA";
+    }
+}
+
+/// `l3_hdr_type` of [`Cqe64`]. Not named in the Linux headers (mlx5e does not read it); the
+/// values are the PRM's, as in DPDK's `MLX5_CQE_L3_HDR_TYPE_*` (which are shifted by 2).
+pub mod l3_hdr_type {
+    /// Not IP.
+    pub const NONE: u8 = 0x0;
+    /// IPv6.
+    pub const IPV6: u8 = 0x1;
+    /// IPv4.
+    pub const IPV4: u8 = 0x2;
+}
+
+/// `rss_hash_type_ip` of [`Cqe64`] (`CQE_RSS_IP_*`, device.h; `CQE_RSS_HTYPE_IP` = bits 3:2).
+pub mod rss_ip {
+    use crate::bits::code_table;
+
+    code_table! { u8, "CQE_RSS_", rss_ip_name;
+        /// No IP field hashed.
+        IP_NONE = 0x0, "IP_NONE";
+        /// IPv4 addresses hashed.
+        IPV4 = 0x1, "IPV4";
+        /// IPv6 addresses hashed.
+        IPV6 = 0x2, "IPV6";
+        RESERVED = 0x3, "RESERVED";
+    }
+}
+
+/// `rss_hash_type_l4` of [`Cqe64`] (`CQE_RSS_L4_*`, device.h; `CQE_RSS_HTYPE_L4` = bits 7:6).
+pub mod rss_l4 {
+    use crate::bits::code_table;
+
+    code_table! { u8, "CQE_RSS_", rss_l4_name;
+        /// No L4 field hashed.
+        L4_NONE = 0x0, "L4_NONE";
+        /// TCP ports hashed.
+        L4_TCP = 0x1, "L4_TCP";
+        /// UDP ports hashed.
+        L4_UDP = 0x2, "L4_UDP";
+        /// IPsec SPI hashed.
+        L4_IPSEC = 0x3, "L4_IPSEC";
+    }
+}
+
+/// `rss_hash_type` byte with the IP and L4 hash kinds (`CQE_RSS_HTYPE_IP` is `GENMASK(3, 2)`,
+/// `CQE_RSS_HTYPE_L4` is `GENMASK(7, 6)`).
+pub fn rss_hash_type(ip: u8, l4: u8) -> u8 {
+    ((l4 & 3) << 6) | ((ip & 3) << 2)
 }
 
 /// `MLX5_CQE_OWNER_MASK` (cq.h): the owner bit of `op_own`.
@@ -242,6 +336,40 @@ mod tests {
             (c.timestamp_h(), c.timestamp_l()),
             (0x0102_0304, 0x0506_0708)
         );
+    }
+
+    // device.h helpers: cqe_is_tunneled = byte 0 & 1; get_cqe_l4_hdr_type =
+    // (l4_l3_hdr_type >> 4) & 7; cqe_has_vlan = l4_l3_hdr_type & 1; get_cqe_lro_num_seg =
+    // srqn >> 24; get_cqe_flow_tag = sop_drop_qpn & 0xfff; CQE_L3_OK / CQE_L4_OK bits of
+    // hds_ip_ext; CQE_RSS_HTYPE_IP = GENMASK(3, 2), CQE_RSS_HTYPE_L4 = GENMASK(7, 6).
+    #[test]
+    fn cqe_sub_fields_follow_device_h_helpers() {
+        let mut c = Cqe64::new();
+        c.set_outer_l3_tunneled(1);
+        assert_eq!(c.0[0], 0x01);
+        c.set_l4_hdr_type(l4_hdr_type::TCP_ACK_AND_DATA.into());
+        c.set_l3_hdr_type(l3_hdr_type::IPV4.into());
+        c.set_cvlan_stripped(1);
+        assert_eq!(c.0[0x1d], 0x49);
+        assert_eq!((c.0[0x1d] >> 4) & 7, l4_hdr_type::TCP_ACK_AND_DATA);
+        c.set_l3_ok(1);
+        assert_eq!(c.0[0x1c], L3_OK);
+        c.set_l4_ok(1);
+        assert_eq!(c.0[0x1c], L3_OK | L4_OK);
+        c.set_rss_hash_type_ip(rss_ip::IPV6.into());
+        c.set_rss_hash_type_l4(rss_l4::L4_UDP.into());
+        assert_eq!(c.0[0x10], rss_hash_type(rss_ip::IPV6, rss_l4::L4_UDP));
+        assert_eq!(c.0[0x10] & 0x0c, 0x08);
+        assert_eq!(c.0[0x10] & 0xc0, 0x80);
+        c.set_srqn(0x12_3456);
+        c.set_lro_num_seg(3);
+        assert_eq!(&c.0[0x20..0x24], &[3, 0x12, 0x34, 0x56]);
+        c.set_flow_tag(0xab_cdef);
+        assert_eq!(&c.0[0x38..0x3c], &[0, 0xab, 0xcd, 0xef]);
+        let mut e = ErrCqe::new();
+        e.set_s_wqe_opcode(0x0a);
+        e.set_qpn(0x12_3456);
+        assert_eq!(&e.0[0x38..0x3c], &[0x0a, 0x12, 0x34, 0x56]);
     }
 
     #[test]
