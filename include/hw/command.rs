@@ -6,7 +6,9 @@
 //! it in the same buffer.
 
 use crate::bits::Layout;
-use crate::{caps, cq, eq, flow, hca, opcode, pages, pd, regs, uar, vport};
+use crate::{
+    caps, counters, cq, eq, flow, hca, mkey, opcode, pages, pd, regs, tir, uar, vport, wq,
+};
 
 /// A firmware command: its opcode and the layouts of its input and output.
 pub trait Command {
@@ -79,6 +81,50 @@ commands! {
     CreateFlowTable = CREATE_FLOW_TABLE: flow::CreateFlowTableIn => flow::CreateFlowTableOut;
     DestroyFlowTable = DESTROY_FLOW_TABLE: flow::DestroyFlowTableIn => flow::DestroyFlowTableOut;
     SetFlowTableRoot = SET_FLOW_TABLE_ROOT: flow::SetFlowTableRootIn => flow::SetFlowTableRootOut;
+    QueryFlowTable = QUERY_FLOW_TABLE: flow::QueryFlowTableIn => flow::QueryFlowTableOut;
+    ModifyFlowTable = MODIFY_FLOW_TABLE: flow::ModifyFlowTableIn => flow::ModifyFlowTableOut;
+    CreateFlowGroup = CREATE_FLOW_GROUP: flow::CreateFlowGroupIn => flow::CreateFlowGroupOut;
+    DestroyFlowGroup = DESTROY_FLOW_GROUP: flow::DestroyFlowGroupIn => flow::DestroyFlowGroupOut;
+    SetFlowTableEntry = SET_FLOW_TABLE_ENTRY: flow::SetFteIn => flow::SetFteOut;
+    DeleteFlowTableEntry = DELETE_FLOW_TABLE_ENTRY: flow::DeleteFteIn => flow::DeleteFteOut;
+    AllocFlowCounter = ALLOC_FLOW_COUNTER: flow::AllocFlowCounterIn => flow::AllocFlowCounterOut;
+    DeallocFlowCounter = DEALLOC_FLOW_COUNTER:
+        flow::DeallocFlowCounterIn => flow::DeallocFlowCounterOut;
+    QueryFlowCounter = QUERY_FLOW_COUNTER: flow::QueryFlowCounterIn => flow::QueryFlowCounterOut;
+    CreateSq = CREATE_SQ: wq::CreateSqIn => wq::CreateSqOut;
+    ModifySq = MODIFY_SQ: wq::ModifySqIn => wq::ModifySqOut;
+    QuerySq = QUERY_SQ: wq::QuerySqIn => wq::QuerySqOut;
+    DestroySq = DESTROY_SQ: wq::DestroySqIn => wq::DestroySqOut;
+    CreateRq = CREATE_RQ: wq::CreateRqIn => wq::CreateRqOut;
+    ModifyRq = MODIFY_RQ: wq::ModifyRqIn => wq::ModifyRqOut;
+    QueryRq = QUERY_RQ: wq::QueryRqIn => wq::QueryRqOut;
+    DestroyRq = DESTROY_RQ: wq::DestroyRqIn => wq::DestroyRqOut;
+    CreateTis = CREATE_TIS: tir::CreateTisIn => tir::CreateTisOut;
+    ModifyTis = MODIFY_TIS: tir::ModifyTisIn => tir::ModifyTisOut;
+    QueryTis = QUERY_TIS: tir::QueryTisIn => tir::QueryTisOut;
+    DestroyTis = DESTROY_TIS: tir::DestroyTisIn => tir::DestroyTisOut;
+    CreateTir = CREATE_TIR: tir::CreateTirIn => tir::CreateTirOut;
+    ModifyTir = MODIFY_TIR: tir::ModifyTirIn => tir::ModifyTirOut;
+    QueryTir = QUERY_TIR: tir::QueryTirIn => tir::QueryTirOut;
+    DestroyTir = DESTROY_TIR: tir::DestroyTirIn => tir::DestroyTirOut;
+    CreateRqt = CREATE_RQT: tir::CreateRqtIn => tir::CreateRqtOut;
+    ModifyRqt = MODIFY_RQT: tir::ModifyRqtIn => tir::ModifyRqtOut;
+    QueryRqt = QUERY_RQT: tir::QueryRqtIn => tir::QueryRqtOut;
+    DestroyRqt = DESTROY_RQT: tir::DestroyRqtIn => tir::DestroyRqtOut;
+    CreateMkey = CREATE_MKEY: mkey::CreateMkeyIn => mkey::CreateMkeyOut;
+    QueryMkey = QUERY_MKEY: mkey::QueryMkeyIn => mkey::QueryMkeyOut;
+    DestroyMkey = DESTROY_MKEY: mkey::DestroyMkeyIn => mkey::DestroyMkeyOut;
+    QuerySpecialContexts = QUERY_SPECIAL_CONTEXTS:
+        mkey::QuerySpecialContextsIn => mkey::QuerySpecialContextsOut;
+    QueryVportCounter = QUERY_VPORT_COUNTER:
+        counters::QueryVportCounterIn => counters::QueryVportCounterOut;
+    AllocQCounter = ALLOC_Q_COUNTER: counters::AllocQCounterIn => counters::AllocQCounterOut;
+    DeallocQCounter = DEALLOC_Q_COUNTER: counters::DeallocQCounterIn => counters::DeallocQCounterOut;
+    QueryQCounter = QUERY_Q_COUNTER: counters::QueryQCounterIn => counters::QueryQCounterOut;
+    AddVxlanUdpDport = ADD_VXLAN_UDP_DPORT:
+        counters::AddVxlanUdpDportIn => counters::AddVxlanUdpDportOut;
+    DeleteVxlanUdpDport = DELETE_VXLAN_UDP_DPORT:
+        counters::DeleteVxlanUdpDportIn => counters::DeleteVxlanUdpDportOut;
 }
 
 #[cfg(test)]
@@ -92,6 +138,8 @@ mod tests {
         match op {
             opcode::ACCESS_REG => ("access_register_in".into(), "access_register_out".into()),
             opcode::GEN_EQE => ("gen_eqe_in".into(), "gen_eq_out".into()),
+            opcode::SET_FLOW_TABLE_ENTRY => ("set_fte_in".into(), "set_fte_out".into()),
+            opcode::DELETE_FLOW_TABLE_ENTRY => ("delete_fte_in".into(), "delete_fte_out".into()),
             _ => (format!("{base}_in"), format!("{base}_out")),
         }
     }

@@ -226,6 +226,81 @@ fn code_tables() -> Vec<CodeTable> {
             flow::miss_action::ALL
         ),
         t(
+            "flow action",
+            flow::action::HEADER_PREFIX,
+            flow::action::ALL
+        ),
+        t(
+            "dest_type",
+            flow::dest_type::HEADER_PREFIX,
+            flow::dest_type::ALL
+        ),
+        t(
+            "match_criteria",
+            flow::match_criteria::HEADER_PREFIX,
+            flow::match_criteria::ALL
+        ),
+        t(
+            "fte_modify",
+            flow::fte_modify::HEADER_PREFIX,
+            flow::fte_modify::ALL
+        ),
+        t(
+            "sqc_state",
+            crate::wq::sqc_state::HEADER_PREFIX,
+            crate::wq::sqc_state::ALL
+        ),
+        t(
+            "rqc_state",
+            crate::wq::rqc_state::HEADER_PREFIX,
+            crate::wq::rqc_state::ALL
+        ),
+        t(
+            "wq_type",
+            crate::wq::wq_type::HEADER_PREFIX,
+            crate::wq::wq_type::ALL
+        ),
+        t(
+            "wq inline_mode",
+            crate::wq::inline_mode::HEADER_PREFIX,
+            crate::wq::inline_mode::ALL
+        ),
+        t(
+            "disp_type",
+            crate::tir::disp_type::HEADER_PREFIX,
+            crate::tir::disp_type::ALL
+        ),
+        t(
+            "rx_hash_fn",
+            crate::tir::rx_hash_fn::HEADER_PREFIX,
+            crate::tir::rx_hash_fn::ALL
+        ),
+        t(
+            "self_lb_block",
+            crate::tir::self_lb_block::HEADER_PREFIX,
+            crate::tir::self_lb_block::ALL
+        ),
+        t(
+            "l3_prot_type",
+            crate::tir::l3_prot_type::HEADER_PREFIX,
+            crate::tir::l3_prot_type::ALL
+        ),
+        t(
+            "l4_prot_type",
+            crate::tir::l4_prot_type::HEADER_PREFIX,
+            crate::tir::l4_prot_type::ALL
+        ),
+        t(
+            "hash_field_sel",
+            crate::tir::hash_field_sel::HEADER_PREFIX,
+            crate::tir::hash_field_sel::ALL
+        ),
+        t(
+            "access_mode",
+            crate::mkey::access_mode::HEADER_PREFIX,
+            crate::mkey::access_mode::ALL
+        ),
+        t(
             "wqe_opcode",
             crate::wqe::opcode::HEADER_PREFIX,
             crate::wqe::opcode::ALL
@@ -310,6 +385,22 @@ fn constants() -> Vec<(&'static str, i64)> {
         ("CQE_L2_OK", cq::cqe::L2_OK.into()),
         ("CQE_L3_OK", cq::cqe::L3_OK.into()),
         ("CQE_L4_OK", cq::cqe::L4_OK.into()),
+        (
+            "MLX5_MODIFY_RQ_IN_MODIFY_BITMASK_VSD",
+            crate::wq::MODIFY_RQ_BITMASK_VSD as i64
+        ),
+        (
+            "MLX5_MODIFY_RQ_IN_MODIFY_BITMASK_SCATTER_FCS",
+            crate::wq::MODIFY_RQ_BITMASK_SCATTER_FCS as i64
+        ),
+        (
+            "MLX5_MODIFY_RQ_IN_MODIFY_BITMASK_RQ_COUNTER_SET_ID",
+            crate::wq::MODIFY_RQ_BITMASK_RQ_COUNTER_SET_ID as i64
+        ),
+        (
+            "MLX5_MODIFY_FLOW_TABLE_MISS_TABLE_ID",
+            crate::flow::MODIFY_FLOW_TABLE_MISS_TABLE_ID.into()
+        ),
         ("MLX5_SEND_WQE_DS", crate::wqe::SEND_WQE_DS as i64),
         ("MLX5_SEND_WQE_BB", crate::wqe::SEND_WQE_BB as i64),
         (

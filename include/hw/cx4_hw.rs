@@ -49,11 +49,13 @@ pub mod bits;
 pub mod caps;
 pub mod cmd;
 pub mod command;
+pub mod counters;
 pub mod cq;
 pub mod eq;
 pub mod flow;
 pub mod hca;
 pub mod iseg;
+pub mod mkey;
 pub mod mng;
 pub mod opcode;
 pub mod pages;
@@ -61,8 +63,10 @@ pub mod pci;
 pub mod pd;
 pub mod regs;
 pub mod status;
+pub mod tir;
 pub mod uar;
 pub mod vport;
+pub mod wq;
 pub mod wqe;
 
 #[cfg(test)]
@@ -90,4 +94,8 @@ pub const ALL_LAYOUTS: &[&[bits::LayoutInfo]] = &[
     vport::LAYOUTS,
     flow::LAYOUTS,
     wqe::LAYOUTS,
+    wq::LAYOUTS,
+    tir::LAYOUTS,
+    mkey::LAYOUTS,
+    counters::LAYOUTS,
 ];

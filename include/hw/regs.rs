@@ -112,6 +112,7 @@ pub mod id {
         PMTU = 0x5003, "PMTU";
         PTYS = 0x5004, "PTYS";
         PAOS = 0x5006, "PAOS";
+        PFCC = 0x5007, "PFCC";
         PPCNT = 0x5008, "PPCNT";
         PCMR = 0x5041, "PCMR";
         PCAM = 0x507f, "PCAM";
