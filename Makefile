@@ -2,7 +2,11 @@
 # cx4 top-level targets. Kbuild (not this file) describes the module to the kernel build.
 #
 #   make demo      build what is missing, boot a VM with the modelled card, load cx4.ko
-#   make test      every test: lints, host unit tests, VM tests; ends "N passed, N failed"
+#   make test      every test: set-up checks, lints, host unit tests, VM tests (CI; < 30 min warm);
+#                  ends "N passed, N failed". KERNEL=debug: the VM suites on the debug kernel
+#                  (KASAN, lockdep, debug objects, kmemleak; its own cached build)
+#   make soak      the long runs (hundreds of load/unload cycles), not part of make test
+#   make shell     a shell in a VM next to the modelled card (VMS=2: two VMs, one segment)
 #   make bench     benchmarks (cx4 vs upstream mlx5_core on the same model), not tests
 #   make module    cx4.ko against the cached test kernel (CLIPPY=1 to lint it)
 #   make model     the device model (release build)
@@ -12,8 +16,12 @@
 
 TB := tools/testbed
 export CX4_CACHE ?= /var/cache/cx4
+# default or debug
+KERNEL ?= default
+export CX4_KERNEL_FLAVOUR := $(KERNEL)
+VMS ?= 1
 
-.PHONY: all demo test bench module model kernel guest host-deps clean
+.PHONY: all demo test soak shell bench module model kernel guest host-deps clean
 
 all: module model
 
@@ -30,13 +38,22 @@ module: kernel
 	@bash $(TB)/module.sh "$$(bash $(TB)/kernel.sh)" $(if $(CLIPPY),CLIPPY=1)
 
 model:
-	cargo build --release --locked -p cx4-model
+	@cargo build --release --locked --quiet -p cx4-model
 
 demo:
 	@bash $(TB)/demo.sh
 
 test:
 	@python3 tests/run.py $(TESTS)
+
+soak:
+	@python3 tests/run.py --soak $(TESTS)
+
+shell: module model guest
+	@kdir=$$(bash $(TB)/kernel.sh) && tree=$$(bash $(TB)/guest.sh "$$kdir") && \
+	python3 $(TB)/vmrun.py --shell --kdir "$$kdir" --tree "$$tree" \
+		--model target/release/cx4-model --file cx4.ko --vms $(VMS) \
+		$(if $(filter-out 1,$(VMS)),--net) --timeout 86400
 
 bench: module
 	@python3 tools/bench/core_bench.py

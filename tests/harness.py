@@ -19,10 +19,36 @@ class Env:
     kdir: Path
     tree: Path
     model: Path
+    flavour: str = "default"
+
+    @property
+    def slow(self) -> float:
+        """How much slower the guest runs than on the default kernel (KASAN, lockdep)."""
+        return 4.0 if self.flavour == "debug" else 1.0
 
     @property
     def ko(self) -> Path:
         return self.root / "cx4.ko"
+
+
+def exclusive(fn):
+    """Marks a test that must run alone (it inspects the whole machine or measures time)."""
+    fn.exclusive = True
+    return fn
+
+
+def soak(fn):
+    """Marks a long-running test: run by `make soak`, not by `make test`."""
+    fn.soak = True
+    return fn
+
+
+def estimate(seconds: float):
+    """Declares a test's expected duration; the runner starts the longest first."""
+    def mark(fn):
+        fn.estimate = seconds
+        return fn
+    return mark
 
 
 class SubResults(Exception):
@@ -50,6 +76,7 @@ def run_vm(env: Env, script: str, *, model: bool = True, model_args: list[str] |
     specs = [vmrun.VmSpec(name=f"vm{i}", model=model, model_args=list(model_args or []), cards=cards,
                           cmdline=cmdline, mac=f"52:54:00:c4:00:{i + 1:02x}" if net else None)
              for i in range(vms)]
+    timeout *= env.slow
     with vmrun.Run(env.kdir, env.tree, env.model if model else None, specs, net=net,
                    log=lambda m: None) as run:
         job = run.dir / "job.sh"

@@ -2,19 +2,31 @@
 """cx4 test runner: `make test` (or `python3 tests/run.py [NAME-FILTER...]`).
 
 Sets up what the tests need (host packages, test kernel, guest tree, model, cx4.ko: cached
-builds, so a second run takes minutes), then runs host checks (rustfmt, clippy, cargo tests,
-the module under the kernel's CLIPPY=1) and VM tests. Ends with the line `N passed, N failed`.
+builds, so a second run takes minutes), then runs the suites and ends with the line
+`N passed, N failed`, after a table of each suite's wall time.
+
+Host suites (`setup`, `host`) run one test at a time. VM tests run `CX4_JOBS` at a time (default:
+the number of CPUs), each VM a TCG process of its own; a test marked `exclusive` (it checks the
+machine for leftovers, or measures time) runs alone. Tests marked `soak` (hundreds of cycles,
+long runs) run only with `--soak` (`make soak`).
+
+    CX4_KERNEL_FLAVOUR=debug  (make test KERNEL=debug) the VM suites on the debug kernel
+    CX4_JOBS=N                how many VM tests run at once
 """
 
 from __future__ import annotations
 
+import argparse
+import concurrent.futures as cf
 import importlib
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,7 +37,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 import harness  # noqa: E402
 
 # Test modules, each with a `tests(env)` generator of (name, callable).
-SUITES = ["host", "testbed", "model_core", "driver_core"]
+HOST_SUITES = ["setup", "host"]
+VM_SUITES = ["testbed", "model_core", "driver_core"]
 
 
 def sh(cmd: list[str] | str, **kw) -> str:
@@ -35,62 +48,141 @@ def sh(cmd: list[str] | str, **kw) -> str:
     return r.stdout
 
 
+def flavour() -> str:
+    return os.environ.get("CX4_KERNEL_FLAVOUR", "default") or "default"
+
+
 def setup() -> harness.Env:
     t0 = time.time()
     stage = lambda s: print(f"\n==> [{time.strftime('%T')}] {s}", file=sys.stderr, flush=True)
-    stage("setup: host prerequisites, test kernel, guest tree (cached)")
+    stage(f"setup: host prerequisites, test kernel ({flavour()} flavour), guest tree (cached)")
     sh(["bash", str(TB / "host-deps.sh")])
     kdir = Path(sh(["bash", str(TB / "kernel.sh")]).strip().splitlines()[-1])
     tree = Path(sh(["bash", str(TB / "guest.sh"), str(kdir)]).strip().splitlines()[-1])
-    stage("setup: device model (release)")
+    stage("setup: device model (release), cx4.ko")
     sh(["cargo", "build", "--release", "--locked", "--quiet", "-p", "cx4-model"])
+    sh(["bash", str(TB / "module.sh"), str(kdir)], stdout=subprocess.DEVNULL)
     print(f"    setup took {time.time() - t0:.0f} s", file=sys.stderr)
     return harness.Env(root=ROOT, kdir=kdir, tree=tree,
-                       model=ROOT / "target/release/cx4-model")
+                       model=ROOT / "target/release/cx4-model", flavour=flavour())
+
+
+@dataclass
+class Tally:
+    passed: int = 0
+    failed: int = 0
+    tests: int = 0
+    busy: float = 0.0                      # sum of its tests' times
+    first: float | None = None
+    last: float | None = None
+    failures: list[str] = field(default_factory=list)
+
+
+class Runner:
+    def __init__(self, env: harness.Env, filters: list[str], soak: bool):
+        self.env, self.filters, self.soak = env, filters, soak
+        self.lock = threading.Lock()
+        self.tally: dict[str, Tally] = {}
+
+    def selected(self, suite: str) -> list[tuple[str, object]]:
+        mod = importlib.import_module(suite)
+        out = []
+        for name, fn in mod.tests(self.env):
+            full = f"{suite}::{name}"
+            if self.filters and not any(re.search(f, full) for f in self.filters):
+                continue
+            if getattr(fn, "soak", False) != self.soak and not self.filters:
+                continue
+            out.append((full, fn))
+        self.tally.setdefault(suite, Tally())
+        return out
+
+    def run_one(self, full: str, fn) -> None:
+        suite = full.split("::")[0]
+        t0 = time.time()
+        with self.lock:
+            print(f"--- {full} ...", flush=True)
+        passed = failed = 0
+        detail = ""
+        try:
+            fn()
+            passed, status = 1, "PASS"
+        except harness.SubResults as sr:
+            passed, failed, detail = sr.passed, sr.failed, sr.detail if sr.failed else ""
+            status = "PASS" if sr.failed == 0 else "FAIL"
+        except Exception as e:  # noqa: BLE001 - a test failure of any kind
+            failed, status = 1, "FAIL"
+            detail = str(e) if isinstance(e, AssertionError) else traceback.format_exc()
+        t1 = time.time()
+        with self.lock:
+            t = self.tally[suite]
+            t.passed += passed
+            t.failed += failed
+            t.tests += 1
+            t.busy += t1 - t0
+            t.first = t0 if t.first is None else min(t.first, t0)
+            t.last = t1 if t.last is None else max(t.last, t1)
+            counts = f": {passed} passed, {failed} failed" if passed + failed > 1 else ""
+            print(f"{status} {full}{counts} ({t1 - t0:.1f} s)" + (f": {detail}" if detail else ""),
+                  flush=True)
+            if failed:
+                t.failures.append(full)
+
+    def run_serial(self, tests) -> None:
+        for full, fn in tests:
+            self.run_one(full, fn)
+
+    def run_parallel(self, tests, jobs: int) -> None:
+        shared = [(f, fn) for f, fn in tests if not getattr(fn, "exclusive", False)]
+        alone = [(f, fn) for f, fn in tests if getattr(fn, "exclusive", False)]
+        # Longest first keeps the pool busy to the end (tests may declare an estimate).
+        shared.sort(key=lambda t: -getattr(t[1], "estimate", 60))
+        with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for f in [pool.submit(self.run_one, full, fn) for full, fn in shared]:
+                f.result()
+        self.run_serial(alone)
 
 
 def main(argv: list[str]) -> int:
-    filters = argv
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("filters", nargs="*", help="run the tests whose suite::name matches")
+    ap.add_argument("--soak", action="store_true", help="run the soak tests (make soak)")
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("CX4_JOBS", os.cpu_count() or 1)))
+    args = ap.parse_args(argv)
+    t_all = time.time()
     try:
         env = setup()
     except subprocess.CalledProcessError as e:
         print(f"setup failed: {e}", file=sys.stderr)
         print("0 passed, 1 failed")
         return 1
+    runner = Runner(env, args.filters, args.soak)
+    t_tests = time.time()
+    # The debug flavour is about the kernel: its run is the VM suites.
+    host = [] if env.flavour != "default" or args.soak else HOST_SUITES
+    for suite in host:
+        runner.run_serial(runner.selected(suite))
+    vm_tests = [t for suite in VM_SUITES for t in runner.selected(suite)]
+    runner.run_parallel(vm_tests, args.jobs)
+
+    print(f"\n==> suite wall times ({env.flavour} kernel, {args.jobs} VM test(s) at a time)",
+          file=sys.stderr)
+    print(f"    {'suite':14} {'tests':>5} {'pass':>5} {'fail':>5} {'wall s':>7} {'busy s':>7}",
+          file=sys.stderr)
     passed = failed = 0
     failures = []
-    t_all = time.time()
-    for suite in SUITES:
-        mod = importlib.import_module(suite)
-        for name, fn in mod.tests(env):
-            full = f"{suite}::{name}"
-            if filters and not any(re.search(f, full) for f in filters):
-                continue
-            t0 = time.time()
-            print(f"--- {full} ...", flush=True)
-            try:
-                fn()
-                dt = time.time() - t0
-                print(f"PASS {full} ({dt:.1f} s)", flush=True)
-                passed += 1
-            except harness.SubResults as sr:
-                # A step that reports several counted results (e.g. cargo test).
-                passed += sr.passed
-                failed += sr.failed
-                status = "PASS" if sr.failed == 0 else "FAIL"
-                print(f"{status} {full}: {sr.passed} passed, {sr.failed} failed "
-                      f"({time.time() - t0:.1f} s)", flush=True)
-                if sr.failed:
-                    failures.append(full)
-                    print(sr.detail)
-            except Exception as e:  # noqa: BLE001 - a test failure of any kind
-                dt = time.time() - t0
-                msg = str(e) if isinstance(e, AssertionError) else traceback.format_exc()
-                print(f"FAIL {full} ({dt:.1f} s): {msg}", flush=True)
-                failed += 1
-                failures.append(full)
+    for suite, t in runner.tally.items():
+        if not t.tests:
+            continue
+        wall = (t.last or 0) - (t.first or 0)
+        print(f"    {suite:14} {t.tests:5} {t.passed:5} {t.failed:5} {wall:7.0f} {t.busy:7.0f}",
+              file=sys.stderr)
+        passed += t.passed
+        failed += t.failed
+        failures += t.failures
+    print(f"    tests took {time.time() - t_tests:.0f} s, {time.time() - t_all:.0f} s with set-up",
+          file=sys.stderr)
     print(f"\n{len(failures)} failing: {', '.join(failures)}" if failures else "", file=sys.stderr)
-    print(f"tests took {time.time() - t_all:.0f} s", file=sys.stderr)
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 

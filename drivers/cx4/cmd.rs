@@ -15,6 +15,12 @@
 //! (the device may still write its mailboxes) until a later completion or check finds it
 //! returned to software. Once the device is in error ([`Cmdq::set_error`]) every waiting and
 //! new command fails at once with `ENXIO`.
+//!
+//! A timeout fences the queue: until the device shows it is alive again (a command completes,
+//! or it returns a timed-out entry), new commands get [`FENCED_TIMEOUT`] instead of the full
+//! timeout. One that times out as well means the command interface is unresponsive: the queue
+//! goes into the error state, so a teardown after a firmware hang costs one timeout plus one
+//! fenced timeout, not a full timeout per command.
 
 use core::sync::atomic::{
     AtomicBool,
@@ -90,6 +96,9 @@ const QUEUE_BYTES: usize = 4096;
 const MAX_SLOTS: usize = 32;
 /// How often a waiter in event mode checks the ownership bit itself.
 const EVENT_FALLBACK_MS: u32 = 1000;
+/// The timeout of commands posted while an earlier one timed out and the device has not shown
+/// signs of life since.
+const FENCED_TIMEOUT: Delta = Delta::from_millis(1000);
 
 /// A command left with the device after its timeout: its mailboxes stay allocated until the
 /// slot is found back in software ownership.
@@ -152,6 +161,8 @@ pub(crate) struct Cmdq {
     log_stride: u32,
     timeout: Delta,
     error: AtomicBool,
+    /// A command timed out and nothing completed since: new commands get [`FENCED_TIMEOUT`].
+    fenced: AtomicBool,
     #[pin]
     mbox: MboxPool,
     #[pin]
@@ -206,6 +217,7 @@ impl Cmdq {
             log_stride,
             timeout,
             error: AtomicBool::new(false),
+            fenced: AtomicBool::new(false),
             mbox <- MboxPool::new(),
             state <- new_mutex!(state),
             wake <- new_condvar!("cx4::cmdq"),
@@ -295,6 +307,10 @@ impl Cmdq {
             self.free_slot_locked(g, slot);
             n += 1;
         }
+        if n > 0 {
+            // The device returned timed-out entries: it is alive.
+            self.fenced.store(false, Ordering::Relaxed);
+        }
         n
     }
 
@@ -330,7 +346,7 @@ impl Cmdq {
         }
     }
 
-    fn acquire(&self, op: u16, start: Instant<Monotonic>) -> Result<u32> {
+    fn acquire(&self, op: u16, start: Instant<Monotonic>, timeout: Delta) -> Result<u32> {
         let mut g = self.state.lock();
         loop {
             if self.in_error() {
@@ -349,14 +365,14 @@ impl Cmdq {
             if self.reap_zombies(&mut g) > 0 {
                 continue;
             }
-            let left = (self.timeout - start.elapsed()).as_millis();
+            let left = (timeout - start.elapsed()).as_millis();
             if left <= 0 {
                 dev_err!(
                     self.dev.dev(),
                     "{}({:#x}): no free command slot within {} ms\n",
                     opcode_name(op),
                     op,
-                    self.timeout.as_millis()
+                    timeout.as_millis()
                 );
                 return Err(ETIMEDOUT);
             }
@@ -377,7 +393,13 @@ impl Cmdq {
     }
 
     /// Waits for the command in `slot` to return to software.
-    fn wait(&self, slot: u32, events: bool, start: Instant<Monotonic>) -> Result<Completion> {
+    fn wait(
+        &self,
+        slot: u32,
+        events: bool,
+        start: Instant<Monotonic>,
+        timeout: Delta,
+    ) -> Result<Completion> {
         let bit = 1u32 << slot;
         if !events {
             loop {
@@ -387,7 +409,7 @@ impl Cmdq {
                 if self.in_error() {
                     return Err(ENXIO);
                 }
-                if start.elapsed() > self.timeout {
+                if start.elapsed() > timeout {
                     return Err(ETIMEDOUT);
                 }
                 // Commands usually complete within tens of microseconds: spin (like upstream's
@@ -411,7 +433,7 @@ impl Cmdq {
             if self.in_error() {
                 return Err(ENXIO);
             }
-            let left = (self.timeout - start.elapsed()).as_millis();
+            let left = (timeout - start.elapsed()).as_millis();
             if left <= 0 {
                 return if self.owner(slot) == OWNER_SW {
                     Ok(Completion::Fallback)
@@ -477,7 +499,12 @@ impl Cmdq {
             return Err(ENXIO);
         }
         let start = Instant::<Monotonic>::now();
-        let slot = match self.acquire(op, start) {
+        let timeout = if self.fenced.load(Ordering::Relaxed) {
+            FENCED_TIMEOUT.min(self.timeout)
+        } else {
+            self.timeout
+        };
+        let slot = match self.acquire(op, start, timeout) {
             Ok(s) => s,
             Err(e) => {
                 self.stats.record_failure(op, e == ETIMEDOUT);
@@ -510,7 +537,7 @@ impl Cmdq {
         let posted = Instant::<Monotonic>::now();
         let waited = self
             .post(slot, token, input, out_len, &inp, &out)
-            .and_then(|events| self.wait(slot, events, start));
+            .and_then(|events| self.wait(slot, events, start, timeout));
         let how = match waited {
             Ok(how) => how,
             Err(e) => {
@@ -521,7 +548,7 @@ impl Cmdq {
                         opcode_name(op),
                         op,
                         op_mod,
-                        self.timeout.as_millis(),
+                        timeout.as_millis(),
                         slot,
                         token
                     );
@@ -539,13 +566,25 @@ impl Cmdq {
                 let mut g = self.state.lock();
                 g.zombies[slot as usize] = Some(Zombie { inp, out });
                 g.event_slots &= !(1 << slot);
+                let unresponsive = e == ETIMEDOUT && self.fenced.swap(true, Ordering::AcqRel);
                 drop(g);
+                if unresponsive {
+                    dev_err!(
+                        self.dev.dev(),
+                        "command interface unresponsive: a second command timed out with \
+                         nothing completed in between; failing commands from now on\n"
+                    );
+                    self.set_error();
+                }
                 self.stats.record_failure(op, e == ETIMEDOUT);
                 return Err(e);
             }
         };
         let ns = posted.elapsed().as_nanos().max(0) as u64;
         let result = self.collect(slot, &out, out_len);
+        if self.fenced.load(Ordering::Relaxed) {
+            self.fenced.store(false, Ordering::Relaxed);
+        }
         self.mbox.release(inp);
         self.mbox.release(out);
         self.release(slot);

@@ -5,7 +5,8 @@
 //!
 //! - driver.rs: PCI binding (IDs, probe, unbind);
 //! - hca.rs: bring-up and teardown in the PRM's order; mdev.rs: the state shared with
-//!   interrupt threads and work items;
+//!   interrupt threads and work items; function.rs: the bound function across reloads
+//!   (recovery from fatal errors);
 //! - iseg.rs: BAR0 and the initialization segment; uar.rs: UAR pages and doorbells;
 //! - cmd.rs: the command queue; mbox.rs: mailboxes; msg.rs: command messages; stats.rs:
 //!   per-opcode statistics;
@@ -23,6 +24,7 @@ mod debugfs;
 mod dmabuf;
 mod driver;
 mod eq;
+mod function;
 mod hca;
 mod health;
 mod iseg;
@@ -73,7 +75,16 @@ kernel::prelude::module! {
             default: 60000,
             description: "Firmware command timeout in milliseconds",
         },
+        auto_recover: u32 {
+            default: 1,
+            description: "Recover from fatal device errors by reset and reload (0: stay failed)",
+        },
     },
+}
+
+/// The auto_recover module parameter.
+pub(crate) fn auto_recover() -> bool {
+    *module_parameters::auto_recover.value() != 0
 }
 
 /// The command timeout module parameter.

@@ -9,10 +9,14 @@ use kernel::{
     device::Core,
     pci,
     prelude::*,
+    sync::Arc,
     time::Delta, //
 };
 
-use crate::hca::Hca;
+use crate::{
+    function::Function,
+    kapi, //
+};
 
 /// Which member of the family a PCI ID names.
 #[derive(Clone, Copy, Debug)]
@@ -39,7 +43,7 @@ pub(crate) struct Cx4Driver;
 pub(crate) struct Cx4Device<'bound> {
     pdev: &'bound pci::Device,
     chip: Chip,
-    _hca: Hca,
+    function: Arc<Function>,
 }
 
 kernel::pci_device_table!(
@@ -70,14 +74,16 @@ impl pci::Driver for Cx4Driver {
     ) -> impl PinInit<Self::Data<'bound>, Error> + 'bound {
         pdev.enable_device_mem()?;
         pdev.set_master();
+        kapi::set_dma_mask_64(pdev)?;
         let timeout = Delta::from_millis(crate::cmd_timeout_ms().into());
-        let hca = Hca::probe(pdev, chip.name(), timeout).inspect_err(|e| {
-            dev_err!(pdev, "{}: probe failed: {:?}\n", chip.name(), e);
-        })?;
+        let function = Function::new(pdev, chip.name(), timeout, crate::auto_recover())
+            .inspect_err(|e| {
+                dev_err!(pdev, "{}: probe failed: {:?}\n", chip.name(), e);
+            })?;
         Ok(Cx4Device {
             pdev,
             chip: *chip,
-            _hca: hca,
+            function,
         })
     }
 
@@ -88,6 +94,8 @@ impl pci::Driver for Cx4Driver {
 
 impl Drop for Cx4Device<'_> {
     fn drop(&mut self) {
+        // Before unbind completes: no recovery may run on an unbound device.
+        self.function.stop();
         dev_dbg!(self.pdev, "cx4 device state released\n");
     }
 }

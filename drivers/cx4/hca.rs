@@ -18,7 +18,7 @@ use cx4_hw::{
     },
 };
 use kernel::{
-    device::Core,
+    device::Bound,
     pci,
     prelude::*,
     sync::Arc,
@@ -39,7 +39,6 @@ use crate::{
     eq::EqTable,
     health,
     iseg::Bar0,
-    kapi,
     mdev::Mdev,
     pages::Stage,
     uar::Uar, //
@@ -49,6 +48,24 @@ use crate::{
 const FW_INIT_TIMEOUT: Delta = Delta::from_secs(10);
 /// The ISSI this driver speaks when the device supports it.
 const ISSI: u32 = 1;
+
+/// Why a brought-up HCA no longer works.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fault {
+    /// The health buffer or counter reported a fatal condition.
+    Health(health::Fatal),
+    /// Commands timed out twice in a row: the command interface is unresponsive.
+    CommandsUnresponsive,
+}
+
+impl core::fmt::Display for Fault {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Fault::Health(h) => h.fmt(f),
+            Fault::CommandsUnresponsive => f.write_str("command interface unresponsive"),
+        }
+    }
+}
 
 /// The brought-up (or partly brought-up) HCA of one function.
 pub(crate) struct Hca {
@@ -64,9 +81,8 @@ pub(crate) struct Hca {
 
 impl Hca {
     /// Maps BAR0, checks the firmware and brings the HCA up. On failure everything done so far
-    /// is undone before returning.
-    pub(crate) fn probe(pdev: &pci::Device<Core<'_>>, chip: &str, timeout: Delta) -> Result<Self> {
-        kapi::set_dma_mask_64(pdev)?;
+    /// is undone before returning. Called from probe and again by each recovery (function.rs).
+    pub(crate) fn load(pdev: &pci::Device<Bound>, chip: &str, timeout: Delta) -> Result<Self> {
         let bar = Arc::new(Bar0::new(pdev)?, GFP_KERNEL)?;
         // The PRM asks the driver to wait for the initializing bit both before and after it
         // programs the command queue; the first wait is the one that can time out.
@@ -116,7 +132,19 @@ impl Hca {
         Ok(hca)
     }
 
-    fn bring_up(&mut self, pdev: &pci::Device<Core<'_>>) -> Result {
+    /// Why the HCA no longer works, if it does not.
+    pub(crate) fn fault(&self) -> Option<Fault> {
+        let m = &self.mdev;
+        if let Some(f) = m.health.fatal() {
+            Some(Fault::Health(f))
+        } else if m.cmdq.in_error() {
+            Some(Fault::CommandsUnresponsive)
+        } else {
+            None
+        }
+    }
+
+    fn bring_up(&mut self, pdev: &pci::Device<Bound>) -> Result {
         let m = self.mdev.clone();
         let cmdq = &m.cmdq;
         // A device that is already in a fatal state does not execute commands.

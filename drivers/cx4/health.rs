@@ -38,24 +38,9 @@ const POLL_MS: u32 = 2000;
 /// `MAX_MISSES`).
 const MAX_MISSES: u32 = 3;
 
-/// Health syndromes (`MLX5_INITIAL_SEG_HEALTH_SYNDROME_*`, mlx5_ifc.h) and health.c's names.
+/// health.c's description of a health syndrome (the schema's checked code table).
 fn synd_name(synd: u8) -> &'static str {
-    match synd {
-        0x1 => "firmware internal error",
-        0x7 => "irisc not responding",
-        0x8 => "unrecoverable hardware error",
-        0x9 => "firmware CRC error",
-        0xa => "ICM fetch PCI error",
-        0xb => "HW fatal error",
-        0xc => "async EQ buffer overrun",
-        0xd => "EQ error",
-        0xe => "Invalid EQ referenced",
-        0xf => "FFSER error",
-        0x10 => "High temperature",
-        0x12 => "ICM fetch PCI data poisoned error",
-        0x13 => "Trust lockdown error",
-        _ => "unrecognized error",
-    }
+    cx4_hw::iseg::health_synd::describe(synd)
 }
 
 /// Why the device is considered failed.
@@ -71,6 +56,18 @@ pub(crate) enum Fatal {
     Syndrome(u8),
     /// The health counter stopped.
     CounterStalled,
+}
+
+impl fmt::Display for Fatal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Fatal::Gone => f.write_str("device gone (BAR0 unreadable)"),
+            Fatal::FwVersion => f.write_str("firmware version reads all-ones"),
+            Fatal::NicInterface(n) => write!(f, "NIC interface down (state {n})"),
+            Fatal::Syndrome(s) => write!(f, "health syndrome {:#x}: {}", s, synd_name(s)),
+            Fatal::CounterStalled => f.write_str("health counter stopped"),
+        }
+    }
 }
 
 /// Health state of one function.
@@ -101,6 +98,21 @@ impl HealthState {
     /// Whether the device was marked in error.
     pub(crate) fn failed(&self) -> bool {
         self.failed.load(Ordering::Acquire)
+    }
+
+    /// Why the device was marked in error, if it was.
+    pub(crate) fn fatal(&self) -> Option<Fatal> {
+        if !self.failed() {
+            return None;
+        }
+        let detail = self.synd.load(Ordering::Relaxed);
+        Some(match self.reason.load(Ordering::Relaxed) {
+            1 => Fatal::Gone,
+            2 => Fatal::FwVersion,
+            3 => Fatal::NicInterface(detail),
+            4 => Fatal::Syndrome(detail as u8),
+            _ => Fatal::CounterStalled,
+        })
     }
 
     /// The debugfs report.
@@ -151,16 +163,16 @@ pub(crate) fn mark_failed(mdev: &Mdev, why: Fatal) {
         return;
     }
     mdev.cmdq.set_error();
-    let (code, synd) = match why {
+    let (code, detail) = match why {
         Fatal::Gone => (1, 0),
         Fatal::FwVersion => (2, 0),
-        Fatal::NicInterface(_) => (3, 0),
-        Fatal::Syndrome(s) => (4, s),
+        Fatal::NicInterface(n) => (3, n),
+        Fatal::Syndrome(s) => (4, s.into()),
         Fatal::CounterStalled => (5, 0),
     };
     hs.reason.store(code, Ordering::Relaxed);
-    if synd != 0 {
-        hs.synd.store(synd.into(), Ordering::Relaxed);
+    if detail != 0 {
+        hs.synd.store(detail, Ordering::Relaxed);
     }
     let h = mdev.bar.health().unwrap_or_default();
     let name = if h.synd != 0 {

@@ -81,6 +81,15 @@ impl BoundDevice {
     }
 }
 
+/// Resets a bound PCI function (`pci_try_reset_function()`: function-level reset with config
+/// space saved and restored). Fails with `EAGAIN` instead of waiting when the device lock is
+/// held, e.g. by an unbind that waits for the caller.
+pub(crate) fn try_reset_function(pdev: &pci::Device<Bound>) -> Result {
+    // SAFETY: `pdev` is a bound, live PCI device; the function takes the device lock itself
+    // (or gives up) and saves/restores the config space around the reset.
+    to_result(unsafe { bindings::pci_try_reset_function(pci_dev_ptr(pdev)) })
+}
+
 /// The number of online CPUs (`num_online_cpus()`).
 pub(crate) fn num_online_cpus() -> u32 {
     // SAFETY: `__num_online_cpus` is a kernel global that is always valid; it is an atomic

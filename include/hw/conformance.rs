@@ -108,7 +108,7 @@ fn code_tables() -> Vec<CodeTable> {
             all.iter().map(|&(v, n)| (v.into(), n)).collect(),
         )
     }
-    use crate::{caps, cmd, cq, eq, flow, hca, mng, opcode, pages, regs, status, vport};
+    use crate::{caps, cmd, cq, eq, flow, hca, iseg, mng, opcode, pages, regs, status, vport};
     std::vec![
         t("opcode", opcode::HEADER_PREFIX, opcode::ALL),
         t("status", status::HEADER_PREFIX, status::ALL),
@@ -190,6 +190,11 @@ fn code_tables() -> Vec<CodeTable> {
             mng::mcqi_info_type::ALL
         ),
         t("mcqi_fw", mng::mcqi_fw::HEADER_PREFIX, mng::mcqi_fw::ALL),
+        t(
+            "health_synd",
+            iseg::health_synd::HEADER_PREFIX,
+            iseg::health_synd::ALL
+        ),
         t(
             "teardown_profile",
             hca::teardown_profile::HEADER_PREFIX,

@@ -112,6 +112,48 @@ pub fn nic_interface(cmdq_addr_l_sz: u32) -> u32 {
 /// Bit 7 of [`HealthBuffer::rfr_severity`]: the firmware requires a recovery flow.
 pub const HEALTH_RFR: u8 = 1 << 7;
 
+/// Health syndromes of the health buffer's `synd` byte (`MLX5_INITIAL_SEG_HEALTH_SYNDROME_*`,
+/// mlx5_ifc.h), with health.c's descriptions in [`health_synd::describe`].
+pub mod health_synd {
+    use crate::bits::code_table;
+
+    code_table! { u8, "MLX5_INITIAL_SEG_HEALTH_SYNDROME_", health_synd_name;
+        FW_INTERNAL_ERR = 0x1, "FW_INTERNAL_ERR";
+        DEAD_IRISC = 0x7, "DEAD_IRISC";
+        HW_FATAL_ERR = 0x8, "HW_FATAL_ERR";
+        FW_CRC_ERR = 0x9, "FW_CRC_ERR";
+        ICM_FETCH_PCI_ERR = 0xa, "ICM_FETCH_PCI_ERR";
+        ICM_PAGE_ERR = 0xb, "ICM_PAGE_ERR";
+        ASYNCHRONOUS_EQ_BUF_OVERRUN = 0xc, "ASYNCHRONOUS_EQ_BUF_OVERRUN";
+        EQ_IN_ERR = 0xd, "EQ_IN_ERR";
+        EQ_INV = 0xe, "EQ_INV";
+        FFSER_ERR = 0xf, "FFSER_ERR";
+        HIGH_TEMP_ERR = 0x10, "HIGH_TEMP_ERR";
+        ICM_PCI_POISONED_ERR = 0x12, "ICM_PCI_POISONED_ERR";
+        TRUST_LOCKDOWN_ERR = 0x13, "TRUST_LOCKDOWN_ERR";
+    }
+
+    /// What a syndrome means, in health.c's (`hsynd_str`) words.
+    pub fn describe(synd: u8) -> &'static str {
+        match synd {
+            FW_INTERNAL_ERR => "firmware internal error",
+            DEAD_IRISC => "irisc not responding",
+            HW_FATAL_ERR => "unrecoverable hardware error",
+            FW_CRC_ERR => "firmware CRC error",
+            ICM_FETCH_PCI_ERR => "ICM fetch PCI error",
+            ICM_PAGE_ERR => "HW fatal error",
+            ASYNCHRONOUS_EQ_BUF_OVERRUN => "async EQ buffer overrun",
+            EQ_IN_ERR => "EQ error",
+            EQ_INV => "Invalid EQ referenced",
+            FFSER_ERR => "FFSER error",
+            HIGH_TEMP_ERR => "High temperature",
+            ICM_PCI_POISONED_ERR => "ICM fetch PCI data poisoned error",
+            TRUST_LOCKDOWN_ERR => "Trust lockdown error",
+            _ => "unrecognized error",
+        }
+    }
+}
+
 /// Command interface revision from the host-order `cmdif_rev_fw_sub`.
 pub fn cmdif_rev(cmdif_rev_fw_sub: u32) -> u16 {
     (cmdif_rev_fw_sub >> 16) as u16

@@ -12,11 +12,16 @@ kdir=${1:?usage: guest.sh KDIR}
 
 bash "$CX4_ROOT/tools/testbed/host-deps.sh"
 
-GUEST_PACKAGES=kmod,iproute2,ibverbs-utils,ibverbs-providers,rdmacm-utils,perftest,rdma-core,ethtool,iputils-ping,procps,pciutils,iperf3,python3,python3-pyverbs,util-linux
+GUEST_PACKAGES=kmod,iproute2,tcpdump,ibverbs-utils,ibverbs-providers,rdmacm-utils,perftest,rdma-core,ethtool,iputils-ping,procps,pciutils,iperf3,python3,python3-pyverbs,util-linux
 GUEST_BUILD_REV=1
 key=$(echo "$GUEST_SUITE $GUEST_PACKAGES rev$GUEST_BUILD_REV" | sha256sum | cut -c1-16)
 tree="$CX4_CACHE/guest/trixie-$key"
 mkdir -p "$CX4_CACHE/guest"
+exec 9>"$CX4_CACHE/guest/.lock"
+if ! flock -n 9; then
+    info "another guest.sh holds $CX4_CACHE/guest/.lock; waiting for it"
+    flock 9
+fi
 for t in debootstrap chroot make depmod; do
     command -v "$t" >/dev/null || [ -x "/sbin/$t" ] || die "guest tree needs '$t'"
 done
@@ -35,7 +40,9 @@ if [ -n "${CX4_SETUP_CHECK:-}" ]; then
     for p in ${GUEST_PACKAGES//,/ }; do
         grep -qw -- "$p" <<<"$debs" || die "guest package $p not resolved by debootstrap"
     done
-    apt-cache madison qemu-system-x86 | grep -q "${GUEST_SUITE}-backports" \
+    # (No `grep -q` on a pipe: its early exit would fail the pipeline under pipefail.)
+    qemu=$(apt-cache madison qemu-system-x86)
+    grep -q "${GUEST_SUITE}-backports" <<<"$qemu" \
         || die "qemu-system-x86 not available from ${GUEST_SUITE}-backports"
     info "check mode: guest packages resolve ($(wc -w <<<"$debs") debs), QEMU in ${GUEST_SUITE}-backports"
     echo "$tree"
@@ -56,7 +63,8 @@ if [ ! -e "$tree/.cx4-done" ]; then
     chroot "$tree" apt-get update -qq >&2
     DEBIAN_FRONTEND=noninteractive chroot "$tree" apt-get install -y -qq \
         -t "${GUEST_SUITE}-backports" --no-install-recommends qemu-system-x86 >/dev/null
-    chroot "$tree" qemu-system-x86_64 -device help 2>/dev/null | grep -q vfio-user-pci \
+    devices=$(chroot "$tree" qemu-system-x86_64 -device help 2>/dev/null)
+    grep -q vfio-user-pci <<<"$devices" \
         || die "QEMU in the guest tree has no vfio-user-pci"
     chroot "$tree" apt-get clean
     mkdir -p "$tree/cx4"   # mount point for the project share

@@ -45,7 +45,8 @@ if ! command -v cargo >/dev/null; then
     apt-get install -y -qq --no-install-recommends cargo-web rustfmt-web >/dev/null
 fi
 
-if ! "$BINDGEN" --version 2>/dev/null | grep -q "$BINDGEN_VERSION"; then
+have=$("$BINDGEN" --version 2>/dev/null || true)
+if [[ "$have" != *"$BINDGEN_VERSION"* ]]; then
     info "cargo install bindgen-cli $BINDGEN_VERSION (~2 min)"
     LIBCLANG_PATH=/usr/lib/llvm-19/lib cargo install --locked --quiet --force \
         --root "$CX4_CACHE/cargo" bindgen-cli --version "$BINDGEN_VERSION"

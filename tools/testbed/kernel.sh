@@ -34,6 +34,13 @@ kcache="$CX4_CACHE/kernel"
 src="$kcache/src-$KERNEL_PKG_VERSION"
 out="$kcache/build-$flavour-$key"
 mkdir -p "$kcache"
+# One kernel.sh per cache at a time: a second run (another checkout, CI beside a user) waits
+# here instead of taking the first one's build for an interrupted one.
+exec 9>"$kcache/.lock"
+if ! flock -n 9; then
+    info "another kernel.sh holds $kcache/.lock; waiting for it"
+    flock 9
+fi
 
 if [ -e "$out/.cx4-done" ] && [ -z "${CX4_SETUP_CHECK:-}" ]; then
     echo "$out"
@@ -42,7 +49,7 @@ fi
 
 # The source package, verified against the SHA256 apt's index records for it.
 deb="$kcache/linux-source-7.2_${KERNEL_PKG_VERSION/:/%3a}_all.deb"
-want=$(apt-cache show "linux-source-7.2=$KERNEL_PKG_VERSION" 2>/dev/null | awk '/^SHA256:/ {print $2; exit}')
+want=$(apt-cache show "linux-source-7.2=$KERNEL_PKG_VERSION" 2>/dev/null | awk '/^SHA256:/ && !n++ {print $2}')
 [ -n "$want" ] || die "apt does not know linux-source-7.2=$KERNEL_PKG_VERSION (trixie-backports source missing?)"
 deb_ok() { [ -s "$deb" ] && [ "$(sha256sum < "$deb" | cut -d' ' -f1)" = "$want" ]; }
 

@@ -53,6 +53,7 @@ class VmSpec:
     mem_mb: int = 1024
     mac: str | None = None                   # NIC on the run's L2 segment (needs Run(net=True))
     cmdline: str = ""                        # extra kernel command line
+    interactive: bool = False                # serial console on a socket (make shell)
 
 
 @dataclass
@@ -175,7 +176,11 @@ class Run:
             "-m", f"{vm.mem_mb}M",
             "-object", f"memory-backend-memfd,id=mem,size={vm.mem_mb}M,share=on",
             "-kernel", str(self.bzimage_in_chroot), "-append", cmdline,
-            "-serial", f"file:{run}/{vm.name}.console", "-monitor", "none", "-no-reboot",
+            *(["-chardev", f"socket,id=con,path={run}/{vm.name}.console.sock,server=on,wait=off,"
+                           f"logfile={run}/{vm.name}.console",
+               "-serial", "chardev:con"] if vm.interactive else
+              ["-serial", f"file:{run}/{vm.name}.console"]),
+            "-monitor", "none", "-no-reboot",
             "-fsdev", "local,id=r9,path=/,security_model=passthrough,readonly=on,multidevs=remap",
             "-device", "virtio-9p-pci,fsdev=r9,mount_tag=/dev/root",
             "-fsdev", f"local,id=w9,path={run}/share-{vm.name},security_model=none",
@@ -294,6 +299,71 @@ class Run:
         self.close()
 
 
+def attach(sock: Path, banner: str = "", wait: float = 30.0) -> None:
+    """Relays the terminal to a VM's serial console socket until the VM goes away or the user
+    types Ctrl-] (the VM keeps running then)."""
+    import select
+    import socket as so
+    import termios
+    import tty
+    deadline = time.time() + wait
+    while not sock.exists():
+        if time.time() > deadline:
+            raise RunError(f"no console socket {sock}")
+        time.sleep(0.05)
+    c = so.socket(so.AF_UNIX, so.SOCK_STREAM)
+    for _ in range(200):
+        try:
+            c.connect(str(sock))
+            break
+        except OSError:
+            time.sleep(0.05)
+    if banner:
+        print(banner, file=sys.stderr, flush=True)
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd) if os.isatty(fd) else None
+    try:
+        if saved is not None:
+            tty.setraw(fd)
+        while True:
+            r, _, _ = select.select([fd, c], [], [])
+            if c in r:
+                data = c.recv(4096)
+                if not data:
+                    break
+                os.write(sys.stdout.fileno(), data)
+            if fd in r:
+                data = os.read(fd, 1024)
+                if not data or b"\x1d" in data:
+                    break
+                c.sendall(data)
+    finally:
+        if saved is not None:
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+        c.close()
+
+
+SHELL_JOB = r"""
+cols=COLS; rows=ROWS
+cat > /tmp/motd <<MOTD
+
+cx4 shell on $(hostname): kernel $(uname -r)
+  modelled card:  $(lspci -nn -d 15b3: | head -1)
+  driver:         insmod /cx4/cx4.ko   (upstream: modprobe mlx5_core)
+  tools:          ip, ethtool, devlink, rdma, ibv_devinfo, ib_write_bw, iperf3, tcpdump
+  debugfs:        /sys/kernel/debug/cx4/
+  leave:          exit (powers the VM off)
+MOTD
+for f in /cx4/*.ko; do [ -e "$f" ] || rm -f /tmp/motd; done
+if ip link show eth0 >/dev/null 2>&1; then
+    n=$(hostname | tr -dc 0-9); ip link set eth0 up
+    ip addr add 10.99.0.$((n + 1))/24 dev eth0 && echo "  eth0:           10.99.0.$((n + 1))/24 (virtio-net, the runner's bridge)" >> /tmp/motd
+fi
+export HOME=/tmp TERM=${TERM:-vt100} PS1='\h:\w# '
+exec setsid -w -c sh -c "stty rows $rows cols $cols; cat /tmp/motd; exec bash -i"     </dev/ttyS0 >/dev/ttyS0 2>&1
+"""
+
+
 def sweep_stale() -> None:
     """Removes network namespaces and run directories of runners that no longer exist."""
     try:
@@ -323,7 +393,7 @@ def main(argv=None) -> int:
     ap.add_argument("--model", type=Path, help="cx4-model binary")
     ap.add_argument("--no-model", action="store_true", help="boot without the modelled card")
     ap.add_argument("--model-arg", action="append", default=[], help="extra model argument")
-    ap.add_argument("--script", required=True, type=Path, help="guest script (run as /cx4/job.sh)")
+    ap.add_argument("--script", type=Path, help="guest script (run as /cx4/job.sh)")
     ap.add_argument("--file", action="append", default=[], type=Path, help="file to put in /cx4")
     ap.add_argument("--vms", type=int, default=1, help="number of VMs")
     ap.add_argument("--net", action="store_true", help="join the VMs on one L2 segment")
@@ -331,16 +401,47 @@ def main(argv=None) -> int:
     ap.add_argument("--kvm", action="store_true", help="use KVM (nested KVM is very slow here)")
     ap.add_argument("--keep", action="store_true", help="keep the run directory")
     ap.add_argument("--mem", type=int, default=1024, help="guest RAM in MiB")
+    ap.add_argument("--shell", action="store_true",
+                    help="interactive: a shell on each VM's console (vm0 on this terminal)")
+    ap.add_argument("--attach", type=Path, metavar="SOCK",
+                    help="attach this terminal to a running VM's console socket")
     args = ap.parse_args(argv)
+    if args.attach:
+        attach(args.attach, f"[console {args.attach}; Ctrl-] detaches]")
+        return 0
+    if not args.shell and not args.script:
+        ap.error("--script is required (or --shell)")
     sweep_stale()
     vms = [VmSpec(name=f"vm{i}", model=not args.no_model, model_args=list(args.model_arg),
-                  mem_mb=args.mem, mac=f"52:54:00:c4:00:{i + 1:02x}" if args.net else None)
+                  mem_mb=args.mem, mac=f"52:54:00:c4:00:{i + 1:02x}" if args.net else None,
+                  interactive=args.shell)
            for i in range(args.vms)]
     with Run(args.kdir, args.tree, args.model, vms, net=args.net, kvm=args.kvm, keep=args.keep) as run:
         _install_signal_cleanup(run)
-        run.put(args.script, "job.sh")
+        if args.shell:
+            size = shutil.get_terminal_size((80, 24))
+            job = run.dir / "job.sh"
+            job.write_text(SHELL_JOB.replace("COLS", str(size.columns)).replace("ROWS", str(size.lines)))
+            run.put(job, "job.sh")
+        else:
+            run.put(args.script, "job.sh")
         for f in args.file:
             run.put(f)
+        if args.shell:
+            import threading
+            box: list[list[VmResult]] = []
+            t = threading.Thread(target=lambda: box.append(run.boot(timeout=args.timeout)),
+                                 daemon=True)
+            t.start()
+            others = "".join(f"\r\n  {vm.name}: python3 {Path(__file__).relative_to(Path.cwd()) if Path(__file__).is_relative_to(Path.cwd()) else __file__} "
+                             f"--attach {run.dir}/{vm.name}.console.sock" for vm in vms[1:])
+            attach(run.dir / "vm0.console.sock",
+                   f"[cx4 shell: vm0 on this terminal; Ctrl-] leaves (the VMs stop with it)"
+                   + (f"; other consoles:{others}" if others else "") + "]")
+            if t.is_alive():
+                run._kill_all()
+            t.join(10)
+            return 0
         results = run.boot(timeout=args.timeout)
         rc = 0
         for r in results:

@@ -61,6 +61,8 @@ pub struct Device {
     pub doorbells: u64,
     /// Fatal health syndrome raised (by fault injection); firmware stops answering.
     pub health_synd: Option<u8>,
+    /// The fatal syndrome survives function resets (a hardware fault) until cleared.
+    pub health_persist: bool,
     /// The firmware.
     pub fw: Firmware,
     /// Pending faults.
@@ -82,6 +84,7 @@ impl Device {
             cmdq_addr_l: 0,
             doorbells: 0,
             health_synd: None,
+            health_persist: false,
             fw: Self::firmware(cfg),
             faults: FaultPlan::default(),
         }
@@ -114,8 +117,9 @@ impl Device {
     pub fn inject(&mut self, f: &Fault) -> Result<(), String> {
         log::warn!("fault injected: {f:?}");
         match *f {
-            Fault::Health(synd) => {
+            Fault::Health { synd, persist } => {
                 self.health_synd = Some(synd);
+                self.health_persist = persist;
                 log::error!(
                     "fatal health syndrome {synd:#x} raised; firmware stops executing commands"
                 );
@@ -161,6 +165,10 @@ impl Device {
             }
             Fault::Clear => {
                 self.msix.delay_ms.clear();
+                if self.health_synd.take().is_some() {
+                    log::info!("fatal health syndrome cleared");
+                }
+                self.health_persist = false;
                 self.faults.add(f);
             }
             _ => self.faults.add(f),
@@ -269,7 +277,11 @@ impl Device {
         self.cmdq_addr_l = 0;
         self.msix.reset();
         self.fw.reset();
-        self.health_synd = None;
+        if !self.health_persist {
+            self.health_synd = None;
+        } else if let Some(s) = self.health_synd {
+            log::warn!("fatal health syndrome {s:#x} persists across the reset");
+        }
     }
 
     fn initializing(&self) -> bool {

@@ -7,7 +7,8 @@
 //! - `stall` / `stall opcode=0x102` — stop answering commands (all, or from that opcode on);
 //!   `unstall` answers again (stalled commands stay unanswered, like lost firmware work);
 //! - `health synd=0x5` — raise a fatal health syndrome (the health buffer reports it, the
-//!   firmware stops executing commands);
+//!   firmware stops executing commands) until a function reset; `persist=1`: a hardware fault
+//!   that survives resets until `clear`;
 //! - `drop-irq vector=0 count=1` — swallow the next interrupts of a vector;
 //!   `delay-irq vector=0 ms=200` — deliver the vector's interrupts late;
 //! - `pages n=16` — demand (n>0) or give back (n<0) regular pages now, by a page-request event;
@@ -37,7 +38,12 @@ pub enum Fault {
     /// Answer commands again.
     Unstall,
     /// Fatal health syndrome.
-    Health(u8),
+    Health {
+        /// The syndrome.
+        synd: u8,
+        /// Survives function resets (until `clear`).
+        persist: bool,
+    },
     /// Drop the next `count` interrupts of `vector`.
     DropIrq {
         /// Vector.
@@ -96,7 +102,7 @@ impl Fault {
         let allowed: &[&str] = match kind {
             "fail" => &["opcode", "nth", "status", "syndrome"],
             "stall" => &["opcode"],
-            "health" => &["synd"],
+            "health" => &["synd", "persist"],
             "drop-irq" => &["vector", "count"],
             "delay-irq" => &["vector", "ms"],
             "pages" => &["n"],
@@ -122,12 +128,17 @@ impl Fault {
             },
             "stall" => Fault::Stall(get("opcode").map(|v| num("opcode", v)).transpose()?),
             "unstall" => Fault::Unstall,
-            "health" => Fault::Health(
-                get("synd")
+            "health" => Fault::Health {
+                synd: get("synd")
                     .map(|v| num("synd", v))
                     .transpose()?
                     .unwrap_or(0x1),
-            ),
+                persist: get("persist")
+                    .map(|v| num::<u8>("persist", v))
+                    .transpose()?
+                    .unwrap_or(0)
+                    != 0,
+            },
             "drop-irq" => Fault::DropIrq {
                 vector: num("vector", need("vector")?)?,
                 count: get("count")
@@ -218,7 +229,7 @@ impl FaultPlan {
                     ..Default::default()
                 }
             }
-            Fault::Health(_) | Fault::Pages(_) | Fault::GenCqe { .. } | Fault::Link(_) => {}
+            Fault::Health { .. } | Fault::Pages(_) | Fault::GenCqe { .. } | Fault::Link(_) => {}
         }
     }
 
@@ -279,7 +290,20 @@ mod tests {
             Fault::parse("stall opcode=0x102").unwrap(),
             Fault::Stall(Some(0x102))
         );
-        assert_eq!(Fault::parse("health synd=5").unwrap(), Fault::Health(5));
+        assert_eq!(
+            Fault::parse("health synd=5").unwrap(),
+            Fault::Health {
+                synd: 5,
+                persist: false
+            }
+        );
+        assert_eq!(
+            Fault::parse("health synd=0x8 persist=1").unwrap(),
+            Fault::Health {
+                synd: 8,
+                persist: true
+            }
+        );
         assert_eq!(
             Fault::parse("drop-irq vector=0").unwrap(),
             Fault::DropIrq {
