@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import vmrun
-from harness import Env, check_clean_dmesg, describe, one_vm
+from harness import Env, check_clean_dmesg, describe, estimate, one_vm, soak
 
 DBG = "/sys/kernel/debug/cx4/0000:01:00.0"
 BOUND = "/sys/bus/pci/drivers/cx4/0000:01:00.0"
@@ -103,9 +103,9 @@ def _serve_control(share: Path, ctl: Path, stop: threading.Event) -> None:
 
 
 def run_with_control(env: Env, script: str, model_args: list[str] | None = None,
-                     timeout: float = 180) -> vmrun.VmResult:
+                     timeout: float = 180, cmdline: str = "") -> vmrun.VmResult:
     """One VM whose job can drive the model's control socket through `ctl SPEC`."""
-    spec = vmrun.VmSpec(name="vm0", model_args=list(model_args or []))
+    spec = vmrun.VmSpec(name="vm0", model_args=list(model_args or []), cmdline=cmdline)
     with vmrun.Run(env.kdir, env.tree, env.model, [spec], log=lambda m: None) as run:
         ctl = run.dir / "vm0.ctl"
         spec.model_args += ["--control", str(ctl)]
@@ -179,6 +179,7 @@ def tests(env: Env):
         assert_balanced(r)
         assert "given 56, returned 56" in r.model_log, "boot + init + regular pages expected"
 
+    @estimate(300)
     def fifty_insmod_rmmod_cycles():
         r = one_vm(env, f"""
             echo clear > /sys/kernel/debug/kmemleak
@@ -205,6 +206,7 @@ def tests(env: Env):
         ours = [b for b in leaks.split("unreferenced object") if "cx4" in b]
         assert not ours, "kmemleak found cx4 leaks:\n" + "\n".join(ours)[:3000]
 
+    @estimate(400)
     def each_probe_command_failed_once():
         script = f"""
             # A failed probe does not fail insmod (the driver stays registered, unbound).
@@ -414,6 +416,39 @@ def tests(env: Env):
         check_clean_dmesg(r.dmesg)
         assert_balanced(r, at_least=2)
 
+    @soak
+    def three_hundred_cycles_with_recoveries():
+        # Soak: 300 load/unload cycles, every 30th with a fatal error recovered in between;
+        # kmemleak must find nothing of cx4's and pages must balance at every teardown.
+        r = run_with_control(env, f"""
+            echo clear > /sys/kernel/debug/kmemleak
+            for i in $(seq 300); do
+                insmod /cx4/cx4.ko
+                echo "query 2" > {DBG}/selftest
+                if [ $((i % 30)) = 0 ]; then
+                    ctl "health synd=0x1"
+                    for k in $(seq 100); do
+                        [ "$(dmesg | grep -c 'recovered after')" -ge $((i / 30)) ] && break
+                        sleep 0.2
+                    done
+                    echo "query 2" > {DBG}/selftest
+                fi
+                rmmod cx4
+            done
+            echo cycles-done
+            echo scan > /sys/kernel/debug/kmemleak; sleep 6
+            echo scan > /sys/kernel/debug/kmemleak
+            echo "=== kmemleak ==="; cat /sys/kernel/debug/kmemleak; echo "=== end ==="
+        """, timeout=3600, cmdline="kmemleak=on")
+        assert r.status == 0 and "cycles-done" in r.job_log, describe(r)
+        assert r.dmesg.count("recovered after") == 10, r.dmesg[-3000:]
+        check_clean_dmesg(r.dmesg)
+        ours = [b for b in section(r.job_log, "kmemleak").split("unreferenced object") if "cx4" in b]
+        assert not ours, "kmemleak found cx4 leaks:\n" + "\n".join(ours)[:3000]
+        teardown = [l for l in page_reports(r.model_log) if "teardown" in l]
+        assert len(teardown) >= 300 and not [l for l in teardown if "UNBALANCED" in l], \
+            "\n".join(teardown[-5:])
+
     yield "bring-up completes, commands complete in event mode, EQ counters rise", \
         bring_up_in_event_mode_with_eq_counters
     yield "50 insmod/rmmod cycles: clean dmesg, no kmemleak, pages balanced", \
@@ -426,6 +461,8 @@ def tests(env: Env):
     yield "fatal health syndrome before probe fails the probe", fatal_health_at_probe_fails_probe
     yield "fatal error: reset + reload recovers once the fault clears", \
         fatal_error_is_recovered_by_reset_and_reload
+    yield "soak: 300 load/unload cycles with 10 recoveries, no leaks", \
+        three_hundred_cycles_with_recoveries
     yield "two cards: each has its own state and debugfs directory", \
         two_cards_each_get_their_own_state_and_debugfs
     yield "CQ: armed CQ gets completion events, poll consumes CQEs, query/modify", \

@@ -6,7 +6,8 @@ import re
 import time
 
 import vmrun
-from harness import Env, check_clean_dmesg, describe, leftovers, one_vm, random_fw, run_vm
+from harness import (Env, check_clean_dmesg, describe, estimate, exclusive, leftovers, one_vm,
+                     random_fw, run_vm)
 
 
 def tests(env: Env):
@@ -47,6 +48,7 @@ def tests(env: Env):
         assert r.status == 0, describe(r)
         assert f"ConnectX-4 Lx: firmware version {fw}," in r.dmesg, r.dmesg[-2000:]
 
+    @estimate(120)
     def twenty_insmod_rmmod_cycles():
         r = one_vm(env, """
             for i in $(seq 20); do
@@ -98,6 +100,7 @@ def tests(env: Env):
         for r in rs:
             assert r.status == 0, describe(r)
 
+    @exclusive
     def runner_leaves_nothing_behind_after_timeout():
         before = leftovers()
         assert not before, "leftovers before the test: " + "; ".join(before)
@@ -109,6 +112,7 @@ def tests(env: Env):
         after = leftovers()
         assert not after, "left behind: " + "; ".join(after)
 
+    @exclusive
     def runner_leaves_nothing_behind_after_success():
         one_vm(env, "true")
         after = leftovers()
