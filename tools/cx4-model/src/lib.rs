@@ -6,6 +6,7 @@ pub mod cmdq;
 pub mod config;
 pub mod device;
 pub mod eq;
+pub mod eth;
 pub mod faults;
 pub mod fw;
 pub mod guest_mem;

@@ -1,0 +1,24 @@
+//! The Ethernet packet engine: pure functions from WQEs and frames to frames and CQEs, with
+//! no queue state, doorbells or wire of its own. The device layer calls it:
+//!
+//! - send: [`txwqe::Ctrl::read`] the WQE at the SQ's consumer counter (through a
+//!   [`dma::RingWqe`] over the SQ buffer), [`txwqe::execute`] it with the SQ's memory keys as
+//!   [`dma::Dma`], put [`txwqe::Output`] on the wire, and post [`cqe::tx_cqe`] when the
+//!   control segment asks for one — or [`cqe::err_cqe`] with the [`txwqe::TxFault`]'s
+//!   syndromes, moving the SQ to error;
+//! - receive: [`frame::parse`] the frame once, steer it to a TIR, [`rss::hash`] it and pick the
+//!   RQ with [`rss::rqt_index`], read the RQ WQE with [`rx::rq_wqe_segments`], then
+//!   [`rx::deliver`] it, which scatters it and returns the CQE (or an [`rx::RxFault`]).
+//!
+//! Files: [`frame`] (parser), [`csum`] (checksums and their offloads), [`lso`] (segmentation),
+//! [`rss`] (Toeplitz hash), [`txwqe`] (send WQEs), [`rx`] (receive WQEs and delivery),
+//! [`cqe`] (completions), [`dma`] (the memory seams).
+
+pub mod cqe;
+pub mod csum;
+pub mod dma;
+pub mod frame;
+pub mod lso;
+pub mod rss;
+pub mod rx;
+pub mod txwqe;
