@@ -151,12 +151,14 @@ impl Function {
     }
 
     /// What recovery has seen so far, and whether the HCA is up.
+    #[expect(dead_code, reason = "for the devlink health reporter (in progress)")]
     pub(crate) fn stats(&self) -> (RecoveryStats, bool) {
         let g = self.state.lock();
         (g.stats, g.hca.as_ref().is_some_and(|h| h.fault().is_none()))
     }
 
     /// Asks for a recovery now (when automatic recovery is off, the only way to start one).
+    #[expect(dead_code, reason = "for the devlink health reporter (in progress)")]
     pub(crate) fn recover(this: &Arc<Self>) {
         this.requested.store(true, Ordering::Release);
         Self::schedule(this, 0);

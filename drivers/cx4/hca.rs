@@ -58,10 +58,10 @@ pub(crate) enum Fault {
     CommandsUnresponsive,
 }
 
-impl core::fmt::Display for Fault {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+impl kernel::fmt::Display for Fault {
+    fn fmt(&self, f: &mut kernel::fmt::Formatter<'_>) -> kernel::fmt::Result {
         match self {
-            Fault::Health(h) => h.fmt(f),
+            Fault::Health(h) => kernel::fmt::Display::fmt(h, f),
             Fault::CommandsUnresponsive => f.write_str("command interface unresponsive"),
         }
     }

@@ -58,7 +58,7 @@ pub(crate) enum Fatal {
     CounterStalled,
 }
 
-impl fmt::Display for Fatal {
+impl kernel::fmt::Display for Fatal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Fatal::Gone => f.write_str("device gone (BAR0 unreadable)"),

@@ -158,6 +158,13 @@ impl CreateMkeyIn {
     }
 }
 
+impl Mkc {
+    /// Whether the key covers no bytes (`len` 0 without `length64`), which no access can use.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0 && self.length64() == 0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
