@@ -21,6 +21,8 @@ usage: cx4-model --socket PATH [options]
   --fault SPEC          inject a fault from the start (repeatable; see faults.rs)
   --control PATH        control socket taking fault SPECs at run time
   --seed N              varies the MAC address and GUIDs (default 1)
+  --eth                 advertise eth_net_offloads (mlx5_core then probes mlx5e); off until
+                        the Ethernet data path is integrated
   -v, --verbose         log every BAR access
   -h, --help            this text
 ";
@@ -96,6 +98,8 @@ pub struct Config {
     pub control: Option<PathBuf>,
     /// Identity seed.
     pub seed: u32,
+    /// Advertise the Ethernet layer (`eth_net_offloads`).
+    pub eth: bool,
 }
 
 /// Why the arguments were not accepted.
@@ -148,6 +152,7 @@ impl Config {
         let mut faults = Vec::new();
         let mut control = None;
         let mut seed = 1;
+        let mut eth = false;
         while let Some(a) = it.next() {
             let mut val = |name: &str| {
                 it.next()
@@ -184,6 +189,7 @@ impl Config {
                     .push(crate::faults::Fault::parse(&val("--fault")?).map_err(ArgError::Bad)?),
                 "--control" => control = Some(PathBuf::from(val("--control")?)),
                 "--seed" => seed = num("--seed", &val("--seed")?)?,
+                "--eth" => eth = true,
                 o => return Err(ArgError::Bad(format!("unknown argument {o:?}"))),
             }
         }
@@ -202,6 +208,7 @@ impl Config {
             faults,
             control,
             seed,
+            eth,
         })
     }
 }

@@ -95,7 +95,10 @@ impl Device {
             Chip::ConnectX4 => include_str!("../profiles/connectx4.caps"),
             Chip::ConnectX4Lx => include_str!("../profiles/connectx4lx.caps"),
         };
-        let caps = CapProfile::parse(text).expect("shipped profiles are valid (unit-tested)");
+        let mut caps = CapProfile::parse(text).expect("shipped profiles are valid (unit-tested)");
+        if cfg.eth {
+            caps.set_general("eth_net_offloads", 1);
+        }
         let psid = match cfg.chip {
             Chip::ConnectX4 => "MT_2190110032",
             Chip::ConnectX4Lx => "MT_2420110034",

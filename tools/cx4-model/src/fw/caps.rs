@@ -136,6 +136,38 @@ impl CapProfile {
         let (off, w) = resolve(CmdHcaCap::FIELDS, name).expect("known general cap field");
         read_any(&self.cur[&cap_type::GENERAL], off, w).unwrap_or(0)
     }
+
+    /// Reads a field of the Ethernet offload capabilities (0 if the profile has none).
+    pub fn eth(&self, name: &str) -> u64 {
+        let (off, w) =
+            resolve(PerProtocolNetworkingOffloadCaps::FIELDS, name).expect("known ETH cap field");
+        self.cur
+            .get(&cap_type::ETHERNET_OFFLOADS)
+            .and_then(|p| read_any(p, off, w))
+            .unwrap_or(0)
+    }
+
+    /// Reads a field of the NIC RX flow table properties
+    /// (`flow_table_properties_nic_receive.<name>`; 0 if the profile has none).
+    pub fn flow_nic_rx(&self, name: &str) -> u64 {
+        let key = format!("flow_table_properties_nic_receive.{name}");
+        let (off, w) = resolve(FlowTableNicCap::FIELDS, &key).expect("known flow table cap field");
+        self.cur
+            .get(&cap_type::FLOW_TABLE)
+            .and_then(|p| read_any(p, off, w))
+            .unwrap_or(0)
+    }
+
+    /// Sets a general capability in both the maximum and current pages (model options such as
+    /// `--eth` that switch a layer on).
+    pub fn set_general(&mut self, name: &str, v: u32) {
+        let (off, w) = resolve(CmdHcaCap::FIELDS, name).expect("known general cap field");
+        for pages in [&mut self.max, &mut self.cur] {
+            if let Some(p) = pages.get_mut(&cap_type::GENERAL) {
+                set32(p, off, w, v);
+            }
+        }
+    }
 }
 
 /// General-capability fields the driver may lower with SET_HCA_CAP (main.c handle_hca_cap and

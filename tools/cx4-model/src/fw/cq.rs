@@ -84,6 +84,13 @@ impl Firmware {
             opcode::CREATE_CQ => self.create_cq(ctx, input, out),
             opcode::DESTROY_CQ => {
                 let cqn = req::<DestroyCqIn>(input)?.cqn();
+                if let Some(q) = self.cq_user(cqn) {
+                    fail!(
+                        BAD_RES_STATE,
+                        "DESTROY_CQ of a CQ a work queue still completes to",
+                        "CQ {cqn:#x} used by {q}"
+                    );
+                }
                 match self.cqs.remove(&cqn) {
                     Some(_) => Ok(()),
                     None => fail!(
@@ -137,6 +144,18 @@ impl Firmware {
             }
             _ => unreachable!("dispatched by opcode"),
         }
+    }
+
+    /// The SQ or RQ completing to `cqn`, if any.
+    fn cq_user(&self, cqn: u32) -> Option<String> {
+        if let Some(sq) = self.nic.sqs.values().find(|s| s.cqn == cqn) {
+            return Some(format!("SQ {:#x}", sq.sqn));
+        }
+        self.nic
+            .rqs
+            .values()
+            .find(|r| r.cqn == cqn)
+            .map(|r| format!("RQ {:#x}", r.rqn))
     }
 
     fn create_cq(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {

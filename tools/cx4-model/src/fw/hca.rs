@@ -124,15 +124,10 @@ impl Firmware {
             );
         }
         let live = self.live_objects();
-        if !self.eqs.is_empty()
-            || !self.cqs.is_empty()
-            || !self.uars.is_empty()
-            || !self.pds.is_empty()
-            || !self.tds.is_empty()
-            || !self.flow_tables.is_empty()
-        {
+        if self.has_live_objects() {
             log::warn!("TEARDOWN_HCA with objects alive, released by firmware: {live}");
         }
+        self.nic.release();
         self.eqs.clear();
         self.cqs.clear();
         self.uars.clear();

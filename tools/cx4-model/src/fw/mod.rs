@@ -5,14 +5,20 @@
 //! real ConnectX-4 gives for the same mistake; none succeeds silently on input it ignores.
 
 mod caps;
+mod counters;
 mod cq;
 mod eq;
 mod flow;
 mod hca;
+mod mkey;
+mod nic;
 mod pages;
 mod regs;
 mod res;
+mod steer;
+mod tir;
 mod vport;
+mod wq;
 
 use std::collections::BTreeMap;
 
@@ -24,9 +30,18 @@ use cx4_hw::{
 };
 
 pub use caps::{CapProfile, ProfileError};
+pub use counters::{Cast, CastCounts, PortCounters, QCounter};
 pub use cq::Cq;
+pub use flow::{Dest, FlowCount, FlowGroup, FlowTable, Fte, Miss};
+pub use mkey::{Access, Mkey, MkeyMap, XlateError, RESERVED_LKEY};
+pub use nic::NicObjects;
 pub use regs::{ETH_100GBASE_CR4, ETH_25GBASE_CR};
+pub use steer::{
+    DropReason, Headers, IpFields, L4Fields, RxFrame, RxVerdict, Steering, Tunnel, VlanTag,
+};
+pub use tir::{HashFields, Rqt, RxHash, Tir, TirDispatch, Tis};
 pub use vport::VportState;
+pub use wq::{QueueState, Rq, Sq, WqDesc};
 
 use crate::{
     eq::Eq,
@@ -141,14 +156,16 @@ pub struct Firmware {
     pub pds: BTreeMap<u32, ()>,
     /// Transport domains.
     pub tds: BTreeMap<u32, ()>,
-    /// Flow tables (id → table type, level).
-    pub flow_tables: BTreeMap<u32, (u8, u8)>,
+    /// Flow tables with their groups and entries.
+    pub flow_tables: BTreeMap<u32, flow::FlowTable>,
     /// Root flow table per table type.
     pub flow_root: BTreeMap<u8, u32>,
     /// Registers written by the driver (id → contents), for the ones that keep state.
     pub regs: regs::RegState,
     /// NIC vport context.
     pub vport: vport::VportState,
+    /// Ethernet objects (TIS, SQ, RQ, RQT, TIR, mkeys, counters, VXLAN ports).
+    pub nic: nic::NicObjects,
     /// Statistics per opcode.
     pub stats: BTreeMap<u16, OpStats>,
     /// Driver version string from SET_DRIVER_VERSION.
@@ -193,6 +210,7 @@ impl Firmware {
             flow_root: BTreeMap::new(),
             regs: regs::RegState::default(),
             vport: vport::VportState::default(),
+            nic: nic::NicObjects::default(),
             stats: BTreeMap::new(),
             driver_version: String::new(),
             psid: psid.to_string(),
@@ -358,9 +376,42 @@ impl Firmware {
                 self.require(&live, "vport command before INIT_HCA")?;
                 self.vport_cmd(op, input, out)
             }
-            CREATE_FLOW_TABLE | DESTROY_FLOW_TABLE | SET_FLOW_TABLE_ROOT => {
+            CREATE_FLOW_TABLE
+            | DESTROY_FLOW_TABLE
+            | SET_FLOW_TABLE_ROOT
+            | QUERY_FLOW_TABLE
+            | MODIFY_FLOW_TABLE
+            | CREATE_FLOW_GROUP
+            | DESTROY_FLOW_GROUP
+            | SET_FLOW_TABLE_ENTRY
+            | DELETE_FLOW_TABLE_ENTRY
+            | ALLOC_FLOW_COUNTER
+            | DEALLOC_FLOW_COUNTER
+            | QUERY_FLOW_COUNTER => {
                 self.require(&live, "flow table command before INIT_HCA")?;
                 self.flow_cmd(op, input, out)
+            }
+            CREATE_SQ | MODIFY_SQ | QUERY_SQ | DESTROY_SQ | CREATE_RQ | MODIFY_RQ | QUERY_RQ
+            | DESTROY_RQ => {
+                self.require(&live, "work queue command before INIT_HCA")?;
+                self.wq_cmd(ctx, op, input, out)
+            }
+            CREATE_TIS | MODIFY_TIS | QUERY_TIS | DESTROY_TIS | CREATE_TIR | MODIFY_TIR
+            | QUERY_TIR | DESTROY_TIR | CREATE_RQT | MODIFY_RQT | QUERY_RQT | DESTROY_RQT => {
+                self.require(&live, "transport object command before INIT_HCA")?;
+                self.tir_cmd(op, input, out)
+            }
+            CREATE_MKEY | QUERY_MKEY | DESTROY_MKEY | QUERY_SPECIAL_CONTEXTS => {
+                self.require(&live, "mkey command before INIT_HCA")?;
+                self.mkey_cmd(ctx, op, input, out)
+            }
+            ALLOC_Q_COUNTER | DEALLOC_Q_COUNTER | QUERY_Q_COUNTER | QUERY_VPORT_COUNTER => {
+                self.require(&live, "counter command before INIT_HCA")?;
+                self.counter_cmd(op, input, out)
+            }
+            ADD_VXLAN_UDP_DPORT | DELETE_VXLAN_UDP_DPORT => {
+                self.require(&live, "VXLAN port command before INIT_HCA")?;
+                self.vxlan_cmd(op, input)
             }
             _ => fail!(
                 BAD_OP,
@@ -388,7 +439,9 @@ impl Firmware {
 
     /// Objects still alive (for leak reports at teardown).
     pub fn live_objects(&self) -> String {
-        format!(
+        let groups: usize = self.flow_tables.values().map(|t| t.groups.len()).sum();
+        let entries: usize = self.flow_tables.values().map(|t| t.entries.len()).sum();
+        let mut s = format!(
             "{} UARs, {} EQs, {} CQs, {} PDs, {} TDs, {} flow tables",
             self.uars.len(),
             self.eqs.len(),
@@ -396,7 +449,26 @@ impl Firmware {
             self.pds.len(),
             self.tds.len(),
             self.flow_tables.len()
-        )
+        );
+        if groups + entries > 0 {
+            s += &format!(" ({groups} flow groups, {entries} entries)");
+        }
+        for item in self.nic.live() {
+            s += ", ";
+            s += &item;
+        }
+        s
+    }
+
+    /// Whether any object is alive (TEARDOWN_HCA reports and releases them).
+    pub fn has_live_objects(&self) -> bool {
+        !self.eqs.is_empty()
+            || !self.cqs.is_empty()
+            || !self.uars.is_empty()
+            || !self.pds.is_empty()
+            || !self.tds.is_empty()
+            || !self.flow_tables.is_empty()
+            || !self.nic.live().is_empty()
     }
 }
 

@@ -2,6 +2,7 @@
 //! management registers that report the firmware version (MCAM, MCQS, MCQI).
 
 use cx4_hw::{
+    counters::PfccReg,
     iseg::FwVersion,
     mng::{
         self, mcam_group, mcqi_info_type, mcqs_identifier, mcqs_update_state, McamReg, McqiCap,
@@ -47,6 +48,8 @@ pub struct RegState {
     pub fw_version: FwVersion,
     /// Physical link (cable) present; set by the control socket's `link` command.
     pub link_up: bool,
+    /// Global pause (PFCC pptx, pprx).
+    pub pause: (bool, bool),
 }
 
 impl RegState {
@@ -68,6 +71,7 @@ impl Default for RegState {
             eth_proto: ETH_100GBASE_CR4,
             node_desc,
             link_up: true,
+            pause: (false, false),
             fw_version: FwVersion {
                 major: 12,
                 minor: 28,
@@ -226,11 +230,84 @@ impl Firmware {
             }
             (id::PPCNT, false) => {
                 let q = view::<PpcntReg>(data)?;
-                let grp = q.grp();
+                let (grp, prio) = (q.grp(), q.prio_tc());
+                if q.local_port() > 1 || q.pnat() != 0 {
+                    fail!(
+                        BAD_PARAM,
+                        "PPCNT of a port that does not exist",
+                        "local_port {} pnat {}",
+                        q.local_port(),
+                        q.pnat()
+                    );
+                }
+                if grp == u32::from(cx4_hw::regs::ppcnt_grp::PER_PRIORITY) && prio > 7 {
+                    fail!(
+                        BAD_PARAM,
+                        "PPCNT per-priority group of a priority above 7",
+                        "{prio}"
+                    );
+                }
+                let Some(set) = self.ppcnt_group(grp as u8, prio as u8) else {
+                    fail!(
+                        BAD_PARAM,
+                        "PPCNT of a counter group the port does not have",
+                        "grp {grp:#x}"
+                    );
+                };
+                if q.clr() != 0 {
+                    log::debug!("PPCNT clear ignored: port counters are cumulative");
+                }
                 copy_reg(reply, |b: &mut PpcntReg| {
                     b.set_local_port(1);
                     b.set_grp(grp);
+                    b.set_prio_tc(prio);
+                    let n = set.len().min(b.counter_set().len());
+                    b.counter_set_mut()[..n].copy_from_slice(&set[..n]);
                 });
+            }
+            (id::PFCC, false) => {
+                let q = view::<PfccReg>(data)?;
+                if q.local_port() > 1 {
+                    fail!(
+                        BAD_PARAM,
+                        "PFCC of a port that does not exist",
+                        "{}",
+                        q.local_port()
+                    );
+                }
+                let (tx, rx) = r.pause;
+                copy_reg(reply, |b: &mut PfccReg| {
+                    b.set_local_port(1);
+                    b.set_pptx(tx.into());
+                    b.set_pprx(rx.into());
+                });
+            }
+            (id::PFCC, true) => {
+                let q = view::<PfccReg>(data)?;
+                if q.local_port() > 1 {
+                    fail!(
+                        BAD_PARAM,
+                        "PFCC of a port that does not exist",
+                        "{}",
+                        q.local_port()
+                    );
+                }
+                if q.pfctx() != 0 || q.pfcrx() != 0 {
+                    fail!(
+                        BAD_PARAM,
+                        "PFCC priority flow control, which the port does not offer",
+                        "pfctx {:#x} pfcrx {:#x}",
+                        q.pfctx(),
+                        q.pfcrx()
+                    );
+                }
+                // Global pause: *_mask_n set means "leave unchanged".
+                if q.pptx_mask_n() == 0 {
+                    r.pause.0 = q.pptx() != 0;
+                }
+                if q.pprx_mask_n() == 0 {
+                    r.pause.1 = q.pprx() != 0;
+                }
             }
             (id::NODE_DESC, false) => {
                 let n = reply.len().min(NODE_DESC_SIZE);

@@ -29,6 +29,7 @@ impl Firmware {
                 let idx = req::<DeallocUarIn>(input)?.uar();
                 if self.eqs.values().any(|e| e.uar_page == idx)
                     || self.cqs.values().any(|c| c.uar_page == idx)
+                    || self.nic.sqs.values().any(|s| s.wq.uar_page == idx)
                 {
                     fail!(
                         BAD_RES_STATE,
@@ -47,6 +48,13 @@ impl Firmware {
             }
             opcode::DEALLOC_PD => {
                 let id = req::<DeallocPdIn>(input)?.pd();
+                if self.pds.contains_key(&id) && self.pd_in_use(id) {
+                    fail!(
+                        BAD_RES_STATE,
+                        "DEALLOC_PD of a PD an SQ, RQ or mkey still uses",
+                        "PD {id:#x}"
+                    );
+                }
                 if self.pds.remove(&id).is_none() {
                     fail!(BAD_RES, "DEALLOC_PD of a PD not allocated", "PD {id:#x}");
                 }
@@ -58,6 +66,15 @@ impl Firmware {
             }
             opcode::DEALLOC_TRANSPORT_DOMAIN => {
                 let id = req::<DeallocTransportDomainIn>(input)?.transport_domain();
+                if self.nic.tises.values().any(|t| t.transport_domain == id)
+                    || self.nic.tirs.values().any(|t| t.transport_domain == id)
+                {
+                    fail!(
+                        BAD_RES_STATE,
+                        "DEALLOC_TRANSPORT_DOMAIN of a domain a TIS or TIR still uses",
+                        "TD {id:#x}"
+                    );
+                }
                 if self.tds.remove(&id).is_none() {
                     fail!(
                         BAD_RES,
@@ -69,5 +86,13 @@ impl Firmware {
             _ => unreachable!("dispatched by opcode"),
         }
         Ok(())
+    }
+}
+
+impl Firmware {
+    fn pd_in_use(&self, pd: u32) -> bool {
+        self.nic.sqs.values().any(|s| s.wq.pd == pd)
+            || self.nic.rqs.values().any(|r| r.wq.pd == pd)
+            || self.nic.mkeys.values().any(|m| m.pd == pd)
     }
 }

@@ -3,8 +3,9 @@
 use cx4_hw::{
     opcode,
     vport::{
-        vport_state, ModifyNicVportContextIn, QueryHcaVportPkeyIn, QueryHcaVportPkeyOut,
-        QueryNicVportContextIn, QueryNicVportContextOut, QueryVportStateIn, QueryVportStateOut,
+        list_type, vport_state, MacAddressLayout, ModifyNicVportContextIn, NicVportContext,
+        QueryHcaVportPkeyIn, QueryHcaVportPkeyOut, QueryNicVportContextIn, QueryNicVportContextOut,
+        QueryVportStateIn, QueryVportStateOut,
     },
 };
 
@@ -30,6 +31,15 @@ pub struct VportState {
     pub promisc: (bool, bool, bool),
     /// Node and system image GUID.
     pub guid: u64,
+    /// Unicast MAC list (allowed list type UC).
+    pub uc_list: Vec<[u8; 6]>,
+    /// Multicast MAC list (allowed list type MC).
+    pub mc_list: Vec<[u8; 6]>,
+    /// VLAN list (allowed list type VLAN).
+    pub vlan_list: Vec<u16>,
+    /// Minimum WQE inline mode (`MLX5_INLINE_MODE_*`), reported when the ETH capability
+    /// `wqe_inline_mode` is VPORT_CONTEXT.
+    pub min_inline: u8,
 }
 
 impl Default for VportState {
@@ -41,6 +51,10 @@ impl Default for VportState {
             disable_lb: (false, false),
             promisc: (false, false, false),
             guid: 0x02c4_00ff_fe00_0001,
+            uc_list: Vec::new(),
+            mc_list: Vec::new(),
+            vlan_list: Vec::new(),
+            min_inline: cx4_hw::wq::inline_mode::L2,
         }
     }
 }
@@ -55,6 +69,47 @@ impl VportState {
             ..Default::default()
         }
     }
+
+    /// Whether the vport context lets a frame to `dmac` in: broadcast, a listed address, or a
+    /// promiscuous mode covering it. (mlx5e filters again in its L2 flow table; this is the
+    /// vport-level view for the data path, which may choose to apply it.)
+    pub fn accepts(&self, dmac: &[u8; 6]) -> bool {
+        let (uc, mc, all) = self.promisc;
+        if all || *dmac == [0xff; 6] || *dmac == self.mac {
+            return true;
+        }
+        if dmac[0] & 1 != 0 {
+            mc || self.mc_list.contains(dmac)
+        } else {
+            uc || self.uc_list.contains(dmac)
+        }
+    }
+}
+
+/// Offset of the address list in a QUERY_NIC_VPORT_CONTEXT output (context at 0x10, list at
+/// its end).
+const LIST_OFFSET_OUT: usize = 0x10 + NicVportContext::SIZE;
+/// Offset of the address list in a MODIFY_NIC_VPORT_CONTEXT input (context at 0x100).
+const LIST_OFFSET_IN: usize = 0x100 + NicVportContext::SIZE;
+
+/// A MAC as a list entry (`mac_address_layout`: the address in the last six bytes).
+fn mac_entry(m: &[u8; 6]) -> [u8; 8] {
+    let mut l = MacAddressLayout::new();
+    l.set_mac(*m);
+    l.0
+}
+
+/// A VLAN id as a list entry (`vlan_layout`: 12 bits at bit 0x14).
+fn vlan_entry(id: u16) -> [u8; 8] {
+    let mut e = [0u8; 8];
+    e[..4].copy_from_slice(&u32::from(id & 0xfff).to_be_bytes());
+    e
+}
+
+fn mac_of(e: &[u8]) -> [u8; 6] {
+    let mut m = [0u8; 6];
+    m.copy_from_slice(&e[2..8]);
+    m
 }
 
 impl Firmware {
@@ -93,9 +148,36 @@ impl Firmware {
                         inp.vport_number()
                     );
                 }
+                let list = inp.allowed_list_type() as u8;
                 let v = &self.vport;
+                let entries: Vec<[u8; 8]> = match list {
+                    list_type::UC => v.uc_list.iter().map(mac_entry).collect(),
+                    list_type::MC => v.mc_list.iter().map(mac_entry).collect(),
+                    list_type::VLAN => v.vlan_list.iter().map(|&id| vlan_entry(id)).collect(),
+                    t => fail!(
+                        BAD_PARAM,
+                        "QUERY_NIC_VPORT_CONTEXT of an unknown list type",
+                        "{t}"
+                    ),
+                };
+                let room = out.len().saturating_sub(LIST_OFFSET_OUT) / 8;
+                if entries.len() > room && list != list_type::UC {
+                    fail!(
+                        BAD_OUTP_LEN,
+                        "QUERY_NIC_VPORT_CONTEXT output too short for the address list",
+                        "{} entries, room for {room}",
+                        entries.len()
+                    );
+                }
+                for (i, e) in entries.iter().enumerate().take(room) {
+                    out[LIST_OFFSET_OUT + i * 8..LIST_OFFSET_OUT + i * 8 + 8].copy_from_slice(e);
+                }
+                let n = entries.len().min(room);
                 let o = resp::<QueryNicVportContextOut>(out)?;
                 let c = o.nic_vport_context_mut();
+                c.set_allowed_list_type(list.into());
+                c.set_allowed_list_size(n as u32);
+                c.set_min_wqe_inline_mode(v.min_inline.into());
                 c.set_mtu(v.mtu);
                 c.set_roce_en(v.roce_en.into());
                 c.set_disable_uc_local_lb(v.disable_lb.0.into());
@@ -154,6 +236,60 @@ impl Firmware {
                         c.promisc_all() != 0,
                     );
                 }
+                if sel.min_inline() != 0 {
+                    if c.min_wqe_inline_mode() > u32::from(cx4_hw::wq::inline_mode::TCP_UDP) {
+                        fail!(
+                            BAD_PARAM,
+                            "MODIFY_NIC_VPORT_CONTEXT: minimum inline mode unknown",
+                            "{}",
+                            c.min_wqe_inline_mode()
+                        );
+                    }
+                    v.min_inline = c.min_wqe_inline_mode() as u8;
+                }
+                if sel.addresses_list() != 0 {
+                    let n = c.allowed_list_size() as usize;
+                    let (cap, what) = match c.allowed_list_type() as u8 {
+                        list_type::UC => ("log_max_current_uc_list", "UC"),
+                        list_type::MC => ("log_max_current_mc_list", "MC"),
+                        list_type::VLAN => ("log_max_vlan_list", "VLAN"),
+                        t => fail!(
+                            BAD_PARAM,
+                            "MODIFY_NIC_VPORT_CONTEXT: unknown list type",
+                            "{t}"
+                        ),
+                    };
+                    let max = 1usize << self.caps.general(cap);
+                    if n > max {
+                        fail!(
+                            BAD_PARAM,
+                            "MODIFY_NIC_VPORT_CONTEXT: address list longer than the capability",
+                            "{what} list of {n} (max {max})"
+                        );
+                    }
+                    if input.len() < LIST_OFFSET_IN + n * 8 {
+                        fail!(
+                            BAD_INP_LEN,
+                            "MODIFY_NIC_VPORT_CONTEXT shorter than its address list",
+                            "{n} entries in {} bytes",
+                            input.len()
+                        );
+                    }
+                    let e = |i: usize| &input[LIST_OFFSET_IN + i * 8..LIST_OFFSET_IN + i * 8 + 8];
+                    let v = &mut self.vport;
+                    match c.allowed_list_type() as u8 {
+                        list_type::UC => v.uc_list = (0..n).map(|i| mac_of(e(i))).collect(),
+                        list_type::MC => v.mc_list = (0..n).map(|i| mac_of(e(i))).collect(),
+                        _ => {
+                            v.vlan_list = (0..n)
+                                .map(|i| {
+                                    (u32::from_be_bytes([e(i)[0], e(i)[1], e(i)[2], e(i)[3]])
+                                        & 0xfff) as u16
+                                })
+                                .collect()
+                        }
+                    }
+                }
                 if sel.permanent_address() != 0 {
                     fail!(
                         BAD_PARAM,
@@ -203,5 +339,60 @@ impl Firmware {
             }
             _ => unreachable!("dispatched by opcode"),
         }
+    }
+}
+
+/// UDP ports the port parses as VXLAN when `max_vxlan_udp_ports` is 0 (lib/vxlan.h: 0 means 4).
+pub const DEFAULT_MAX_VXLAN_PORTS: usize = 4;
+
+impl Firmware {
+    /// ADD/DELETE_VXLAN_UDP_DPORT: the set of UDP destination ports the parser treats as
+    /// VXLAN (4789 is added by mlx5_core at probe). Adding a port twice is not an error
+    /// (lib/vxlan.c ignores the result of its first ADD).
+    pub(super) fn vxlan_cmd(&mut self, op: u16, input: &[u8]) -> CmdResult {
+        need_in(input, 0x10)?;
+        if self.caps.eth("tunnel_stateless_vxlan") == 0 {
+            fail!(
+                BAD_OP,
+                "VXLAN UDP port command without VXLAN offloads",
+                "opcode {op:#x}"
+            );
+        }
+        let port = match op {
+            opcode::ADD_VXLAN_UDP_DPORT => {
+                req::<cx4_hw::counters::AddVxlanUdpDportIn>(input)?.vxlan_udp_port()
+            }
+            _ => req::<cx4_hw::counters::DeleteVxlanUdpDportIn>(input)?.vxlan_udp_port(),
+        } as u16;
+        if port == 0 {
+            fail!(BAD_PARAM, "VXLAN UDP port 0");
+        }
+        let ports = &mut self.nic.vxlan_ports;
+        if op == opcode::ADD_VXLAN_UDP_DPORT {
+            let max = match self.caps.eth("max_vxlan_udp_ports") {
+                0 => DEFAULT_MAX_VXLAN_PORTS,
+                n => n as usize,
+            };
+            if !ports.contains(&port) && ports.len() >= max {
+                fail!(
+                    NO_RES,
+                    "ADD_VXLAN_UDP_DPORT: the port table is full",
+                    "{port} (max {max})"
+                );
+            }
+            ports.insert(port);
+        } else if !ports.remove(&port) {
+            fail!(
+                BAD_PARAM,
+                "DELETE_VXLAN_UDP_DPORT of a port not added",
+                "{port}"
+            );
+        }
+        Ok(())
+    }
+
+    /// Whether UDP destination port `port` carries VXLAN (data path).
+    pub fn is_vxlan_port(&self, port: u16) -> bool {
+        self.nic.vxlan_ports.contains(&port)
     }
 }
