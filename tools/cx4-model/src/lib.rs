@@ -15,3 +15,4 @@ pub mod logger;
 pub mod pages;
 pub mod pci_cfg;
 pub mod transport;
+pub mod wire;
