@@ -18,8 +18,12 @@ const KEY: [u8; KEY_LEN] = [
     0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
 ];
 
-/// (destination, destination port, source, source port, IPv4 only, with TCP).
-const V4: [([u8; 4], u16, [u8; 4], u16, u32, u32); 5] = [
+/// One row of a verification table: (destination, destination port, source, source port,
+/// hash of the addresses, hash of addresses and ports).
+type Row<const N: usize> = ([u8; N], u16, [u8; N], u16, u32, u32);
+
+/// The IPv4 table.
+const V4: [Row<4>; 5] = [
     (
         [161, 142, 100, 80],
         1766,
@@ -66,8 +70,8 @@ fn a6(s: &str) -> [u8; 16] {
     s.parse::<std::net::Ipv6Addr>().unwrap().octets()
 }
 
-/// The IPv6 table: (destination, port, source, port, IPv6 only, with TCP).
-fn v6_table() -> Vec<([u8; 16], u16, [u8; 16], u16, u32, u32)> {
+/// The IPv6 table.
+fn v6_table() -> Vec<Row<16>> {
     vec![
         (
             a6("3ffe:2501:200:3::1"),
