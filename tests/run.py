@@ -5,8 +5,9 @@ Sets up what the tests need (host packages, test kernel, guest tree, model, cx4.
 builds, so a second run takes minutes), then runs the suites and ends with the line
 `N passed, N failed`, after a table of each suite's wall time.
 
-Host suites (`setup`, `host`) run one test at a time. VM tests run `CX4_JOBS` at a time (default:
-the number of CPUs), each VM a TCG process of its own; a test marked `exclusive` (it checks the
+The host suite runs first, one test at a time. VM tests then run `CX4_JOBS` at a time
+(default: the number of CPUs), each VM a TCG process of its own, with the set-up suite's chain
+of checks in one of the slots; a test marked `exclusive` (it checks the
 machine for leftovers, or measures time) runs alone. Tests marked `soak` (hundreds of cycles,
 long runs) run only with `--soak` (`make soak`).
 
@@ -37,7 +38,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 import harness  # noqa: E402
 
 # Test modules, each with a `tests(env)` generator of (name, callable).
-HOST_SUITES = ["setup", "host"]
+HOST_SUITES = ["host"]
+# Suites whose tests depend on each other in order: run as one chain beside the VM tests
+# (the set-up checks are mostly network and disk, one CPU at most).
+CHAINED_SUITES = ["setup"]
 VM_SUITES = ["testbed", "model_core", "driver_core"]
 
 
@@ -132,13 +136,15 @@ class Runner:
         for full, fn in tests:
             self.run_one(full, fn)
 
-    def run_parallel(self, tests, jobs: int) -> None:
+    def run_parallel(self, tests, jobs: int, chains=()) -> None:
         shared = [(f, fn) for f, fn in tests if not getattr(fn, "exclusive", False)]
         alone = [(f, fn) for f, fn in tests if getattr(fn, "exclusive", False)]
         # Longest first keeps the pool busy to the end (tests may declare an estimate).
         shared.sort(key=lambda t: -getattr(t[1], "estimate", 60))
         with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            for f in [pool.submit(self.run_one, full, fn) for full, fn in shared]:
+            futures = [pool.submit(self.run_serial, chain) for chain in chains if chain]
+            futures += [pool.submit(self.run_one, full, fn) for full, fn in shared]
+            for f in futures:
                 f.result()
         self.run_serial(alone)
 
@@ -159,11 +165,12 @@ def main(argv: list[str]) -> int:
     runner = Runner(env, args.filters, args.soak)
     t_tests = time.time()
     # The debug flavour is about the kernel: its run is the VM suites.
-    host = [] if env.flavour != "default" or args.soak else HOST_SUITES
-    for suite in host:
+    default_run = env.flavour == "default" and not args.soak
+    for suite in HOST_SUITES if default_run else []:
         runner.run_serial(runner.selected(suite))
+    chains = [runner.selected(suite) for suite in CHAINED_SUITES] if default_run else []
     vm_tests = [t for suite in VM_SUITES for t in runner.selected(suite)]
-    runner.run_parallel(vm_tests, args.jobs)
+    runner.run_parallel(vm_tests, args.jobs, chains)
 
     print(f"\n==> suite wall times ({env.flavour} kernel, {args.jobs} VM test(s) at a time)",
           file=sys.stderr)
