@@ -305,7 +305,15 @@ fn mlx5e_bring_up_and_teardown_sequence_succeeds_without_leaks() {
     let q1 = view::<AllocQCounterOut>(&d.ok::<cmds::AllocQCounter>(|_| {})).counter_set_id();
     let q2 = view::<AllocQCounterOut>(&d.ok::<cmds::AllocQCounter>(|_| {})).counter_set_id();
     assert!(q1 != 0 && q2 != 0 && q1 != q2, "Q counters {q1} {q2}");
-    let drop_rq = create_rq(&mut d, &b, q1);
+    // The drop RQ as en/params.c builds it: 16-byte stride, one WQE, PD left 0.
+    let mut v = rq_input(&mut d, &b, q1, 0);
+    CreateRqIn::mut_from_prefix(&mut v[..])
+        .unwrap()
+        .0
+        .ctx_mut()
+        .wq_mut()
+        .set_pd(0);
+    let drop_rq = view::<CreateRqOut>(&d.run_ok(&v, CreateRqOut::SIZE)).rqn();
     rq_to(&mut d, drop_rq, rqc_state::RST, rqc_state::RDY);
     let rss_rqt = create_rqt(&mut d, 64, &[drop_rq]);
     let direct_rqt = create_rqt(&mut d, 1, &[drop_rq]);

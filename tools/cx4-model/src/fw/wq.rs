@@ -110,7 +110,9 @@ impl WqDesc {
             ));
         }
         let pd = wq.pd();
-        if !fw.pds.contains_key(&pd) {
+        // PD 0 is never allocated; mlx5e's drop RQ leaves it 0 (en/params.c
+        // mlx5e_build_drop_rq_param), and its WQEs are never posted, so accept it as "no PD".
+        if pd != 0 && !fw.pds.contains_key(&pd) {
             return Err(CmdError::new(
                 cx4_hw::status::BAD_RES,
                 "work queue in a PD that does not exist",
