@@ -268,3 +268,71 @@ fn malformed_headers_are_reported() {
         "Ethernet header"
     );
 }
+
+#[test]
+fn steering_view_carries_the_matched_fields() {
+    use cx4_model::{eth::classify::steer_view, fw};
+    let (o, i) = (v4(), v6());
+    let mut vx = vxlan(0xabc);
+    vx.extend_from_slice(&tcp_frame(&i, &[], b"in"));
+    let f = ethernet(
+        &[0xa00b],
+        0x0800,
+        &ip_packet(&o, 17, 1, &[], &udp(&o, 7, 4789, &vx, false)),
+    );
+    let h = parse(&f, &ParseConfig::default()).unwrap();
+    let s = steer_view(&f, &h);
+    assert_eq!(s.outer.dmac, [0x02, 0, 0, 0, 0, 0x01]);
+    assert_eq!(s.outer.smac, [0x02, 0, 0, 0, 0, 0x02]);
+    assert_eq!(s.outer.ethertype, 0x0800);
+    let vlan = s.outer.vlan.unwrap();
+    assert_eq!(
+        (vlan.svlan, vlan.prio, vlan.cfi, vlan.vid),
+        (false, 5, false, 0x00b)
+    );
+    assert!(s.outer.vlan2.is_none());
+    let ip = s.outer.ip.unwrap();
+    assert_eq!(
+        (ip.version, ip.protocol, ip.ttl, ip.ihl, ip.frag),
+        (4, 17, 64, 5, false)
+    );
+    assert_eq!(&ip.src[12..], &[10, 0, 0, 1]);
+    assert_eq!(&ip.dst[12..], &[10, 0, 0, 2]);
+    assert_eq!(
+        s.outer.l4,
+        Some(fw::L4Fields::Udp {
+            sport: 7,
+            dport: 4789
+        })
+    );
+    assert_eq!(s.tunnel, Some(fw::Tunnel::Vxlan { vni: 0xabc }));
+    let inner = s.inner.unwrap();
+    assert_eq!(inner.ethertype, 0x86dd);
+    assert_eq!(inner.ip.unwrap().version, 6);
+    assert_eq!(inner.ip.unwrap().src[0], 0xfd);
+    assert_eq!(
+        inner.l4,
+        Some(fw::L4Fields::Tcp {
+            sport: 40000,
+            dport: 5201,
+            flags: u16::from(ACK | PSH)
+        })
+    );
+
+    // GRE carrying IP: the inner headers have no MACs but the IP EtherType.
+    let mut g = gre(Some(9), 0x86dd);
+    g.extend_from_slice(&tcp_frame(&i, &[], b"")[14..]);
+    let f = ethernet(&[], 0x0800, &ip_packet(&o, 47, 1, &[], &g));
+    let s = steer_view(&f, &parse(&f, &ParseConfig::default()).unwrap());
+    assert_eq!(
+        s.tunnel,
+        Some(fw::Tunnel::Gre {
+            protocol: 0x86dd,
+            key: Some(9),
+            checksum: false,
+            sequence: false
+        })
+    );
+    let inner = s.inner.unwrap();
+    assert_eq!((inner.dmac, inner.ethertype), ([0; 6], 0x86dd));
+}

@@ -271,3 +271,40 @@ fn rqt_indirection_uses_the_low_bits() {
         "the table's flows spread over an RQT of 4"
     );
 }
+
+#[test]
+fn a_tirs_hash_configuration_becomes_the_engines() {
+    use cx4_model::{eth::classify::rss_config, fw};
+    let sel = |ipv6, udp, fields| fw::HashFields { ipv6, udp, fields };
+    let mut tir = fw::Tir {
+        tirn: 1,
+        transport_domain: 1,
+        dispatch: fw::TirDispatch::Indirect { rqtn: 3 },
+        hash: fw::RxHash {
+            func: 2,
+            symmetric: false,
+            key: KEY,
+            outer: sel(false, false, 0xf),
+            inner: sel(true, true, 0x3),
+        },
+        tunneled_offload_en: false,
+        self_lb_block: 0,
+    };
+    let cfg = rss_config(&tir).unwrap();
+    assert_eq!(cfg.key, KEY);
+    assert_eq!(cfg.outer, selector(false, false, true));
+    assert_eq!(
+        cfg.inner, None,
+        "the inner selector needs tunneled_offload_en"
+    );
+    tir.tunneled_offload_en = true;
+    assert_eq!(
+        rss_config(&tir).unwrap().inner,
+        Some(selector(true, true, false))
+    );
+    tir.hash.func = 1; // inverted XOR8: not computed
+    assert!(rss_config(&tir).is_none());
+    tir.hash.func = 2;
+    tir.dispatch = fw::TirDispatch::Direct { rqn: 5 };
+    assert!(rss_config(&tir).is_none());
+}

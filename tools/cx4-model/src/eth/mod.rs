@@ -6,19 +6,23 @@
 //!   [`dma::Dma`], put [`txwqe::Output`] on the wire, and post [`cqe::tx_cqe`] when the
 //!   control segment asks for one — or [`cqe::err_cqe`] with the [`txwqe::TxFault`]'s
 //!   syndromes, moving the SQ to error;
-//! - receive: [`frame::parse`] the frame once, steer it to a TIR, [`rss::hash`] it and pick the
-//!   RQ with [`rss::rqt_index`], read the RQ WQE with [`rx::rq_wqe_segments`], then
+//! - receive: [`frame::parse`] the frame once, steer it to a TIR (`Firmware::steer` of
+//!   [`classify::steer_view`]), [`rss::hash`] it and pick the RQ with [`rss::rqt_index`], read the RQ WQE with [`rx::rq_wqe_segments`], then
 //!   [`rx::deliver`] it, which scatters it and returns the CQE (or an [`rx::RxFault`]).
 //!
 //! Files: [`frame`] (parser), [`csum`] (checksums and their offloads), [`lso`] (segmentation),
 //! [`rss`] (Toeplitz hash), [`txwqe`] (send WQEs), [`rx`] (receive WQEs and delivery),
-//! [`cqe`] (completions), [`dma`] (the memory seams).
+//! [`cqe`] (completions), [`dma`] (the memory seams); [`classify`] and [`mkeys`] adapt the
+//! engine to the firmware's steering and memory keys ([`mkeys::MkeyDma`] is the [`dma::Dma`]
+//! of a queue's protection domain).
 
+pub mod classify;
 pub mod cqe;
 pub mod csum;
 pub mod dma;
 pub mod frame;
 pub mod lso;
+pub mod mkeys;
 pub mod rss;
 pub mod rx;
 pub mod txwqe;

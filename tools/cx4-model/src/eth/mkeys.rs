@@ -1,0 +1,85 @@
+//! [`Dma`] over the firmware's memory keys and guest memory: what a queue of protection
+//! domain `pd` reaches through its data segments' lkeys.
+
+use crate::{
+    fw::{Firmware, XlateError},
+    guest_mem::GuestMem,
+};
+
+use super::dma::{Dma, DmaError};
+
+/// Guest memory through the memory keys of one protection domain.
+pub struct MkeyDma<'a> {
+    /// The firmware holding the mkeys.
+    pub fw: &'a Firmware,
+    /// Guest memory.
+    pub mem: &'a GuestMem,
+    /// Protection domain of the queue.
+    pub pd: u32,
+}
+
+impl MkeyDma<'_> {
+    fn pieces(
+        &self,
+        lkey: u32,
+        addr: u64,
+        len: usize,
+        write: bool,
+    ) -> Result<Vec<(u64, u32)>, DmaError> {
+        let n = u32::try_from(len).map_err(|_| DmaError::Protection {
+            lkey,
+            addr,
+            len: len as u64,
+        })?;
+        self.fw
+            .translate(self.mem, lkey, self.pd, addr, n, write)
+            .map_err(|e| match e {
+                XlateError::BadKey | XlateError::Terminate => DmaError::BadLkey { lkey },
+                XlateError::Protection => DmaError::Protection {
+                    lkey,
+                    addr,
+                    len: len as u64,
+                },
+                XlateError::NotMapped => DmaError::Fault {
+                    addr,
+                    len: len as u64,
+                },
+            })
+    }
+}
+
+impl Dma for MkeyDma<'_> {
+    fn read(&self, lkey: u32, addr: u64, out: &mut [u8]) -> Result<(), DmaError> {
+        let mut at = 0;
+        for (pa, n) in self.pieces(lkey, addr, out.len(), false)? {
+            let n = n as usize;
+            let dst = out.get_mut(at..at + n).ok_or(DmaError::Fault {
+                addr: pa,
+                len: n as u64,
+            })?;
+            self.mem.read(pa, dst).map_err(|_| DmaError::Fault {
+                addr: pa,
+                len: n as u64,
+            })?;
+            at += n;
+        }
+        Ok(())
+    }
+
+    fn write(&self, lkey: u32, addr: u64, data: &[u8]) -> Result<(), DmaError> {
+        let mut at = 0;
+        for (pa, n) in self.pieces(lkey, addr, data.len(), true)? {
+            let n = n as usize;
+            let src = data.get(at..at + n).ok_or(DmaError::Fault {
+                addr: pa,
+                len: n as u64,
+            })?;
+            self.mem.write(pa, src).map_err(|_| DmaError::Fault {
+                addr: pa,
+                len: n as u64,
+            })?;
+            at += n;
+        }
+        Ok(())
+    }
+}
