@@ -34,18 +34,27 @@ kcache="$CX4_CACHE/kernel"
 src="$kcache/src-$KERNEL_PKG_VERSION"
 out="$kcache/build-$flavour-$key"
 mkdir -p "$kcache"
-# One kernel.sh per cache at a time: a second run (another checkout, CI beside a user) waits
-# here instead of taking the first one's build for an interrupted one.
-exec 9>"$kcache/.lock"
-if ! flock -n 9; then
-    info "another kernel.sh holds $kcache/.lock; waiting for it"
-    flock 9
-fi
 
+# A finished build never changes: use it without waiting for anyone.
 if [ -e "$out/.cx4-done" ] && [ -z "${CX4_SETUP_CHECK:-}" ]; then
     echo "$out"
     exit 0
 fi
+# Otherwise one kernel.sh per build directory at a time (another checkout, CI beside a user):
+# a second run waits here instead of taking the first one's build for an interrupted one.
+# The shared source stage has its own lock; a finished flavour is never blocked by another
+# flavour's build.
+exec 8>"$out.lock"
+if ! flock -n 8; then
+    info "another kernel.sh is building $out; waiting for it"
+    flock 8
+    if [ -e "$out/.cx4-done" ] && [ -z "${CX4_SETUP_CHECK:-}" ]; then
+        echo "$out"
+        exit 0
+    fi
+fi
+exec 9>"$kcache/.lock-src"
+flock 9
 
 # The source package, verified against the SHA256 apt's index records for it.
 deb="$kcache/linux-source-7.2_${KERNEL_PKG_VERSION/:/%3a}_all.deb"
@@ -75,6 +84,8 @@ if [ ! -e "$src/.cx4-extracted" ]; then
     rm -rf "$tmp"
     touch "$src/.cx4-extracted"
 fi
+
+flock -u 9    # the source is complete: other flavours may use it
 
 step "kernel build, $flavour flavour ($out)"
 if [ -e "$out" ]; then
