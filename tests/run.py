@@ -65,7 +65,7 @@ def setup() -> harness.Env:
     tree = Path(sh(["bash", str(TB / "guest.sh"), str(kdir)]).strip().splitlines()[-1])
     stage("setup: device model (release), cx4.ko")
     sh(["cargo", "build", "--release", "--locked", "--quiet", "-p", "cx4-model"])
-    sh(["bash", str(TB / "module.sh"), str(kdir)], stdout=subprocess.DEVNULL)
+    sh(["bash", str(TB / "module.sh"), str(kdir)])
     print(f"    setup took {time.time() - t0:.0f} s", file=sys.stderr)
     return harness.Env(root=ROOT, kdir=kdir, tree=tree,
                        model=ROOT / "target/release/cx4-model", flavour=flavour())
