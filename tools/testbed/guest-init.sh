@@ -26,4 +26,6 @@ echo "$rc" > /cx4/status
 sync
 echo "cx4-guest: job exited with status $rc"
 echo o > /proc/sysrq-trigger
-sleep 10
+# PID 1 must not exit before the power-off completes ("Attempted to kill init!"), and it cannot
+# exec anything from the 9p root any more: wait with shell builtins only.
+while :; do :; done

@@ -362,7 +362,8 @@ if ip link show eth0 >/dev/null 2>&1; then
     n=$(hostname | tr -dc 0-9); ip link set eth0 up
     ip addr add 10.99.0.$((n + 1))/24 dev eth0 && echo "  eth0:           10.99.0.$((n + 1))/24 (virtio-net, the runner's bridge)" >> /tmp/motd
 fi
-export HOME=/tmp TERM=${TERM:-vt100} PS1='\h:\w# '
+export HOME=/tmp TERM=${TERM:-vt100}
+dmesg -n 4   # kernel messages to the console only from warnings up; `dmesg` shows them all
 exec setsid -w -c sh -c "stty rows $rows cols $cols; cat /tmp/motd; exec bash -i"     </dev/ttyS0 >/dev/ttyS0 2>&1
 """
 
