@@ -73,6 +73,8 @@ impl kernel::fmt::Display for Fatal {
 /// Health state of one function.
 pub(crate) struct HealthState {
     stop: AtomicBool,
+    /// `mark_failed` has run (or is running): it runs once.
+    marking: AtomicBool,
     failed: AtomicBool,
     reason: AtomicU32,
     synd: AtomicU32,
@@ -86,6 +88,7 @@ impl HealthState {
     pub(crate) fn new() -> Self {
         Self {
             stop: AtomicBool::new(true),
+            marking: AtomicBool::new(false),
             failed: AtomicBool::new(false),
             reason: AtomicU32::new(0),
             synd: AtomicU32::new(0),
@@ -159,10 +162,11 @@ pub(crate) fn check(mdev: &Mdev) -> Result<Health, Fatal> {
 /// Marks the device in error (once) and reports why.
 pub(crate) fn mark_failed(mdev: &Mdev, why: Fatal) {
     let hs = &mdev.health;
-    if hs.failed.swap(true, Ordering::AcqRel) {
+    if hs.marking.swap(true, Ordering::AcqRel) {
         return;
     }
-    mdev.cmdq.set_error();
+    // Why, then the report, then `failed`: whoever sees `failed` (the recovery watcher) reads
+    // a complete reason, and the log tells the story in order.
     let (code, detail) = match why {
         Fatal::Gone => (1, 0),
         Fatal::FwVersion => (2, 0),
@@ -190,6 +194,8 @@ pub(crate) fn mark_failed(mdev: &Mdev, why: Fatal) {
         u8::from(h.rfr()),
         h.fw_ver
     );
+    hs.failed.store(true, Ordering::Release);
+    mdev.cmdq.set_error();
 }
 
 /// One poll (the health work item).
