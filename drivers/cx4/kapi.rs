@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The thin layer over kernel C APIs that the 7.2 `kernel` crate does not wrap (yet): MSI-X
 //! vector allocation by index, interrupt lines, a spinlock that disables interrupts (for state
-//! shared with interrupt handlers), flushing work items, the online CPU count, and a
-//! bound-device handle for deferred contexts.
+//! shared with interrupt handlers), bulk copies in and out of coherent DMA memory, flushing
+//! work items, the online CPU count, and a bound-device handle for deferred contexts.
 //!
 //! Every `unsafe` of the driver lives here (the core logic files have none); each carries its
 //! `// SAFETY:` argument. Everything exported is a safe API with a documented contract.
@@ -23,6 +23,7 @@ use kernel::{
     },
     dma::{
         self,
+        Coherent,
         DmaMask, //
     },
     error::to_result,
@@ -91,6 +92,63 @@ impl BoundDevice {
     pub(crate) fn dev(&self) -> &device::Device {
         &self.0
     }
+}
+
+/// The byte range `off..off + len` of `mem`, checked; returns a pointer to its first byte.
+fn coherent_range(mem: &Coherent<[u8]>, off: usize, len: usize) -> Result<*mut u8> {
+    match off.checked_add(len) {
+        Some(end) if end <= mem.len() => Ok(mem.as_mut_ptr().cast::<u8>().wrapping_add(off)),
+        _ => Err(ERANGE),
+    }
+}
+
+/// Copies `data` into coherent DMA memory at byte offset `off`.
+///
+/// The accesses are volatile, as `dma_write!`'s (the device may access the memory at any time),
+/// but eight bytes wide where the destination is aligned: a mailbox block or a 4 KiB
+/// capability page takes an eighth of the stores of a byte-wise copy. Nothing outside
+/// `off..off + data.len()` is written, so a neighbouring ownership byte is never touched.
+pub(crate) fn coherent_write(mem: &Coherent<[u8]>, off: usize, data: &[u8]) -> Result {
+    let dst = coherent_range(mem, off, data.len())?;
+    let mut i = 0;
+    while i < data.len() {
+        let p = dst.wrapping_add(i);
+        let word = data.get(i..i + 8).filter(|_| p.cast::<u64>().is_aligned());
+        if let Some(w) = word.and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+            // SAFETY: `p..p + 8` is inside the checked range of the allocation, which `mem`
+            // keeps alive, and `p` is aligned for `u64`. A volatile store to coherent memory the
+            // device may access concurrently is what `dma_write!` does too.
+            unsafe { p.cast::<u64>().write_volatile(u64::from_ne_bytes(w)) };
+            i += 8;
+        } else {
+            // SAFETY: `p` is inside the checked range (`i < data.len()`); see above.
+            unsafe { p.write_volatile(data[i]) };
+            i += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Copies `out.len()` bytes at byte offset `off` out of coherent DMA memory; volatile loads,
+/// eight bytes wide where aligned (see [`coherent_write`]).
+pub(crate) fn coherent_read(mem: &Coherent<[u8]>, off: usize, out: &mut [u8]) -> Result {
+    let src = coherent_range(mem, off, out.len())?.cast_const();
+    let mut i = 0;
+    while i < out.len() {
+        let p = src.wrapping_add(i);
+        if i + 8 <= out.len() && p.cast::<u64>().is_aligned() {
+            // SAFETY: `p..p + 8` is inside the checked range of the allocation, which `mem`
+            // keeps alive, and `p` is aligned for `u64`; volatile as `dma_read!`.
+            let w = unsafe { p.cast::<u64>().read_volatile() };
+            out[i..i + 8].copy_from_slice(&w.to_ne_bytes());
+            i += 8;
+        } else {
+            // SAFETY: `p` is inside the checked range (`i < out.len()`); see above.
+            out[i] = unsafe { p.read_volatile() };
+            i += 1;
+        }
+    }
+    Ok(())
 }
 
 /// Resets a bound PCI function (`pci_try_reset_function()`: function-level reset with config
