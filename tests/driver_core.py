@@ -35,7 +35,8 @@ n=0
 ctl() {
     n=$((n + 1))
     echo "$1" > /cx4/req-$n.tmp && mv /cx4/req-$n.tmp /cx4/req-$n
-    for i in $(seq 300); do
+    # Not `i`: a shell function shares the caller's variables (the soak loop counts in `i`).
+    for _try in $(seq 300); do
         if [ -e /cx4/rep-$n ]; then cat /cx4/rep-$n; return 0; fi
         sleep 0.1
     done
@@ -290,6 +291,11 @@ def tests(env: Env):
             t0=$(date +%s%N)
             if echo "query 1" > {DBG}/selftest; then echo "command succeeded?"; exit 1; fi
             echo "failed command took $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+            # The recovery watcher looks every second: let it see the error before the unbind.
+            for i in $(seq 50); do
+                dmesg | grep -q "automatic recovery is off" && break
+                sleep 0.2
+            done
             rmmod cx4
             ! test -e {BOUND}
             echo removed

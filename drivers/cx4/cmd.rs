@@ -9,8 +9,14 @@
 //! hardware and ringing the doorbell bit of its slot.
 //!
 //! Completion is noticed by polling the ownership bit (polling mode, from the start) or, once
-//! the command EQ exists, by a command-completion EQE whose vector names the slot (event mode);
-//! in event mode the waiter still checks the ownership bit periodically as a fallback. A command
+//! the command EQ exists, by a command-completion EQE whose vector names the slot (event mode),
+//! handled in the EQ's hard-interrupt handler, which wakes the waiter directly (so the queue
+//! state is under an [`IrqSafeLock`]); in event mode the waiter still checks the ownership bit
+//! periodically as a fallback. Each slot keeps its mailbox chains from one command to the next.
+//!
+//! The statistics count, like upstream's (`ts1`/`ts2` in cmd.c), from handing the entry to the
+//! device (just before the doorbell) to the moment the completion is seen: by the EQ handler in
+//! event mode, by the poll loop in polling mode. A command
 //! that does not complete within the timeout fails with `ETIMEDOUT`; its slot stays reserved
 //! (the device may still write its mailboxes) until a later completion or check finds it
 //! returned to software. Once the device is in error ([`Cmdq::set_error`]) every waiting and
@@ -54,15 +60,13 @@ use cx4_hw::{
     },
 };
 use kernel::{
-    new_condvar, new_mutex,
+    new_condvar,
     prelude::*,
     processor::cpu_relax,
     sync::{
         Arc,
         CondVar,
-        CondVarTimeoutResult,
-        Mutex,
-        MutexGuard, //
+        CondVarTimeoutResult, //
     },
     time::{
         delay::fsleep,
@@ -78,7 +82,12 @@ use zerocopy::FromBytes;
 use crate::{
     dmabuf::DmaBuf,
     iseg::Bar0,
-    kapi::BoundDevice,
+    kapi::{
+        new_irq_safe_lock,
+        BoundDevice,
+        IrqSafeGuard,
+        IrqSafeLock, //
+    },
     mbox::{
         Chain,
         MboxPool, //
@@ -100,13 +109,23 @@ const EVENT_FALLBACK_MS: u32 = 1000;
 /// signs of life since.
 const FENCED_TIMEOUT: Delta = Delta::from_millis(1000);
 
-/// A command left with the device after its timeout: its mailboxes stay allocated until the
-/// slot is found back in software ownership.
-struct Zombie {
+/// The mailbox chains of one slot, kept from one command to the next.
+struct SlotBufs {
     inp: Chain,
     out: Chain,
 }
 
+impl SlotBufs {
+    const fn new() -> Self {
+        Self {
+            inp: Chain::new(),
+            out: Chain::new(),
+        }
+    }
+}
+
+/// The queue state, shared with the command EQ's interrupt handler: nothing done under its lock
+/// may sleep or allocate.
 struct State {
     /// Free regular slots (bit per slot).
     free: u32,
@@ -114,14 +133,19 @@ struct State {
     pages_busy: bool,
     /// Slots whose completion EQE arrived and whose waiter has not seen it yet.
     done: u32,
+    /// When the completion EQE of each slot in `done` was handled.
+    seen: [Option<Instant<Monotonic>>; MAX_SLOTS],
     /// Slots posted in event mode.
     event_slots: u32,
+    /// Slots of timed-out commands: the device may still own the entry and write its
+    /// mailboxes, so the slot (and its chains) stays reserved until the device returns it.
+    zombies: u32,
     /// Completions are signalled by EQEs.
     events: bool,
     /// The last token handed out.
     token: u8,
-    /// Timed-out commands, by slot.
-    zombies: [Option<Zombie>; MAX_SLOTS],
+    /// The mailbox chains of each slot not in use (a command takes its slot's while it runs).
+    bufs: [Option<SlotBufs>; MAX_SLOTS],
 }
 
 /// Maps a command status to the errno the upstream driver uses (cmd.c `cmd_status_to_err`).
@@ -166,7 +190,7 @@ pub(crate) struct Cmdq {
     #[pin]
     mbox: MboxPool,
     #[pin]
-    state: Mutex<State>,
+    state: IrqSafeLock<State>,
     #[pin]
     wake: CondVar,
     #[pin]
@@ -204,10 +228,12 @@ impl Cmdq {
             free,
             pages_busy: false,
             done: 0,
+            seen: [None; MAX_SLOTS],
             event_slots: 0,
+            zombies: 0,
             events: false,
             token: 0,
-            zombies: core::array::from_fn(|_| None),
+            bufs: core::array::from_fn(|_| Some(SlotBufs::new())),
         };
         Ok(try_pin_init!(Self {
             dev,
@@ -219,7 +245,7 @@ impl Cmdq {
             error: AtomicBool::new(false),
             fenced: AtomicBool::new(false),
             mbox <- MboxPool::new(),
-            state <- new_mutex!(state),
+            state <- new_irq_safe_lock!(state, "cx4::cmdq"),
             wake <- new_condvar!("cx4::cmdq"),
             stats <- CmdStats::new()?,
         }))
@@ -283,27 +309,33 @@ impl Cmdq {
     }
 
     /// A command-completion EQE: the slots in `vector` are done. Called from the command EQ's
-    /// interrupt thread.
+    /// hard-interrupt handler: it notes the time, marks the slots and wakes their waiters.
     pub(crate) fn complete(&self, vector: u32) {
+        let now = Instant::<Monotonic>::now();
         let mut g = self.state.lock();
-        g.done |= vector & g.event_slots;
-        if vector & !g.event_slots != 0 {
+        let ours = vector & g.event_slots;
+        g.done |= ours;
+        for slot in 0..MAX_SLOTS {
+            if ours & (1 << slot) != 0 {
+                g.seen[slot] = Some(now);
+            }
+        }
+        if vector & g.zombies != 0 {
             self.reap_zombies(&mut g);
         }
+        drop(g);
         self.wake.notify_all();
     }
 
-    /// Frees the slots of timed-out commands the device has since returned.
-    fn reap_zombies(&self, g: &mut MutexGuard<'_, State>) -> usize {
+    /// Frees the slots of timed-out commands the device has since returned (their chains stay
+    /// with the slot).
+    fn reap_zombies(&self, g: &mut IrqSafeGuard<'_, State>) -> usize {
         let mut n = 0;
         for slot in 0..self.slots() {
-            if g.zombies[slot as usize].is_none() || self.owner(slot) != OWNER_SW {
+            if g.zombies & (1 << slot) == 0 || self.owner(slot) != OWNER_SW {
                 continue;
             }
-            if let Some(z) = g.zombies[slot as usize].take() {
-                self.mbox.release(z.inp);
-                self.mbox.release(z.out);
-            }
+            g.zombies &= !(1 << slot);
             self.free_slot_locked(g, slot);
             n += 1;
         }
@@ -314,7 +346,7 @@ impl Cmdq {
         n
     }
 
-    fn free_slot_locked(&self, g: &mut MutexGuard<'_, State>, slot: u32) {
+    fn free_slot_locked(&self, g: &mut IrqSafeGuard<'_, State>, slot: u32) {
         if slot == self.pages_slot() {
             g.pages_busy = false;
         } else {
@@ -333,7 +365,11 @@ impl Cmdq {
     /// wait into a busy loop, so it then sleeps without the lock instead.
     ///
     /// Returns the guard and whether the wait timed out (nobody notified).
-    fn sleep<'a>(&'a self, mut g: MutexGuard<'a, State>, ms: i64) -> (MutexGuard<'a, State>, bool) {
+    fn sleep<'a>(
+        &'a self,
+        mut g: IrqSafeGuard<'a, State>,
+        ms: i64,
+    ) -> (IrqSafeGuard<'a, State>, bool) {
         let j = Self::wait_jiffies(ms);
         match self.wake.wait_interruptible_timeout(&mut g, j) {
             CondVarTimeoutResult::Signal { .. } => {
@@ -346,21 +382,37 @@ impl Cmdq {
         }
     }
 
-    fn acquire(&self, op: u16, start: Instant<Monotonic>, timeout: Delta) -> Result<u32> {
+    /// Takes a free slot (the `MANAGE_PAGES` one for that opcode), its mailbox chains and a
+    /// token.
+    fn acquire(
+        &self,
+        op: u16,
+        start: Instant<Monotonic>,
+        timeout: Delta,
+    ) -> Result<(u32, u8, SlotBufs)> {
         let mut g = self.state.lock();
         loop {
             if self.in_error() {
                 return Err(ENXIO);
             }
-            if op == opcode::MANAGE_PAGES {
-                if !g.pages_busy {
+            let slot = if op == opcode::MANAGE_PAGES {
+                (!g.pages_busy).then(|| {
                     g.pages_busy = true;
-                    return Ok(self.pages_slot());
-                }
-            } else if g.free != 0 {
-                let slot = g.free.trailing_zeros();
-                g.free &= !(1 << slot);
-                return Ok(slot);
+                    self.pages_slot()
+                })
+            } else {
+                (g.free != 0).then(|| {
+                    let slot = g.free.trailing_zeros();
+                    g.free &= !(1 << slot);
+                    slot
+                })
+            };
+            if let Some(slot) = slot {
+                g.token = g.token.wrapping_add(1).max(1);
+                let token = g.token;
+                // A free slot always has its chains: they go back with the slot.
+                let bufs = g.bufs[slot as usize].take().unwrap_or(SlotBufs::new());
+                return Ok((slot, token, bufs));
             }
             if self.reap_zombies(&mut g) > 0 {
                 continue;
@@ -380,31 +432,38 @@ impl Cmdq {
         }
     }
 
-    fn release(&self, slot: u32) {
+    /// Gives back a slot and its chains.
+    fn release(&self, slot: u32, bufs: SlotBufs) {
         let mut g = self.state.lock();
+        g.bufs[slot as usize] = Some(bufs);
         self.free_slot_locked(&mut g, slot);
+        drop(g);
         self.wake.notify_all();
     }
 
-    fn next_token(&self) -> u8 {
+    /// Keeps a slot whose command failed after posting: the device may still own the entry.
+    fn fence_slot(&self, slot: u32, bufs: SlotBufs) {
         let mut g = self.state.lock();
-        g.token = g.token.wrapping_add(1).max(1);
-        g.token
+        g.bufs[slot as usize] = Some(bufs);
+        g.zombies |= 1 << slot;
+        g.event_slots &= !(1 << slot);
+        g.done &= !(1 << slot);
     }
 
-    /// Waits for the command in `slot` to return to software.
+    /// Waits for the command in `slot` to return to software; returns how and when its
+    /// completion was seen.
     fn wait(
         &self,
         slot: u32,
         events: bool,
         start: Instant<Monotonic>,
         timeout: Delta,
-    ) -> Result<Completion> {
+    ) -> Result<(Completion, Instant<Monotonic>)> {
         let bit = 1u32 << slot;
         if !events {
             loop {
                 if self.owner(slot) == OWNER_SW {
-                    return Ok(Completion::Polled);
+                    return Ok((Completion::Polled, Instant::now()));
                 }
                 if self.in_error() {
                     return Err(ENXIO);
@@ -426,7 +485,8 @@ impl Cmdq {
             if g.done & bit != 0 {
                 g.done &= !bit;
                 if self.owner(slot) == OWNER_SW {
-                    return Ok(Completion::Event);
+                    let seen = g.seen[slot as usize].take().unwrap_or_else(Instant::now);
+                    return Ok((Completion::Event, seen));
                 }
                 // A stale event (for an earlier command of this slot): keep waiting.
             }
@@ -436,7 +496,7 @@ impl Cmdq {
             let left = (timeout - start.elapsed()).as_millis();
             if left <= 0 {
                 return if self.owner(slot) == OWNER_SW {
-                    Ok(Completion::Fallback)
+                    Ok((Completion::Fallback, Instant::now()))
                 } else {
                     Err(ETIMEDOUT)
                 };
@@ -446,29 +506,31 @@ impl Cmdq {
             if timed_out && g.done & bit == 0 && self.owner(slot) == OWNER_SW {
                 // Nothing woke us for this slot within the fallback period, yet the device
                 // has returned the entry: the EQE was lost or is late.
-                return Ok(Completion::Fallback);
+                return Ok((Completion::Fallback, Instant::now()));
             }
         }
     }
 
+    /// Writes the command into `slot` and its chains, hands the entry to the device and rings
+    /// the doorbell. Returns whether it completes by event, and when it was handed over.
     fn post(
         &self,
         slot: u32,
         token: u8,
         input: &[u8],
         out_len: usize,
-        inp: &Chain,
-        out: &Chain,
-    ) -> Result<bool> {
+        bufs: &SlotBufs,
+    ) -> Result<(bool, Instant<Monotonic>)> {
         let inline = input.len().min(INLINE_LEN);
-        inp.write(&input[inline..], token)?;
-        out.prepare(token)?;
+        let (n_in, n_out) = (mailbox_blocks(input.len()), mailbox_blocks(out_len));
+        bufs.inp.write(n_in, &input[inline..], token)?;
+        bufs.out.prepare(n_out, token)?;
         let mut lay = CmdLayout::new();
         lay.set_xport_type(PCI_CMD_XPORT.into());
         lay.set_inlen(input.len() as u32);
-        lay.set_in_ptr(inp.head());
+        lay.set_in_ptr(bufs.inp.head(n_in));
         lay.inline_in_mut()[..inline].copy_from_slice(&input[..inline]);
-        lay.set_out_ptr(out.head());
+        lay.set_out_ptr(bufs.out.head(n_out));
         lay.set_outlen(out_len as u32);
         lay.set_token(token.into());
         lay.set_status_own(0);
@@ -483,9 +545,10 @@ impl Cmdq {
             g.done &= !(1 << slot);
             g.events
         };
+        let posted = Instant::<Monotonic>::now();
         self.queue.write_u8(at + CmdLayout::SIZE - 1, OWNER_HW)?;
         self.bar.ring_cmd_doorbell(1 << slot)?;
-        Ok(events)
+        Ok((events, posted))
     }
 
     /// Executes one command: `input` is the whole input message, `out_len` the size of the
@@ -504,42 +567,31 @@ impl Cmdq {
         } else {
             self.timeout
         };
-        let slot = match self.acquire(op, start, timeout) {
+        let (slot, token, mut bufs) = match self.acquire(op, start, timeout) {
             Ok(s) => s,
             Err(e) => {
                 self.stats.record_failure(op, e == ETIMEDOUT);
                 return Err(e);
             }
         };
-        let chains = self
+        let dev = self.dev.get();
+        let fitted = self
             .mbox
-            .alloc(self.dev.get(), mailbox_blocks(input.len()))
-            .and_then(
-                |i| match self.mbox.alloc(self.dev.get(), mailbox_blocks(out_len)) {
-                    Ok(o) => Ok((i, o)),
-                    Err(e) => {
-                        self.mbox.release(i);
-                        Err(e)
-                    }
-                },
-            );
-        let (inp, out) = match chains {
-            Ok(c) => c,
-            Err(e) => {
-                self.release(slot);
-                self.stats.record_failure(op, false);
-                return Err(e);
-            }
-        };
-        let token = self.next_token();
-        // Round trip as upstream's statistics count it: from posting the entry to completion
-        // (slot and mailbox allocation are not the device's time).
-        let posted = Instant::<Monotonic>::now();
+            .fit(dev, &mut bufs.inp, mailbox_blocks(input.len()))
+            .and_then(|()| self.mbox.fit(dev, &mut bufs.out, mailbox_blocks(out_len)));
+        if let Err(e) = fitted {
+            self.release(slot, bufs);
+            self.stats.record_failure(op, false);
+            return Err(e);
+        }
         let waited = self
-            .post(slot, token, input, out_len, &inp, &out)
-            .and_then(|events| self.wait(slot, events, start, timeout));
-        let how = match waited {
-            Ok(how) => how,
+            .post(slot, token, input, out_len, &bufs)
+            .and_then(|(events, posted)| {
+                self.wait(slot, events, start, timeout)
+                    .map(|(how, seen)| (how, seen - posted))
+            });
+        let (how, took) = match waited {
+            Ok(w) => w,
             Err(e) => {
                 if e == ETIMEDOUT {
                     dev_err!(
@@ -562,12 +614,9 @@ impl Cmdq {
                         e
                     );
                 }
-                // The device may still own the entry: keep its mailboxes and slot.
-                let mut g = self.state.lock();
-                g.zombies[slot as usize] = Some(Zombie { inp, out });
-                g.event_slots &= !(1 << slot);
+                // The device may still own the entry: keep the slot and its mailboxes.
+                self.fence_slot(slot, bufs);
                 let unresponsive = e == ETIMEDOUT && self.fenced.swap(true, Ordering::AcqRel);
-                drop(g);
                 if unresponsive {
                     dev_err!(
                         self.dev.dev(),
@@ -580,24 +629,23 @@ impl Cmdq {
                 return Err(e);
             }
         };
-        let ns = posted.elapsed().as_nanos().max(0) as u64;
-        let result = self.collect(slot, &out, out_len);
+        let ns = took.as_nanos().max(0) as u64;
+        let mbox = mailbox_blocks(input.len()) + mailbox_blocks(out_len) > 0;
+        let result = self.collect(slot, &bufs.out, out_len);
         if self.fenced.load(Ordering::Relaxed) {
             self.fenced.store(false, Ordering::Relaxed);
         }
-        self.mbox.release(inp);
-        self.mbox.release(out);
-        self.release(slot);
+        self.release(slot, bufs);
         let output = match result {
             Ok(o) => o,
             Err(e) => {
-                self.stats.record(op, ns, how, true);
+                self.stats.record(op, ns, how, true, mbox);
                 return Err(e);
             }
         };
         let (ohdr, _) = MboxOut::ref_from_prefix(&output).map_err(|_| EIO)?;
         let (st, synd) = (ohdr.status() as u8, ohdr.syndrome());
-        self.stats.record(op, ns, how, st != status::OK);
+        self.stats.record(op, ns, how, st != status::OK, mbox);
         if st != status::OK {
             let err = status_to_errno(st);
             dev_err!(

@@ -34,7 +34,6 @@ use cx4_hw::{
     },
 };
 use kernel::{
-    new_mutex,
     prelude::*,
     rbtree::{
         RBTree,
@@ -42,22 +41,27 @@ use kernel::{
     },
     sync::{
         barrier::smp_rmb,
-        Arc,
-        Mutex, //
+        Arc, //
     },
 };
 
 use crate::{
     cmd::input,
     dmabuf::DmaBuf,
+    kapi::{
+        new_irq_safe_lock,
+        IrqSafeLock, //
+    },
     mdev::Mdev,
     msg::Msg,
     uar, //
 };
 
-/// What a CQ's owner does with its events.
+/// What a CQ's owner does with its events. Both run in the EQ's hard-interrupt handler (as
+/// upstream's `mlx5_cq::comp`), with the CQ table locked: they must not sleep, and should only
+/// note the event and schedule the real work (NAPI, a work item).
 pub(crate) trait CqHandler: Send + Sync + 'static {
-    /// A completion event (the CQ was armed and got a CQE). Runs in the EQ's interrupt thread.
+    /// A completion event (the CQ was armed and got a CQE).
     fn completion(&self, cqn: u32);
     /// A CQ error event (e.g. overrun).
     fn error(&self, cqn: u32, syndrome: u8) {
@@ -72,11 +76,12 @@ struct CqEntry {
     errors: AtomicU64,
 }
 
-/// CQ number → CQ, for the EQ interrupt threads.
+/// CQ number → CQ, for the EQ interrupt handlers. Events are dispatched under the lock, so a
+/// CQ's entry (and handler) is never released in interrupt context.
 #[pin_data]
 pub(crate) struct CqTable {
     #[pin]
-    map: Mutex<RBTree<u32, Arc<CqEntry>>>,
+    map: IrqSafeLock<RBTree<u32, Arc<CqEntry>>>,
     unknown: AtomicU64,
 }
 
@@ -84,37 +89,40 @@ impl CqTable {
     /// An empty table.
     pub(crate) fn new() -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
-            map <- new_mutex!(RBTree::new()),
+            map <- new_irq_safe_lock!(RBTree::new(), "cx4::cq_table"),
             unknown: AtomicU64::new(0),
         })
     }
 
-    fn get(&self, cqn: u32) -> Option<Arc<CqEntry>> {
-        let e = self.map.lock().get(&cqn).cloned();
-        if e.is_none() {
-            self.unknown.fetch_add(1, Ordering::Relaxed);
+    /// Runs `f` on CQ `cqn`'s entry, under the table lock; counts events for unknown CQs.
+    fn with(&self, cqn: u32, f: impl FnOnce(&CqEntry)) {
+        let map = self.map.lock();
+        match map.get(&cqn) {
+            Some(e) => f(e),
+            None => {
+                self.unknown.fetch_add(1, Ordering::Relaxed);
+            }
         }
-        e
     }
 
-    /// Dispatches a completion event.
+    /// Dispatches a completion event (from the EQ interrupt handler).
     pub(crate) fn completion(&self, cqn: u32) {
-        if let Some(e) = self.get(cqn) {
+        self.with(cqn, |e| {
             e.events.fetch_add(1, Ordering::Relaxed);
             if let Some(h) = &e.handler {
                 h.completion(cqn);
             }
-        }
+        });
     }
 
-    /// Dispatches a CQ error event.
+    /// Dispatches a CQ error event (from the EQ interrupt handler).
     pub(crate) fn error(&self, cqn: u32, syndrome: u8) {
-        if let Some(e) = self.get(cqn) {
+        self.with(cqn, |e| {
             e.errors.fetch_add(1, Ordering::Relaxed);
             if let Some(h) = &e.handler {
                 h.error(cqn, syndrome);
             }
-        }
+        });
     }
 
     /// The debugfs view.
@@ -200,10 +208,13 @@ impl Cq {
         let node = RBTreeNodeReservation::new(GFP_KERNEL)?;
         let out = mdev.cmdq.exec::<command::CreateCq>(&m, 0)?;
         let cqn = out.cqn();
-        mdev.cqs
+        // A stale entry of the same number (none expected) goes after the lock is released.
+        let stale = mdev
+            .cqs
             .map
             .lock()
             .insert(node.into_node(cqn, entry.clone()));
+        drop(stale);
         Ok(Self {
             mdev: mdev.clone(),
             cqn,
@@ -301,6 +312,8 @@ impl Drop for Cq {
             m.set_cqn(self.cqn);
             let _ = self.mdev.cmdq.exec::<command::DestroyCq>(&m, 0);
         }
-        self.mdev.cqs.map.lock().remove(&self.cqn);
+        // The entry is dropped after the table lock (and with it interrupts) is released.
+        let entry = self.mdev.cqs.map.lock().remove(&self.cqn);
+        drop(entry);
     }
 }

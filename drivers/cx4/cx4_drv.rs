@@ -5,7 +5,7 @@
 //!
 //! - driver.rs: PCI binding (IDs, probe, unbind);
 //! - hca.rs: bring-up and teardown in the PRM's order; mdev.rs: the state shared with
-//!   interrupt threads and work items; function.rs: the bound function across reloads
+//!   interrupt handlers and work items; function.rs: the bound function across reloads
 //!   (recovery from fatal errors);
 //! - iseg.rs: BAR0 and the initialization segment; uar.rs: UAR pages and doorbells;
 //! - cmd.rs: the command queue; mbox.rs: mailboxes; msg.rs: command messages; stats.rs:

@@ -2,8 +2,10 @@
 //! Coherent DMA byte buffers shared with the device: the command queue page, mailbox pages,
 //! firmware pages, EQ and CQ rings.
 //!
-//! The device may write the memory at any time, so every access is a volatile byte access
-//! through the kernel's `dma_read!` / `dma_write!` (never a Rust reference into the buffer).
+//! The device may write the memory at any time, so every access is volatile (never a Rust
+//! reference into the buffer): single bytes through the kernel's `dma_read!` / `dma_write!`,
+//! longer copies eight bytes at a time through [`kapi::coherent_read`] /
+//! [`kapi::coherent_write`].
 
 use kernel::{
     device::{
@@ -13,6 +15,8 @@ use kernel::{
     dma::Coherent,
     prelude::*, //
 };
+
+use crate::kapi;
 
 /// A zeroed, physically contiguous coherent DMA buffer.
 pub(crate) struct DmaBuf {
@@ -47,20 +51,12 @@ impl DmaBuf {
 
     /// Copies `out.len()` bytes at `off` out of the buffer.
     pub(crate) fn read(&self, off: usize, out: &mut [u8]) -> Result {
-        self.check(off, out.len())?;
-        for (i, b) in out.iter_mut().enumerate() {
-            *b = kernel::dma_read!(self.mem, [panic: off + i]);
-        }
-        Ok(())
+        kapi::coherent_read(&self.mem, off, out)
     }
 
     /// Copies `data` into the buffer at `off`.
     pub(crate) fn write(&self, off: usize, data: &[u8]) -> Result {
-        self.check(off, data.len())?;
-        for (i, &b) in data.iter().enumerate() {
-            kernel::dma_write!(self.mem, [panic: off + i], b);
-        }
-        Ok(())
+        kapi::coherent_write(&self.mem, off, data)
     }
 
     /// Reads one byte.

@@ -8,8 +8,14 @@
 //!
 //! An EQ is a ring of 64-byte EQEs in coherent memory; software owns the entry at consumer
 //! index `ci` when its owner bit matches the pass over the ring (`cx4_hw::eq`). The interrupt
-//! thread consumes owned entries, then writes the consumer index to the EQ's doorbell on the
+//! handler consumes owned entries, then writes the consumer index to the EQ's doorbell on the
 //! UAR page with the arm bit, which asks for the next interrupt.
+//!
+//! Like upstream's (eq.c `mlx5_eq_async_int`, `mlx5_eq_comp_int`), the handlers run in
+//! hard-interrupt context: a command completion wakes its waiter straight from the interrupt,
+//! without a switch to an interrupt thread first. Everything they dispatch to is
+//! interrupt-safe: the command queue's completion, the page-request counter and work item, and
+//! the CQ table.
 
 use core::{
     fmt,
@@ -36,13 +42,11 @@ use cx4_hw::{
     pages::PAGE_SIZE, //
 };
 use kernel::{
-    new_mutex,
     pci,
     prelude::*,
     sync::{
         barrier::smp_rmb,
-        Arc,
-        Mutex, //
+        Arc, //
     },
     workqueue, //
 };
@@ -52,8 +56,10 @@ use crate::{
     dmabuf::DmaBuf,
     kapi::{
         self,
+        new_irq_safe_lock,
         IrqHandler,
         IrqLine,
+        IrqSafeLock,
         MsixVectors, //
     },
     mdev::Mdev,
@@ -69,6 +75,9 @@ const LOG_PAGES_EQ: u32 = 6;
 const LOG_COMP_EQ: u32 = 8;
 /// The consumer index is written back (without arming) every this many EQEs of one batch.
 const CI_UPDATE_BATCH: u32 = 64;
+/// The most EQs on one vector: the command, async and pages EQs, and completion EQ 0 when only
+/// one vector was granted.
+const MAX_EQS_PER_VECTOR: usize = 4;
 
 /// What an EQ is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,7 +179,7 @@ impl Eq {
         self.mdev.cmdq.exec::<command::DestroyEq>(&m, 0).map(|_| ())
     }
 
-    /// Consumes the EQEs software owns, dispatches them and re-arms the EQ.
+    /// Consumes the EQEs software owns, dispatches them and re-arms the EQ if it fired.
     fn process(&self) {
         self.polls.fetch_add(1, Ordering::Relaxed);
         let mut ci = self.ci.load(Ordering::Relaxed);
@@ -198,8 +207,12 @@ impl Eq {
                 let _ = uar::eq_doorbell(&self.mdev.bar, self.uar, self.eqn, ci, false);
             }
         }
-        self.ci.store(ci, Ordering::Relaxed);
-        self.arm();
+        if batch > 0 {
+            self.ci.store(ci, Ordering::Relaxed);
+            self.arm();
+        }
+        // An EQ with nothing new did not fire (its vector is shared), so it is still armed:
+        // re-arming it would only cost an MMIO write.
     }
 
     fn dispatch(&self, eqe: &Eqe) {
@@ -279,18 +292,17 @@ impl Eq {
 pub(crate) struct VectorIrq {
     index: u32,
     irqs: AtomicU64,
+    /// The EQs on this vector. The handler processes them under the lock, so once `detach`
+    /// returned the EQ is no longer in use by the handler; the last reference of an EQ is
+    /// never dropped in the handler (its DMA memory must be freed in process context).
     #[pin]
-    eqs: Mutex<KVec<Arc<Eq>>>,
+    eqs: IrqSafeLock<[Option<Arc<Eq>>; MAX_EQS_PER_VECTOR]>,
 }
 
 impl IrqHandler for VectorIrq {
-    fn hard(&self) -> bool {
+    fn handle(&self) {
         self.irqs.fetch_add(1, Ordering::Relaxed);
-        true
-    }
-
-    fn thread(&self) {
-        for eq in self.eqs.lock().iter() {
+        for eq in self.eqs.lock().iter().flatten() {
             eq.process();
         }
     }
@@ -298,12 +310,18 @@ impl IrqHandler for VectorIrq {
 
 impl VectorIrq {
     fn attach(&self, eq: Arc<Eq>) -> Result {
-        self.eqs.lock().push(eq, GFP_KERNEL)?;
+        let mut eqs = self.eqs.lock();
+        let free = eqs.iter_mut().find(|e| e.is_none()).ok_or(ENOSPC)?;
+        *free = Some(eq);
         Ok(())
     }
 
-    fn detach(&self, eqn: u8) {
-        self.eqs.lock().retain(|e| e.eqn != eqn);
+    /// Detaches EQ `eqn` and returns it, to be dropped outside the lock.
+    fn detach(&self, eqn: u8) -> Option<Arc<Eq>> {
+        let mut eqs = self.eqs.lock();
+        eqs.iter_mut()
+            .find(|e| e.as_ref().is_some_and(|e| e.eqn == eqn))
+            .and_then(Option::take)
     }
 
     /// The debugfs line of this vector.
@@ -350,7 +368,7 @@ impl EqTable {
                 try_pin_init!(VectorIrq {
                     index,
                     irqs: AtomicU64::new(0),
-                    eqs <- new_mutex!(KVec::new()),
+                    eqs <- new_irq_safe_lock!(core::array::from_fn(|_| None), "cx4::vector_eqs"),
                 }),
                 GFP_KERNEL,
             )?;
@@ -381,9 +399,11 @@ impl EqTable {
     }
 
     fn remove(&self, eq: &Arc<Eq>) {
-        if let Some(line) = self.lines.get(eq.vector as usize) {
-            line.handler().detach(eq.eqn);
-        }
+        let detached = self
+            .lines
+            .get(eq.vector as usize)
+            .and_then(|line| line.handler().detach(eq.eqn));
+        drop(detached);
         let _ = eq.destroy();
     }
 
@@ -464,7 +484,7 @@ impl Drop for EqTable {
             self.mdev.cmdq.use_polling();
             self.remove(&eq);
         }
-        // Free the interrupts (waiting for running threads), then the vectors.
+        // Free the interrupts (waiting for running handlers), then the vectors.
         self.lines.clear();
     }
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The thin layer over kernel C APIs that the 7.2 `kernel` crate does not wrap (yet): MSI-X
-//! vector allocation by index, threaded interrupt lines, flushing work items, the online CPU
-//! count, and a bound-device handle for deferred contexts.
+//! vector allocation by index, interrupt lines, a spinlock that disables interrupts (for state
+//! shared with interrupt handlers), bulk copies in and out of coherent DMA memory, flushing
+//! work items, the online CPU count, and a bound-device handle for deferred contexts.
 //!
 //! Every `unsafe` of the driver lives here (the core logic files have none); each carries its
 //! `// SAFETY:` argument. Everything exported is a safe API with a documented contract.
@@ -9,6 +10,7 @@
 use core::{
     ffi::c_void,
     marker::PhantomData,
+    pin::Pin,
     ptr, //
 };
 
@@ -21,15 +23,26 @@ use kernel::{
     },
     dma::{
         self,
+        Coherent,
         DmaMask, //
     },
     error::to_result,
-    ffi::c_int,
+    ffi::{
+        c_char,
+        c_int,
+        c_ulong, //
+    },
     pci,
     prelude::*,
     sync::{
         aref::ARef,
-        Arc, //
+        lock::{
+            Backend,
+            Guard,
+            Lock, //
+        },
+        Arc,
+        LockClassKey, //
     },
     workqueue::{
         DelayedWork,
@@ -52,7 +65,7 @@ pub(crate) fn set_dma_mask_64(pdev: &pci::Device<Core<'_>>) -> Result {
     unsafe { dma::Device::dma_set_mask_and_coherent(pdev, DmaMask::new::<64>()) }
 }
 
-/// A device reference that deferred contexts (work items, interrupt threads) use to allocate
+/// A device reference that deferred contexts (work items, interrupt handlers) use to allocate
 /// DMA memory, which needs proof that the device is bound.
 ///
 /// Contract: a `BoundDevice` may only be created from a `&Device<Bound>` and must only be held
@@ -79,6 +92,63 @@ impl BoundDevice {
     pub(crate) fn dev(&self) -> &device::Device {
         &self.0
     }
+}
+
+/// The byte range `off..off + len` of `mem`, checked; returns a pointer to its first byte.
+fn coherent_range(mem: &Coherent<[u8]>, off: usize, len: usize) -> Result<*mut u8> {
+    match off.checked_add(len) {
+        Some(end) if end <= mem.len() => Ok(mem.as_mut_ptr().cast::<u8>().wrapping_add(off)),
+        _ => Err(ERANGE),
+    }
+}
+
+/// Copies `data` into coherent DMA memory at byte offset `off`.
+///
+/// The accesses are volatile, as `dma_write!`'s (the device may access the memory at any time),
+/// but eight bytes wide where the destination is aligned: a mailbox block or a 4 KiB
+/// capability page takes an eighth of the stores of a byte-wise copy. Nothing outside
+/// `off..off + data.len()` is written, so a neighbouring ownership byte is never touched.
+pub(crate) fn coherent_write(mem: &Coherent<[u8]>, off: usize, data: &[u8]) -> Result {
+    let dst = coherent_range(mem, off, data.len())?;
+    let mut i = 0;
+    while i < data.len() {
+        let p = dst.wrapping_add(i);
+        let word = data.get(i..i + 8).filter(|_| p.cast::<u64>().is_aligned());
+        if let Some(w) = word.and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+            // SAFETY: `p..p + 8` is inside the checked range of the allocation, which `mem`
+            // keeps alive, and `p` is aligned for `u64`. A volatile store to coherent memory the
+            // device may access concurrently is what `dma_write!` does too.
+            unsafe { p.cast::<u64>().write_volatile(u64::from_ne_bytes(w)) };
+            i += 8;
+        } else {
+            // SAFETY: `p` is inside the checked range (`i < data.len()`); see above.
+            unsafe { p.write_volatile(data[i]) };
+            i += 1;
+        }
+    }
+    Ok(())
+}
+
+/// Copies `out.len()` bytes at byte offset `off` out of coherent DMA memory; volatile loads,
+/// eight bytes wide where aligned (see [`coherent_write`]).
+pub(crate) fn coherent_read(mem: &Coherent<[u8]>, off: usize, out: &mut [u8]) -> Result {
+    let src = coherent_range(mem, off, out.len())?.cast_const();
+    let mut i = 0;
+    while i < out.len() {
+        let p = src.wrapping_add(i);
+        if i + 8 <= out.len() && p.cast::<u64>().is_aligned() {
+            // SAFETY: `p..p + 8` is inside the checked range of the allocation, which `mem`
+            // keeps alive, and `p` is aligned for `u64`; volatile as `dma_read!`.
+            let w = unsafe { p.cast::<u64>().read_volatile() };
+            out[i..i + 8].copy_from_slice(&w.to_ne_bytes());
+            i += 8;
+        } else {
+            // SAFETY: `p` is inside the checked range (`i < out.len()`); see above.
+            out[i] = unsafe { p.read_volatile() };
+            i += 1;
+        }
+    }
+    Ok(())
 }
 
 /// Resets a bound PCI function (`pci_try_reset_function()`: function-level reset with config
@@ -164,16 +234,15 @@ impl Drop for MsixVectors {
     }
 }
 
-/// The two halves of an interrupt handler on one vector.
+/// An interrupt handler on one vector.
 pub(crate) trait IrqHandler: Send + Sync + 'static {
-    /// Hard-interrupt half; returns whether the thread half should run.
-    fn hard(&self) -> bool;
-    /// Thread half, in process context (may sleep).
-    fn thread(&self);
+    /// Runs in hard-interrupt context, with interrupts disabled: it must not sleep (atomics,
+    /// [`IrqSafeLock`]s, waking waiters and queueing work are fine).
+    fn handle(&self);
 }
 
-/// A threaded interrupt handler registered on one MSI-X vector; freed (waiting for running
-/// handlers) on drop.
+/// An interrupt handler registered on one MSI-X vector (hard-interrupt context, like the
+/// upstream driver's EQ handlers); freed (waiting for a running handler) on drop.
 pub(crate) struct IrqLine<T: IrqHandler> {
     irq: u32,
     handler: Arc<T>,
@@ -194,25 +263,7 @@ unsafe extern "C" fn irq_hard<T: IrqHandler>(
     // SAFETY: `cookie` is the `Arc<T>` data pointer given to `request_threaded_irq` by
     // `IrqLine::request`; the `IrqLine` keeps that `Arc` alive until `free_irq` returned.
     let h = unsafe { &*cookie.cast::<T>() };
-    if h.hard() {
-        bindings::irqreturn_IRQ_WAKE_THREAD
-    } else {
-        bindings::irqreturn_IRQ_HANDLED
-    }
-}
-
-/// The interrupt-thread trampoline.
-///
-/// # Safety
-///
-/// As for [`irq_hard`].
-unsafe extern "C" fn irq_thread<T: IrqHandler>(
-    _irq: c_int,
-    cookie: *mut c_void,
-) -> bindings::irqreturn_t {
-    // SAFETY: As in `irq_hard`.
-    let h = unsafe { &*cookie.cast::<T>() };
-    h.thread();
+    h.handle();
     bindings::irqreturn_IRQ_HANDLED
 }
 
@@ -226,14 +277,15 @@ impl<T: IrqHandler> IrqLine<T> {
     ) -> Result<Self> {
         let irq = vectors.irq(index)?;
         let cookie = Arc::as_ptr(&handler).cast::<c_void>().cast_mut();
-        // SAFETY: `irq` is an interrupt of this device's allocated vectors; both callbacks
-        // match the C prototypes; `cookie` stays valid until `free_irq` in `drop` (the `Arc`
-        // is held by `self`); `name` is a static NUL-terminated string.
+        // SAFETY: `irq` is an interrupt of this device's allocated vectors; the callback
+        // matches the C prototype (no thread function: the handler runs in hard-interrupt
+        // context only); `cookie` stays valid until `free_irq` in `drop` (the `Arc` is held by
+        // `self`); `name` is a static NUL-terminated string.
         let ret = unsafe {
             bindings::request_threaded_irq(
                 irq,
                 Some(irq_hard::<T>),
-                Some(irq_thread::<T>),
+                None,
                 0,
                 name.as_char_ptr(),
                 cookie,
@@ -258,10 +310,100 @@ impl<T: IrqHandler> Drop for IrqLine<T> {
     fn drop(&mut self) {
         let cookie = Arc::as_ptr(&self.handler).cast::<c_void>().cast_mut();
         // SAFETY: The line was requested with this `irq` and `cookie` in `request`; `free_irq`
-        // waits for running handlers, after which the `Arc` may go.
+        // waits for a running handler, after which the `Arc` may go.
         unsafe { bindings::free_irq(self.irq, cookie) };
     }
 }
+
+#[cfg(CONFIG_PREEMPT_RT)]
+compile_error!("IrqSafeLock takes spinlock_t as a raw spinlock, which PREEMPT_RT does not allow");
+
+/// The `kernel::sync::lock` backend of [`IrqSafeLock`]: a `spinlock_t` taken with
+/// `spin_lock_irqsave()` and released with `spin_unlock_irqrestore()` (the 7.2 `kernel` crate
+/// has only the plain `spin_lock()` backend, which must not be shared with interrupt handlers).
+pub(crate) struct IrqSaveBackend;
+
+/// The `raw_spinlock_t` inside a `spinlock_t` (what `spinlock_check()` returns).
+fn raw_spinlock(ptr: *mut bindings::spinlock_t) -> *mut bindings::raw_spinlock_t {
+    // CAST: Without PREEMPT_RT (refused above), `spinlock_t` is a union whose `rlock` member,
+    // the `raw_spinlock_t`, is at offset 0.
+    ptr.cast()
+}
+
+// SAFETY: `spin_lock_irqsave()` on the kernel's `spinlock_t` ensures mutual exclusion; `relock`
+// is the default, which calls `lock`, the same locking method.
+unsafe impl Backend for IrqSaveBackend {
+    type State = bindings::spinlock_t;
+    /// The interrupt flags saved when the lock was taken.
+    type GuardState = c_ulong;
+
+    unsafe fn init(ptr: *mut Self::State, name: *const c_char, key: *mut bindings::lock_class_key) {
+        // SAFETY: The caller guarantees that `ptr` is valid for writes and that `name` and `key`
+        // stay valid for reads indefinitely.
+        unsafe { bindings::__spin_lock_init(ptr, name, key) }
+    }
+
+    unsafe fn lock(ptr: *mut Self::State) -> Self::GuardState {
+        // SAFETY: The caller guarantees that `ptr` is an initialised `spinlock_t`, so its
+        // `raw_spinlock_t` is too.
+        unsafe { bindings::_raw_spin_lock_irqsave(raw_spinlock(ptr)) }
+    }
+
+    unsafe fn unlock(ptr: *mut Self::State, flags: &Self::GuardState) {
+        // SAFETY: The caller owns the lock, taken by `lock`, which saved `flags`.
+        unsafe { bindings::_raw_spin_unlock_irqrestore(raw_spinlock(ptr), *flags) }
+    }
+
+    unsafe fn try_lock(_ptr: *mut Self::State) -> Option<Self::GuardState> {
+        // `IrqSafeLock` offers no `try_lock`: the C API has no out-of-line trylock that saves
+        // the interrupt flags. Failing is always a correct answer to a try.
+        None
+    }
+
+    unsafe fn assert_is_held(ptr: *mut Self::State) {
+        // SAFETY: The caller guarantees that `ptr` is an initialised `spinlock_t`.
+        unsafe { bindings::spin_assert_is_held(ptr) }
+    }
+}
+
+/// A guard of an [`IrqSafeLock`]; works with `CondVar` like any lock guard.
+pub(crate) type IrqSafeGuard<'a, T> = Guard<'a, T, IrqSaveBackend>;
+
+/// A spinlock for state shared with hard-interrupt handlers: interrupts stay disabled on the
+/// local CPU while it is held, so a handler can never spin on a lock its own CPU holds.
+/// Nothing under it may sleep or allocate with `GFP_KERNEL`.
+#[pin_data]
+pub(crate) struct IrqSafeLock<T> {
+    #[pin]
+    inner: Lock<T, IrqSaveBackend>,
+}
+
+impl<T> IrqSafeLock<T> {
+    /// A new lock holding `t` (use [`new_irq_safe_lock!`], which gives each call site its own
+    /// lockdep class).
+    pub(crate) fn new(
+        t: T,
+        name: &'static CStr,
+        key: Pin<&'static LockClassKey>,
+    ) -> impl PinInit<Self> {
+        pin_init!(Self {
+            inner <- Lock::new(t, name, key),
+        })
+    }
+
+    /// Takes the lock, disabling interrupts until the guard is dropped.
+    pub(crate) fn lock(&self) -> IrqSafeGuard<'_, T> {
+        self.inner.lock()
+    }
+}
+
+/// An [`IrqSafeLock`] initialiser with a lockdep class of its own.
+macro_rules! new_irq_safe_lock {
+    ($inner:expr, $name:literal) => {
+        $crate::kapi::IrqSafeLock::new($inner, kernel::c_str!($name), kernel::static_lock_class!())
+    };
+}
+pub(crate) use new_irq_safe_lock;
 
 /// The module-wide debugfs directory (`cx4/`), under which each device creates its own.
 ///

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The mailbox pool: 1 KiB-aligned command mailbox blocks (`CmdProtBlock`, 576 bytes each)
-//! carved out of coherent 4 KiB pages, four per page, handed out as chains per command.
+//! Command mailboxes: 1 KiB-aligned blocks (`CmdProtBlock`, 576 bytes each) carved out of
+//! coherent 4 KiB pages, four per page, linked into chains that carry a message's bytes after
+//! its 16 inline ones.
 //!
-//! Pages are allocated on demand and kept until the pool is dropped (with the command queue).
+//! Each command slot keeps its input and output chains from one command to the next (upstream
+//! keeps a cache of preallocated messages for the same reason), so a command allocates nothing
+//! here once its slot has carried a message as long before; [`MboxPool::fit`] grows a chain
+//! when a longer one comes. Pages are kept until the pool and the chains are dropped (with the
+//! command queue).
 
 use cx4_hw::cmd::{
     CmdProtBlock,
@@ -41,38 +46,55 @@ impl Block {
     }
 }
 
-/// A chain of blocks carrying one message (the bytes after its 16 inline ones).
+/// A chain of blocks; a message uses its first `n` blocks.
 pub(crate) struct Chain {
     blocks: KVec<Block>,
 }
 
 impl Chain {
-    /// Bus address of the first block, 0 for an empty chain.
-    pub(crate) fn head(&self) -> u64 {
-        self.blocks.first().map_or(0, Block::dma)
+    /// An empty chain.
+    pub(crate) const fn new() -> Self {
+        Self {
+            blocks: KVec::new(),
+        }
     }
 
-    /// Writes `data` (the message bytes after the inline part) into the chain, linking the
-    /// blocks with `next`, numbering them and stamping `token` into each.
-    pub(crate) fn write(&self, data: &[u8], token: u8) -> Result {
-        for (i, b) in self.blocks.iter().enumerate() {
-            let mut blk = CmdProtBlock::new();
+    /// Bus address of the first block of a message of `n` blocks, 0 when it needs none.
+    pub(crate) fn head(&self, n: usize) -> u64 {
+        match n {
+            0 => 0,
+            _ => self.blocks.first().map_or(0, Block::dma),
+        }
+    }
+
+    fn used(&self, n: usize) -> Result<&[Block]> {
+        self.blocks.get(..n).ok_or(EINVAL)
+    }
+
+    /// Writes `data` (the message bytes after the inline part) into the first `n` blocks,
+    /// linking them with `next` (0 in the last), numbering them and stamping `token` into each.
+    /// Only the message bytes and the control fields are written: the device reads no further.
+    pub(crate) fn write(&self, n: usize, data: &[u8], token: u8) -> Result {
+        let blocks = self.used(n)?;
+        let mut ctrl = CmdProtBlock::new();
+        for (i, b) in blocks.iter().enumerate() {
             let start = i * DATA_BLOCK_SIZE;
             if start < data.len() {
                 let end = (start + DATA_BLOCK_SIZE).min(data.len());
-                blk.data_mut()[..end - start].copy_from_slice(&data[start..end]);
+                b.page.write(b.off, &data[start..end])?;
             }
-            blk.set_next(self.blocks.get(i + 1).map_or(0, Block::dma));
-            blk.set_block_num(i as u32);
-            blk.set_token(token.into());
-            b.page.write(b.off, &blk.0)?;
+            ctrl.set_next(blocks.get(i + 1).map_or(0, Block::dma));
+            ctrl.set_block_num(i as u32);
+            ctrl.set_token(token.into());
+            b.page
+                .write(b.off + DATA_BLOCK_SIZE, &ctrl.0[DATA_BLOCK_SIZE..])?;
         }
         Ok(())
     }
 
-    /// Prepares the chain for the device's output (links, numbers and token; data zeroed).
-    pub(crate) fn prepare(&self, token: u8) -> Result {
-        self.write(&[], token)
+    /// Prepares the first `n` blocks for the device's output (links, numbers and token).
+    pub(crate) fn prepare(&self, n: usize, token: u8) -> Result {
+        self.write(n, &[], token)
     }
 
     /// Reads `out.len()` message bytes out of the chain's data areas.
@@ -85,7 +107,7 @@ impl Chain {
     }
 }
 
-/// The pool.
+/// The pool: blocks of carved pages not yet in a chain.
 #[pin_data]
 pub(crate) struct MboxPool {
     #[pin]
@@ -100,25 +122,20 @@ impl MboxPool {
         })
     }
 
-    /// Takes `n` blocks, growing the pool by whole pages as needed.
-    pub(crate) fn alloc(&self, dev: &device::Device<Bound>, n: usize) -> Result<Chain> {
-        let mut chain = Chain {
-            blocks: KVec::with_capacity(n, GFP_KERNEL)?,
+    /// Grows `chain` to at least `n` blocks, carving new pages as needed. On failure the chain
+    /// keeps the blocks it got.
+    pub(crate) fn fit(&self, dev: &device::Device<Bound>, chain: &mut Chain, n: usize) -> Result {
+        let Some(more) = n.checked_sub(chain.blocks.len()).filter(|&m| m > 0) else {
+            return Ok(());
         };
+        chain.blocks.reserve(more, GFP_KERNEL)?;
         let mut free = self.free.lock();
         while chain.blocks.len() < n {
             if let Some(b) = free.pop() {
                 chain.blocks.push(b, GFP_KERNEL)?;
                 continue;
             }
-            let page = match DmaBuf::alloc(dev, PAGE).and_then(|p| Ok(Arc::new(p, GFP_KERNEL)?)) {
-                Ok(p) => p,
-                Err(e) => {
-                    drop(free);
-                    self.release(chain);
-                    return Err(e);
-                }
-            };
+            let page = Arc::new(DmaBuf::alloc(dev, PAGE)?, GFP_KERNEL)?;
             free.reserve(PER_PAGE, GFP_KERNEL)?;
             for k in 0..PER_PAGE {
                 free.push(
@@ -130,16 +147,6 @@ impl MboxPool {
                 )?;
             }
         }
-        Ok(chain)
-    }
-
-    /// Returns a chain's blocks to the pool.
-    pub(crate) fn release(&self, chain: Chain) {
-        let mut free = self.free.lock();
-        for b in chain.blocks {
-            // The free list had room for every block once (they were allocated into it); on
-            // the unlikely allocation failure the block (and eventually its page) is dropped.
-            let _ = free.push(b, GFP_KERNEL);
-        }
+        Ok(())
     }
 }

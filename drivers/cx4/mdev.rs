@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The state of one function shared by process context, interrupt threads and work items
+//! The state of one function shared by process context, interrupt handlers and work items
 //! (upstream's `struct mlx5_core_dev`): BAR0, the command queue, firmware pages, the CQ table,
 //! and the work items that serve page requests and poll the health buffer.
 //!

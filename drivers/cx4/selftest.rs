@@ -2,6 +2,8 @@
 //! Test hooks behind debugfs `cx4/<dev>/selftest` (used by tests/driver_core.py): write
 //!
 //! - `query N` — run N `QUERY_ISSI` commands (command queue round trips at run time);
+//! - `query-eq N` — run N `QUERY_EQ` commands on completion EQ 0 (what reading upstream's
+//!   debugfs `EQs/<n>/num_eqes` sends; `make bench` compares the two);
 //! - `cq` — create a 64-entry CQ on completion EQ 0 and arm it (its number is logged);
 //! - `cq-poll` — consume the test CQ's CQEs, re-arm it and query it (`QUERY_CQ`);
 //! - `cq-moderate PERIOD COUNT` — set the test CQ's moderation (`MODIFY_CQ`);
@@ -58,6 +60,16 @@ impl SelfTest {
         for _ in 0..n {
             let m = input::<command::QueryIssi>(0)?;
             self.mdev.cmdq.exec::<command::QueryIssi>(&m, 0)?;
+        }
+        Ok(())
+    }
+
+    fn query_eq(&self, n: u32) -> Result {
+        let eqn = self.comp_eqn.ok_or(ENODEV)?;
+        for _ in 0..n {
+            let mut m = input::<command::QueryEq>(0)?;
+            m.set_eq_number(eqn.into());
+            self.mdev.cmdq.exec::<command::QueryEq>(&m, 0)?;
         }
         Ok(())
     }
@@ -123,6 +135,10 @@ impl SelfTest {
             (Some("query"), n) => {
                 let n = n.map_or(Ok(1), |v| v.parse::<u32>().map_err(|_| EINVAL))?;
                 self.query(n)
+            }
+            (Some("query-eq"), n) => {
+                let n = n.map_or(Ok(1), |v| v.parse::<u32>().map_err(|_| EINVAL))?;
+                self.query_eq(n)
             }
             (Some("cq"), None) => self.cq_create(),
             (Some("cq-moderate"), Some(p)) => {
