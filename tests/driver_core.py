@@ -66,8 +66,8 @@ def section(job_log: str, name: str) -> str:
 
 
 def devlink_json(job_log: str, name: str) -> dict:
-    """The JSON `devlink -j ...` printed in section `name`."""
-    text = section(job_log, name).strip()
+    """The JSON `devlink -j ...` printed first in section `name` (one line)."""
+    text = (section(job_log, name).strip().splitlines() or [""])[0]
     try:
         return json.loads(text)
     except ValueError:
