@@ -35,6 +35,7 @@ PROBE_PATH = [
 CTL = r"""
 n=0
 ctl() {
+    local i  # the caller's loop variable (e.g. the soak's cycle count) stays its own
     n=$((n + 1))
     echo "$1" > /cx4/req-$n.tmp && mv /cx4/req-$n.tmp /cx4/req-$n
     for i in $(seq 300); do
@@ -316,8 +317,9 @@ def tests(env: Env):
             test -e {BOUND}
             echo "query 3" > {DBG}/selftest
             ctl "health synd=5"
+            # The health poll (2 s) marks the device failed, the watcher (1 s) then logs it.
             for i in $(seq 100); do
-                dmesg | grep -q "device in error state" && break
+                dmesg | grep -q "automatic recovery is off" && break
                 sleep 0.2
             done
             dmesg | grep "device in error state"

@@ -12,6 +12,8 @@
 #   the target triple;
 # - the fixed bindgen arguments of `cmd_bindgen` and the kernel's rust/bindgen_parameters,
 #   then ours (drivers/ksys/bindgen_parameters: allowlists).
+# Not mirrored: rust/Makefile's extra flag for CONFIG_INIT_STACK_ALL_ZERO with libclang < 16
+# (the test bed pins libclang 19).
 # The C shims of static inlines (helpers.c) are compiled into the module like any C object;
 # their prototypes (helpers.h) go through the same bindgen run, and `ksys_helper_NAME` is
 # renamed to `NAME` like the kernel renames `rust_helper_NAME`.
