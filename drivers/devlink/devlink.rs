@@ -36,8 +36,8 @@
 //!
 //! An abstraction crate (`devlink`) over a raw-bindings crate (`ksys`) is the shape the
 //! kernel has (`kernel` over `bindings`) and keeps the `unsafe` in one reviewable place with
-//! a safe API in front: the driver crate is linked against this crate only, not against
-//! `ksys`, so it cannot call the C API around the abstraction. It mirrors what an upstream
+//! a safe API in front: the driver crate is given this crate as a dependency, not `ksys`, so
+//! it does not call the C API around the abstraction. It mirrors what an upstream
 //! `rust/kernel/net/devlink.rs` would be, so the move is mechanical; the next abstractions
 //! (netdev, NAPI, skb, ib_core, dmaengine) are crates of their own over the same `ksys`.
 

@@ -298,9 +298,10 @@ impl<T: Operations> Reporter<T> {
         let live = self.slot.live.lock();
         let l = live.as_ref().ok_or(ENODEV)?;
         let devlink = self.slot.devlink.as_ptr();
-        // SAFETY: While the reporter is live its instance is registered (type invariant);
-        // the caller does not hold the instance lock. Taking it orders the counter update
-        // against user-space requests and devlink's own recoveries.
+        // SAFETY: While the reporter is live its instance is registered (type invariant),
+        // so the lock is valid. (A caller already holding it would deadlock, which the
+        // calling rules forbid.) It orders the counter update against user-space requests
+        // and devlink's own recoveries.
         unsafe { ksys::devl_lock(devlink) };
         // SAFETY: `l.raw` is live (we hold the slot lock) and the instance lock is held.
         unsafe {

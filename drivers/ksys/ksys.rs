@@ -19,7 +19,7 @@
 //! `rust_helper_*`.
 //!
 //! Like `rust/bindings`, this crate is for abstractions only: drivers use the safe wrappers
-//! (`drivers/devlink/`), and the driver crate is not even linked against it.
+//! (`drivers/devlink/`); the driver crate does not get it as a dependency (`--extern`).
 
 #![allow(
     clippy::all,
