@@ -3,6 +3,7 @@ and fault injection through the model (issue 4)."""
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 import textwrap
@@ -16,6 +17,7 @@ from harness import Env, check_clean_dmesg, describe, estimate, one_vm, soak
 
 DBG = "/sys/kernel/debug/cx4/0000:01:00.0"
 BOUND = "/sys/bus/pci/drivers/cx4/0000:01:00.0"
+DEVLINK = "pci/0000:01:00.0"
 
 # Every command of the probe path, by occurrence (opcode, nth): the second QUERY_PAGES and
 # MANAGE_PAGES are the init-page ones, QUERY_HCA_CAP 1/2/3 are general max, general cur and
@@ -33,6 +35,7 @@ PROBE_PATH = [
 CTL = r"""
 n=0
 ctl() {
+    local i  # the caller's loop variable (e.g. the soak's cycle count) stays its own
     n=$((n + 1))
     echo "$1" > /cx4/req-$n.tmp && mv /cx4/req-$n.tmp /cx4/req-$n
     # Not `i`: a shell function shares the caller's variables (the soak loop counts in `i`).
@@ -62,6 +65,30 @@ def section(job_log: str, name: str) -> str:
     m = re.search(rf"^=== {re.escape(name)} ===\n(.*?)(?=^=== |\Z)", job_log, re.M | re.S)
     assert m, f"no section {name!r} in the job log:\n{job_log[-3000:]}"
     return m.group(1)
+
+
+def devlink_json(job_log: str, name: str) -> dict:
+    """The JSON `devlink -j ...` printed first in section `name` (one line)."""
+    text = (section(job_log, name).strip().splitlines() or [""])[0]
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise AssertionError(f"section {name!r} is not devlink JSON:\n{text}") from None
+
+
+def fw_fatal(job_log: str, name: str) -> dict:
+    """The fw_fatal reporter of 0000:01:00.0 in the `devlink -j health show` of section `name`."""
+    j = devlink_json(job_log, name)
+    reps = [r for r in j.get("health", {}).get(DEVLINK, []) if r.get("reporter") == "fw_fatal"]
+    assert len(reps) == 1, f"{name}: expected one fw_fatal reporter of {DEVLINK}, saw {j}"
+    return reps[0]
+
+
+def diagnose(job_log: str, name: str) -> dict:
+    """The pairs of the `devlink -j health diagnose` of section `name`."""
+    j = devlink_json(job_log, name)
+    assert isinstance(j, dict) and "state" in j, f"{name}: no state in the diagnosis {j}"
+    return j
 
 
 def debugfs_counter(text: str, pattern: str) -> int:
@@ -136,6 +163,15 @@ def run_batch(env: Env, script: str, model_args: list[list[str]],
         run.put(job, "job.sh")
         run.put(env.ko)
         return run.boot(timeout=timeout * env.slow)
+
+
+# Guest helper: wait until dmesg shows a line (grep pattern).
+WAIT_FOR = r"""
+wait_for() {
+    for i in $(seq 150); do dmesg | grep -q "$1" && return 0; sleep 0.2; done
+    echo "timed out waiting for: $1"; dmesg | tail -20; return 1
+}
+"""
 
 
 def tests(env: Env):
@@ -282,8 +318,9 @@ def tests(env: Env):
             test -e {BOUND}
             echo "query 3" > {DBG}/selftest
             ctl "health synd=5"
+            # The health poll (2 s) marks the device failed, the watcher (1 s) then logs it.
             for i in $(seq 100); do
-                dmesg | grep -q "device in error state" && break
+                dmesg | grep -q "automatic recovery is off" && break
                 sleep 0.2
             done
             dmesg | grep "device in error state"
@@ -353,6 +390,87 @@ def tests(env: Env):
         assert teardown and "UNBALANCED" not in teardown[-1], \
             "the final teardown must return every page:\n" + "\n".join(page_reports(r.model_log))
         check_clean_dmesg(d)
+
+    def devlink_fw_fatal_reporter_tracks_fault_and_recovery():
+        # The reporter as user space sees it: healthy; one error (and a diagnosis naming the
+        # syndrome) while a fault persists across resets; healthy again with one recovery once
+        # the fault clears and the watcher's retry brings the device back.
+        r = run_with_control(env, WAIT_FOR + f"""
+            insmod /cx4/cx4.ko
+            echo "=== dev ==="; devlink -j dev show
+            echo "=== healthy ==="; devlink -j health show {DEVLINK} reporter fw_fatal
+            echo "=== diagnose-ok ==="; devlink -j health diagnose {DEVLINK} reporter fw_fatal
+            ctl "health synd=0x8 persist=1"
+            wait_for "recovery attempt 1 failed"
+            echo "=== error ==="; devlink -j health show {DEVLINK} reporter fw_fatal
+            echo "=== diagnose-error ==="; devlink -j health diagnose {DEVLINK} reporter fw_fatal
+            echo "=== text ==="; devlink health show {DEVLINK} reporter fw_fatal
+            devlink health diagnose {DEVLINK} reporter fw_fatal
+            ctl "clear"
+            wait_for "recovered after"
+            echo "query 2" > {DBG}/selftest
+            echo "=== recovered ==="; devlink -j health show {DEVLINK} reporter fw_fatal
+            echo "=== diagnose-recovered ==="
+            devlink -j health diagnose {DEVLINK} reporter fw_fatal
+            echo "=== end ==="
+            rmmod cx4
+            echo "=== gone ==="; devlink -j dev show
+            echo "=== end ==="
+            echo devlink-done
+        """, timeout=240)
+        assert r.status == 0 and "devlink-done" in r.job_log, describe(r)
+        log = r.job_log
+        devs = devlink_json(log, "dev").get("dev", {})
+        assert DEVLINK in devs, f"devlink dev show does not list {DEVLINK}: {devs}"
+        assert DEVLINK not in devlink_json(log, "gone").get("dev", {}), \
+            "the devlink instance outlived rmmod"
+
+        ok = fw_fatal(log, "healthy")
+        assert (ok["state"], ok["error"], ok["recover"]) == ("healthy", 0, 0), ok
+        assert ok.get("auto_recover") is True, ok
+        d = diagnose(log, "diagnose-ok")
+        assert (d["state"], d["syndrome"], d["errors"]) == ("ok", "0x0", 0), d
+
+        err = fw_fatal(log, "error")
+        assert (err["state"], err["error"], err["recover"]) == ("error", 1, 0), \
+            f"expected one error and no recovery while the fault persists: {err}"
+        d = diagnose(log, "diagnose-error")
+        assert d["state"] == "error" and d["syndrome"] == "0x8", d
+        assert d["syndrome_name"] == "unrecoverable hardware error", d
+        assert "health syndrome 0x8" in d["reason"], d
+        assert d["errors"] == 1 and d["failed_attempts"] >= 1, d
+
+        back = fw_fatal(log, "recovered")
+        assert (back["state"], back["error"], back["recover"]) == ("healthy", 1, 1), \
+            f"expected healthy with one error and one recovery: {back}"
+        d = diagnose(log, "diagnose-recovered")
+        assert (d["state"], d["recoveries"], d["errors"]) == ("ok", 1, 1), d
+        check_clean_dmesg(r.dmesg)
+
+    def devlink_recover_brings_back_a_device_left_failed():
+        # auto_recover=0: devlink's automatic recovery is declined, the device stays failed
+        # (commands fail fast) until user space asks: `devlink health recover`.
+        r = run_with_control(env, WAIT_FOR + f"""
+            insmod /cx4/cx4.ko auto_recover=0
+            ctl "health synd=0x8"
+            wait_for "automatic recovery is off"
+            sleep 3
+            echo "=== error ==="; devlink -j health show {DEVLINK} reporter fw_fatal
+            if echo "query 1" > {DBG}/selftest; then echo "command succeeded?"; exit 1; fi
+            devlink health recover {DEVLINK} reporter fw_fatal
+            echo "=== recovered ==="; devlink -j health show {DEVLINK} reporter fw_fatal
+            echo "=== end ==="
+            echo "query 2" > {DBG}/selftest
+            rmmod cx4
+            echo recover-done
+        """, timeout=240)
+        assert r.status == 0 and "recover-done" in r.job_log, describe(r)
+        err = fw_fatal(r.job_log, "error")
+        assert (err["state"], err["error"], err["recover"]) == ("error", 1, 0), err
+        back = fw_fatal(r.job_log, "recovered")
+        assert (back["state"], back["error"], back["recover"]) == ("healthy", 1, 1), back
+        assert "recovered after 1 attempt(s)" in r.dmesg, r.dmesg[-2000:]
+        check_clean_dmesg(r.dmesg)
 
     def fatal_health_at_probe_fails_probe():
         # The fault is raised after the guest booted: a function reset clears the model's
@@ -470,6 +588,10 @@ def tests(env: Env):
     yield "fatal health syndrome before probe fails the probe", fatal_health_at_probe_fails_probe
     yield "fatal error: reset + reload recovers once the fault clears", \
         fatal_error_is_recovered_by_reset_and_reload
+    yield "devlink: fw_fatal reporter shows the error, diagnoses the syndrome, counts the recovery", \
+        devlink_fw_fatal_reporter_tracks_fault_and_recovery
+    yield "devlink: health recover brings back a device left failed (auto_recover=0)", \
+        devlink_recover_brings_back_a_device_left_failed
     yield "soak: 300 load/unload cycles with 10 recoveries, no leaks", \
         three_hundred_cycles_with_recoveries
     yield "two cards: each has its own state and debugfs directory", \

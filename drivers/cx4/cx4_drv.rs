@@ -12,7 +12,8 @@
 //!   per-opcode statistics;
 //! - pages.rs: firmware pages; caps.rs: capabilities;
 //! - eq.rs: EQs on MSI-X vectors; cq.rs: completion queues;
-//! - health.rs: health polling and the error state;
+//! - health.rs: health polling and the error state; devlink.rs: the devlink instance and its
+//!   `fw_fatal` health reporter (over the devlink abstraction crate, drivers/devlink/);
 //! - debugfs.rs and selftest.rs: debugfs views and test hooks;
 //! - dmabuf.rs: coherent DMA buffers; kapi.rs: the thin layer over kernel C APIs the `kernel`
 //!   crate does not wrap, home of every `unsafe` of the driver.
@@ -21,6 +22,7 @@ mod caps;
 mod cmd;
 mod cq;
 mod debugfs;
+mod devlink;
 mod dmabuf;
 mod driver;
 mod eq;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! PCI binding: device IDs, probe and unbind.
 
+use ::devlink::Devlink;
 use cx4_hw::pci::{
     DEVICE_CONNECTX4,
     DEVICE_CONNECTX4_LX, //
@@ -44,6 +45,8 @@ pub(crate) struct Cx4Device<'bound> {
     pdev: &'bound pci::Device,
     chip: Chip,
     function: Arc<Function>,
+    /// The devlink instance with the `fw_fatal` reporter (taken first at unbind).
+    devlink: Option<Devlink<'bound>>,
 }
 
 kernel::pci_device_table!(
@@ -80,10 +83,21 @@ impl pci::Driver for Cx4Driver {
             .inspect_err(|e| {
                 dev_err!(pdev, "{}: probe failed: {:?}\n", chip.name(), e);
             })?;
+        let (devlink, reporter) =
+            crate::devlink::register(pdev.as_ref(), &function).inspect_err(|e| {
+                dev_err!(
+                    pdev,
+                    "{}: devlink registration failed: {:?}\n",
+                    chip.name(),
+                    e
+                );
+            })?;
+        Function::start(&function, reporter);
         Ok(Cx4Device {
             pdev,
             chip: *chip,
             function,
+            devlink: Some(devlink),
         })
     }
 
@@ -94,6 +108,9 @@ impl pci::Driver for Cx4Driver {
 
 impl Drop for Cx4Device<'_> {
     fn drop(&mut self) {
+        // devlink first: user space stops seeing the instance, the reporter is destroyed
+        // (a report or recovery in progress finishes first) and no callback can start.
+        self.devlink = None;
         // Before unbind completes: no recovery may run on an unbound device.
         self.function.stop();
         dev_dbg!(self.pdev, "cx4 device state released\n");

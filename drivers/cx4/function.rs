@@ -4,15 +4,22 @@
 //!
 //! [`Function`] owns the brought-up [`Hca`] for as long as the driver is bound. A watcher (a
 //! delayed work item) notices when the HCA went into the error state (a fatal health syndrome,
-//! a stopped health counter, an unresponsive command interface) and recovers it: it tears the
-//! HCA down (commands fail fast by then), resets the function (PCI function-level reset, our
+//! a stopped health counter, an unresponsive command interface) and reports it, once per
+//! fault, to devlink's `fw_fatal` health reporter (devlink.rs). Recovery tears the HCA down
+//! (commands fail fast by then), resets the function (PCI function-level reset, our
 //! substitute for the firmware's software reset, which needs the vendor-specific capability
-//! the modelled card does not have), and brings the HCA up again. A device that still reports
-//! a fatal condition after the reset stays down; the watcher retries with a back-off until the
-//! condition clears or the driver unbinds.
+//! the modelled card does not have), and brings the HCA up again.
 //!
-//! Recovery runs by itself unless the `auto_recover` module parameter is 0 (then only a
-//! request through [`Function::recover`], e.g. from devlink health, starts it).
+//! Who recovers (as upstream, devlink drives it):
+//! - the report makes devlink call the reporter's `recover` (its auto-recover, on by
+//!   default), which runs the first attempt ([`Function::recover`]) before the report
+//!   returns; its success counts as devlink's recovery;
+//! - a device that still reports a fatal condition after the reset stays down and the
+//!   reporter in error; the watcher then retries with a back-off until the condition clears
+//!   or the driver unbinds, and tells devlink when an attempt succeeds;
+//! - with the `auto_recover` module parameter at 0 neither happens: `recover` declines
+//!   automatic attempts (`ECANCELED`), and the device stays failed until user space asks
+//!   (`devlink health recover`: one attempt per request).
 
 use core::sync::atomic::{
     AtomicBool,
@@ -21,10 +28,15 @@ use core::sync::atomic::{
 };
 
 use kernel::{
+    bindings,
     device::Bound,
     impl_has_delayed_work, new_delayed_work, new_mutex, pci,
     prelude::*,
     sync::{
+        lock::{
+            mutex::MutexBackend,
+            Guard, //
+        },
         Arc,
         Mutex, //
     },
@@ -40,6 +52,7 @@ use kernel::{
 };
 
 use crate::{
+    devlink::FwReporter,
     hca::{
         Fault,
         Hca, //
@@ -75,6 +88,8 @@ struct State {
     stats: RecoveryStats,
     /// Milliseconds until the next attempt while the HCA is down.
     backoff: u32,
+    /// devlink's `fw_fatal` reporter, from [`Function::start`] on.
+    reporter: Option<FwReporter>,
 }
 
 /// The bound function and its (re)loadable HCA.
@@ -85,8 +100,7 @@ pub(crate) struct Function {
     timeout: Delta,
     auto_recover: bool,
     stopping: AtomicBool,
-    /// A recovery was requested (devlink health recover) while automatic recovery is off.
-    requested: AtomicBool,
+    /// Attempts since the fault was noticed.
     attempts: AtomicU32,
     #[pin]
     state: Mutex<State>,
@@ -113,7 +127,7 @@ impl WorkItem<0> for Function {
 }
 
 impl Function {
-    /// Brings the HCA up for the first time (from probe) and starts watching it.
+    /// Brings the HCA up for the first time (from probe); [`Function::start`] starts watching.
     pub(crate) fn new(
         pdev: &pci::Device<Bound>,
         chip: &'static str,
@@ -128,20 +142,25 @@ impl Function {
                 timeout,
                 auto_recover,
                 stopping: AtomicBool::new(false),
-                requested: AtomicBool::new(false),
                 attempts: AtomicU32::new(0),
                 state <- new_mutex!(State {
                     hca: Some(hca),
                     faulted: false,
                     stats: RecoveryStats::default(),
                     backoff: 0,
+                    reporter: None,
                 }),
                 watch <- new_delayed_work!("cx4::recovery"),
             }),
             GFP_KERNEL,
         )?;
-        Self::schedule(&this, WATCH_MS);
         Ok(this)
+    }
+
+    /// Starts watching the HCA; faults go to `reporter`.
+    pub(crate) fn start(this: &Arc<Self>, reporter: FwReporter) {
+        this.state.lock().reporter = Some(reporter);
+        Self::schedule(this, WATCH_MS);
     }
 
     fn schedule(this: &Arc<Self>, ms: u32) {
@@ -151,23 +170,29 @@ impl Function {
     }
 
     /// What recovery has seen so far, and whether the HCA is up.
-    #[expect(dead_code, reason = "for the devlink health reporter (in progress)")]
     pub(crate) fn stats(&self) -> (RecoveryStats, bool) {
         let g = self.state.lock();
         (g.stats, g.hca.as_ref().is_some_and(|h| h.fault().is_none()))
     }
 
-    /// Asks for a recovery now (when automatic recovery is off, the only way to start one).
-    #[expect(dead_code, reason = "for the devlink health reporter (in progress)")]
-    pub(crate) fn recover(this: &Arc<Self>) {
-        this.requested.store(true, Ordering::Release);
-        Self::schedule(this, 0);
+    /// One recovery attempt now, for devlink's `recover` (under the devlink instance lock):
+    /// `automatic` after a report, else asked for by user space. `Ok` when the HCA is up
+    /// (again).
+    pub(crate) fn recover(&self, automatic: bool) -> Result {
+        if automatic && !self.auto_recover {
+            return Err(Error::from_errno(-(bindings::ECANCELED as i32)));
+        }
+        let mut g = self.state.lock();
+        if g.hca.as_ref().is_some_and(|h| h.fault().is_none()) {
+            // Recovered meanwhile (by the watcher), or never failed.
+            return Ok(());
+        }
+        self.attempt(&mut g)
     }
 
     /// One look at the HCA; returns when to look again (ms).
     fn tick(&self) -> u32 {
         let mut g = self.state.lock();
-        let requested = self.requested.swap(false, Ordering::AcqRel);
         if let Some(hca) = g.hca.as_ref() {
             let Some(fault) = hca.fault() else {
                 return WATCH_MS;
@@ -176,6 +201,7 @@ impl Function {
                 g.faulted = true;
                 g.stats.errors += 1;
                 g.stats.last = Some(fault);
+                self.attempts.store(0, Ordering::Relaxed);
                 dev_err!(
                     self.dev.dev(),
                     "{}: fatal error ({}); {}\n",
@@ -187,18 +213,41 @@ impl Function {
                         "automatic recovery is off (auto_recover=0)"
                     }
                 );
-            }
-            if !self.auto_recover && !requested {
-                // Stays failed (commands fail fast) until a recovery is requested.
+                let reporter = g.reporter.clone();
+                // devlink's locks come before ours: report without holding the state.
+                drop(g);
+                if let Some(r) = reporter {
+                    // devlink runs the first attempt (`recover`) before this returns; its
+                    // outcome shows in the state at the next look.
+                    let _ = r.report(c"firmware fatal error", &fault);
+                }
                 return WATCH_MS;
             }
-            // Commands fail fast by now: the teardown is quick and frees what the device held.
-            g.hca = None;
-            g.backoff = 0;
-        } else if !self.auto_recover && !requested {
+        }
+        // Faulted or down, and devlink's attempt (if any) failed: retry if allowed.
+        if !self.auto_recover {
             return WATCH_MS;
         }
-        // Down: reset the function and bring the HCA up again.
+        let recovered = self.attempt(&mut g).is_ok();
+        let next = if recovered { WATCH_MS } else { g.backoff };
+        let reporter = g.reporter.clone();
+        drop(g);
+        if let (true, Some(r)) = (recovered, reporter) {
+            let _ = r.recovered();
+        }
+        next
+    }
+
+    /// Tears a faulted HCA down, resets the function and brings the HCA up again.
+    fn attempt(&self, g: &mut Guard<'_, State, MutexBackend>) -> Result {
+        // Checked under the state lock, which `stop` takes after setting it.
+        if self.stopping.load(Ordering::Acquire) {
+            return Err(ENODEV);
+        }
+        // Commands fail fast by now: the teardown is quick and frees what the device held.
+        if g.hca.take().is_some() {
+            g.backoff = 0;
+        }
         let n = self.attempts.fetch_add(1, Ordering::Relaxed) + 1;
         match self.reload() {
             Ok(hca) => {
@@ -213,7 +262,7 @@ impl Function {
                     self.chip,
                     n
                 );
-                WATCH_MS
+                Ok(())
             }
             Err(e) => {
                 g.stats.failed_attempts += 1;
@@ -221,14 +270,18 @@ impl Function {
                 if n == 1 || n % 10 == 0 {
                     dev_warn!(
                         self.dev.dev(),
-                        "{}: recovery attempt {} failed ({:?}); retrying every {} ms\n",
+                        "{}: recovery attempt {} failed ({:?}); {}\n",
                         self.chip,
                         n,
                         e,
-                        g.backoff
+                        if self.auto_recover {
+                            "retrying with a back-off"
+                        } else {
+                            "stays failed until a recovery is requested"
+                        }
                     );
                 }
-                g.backoff
+                Err(e)
             }
         }
     }
@@ -246,6 +299,8 @@ impl Function {
         self.stopping.store(true, Ordering::Release);
         // A pending run is started now and sees `stopping`; a running one finishes first.
         while kapi::flush_delayed_work(&self.watch) {}
-        self.state.lock().hca = None;
+        let mut g = self.state.lock();
+        g.hca = None;
+        g.reporter = None;
     }
 }

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The headers of the kernel C APIs that the 7.2 `kernel` crate does not bind, and that the
+ * cx4 abstractions (drivers/devlink/, later netdev, NAPI, skb, ib_core, dmaengine) wrap.
+ *
+ * Only what `bindgen_parameters` allowlists is generated; every type those items refer to and
+ * that is not allowlisted is taken from `kernel::bindings` (see ksys.rs). Add a header here,
+ * its functions and types to `bindgen_parameters`, and its static inlines to helpers.c.
+ */
+
+#include <net/devlink.h>
+
+#include "helpers.h"
