@@ -35,7 +35,6 @@ PROBE_PATH = [
 CTL = r"""
 n=0
 ctl() {
-    local i  # the caller's loop variable (e.g. the soak's cycle count) stays its own
     n=$((n + 1))
     echo "$1" > /cx4/req-$n.tmp && mv /cx4/req-$n.tmp /cx4/req-$n
     # Not `i`: a shell function shares the caller's variables (the soak loop counts in `i`).
