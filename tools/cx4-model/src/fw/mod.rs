@@ -238,6 +238,8 @@ impl Firmware {
         // Port and firmware identity survive a function reset; admin state does not.
         self.regs.eth_proto = regs.eth_proto;
         self.regs.fw_version = regs.fw_version;
+        self.regs.carrier = regs.carrier;
+        self.regs.link_up = regs.link_up;
         self.vport.mac = vport.mac;
         self.vport.guid = vport.guid;
     }
