@@ -404,7 +404,8 @@ def tests(env: Env):
             rmmod mlx5_core
             echo unloaded
         """
-        res = eth_vms(env, [vm0, vm1], timeout=500)
+        # mlx5e offers as many channels as CPUs (and completion vectors): two vCPUs.
+        res = eth_vms(env, [vm0, vm1], timeout=600, smp=2)
         assert_clean(res)
         log0, log1 = res[0].job_log, res[1].job_log
         assert re.search(r"Current hardware settings:.*?Combined:\s+2", section(log1, "channels"), re.S), \
@@ -420,7 +421,9 @@ def tests(env: Env):
         down, up = section(log0, "link-down"), section(log0, "link-up")
         assert "carrier 0" in down and "ping while down: lost" in down, down
         assert "carrier 1" in up and " 0% packet loss" in up, up
-        assert "Link is Down" in res[0].dmesg and "Link is Up" in res[0].dmesg, res[0].dmesg[-2000:]
+        # mlx5e logs "Link down"/"Link up" once at open, and again for the pulled cable.
+        d0 = res[0].dmesg
+        assert d0.count(": Link down") >= 2 and d0.count(": Link up") >= 2, d0[-2000:]
 
     @estimate(200)
     def rmmod_under_traffic():
@@ -436,7 +439,7 @@ def tests(env: Env):
             signal unload
             rmmod mlx5_core
             echo unloaded
-            wait || true
+            kill %1 2>/dev/null || true
         """
         vm1 = """
             eth_up
@@ -448,7 +451,7 @@ def tests(env: Env):
             wait_signal unload 300
             rmmod mlx5_core
             echo unloaded
-            wait || true
+            kill %1 2>/dev/null || true
         """
         res = eth_vms(env, [vm0, vm1], timeout=400)
         assert_clean(res)
