@@ -26,9 +26,10 @@ from model_core import mlx5_errors
 
 # Guest helpers, prepended to every job.
 PRELUDE = r"""
-n=0
+# The request counter lives in a file: `req` is also called inside $(...) subshells.
+echo 0 > /tmp/req-n
 req() {
-    n=$((n + 1))
+    n=$(($(cat /tmp/req-n) + 1)); echo $n > /tmp/req-n
     echo "$*" > /cx4/req-$n.tmp && mv /cx4/req-$n.tmp /cx4/req-$n
     for i in $(seq 1200); do
         if [ -e /cx4/rep-$n ]; then cat /cx4/rep-$n; return 0; fi

@@ -70,9 +70,14 @@ def mbits(line: str) -> float:
     return float(m.group(1)) * {"K": 1e-3, "M": 1.0, "G": 1e3}[m.group(2)] if m else float("nan")
 
 
-def frames(stats: str) -> int:
-    m = re.search(r"tx: \d+ doorbells \d+ wqes (\d+) frames.*rx: \d+ from wire, (\d+) delivered", stats)
-    return int(m.group(1)) + int(m.group(2)) if m else 0
+def path_counts(stats: str) -> tuple[int, int, float]:
+    """(SQ doorbells, frames sent + delivered, seconds in the data path) of a `stats` line."""
+    m = re.search(r"tx: (\d+) doorbells \d+ wqes (\d+) frames.*rx: \d+ from wire, (\d+) delivered"
+                  r".*time tx (\d+) us rx (\d+) us", stats)
+    if not m:
+        return 0, 0, 0.0
+    g = [int(x) for x in m.groups()]
+    return g[0], g[1] + g[2], (g[3] + g[4]) / 1e6
 
 
 def main() -> int:
@@ -105,7 +110,7 @@ def main() -> int:
             return 1
     tput: dict[tuple[str, str], list[float]] = {}
     rtt: dict[str, list[float]] = {}
-    cpu_s, nframes = 0.0, 0
+    cpu_s, nframes, ndb, path_s = 0.0, 0, 0, 0.0
     t0 = f0 = None
     for line in res[0].job_log.splitlines():
         w = line.split(maxsplit=2)
@@ -124,9 +129,10 @@ def main() -> int:
                 cpu_s += t - t0
         elif w and w[0] in ("stats0", "stats1"):
             if w[0] == "stats0":
-                f0 = frames(line)
+                f0 = path_counts(line)
             elif f0 is not None:
-                nframes += frames(line) - f0
+                d, f, p = path_counts(line)
+                ndb, nframes, path_s = ndb + d - f0[0], nframes + f - f0[1], path_s + p - f0[2]
     med = lambda v: statistics.median(v) if v else float("nan")
     print(f"\nEthernet between two TCG VMs, {args.rounds} rounds of {args.seconds} s (medians)\n")
     print(f"{'':34} {'virtio-net':>12} {'mlx5e/model':>12} {'ratio':>7}")
@@ -136,8 +142,11 @@ def main() -> int:
     a, b = med(rtt.get("virtio", [])), med(rtt.get("mlx5e", []))
     print(f"{'ping request/response (ms)':34} {a:12.3f} {b:12.3f} {b / a if a else float('nan'):7.2f}")
     if nframes:
-        print(f"\nmodel of vm0: {cpu_s:.2f} s CPU for {nframes} frames "
-              f"(sent + delivered) = {cpu_s / nframes * 1e6:.1f} us per frame")
+        print(f"\nmodel of vm0 over the mlx5e runs: {cpu_s:.2f} s CPU for {nframes} frames (sent + "
+              f"delivered) = {cpu_s / nframes * 1e6:.1f} us per frame; {ndb} SQ doorbells "
+              f"({ndb / nframes:.2f} per frame); data path (engine, guest memory, TAP) "
+              f"{path_s / nframes * 1e6:.1f} us per frame, the rest ({(cpu_s - path_s) / nframes * 1e6:.1f} us) "
+              f"is vfio-user messages, locking and threads")
     return 0
 
 

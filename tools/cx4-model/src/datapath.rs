@@ -71,6 +71,10 @@ pub struct PathStats {
     pub rx_no_rq: u64,
     /// Receive error CQEs.
     pub rx_errors: u64,
+    /// Wall time spent executing SQ doorbells (engine, guest memory, wire writes), ns.
+    pub tx_ns: u64,
+    /// Wall time spent on frames from the wire (steering, engine, guest memory), ns.
+    pub rx_ns: u64,
 }
 
 impl PathStats {
@@ -79,7 +83,7 @@ impl PathStats {
         format!(
             "tx: {} doorbells {} wqes {} frames {} bytes ({} link down, {} errors, {} flushed); \
              rx: {} from wire, {} delivered ({} link down, {} oversize, {} malformed, {} steered \
-             away, {} out of buffer, {} no rq, {} errors)",
+             away, {} out of buffer, {} no rq, {} errors); time tx {} us rx {} us",
             self.sq_doorbells,
             self.tx_wqes,
             self.tx_frames,
@@ -95,7 +99,9 @@ impl PathStats {
             self.rx_steered_drop,
             self.rx_out_of_buffer,
             self.rx_no_rq,
-            self.rx_errors
+            self.rx_errors,
+            self.tx_ns / 1000,
+            self.rx_ns / 1000
         )
     }
 }
@@ -199,6 +205,12 @@ impl Device {
     /// record. An SQ in error flushes those WQEs with flush-error CQEs; one in reset ignores
     /// the doorbell.
     pub fn sq_doorbell(&mut self, page: u32, sqn: u32) {
+        let t0 = std::time::Instant::now();
+        self.run_sq(page, sqn);
+        self.path.tx_ns += t0.elapsed().as_nanos() as u64;
+    }
+
+    fn run_sq(&mut self, page: u32, sqn: u32) {
         self.path.sq_doorbells += 1;
         let Some(sq) = self.fw.sq(sqn) else {
             log::warn!("SQ doorbell on UAR {page} for SQ {sqn:#x} that does not exist, ignored");
@@ -345,6 +357,12 @@ impl Device {
     /// A frame from the wire: size check against the port MTU, parse, steering, RSS, RQ WQE,
     /// scatter, CQE. Frames that cannot be delivered are dropped and counted.
     pub fn receive(&mut self, frame: &[u8]) {
+        let t0 = std::time::Instant::now();
+        self.receive_frame(frame);
+        self.path.rx_ns += t0.elapsed().as_nanos() as u64;
+    }
+
+    fn receive_frame(&mut self, frame: &[u8]) {
         self.path.rx_wire += 1;
         if !self.fw.regs.oper_up() {
             self.path.rx_link_down += 1;
