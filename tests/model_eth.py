@@ -460,6 +460,45 @@ def tests(env: Env):
             assert "unloaded" in r.job_log, describe(r)
             assert "teardown" in r.model_log and "page accounting balanced" in r.model_log, r.model_log[-2000:]
 
+    @estimate(90)
+    def sq_error_and_recovery():
+        """A send WQE the card refuses (injected: as a bad lkey) completes with an error CQE and
+        puts the SQ in error; mlx5e's TX reporter recovers it (MODIFY_SQ ERR → RST → RDY) and
+        traffic to the host side of the segment flows again."""
+        vm0 = """
+            eth_up
+            HOST=10.99.0.254
+            reach $HOST
+            section before; stats
+            section inject; req ctl wqe-error count=1
+            ping -c 1 -W 1 $HOST > /dev/null 2>&1 || echo "ping during the error: lost"
+            for i in $(seq 100); do
+                [ "$(stats | sed -n 's/^tx_recover: //p')" -ge 1 ] 2>/dev/null && break
+                sleep 0.1
+            done
+            reach $HOST 60
+            section after-ping; ping -c 5 -i 0.2 $HOST
+            section after; stats
+            section model; req ctl stats
+            rmmod mlx5_core
+            echo unloaded
+        """
+        r = eth_vms(env, [vm0], timeout=240)[0]
+        assert r.status == 0, describe(r)
+        b, a = ethtool_stats(section(r.job_log, "before")), ethtool_stats(section(r.job_log, "after"))
+        assert rise(b, a, "tx_recover") >= 1, f"no SQ recovery counted: {a}"
+        assert " 0% packet loss" in section(r.job_log, "after-ping"), section(r.job_log, "after-ping")
+        assert re.search(r"tx: \d+ doorbells .*\(\d+ link down, 1 errors", section(r.job_log, "model")), \
+            section(r.job_log, "model")
+        # mlx5e reports the error CQE (that is the point); nothing else may be reported.
+        expected = re.compile(r"Error cqe on cqn|ERR CQE on SQ|syndrome 0x4|TX error CQE|"
+                              r"mlx5e_tx_reporter|recover", re.IGNORECASE)
+        assert re.search(r"Error cqe on cqn", r.dmesg), r.dmesg[-3000:]
+        errs = [l for l in mlx5_errors(r.dmesg) if not expected.search(l)]
+        assert not errs, "mlx5 reported errors:\n" + "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+
     yield "MTU 9000, VXLAN/GENEVE/GRE tunnels with iperf3", jumbo_and_tunnels
+    yield "SQ error CQE and recovery by MODIFY_SQ", sq_error_and_recovery
     yield "RSS over 2 channels, promiscuous, ethtool -G under traffic, link down/up", rss_promisc_rings_link
     yield "rmmod under traffic both ways", rmmod_under_traffic

@@ -14,6 +14,8 @@
 //! - `pages n=16` — demand (n>0) or give back (n<0) regular pages now, by a page-request event;
 //! - `link state=down` / `link state=up` — pull or plug the port's cable (PORT_CHANGE event
 //!   when the operational state changes);
+//! - `wqe-error count=1` — the next sending WQEs (SEND/LSO) of any SQ fail as a bad lkey would:
+//!   a REQ_ERR CQE with LOCAL_PROT_ERR, the SQ to error (the driver recovers it by MODIFY_SQ);
 //! - `clear` — remove every pending fault;
 //! - `gen-cqe cqn=5 solicited=0` — test hook: write one completion (a REQ CQE) to a CQ now, as
 //!   if a work request had finished (nothing else produces CQEs until QPs are modelled), so
@@ -69,6 +71,8 @@ pub enum Fault {
         /// Whether the completion is solicited.
         solicited: bool,
     },
+    /// Fail the next `n` sending WQEs.
+    WqeError(u32),
     /// Clear all faults.
     Clear,
 }
@@ -164,6 +168,12 @@ impl Fault {
                 "down" => Fault::Link(false),
                 o => return Err(format!("link: state must be up or down, not {o:?}")),
             },
+            "wqe-error" => Fault::WqeError(
+                get("count")
+                    .map(|v| num("count", v))
+                    .transpose()?
+                    .unwrap_or(1),
+            ),
             "clear" => Fault::Clear,
             o => return Err(format!("unknown fault {o:?}")),
         })
@@ -180,6 +190,8 @@ pub struct FaultPlan {
     stalling: bool,
     /// Interrupts still to drop, per vector.
     pub drop_irq: std::collections::BTreeMap<u16, u32>,
+    /// Sending WQEs still to fail.
+    pub wqe_errors: u32,
 }
 
 /// What the firmware should do with a command.
@@ -223,6 +235,7 @@ impl FaultPlan {
             }
             // Interrupt delays live with the vectors (MsiX::delay_ms).
             Fault::DelayIrq { .. } => {}
+            Fault::WqeError(n) => self.wqe_errors = self.wqe_errors.saturating_add(n),
             Fault::Clear => {
                 *self = FaultPlan {
                     seen: std::mem::take(&mut self.seen),
@@ -230,6 +243,16 @@ impl FaultPlan {
                 }
             }
             Fault::Health { .. } | Fault::Pages(_) | Fault::GenCqe { .. } | Fault::Link(_) => {}
+        }
+    }
+
+    /// Consulted once per sending WQE: whether it fails by injection.
+    pub fn take_wqe_error(&mut self) -> bool {
+        if self.wqe_errors > 0 {
+            self.wqe_errors -= 1;
+            true
+        } else {
+            false
         }
     }
 
