@@ -112,6 +112,7 @@ impl Fault {
             "pages" => &["n"],
             "link" => &["state"],
             "gen-cqe" => &["cqn", "solicited"],
+            "wqe-error" => &["count"],
             _ => &[],
         };
         if let Some(k) = kv.keys().find(|k| !allowed.contains(&k.as_str())) {
@@ -309,6 +310,11 @@ mod tests {
             }
         );
         assert_eq!(Fault::parse("stall").unwrap(), Fault::Stall(None));
+        assert_eq!(Fault::parse("wqe-error").unwrap(), Fault::WqeError(1));
+        assert_eq!(
+            Fault::parse("wqe-error count=3").unwrap(),
+            Fault::WqeError(3)
+        );
         assert_eq!(
             Fault::parse("stall opcode=0x102").unwrap(),
             Fault::Stall(Some(0x102))
