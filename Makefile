@@ -55,8 +55,9 @@ shell: module model guest
 		--model target/release/cx4-model --file cx4.ko --vms $(VMS) \
 		$(if $(filter-out 1,$(VMS)),--net) --timeout 86400
 
-bench: module
+bench: module model guest
 	@python3 tools/bench/core_bench.py
+	@python3 tools/bench/eth_bench.py
 
 clean:
 	@if [ -e "$(CX4_CACHE)/kernel" ]; then \

@@ -36,7 +36,7 @@ info "apt-get install (rustc-web, libclang-19, kernel build deps, debootstrap, .
 apt-get install -y -qq --no-install-recommends \
     rustc-web rust-web-src rust-web-clippy libclang-19-dev llvm-19 clang-19 lld-19 \
     flex bison bc libelf-dev libssl-dev dwarves cpio kmod xz-utils \
-    debootstrap iproute2 psmisc util-linux ca-certificates git >/dev/null
+    debootstrap iproute2 iputils-ping psmisc util-linux ca-certificates git >/dev/null
 
 # Host crates (schema, model) build with the machine's cargo; a machine without one gets
 # Debian's, which matches the kernel's rustc-web 1.96.
@@ -52,7 +52,7 @@ if [[ "$have" != *"$BINDGEN_VERSION"* ]]; then
         --root "$CX4_CACHE/cargo" bindgen-cli --version "$BINDGEN_VERSION"
 fi
 for t in "$RUSTC" /usr/bin/clippy-driver "$BINDGEN" debootstrap gcc make flex bison bc \
-         dpkg-deb cpio unshare ip; do
+         dpkg-deb cpio unshare ip ping; do
     command -v "$t" >/dev/null || die "host prerequisite '$t' missing after installation"
 done
 [ -e "$LIBCLANG_PATH/libclang.so" ] || ls "$LIBCLANG_PATH"/libclang*.so* >/dev/null 2>&1 \

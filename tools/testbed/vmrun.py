@@ -33,6 +33,8 @@ HERE = Path(__file__).resolve().parent
 GUEST_INIT = HERE / "guest-init.sh"
 NETNS_PREFIX = "cx4-"
 RUN_MOUNT = "/run/cx4"          # where the run directory appears inside the chroot and guest
+HOST_ADDR = "10.99.0.254/24"    # the host side of the run's segment (br0 in the netns)
+WIRE_MTU = 9978                 # TAPs of modelled ports carry the port's largest MTU
 PR_SET_PDEATHSIG = 1
 
 
@@ -52,6 +54,8 @@ class VmSpec:
     model_args: list[str] = field(default_factory=list)
     mem_mb: int = 1024
     mac: str | None = None                   # NIC on the run's L2 segment (needs Run(net=True))
+    wire: bool = False                       # the modelled cards' ports on the run's segment:
+                                             # a TAP per card, model run with --eth --tap
     cmdline: str = ""                        # extra kernel command line
     interactive: bool = False                # serial console on a socket (make shell)
 
@@ -119,6 +123,11 @@ class Run:
                 shutil.copy(src, dst)
 
     # -- network ------------------------------------------------------------------------
+    @staticmethod
+    def wire_tap(i: int, k: int) -> str:
+        """TAP of card `k` of VM `i` (the port's wire; names stay below IFNAMSIZ)."""
+        return f"c{i}p{k}"
+
     def _setup_net(self) -> None:
         self.netns = f"{NETNS_PREFIX}{os.getpid()}-{int(time.time() * 1000) % 100000}"
         sh = lambda *a: subprocess.run(["ip", "netns", "exec", self.netns, *a], check=True)
@@ -126,12 +135,28 @@ class Run:
         sh("ip", "link", "set", "lo", "up")
         sh("ip", "link", "add", "br0", "type", "bridge")
         sh("ip", "link", "set", "br0", "up")
+        # The host side of the segment, so that the host (in the netns) reaches the VMs.
+        sh("ip", "addr", "add", HOST_ADDR, "dev", "br0")
         for i, vm in enumerate(self.vms):
             if vm.mac:
                 tap = f"tap{i}"
                 sh("ip", "tuntap", "add", tap, "mode", "tap")
                 sh("ip", "link", "set", tap, "master", "br0")
                 sh("ip", "link", "set", tap, "up")
+            for k in range(vm.cards if vm.model and vm.wire else 0):
+                tap = self.wire_tap(i, k)
+                sh("ip", "tuntap", "add", tap, "mode", "tap")
+                sh("ip", "link", "set", tap, "mtu", str(WIRE_MTU))
+                sh("ip", "link", "set", tap, "master", "br0")
+                sh("ip", "link", "set", tap, "up")
+
+    def netns_run(self, argv: list[str], **kw) -> subprocess.CompletedProcess:
+        """Runs a command on the host side of the run's segment (inside its netns)."""
+        if not self.netns:
+            raise RunError("the run has no network namespace")
+        kw.setdefault("capture_output", True)
+        kw.setdefault("text", True)
+        return subprocess.run(["ip", "netns", "exec", self.netns, *argv], **kw)
 
     # -- processes ----------------------------------------------------------------------
     def _spawn(self, argv: list[str], out: Path) -> subprocess.Popen:
@@ -151,7 +176,13 @@ class Run:
     def _start_model(self, vm: VmSpec, k: int = 0) -> subprocess.Popen:
         card = self._card(vm, k)
         sock = self.dir / f"{card}.sock"
-        argv = [str(self.model_bin), "--socket", str(sock), "--seed", str(k + 1), *vm.model_args]
+        i = self.vms.index(vm)
+        # Distinct MACs for every card of the run (two VMs share one segment).
+        seed = k + 1 if not vm.wire else 16 * (i + 1) + k + 1
+        argv = [str(self.model_bin), "--socket", str(sock), "--seed", str(seed), *vm.model_args]
+        if vm.wire:
+            # The model joins the run's netns to open its TAP there.
+            argv = ["ip", "netns", "exec", self.netns, *argv, "--eth", "--tap", self.wire_tap(i, k)]
         p = self._spawn(argv, self.dir / f"{card}.model.log")
         deadline = time.time() + 10
         while not sock.exists():
@@ -220,7 +251,7 @@ class Run:
     def boot(self, timeout: float = 120.0) -> list[VmResult]:
         """Boots every VM, waits for all to power off (or the timeout), returns their results."""
         t0 = time.time()
-        if self.net and any(vm.mac for vm in self.vms):
+        if (self.net and any(vm.mac for vm in self.vms)) or any(vm.wire for vm in self.vms):
             self._setup_net()
         models: dict[str, subprocess.Popen] = {}
         qemus: dict[str, subprocess.Popen] = {}
@@ -401,6 +432,8 @@ def main(argv=None) -> int:
     ap.add_argument("--file", action="append", default=[], type=Path, help="file to put in /cx4")
     ap.add_argument("--vms", type=int, default=1, help="number of VMs")
     ap.add_argument("--net", action="store_true", help="join the VMs on one L2 segment")
+    ap.add_argument("--wire", action="store_true",
+                    help="put the modelled cards' ports on the segment (TAP per card, --eth)")
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--kvm", action="store_true", help="use KVM (nested KVM is very slow here)")
     ap.add_argument("--keep", action="store_true", help="keep the run directory")
@@ -418,7 +451,7 @@ def main(argv=None) -> int:
     sweep_stale()
     vms = [VmSpec(name=f"vm{i}", model=not args.no_model, model_args=list(args.model_arg),
                   mem_mb=args.mem, mac=f"52:54:00:c4:00:{i + 1:02x}" if args.net else None,
-                  interactive=args.shell)
+                  wire=args.wire, interactive=args.shell)
            for i in range(args.vms)]
     with Run(args.kdir, args.tree, args.model, vms, net=args.net, kvm=args.kvm, keep=args.keep) as run:
         _install_signal_cleanup(run)

@@ -21,8 +21,10 @@ usage: cx4-model --socket PATH [options]
   --fault SPEC          inject a fault from the start (repeatable; see faults.rs)
   --control PATH        control socket taking fault SPECs at run time
   --seed N              varies the MAC address and GUIDs (default 1)
-  --eth                 advertise eth_net_offloads (mlx5_core then probes mlx5e); off until
-                        the Ethernet data path is integrated
+  --eth                 advertise eth_net_offloads (mlx5_core then probes mlx5e and its
+                        netdev moves traffic through the data path)
+  --tap NAME            the port's wire: attach to TAP device NAME (IFF_TAP|IFF_NO_PI);
+                        its carrier is the cable
   -v, --verbose         log every BAR access
   -h, --help            this text
 ";
@@ -100,6 +102,8 @@ pub struct Config {
     pub seed: u32,
     /// Advertise the Ethernet layer (`eth_net_offloads`).
     pub eth: bool,
+    /// TAP device of the port's wire.
+    pub tap: Option<String>,
 }
 
 /// Why the arguments were not accepted.
@@ -153,6 +157,7 @@ impl Config {
         let mut control = None;
         let mut seed = 1;
         let mut eth = false;
+        let mut tap = None;
         while let Some(a) = it.next() {
             let mut val = |name: &str| {
                 it.next()
@@ -190,6 +195,7 @@ impl Config {
                 "--control" => control = Some(PathBuf::from(val("--control")?)),
                 "--seed" => seed = num("--seed", &val("--seed")?)?,
                 "--eth" => eth = true,
+                "--tap" => tap = Some(val("--tap")?),
                 o => return Err(ArgError::Bad(format!("unknown argument {o:?}"))),
             }
         }
@@ -209,6 +215,7 @@ impl Config {
             control,
             seed,
             eth,
+            tap,
         })
     }
 }

@@ -67,6 +67,10 @@ pub struct Device {
     pub fw: Firmware,
     /// Pending faults.
     pub faults: FaultPlan,
+    /// The port's wire (`--tap`); frames sent without one go nowhere.
+    pub port: Option<std::sync::Arc<dyn crate::wire::Port>>,
+    /// Data-path statistics.
+    pub path: crate::datapath::PathStats,
 }
 
 impl Device {
@@ -87,6 +91,8 @@ impl Device {
             health_persist: false,
             fw: Self::firmware(cfg),
             faults: FaultPlan::default(),
+            port: None,
+            path: Default::default(),
         }
     }
 
@@ -258,12 +264,13 @@ impl Device {
             .map(|e| format!("eq{}:{}ev/{}irq", e.eqn, e.events, e.interrupts))
             .collect();
         format!(
-            "state={:?} pages_held={} doorbells={} cmds {} eqs {}",
+            "state={:?} pages_held={} doorbells={} cmds {} eqs {} path {}",
             self.fw.state,
             self.fw.pages.held(),
             self.doorbells,
             ops.join(","),
-            eqs.join(",")
+            eqs.join(","),
+            self.path.line()
         )
     }
 
@@ -391,6 +398,9 @@ impl Device {
             let in_page = off % 4096;
             if in_page + data.len() as u64 > 4096 {
                 return Err(AccessError::BadAccess);
+            }
+            if self.fw.uars.contains_key(&page) && self.uar_send_doorbell(page, in_page, data) {
+                return Ok(());
             }
             let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
             let mut ctx = Ctx { mem, msix, faults };

@@ -14,6 +14,8 @@
 //! - `pages n=16` — demand (n>0) or give back (n<0) regular pages now, by a page-request event;
 //! - `link state=down` / `link state=up` — pull or plug the port's cable (PORT_CHANGE event
 //!   when the operational state changes);
+//! - `wqe-error count=1` — the next sending WQEs (SEND/LSO) of any SQ fail as a bad lkey would:
+//!   a REQ_ERR CQE with LOCAL_PROT_ERR, the SQ to error (the driver recovers it by MODIFY_SQ);
 //! - `clear` — remove every pending fault;
 //! - `gen-cqe cqn=5 solicited=0` — test hook: write one completion (a REQ CQE) to a CQ now, as
 //!   if a work request had finished (nothing else produces CQEs until QPs are modelled), so
@@ -69,6 +71,8 @@ pub enum Fault {
         /// Whether the completion is solicited.
         solicited: bool,
     },
+    /// Fail the next `n` sending WQEs.
+    WqeError(u32),
     /// Clear all faults.
     Clear,
 }
@@ -108,6 +112,7 @@ impl Fault {
             "pages" => &["n"],
             "link" => &["state"],
             "gen-cqe" => &["cqn", "solicited"],
+            "wqe-error" => &["count"],
             _ => &[],
         };
         if let Some(k) = kv.keys().find(|k| !allowed.contains(&k.as_str())) {
@@ -164,6 +169,12 @@ impl Fault {
                 "down" => Fault::Link(false),
                 o => return Err(format!("link: state must be up or down, not {o:?}")),
             },
+            "wqe-error" => Fault::WqeError(
+                get("count")
+                    .map(|v| num("count", v))
+                    .transpose()?
+                    .unwrap_or(1),
+            ),
             "clear" => Fault::Clear,
             o => return Err(format!("unknown fault {o:?}")),
         })
@@ -180,6 +191,8 @@ pub struct FaultPlan {
     stalling: bool,
     /// Interrupts still to drop, per vector.
     pub drop_irq: std::collections::BTreeMap<u16, u32>,
+    /// Sending WQEs still to fail.
+    pub wqe_errors: u32,
 }
 
 /// What the firmware should do with a command.
@@ -223,6 +236,7 @@ impl FaultPlan {
             }
             // Interrupt delays live with the vectors (MsiX::delay_ms).
             Fault::DelayIrq { .. } => {}
+            Fault::WqeError(n) => self.wqe_errors = self.wqe_errors.saturating_add(n),
             Fault::Clear => {
                 *self = FaultPlan {
                     seen: std::mem::take(&mut self.seen),
@@ -230,6 +244,16 @@ impl FaultPlan {
                 }
             }
             Fault::Health { .. } | Fault::Pages(_) | Fault::GenCqe { .. } | Fault::Link(_) => {}
+        }
+    }
+
+    /// Consulted once per sending WQE: whether it fails by injection.
+    pub fn take_wqe_error(&mut self) -> bool {
+        if self.wqe_errors > 0 {
+            self.wqe_errors -= 1;
+            true
+        } else {
+            false
         }
     }
 
@@ -286,6 +310,11 @@ mod tests {
             }
         );
         assert_eq!(Fault::parse("stall").unwrap(), Fault::Stall(None));
+        assert_eq!(Fault::parse("wqe-error").unwrap(), Fault::WqeError(1));
+        assert_eq!(
+            Fault::parse("wqe-error count=3").unwrap(),
+            Fault::WqeError(3)
+        );
         assert_eq!(
             Fault::parse("stall opcode=0x102").unwrap(),
             Fault::Stall(Some(0x102))

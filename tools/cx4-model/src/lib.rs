@@ -4,6 +4,7 @@
 
 pub mod cmdq;
 pub mod config;
+pub mod datapath;
 pub mod device;
 pub mod eq;
 pub mod eth;

@@ -5,7 +5,7 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use cx4_model::{config, device, logger, transport};
+use cx4_model::{config, datapath, device, logger, transport, wire};
 
 fn main() -> ExitCode {
     let cfg = match config::Config::from_args(std::env::args().skip(1)) {
@@ -39,6 +39,28 @@ fn main() -> ExitCode {
         if let Err(e) = dev.lock().expect("not yet shared").inject(f) {
             eprintln!("cx4-model: fault {f:?}: {e}");
             return ExitCode::from(2);
+        }
+    }
+    if let Some(name) = &cfg.tap {
+        let tap = match wire::Tap::open(name) {
+            Ok(t) => std::sync::Arc::new(t),
+            Err(e) => {
+                eprintln!("cx4-model: --tap {name}: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        log::info!(
+            "port 1 on TAP {name} (carrier {})",
+            if wire::Port::carrier(&*tap) {
+                "on"
+            } else {
+                "off"
+            }
+        );
+        dev.lock().expect("not yet shared").attach(tap.clone());
+        if let Err(e) = datapath::spawn_wire(tap, dev.clone()) {
+            eprintln!("cx4-model: wire threads: {e}");
+            return ExitCode::FAILURE;
         }
     }
     if let Some(path) = &cfg.control {

@@ -24,6 +24,12 @@ pub const MAX_FRAME: usize = 9978 + 14 + 4;
 pub trait Port: Send + Sync {
     /// Puts one Ethernet frame on the wire.
     fn send(&self, frame: &[u8]) -> io::Result<()>;
+    /// Puts one Ethernet frame given as consecutive parts on the wire (LSO segments: rewritten
+    /// headers, a payload range of the superframe, padding). Ports that can gather override
+    /// this; the default copies the parts into one buffer.
+    fn send_parts(&self, parts: &[&[u8]]) -> io::Result<()> {
+        self.send(&parts.concat())
+    }
     /// Whether the cable is plugged (the link partner is there).
     fn carrier(&self) -> bool;
     /// The port's name, for logs.
@@ -87,6 +93,31 @@ impl Port for Tap {
             return Err(io::Error::new(
                 io::ErrorKind::WriteZero,
                 format!("{}: short write {n} of {}", self.name, frame.len()),
+            ));
+        }
+        Ok(())
+    }
+
+    fn send_parts(&self, parts: &[&[u8]]) -> io::Result<()> {
+        let iov: Vec<libc::iovec> = parts
+            .iter()
+            .filter(|p| !p.is_empty())
+            .map(|p| libc::iovec {
+                iov_base: p.as_ptr() as *mut libc::c_void,
+                iov_len: p.len(),
+            })
+            .collect();
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        // SAFETY: every iovec points into a live slice of `parts` for the duration of the
+        // call, and writev only reads them; the fd is the open TAP.
+        let n = unsafe { libc::writev(self.file.as_raw_fd(), iov.as_ptr(), iov.len() as i32) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if n as usize != total {
+            return Err(io::Error::new(
+                io::ErrorKind::WriteZero,
+                format!("{}: short write {n} of {total}", self.name),
             ));
         }
         Ok(())

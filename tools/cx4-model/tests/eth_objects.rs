@@ -813,7 +813,8 @@ fn rq_rqt_and_tir_checks() {
     }
     d.run_err(&grow, 0x10, status::BAD_PARAM);
 
-    // TIR: unknown TD, RQT or inline RQ; inner hash without tunnel offloads; hash on SPI.
+    // TIR: unknown TD, RQT or inline RQ; inner hash without tunnel offloads; hash on a field
+    // that does not exist (SPI is one: mlx5e's AH/ESP TIRs select it).
     d.err::<cmds::CreateTir>(status::BAD_RES, |i| {
         i.ctx_mut().set_transport_domain(0x22_2222);
     });
@@ -842,7 +843,7 @@ fn rq_rqt_and_tir_checks() {
         c.set_disp_type(disp_type::INDIRECT.into());
         c.set_indirect_table(rqt);
         c.rx_hash_field_selector_outer_mut()
-            .set_selected_fields(0x10);
+            .set_selected_fields(0x20);
     });
     let tir = create_rss_tir(&mut d, b.td, rqt);
     // Objects in use cannot go: RQ under an RQT, RQT under a TIR, TD under a TIR.

@@ -31,7 +31,7 @@ use cx4_hw::{
 
 pub use caps::{CapProfile, ProfileError};
 pub use counters::{Cast, CastCounts, PortCounters, QCounter};
-pub use cq::Cq;
+pub use cq::{Arm, Cq};
 pub use flow::{Dest, FlowCount, FlowGroup, FlowTable, Fte, Miss};
 pub use mkey::{Access, Mkey, MkeyMap, XlateError, RESERVED_LKEY};
 pub use nic::NicObjects;
@@ -238,6 +238,8 @@ impl Firmware {
         // Port and firmware identity survive a function reset; admin state does not.
         self.regs.eth_proto = regs.eth_proto;
         self.regs.fw_version = regs.fw_version;
+        self.regs.carrier = regs.carrier;
+        self.regs.link_up = regs.link_up;
         self.vport.mac = vport.mac;
         self.vport.guid = vport.guid;
     }

@@ -48,6 +48,8 @@ pub struct RegState {
     pub fw_version: FwVersion,
     /// Physical link (cable) present; set by the control socket's `link` command.
     pub link_up: bool,
+    /// Carrier of the wire the port is attached to (the TAP's; always true without one).
+    pub carrier: bool,
     /// Global pause (PFCC pptx, pprx).
     pub pause: (bool, bool),
 }
@@ -55,7 +57,7 @@ pub struct RegState {
 impl RegState {
     /// The port is operationally up: administratively up and the link is there.
     pub fn oper_up(&self) -> bool {
-        self.admin_status == port_status::UP && self.link_up
+        self.admin_status == port_status::UP && self.link_up && self.carrier
     }
 }
 
@@ -71,6 +73,7 @@ impl Default for RegState {
             eth_proto: ETH_100GBASE_CR4,
             node_desc,
             link_up: true,
+            carrier: true,
             pause: (false, false),
             fw_version: FwVersion {
                 major: 12,

@@ -123,10 +123,13 @@ pub struct Rqt {
 }
 
 /// Hash field selector bits the model hashes on.
+/// mlx5e's AH/ESP TIRs select the IPsec SPI with the addresses (en/rss.c `MLX5_HASH_IP_IPSEC_SPI`):
+/// accepted, and hashed on the addresses only (the engine does not read SPIs).
 const KNOWN_HASH_FIELDS: u32 = hash_field_sel::SRC_IP
     | hash_field_sel::DST_IP
     | hash_field_sel::L4_SPORT
-    | hash_field_sel::L4_DPORT;
+    | hash_field_sel::L4_DPORT
+    | hash_field_sel::IPSEC_SPI;
 
 impl Firmware {
     pub(super) fn tir_cmd(&mut self, op: u16, input: &[u8], out: &mut [u8]) -> CmdResult {

@@ -184,6 +184,9 @@ pub struct Sq {
     pub user_index: u32,
     /// Ring.
     pub wq: WqDesc,
+    /// The device's consumer counter: the next WQE (in basic blocks) the data path executes;
+    /// back to 0 whenever the SQ leaves the reset state.
+    pub cc: u32,
 }
 
 /// One receive queue.
@@ -205,6 +208,9 @@ pub struct Rq {
     pub user_index: u32,
     /// Ring.
     pub wq: WqDesc,
+    /// The device's consumer counter: the next WQE a frame lands in; back to 0 whenever the RQ
+    /// leaves the reset state.
+    pub cc: u32,
 }
 
 impl Firmware {
@@ -395,6 +401,7 @@ impl Firmware {
                 flush_in_error_en: c.flush_in_error_en() != 0,
                 user_index: c.user_index(),
                 wq,
+                cc: 0,
             },
         );
         resp::<CreateSqOut>(out)?.set_sqn(sqn);
@@ -446,6 +453,10 @@ impl Firmware {
         let next = next.expect("matched above");
         if next != sq.state {
             log::debug!("SQ {sqn:#x}: {:?} -> {next:?}", sq.state);
+        }
+        // The ring restarts from index 0 after a reset (mlx5e zeroes its cc/pc with it).
+        if next == Q::Rst || sq.state == Q::Rst {
+            sq.cc = 0;
         }
         sq.state = next;
         Ok(())
@@ -526,6 +537,7 @@ impl Firmware {
                 counter_set_id: counter as u8,
                 user_index: c.user_index(),
                 wq,
+                cc: 0,
             },
         );
         resp::<CreateRqOut>(out)?.set_rqn(rqn);
@@ -608,7 +620,11 @@ impl Firmware {
             ),
         }
         let rq = self.nic.rqs.get_mut(&rqn).expect("checked above");
-        rq.state = next.expect("matched above");
+        let next = next.expect("matched above");
+        if next == QueueState::Rst || rq.state == QueueState::Rst {
+            rq.cc = 0;
+        }
+        rq.state = next;
         if mask & MODIFY_RQ_BITMASK_VSD != 0 {
             rq.vsd = c.vsd() != 0;
         }

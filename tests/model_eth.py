@@ -1,0 +1,504 @@
+"""Ethernet on the model, judged by NVIDIA's upstream mlx5_core + mlx5e: two VMs, each with a
+modelled card whose port is a TAP on the run's bridge (vmrun `VmSpec.wire`, which runs the
+model with `--eth --tap NAME`), move real traffic between each other and the host side of the
+run's network namespace.
+
+Each VM's job can ask the test (through files in its share) to talk to its model's control
+socket (`req ctl SPEC`), to run a command on the host side of the segment (`req host CMD`), or
+to raise a named signal the other VM waits for (`signal NAME` / `wait_signal NAME`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import socket
+import subprocess
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import vmrun
+from harness import Env, check_clean_dmesg, describe, estimate
+from model_core import mlx5_errors
+
+# Guest helpers, prepended to every job.
+PRELUDE = r"""
+# The request counter lives in a file: `req` is also called inside $(...) subshells.
+echo 0 > /tmp/req-n
+req() {
+    n=$(($(cat /tmp/req-n) + 1)); echo $n > /tmp/req-n
+    echo "$*" > /cx4/req-$n.tmp && mv /cx4/req-$n.tmp /cx4/req-$n
+    for i in $(seq 1200); do
+        if [ -e /cx4/rep-$n ]; then cat /cx4/rep-$n; return 0; fi
+        sleep 0.1
+    done
+    echo "no answer from the host"; return 1
+}
+signal() { req signal "$1" > /dev/null; }
+wait_signal() {
+    for i in $(seq $((${2:-300} * 10))); do
+        [ -e /cx4/sig-$1 ] && return 0
+        sleep 0.1
+    done
+    echo "timeout waiting for signal $1"; return 1
+}
+me=$(hostname | tr -dc 0-9)
+peer=$((1 - me))
+IP=10.99.0.$((me + 1)); PEER=10.99.0.$((peer + 1))
+IP6=fd00::$((me + 1)); PEER6=fd00::$((peer + 1))
+section() { echo "=== $1 ==="; }
+# mlx5_core + mlx5e on the modelled card; its netdev up with the VM's addresses.
+eth_up() {
+    modprobe mlx5_core
+    for i in $(seq 200); do
+        IF=$(ls /sys/bus/pci/devices/0000:01:00.0/net/ 2>/dev/null | head -1)
+        [ -n "$IF" ] && break
+        sleep 0.1
+    done
+    [ -n "$IF" ] || { echo "no netdev on the modelled card"; dmesg | tail -30; return 1; }
+    ip link set "$IF" up
+    ip addr add $IP/24 dev "$IF"
+    ip -6 addr add $IP6/64 dev "$IF" nodad
+    for i in $(seq 300); do
+        [ "$(cat /sys/class/net/$IF/carrier 2>/dev/null)" = 1 ] && break
+        sleep 0.1
+    done
+}
+# Waits until `ping` reaches $1 (the other VM may still be booting).
+reach() {
+    for i in $(seq ${2:-120}); do
+        ping -c 1 -W 1 "$1" > /dev/null 2>&1 && return 0
+        sleep 0.5
+    done
+    echo "cannot reach $1"; return 1
+}
+stats() { ethtool -S "$IF" | sed 's/^ *//'; }
+"""
+
+
+class Relay:
+    """Serves one VM's requests (share/req-N → share/rep-N) for the duration of a run."""
+
+    def __init__(self, run: vmrun.Run, vm: str, ctl: Path):
+        self.run, self.vm, self.ctl = run, vm, ctl
+        self.stop = threading.Event()
+        self.log: list[str] = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _control(self, line: str) -> str:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(10)
+            s.connect(str(self.ctl))
+            s.sendall((line + "\n").encode())
+            reply = b""
+            while not reply.endswith(b"\n"):
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                reply += chunk
+        return reply.decode(errors="replace").strip()
+
+    def _answer(self, line: str) -> str:
+        what, _, rest = line.partition(" ")
+        try:
+            if what == "ctl":
+                return self._control(rest)
+            if what == "signal":
+                for vm in self.run.vms:
+                    (self.run.share(vm.name) / f"sig-{rest.strip()}").write_text("1\n")
+                return "ok"
+            if what == "cpu":
+                return self.model_cpu()
+            if what == "host":
+                r = self.run.netns_run(shlex.split(rest), timeout=120)
+                return f"{r.stdout}{r.stderr}rc={r.returncode}"
+        except (OSError, subprocess.SubprocessError, vmrun.RunError) as e:
+            return f"error: {e}"
+        return f"error: unknown request {line!r}"
+
+    def model_cpu(self) -> str:
+        """CPU time of this VM's model process so far: `ticks=N hz=HZ`."""
+        sock = str(self.run.dir / f"{self.vm}.sock").encode()
+        for p in Path("/proc").iterdir():
+            if not p.name.isdigit():
+                continue
+            try:
+                if sock not in (p / "cmdline").read_bytes():
+                    continue
+                fields = (p / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            # utime and stime are fields 14 and 15 of /proc/PID/stat (11 and 12 after comm).
+            return f"ticks={int(fields[11]) + int(fields[12])} hz={os.sysconf('SC_CLK_TCK')}"
+        return "error: model process not found"
+
+    def _serve(self) -> None:
+        share = self.run.share(self.vm)
+        n = 1
+        while not self.stop.is_set():
+            req = share / f"req-{n}"
+            if not req.exists():
+                time.sleep(0.05)
+                continue
+            line = req.read_text().strip()
+            answer = self._answer(line)
+            self.log.append(f"{line} -> {answer}")
+            tmp = share / f"rep-{n}.tmp"
+            tmp.write_text(answer + "\n")
+            tmp.rename(share / f"rep-{n}")
+            n += 1
+
+    def __enter__(self) -> "Relay":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join(5)
+
+
+def eth_vms(env: Env, scripts: list[str], *, timeout: float = 300, smp: int = 1,
+            model_args: list[str] | None = None) -> list[vmrun.VmResult]:
+    """Boots one VM per script, each with a modelled card on the run's segment, and runs the
+    script (after PRELUDE) as its job."""
+    specs = [vmrun.VmSpec(name=f"vm{i}", wire=True, model_args=list(model_args or []))
+             for i in range(len(scripts))]
+    with vmrun.Run(env.kdir, env.tree, env.model, specs, smp=smp, log=lambda m: None) as run:
+        relays = []
+        for spec, script in zip(specs, scripts):
+            ctl = run.dir / f"{spec.name}.ctl"
+            spec.model_args += ["--control", str(ctl)]
+            job = run.dir / f"job-{spec.name}.sh"
+            job.write_text("set -e\n" + PRELUDE + textwrap.dedent(script))
+            run.put(job, "job.sh", vms=[spec.name])
+            relays.append(Relay(run, spec.name, ctl))
+        for r in relays:
+            r.__enter__()
+        try:
+            results = run.boot(timeout=timeout * env.slow)
+        finally:
+            for r in relays:
+                r.__exit__()
+        for res, rel in zip(results, relays):
+            res.job_log += "\n--- relay ---\n" + "\n".join(rel.log) + "\n"
+    return results
+
+
+def section(job_log: str, name: str) -> str:
+    m = re.search(rf"^=== {re.escape(name)} ===\n(.*?)(?=^=== |^--- relay|\Z)", job_log, re.M | re.S)
+    assert m, f"no section {name!r} in the job log:\n{job_log[-3000:]}"
+    return m.group(1)
+
+
+def ethtool_stats(text: str) -> dict[str, int]:
+    out = {}
+    for line in text.splitlines():
+        k, sep, v = line.strip().partition(":")
+        if sep and v.strip().lstrip("-").isdigit():
+            out[k.strip()] = int(v)
+    return out
+
+
+def rise(before: dict[str, int], after: dict[str, int], name: str) -> int:
+    return after.get(name, 0) - before.get(name, 0)
+
+
+def assert_clean(results: list[vmrun.VmResult]) -> None:
+    """Every VM passed its job, mlx5 reported nothing, the kernel is clean, and each model
+    released every page and object the driver had created."""
+    for r in results:
+        assert r.status == 0, f"{r.name}: " + describe(r)
+        errs = mlx5_errors(r.dmesg)
+        assert not errs, f"{r.name}: mlx5 reported errors:\n" + "\n".join(errs) + "\n" + r.model_log[-3000:]
+        check_clean_dmesg(r.dmesg)
+        bad = [l for l in r.model_log.splitlines()
+               if "UNBALANCED" in l or "objects alive" in l or "panicked" in l]
+        assert not bad, f"{r.name}: model teardown:\n" + "\n".join(bad)
+
+
+def iperf_rate(text: str) -> float:
+    """Receiver bitrate in Mbit/s from iperf3's summary."""
+    m = re.findall(r"([\d.]+) ([KMG])bits/sec.*receiver", text)
+    assert m, f"no iperf3 receiver summary in:\n{text}"
+    v, unit = m[-1]
+    return float(v) * {"K": 1e-3, "M": 1.0, "G": 1e3}[unit]
+
+
+def tests(env: Env):
+    @estimate(200)
+    def ping_iperf_two_vms():
+        """Link up, ip/ethtool see the device, IPv4/IPv6 ping both ways, iperf3 TCP both
+        directions with TSO and RX checksum offload in use, the host pings the VMs, clean
+        unload."""
+        common = """
+            eth_up
+            section link; ip -d link show "$IF"; ethtool "$IF"; ethtool -i "$IF"; ethtool -k "$IF"
+            section before; stats
+        """
+        vm0 = common + """
+            reach $PEER
+            section ping4; ping -c 5 -i 0.2 $PEER
+            section ping6; ping -c 5 -i 0.2 $PEER6
+            wait_signal server
+            section iperf-tx; iperf3 -c $PEER -t 5 -f m
+            section iperf-rx; iperf3 -c $PEER -t 5 -f m -R
+            section host-ping; req host ping -c 3 -W 2 $IP
+            signal done
+            section after; stats
+            ip link set "$IF" down
+            rmmod mlx5_ib 2>/dev/null || true
+            rmmod mlx5_core
+            echo unloaded
+        """
+        vm1 = common + """
+            reach $PEER
+            section ping4; ping -c 5 -i 0.2 $PEER
+            section ping6; ping -c 5 -i 0.2 $PEER6
+            iperf3 -s -D
+            sleep 1
+            signal server
+            wait_signal done 600
+            section after; stats
+            rmmod mlx5_core
+            echo unloaded
+        """
+        res = eth_vms(env, [vm0, vm1], timeout=400)
+        assert_clean(res)
+        for r in res:
+            log = r.job_log
+            assert "unloaded" in log, describe(r)
+            link = section(log, "link")
+            assert "Link detected: yes" in link, link
+            assert "driver: mlx5_core" in link, link
+            for s in ("ping4", "ping6"):
+                assert " 0% packet loss" in section(log, s), section(log, s)
+        log0 = res[0].job_log
+        assert " 0% packet loss" in section(log0, "host-ping"), section(log0, "host-ping")
+        tx, rx = iperf_rate(section(log0, "iperf-tx")), iperf_rate(section(log0, "iperf-rx"))
+        b0, a0 = ethtool_stats(section(log0, "before")), ethtool_stats(section(log0, "after"))
+        b1 = ethtool_stats(section(res[1].job_log, "before"))
+        a1 = ethtool_stats(section(res[1].job_log, "after"))
+        for who, b, a in (("vm0", b0, a0), ("vm1", b1, a1)):
+            assert rise(b, a, "tx_tso_packets") > 0, f"{who}: no TSO: {a}"
+            csum = rise(b, a, "rx_csum_complete") + rise(b, a, "rx_csum_unnecessary")
+            assert csum > 0, f"{who}: no RX checksum offload: {a}"
+        print(f"    iperf3 vm0->vm1 {tx:.0f} Mbit/s, vm1->vm0 {rx:.0f} Mbit/s")
+
+    yield "two VMs: link, ping v4/v6, iperf3 both ways with TSO/csum, host ping", ping_iperf_two_vms
+
+    @estimate(240)
+    def jumbo_and_tunnels():
+        """MTU 9000, then VXLAN, GENEVE and GRE (gretap with a key) over the mlx5e netdevs with
+        iperf3 through each; inner TSO/checksum counters rise where mlx5e offloads them."""
+        common = """
+            eth_up
+            ip link set "$IF" mtu 9000
+            ip link add vx0 type vxlan id 42 remote $PEER dstport 4789 dev "$IF"
+            ip link add gn0 type geneve id 43 remote $PEER
+            ip link add gt0 type gretap key 44 local $IP remote $PEER
+            k=10
+            for t in vx0 gn0 gt0; do
+                ip addr add 192.168.$k.$((me + 1))/24 dev $t; ip link set $t up; k=$((k + 1))
+            done
+            section features; ethtool -k "$IF" | grep -E "udp_tnl|gre|tx-checksum|tcp-segmentation"
+        """
+        vm0 = common + """
+            reach $PEER
+            section jumbo; ping -c 3 -M do -s 8972 $PEER
+            wait_signal server
+            k=10
+            for t in vx0 gn0 gt0; do
+                reach 192.168.$k.2
+                section before-$t; stats
+                section iperf-$t; iperf3 -c 192.168.$k.2 -t 4 -f m
+                section after-$t; stats
+                k=$((k + 1))
+            done
+            signal done
+            rmmod mlx5_core
+            echo unloaded
+        """
+        vm1 = common + """
+            reach $PEER
+            section jumbo; ping -c 3 -M do -s 8972 $PEER
+            iperf3 -s -D
+            sleep 1
+            signal server
+            wait_signal done 600
+            rmmod mlx5_core
+            echo unloaded
+        """
+        res = eth_vms(env, [vm0, vm1], timeout=500)
+        assert_clean(res)
+        log0 = res[0].job_log
+        for r in res:
+            assert " 0% packet loss" in section(r.job_log, "jumbo"), section(r.job_log, "jumbo")
+        feats = section(log0, "features")
+        assert "tx-udp_tnl-segmentation: on" in feats and "tx-gre-segmentation: on" in feats, feats
+        for t in ("vx0", "gn0", "gt0"):
+            rate = iperf_rate(section(log0, f"iperf-{t}"))
+            assert rate > 0, section(log0, f"iperf-{t}")
+        for t in ("vx0", "gt0"):
+            b, a = ethtool_stats(section(log0, f"before-{t}")), ethtool_stats(section(log0, f"after-{t}"))
+            inner = rise(b, a, "tx_tso_inner_packets") + rise(b, a, "tx_csum_partial_inner")
+            assert inner > 0, f"{t}: no inner offload counted: {a}"
+
+    @estimate(240)
+    def rss_promisc_rings_link():
+        """RSS spreads flows over 2 channels; promiscuous mode lets tcpdump see foreign
+        unicast; ethtool -G under traffic; link down/up from the model's control socket."""
+        common = """
+            eth_up
+            ethtool -L "$IF" combined 2
+            section channels; ethtool -l "$IF"
+        """
+        vm0 = common + """
+            reach $PEER
+            wait_signal server
+            section iperf-rss; iperf3 -c $PEER -P 8 -t 4 -f m
+            signal rss-done
+            wait_signal sniffing
+            ip neigh replace 10.99.0.99 lladdr 02:00:00:00:00:99 dev "$IF"
+            ping -c 10 -i 0.2 -W 1 10.99.0.99 > /dev/null 2>&1 || true
+            signal foreign-sent
+            wait_signal rings
+            section rings-iperf; iperf3 -c $PEER -t 8 -f m &
+            sleep 2
+            ethtool -G "$IF" rx 512 tx 512
+            sleep 2
+            ethtool -G "$IF" rx 1024 tx 1024
+            wait $!
+            section rings; ethtool -g "$IF"
+            reach $PEER 20
+            section link-down; req ctl link state=down
+            for i in $(seq 100); do [ "$(cat /sys/class/net/$IF/carrier)" = 0 ] && break; sleep 0.1; done
+            echo "carrier $(cat /sys/class/net/$IF/carrier)"
+            ping -c 2 -W 1 $PEER > /dev/null 2>&1 && echo "ping while down: answered" || echo "ping while down: lost"
+            section link-up; req ctl link state=up
+            for i in $(seq 100); do [ "$(cat /sys/class/net/$IF/carrier)" = 1 ] && break; sleep 0.1; done
+            echo "carrier $(cat /sys/class/net/$IF/carrier)"
+            reach $PEER 30
+            ping -c 3 $PEER
+            signal done
+            rmmod mlx5_core
+            echo unloaded
+        """
+        vm1 = common + """
+            reach $PEER
+            section before; stats
+            iperf3 -s -D
+            sleep 1
+            signal server
+            wait_signal rss-done 300
+            section after; stats
+            section promisc
+            timeout 60 tcpdump -i "$IF" -n -e -c 3 ether dst 02:00:00:00:00:99 2>&1 &
+            sleep 3
+            signal sniffing
+            wait_signal foreign-sent 300
+            wait $! || true
+            signal rings
+            wait_signal done 600
+            rmmod mlx5_core
+            echo unloaded
+        """
+        # mlx5e offers as many channels as CPUs (and completion vectors): two vCPUs.
+        res = eth_vms(env, [vm0, vm1], timeout=600, smp=2)
+        assert_clean(res)
+        log0, log1 = res[0].job_log, res[1].job_log
+        assert re.search(r"Current hardware settings:.*?Combined:\s+2", section(log1, "channels"), re.S), \
+            section(log1, "channels")
+        b, a = ethtool_stats(section(log1, "before")), ethtool_stats(section(log1, "after"))
+        per_ch = [rise(b, a, f"rx{c}_packets") for c in (0, 1)]
+        assert all(n > 100 for n in per_ch), f"RSS did not spread 8 flows over 2 channels: {per_ch}"
+        prom = section(log1, "promisc")
+        assert "02:00:00:00:00:99" in prom and "3 packets captured" in prom, prom
+        assert "Ring parameters" in section(log0, "rings") and \
+            re.search(r"Current hardware settings:\s+RX:\s+1024", section(log0, "rings")), section(log0, "rings")
+        assert iperf_rate(section(log0, "rings-iperf")) > 0
+        down, up = section(log0, "link-down"), section(log0, "link-up")
+        assert "carrier 0" in down and "ping while down: lost" in down, down
+        assert "carrier 1" in up and " 0% packet loss" in up, up
+        # mlx5e logs "Link down"/"Link up" once at open, and again for the pulled cable.
+        d0 = res[0].dmesg
+        assert d0.count(": Link down") >= 2 and d0.count(": Link up") >= 2, d0[-2000:]
+
+    @estimate(200)
+    def rmmod_under_traffic():
+        """mlx5_core is removed while TCP streams in both directions; dmesg stays clean and the
+        models get every page and object back."""
+        vm0 = """
+            eth_up
+            reach $PEER
+            iperf3 -s -D
+            wait_signal server
+            iperf3 -c $PEER -t 30 -f m > /tmp/tx.log 2>&1 &
+            sleep 4
+            signal unload
+            rmmod mlx5_core
+            echo unloaded
+            kill %1 2>/dev/null || true
+        """
+        vm1 = """
+            eth_up
+            reach $PEER
+            iperf3 -s -D
+            sleep 1
+            signal server
+            iperf3 -c $PEER -t 30 -f m > /tmp/tx.log 2>&1 &
+            wait_signal unload 300
+            rmmod mlx5_core
+            echo unloaded
+            kill %1 2>/dev/null || true
+        """
+        res = eth_vms(env, [vm0, vm1], timeout=400)
+        assert_clean(res)
+        for r in res:
+            assert "unloaded" in r.job_log, describe(r)
+            assert "teardown" in r.model_log and "page accounting balanced" in r.model_log, r.model_log[-2000:]
+
+    @estimate(90)
+    def sq_error_and_recovery():
+        """A send WQE the card refuses (injected: as a bad lkey) completes with an error CQE and
+        puts the SQ in error; mlx5e's TX reporter recovers it (MODIFY_SQ ERR → RST → RDY) and
+        traffic to the host side of the segment flows again."""
+        vm0 = """
+            eth_up
+            HOST=10.99.0.254
+            reach $HOST
+            section before; stats
+            section inject; req ctl wqe-error count=1
+            ping -c 1 -W 1 $HOST > /dev/null 2>&1 || echo "ping during the error: lost"
+            for i in $(seq 100); do
+                [ "$(stats | sed -n 's/^tx_recover: //p')" -ge 1 ] 2>/dev/null && break
+                sleep 0.1
+            done
+            reach $HOST 60
+            section after-ping; ping -c 5 -i 0.2 $HOST
+            section after; stats
+            section model; req ctl stats
+            rmmod mlx5_core
+            echo unloaded
+        """
+        r = eth_vms(env, [vm0], timeout=240)[0]
+        assert r.status == 0, describe(r)
+        b, a = ethtool_stats(section(r.job_log, "before")), ethtool_stats(section(r.job_log, "after"))
+        assert rise(b, a, "tx_recover") >= 1, f"no SQ recovery counted: {a}"
+        assert " 0% packet loss" in section(r.job_log, "after-ping"), section(r.job_log, "after-ping")
+        assert re.search(r"tx: \d+ doorbells .*\(\d+ link down, 1 errors", section(r.job_log, "model")), \
+            section(r.job_log, "model")
+        # mlx5e reports the error CQE (that is the point); nothing else may be reported.
+        expected = re.compile(r"Error cqe on cqn|ERR CQE on SQ|syndrome 0x4|TX error CQE|"
+                              r"mlx5e_tx_reporter|recover", re.IGNORECASE)
+        assert re.search(r"Error cqe on cqn", r.dmesg), r.dmesg[-3000:]
+        errs = [l for l in mlx5_errors(r.dmesg) if not expected.search(l)]
+        assert not errs, "mlx5 reported errors:\n" + "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+
+    yield "MTU 9000, VXLAN/GENEVE/GRE tunnels with iperf3", jumbo_and_tunnels
+    yield "SQ error CQE and recovery by MODIFY_SQ", sq_error_and_recovery
+    yield "RSS over 2 channels, promiscuous, ethtool -G under traffic, link down/up", rss_promisc_rings_link
+    yield "rmmod under traffic both ways", rmmod_under_traffic

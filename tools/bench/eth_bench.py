@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Benchmark (not a test): Ethernet between two VMs, mlx5e on the model vs virtio-net.
+
+Boots two VMs on one segment, each with a virtio-net NIC (10.99.1.N) and a modelled
+ConnectX-4 whose port is a TAP on the same bridge (mlx5_core + mlx5e, 10.99.0.N). vm0 runs, for
+each NIC in turn, iperf3 TCP to vm1 and back and a ping request/response series; around the
+mlx5e runs it asks the host for the model's CPU time (/proc/PID/stat) and the model's frame
+counters (control socket `stats`). Prints medians side by side with the mlx5e/virtio ratios and
+the model's host CPU cost per frame.
+
+    python3 tools/bench/eth_bench.py [--rounds 3] [--seconds 10]      (make bench)
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tools/testbed"))
+
+import harness  # noqa: E402
+import run as testrun  # noqa: E402
+import vmrun  # noqa: E402
+from model_eth import PRELUDE, Relay  # noqa: E402
+
+# Both VMs: the virtio NIC and the mlx5e netdev up; ARP answered only on the NIC that owns the
+# address (both NICs share the segment).
+SETUP = r"""
+sysctl -qw net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2
+VIF=$(for d in /sys/class/net/*; do
+        [ "$(basename $(readlink $d/device/driver 2>/dev/null) 2>/dev/null)" = virtio_net ] && basename $d
+      done | head -1)
+ip link set "$VIF" up
+ip addr add 10.99.1.$((me + 1))/24 dev "$VIF"
+eth_up
+"""
+
+CLIENT = SETUP + r"""
+reach $PEER; reach 10.99.1.$((peer + 1))
+wait_signal server
+for r in $(seq ROUNDS); do
+  for nic in virtio mlx5e; do
+    if [ $nic = mlx5e ]; then dst=$PEER; else dst=10.99.1.$((peer + 1)); fi
+    [ $nic = mlx5e ] && { echo "cpu0 $(req cpu)"; echo "stats0 $(req ctl stats)"; }
+    echo "tx $nic $(iperf3 -c $dst -t SECONDS -f m | grep receiver)"
+    echo "rx $nic $(iperf3 -c $dst -t SECONDS -f m -R | grep receiver)"
+    echo "rr $nic $(ping -q -c 200 -i 0.02 $dst | grep rtt)"
+    [ $nic = mlx5e ] && { echo "cpu1 $(req cpu)"; echo "stats1 $(req ctl stats)"; }
+  done
+done
+signal done
+"""
+
+SERVER = SETUP + r"""
+reach $PEER; reach 10.99.1.$((peer + 1))
+iperf3 -s -D
+sleep 1
+signal server
+wait_signal done 3600
+"""
+
+
+def mbits(line: str) -> float:
+    m = re.search(r"([\d.]+) ([KMG])bits/sec", line)
+    return float(m.group(1)) * {"K": 1e-3, "M": 1.0, "G": 1e3}[m.group(2)] if m else float("nan")
+
+
+def path_counts(stats: str) -> tuple[int, int, float]:
+    """(SQ doorbells, frames sent + delivered, seconds in the data path) of a `stats` line."""
+    m = re.search(r"tx: (\d+) doorbells \d+ wqes (\d+) frames.*rx: \d+ from wire, (\d+) delivered"
+                  r".*time tx (\d+) us rx (\d+) us", stats)
+    if not m:
+        return 0, 0, 0.0
+    g = [int(x) for x in m.groups()]
+    return g[0], g[1] + g[2], (g[3] + g[4]) / 1e6
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=10)
+    args = ap.parse_args()
+    env = testrun.setup()
+    specs = [vmrun.VmSpec(name=f"vm{i}", wire=True, mac=f"52:54:00:c4:00:{i + 1:02x}")
+             for i in range(2)]
+    with vmrun.Run(env.kdir, env.tree, env.model, specs, net=True, log=lambda m: None) as run:
+        relays = []
+        for spec, job in zip(specs, (CLIENT, SERVER)):
+            ctl = run.dir / f"{spec.name}.ctl"
+            spec.model_args += ["--control", str(ctl)]
+            text = job.replace("ROUNDS", str(args.rounds)).replace("SECONDS", str(args.seconds))
+            (run.dir / f"job-{spec.name}.sh").write_text("set -e\n" + PRELUDE + text)
+            run.put(run.dir / f"job-{spec.name}.sh", "job.sh", vms=[spec.name])
+            relays.append(Relay(run, spec.name, ctl))
+        for r in relays:
+            r.__enter__()
+        try:
+            res = run.boot(timeout=600 + args.rounds * 6 * (args.seconds + 30))
+        finally:
+            for r in relays:
+                r.__exit__()
+    for r in res:
+        if r.status != 0:
+            print(harness.describe(r))
+            return 1
+    tput: dict[tuple[str, str], list[float]] = {}
+    rtt: dict[str, list[float]] = {}
+    cpu_s, nframes, ndb, path_s = 0.0, 0, 0, 0.0
+    t0 = f0 = None
+    for line in res[0].job_log.splitlines():
+        w = line.split(maxsplit=2)
+        if len(w) == 3 and w[0] in ("tx", "rx"):
+            tput.setdefault((w[0], w[1]), []).append(mbits(w[2]))
+        elif len(w) == 3 and w[0] == "rr":
+            m = re.search(r"= [\d.]+/([\d.]+)/", w[2])
+            if m:
+                rtt.setdefault(w[1], []).append(float(m.group(1)))
+        elif w and w[0] in ("cpu0", "cpu1"):
+            m = re.search(r"ticks=(\d+) hz=(\d+)", line)
+            t = int(m.group(1)) / int(m.group(2)) if m else 0.0
+            if w[0] == "cpu0":
+                t0 = t
+            elif t0 is not None:
+                cpu_s += t - t0
+        elif w and w[0] in ("stats0", "stats1"):
+            if w[0] == "stats0":
+                f0 = path_counts(line)
+            elif f0 is not None:
+                d, f, p = path_counts(line)
+                ndb, nframes, path_s = ndb + d - f0[0], nframes + f - f0[1], path_s + p - f0[2]
+    med = lambda v: statistics.median(v) if v else float("nan")
+    print(f"\nEthernet between two TCG VMs, {args.rounds} rounds of {args.seconds} s (medians)\n")
+    print(f"{'':34} {'virtio-net':>12} {'mlx5e/model':>12} {'ratio':>7}")
+    for key, name in ((("tx",), "iperf3 TCP vm0->vm1 (Mbit/s)"), (("rx",), "iperf3 TCP vm1->vm0 (Mbit/s)")):
+        a, b = med(tput.get((key[0], "virtio"), [])), med(tput.get((key[0], "mlx5e"), []))
+        print(f"{name:34} {a:12.1f} {b:12.1f} {b / a if a else float('nan'):7.2f}")
+    a, b = med(rtt.get("virtio", [])), med(rtt.get("mlx5e", []))
+    print(f"{'ping request/response (ms)':34} {a:12.3f} {b:12.3f} {b / a if a else float('nan'):7.2f}")
+    if nframes:
+        print(f"\nmodel of vm0 over the mlx5e runs: {cpu_s:.2f} s CPU for {nframes} frames (sent + "
+              f"delivered) = {cpu_s / nframes * 1e6:.1f} us per frame; {ndb} SQ doorbells "
+              f"({ndb / nframes:.2f} per frame); data path (engine, guest memory, TAP) "
+              f"{path_s / nframes * 1e6:.1f} us per frame, the rest ({(cpu_s - path_s) / nframes * 1e6:.1f} us) "
+              f"is vfio-user messages, locking and threads")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
