@@ -464,7 +464,8 @@ def tests(env: Env):
     def sq_error_and_recovery():
         """A send WQE the card refuses (injected: as a bad lkey) completes with an error CQE and
         puts the SQ in error; mlx5e's TX reporter recovers it (MODIFY_SQ ERR → RST → RDY) and
-        traffic to the host side of the segment flows again."""
+        traffic to the host side of the segment flows again. Then the TAP's carrier (the
+        cable) goes down and up from the host side, and the guest sees both."""
         vm0 = """
             eth_up
             HOST=10.99.0.254
@@ -480,6 +481,14 @@ def tests(env: Env):
             section after-ping; ping -c 5 -i 0.2 $HOST
             section after; stats
             section model; req ctl stats
+            # The cable is the TAP's carrier: the host side takes the TAP down and up.
+            section carrier; req host ip link set c0p0 down
+            for i in $(seq 100); do [ "$(cat /sys/class/net/$IF/carrier)" = 0 ] && break; sleep 0.1; done
+            echo "carrier $(cat /sys/class/net/$IF/carrier)"
+            req host ip link set c0p0 up
+            for i in $(seq 100); do [ "$(cat /sys/class/net/$IF/carrier)" = 1 ] && break; sleep 0.1; done
+            echo "carrier $(cat /sys/class/net/$IF/carrier)"
+            reach $HOST 60
             rmmod mlx5_core
             echo unloaded
         """
@@ -487,6 +496,9 @@ def tests(env: Env):
         assert r.status == 0, describe(r)
         b, a = ethtool_stats(section(r.job_log, "before")), ethtool_stats(section(r.job_log, "after"))
         assert rise(b, a, "tx_recover") >= 1, f"no SQ recovery counted: {a}"
+        carrier = section(r.job_log, "carrier")
+        assert "carrier 0" in carrier and "carrier 1" in carrier, carrier
+        assert "wire carrier off" in r.model_log and "wire carrier on" in r.model_log, r.model_log[-2000:]
         assert " 0% packet loss" in section(r.job_log, "after-ping"), section(r.job_log, "after-ping")
         assert re.search(r"tx: \d+ doorbells .*\(\d+ link down, 1 errors", section(r.job_log, "model")), \
             section(r.job_log, "model")
@@ -499,6 +511,6 @@ def tests(env: Env):
         check_clean_dmesg(r.dmesg)
 
     yield "MTU 9000, VXLAN/GENEVE/GRE tunnels with iperf3", jumbo_and_tunnels
-    yield "SQ error CQE and recovery by MODIFY_SQ", sq_error_and_recovery
+    yield "SQ error CQE and recovery by MODIFY_SQ; TAP carrier down/up", sq_error_and_recovery
     yield "RSS over 2 channels, promiscuous, ethtool -G under traffic, link down/up", rss_promisc_rings_link
     yield "rmmod under traffic both ways", rmmod_under_traffic
