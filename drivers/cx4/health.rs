@@ -78,6 +78,8 @@ pub(crate) struct HealthState {
     failed: AtomicBool,
     reason: AtomicU32,
     synd: AtomicU32,
+    /// The NIC interface state that failed the device (`Fatal::NicInterface`).
+    nic_state: AtomicU32,
     last_counter: AtomicU32,
     misses: AtomicU32,
     polls: AtomicU64,
@@ -92,6 +94,7 @@ impl HealthState {
             failed: AtomicBool::new(false),
             reason: AtomicU32::new(0),
             synd: AtomicU32::new(0),
+            nic_state: AtomicU32::new(0),
             last_counter: AtomicU32::new(0),
             misses: AtomicU32::new(0),
             polls: AtomicU64::new(0),
@@ -108,12 +111,11 @@ impl HealthState {
         if !self.failed() {
             return None;
         }
-        let detail = self.synd.load(Ordering::Relaxed);
         Some(match self.reason.load(Ordering::Relaxed) {
             1 => Fatal::Gone,
             2 => Fatal::FwVersion,
-            3 => Fatal::NicInterface(detail),
-            4 => Fatal::Syndrome(detail as u8),
+            3 => Fatal::NicInterface(self.nic_state.load(Ordering::Relaxed)),
+            4 => Fatal::Syndrome(self.synd.load(Ordering::Relaxed) as u8),
             _ => Fatal::CounterStalled,
         })
     }
@@ -167,17 +169,20 @@ pub(crate) fn mark_failed(mdev: &Mdev, why: Fatal) {
     }
     // Why, then the report, then `failed`: whoever sees `failed` (the recovery watcher) reads
     // a complete reason, and the log tells the story in order.
-    let (code, detail) = match why {
-        Fatal::Gone => (1, 0),
-        Fatal::FwVersion => (2, 0),
-        Fatal::NicInterface(n) => (3, n),
-        Fatal::Syndrome(s) => (4, s.into()),
-        Fatal::CounterStalled => (5, 0),
+    let code = match why {
+        Fatal::Gone => 1,
+        Fatal::FwVersion => 2,
+        Fatal::NicInterface(n) => {
+            hs.nic_state.store(n, Ordering::Relaxed);
+            3
+        }
+        Fatal::Syndrome(s) => {
+            hs.synd.store(s.into(), Ordering::Relaxed);
+            4
+        }
+        Fatal::CounterStalled => 5,
     };
     hs.reason.store(code, Ordering::Relaxed);
-    if detail != 0 {
-        hs.synd.store(detail, Ordering::Relaxed);
-    }
     let h = mdev.bar.health().unwrap_or_default();
     let name = if h.synd != 0 {
         synd_name(h.synd)
