@@ -24,6 +24,7 @@ mod cq;
 mod debugfs;
 mod devlink;
 mod dmabuf;
+mod en;
 mod driver;
 mod eq;
 mod function;

@@ -66,6 +66,16 @@ use crate::{
     uar, //
 };
 
+/// What the Ethernet layer does with port change events. Runs in the async EQ's
+/// hard-interrupt handler under a spinlock (upstream's `mlx5_eq_notifier` on the atomic
+/// chain): it must not sleep, and should only note the event and schedule work (a carrier
+/// re-query).
+pub(crate) trait PortEvents: Send + Sync + 'static {
+    /// A `PORT_CHANGE` event on `port` (1-based) with `sub_type`
+    /// (`cx4_hw::eq::port_change_subtype`: DOWN, ACTIVE, ...).
+    fn port_change(&self, port: u8, sub_type: u8);
+}
+
 /// Event types counted individually per EQ (all types the PRM defines are below this).
 const EVENT_TYPES: usize = 0x28;
 /// log2 of the EQ sizes (entries).
@@ -250,6 +260,7 @@ impl Eq {
                     eqe.port().port(),
                     eqe.sub_type()
                 );
+                m.port_event(eqe.port().port() as u8, eqe.sub_type() as u8);
             }
             _ => {
                 dev_dbg!(

@@ -21,12 +21,17 @@ use kernel::{
 use crate::{
     cmd::Cmdq,
     cq::CqTable,
+    eq::PortEvents,
     health::{
         self,
         HealthState, //
     },
     iseg::Bar0,
-    kapi::BoundDevice,
+    kapi::{
+        new_irq_safe_lock,
+        BoundDevice,
+        IrqSafeLock, //
+    },
     pages::Pages, //
 };
 
@@ -51,6 +56,9 @@ pub(crate) struct Mdev {
     /// CQs by number, for event dispatch.
     #[pin]
     pub(crate) cqs: CqTable,
+    /// The port change listener (the Ethernet layer), called from the async EQ's handler.
+    #[pin]
+    port_events: IrqSafeLock<Option<Arc<dyn PortEvents>>>,
     /// Serves page requests (queued by the pages EQ).
     #[pin]
     pub(crate) page_work: Work<Mdev, PAGE_WORK>,
@@ -110,9 +118,34 @@ impl Mdev {
             cmdq <- cmdq,
             pages <- Pages::new(),
             cqs <- CqTable::new(),
+            port_events <- new_irq_safe_lock!(None, "cx4::port_events"),
             page_work <- new_work!("cx4::pages"),
             health: HealthState::new(),
             health_work <- new_delayed_work!("cx4::health"),
         }))
+    }
+
+    /// Registers the port change listener; `EBUSY` if there is one already.
+    pub(crate) fn set_port_events(&self, h: Arc<dyn PortEvents>) -> Result {
+        let mut slot = self.port_events.lock();
+        if slot.is_some() {
+            // `h` (a parameter) is dropped after the guard, once the lock is released.
+            return Err(EBUSY);
+        }
+        *slot = Some(h);
+        Ok(())
+    }
+
+    /// Unregisters the port change listener and returns it, to be dropped by the caller once
+    /// the lock is released (so never in the interrupt handler).
+    pub(crate) fn clear_port_events(&self) -> Option<Arc<dyn PortEvents>> {
+        self.port_events.lock().take()
+    }
+
+    /// Hands a port change event to the listener (from the async EQ's hard-interrupt handler).
+    pub(crate) fn port_event(&self, port: u8, sub_type: u8) {
+        if let Some(h) = self.port_events.lock().as_ref() {
+            h.port_change(port, sub_type);
+        }
     }
 }

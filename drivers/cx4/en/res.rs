@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Per-function Ethernet resources (en_common.c `mlx5e_create_mdev_resources`): the protection
+//! domain, the transport domain, the physical-address mkey whose key goes into every data
+//! segment, the UAR page the SQ doorbells are written to; and what the rings need to know of
+//! the NIC vport (vport.c): the permanent MAC, the minimum inline mode
+//! (`mlx5_query_min_inline`), the vport MTU and state.
+//!
+//! Each object is its own owner type that frees itself in `Drop`; [`EnRes`] holds them in
+//! reverse creation order, so a partly created set unwinds like a whole one.
+
+use cx4_hw::{
+    caps::net::inline_mode as cap_inline_mode,
+    command,
+    mkey::{
+        access_mode,
+        mkey_from_index, //
+    },
+    vport::vport_state,
+    wq::inline_mode, //
+};
+use kernel::{
+    prelude::*,
+    sync::Arc, //
+};
+
+use crate::{
+    caps::Caps,
+    cmd::input,
+    mdev::Mdev,
+    uar::Uar, //
+};
+
+/// A protection domain (`ALLOC_PD`).
+pub(crate) struct Pd {
+    mdev: Arc<Mdev>,
+    pdn: u32,
+}
+
+impl Pd {
+    /// Allocates a PD.
+    pub(crate) fn alloc(mdev: &Arc<Mdev>) -> Result<Self> {
+        let m = input::<command::AllocPd>(0)?;
+        let out = mdev.cmdq.exec::<command::AllocPd>(&m, 0)?;
+        Ok(Self {
+            mdev: mdev.clone(),
+            pdn: out.pd(),
+        })
+    }
+
+    /// The PD number.
+    pub(crate) fn pdn(&self) -> u32 {
+        self.pdn
+    }
+}
+
+impl Drop for Pd {
+    fn drop(&mut self) {
+        if let Ok(mut m) = input::<command::DeallocPd>(0) {
+            m.set_pd(self.pdn);
+            let _ = self.mdev.cmdq.exec::<command::DeallocPd>(&m, 0);
+        }
+    }
+}
+
+/// A transport domain (`ALLOC_TRANSPORT_DOMAIN`): TISes and TIRs of one domain see each
+/// other's traffic for self-loopback blocking.
+pub(crate) struct TransportDomain {
+    mdev: Arc<Mdev>,
+    tdn: u32,
+}
+
+impl TransportDomain {
+    /// Allocates a transport domain.
+    pub(crate) fn alloc(mdev: &Arc<Mdev>) -> Result<Self> {
+        let m = input::<command::AllocTransportDomain>(0)?;
+        let out = mdev.cmdq.exec::<command::AllocTransportDomain>(&m, 0)?;
+        Ok(Self {
+            mdev: mdev.clone(),
+            tdn: out.transport_domain(),
+        })
+    }
+
+    /// The transport domain number.
+    pub(crate) fn tdn(&self) -> u32 {
+        self.tdn
+    }
+}
+
+impl Drop for TransportDomain {
+    fn drop(&mut self) {
+        if let Ok(mut m) = input::<command::DeallocTransportDomain>(0) {
+            m.set_transport_domain(self.tdn);
+            let _ = self
+                .mdev
+                .cmdq
+                .exec::<command::DeallocTransportDomain>(&m, 0);
+        }
+    }
+}
+
+/// A memory key (`CREATE_MKEY`).
+pub(crate) struct Mkey {
+    mdev: Arc<Mdev>,
+    key: u32,
+}
+
+impl Mkey {
+    /// A physical-address mkey over all of memory with local read and write, as mlx5e's
+    /// (`mlx5e_create_mkey`): data segments carry bus addresses with its key.
+    pub(crate) fn create_pa(mdev: &Arc<Mdev>, pdn: u32) -> Result<Self> {
+        let mut m = input::<command::CreateMkey>(0)?;
+        {
+            let c = m.memory_key_mkey_entry_mut();
+            c.set_access_mode_1_0(access_mode::PA.into());
+            c.set_lw(1);
+            c.set_lr(1);
+            c.set_pd(pdn);
+            c.set_length64(1);
+            c.set_qpn(0xff_ffff);
+        }
+        let out = mdev.cmdq.exec::<command::CreateMkey>(&m, 0)?;
+        Ok(Self {
+            mdev: mdev.clone(),
+            // mlx5_core_create_mkey: the key is the index shifted over the (zero) variant byte.
+            key: mkey_from_index(out.mkey_index(), 0),
+        })
+    }
+
+    /// The key written into data segments (lkey).
+    pub(crate) fn key(&self) -> u32 {
+        self.key
+    }
+}
+
+impl Drop for Mkey {
+    fn drop(&mut self) {
+        if let Ok(mut m) = input::<command::DestroyMkey>(0) {
+            m.set_mkey_index(cx4_hw::mkey::mkey_index(self.key));
+            let _ = self.mdev.cmdq.exec::<command::DestroyMkey>(&m, 0);
+        }
+    }
+}
+
+/// A UAR page owned by the Ethernet layer, returned to the device on drop.
+pub(crate) struct UarPage {
+    mdev: Arc<Mdev>,
+    uar: Option<Uar>,
+}
+
+impl UarPage {
+    /// Allocates a UAR page.
+    pub(crate) fn alloc(mdev: &Arc<Mdev>) -> Result<Self> {
+        Ok(Self {
+            mdev: mdev.clone(),
+            uar: Some(Uar::alloc(&mdev.cmdq)?),
+        })
+    }
+
+    /// The page index.
+    pub(crate) fn index(&self) -> u32 {
+        self.uar.as_ref().map_or(0, Uar::index)
+    }
+}
+
+impl Drop for UarPage {
+    fn drop(&mut self) {
+        if let Some(u) = self.uar.take() {
+            let _ = u.free(&self.mdev.cmdq);
+        }
+    }
+}
+
+/// The Ethernet capabilities the rings and steering objects depend on, read once.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EnCaps {
+    /// ETH `wqe_inline_mode` ([`cap_inline_mode`]).
+    pub(crate) wqe_inline_mode: u8,
+    /// ETH `vlan_cap`: the RQ can strip VLAN tags.
+    pub(crate) vlan_strip: bool,
+    /// ETH `csum_cap`.
+    pub(crate) csum: bool,
+    /// ETH `max_lso_cap` (log2 of the largest LSO payload).
+    pub(crate) log_max_lso: u8,
+    /// ETH `swp`: SQs may use the software parser offsets.
+    pub(crate) swp: bool,
+    /// ETH `rss_ind_tbl_cap`.
+    pub(crate) rss_ind_tbl_cap: u8,
+    /// GENERAL `log_max_rqt_size`.
+    pub(crate) log_max_rqt_size: u8,
+    /// GENERAL `log_max_wq_sz`.
+    pub(crate) log_max_wq_sz: u8,
+    /// GENERAL `max_wqe_sz_rq` in bytes.
+    pub(crate) max_wqe_sz_rq: u32,
+}
+
+impl EnCaps {
+    /// Reads the Ethernet capabilities; `ENODEV` if the device has no Ethernet offloads.
+    pub(crate) fn from_caps(caps: &Caps) -> Result<Self> {
+        let eth = caps.eth().ok_or(ENODEV)?;
+        let gen = caps.gen();
+        Ok(Self {
+            wqe_inline_mode: eth.wqe_inline_mode() as u8,
+            vlan_strip: eth.vlan_cap() != 0,
+            csum: eth.csum_cap() != 0,
+            log_max_lso: eth.max_lso_cap() as u8,
+            swp: eth.swp() != 0,
+            rss_ind_tbl_cap: eth.rss_ind_tbl_cap() as u8,
+            log_max_rqt_size: gen.log_max_rqt_size() as u8,
+            log_max_wq_sz: gen.log_max_wq_sz() as u8,
+            max_wqe_sz_rq: gen.max_wqe_sz_rq(),
+        })
+    }
+}
+
+/// The per-function Ethernet resources. Dropping it frees them (UAR, mkey, transport domain,
+/// PD, in that order).
+pub(crate) struct EnRes {
+    // Field order is drop order: the reverse of creation.
+    uar: UarPage,
+    mkey: Mkey,
+    td: TransportDomain,
+    pd: Pd,
+    mdev: Arc<Mdev>,
+    caps: EnCaps,
+    mac: [u8; 6],
+    min_inline: u8,
+}
+
+impl EnRes {
+    /// Creates the resources and reads the MAC and minimum inline mode.
+    pub(crate) fn create(mdev: &Arc<Mdev>, caps: &Caps) -> Result<Self> {
+        let caps = EnCaps::from_caps(caps)?;
+        let pd = Pd::alloc(mdev)?;
+        let td = TransportDomain::alloc(mdev)?;
+        let mkey = Mkey::create_pa(mdev, pd.pdn())?;
+        let uar = UarPage::alloc(mdev)?;
+        let mac = query_permanent_mac(mdev)?;
+        // en_main.c mlx5e_build_nic_params: `tx_min_inline_mode` as the device reports it.
+        let min_inline = query_min_inline(mdev, &caps)?;
+        Ok(Self {
+            uar,
+            mkey,
+            td,
+            pd,
+            mdev: mdev.clone(),
+            caps,
+            mac,
+            min_inline,
+        })
+    }
+
+    /// The shared device state.
+    pub(crate) fn mdev(&self) -> &Arc<Mdev> {
+        &self.mdev
+    }
+
+    /// The Ethernet capabilities.
+    pub(crate) fn caps(&self) -> &EnCaps {
+        &self.caps
+    }
+
+    /// The PD number.
+    pub(crate) fn pdn(&self) -> u32 {
+        self.pd.pdn()
+    }
+
+    /// The transport domain number.
+    pub(crate) fn tdn(&self) -> u32 {
+        self.td.tdn()
+    }
+
+    /// The lkey of data segments.
+    pub(crate) fn mkey(&self) -> u32 {
+        self.mkey.key()
+    }
+
+    /// The UAR page of SQ doorbells (and of CQ arm doorbells, if the caller wishes).
+    pub(crate) fn uar(&self) -> u32 {
+        self.uar.index()
+    }
+
+    /// The permanent MAC address of the port.
+    pub(crate) fn mac(&self) -> [u8; 6] {
+        self.mac
+    }
+
+    /// The minimum inline mode of SQs ([`inline_mode`]): which headers every send WQE must
+    /// carry inline (L2: the Ethernet header and a VLAN tag if any; a WQE that inserts a VLAN
+    /// tag needs at least L2 whatever this says, en_tx.c `mlx5e_tx_wqe_inline_mode`).
+    pub(crate) fn min_inline(&self) -> u8 {
+        self.min_inline
+    }
+
+    /// The `sqc.min_wqe_inline_mode` to create SQs with: only when the capability says the
+    /// vport context decides (en_main.c `mlx5e_create_sq`), else 0.
+    pub(crate) fn sq_min_inline_field(&self) -> u8 {
+        if self.caps.wqe_inline_mode == cap_inline_mode::VPORT_CONTEXT {
+            self.min_inline
+        } else {
+            0
+        }
+    }
+}
+
+fn query_nic_vport(
+    mdev: &Mdev,
+) -> Result<crate::msg::Msg<cx4_hw::vport::QueryNicVportContextOut>> {
+    let m = input::<command::QueryNicVportContext>(0)?;
+    mdev.cmdq.exec::<command::QueryNicVportContext>(&m, 0)
+}
+
+/// The port's permanent MAC address (vport.c `mlx5_query_nic_vport_mac_address`).
+pub(crate) fn query_permanent_mac(mdev: &Mdev) -> Result<[u8; 6]> {
+    Ok(query_nic_vport(mdev)?
+        .nic_vport_context()
+        .permanent_address()
+        .mac())
+}
+
+/// The minimum inline mode (`mlx5_query_min_inline`): from the vport context when the
+/// capability says so (falling back to L2 if the query fails), L2, or none.
+pub(crate) fn query_min_inline(mdev: &Mdev, caps: &EnCaps) -> Result<u8> {
+    Ok(match caps.wqe_inline_mode {
+        cap_inline_mode::VPORT_CONTEXT => match query_nic_vport(mdev) {
+            Ok(o) => o.nic_vport_context().min_wqe_inline_mode() as u8,
+            Err(_) => inline_mode::L2,
+        },
+        cap_inline_mode::NOT_REQUIRED => inline_mode::NONE,
+        _ => inline_mode::L2,
+    })
+}
+
+/// The vport MTU (L2 payload plus Ethernet header, FCS and one VLAN tag, as mlx5e keeps it:
+/// `MLX5E_SW2HW_MTU`).
+pub(crate) fn query_vport_mtu(mdev: &Mdev) -> Result<u32> {
+    Ok(query_nic_vport(mdev)?.nic_vport_context().mtu())
+}
+
+/// Sets the vport MTU (vport.c `mlx5_modify_nic_vport_mtu`), in hardware units (see
+/// [`query_vport_mtu`] and [`crate::en::port::sw_to_hw_mtu`]).
+pub(crate) fn set_vport_mtu(mdev: &Mdev, hw_mtu: u32) -> Result {
+    let mut m = input::<command::ModifyNicVportContext>(0)?;
+    m.field_select_mut().set_mtu(1);
+    m.nic_vport_context_mut().set_mtu(hw_mtu);
+    mdev.cmdq
+        .exec::<command::ModifyNicVportContext>(&m, 0)
+        .map(|_| ())
+}
+
+/// Whether the vport is up (`QUERY_VPORT_STATE`, en_main.c `mlx5e_update_carrier`).
+pub(crate) fn query_vport_up(mdev: &Mdev) -> Result<bool> {
+    let m = input::<command::QueryVportState>(0)?;
+    let out = mdev.cmdq.exec::<command::QueryVportState>(&m, 0)?;
+    Ok(out.state() == u32::from(vport_state::UP))
+}
