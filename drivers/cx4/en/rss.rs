@@ -1,2 +1,180 @@
 // SPDX-License-Identifier: GPL-2.0
-//! TODO
+//! Receive side scaling (en/rss.c): one RQT of `2^n` entries spreading over the channels'
+//! RQs, and one indirect TIR per traffic type hashing the fields mlx5e hashes for it
+//! (`rss_default_config`: addresses and ports for TCP/UDP, addresses for other IP), plus one
+//! for anything else that hashes nothing and so lands on the table's first entry, like
+//! mlx5e's `MLX5_TT_ANY` rule to channel 0.
+
+use cx4_hw::tir::{
+    hash_field_sel as f,
+    l3_prot_type,
+    l4_prot_type,
+    TOEPLITZ_KEY_LEN, //
+};
+use kernel::prelude::*;
+
+use crate::en::{
+    res::EnRes,
+    rqt::Rqt,
+    tir::{
+        Tir,
+        TirHash, //
+    },
+};
+
+/// The traffic types of the TTC table, each with its own TIR (`enum mlx5_traffic_types`
+/// without IPsec).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TrafficType {
+    /// IPv4 TCP.
+    Ipv4Tcp,
+    /// IPv6 TCP.
+    Ipv6Tcp,
+    /// IPv4 UDP.
+    Ipv4Udp,
+    /// IPv6 UDP.
+    Ipv6Udp,
+    /// Other IPv4.
+    Ipv4,
+    /// Other IPv6.
+    Ipv6,
+    /// Anything else.
+    Any,
+}
+
+/// IP source and destination (`MLX5_HASH_IP`).
+const HASH_IP: u32 = f::SRC_IP | f::DST_IP;
+/// IP addresses and L4 ports (`MLX5_HASH_IP_L4PORTS`).
+const HASH_IP_L4PORTS: u32 = HASH_IP | f::L4_SPORT | f::L4_DPORT;
+
+impl TrafficType {
+    /// Every traffic type, in TIR order.
+    pub(crate) const ALL: [Self; 7] = [
+        Self::Ipv4Tcp,
+        Self::Ipv6Tcp,
+        Self::Ipv4Udp,
+        Self::Ipv6Udp,
+        Self::Ipv4,
+        Self::Ipv6,
+        Self::Any,
+    ];
+
+    /// The position in [`TrafficType::ALL`].
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+
+    /// `(l3_prot_type, l4_prot_type, selected_fields)` of its TIR's hash.
+    pub(crate) fn hash(self) -> (u8, u8, u32) {
+        use TrafficType as T;
+        match self {
+            T::Ipv4Tcp => (l3_prot_type::IPV4, l4_prot_type::TCP, HASH_IP_L4PORTS),
+            T::Ipv6Tcp => (l3_prot_type::IPV6, l4_prot_type::TCP, HASH_IP_L4PORTS),
+            T::Ipv4Udp => (l3_prot_type::IPV4, l4_prot_type::UDP, HASH_IP_L4PORTS),
+            T::Ipv6Udp => (l3_prot_type::IPV6, l4_prot_type::UDP, HASH_IP_L4PORTS),
+            T::Ipv4 => (l3_prot_type::IPV4, 0, HASH_IP),
+            T::Ipv6 => (l3_prot_type::IPV6, 0, HASH_IP),
+            T::Any => (l3_prot_type::IPV4, 0, 0),
+        }
+    }
+}
+
+/// The RSS objects. Dropping it destroys the TIRs, then the RQT; the flow tables forwarding
+/// to the TIRs must be gone first.
+pub(crate) struct Rss {
+    // Field order is drop order: TIRs before the RQT they use.
+    tirs: KVec<Tir>,
+    rqt: Rqt,
+    table: KVec<u32>,
+}
+
+impl Rss {
+    /// Creates an RQT of `2^log_size` entries spreading evenly over `rqns`, and the TIRs
+    /// hashing with `key` in the function's transport domain.
+    pub(crate) fn create(
+        res: &EnRes,
+        key: &[u8; TOEPLITZ_KEY_LEN],
+        log_size: u32,
+        rqns: &[u32],
+    ) -> Result<Self> {
+        if log_size > u32::from(res.caps().log_max_rqt_size) || rqns.is_empty() {
+            return Err(EINVAL);
+        }
+        let size = 1usize << log_size;
+        let mut table = KVec::with_capacity(size, GFP_KERNEL)?;
+        for i in 0..size {
+            table.push(*rqns.get(i % rqns.len()).ok_or(EINVAL)?, GFP_KERNEL)?;
+        }
+        let rqt = Rqt::create(res.mdev(), size as u32, &table)?;
+        let mut tirs = KVec::with_capacity(TrafficType::ALL.len(), GFP_KERNEL)?;
+        for tt in TrafficType::ALL {
+            let (l3, l4, fields) = tt.hash();
+            let hash = TirHash {
+                key: *key,
+                l3_prot_type: l3,
+                l4_prot_type: l4,
+                fields,
+            };
+            // On failure the TIRs made so far, then the RQT, are dropped.
+            let tir = Tir::create_indirect(res.mdev(), res.tdn(), rqt.rqtn(), &hash)?;
+            tirs.push(tir, GFP_KERNEL)?;
+        }
+        Ok(Self { tirs, rqt, table })
+    }
+
+    /// The TIR of traffic type `tt`.
+    pub(crate) fn tirn(&self, tt: TrafficType) -> u32 {
+        self.tirs.get(tt.index()).map_or(0, Tir::tirn)
+    }
+
+    /// The TIRs, in [`TrafficType::ALL`] order.
+    pub(crate) fn tirs(&self) -> &[Tir] {
+        &self.tirs
+    }
+
+    /// The RQT number.
+    pub(crate) fn rqtn(&self) -> u32 {
+        self.rqt.rqtn()
+    }
+
+    /// The indirection table (RQ numbers).
+    pub(crate) fn table(&self) -> &[u32] {
+        &self.table
+    }
+
+    /// Spreads the table evenly over `rqns` (`mlx5e_rss_params_indir_init_uniform`).
+    pub(crate) fn set_rqns(&mut self, rqns: &[u32]) -> Result {
+        if rqns.is_empty() {
+            return Err(EINVAL);
+        }
+        let mut table = KVec::with_capacity(self.table.len(), GFP_KERNEL)?;
+        for i in 0..self.table.len() {
+            table.push(*rqns.get(i % rqns.len()).ok_or(EINVAL)?, GFP_KERNEL)?;
+        }
+        self.set_table(table)
+    }
+
+    /// Sets the whole indirection table (RQ numbers, as many as the table has entries).
+    pub(crate) fn set_indir(&mut self, rqns: &[u32]) -> Result {
+        if rqns.len() != self.table.len() {
+            return Err(EINVAL);
+        }
+        let mut table = KVec::with_capacity(rqns.len(), GFP_KERNEL)?;
+        table.extend_from_slice(rqns, GFP_KERNEL)?;
+        self.set_table(table)
+    }
+
+    fn set_table(&mut self, table: KVec<u32>) -> Result {
+        self.rqt.redirect(&table)?;
+        self.table = table;
+        Ok(())
+    }
+
+    /// Sets self-loopback blocking on every TIR.
+    pub(crate) fn set_self_lb_block(&self, uc: bool, mc: bool) -> Result {
+        for t in self.tirs.iter() {
+            t.set_self_lb_block(uc, mc)?;
+        }
+        Ok(())
+    }
+}

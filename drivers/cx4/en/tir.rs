@@ -1,2 +1,123 @@
 // SPDX-License-Identifier: GPL-2.0
-//! TODO
+//! Transport interface receive objects (en/tir.c): where a steering entry delivers a frame.
+//! A direct TIR hands it to one RQ; an indirect one hashes the selected header fields
+//! (Toeplitz) and picks the RQ from an RQT. Both live in the function's transport domain,
+//! whose own traffic they can refuse (self-loopback blocking).
+
+use cx4_hw::{
+    command,
+    tir::{
+        disp_type,
+        rx_hash_fn,
+        self_lb_block,
+        Tirc,
+        TOEPLITZ_KEY_LEN, //
+    },
+};
+use kernel::{
+    prelude::*,
+    sync::Arc, //
+};
+
+use crate::{
+    cmd::input,
+    mdev::Mdev, //
+};
+
+/// The receive hash of an indirect TIR.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TirHash {
+    /// The Toeplitz key.
+    pub(crate) key: [u8; TOEPLITZ_KEY_LEN],
+    /// `l3_prot_type` (`cx4_hw::tir::l3_prot_type`).
+    pub(crate) l3_prot_type: u8,
+    /// `l4_prot_type` (`cx4_hw::tir::l4_prot_type`).
+    pub(crate) l4_prot_type: u8,
+    /// `selected_fields` (`cx4_hw::tir::hash_field_sel` bits); 0 hashes nothing (every frame
+    /// goes to the RQT's first entry).
+    pub(crate) fields: u32,
+}
+
+/// A TIR. Dropping it destroys it (no flow table entry may still forward to it).
+pub(crate) struct Tir {
+    mdev: Arc<Mdev>,
+    tirn: u32,
+}
+
+impl Tir {
+    fn create(mdev: &Arc<Mdev>, fill: impl FnOnce(&mut Tirc)) -> Result<Self> {
+        let mut m = input::<command::CreateTir>(0)?;
+        fill(m.ctx_mut());
+        let out = mdev.cmdq.exec::<command::CreateTir>(&m, 0)?;
+        Ok(Self {
+            mdev: mdev.clone(),
+            tirn: out.tirn(),
+        })
+    }
+
+    /// A direct TIR to RQ `rqn` (`mlx5e_tir_builder_build_direct`).
+    pub(crate) fn create_direct(mdev: &Arc<Mdev>, tdn: u32, rqn: u32) -> Result<Self> {
+        Self::create(mdev, |c| {
+            c.set_transport_domain(tdn);
+            c.set_disp_type(disp_type::DIRECT.into());
+            c.set_inline_rqn(rqn);
+            c.set_rx_hash_fn(rx_hash_fn::INVERTED_XOR8.into());
+        })
+    }
+
+    /// An indirect TIR hashing into RQT `rqtn` (`mlx5e_tir_builder_build_rqt` +
+    /// `_build_rss`); LRO off.
+    pub(crate) fn create_indirect(
+        mdev: &Arc<Mdev>,
+        tdn: u32,
+        rqtn: u32,
+        hash: &TirHash,
+    ) -> Result<Self> {
+        Self::create(mdev, |c| {
+            c.set_transport_domain(tdn);
+            c.set_disp_type(disp_type::INDIRECT.into());
+            c.set_indirect_table(rqtn);
+            c.set_rx_hash_fn(rx_hash_fn::TOEPLITZ.into());
+            for (i, w) in hash.key.chunks_exact(4).enumerate() {
+                let w = u32::from_be_bytes([w[0], w[1], w[2], w[3]]);
+                // Ten dwords: the index is always in range.
+                let _ = c.set_rx_hash_toeplitz_key(i, w);
+            }
+            let s = c.rx_hash_field_selector_outer_mut();
+            s.set_l3_prot_type(hash.l3_prot_type.into());
+            s.set_l4_prot_type(hash.l4_prot_type.into());
+            s.set_selected_fields(hash.fields);
+        })
+    }
+
+    /// The TIR number.
+    pub(crate) fn tirn(&self) -> u32 {
+        self.tirn
+    }
+
+    /// Blocks (or lets through) unicast and multicast frames sent by the same transport
+    /// domain (en_common.c `mlx5e_refresh_tirs`; mlx5e blocks neither in normal operation).
+    pub(crate) fn set_self_lb_block(&self, uc: bool, mc: bool) -> Result {
+        let mut m = input::<command::ModifyTir>(0)?;
+        m.set_tirn(self.tirn);
+        m.bitmask_mut().set_self_lb_en(1);
+        let mut lb = 0u8;
+        if uc {
+            lb |= self_lb_block::BLOCK_UNICAST;
+        }
+        if mc {
+            lb |= self_lb_block::BLOCK_MULTICAST;
+        }
+        m.ctx_mut().set_self_lb_block(lb.into());
+        self.mdev.cmdq.exec::<command::ModifyTir>(&m, 0).map(|_| ())
+    }
+}
+
+impl Drop for Tir {
+    fn drop(&mut self) {
+        if let Ok(mut m) = input::<command::DestroyTir>(0) {
+            m.set_tirn(self.tirn);
+            let _ = self.mdev.cmdq.exec::<command::DestroyTir>(&m, 0);
+        }
+    }
+}
