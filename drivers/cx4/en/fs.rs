@@ -1,2 +1,489 @@
 // SPDX-License-Identifier: GPL-2.0
-//! TODO
+//! NIC RX flow steering (en_fs.c, lib/fs_ttc.c), the smallest correct form of mlx5e's: an L2
+//! table at the root matching the destination MAC (own unicast address, broadcast, a
+//! multicast list; a match-all entry for promiscuous mode and a multicast-bit entry for
+//! all-multicast, switched at run time), forwarding to a traffic type classifier (TTC) table
+//! that sends IPv4/IPv6 × TCP/UDP/other and anything else to one TIR each (the RSS TIRs).
+//!
+//! mlx5e's VLAN table, ARFS and inner (tunnel) TTC tables are left out: without them every
+//! frame the L2 table accepts goes to the TTC. The TTC matches the ethertype rather than
+//! `ip_version` (mlx5e does that when `ft_field_support.outer_ip_version` is absent), which
+//! every device supports. Each table, group and entry is an owner that removes itself from
+//! the device in `Drop`.
+
+use cx4_hw::{
+    command,
+    flow::{
+        action,
+        dest_type,
+        fte_destination_mut,
+        match_criteria,
+        table_type,
+        FteMatchSetLyr24,
+        DEST_STRIDE, //
+    },
+};
+use kernel::{
+    prelude::*,
+    sync::Arc, //
+};
+
+use crate::{
+    cmd::input,
+    en::rss::TrafficType,
+    mdev::Mdev, //
+};
+
+/// Level of the L2 table (the root).
+const L2_LEVEL: u32 = 1;
+/// Level of the TTC table (after the L2 table: forwarding goes to higher levels only).
+const TTC_LEVEL: u32 = 2;
+/// log2 of the L2 table size.
+const L2_LOG_SIZE: u32 = 8;
+/// Index of the promiscuous (match-all) entry, checked first.
+const L2_PROMISC_INDEX: u32 = 0;
+/// Indices of the full-MAC entries.
+const L2_ADDR_FIRST: u32 = 1;
+/// See [`L2_ADDR_FIRST`].
+const L2_ADDR_LAST: u32 = (1 << L2_LOG_SIZE) - 2;
+/// Index of the all-multicast entry, checked last.
+const L2_ALLMULTI_INDEX: u32 = (1 << L2_LOG_SIZE) - 1;
+/// log2 of the TTC table size.
+const TTC_LOG_SIZE: u32 = 3;
+/// The broadcast address.
+const BCAST: [u8; 6] = [0xff; 6];
+/// IPv4 ethertype.
+const ETH_P_IP: u32 = 0x0800;
+/// IPv6 ethertype.
+const ETH_P_IPV6: u32 = 0x86dd;
+/// IP protocol numbers.
+const IPPROTO_TCP: u32 = 6;
+/// See [`IPPROTO_TCP`].
+const IPPROTO_UDP: u32 = 17;
+
+/// Where an entry forwards to.
+#[derive(Clone, Copy, Debug)]
+enum Dest {
+    Table(u32),
+    Tir(u32),
+}
+
+/// A NIC RX flow table.
+struct FlowTable {
+    mdev: Arc<Mdev>,
+    id: u32,
+}
+
+impl FlowTable {
+    fn create(mdev: &Arc<Mdev>, level: u32, log_size: u32) -> Result<Self> {
+        let mut m = input::<command::CreateFlowTable>(0)?;
+        m.set_table_type(table_type::NIC_RX.into());
+        let c = m.flow_table_context_mut();
+        c.set_level(level);
+        c.set_log_size(log_size);
+        let out = mdev.cmdq.exec::<command::CreateFlowTable>(&m, 0)?;
+        Ok(Self {
+            mdev: mdev.clone(),
+            id: out.table_id(),
+        })
+    }
+
+    /// Makes the table the NIC RX root.
+    fn set_root(&self) -> Result {
+        let mut m = input::<command::SetFlowTableRoot>(0)?;
+        m.set_table_type(table_type::NIC_RX.into());
+        m.set_table_id(self.id);
+        self.mdev
+            .cmdq
+            .exec::<command::SetFlowTableRoot>(&m, 0)
+            .map(|_| ())
+    }
+
+    /// A flow group over entries `start..=end` matching the outer header fields `criteria`
+    /// sets (none: every frame).
+    fn group(
+        &self,
+        start: u32,
+        end: u32,
+        criteria: Option<&dyn Fn(&mut FteMatchSetLyr24)>,
+    ) -> Result<FlowGroup> {
+        let mut m = input::<command::CreateFlowGroup>(0)?;
+        m.set_table_type(table_type::NIC_RX.into());
+        m.set_table_id(self.id);
+        m.set_start_flow_index(start);
+        m.set_end_flow_index(end);
+        if let Some(f) = criteria {
+            m.set_match_criteria_enable(match_criteria::OUTER_HEADERS.into());
+            f(m.match_criteria_mut().outer_headers_mut());
+        }
+        let out = self.mdev.cmdq.exec::<command::CreateFlowGroup>(&m, 0)?;
+        Ok(FlowGroup {
+            mdev: self.mdev.clone(),
+            table: self.id,
+            id: out.group_id(),
+        })
+    }
+
+    /// An entry at `index` of `group` matching the outer header values `value` sets,
+    /// forwarding to `dest`.
+    fn entry(
+        &self,
+        group: &FlowGroup,
+        index: u32,
+        value: &dyn Fn(&mut FteMatchSetLyr24),
+        dest: Dest,
+    ) -> Result<Fte> {
+        let mut m = input::<command::SetFlowTableEntry>(DEST_STRIDE)?;
+        m.set_table_type(table_type::NIC_RX.into());
+        m.set_table_id(self.id);
+        m.set_flow_index(index);
+        {
+            let c = m.flow_context_mut();
+            c.set_group_id(group.id);
+            c.set_action(action::FWD_DEST);
+            c.set_destination_list_size(1);
+            value(c.match_value_mut().outer_headers_mut());
+        }
+        let (ty, id) = match dest {
+            Dest::Table(id) => (dest_type::FLOW_TABLE, id),
+            Dest::Tir(id) => (dest_type::TIR, id),
+        };
+        let d = fte_destination_mut(m.bytes_mut(), 0).ok_or(EINVAL)?;
+        d.set_destination_type(ty.into());
+        d.set_destination_id(id);
+        self.mdev.cmdq.exec::<command::SetFlowTableEntry>(&m, 0)?;
+        Ok(Fte {
+            mdev: self.mdev.clone(),
+            table: self.id,
+            index,
+        })
+    }
+}
+
+impl Drop for FlowTable {
+    fn drop(&mut self) {
+        if let Ok(mut m) = input::<command::DestroyFlowTable>(0) {
+            m.set_table_type(table_type::NIC_RX.into());
+            m.set_table_id(self.id);
+            let _ = self.mdev.cmdq.exec::<command::DestroyFlowTable>(&m, 0);
+        }
+    }
+}
+
+/// A flow group.
+struct FlowGroup {
+    mdev: Arc<Mdev>,
+    table: u32,
+    id: u32,
+}
+
+impl Drop for FlowGroup {
+    fn drop(&mut self) {
+        if let Ok(mut m) = input::<command::DestroyFlowGroup>(0) {
+            m.set_table_type(table_type::NIC_RX.into());
+            m.set_table_id(self.table);
+            m.set_group_id(self.id);
+            let _ = self.mdev.cmdq.exec::<command::DestroyFlowGroup>(&m, 0);
+        }
+    }
+}
+
+/// A flow table entry.
+struct Fte {
+    mdev: Arc<Mdev>,
+    table: u32,
+    index: u32,
+}
+
+impl Drop for Fte {
+    fn drop(&mut self) {
+        if let Ok(mut m) = input::<command::DeleteFlowTableEntry>(0) {
+            m.set_table_type(table_type::NIC_RX.into());
+            m.set_table_id(self.table);
+            m.set_flow_index(self.index);
+            let _ = self
+                .mdev
+                .cmdq
+                .exec::<command::DeleteFlowTableEntry>(&m, 0);
+        }
+    }
+}
+
+/// Match criteria/value of a destination MAC.
+fn set_dmac(h: &mut FteMatchSetLyr24, mac: [u8; 6]) {
+    h.set_dmac_47_16(u32::from_be_bytes([mac[0], mac[1], mac[2], mac[3]]));
+    h.set_dmac_15_0(u32::from_be_bytes([0, 0, mac[4], mac[5]]));
+}
+
+/// The ethertype and IP protocol a TTC rule matches (`ttc_rules`, lib/fs_ttc.c).
+fn ttc_rule(tt: TrafficType) -> (Option<u32>, Option<u32>) {
+    use TrafficType as T;
+    match tt {
+        T::Ipv4Tcp => (Some(ETH_P_IP), Some(IPPROTO_TCP)),
+        T::Ipv6Tcp => (Some(ETH_P_IPV6), Some(IPPROTO_TCP)),
+        T::Ipv4Udp => (Some(ETH_P_IP), Some(IPPROTO_UDP)),
+        T::Ipv6Udp => (Some(ETH_P_IPV6), Some(IPPROTO_UDP)),
+        T::Ipv4 => (Some(ETH_P_IP), None),
+        T::Ipv6 => (Some(ETH_P_IPV6), None),
+        T::Any => (None, None),
+    }
+}
+
+/// The TTC table: three groups (ethertype + IP protocol, ethertype, nothing) and one entry
+/// per traffic type.
+struct Ttc {
+    // Field order is drop order: entries, groups, table.
+    entries: KVec<Fte>,
+    groups: KVec<FlowGroup>,
+    table: FlowTable,
+}
+
+impl Ttc {
+    fn create(mdev: &Arc<Mdev>, tirn: &dyn Fn(TrafficType) -> u32) -> Result<Self> {
+        let mut ttc = Self {
+            entries: KVec::new(),
+            groups: KVec::new(),
+            table: FlowTable::create(mdev, TTC_LEVEL, TTC_LOG_SIZE)?,
+        };
+        let l4: &dyn Fn(&mut FteMatchSetLyr24) = &|h| {
+            h.set_ethertype(0xffff);
+            h.set_ip_protocol(0xff);
+        };
+        let l3: &dyn Fn(&mut FteMatchSetLyr24) = &|h| h.set_ethertype(0xffff);
+        // L4 rules at 0..=3, L3 at 4..=5, ANY at 6.
+        let g = ttc.table.group(0, 3, Some(l4))?;
+        ttc.groups.push(g, GFP_KERNEL)?;
+        let g = ttc.table.group(4, 5, Some(l3))?;
+        ttc.groups.push(g, GFP_KERNEL)?;
+        let g = ttc.table.group(6, 6, None)?;
+        ttc.groups.push(g, GFP_KERNEL)?;
+        ttc.entries.reserve(TrafficType::ALL.len(), GFP_KERNEL)?;
+        for (i, tt) in TrafficType::ALL.into_iter().enumerate() {
+            let (ethertype, proto) = ttc_rule(tt);
+            let group = match (ethertype, proto) {
+                (Some(_), Some(_)) => 0,
+                (Some(_), None) => 1,
+                _ => 2,
+            };
+            let g = ttc.groups.get(group).ok_or(EINVAL)?;
+            let value = |h: &mut FteMatchSetLyr24| {
+                if let Some(e) = ethertype {
+                    h.set_ethertype(e);
+                }
+                if let Some(p) = proto {
+                    h.set_ip_protocol(p);
+                }
+            };
+            let e = ttc
+                .table
+                .entry(g, i as u32, &value, Dest::Tir(tirn(tt)))?;
+            ttc.entries.push(e, GFP_KERNEL)?;
+        }
+        Ok(ttc)
+    }
+}
+
+/// The L2 table: the promiscuous entry first, then full destination MAC entries, then the
+/// all-multicast entry; all forward to the TTC table.
+struct L2 {
+    // Field order is drop order: entries, groups, table.
+    addrs: KVec<([u8; 6], Fte)>,
+    promisc: Option<Fte>,
+    allmulti: Option<Fte>,
+    groups: KVec<FlowGroup>,
+    table: FlowTable,
+    ttc: u32,
+}
+
+/// Group positions in [`L2::groups`].
+const L2_GROUP_PROMISC: usize = 0;
+const L2_GROUP_ADDR: usize = 1;
+const L2_GROUP_ALLMULTI: usize = 2;
+
+impl L2 {
+    fn create(mdev: &Arc<Mdev>, ttc: u32) -> Result<Self> {
+        let mut l2 = Self {
+            addrs: KVec::new(),
+            promisc: None,
+            allmulti: None,
+            groups: KVec::new(),
+            table: FlowTable::create(mdev, L2_LEVEL, L2_LOG_SIZE)?,
+            ttc,
+        };
+        let full: &dyn Fn(&mut FteMatchSetLyr24) = &|h| set_dmac(h, [0xff; 6]);
+        let mcast: &dyn Fn(&mut FteMatchSetLyr24) = &|h| set_dmac(h, [1, 0, 0, 0, 0, 0]);
+        let g = l2.table.group(L2_PROMISC_INDEX, L2_PROMISC_INDEX, None)?;
+        l2.groups.push(g, GFP_KERNEL)?;
+        let g = l2.table.group(L2_ADDR_FIRST, L2_ADDR_LAST, Some(full))?;
+        l2.groups.push(g, GFP_KERNEL)?;
+        let g = l2
+            .table
+            .group(L2_ALLMULTI_INDEX, L2_ALLMULTI_INDEX, Some(mcast))?;
+        l2.groups.push(g, GFP_KERNEL)?;
+        Ok(l2)
+    }
+
+    fn free_index(&self) -> Option<u32> {
+        (L2_ADDR_FIRST..=L2_ADDR_LAST).find(|i| !self.addrs.iter().any(|(_, f)| f.index == *i))
+    }
+
+    fn has(&self, mac: &[u8; 6]) -> bool {
+        self.addrs.iter().any(|(m, _)| m == mac)
+    }
+
+    /// Makes the address entries exactly `want`; returns whether some did not fit.
+    fn sync_addrs(&mut self, want: &[[u8; 6]]) -> Result<bool> {
+        let mut overflow = false;
+        // Add first, so that a changed own address never leaves a gap.
+        for mac in want {
+            if self.has(mac) {
+                continue;
+            }
+            let Some(index) = self.free_index() else {
+                overflow = true;
+                continue;
+            };
+            self.addrs.reserve(1, GFP_KERNEL)?;
+            let g = self.groups.get(L2_GROUP_ADDR).ok_or(EINVAL)?;
+            let m = *mac;
+            let f = self
+                .table
+                .entry(g, index, &|h| set_dmac(h, m), Dest::Table(self.ttc))?;
+            self.addrs.push((m, f), GFP_KERNEL)?;
+        }
+        let mut keep = KVec::with_capacity(self.addrs.len(), GFP_KERNEL)?;
+        for (m, f) in core::mem::take(&mut self.addrs) {
+            if want.contains(&m) {
+                // Within capacity: cannot fail.
+                let _ = keep.push((m, f), GFP_KERNEL);
+            }
+            // Entries not wanted are deleted as they drop here.
+        }
+        self.addrs = keep;
+        Ok(overflow)
+    }
+
+    fn sync_special(&mut self, promisc: bool, allmulti: bool) -> Result {
+        let ttc = Dest::Table(self.ttc);
+        if promisc && self.promisc.is_none() {
+            let g = self.groups.get(L2_GROUP_PROMISC).ok_or(EINVAL)?;
+            self.promisc = Some(self.table.entry(g, L2_PROMISC_INDEX, &|_| {}, ttc)?);
+        } else if !promisc {
+            self.promisc = None;
+        }
+        if allmulti && self.allmulti.is_none() {
+            let g = self.groups.get(L2_GROUP_ALLMULTI).ok_or(EINVAL)?;
+            let v: &dyn Fn(&mut FteMatchSetLyr24) = &|h| set_dmac(h, [1, 0, 0, 0, 0, 0]);
+            self.allmulti = Some(self.table.entry(g, L2_ALLMULTI_INDEX, v, ttc)?);
+        } else if !allmulti {
+            self.allmulti = None;
+        }
+        Ok(())
+    }
+}
+
+/// The receive filter as the netdev sets it.
+struct RxMode {
+    own: [u8; 6],
+    mc: KVec<[u8; 6]>,
+    promisc: bool,
+    allmulti: bool,
+}
+
+/// NIC RX steering: the L2 table (root) and the TTC table. Dropping it removes both (before
+/// the TIRs they forward to may go).
+pub(crate) struct RxSteering {
+    // Field order is drop order: the L2 table forwards to the TTC table.
+    l2: L2,
+    ttc: Ttc,
+    mode: RxMode,
+}
+
+impl RxSteering {
+    /// Builds the TTC table forwarding each traffic type to TIR `tirn(tt)`, the L2 table
+    /// accepting `own` and broadcast, and makes the L2 table the root.
+    pub(crate) fn create(
+        mdev: &Arc<Mdev>,
+        tirn: &dyn Fn(TrafficType) -> u32,
+        own: [u8; 6],
+    ) -> Result<Self> {
+        let ttc = Ttc::create(mdev, tirn)?;
+        let l2 = L2::create(mdev, ttc.table.id)?;
+        let mut s = Self {
+            l2,
+            ttc,
+            mode: RxMode {
+                own,
+                mc: KVec::new(),
+                promisc: false,
+                allmulti: false,
+            },
+        };
+        s.apply()?;
+        s.l2.table.set_root()?;
+        Ok(s)
+    }
+
+    fn apply(&mut self) -> Result {
+        let m = &self.mode;
+        let mut want = KVec::with_capacity(m.mc.len() + 2, GFP_KERNEL)?;
+        want.push(m.own, GFP_KERNEL)?;
+        want.push(BCAST, GFP_KERNEL)?;
+        for a in m.mc.iter() {
+            if !want.contains(a) {
+                want.push(*a, GFP_KERNEL)?;
+            }
+        }
+        let (promisc, allmulti) = (m.promisc, m.allmulti);
+        // A list longer than the table falls back to all-multicast (en_fs.c does the same
+        // when the vport's list is full).
+        let overflow = self.l2.sync_addrs(&want)?;
+        self.l2.sync_special(promisc, allmulti || overflow)
+    }
+
+    /// Sets the receive filter: own unicast address, multicast list, promiscuous and
+    /// all-multicast modes; entries are added and deleted incrementally.
+    pub(crate) fn set_rx_mode(
+        &mut self,
+        own: [u8; 6],
+        mc: &[[u8; 6]],
+        promisc: bool,
+        allmulti: bool,
+    ) -> Result {
+        let mut list = KVec::with_capacity(mc.len(), GFP_KERNEL)?;
+        list.extend_from_slice(mc, GFP_KERNEL)?;
+        self.mode = RxMode {
+            own,
+            mc: list,
+            promisc,
+            allmulti,
+        };
+        self.apply()
+    }
+
+    /// Changes the own unicast address, keeping the rest of the filter.
+    pub(crate) fn set_mac(&mut self, own: [u8; 6]) -> Result {
+        self.mode.own = own;
+        self.apply()
+    }
+
+    /// The own unicast address.
+    pub(crate) fn mac(&self) -> [u8; 6] {
+        self.mode.own
+    }
+
+    /// The root (L2) table id.
+    pub(crate) fn root_table(&self) -> u32 {
+        self.l2.table.id
+    }
+
+    /// The TTC table id.
+    pub(crate) fn ttc_table(&self) -> u32 {
+        self.ttc.table.id
+    }
+
+    /// Address entries in the L2 table.
+    pub(crate) fn l2_entries(&self) -> usize {
+        self.l2.addrs.len()
+    }
+}
