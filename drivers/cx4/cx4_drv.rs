@@ -15,6 +15,8 @@
 //! - health.rs: health polling and the error state; devlink.rs: the devlink instance and its
 //!   `fw_fatal` health reporter (over the devlink abstraction crate, drivers/devlink/);
 //! - debugfs.rs and selftest.rs: debugfs views and test hooks;
+//! - en/: the Ethernet layer's hardware objects (resources, port, TIS, SQ/RQ rings, RQT/TIR/RSS,
+//!   flow steering) for the netdev glue;
 //! - dmabuf.rs: coherent DMA buffers; kapi.rs: the thin layer over kernel C APIs the `kernel`
 //!   crate does not wrap, home of every `unsafe` of the driver.
 

@@ -51,12 +51,13 @@ impl DebugData {
             .find(|e| e.kind() == EqKind::Comp(0))
             .map(|e| e.eqn());
         let st = mdev.clone();
+        let st_caps = caps.clone();
         try_pin_init!(Self {
             mdev,
             caps,
             vectors,
             eqs,
-            selftest <- SelfTest::new(st, uar, comp_eqn),
+            selftest <- SelfTest::new(st, st_caps, uar, comp_eqn),
         })
     }
 }

@@ -7,11 +7,19 @@
 //! - `cq` — create a 64-entry CQ on completion EQ 0 and arm it (its number is logged);
 //! - `cq-poll` — consume the test CQ's CQEs, re-arm it and query it (`QUERY_CQ`);
 //! - `cq-moderate PERIOD COUNT` — set the test CQ's moderation (`MODIFY_CQ`);
-//! - `cq-destroy` — destroy the test CQ.
+//! - `cq-destroy` — destroy the test CQ;
+//! - `en-objects` — create the Ethernet layer's objects (resources, TIS, CQ + SQ, CQ + RQ
+//!   with posted buffers, RSS RQT and TIRs, a direct TIR, the steering tables with the own
+//!   MAC; then a multicast address with promiscuous and all-multicast modes, and back), send
+//!   one broadcast frame and poll its completion, and destroy everything in reverse (the
+//!   results are logged).
 //!
 //! A failing command makes the write fail with the command's errno.
 
-use cx4_hw::command;
+use cx4_hw::{
+    command,
+    wqe::CsFlags, //
+};
 use kernel::{
     new_mutex,
     prelude::*,
@@ -19,22 +27,57 @@ use kernel::{
         Arc,
         Mutex, //
     },
+    time::{
+        delay::fsleep,
+        Delta, //
+    },
     uaccess::UserSliceReader, //
 };
 
 use crate::{
+    caps::Caps,
     cmd::input,
     cq::{
         Cq,
         CqParams, //
     },
+    dmabuf::DmaBuf,
+    en::{
+        fs::RxSteering,
+        port,
+        res::EnRes,
+        rq::{
+            Rq,
+            RqParams, //
+        },
+        rss::Rss,
+        sq::{
+            Sq,
+            SqParams,
+            TxWqe, //
+        },
+        tir::Tir,
+        tis::Tis,
+    },
     mdev::Mdev, //
 };
+
+/// The Toeplitz key of the `en-objects` test (mlx5e's default is random; any 40 bytes do).
+const TEST_RSS_KEY: [u8; 40] = [
+    0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f,
+    0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30,
+    0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+];
+/// Receive buffers the `en-objects` test posts, and their size.
+const TEST_RX_BUFS: usize = 8;
+/// See [`TEST_RX_BUFS`].
+const TEST_RX_BUF_SIZE: usize = 2048;
 
 /// State of the test hooks.
 #[pin_data]
 pub(crate) struct SelfTest {
     mdev: Arc<Mdev>,
+    caps: Arc<Caps>,
     uar: u32,
     comp_eqn: Option<u8>,
     #[pin]
@@ -45,11 +88,13 @@ impl SelfTest {
     /// Hooks for a device whose CQs use UAR page `uar` and completion EQ `comp_eqn`.
     pub(crate) fn new(
         mdev: Arc<Mdev>,
+        caps: Arc<Caps>,
         uar: u32,
         comp_eqn: Option<u8>,
     ) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             mdev,
+            caps,
             uar,
             comp_eqn,
             cq <- new_mutex!(None),
@@ -124,6 +169,114 @@ impl SelfTest {
         cq.modify_moderation(period, count)
     }
 
+    /// Creates and destroys the Ethernet objects (see the module doc). Locals drop in reverse
+    /// order: steering before the TIRs, TIRs before the RQ, queues before their CQs, buffers
+    /// after the queues that DMA into them, the resources last.
+    fn en_objects(&self) -> Result {
+        let eqn = self.comp_eqn.ok_or(ENODEV)?;
+        let m = &self.mdev;
+        let res = EnRes::create(m, &self.caps)?;
+        let status = port::query_status(m)?;
+        let speed = port::query_speed(m)?;
+        let mtu = port::query_mtu(m)?;
+        let rx_bufs = DmaBuf::alloc(m.dev.get(), TEST_RX_BUFS * TEST_RX_BUF_SIZE)?;
+        let tx_buf = DmaBuf::alloc(m.dev.get(), 64)?;
+        let tis = Tis::create(m, res.tdn(), 0)?;
+        let cq_p = CqParams {
+            log_size: 6,
+            eqn,
+            uar: self.uar,
+        };
+        let mut scq = Cq::create(m, &cq_p, None)?;
+        let sq_p = SqParams {
+            log_size: 6,
+            cqn: scq.cqn(),
+            tisn: tis.tisn(),
+            allow_swp: false,
+        };
+        let mut sq = Sq::create(&res, &sq_p)?;
+        let rcq = Cq::create(m, &cq_p, None)?;
+        let rq_p = RqParams {
+            log_size: 6,
+            segs: 1,
+            cqn: rcq.cqn(),
+            vlan_strip_disable: !res.caps().vlan_strip,
+        };
+        let mut rq = Rq::create(&res, &rq_p)?;
+        for i in 0..TEST_RX_BUFS {
+            let addr = rx_bufs.dma() + (i * TEST_RX_BUF_SIZE) as u64;
+            rq.post_recv(&[(addr, TEST_RX_BUF_SIZE as u32)])?;
+        }
+        rq.ring_doorbell()?;
+        let rss = Rss::create(&res, &TEST_RSS_KEY, 3, &[rq.rqn()])?;
+        let direct = Tir::create_direct(m, res.tdn(), rq.rqn())?;
+        let mut fs = RxSteering::create(m, &|tt| rss.tirn(tt), res.mac())?;
+        fs.set_rx_mode(res.mac(), &[[0x01, 0x00, 0x5e, 0, 0, 1]], true, true)?;
+        let entries = fs.l2_entries();
+        fs.set_rx_mode(res.mac(), &[], false, false)?;
+
+        // One broadcast frame of an experimental ethertype: the Ethernet header (and a VLAN
+        // tag's worth, mlx5e's minimum) inline, the rest gathered.
+        let mut frame = [0u8; 60];
+        frame[..6].copy_from_slice(&[0xff; 6]);
+        frame[6..12].copy_from_slice(&res.mac());
+        frame[12..14].copy_from_slice(&0x88b5u16.to_be_bytes());
+        tx_buf.write(0, &frame)?;
+        let (inline, rest) = frame.split_at(18);
+        let gather = [(tx_buf.dma() + 18, rest.len() as u32)];
+        let w = TxWqe {
+            inline,
+            vlan: None,
+            cs_flags: CsFlags::empty(),
+            lso_mss: None,
+            swp: None,
+            gather: &gather,
+            signal: true,
+        };
+        let ctr = sq.post_send(&w)?;
+        sq.ring_doorbell()?;
+        fsleep(Delta::from_millis(20));
+        let mut completed = 0u32;
+        let mut failed = 0u32;
+        scq.poll(8, |cqe| match sq.complete(cqe, |_| completed += 1) {
+            Ok(c) if c.error.is_none() => {}
+            _ => failed += 1,
+        });
+        dev_info!(
+            m.dev.dev(),
+            "selftest: en objects: PD {:#x} TD {:#x} mkey {:#x} UAR {} MAC {:02x?} min inline \
+             {}; port admin {} oper {} speed {} Mb/s MTU {}/{}; TIS {:#x} SQ {:#x} RQ {:#x} \
+             RQT {:#x} TIR {:#x} root {:#x} TTC {:#x} ({} L2 entries with a multicast address); \
+             send {:#x}: {} completed, {} bad CQEs\n",
+            res.pdn(),
+            res.tdn(),
+            res.mkey(),
+            res.uar(),
+            res.mac(),
+            res.min_inline(),
+            status.admin_up,
+            status.oper_up,
+            speed,
+            mtu.oper,
+            mtu.max,
+            tis.tisn(),
+            sq.sqn(),
+            rq.rqn(),
+            rss.rqtn(),
+            direct.tirn(),
+            fs.root_table(),
+            fs.ttc_table(),
+            entries,
+            ctr,
+            completed,
+            failed
+        );
+        if completed != 1 || failed != 0 {
+            return Err(EIO);
+        }
+        Ok(())
+    }
+
     /// Handles one write to the `selftest` file.
     pub(crate) fn write(&self, r: &mut UserSliceReader) -> Result {
         let mut buf = [0u8; 64];
@@ -147,6 +300,7 @@ impl SelfTest {
                 self.cq_moderate(num(p)?, num(c)?)
             }
             (Some("cq-poll"), None) => self.cq_poll(),
+            (Some("en-objects"), None) => self.en_objects(),
             (Some("cq-destroy"), None) => {
                 self.cq.lock().take();
                 Ok(())
