@@ -201,10 +201,7 @@ impl Drop for Fte {
             m.set_table_type(table_type::NIC_RX.into());
             m.set_table_id(self.table);
             m.set_flow_index(self.index);
-            let _ = self
-                .mdev
-                .cmdq
-                .exec::<command::DeleteFlowTableEntry>(&m, 0);
+            let _ = self.mdev.cmdq.exec::<command::DeleteFlowTableEntry>(&m, 0);
         }
     }
 }
@@ -274,9 +271,7 @@ impl Ttc {
                     h.set_ip_protocol(p);
                 }
             };
-            let e = ttc
-                .table
-                .entry(g, i as u32, &value, Dest::Tir(tirn(tt)))?;
+            let e = ttc.table.entry(g, i as u32, &value, Dest::Tir(tirn(tt)))?;
             ttc.entries.push(e, GFP_KERNEL)?;
         }
         Ok(ttc)

@@ -22,6 +22,7 @@ use kernel::{
     prelude::*,
     sync::Arc, //
 };
+
 use crate::{
     cmd::input,
     eq::PortEvents,
@@ -49,12 +50,14 @@ pub(crate) const fn hw_to_sw_mtu(hw: u32) -> u32 {
 /// the device answered (port.c `mlx5_core_access_reg`).
 pub(crate) fn access_reg<R: Layout>(mdev: &Mdev, reg_id: u16, reg: &R, write: bool) -> Result<R> {
     let mut m = input::<command::AccessReg>(R::SIZE)?;
-    m.set_op_mod(if write {
-        regs::ACCESS_REG_WRITE
-    } else {
-        regs::ACCESS_REG_READ
-    }
-    .into());
+    m.set_op_mod(
+        if write {
+            regs::ACCESS_REG_WRITE
+        } else {
+            regs::ACCESS_REG_READ
+        }
+        .into(),
+    );
     m.set_register_id(reg_id.into());
     m.tail_mut()
         .get_mut(..R::SIZE)
@@ -140,9 +143,7 @@ pub(crate) fn link_mode_speed(mode: u8) -> u32 {
         | m::ETH_10GBASE_T => 10_000,
         m::ETH_20GBASE_KR2 => 20_000,
         m::ETH_25GBASE_CR | m::ETH_25GBASE_KR | m::ETH_25GBASE_SR => 25_000,
-        m::ETH_40GBASE_CR4 | m::ETH_40GBASE_KR4 | m::ETH_40GBASE_SR4 | m::ETH_40GBASE_LR4 => {
-            40_000
-        }
+        m::ETH_40GBASE_CR4 | m::ETH_40GBASE_KR4 | m::ETH_40GBASE_SR4 | m::ETH_40GBASE_LR4 => 40_000,
         m::ETH_50GBASE_SR2 | m::ETH_50GBASE_CR2 | m::ETH_50GBASE_KR2 => 50_000,
         m::ETH_56GBASE_R4 => 56_000,
         m::ETH_100GBASE_CR4 | m::ETH_100GBASE_SR4 | m::ETH_100GBASE_KR4 | m::ETH_100GBASE_LR4 => {

@@ -302,9 +302,7 @@ impl EnRes {
     }
 }
 
-fn query_nic_vport(
-    mdev: &Mdev,
-) -> Result<crate::msg::Msg<cx4_hw::vport::QueryNicVportContextOut>> {
+fn query_nic_vport(mdev: &Mdev) -> Result<crate::msg::Msg<cx4_hw::vport::QueryNicVportContextOut>> {
     let m = input::<command::QueryNicVportContext>(0)?;
     mdev.cmdq.exec::<command::QueryNicVportContext>(&m, 0)
 }

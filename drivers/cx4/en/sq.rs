@@ -251,8 +251,7 @@ impl Sq {
     pub(crate) fn create(res: &EnRes, p: &SqParams) -> Result<Self> {
         let mdev = res.mdev();
         let max_log = LOG_SQ_SIZE_MAX.min(res.caps().log_max_wq_sz.into());
-        if !(LOG_SQ_SIZE_MIN..=max_log).contains(&p.log_size) || (p.allow_swp && !res.caps().swp)
-        {
+        if !(LOG_SQ_SIZE_MIN..=max_log).contains(&p.log_size) || (p.allow_swp && !res.caps().swp) {
             return Err(EINVAL);
         }
         let ring = 1usize << p.log_size;
