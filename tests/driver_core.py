@@ -520,6 +520,28 @@ def tests(env: Env):
         check_clean_dmesg(r.dmesg)
         assert_balanced(r)
 
+    def en_objects_accepted_by_the_model():
+        """The Ethernet layer's object set (PD, TD, PA mkey, TIS, SQ, RQ, RSS RQT and TIRs,
+        steering tables) is created, a broadcast frame is sent and completes without error,
+        and everything is destroyed: the model ends with no object alive."""
+        r = run_with_control(env, f"""
+            insmod /cx4/cx4.ko
+            echo en-objects > {DBG}/selftest
+            echo en-objects > {DBG}/selftest
+            ctl stats
+            rmmod cx4
+            echo done
+        """, model_args=["--eth"])
+        assert r.status == 0 and "done" in r.job_log, describe(r)
+        runs = re.findall(r"selftest: en objects: .*send 0x\w+: (\d+) completed, (\d+) bad CQEs",
+                          r.dmesg)
+        assert runs == [("1", "0"), ("1", "0")], f"{runs}:\n{r.dmesg[-3000:]}"
+        assert re.search(r"\((\d+) L2 entries with a multicast address\)", r.dmesg), r.dmesg[-2000:]
+        alive = [l for l in r.model_log.splitlines() if "objects alive" in l]
+        assert not alive, "the model still holds objects:\n" + "\n".join(alive)
+        check_clean_dmesg(r.dmesg)
+        assert_balanced(r)
+
     def two_cards_each_get_their_own_state_and_debugfs():
         r = one_vm(env, f"""
             insmod /cx4/cx4.ko
@@ -593,6 +615,8 @@ def tests(env: Env):
         devlink_recover_brings_back_a_device_left_failed
     yield "soak: 300 load/unload cycles with 10 recoveries, no leaks", \
         three_hundred_cycles_with_recoveries
+    yield "en objects: the Ethernet object set is accepted, a frame completes, all freed", \
+        en_objects_accepted_by_the_model
     yield "two cards: each has its own state and debugfs directory", \
         two_cards_each_get_their_own_state_and_debugfs
     yield "CQ: armed CQ gets completion events, poll consumes CQEs, query/modify", \
