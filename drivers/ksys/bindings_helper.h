@@ -8,6 +8,14 @@
  * its functions and types to `bindgen_parameters`, and its static inlines to helpers.c.
  */
 
+#include <linux/dma-mapping.h>
+#include <linux/etherdevice.h>
+#include <linux/ethtool.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
 #include <net/devlink.h>
+#include <net/netdev_queues.h>
+#include <net/page_pool/helpers.h>
+#include <net/udp_tunnel.h>
 
 #include "helpers.h"
