@@ -181,6 +181,12 @@ u16 ksys_helper_skb_csum_offset(const struct sk_buff *skb)
 	return skb->csum_offset;
 }
 
+/* A bit-field of struct sk_buff. */
+bool ksys_helper_skb_encapsulation(const struct sk_buff *skb)
+{
+	return skb->encapsulation;
+}
+
 dma_addr_t ksys_helper_skb_frag_dma_map(struct device *dev, const skb_frag_t *frag)
 {
 	return skb_frag_dma_map(dev, frag);
@@ -216,6 +222,12 @@ int ksys_helper_skb_inner_transport_offset(const struct sk_buff *skb)
 	return skb_inner_transport_offset(skb);
 }
 
+/* A bit-field of struct sk_buff. */
+u8 ksys_helper_skb_ip_summed(const struct sk_buff *skb)
+{
+	return skb->ip_summed;
+}
+
 bool ksys_helper_skb_is_gso(const struct sk_buff *skb)
 {
 	return skb_is_gso(skb);
@@ -229,6 +241,12 @@ void ksys_helper_skb_mark_for_recycle(struct sk_buff *skb)
 int ksys_helper_skb_network_offset(const struct sk_buff *skb)
 {
 	return skb_network_offset(skb);
+}
+
+/* A field in the `headers` group of struct sk_buff. */
+__be16 ksys_helper_skb_protocol(const struct sk_buff *skb)
+{
+	return skb->protocol;
 }
 
 void ksys_helper_skb_record_rx_queue(struct sk_buff *skb, u16 rx_queue)
@@ -247,9 +265,27 @@ void ksys_helper_skb_set_csum(struct sk_buff *skb, __wsum csum)
 	skb->csum = csum;
 }
 
+/* A bit-field of struct sk_buff. */
+void ksys_helper_skb_set_csum_level(struct sk_buff *skb, u8 level)
+{
+	skb->csum_level = level;
+}
+
 void ksys_helper_skb_set_hash(struct sk_buff *skb, __u32 hash, enum pkt_hash_types type)
 {
 	skb_set_hash(skb, hash, type);
+}
+
+/* A bit-field of struct sk_buff. */
+void ksys_helper_skb_set_ip_summed(struct sk_buff *skb, u8 ip_summed)
+{
+	skb->ip_summed = ip_summed;
+}
+
+/* A field in the `headers` group of struct sk_buff. */
+void ksys_helper_skb_set_protocol(struct sk_buff *skb, __be16 protocol)
+{
+	skb->protocol = protocol;
 }
 
 struct skb_shared_info *ksys_helper_skb_shinfo(const struct sk_buff *skb)
