@@ -19,7 +19,8 @@
 //! `rust_helper_*`.
 //!
 //! Like `rust/bindings`, this crate is for abstractions only: drivers use the safe wrappers
-//! (`drivers/devlink/`); the driver crate does not get it as a dependency (`--extern`).
+//! (`drivers/devlink/`, `drivers/netdev/`); the driver crate does not get it as a dependency
+//! (`--extern`).
 
 #![allow(
     clippy::all,

@@ -79,7 +79,7 @@ impl Device {
     pub fn name(&self) -> &CStr {
         // SAFETY: `name` is a NUL-terminated array of the allocated `net_device` (the stack
         // keeps its last byte NUL; renames under `rtnl_lock` rewrite it in place).
-        unsafe { CStr::from_ptr((&raw const (*self.as_raw()).name).cast()) }
+        unsafe { CStr::from_char_ptr((&raw const (*self.as_raw()).name).cast()) }
     }
 
     /// The MTU.
@@ -190,7 +190,11 @@ impl Device {
     /// Sets the TX watchdog timeout in jiffies (before registration); the stack calls
     /// [`crate::DeviceOps::tx_timeout`] when a stopped queue does not move for that long.
     pub fn set_watchdog_timeo(&self, jiffies: u32) {
-        write_once!(self, watchdog_timeo, i32::try_from(jiffies).unwrap_or(i32::MAX));
+        write_once!(
+            self,
+            watchdog_timeo,
+            i32::try_from(jiffies).unwrap_or(i32::MAX)
+        );
     }
 
     /// The number of TX queues allocated.

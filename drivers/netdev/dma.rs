@@ -84,12 +84,8 @@ impl TxMapping {
         let shinfo = unsafe { &*ksys::skb_shinfo(this.skb.as_raw()) };
         for f in &shinfo.frags[..usize::from(shinfo.nr_frags)] {
             // SAFETY: A fragment of the owned skb, whose page it keeps a reference to.
-            let (addr, len) = unsafe {
-                (
-                    ksys::skb_frag_dma_map(raw_dev, f),
-                    ksys::skb_frag_size(f),
-                )
-            };
+            let (addr, len) =
+                unsafe { (ksys::skb_frag_dma_map(raw_dev, f), ksys::skb_frag_size(f)) };
             // SAFETY: `addr` was just returned for `raw_dev`.
             if unsafe { ksys::dma_mapping_error(raw_dev, addr) } != 0 {
                 // Drop: unmaps the segments mapped so far, frees the skb.

@@ -237,8 +237,8 @@ impl Rxfh<'_> {
         if self.raw.indir.is_null() {
             return None;
         }
-        // SAFETY: The core passes a table of `get_rxfh_indir_size()` entries (checked equal
-        // to `indir_size` before the callback), valid for the call, which `self` borrows.
+        // SAFETY: The core passes a table of `indir_size` entries, valid for the call, which
+        // `self` borrows.
         Some(unsafe { slice::from_raw_parts_mut(self.raw.indir, self.indir_len) })
     }
 
@@ -247,7 +247,7 @@ impl Rxfh<'_> {
         if self.raw.key.is_null() {
             return None;
         }
-        // SAFETY: As for `indir`, with `get_rxfh_key_size()` bytes.
+        // SAFETY: As for `indir`, with `key_size` bytes.
         Some(unsafe { slice::from_raw_parts_mut(self.raw.key, self.key_len) })
     }
 }
@@ -612,28 +612,12 @@ impl<E: EthtoolOps> Table<E> {
         E::get_rxfh_key_size(dev, data)
     }
 
-    /// The sizes of the table and key the core allocated for `rxfh`: those the driver
-    /// reports (the core sizes its buffers with the same callbacks, under the same rtnl hold).
-    fn rxfh<'a>(
-        dev: &Device,
-        data: DataRef<'_, E>,
-        raw: &'a mut kernel::bindings::ethtool_rxfh_param,
-    ) -> Rxfh<'a> {
-        let indir = if E::HAS_GET_RXFH_INDIR_SIZE {
-            E::get_rxfh_indir_size(dev, data)
-        } else {
-            0
-        };
-        // SAFETY: Same device and callback as the caller's.
-        let data2 = unsafe { data_of::<E::Data>(dev) };
-        let key = if E::HAS_GET_RXFH_KEY_SIZE {
-            E::get_rxfh_key_size(dev, data2)
-        } else {
-            0
-        };
+    /// Wraps `raw`, whose `indir_size` and `key_size` the core set to the sizes of the
+    /// buffers it allocated (from the driver's size callbacks).
+    fn rxfh(raw: &mut kernel::bindings::ethtool_rxfh_param) -> Rxfh<'_> {
         Rxfh {
-            indir_len: indir.min(raw.indir_size) as usize,
-            key_len: key.min(raw.key_size) as usize,
+            indir_len: raw.indir_size as usize,
+            key_len: raw.key_size as usize,
             raw,
         }
     }
@@ -647,10 +631,8 @@ impl<E: EthtoolOps> Table<E> {
     ) -> c_int {
         // SAFETY: The function's contract.
         let (dev, data) = unsafe { args::<E>(dev) };
-        // SAFETY: The function's contract.
-        let data2 = unsafe { data_of::<E::Data>(dev) };
         // SAFETY: A valid struct for the call.
-        let mut r = Self::rxfh(dev, data2, unsafe { &mut *rxfh });
+        let mut r = Self::rxfh(unsafe { &mut *rxfh });
         from_result(|| E::get_rxfh(dev, data, &mut r).map(|()| 0))
     }
 
@@ -664,14 +646,12 @@ impl<E: EthtoolOps> Table<E> {
     ) -> c_int {
         // SAFETY: The function's contract.
         let (dev, data) = unsafe { args::<E>(dev) };
-        // SAFETY: The function's contract.
-        let data2 = unsafe { data_of::<E::Data>(dev) };
         // SAFETY: A valid struct for the call.
         let raw = unsafe { &mut *rxfh };
         if raw.rss_context != 0 {
             return -(ksys::EOPNOTSUPP as c_int);
         }
-        let mut r = Self::rxfh(dev, data2, raw);
+        let mut r = Self::rxfh(raw);
         from_result(|| E::set_rxfh(dev, data, &mut r).map(|()| 0))
     }
 

@@ -201,7 +201,9 @@ impl<P: NapiPoller> Napi<P> {
     unsafe extern "C" fn poll_fn(napi: *mut ksys::napi_struct, budget: c_int) -> c_int {
         // SAFETY: `napi` is the `napi` field of a live `Napi<P>` (it is polled only while
         // added and enabled, i.e. before drop deletes it).
-        let this = unsafe { &*kernel::container_of!(napi.cast::<Opaque<ksys::napi_struct>>(), Self, napi) };
+        let this = unsafe {
+            &*kernel::container_of!(napi.cast::<Opaque<ksys::napi_struct>>(), Self, napi)
+        };
         // SAFETY: NAPI serializes polls of one instance, and nothing else uses the poller
         // while it is enabled (`poller_mut`).
         let poller = unsafe { &mut *this.poller.get() };

@@ -39,6 +39,7 @@
 //! - `tx_timeout`: the watchdog timer (softirq) with every TX queue's lock held;
 //! - NAPI `poll`: softirq (or the NAPI thread), never concurrently for one instance.
 
+mod build_check;
 mod device;
 pub mod dma;
 pub mod ethtool;

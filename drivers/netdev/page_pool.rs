@@ -188,9 +188,8 @@ impl PoolPage {
         // SAFETY: The page is owned and mapped in the kernel; `napi_build_skb()` uses its
         // `size` bytes as the skb's head (shared info at the end, checked to fit above). We
         // are in NAPI context (`_napi`).
-        let raw = unsafe {
-            ksys::napi_build_skb(ksys::page_address(self.page.as_ptr()), self.size)
-        };
+        let raw =
+            unsafe { ksys::napi_build_skb(ksys::page_address(self.page.as_ptr()), self.size) };
         // SAFETY: NULL or a fresh skb we own.
         let mut skb = unsafe { SkBuff::from_new(raw)? };
         // The skb holds the page's reference now: do not return it (even if what follows

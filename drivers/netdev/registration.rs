@@ -96,7 +96,12 @@ pub trait DeviceOps: Sized + 'static {
     /// all-multicast) and address lists. Atomic: runs under the device's address lock (BH
     /// disabled); cannot sleep, so drivers that program filters by firmware command should
     /// implement [`DeviceOps::set_rx_mode_async`] instead.
-    fn set_rx_mode(_dev: &Device, _data: DataRef<'_, Self>, _uc: &AddrList<'_>, _mc: &AddrList<'_>) {
+    fn set_rx_mode(
+        _dev: &Device,
+        _data: DataRef<'_, Self>,
+        _uc: &AddrList<'_>,
+        _mc: &AddrList<'_>,
+    ) {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
@@ -230,7 +235,12 @@ impl<T: DeviceOps> Registration<T> {
     /// (`alloc_etherdev_mqs()`), child of `parent` (`SET_NETDEV_DEV()`), with `T`'s
     /// operations and `data`. Not registered yet: set its features, addresses, ethtool
     /// operations... first (through [`Registration::device`] and the setters).
-    pub fn new(parent: &device::Device<Bound>, txqs: u32, rxqs: u32, data: T::Data) -> Result<Self> {
+    pub fn new(
+        parent: &device::Device<Bound>,
+        txqs: u32,
+        rxqs: u32,
+        data: T::Data,
+    ) -> Result<Self> {
         let size = i32::try_from(core::mem::size_of::<Priv>()).map_err(|_| EINVAL)?;
         // SAFETY: No preconditions; the private area is zeroed.
         let raw = unsafe { ksys::alloc_etherdev_mqs(size, txqs, rxqs) };
@@ -365,6 +375,11 @@ pub(crate) unsafe fn data_of<'a, D: ForeignOwnable + 'a>(dev: &'a Device) -> D::
     let p = unsafe { ksys::netdev_priv(dev.as_raw()).cast::<Priv>() };
     // SAFETY: As in `data`.
     unsafe { D::borrow((*p).data) }
+}
+
+/// The `net_device_ops` table of `T`, for as long as the module is loaded.
+pub(crate) const fn ops_table<T: DeviceOps>() -> &'static ksys::net_device_ops {
+    OpsTable::<T>::get()
 }
 
 /// The `net_device_ops` table of `T` and its callbacks.

@@ -367,7 +367,7 @@ impl SkBuff {
 
     /// Reserves `len` bytes of headroom in an empty skb (`skb_reserve()`).
     pub fn reserve(&mut self, len: u32) -> Result {
-        if self.len() != 0 || len > self.tailroom() {
+        if !self.is_empty() || len > self.tailroom() {
             return Err(EINVAL);
         }
         // SAFETY: The skb is owned and empty, with room for `len`.

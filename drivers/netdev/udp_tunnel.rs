@@ -9,7 +9,7 @@ use core::marker::PhantomData;
 use kernel::{
     error::from_result,
     prelude::*,
-    types::ForeignOwnable,
+    types::ForeignOwnable, //
 };
 
 use crate::{
