@@ -8,6 +8,24 @@
  * its functions and types to `bindgen_parameters`, and its static inlines to helpers.c.
  */
 
+#include <linux/dma-mapping.h>
+#include <linux/etherdevice.h>
+#include <linux/ethtool.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
 #include <net/devlink.h>
+#include <net/netdev_queues.h>
+#include <net/page_pool/helpers.h>
+#include <net/udp_tunnel.h>
 
 #include "helpers.h"
+
+/*
+ * Constants that bindgen cannot evaluate (macros over BIT() and friends), as the kernel's own
+ * RUST_CONST_HELPER_* do: each `KSYS_CONST_NAME` is NAME's value.
+ */
+const unsigned int KSYS_CONST_PP_FLAG_DMA_MAP = PP_FLAG_DMA_MAP;
+const unsigned int KSYS_CONST_PP_FLAG_DMA_SYNC_DEV = PP_FLAG_DMA_SYNC_DEV;
+const u8 KSYS_CONST_ETH_RSS_HASH_TOP = ETH_RSS_HASH_TOP;
+const u8 KSYS_CONST_ETH_RSS_HASH_NO_CHANGE = ETH_RSS_HASH_NO_CHANGE;
+const int KSYS_CONST_NAPI_POLL_WEIGHT = NAPI_POLL_WEIGHT;

@@ -16,3 +16,349 @@ struct devlink *ksys_helper_devlink_alloc(const struct devlink_ops *ops, size_t 
 {
 	return devlink_alloc(ops, priv_size, dev);
 }
+
+/* <linux/dma-mapping.h> */
+
+dma_addr_t ksys_helper_dma_map_single(struct device *dev, void *ptr, size_t size,
+				      enum dma_data_direction dir)
+{
+	return dma_map_single(dev, ptr, size, dir);
+}
+
+int ksys_helper_dma_mapping_error(struct device *dev, dma_addr_t addr)
+{
+	return dma_mapping_error(dev, addr);
+}
+
+void ksys_helper_dma_unmap_page(struct device *dev, dma_addr_t addr, size_t size,
+				enum dma_data_direction dir)
+{
+	dma_unmap_page(dev, addr, size, dir);
+}
+
+void ksys_helper_dma_unmap_single(struct device *dev, dma_addr_t addr, size_t size,
+				  enum dma_data_direction dir)
+{
+	dma_unmap_single(dev, addr, size, dir);
+}
+
+/* <linux/etherdevice.h> */
+
+void ksys_helper_eth_hw_addr_set(struct net_device *dev, const u8 *addr)
+{
+	eth_hw_addr_set(dev, addr);
+}
+
+bool ksys_helper_is_valid_ether_addr(const u8 *addr)
+{
+	return is_valid_ether_addr(addr);
+}
+
+/* <linux/mm.h> */
+
+void *ksys_helper_page_address(const struct page *page)
+{
+	return page_address(page);
+}
+
+/* <linux/netdevice.h> */
+
+bool ksys_helper___netdev_tx_sent_queue(struct netdev_queue *txq, unsigned int bytes,
+					bool xmit_more)
+{
+	return __netdev_tx_sent_queue(txq, bytes, xmit_more);
+}
+
+void ksys_helper_dev_kfree_skb_any(struct sk_buff *skb)
+{
+	dev_kfree_skb_any(skb);
+}
+
+gro_result_t ksys_helper_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb)
+{
+	return napi_gro_receive(napi, skb);
+}
+
+bool ksys_helper_napi_schedule(struct napi_struct *napi)
+{
+	return napi_schedule(napi);
+}
+
+struct netdev_queue *ksys_helper_netdev_get_tx_queue(const struct net_device *dev,
+						     unsigned int index)
+{
+	return netdev_get_tx_queue(dev, index);
+}
+
+void *ksys_helper_netdev_priv(const struct net_device *dev)
+{
+	return netdev_priv(dev);
+}
+
+void ksys_helper_netdev_tx_completed_queue(struct netdev_queue *txq, unsigned int pkts,
+					   unsigned int bytes)
+{
+	netdev_tx_completed_queue(txq, pkts, bytes);
+}
+
+void ksys_helper_netdev_tx_reset_queue(struct netdev_queue *txq)
+{
+	netdev_tx_reset_queue(txq);
+}
+
+bool ksys_helper_netdev_xmit_more(void)
+{
+	return netdev_xmit_more();
+}
+
+bool ksys_helper_netif_carrier_ok(const struct net_device *dev)
+{
+	return netif_carrier_ok(dev);
+}
+
+void ksys_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
+				int (*poll)(struct napi_struct *, int))
+{
+	netif_napi_add(dev, napi, poll);
+}
+
+void ksys_helper_netif_napi_del(struct napi_struct *napi)
+{
+	netif_napi_del(napi);
+}
+
+void ksys_helper_netif_napi_set_irq(struct napi_struct *napi, int irq)
+{
+	netif_napi_set_irq(napi, irq);
+}
+
+bool ksys_helper_netif_running(const struct net_device *dev)
+{
+	return netif_running(dev);
+}
+
+void ksys_helper_netif_tx_start_queue(struct netdev_queue *txq)
+{
+	netif_tx_start_queue(txq);
+}
+
+bool ksys_helper_netif_tx_queue_stopped(const struct netdev_queue *txq)
+{
+	return netif_tx_queue_stopped(txq);
+}
+
+void ksys_helper_netif_tx_stop_queue(struct netdev_queue *txq)
+{
+	netif_tx_stop_queue(txq);
+}
+
+void ksys_helper_set_netdev_dev(struct net_device *net, struct device *pdev)
+{
+	SET_NETDEV_DEV(net, pdev);
+}
+
+/* <linux/skbuff.h>, <linux/tcp.h>, <linux/if_vlan.h> */
+
+void ksys_helper___vlan_hwaccel_put_tag(struct sk_buff *skb, __be16 proto, u16 tci)
+{
+	__vlan_hwaccel_put_tag(skb, proto, tci);
+}
+
+void ksys_helper_skb_add_rx_frag(struct sk_buff *skb, int i, struct page *page, int off,
+				 int size, unsigned int truesize)
+{
+	skb_add_rx_frag(skb, i, page, off, size, truesize);
+}
+
+int ksys_helper_skb_checksum_start_offset(const struct sk_buff *skb)
+{
+	return skb_checksum_start_offset(skb);
+}
+
+/* A field in an anonymous union of struct sk_buff. */
+u16 ksys_helper_skb_csum_offset(const struct sk_buff *skb)
+{
+	return skb->csum_offset;
+}
+
+/* A bit-field of struct sk_buff. */
+bool ksys_helper_skb_encapsulation(const struct sk_buff *skb)
+{
+	return skb->encapsulation;
+}
+
+dma_addr_t ksys_helper_skb_frag_dma_map(struct device *dev, const skb_frag_t *frag)
+{
+	return skb_frag_dma_map(dev, frag);
+}
+
+unsigned int ksys_helper_skb_frag_size(const skb_frag_t *frag)
+{
+	return skb_frag_size(frag);
+}
+
+u16 ksys_helper_skb_get_queue_mapping(const struct sk_buff *skb)
+{
+	return skb_get_queue_mapping(skb);
+}
+
+unsigned int ksys_helper_skb_headlen(const struct sk_buff *skb)
+{
+	return skb_headlen(skb);
+}
+
+int ksys_helper_skb_inner_network_offset(const struct sk_buff *skb)
+{
+	return skb_inner_network_offset(skb);
+}
+
+int ksys_helper_skb_inner_tcp_all_headers(const struct sk_buff *skb)
+{
+	return skb_inner_tcp_all_headers(skb);
+}
+
+int ksys_helper_skb_inner_transport_offset(const struct sk_buff *skb)
+{
+	return skb_inner_transport_offset(skb);
+}
+
+/* A bit-field of struct sk_buff. */
+u8 ksys_helper_skb_ip_summed(const struct sk_buff *skb)
+{
+	return skb->ip_summed;
+}
+
+bool ksys_helper_skb_is_gso(const struct sk_buff *skb)
+{
+	return skb_is_gso(skb);
+}
+
+void ksys_helper_skb_mark_for_recycle(struct sk_buff *skb)
+{
+	skb_mark_for_recycle(skb);
+}
+
+int ksys_helper_skb_network_offset(const struct sk_buff *skb)
+{
+	return skb_network_offset(skb);
+}
+
+/* A field in the `headers` group of struct sk_buff. */
+__be16 ksys_helper_skb_protocol(const struct sk_buff *skb)
+{
+	return skb->protocol;
+}
+
+void ksys_helper_skb_record_rx_queue(struct sk_buff *skb, u16 rx_queue)
+{
+	skb_record_rx_queue(skb, rx_queue);
+}
+
+void ksys_helper_skb_reserve(struct sk_buff *skb, int len)
+{
+	skb_reserve(skb, len);
+}
+
+/* A field in an anonymous union of struct sk_buff. */
+void ksys_helper_skb_set_csum(struct sk_buff *skb, __wsum csum)
+{
+	skb->csum = csum;
+}
+
+/* A bit-field of struct sk_buff. */
+void ksys_helper_skb_set_csum_level(struct sk_buff *skb, u8 level)
+{
+	skb->csum_level = level;
+}
+
+void ksys_helper_skb_set_hash(struct sk_buff *skb, __u32 hash, enum pkt_hash_types type)
+{
+	skb_set_hash(skb, hash, type);
+}
+
+/* A bit-field of struct sk_buff. */
+void ksys_helper_skb_set_ip_summed(struct sk_buff *skb, u8 ip_summed)
+{
+	skb->ip_summed = ip_summed;
+}
+
+/* A field in the `headers` group of struct sk_buff. */
+void ksys_helper_skb_set_protocol(struct sk_buff *skb, __be16 protocol)
+{
+	skb->protocol = protocol;
+}
+
+struct skb_shared_info *ksys_helper_skb_shinfo(const struct sk_buff *skb)
+{
+	return skb_shinfo(skb);
+}
+
+int ksys_helper_skb_tcp_all_headers(const struct sk_buff *skb)
+{
+	return skb_tcp_all_headers(skb);
+}
+
+int ksys_helper_skb_transport_offset(const struct sk_buff *skb)
+{
+	return skb_transport_offset(skb);
+}
+
+void ksys_helper_skb_tx_timestamp(struct sk_buff *skb)
+{
+	skb_tx_timestamp(skb);
+}
+
+u16 ksys_helper_skb_vlan_tag_get(const struct sk_buff *skb)
+{
+	return skb_vlan_tag_get(skb);
+}
+
+bool ksys_helper_skb_vlan_tag_present(const struct sk_buff *skb)
+{
+	return skb_vlan_tag_present(skb);
+}
+
+/* <asm/barrier.h>, <net/netdev_queues.h> */
+
+void ksys_helper_smp_mb__after_atomic(void)
+{
+	smp_mb__after_atomic();
+}
+
+void ksys_helper_netdev_txq_completed_mb(struct netdev_queue *txq, unsigned int pkts,
+					 unsigned int bytes)
+{
+	netdev_txq_completed_mb(txq, pkts, bytes);
+}
+
+/* <net/page_pool/helpers.h> */
+
+struct page *ksys_helper_page_pool_dev_alloc_pages(struct page_pool *pool)
+{
+	return page_pool_dev_alloc_pages(pool);
+}
+
+void ksys_helper_page_pool_dma_sync_for_cpu(const struct page_pool *pool,
+					    const struct page *page, u32 offset,
+					    u32 dma_sync_size)
+{
+	page_pool_dma_sync_for_cpu(pool, page, offset, dma_sync_size);
+}
+
+dma_addr_t ksys_helper_page_pool_get_dma_addr(const struct page *page)
+{
+	return page_pool_get_dma_addr(page);
+}
+
+void ksys_helper_page_pool_put_full_page(struct page_pool *pool, struct page *page,
+					 bool allow_direct)
+{
+	page_pool_put_full_page(pool, page, allow_direct);
+}
+
+/* <net/udp_tunnel.h> */
+
+void ksys_helper_udp_tunnel_nic_reset_ntf(struct net_device *dev)
+{
+	udp_tunnel_nic_reset_ntf(dev);
+}

@@ -8,9 +8,108 @@
 #ifndef KSYS_HELPERS_H
 #define KSYS_HELPERS_H
 
+#include <linux/dma-mapping.h>
+#include <linux/etherdevice.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+#include <linux/tcp.h>
 #include <net/devlink.h>
+#include <net/netdev_queues.h>
+#include <net/page_pool/helpers.h>
+#include <net/udp_tunnel.h>
 
 struct devlink *ksys_helper_devlink_alloc(const struct devlink_ops *ops, size_t priv_size,
 					  struct device *dev);
+
+/* <linux/dma-mapping.h> */
+dma_addr_t ksys_helper_dma_map_single(struct device *dev, void *ptr, size_t size,
+				      enum dma_data_direction dir);
+int ksys_helper_dma_mapping_error(struct device *dev, dma_addr_t addr);
+void ksys_helper_dma_unmap_page(struct device *dev, dma_addr_t addr, size_t size,
+				enum dma_data_direction dir);
+void ksys_helper_dma_unmap_single(struct device *dev, dma_addr_t addr, size_t size,
+				  enum dma_data_direction dir);
+
+/* <linux/etherdevice.h> */
+void ksys_helper_eth_hw_addr_set(struct net_device *dev, const u8 *addr);
+bool ksys_helper_is_valid_ether_addr(const u8 *addr);
+
+/* <linux/mm.h> */
+void *ksys_helper_page_address(const struct page *page);
+
+/* <linux/netdevice.h> */
+bool ksys_helper___netdev_tx_sent_queue(struct netdev_queue *txq, unsigned int bytes,
+					bool xmit_more);
+void ksys_helper_dev_kfree_skb_any(struct sk_buff *skb);
+gro_result_t ksys_helper_napi_gro_receive(struct napi_struct *napi, struct sk_buff *skb);
+bool ksys_helper_napi_schedule(struct napi_struct *napi);
+struct netdev_queue *ksys_helper_netdev_get_tx_queue(const struct net_device *dev,
+						     unsigned int index);
+void *ksys_helper_netdev_priv(const struct net_device *dev);
+void ksys_helper_netdev_tx_completed_queue(struct netdev_queue *txq, unsigned int pkts,
+					   unsigned int bytes);
+void ksys_helper_netdev_tx_reset_queue(struct netdev_queue *txq);
+bool ksys_helper_netdev_xmit_more(void);
+bool ksys_helper_netif_carrier_ok(const struct net_device *dev);
+void ksys_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
+				int (*poll)(struct napi_struct *, int));
+void ksys_helper_netif_napi_del(struct napi_struct *napi);
+void ksys_helper_netif_napi_set_irq(struct napi_struct *napi, int irq);
+bool ksys_helper_netif_running(const struct net_device *dev);
+void ksys_helper_netif_tx_start_queue(struct netdev_queue *txq);
+bool ksys_helper_netif_tx_queue_stopped(const struct netdev_queue *txq);
+void ksys_helper_netif_tx_stop_queue(struct netdev_queue *txq);
+void ksys_helper_set_netdev_dev(struct net_device *net, struct device *pdev);
+
+/* <linux/skbuff.h>, <linux/tcp.h>, <linux/if_vlan.h> */
+void ksys_helper___vlan_hwaccel_put_tag(struct sk_buff *skb, __be16 proto, u16 tci);
+void ksys_helper_skb_add_rx_frag(struct sk_buff *skb, int i, struct page *page, int off,
+				 int size, unsigned int truesize);
+int ksys_helper_skb_checksum_start_offset(const struct sk_buff *skb);
+u16 ksys_helper_skb_csum_offset(const struct sk_buff *skb);
+bool ksys_helper_skb_encapsulation(const struct sk_buff *skb);
+u8 ksys_helper_skb_ip_summed(const struct sk_buff *skb);
+__be16 ksys_helper_skb_protocol(const struct sk_buff *skb);
+dma_addr_t ksys_helper_skb_frag_dma_map(struct device *dev, const skb_frag_t *frag);
+unsigned int ksys_helper_skb_frag_size(const skb_frag_t *frag);
+u16 ksys_helper_skb_get_queue_mapping(const struct sk_buff *skb);
+unsigned int ksys_helper_skb_headlen(const struct sk_buff *skb);
+int ksys_helper_skb_inner_network_offset(const struct sk_buff *skb);
+int ksys_helper_skb_inner_tcp_all_headers(const struct sk_buff *skb);
+int ksys_helper_skb_inner_transport_offset(const struct sk_buff *skb);
+bool ksys_helper_skb_is_gso(const struct sk_buff *skb);
+void ksys_helper_skb_mark_for_recycle(struct sk_buff *skb);
+int ksys_helper_skb_network_offset(const struct sk_buff *skb);
+void ksys_helper_skb_record_rx_queue(struct sk_buff *skb, u16 rx_queue);
+void ksys_helper_skb_reserve(struct sk_buff *skb, int len);
+void ksys_helper_skb_set_csum(struct sk_buff *skb, __wsum csum);
+void ksys_helper_skb_set_csum_level(struct sk_buff *skb, u8 level);
+void ksys_helper_skb_set_ip_summed(struct sk_buff *skb, u8 ip_summed);
+void ksys_helper_skb_set_protocol(struct sk_buff *skb, __be16 protocol);
+void ksys_helper_skb_set_hash(struct sk_buff *skb, __u32 hash, enum pkt_hash_types type);
+struct skb_shared_info *ksys_helper_skb_shinfo(const struct sk_buff *skb);
+int ksys_helper_skb_tcp_all_headers(const struct sk_buff *skb);
+int ksys_helper_skb_transport_offset(const struct sk_buff *skb);
+void ksys_helper_skb_tx_timestamp(struct sk_buff *skb);
+u16 ksys_helper_skb_vlan_tag_get(const struct sk_buff *skb);
+bool ksys_helper_skb_vlan_tag_present(const struct sk_buff *skb);
+
+/* <asm/barrier.h>, <net/netdev_queues.h> (the barriers of netif_txq_maybe_stop() and
+ * netif_txq_completed_wake(), which are macros over a caller's expression) */
+void ksys_helper_smp_mb__after_atomic(void);
+void ksys_helper_netdev_txq_completed_mb(struct netdev_queue *txq, unsigned int pkts,
+					 unsigned int bytes);
+
+/* <net/page_pool/helpers.h> */
+struct page *ksys_helper_page_pool_dev_alloc_pages(struct page_pool *pool);
+void ksys_helper_page_pool_dma_sync_for_cpu(const struct page_pool *pool,
+					    const struct page *page, u32 offset,
+					    u32 dma_sync_size);
+dma_addr_t ksys_helper_page_pool_get_dma_addr(const struct page *page);
+void ksys_helper_page_pool_put_full_page(struct page_pool *pool, struct page *page,
+					 bool allow_direct);
+
+/* <net/udp_tunnel.h> */
+void ksys_helper_udp_tunnel_nic_reset_ntf(struct net_device *dev);
 
 #endif

@@ -19,7 +19,8 @@
 //! `rust_helper_*`.
 //!
 //! Like `rust/bindings`, this crate is for abstractions only: drivers use the safe wrappers
-//! (`drivers/devlink/`); the driver crate does not get it as a dependency (`--extern`).
+//! (`drivers/devlink/`, `drivers/netdev/`); the driver crate does not get it as a dependency
+//! (`--extern`).
 
 #![allow(
     clippy::all,
@@ -58,6 +59,14 @@ mod generated {
     //
     // SAFETY: `__BindgenOpaqueArray8<T>` is a newtype around `T`.
     unsafe impl<T: Zeroable> Zeroable for __BindgenOpaqueArray8<T> {}
+
+    // Nor for the bit-field units and union markers of the structs generated here (the
+    // netdev tables, `page_pool_params`), which must be `Zeroable` for the same reason.
+    //
+    // SAFETY: `__BindgenBitfieldUnit<T>` is a newtype around `T`.
+    unsafe impl<T: Zeroable> Zeroable for __BindgenBitfieldUnit<T> {}
+    // SAFETY: `__BindgenUnionField<T>` is a `PhantomData`, zero-sized.
+    unsafe impl<T> Zeroable for __BindgenUnionField<T> {}
 }
 
 pub use generated::*;

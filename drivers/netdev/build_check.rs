@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0
+//! A build-time check, not code that runs: a driver implementing every operation, whose C
+//! tables are evaluated here, so that each trampoline and `const` table of the crate is
+//! instantiated (and type- and const-checked) even before a driver uses them.
+
+use kernel::{
+    prelude::*,
+    sync::Arc, //
+};
+
+use crate::{
+    ethtool::{
+        self,
+        EthtoolOps, //
+    },
+    napi::{
+        NapiContext,
+        NapiPoller, //
+    },
+    skb::SkBuff,
+    udp_tunnel::{
+        self,
+        UdpTunnelNic, //
+    },
+    AddrList,
+    DataRef,
+    Device,
+    DeviceOps,
+    Features,
+    MacAddr,
+    Stats64,
+    TxResult, //
+};
+
+struct Check;
+
+#[vtable]
+impl DeviceOps for Check {
+    type Data = Arc<()>;
+
+    fn open(_dev: &Device, _data: DataRef<'_, Self>) -> Result {
+        Ok(())
+    }
+
+    fn stop(_dev: &Device, _data: DataRef<'_, Self>) -> Result {
+        Ok(())
+    }
+
+    fn start_xmit(_dev: &Device, _data: DataRef<'_, Self>, skb: SkBuff) -> TxResult {
+        TxResult::Busy(skb)
+    }
+
+    fn features_check(
+        _dev: &Device,
+        _data: DataRef<'_, Self>,
+        _skb: &SkBuff,
+        features: Features,
+    ) -> Features {
+        features
+    }
+
+    fn get_stats64(_dev: &Device, _data: DataRef<'_, Self>, _stats: &mut Stats64) {}
+
+    fn set_rx_mode(
+        _dev: &Device,
+        _data: DataRef<'_, Self>,
+        _uc: &AddrList<'_>,
+        _mc: &AddrList<'_>,
+    ) {
+    }
+
+    fn set_rx_mode_async(
+        _dev: &Device,
+        _data: DataRef<'_, Self>,
+        _uc: &AddrList<'_>,
+        _mc: &AddrList<'_>,
+    ) -> Result {
+        Ok(())
+    }
+
+    fn set_mac_address(_dev: &Device, _data: DataRef<'_, Self>, _addr: &MacAddr) -> Result {
+        Ok(())
+    }
+
+    fn validate_addr(_dev: &Device, _data: DataRef<'_, Self>) -> Result {
+        Ok(())
+    }
+
+    fn change_mtu(_dev: &Device, _data: DataRef<'_, Self>, _new_mtu: u32) -> Result {
+        Ok(())
+    }
+
+    fn tx_timeout(_dev: &Device, _data: DataRef<'_, Self>, _txqueue: u32) {}
+
+    fn fix_features(_dev: &Device, _data: DataRef<'_, Self>, features: Features) -> Features {
+        features
+    }
+
+    fn set_features(_dev: &Device, _data: DataRef<'_, Self>, _features: Features) -> Result {
+        Ok(())
+    }
+}
+
+#[vtable]
+impl EthtoolOps for Check {
+    type Data = Arc<()>;
+
+    fn get_drvinfo(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        _i: &mut ethtool::DrvInfo<'_>,
+    ) {
+    }
+
+    fn get_link(_dev: &Device, _data: ethtool::DataRef<'_, Self>) -> bool {
+        false
+    }
+
+    fn get_link_ksettings(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        _ks: &mut ethtool::LinkKsettings<'_>,
+    ) -> Result {
+        Ok(())
+    }
+
+    fn get_ringparam(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        _r: &mut ethtool::RingParam,
+    ) {
+    }
+
+    fn set_ringparam(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        _r: &ethtool::RingParam,
+    ) -> Result {
+        Ok(())
+    }
+
+    fn get_channels(_dev: &Device, _data: ethtool::DataRef<'_, Self>, _c: &mut ethtool::Channels) {}
+
+    fn set_channels(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        _c: &ethtool::Channels,
+    ) -> Result {
+        Ok(())
+    }
+
+    fn get_rx_ring_count(_dev: &Device, _data: ethtool::DataRef<'_, Self>) -> u32 {
+        1
+    }
+
+    fn get_rxfh_indir_size(_dev: &Device, _data: ethtool::DataRef<'_, Self>) -> u32 {
+        0
+    }
+
+    fn get_rxfh_key_size(_dev: &Device, _data: ethtool::DataRef<'_, Self>) -> u32 {
+        0
+    }
+
+    fn get_rxfh(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        _r: &mut ethtool::Rxfh<'_>,
+    ) -> Result {
+        Ok(())
+    }
+
+    fn set_rxfh(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        _r: &mut ethtool::Rxfh<'_>,
+    ) -> Result {
+        Ok(())
+    }
+
+    fn get_sset_count(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        _set: ethtool::StringSet,
+    ) -> Result<u32> {
+        Ok(0)
+    }
+
+    fn get_strings(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        _set: ethtool::StringSet,
+        _s: &mut ethtool::Strings<'_>,
+    ) {
+    }
+
+    fn get_ethtool_stats(_dev: &Device, _data: ethtool::DataRef<'_, Self>, _s: &mut [u64]) {}
+
+    fn get_pauseparam(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        _p: &mut ethtool::PauseParam,
+    ) {
+    }
+
+    fn set_pauseparam(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        _p: &ethtool::PauseParam,
+    ) -> Result {
+        Ok(())
+    }
+}
+
+#[vtable]
+impl UdpTunnelNic for Check {
+    type Data = Arc<()>;
+    const TABLES: &'static [udp_tunnel::Table] = &[udp_tunnel::Table {
+        entries: 3,
+        types: &[udp_tunnel::TunnelType::Vxlan],
+    }];
+
+    fn set_port(
+        _dev: &Device,
+        _data: udp_tunnel::DataRef<'_, Self>,
+        _p: &udp_tunnel::Port,
+    ) -> Result {
+        Ok(())
+    }
+
+    fn unset_port(
+        _dev: &Device,
+        _data: udp_tunnel::DataRef<'_, Self>,
+        _p: &udp_tunnel::Port,
+    ) -> Result {
+        Ok(())
+    }
+}
+
+impl NapiPoller for Check {
+    fn poll(&mut self, _napi: &NapiContext, _budget: i32) -> i32 {
+        0
+    }
+}
+
+// The tables, evaluated at build time.
+const _: &ksys::net_device_ops = crate::registration::ops_table::<Check>();
+const _: &ksys::ethtool_ops = ethtool::table::<Check>();
+const _: &ksys::udp_tunnel_nic_info = udp_tunnel::info::<Check>();
+
+/// Uses the generic functions (type-checked; instantiated only if a `#[used]` static points
+/// here, which is worth doing by hand after changing a trampoline).
+#[allow(dead_code)]
+fn check(reg: &mut crate::Registration<Check>) -> Result {
+    reg.set_ethtool_ops::<Check>()?;
+    reg.set_udp_tunnel_nic::<Check>()?;
+    let _napi = KBox::pin_init(crate::napi::Napi::new(reg.device(), Check), GFP_KERNEL)?;
+    Ok(())
+}

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+//! NAPI (`struct napi_struct`): interrupt mitigation by polling. The interrupt handler
+//! schedules the instance ([`Napi::schedule`]); the stack then calls its
+//! [`NapiPoller::poll`] in softirq context with a budget; the poller processes up to that
+//! many receive packets (and any number of TX completions) and, if it did less, completes
+//! ([`NapiContext::complete_done`]) and re-arms the device's interrupt.
+
+use core::{
+    cell::UnsafeCell,
+    marker::PhantomPinned,
+    pin::Pin, //
+};
+
+use kernel::{
+    new_mutex,
+    prelude::*,
+    sync::{
+        Arc,
+        Mutex, //
+    },
+    types::Opaque,
+};
+
+use crate::{
+    registration::Owner,
+    skb::SkBuff,
+    Device, //
+};
+
+/// The poll of a [`Napi`] instance, implemented by the driver (typically its channel: the
+/// completion queues, the RX ring and its buffers).
+pub trait NapiPoller: Send + 'static {
+    /// Processes up to `budget` received packets (and TX completions, which do not count)
+    /// and returns the number of packets processed. If that is less than `budget`, the poller
+    /// calls [`NapiContext::complete_done`] and, if it returns `true`, re-arms the interrupt;
+    /// if it is `budget`, the stack polls again. `budget` 0 (netpoll): only TX completions.
+    ///
+    /// Runs in softirq context (or the instance's thread), never concurrently with itself:
+    /// hence `&mut self`.
+    fn poll(&mut self, napi: &NapiContext, budget: i32) -> i32;
+}
+
+/// The NAPI instance being polled, as [`NapiPoller::poll`] sees it.
+#[repr(transparent)]
+pub struct NapiContext(Opaque<ksys::napi_struct>);
+
+impl NapiContext {
+    /// # Safety
+    ///
+    /// `raw` must be a NAPI instance being polled for `'a`.
+    unsafe fn from_raw<'a>(raw: *mut ksys::napi_struct) -> &'a Self {
+        // SAFETY: Transparent wrapper; validity is the caller's.
+        unsafe { &*raw.cast::<Self>() }
+    }
+
+    pub(crate) fn as_raw(&self) -> *mut ksys::napi_struct {
+        self.0.get()
+    }
+
+    /// The device of the instance.
+    pub fn device(&self) -> &Device {
+        // SAFETY: A polled instance is on a device allocated by `Registration` (`Napi::new`
+        // takes a `&Device`), which its `Napi` keeps allocated.
+        unsafe { Device::from_raw((*self.as_raw()).dev) }
+    }
+
+    /// Hands a received packet to the stack through GRO (`napi_gro_receive()`).
+    pub fn gro_receive(&self, skb: SkBuff) {
+        // SAFETY: We are in the instance's poll; the skb is given away.
+        unsafe { ksys::napi_gro_receive(self.as_raw(), skb.into_raw()) };
+    }
+
+    /// Completes the poll after `work_done` (< budget) packets (`napi_complete_done()`):
+    /// `true` if the instance is idle and the driver must re-arm the interrupt, `false` if it
+    /// was rescheduled meanwhile (or busy-polled) and must not.
+    pub fn complete_done(&self, work_done: i32) -> bool {
+        // SAFETY: We are in the instance's poll.
+        unsafe { ksys::napi_complete_done(self.as_raw(), work_done) }
+    }
+}
+
+/// A NAPI instance added to a device (`netif_napi_add()`), with its poller.
+///
+/// Created disabled; [`Napi::enable`] lets it be scheduled. Dropping it disables it if needed
+/// and deletes it (`netif_napi_del()`, which waits for an RCU grace period: process context).
+/// It keeps the device allocated (not registered) while it exists, so it may outlive the
+/// [`crate::Registration`] without touching freed memory, but it should be deleted with the
+/// device's queues (in `stop`, or before dropping the registration).
+///
+/// # Invariants
+///
+/// `napi` was added to `owner`'s device with `Self::poll_fn` and is deleted in drop; it is
+/// enabled iff `*enabled`.
+#[pin_data(PinnedDrop)]
+pub struct Napi<P: NapiPoller> {
+    owner: Arc<Owner>,
+    poller: UnsafeCell<P>,
+    #[pin]
+    enabled: Mutex<bool>,
+    #[pin]
+    napi: Opaque<ksys::napi_struct>,
+    #[pin]
+    _pin: PhantomPinned,
+}
+
+// SAFETY: The poller is only used by `poll` (serialized by NAPI, any CPU: `P: Send`) and
+// through `Pin<&mut Self>` while the instance is disabled; the rest is the thread-safe C API
+// and a mutex.
+unsafe impl<P: NapiPoller> Send for Napi<P> {}
+
+// SAFETY: As for `Send`: `&Napi` never gives `&P`.
+unsafe impl<P: NapiPoller> Sync for Napi<P> {}
+
+impl<P: NapiPoller> Napi<P> {
+    /// Adds a NAPI instance to `dev` with `poller` (process context). Initialize it in place,
+    /// e.g. with `KBox::pin_init(Napi::new(dev, poller), GFP_KERNEL)`.
+    pub fn new(dev: &Device, poller: P) -> impl PinInit<Self, Error> + '_ {
+        try_pin_init!(Self {
+            owner: Owner::of(dev),
+            poller: UnsafeCell::new(poller),
+            enabled <- new_mutex!(false),
+            // Last, and infallible: once added, the instance must be deleted, which only
+            // `drop` does.
+            napi <- Opaque::ffi_init(|slot: *mut ksys::napi_struct| {
+                // SAFETY: `slot` is the instance's final (pinned) place; it is zeroed as the
+                // C API expects of a new instance (kzalloc'ed in C drivers), then added to the
+                // live device, which `owner` keeps allocated until it is deleted. Polls
+                // only start once it is enabled, i.e. after the whole `Napi` is initialized.
+                unsafe {
+                    core::ptr::write_bytes(slot, 0, 1);
+                    ksys::netif_napi_add(dev.as_raw(), slot, Some(Self::poll_fn));
+                }
+            }),
+            _pin: PhantomPinned,
+        })
+    }
+
+    fn as_raw(&self) -> *mut ksys::napi_struct {
+        self.napi.get()
+    }
+
+    /// Ties the instance to interrupt `irq` (`netif_napi_set_irq()`; for IRQ affinity and
+    /// the netdev netlink API), or unties it (`None`).
+    pub fn set_irq(&self, irq: Option<u32>) {
+        let irq = irq.and_then(|i| i32::try_from(i).ok()).unwrap_or(-1);
+        // SAFETY: The instance is added (type invariant).
+        unsafe { ksys::netif_napi_set_irq(self.as_raw(), irq) };
+    }
+
+    /// Enables the instance (`napi_enable()`); a no-op if it is enabled. Process context.
+    pub fn enable(&self) {
+        let mut enabled = self.enabled.lock();
+        if !*enabled {
+            // SAFETY: Added and disabled (type invariant, under the lock).
+            unsafe { ksys::napi_enable(self.as_raw()) };
+            *enabled = true;
+        }
+    }
+
+    /// Disables the instance (`napi_disable()`), waiting for a poll in progress; a no-op if
+    /// it is disabled. Process context; not from the instance's own poll.
+    pub fn disable(&self) {
+        let mut enabled = self.enabled.lock();
+        if *enabled {
+            // SAFETY: Added and enabled (type invariant, under the lock).
+            unsafe { ksys::napi_disable(self.as_raw()) };
+            *enabled = false;
+        }
+    }
+
+    /// Schedules a poll (`napi_schedule()`), from any context including hard IRQ; `false`
+    /// if it was already scheduled or the instance is disabled.
+    pub fn schedule(&self) -> bool {
+        // SAFETY: The instance is added (type invariant); scheduling a disabled instance is
+        // a no-op (its SCHED bit is held).
+        unsafe { ksys::napi_schedule(self.as_raw()) }
+    }
+
+    /// The poller, while the instance is disabled (`None` if it is enabled: a poll could run).
+    pub fn poller_mut(self: Pin<&mut Self>) -> Option<&mut P> {
+        let enabled = *self.enabled.lock();
+        if enabled {
+            return None;
+        }
+        // SAFETY: Disabled, and only `enable` (which needs `&self`, unavailable while this
+        // `&mut` borrow lives) could start polls; `P` is not structurally pinned.
+        Some(unsafe { &mut *self.get_unchecked_mut().poller.get() })
+    }
+
+    /// The device.
+    pub fn device(&self) -> &Device {
+        self.owner.device()
+    }
+
+    /// `poll` of the instance.
+    ///
+    /// # Safety
+    ///
+    /// Only NAPI calls it, for an instance added by `new` (inside a `Napi<P>`), never
+    /// concurrently for one instance.
+    unsafe extern "C" fn poll_fn(napi: *mut ksys::napi_struct, budget: c_int) -> c_int {
+        // SAFETY: `napi` is the `napi` field of a live `Napi<P>` (it is polled only while
+        // added and enabled, i.e. before drop deletes it).
+        let this = unsafe {
+            &*kernel::container_of!(napi.cast::<Opaque<ksys::napi_struct>>(), Self, napi)
+        };
+        // SAFETY: NAPI serializes polls of one instance, and nothing else uses the poller
+        // while it is enabled (`poller_mut`).
+        let poller = unsafe { &mut *this.poller.get() };
+        // SAFETY: The instance is being polled for the duration of this call.
+        let ctx = unsafe { NapiContext::from_raw(napi) };
+        poller.poll(ctx, budget)
+    }
+}
+
+#[pinned_drop]
+impl<P: NapiPoller> PinnedDrop for Napi<P> {
+    fn drop(self: Pin<&mut Self>) {
+        self.disable();
+        // SAFETY: Added and now disabled (type invariant); the device is still allocated
+        // (`owner` is dropped after this). Waits for RCU readers, after which nothing uses
+        // the instance.
+        unsafe { ksys::netif_napi_del(self.as_raw()) };
+    }
+}
