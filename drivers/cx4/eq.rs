@@ -455,6 +455,15 @@ impl EqTable {
         Ok(())
     }
 
+    /// The completion EQ numbers, in vector order.
+    pub(crate) fn comp_eqns(&self) -> Result<KVec<u8>> {
+        let mut v = KVec::with_capacity(self.comp.len(), GFP_KERNEL)?;
+        for eq in self.comp.iter() {
+            v.push(eq.eqn(), GFP_KERNEL)?;
+        }
+        Ok(v)
+    }
+
     /// Number of vectors granted.
     pub(crate) fn vectors(&self) -> u32 {
         self.vectors.count()

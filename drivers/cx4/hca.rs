@@ -19,6 +19,7 @@ use cx4_hw::{
 };
 use kernel::{
     device::Bound,
+    str::CString,
     pci,
     prelude::*,
     sync::Arc,
@@ -36,6 +37,7 @@ use crate::{
         DebugData,
         DebugFs, //
     },
+    en::netdev::En,
     eq::EqTable,
     health,
     iseg::Bar0,
@@ -77,6 +79,8 @@ pub(crate) struct Hca {
     eqs: Option<EqTable>,
     health: bool,
     debugfs: Option<DebugFs>,
+    /// The Ethernet netdev (when the device has Ethernet offloads).
+    en: Option<En>,
 }
 
 impl Hca {
@@ -126,6 +130,7 @@ impl Hca {
             eqs: None,
             health: false,
             debugfs: None,
+            en: None,
         };
         // On error `hca` is dropped here, which tears down what was brought up.
         hca.bring_up(pdev)?;
@@ -197,6 +202,19 @@ impl Hca {
             let data = DebugData::new(m.clone(), caps, vecs, eq_list, uar);
             self.debugfs = Some(DebugFs::new(pdev.as_ref().name(), data)?);
         }
+        // The Ethernet function (mlx5e's auxiliary device), if the card offers it.
+        if let Some(caps) = self.caps.clone() {
+            if caps.eth().is_some() {
+                let fw = m.bar.fw_version()?;
+                let ver = CString::try_from_fmt(fmt!(
+                    "{}.{}.{}",
+                    fw.major,
+                    fw.minor,
+                    fw.subminor
+                ))?;
+                self.en = Some(En::probe(&m, &caps, eqs.comp_eqns()?, ver)?);
+            }
+        }
         dev_info!(
             pdev,
             "HCA up: {} firmware pages, UAR {}, {} MSI-X vectors, command queue in {} mode\n",
@@ -261,6 +279,8 @@ impl Hca {
     fn teardown(&mut self) {
         let m = self.mdev.clone();
         let cmdq = &m.cmdq;
+        // The netdev first: it uses the EQs, the UAR and commands.
+        self.en = None;
         self.debugfs = None;
         if self.health {
             health::stop(&m);

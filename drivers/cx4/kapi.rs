@@ -72,6 +72,7 @@ pub(crate) fn set_dma_mask_64(pdev: &pci::Device<Core<'_>>) -> Result {
 /// by objects of the bound driver instance that are stopped (interrupts freed, work flushed)
 /// and whose users are gone before the driver's data is released, i.e. before unbind
 /// completes. The HCA teardown (hca.rs) does that in every path.
+#[derive(Clone)]
 pub(crate) struct BoundDevice(ARef<device::Device>);
 
 impl BoundDevice {

@@ -64,6 +64,7 @@ pub use device::{
 pub use registration::{
     DataRef,
     DeviceOps,
+    DeviceRef,
     Registration,
     TxResult, //
 };

@@ -175,9 +175,7 @@ impl PoolPage {
     /// `headroom`; the page's end holds the shared info (`truesize` is the page). The skb is
     /// marked for recycling, so freeing it returns the page to the pool.
     pub fn build_skb(self, _napi: &NapiContext, headroom: u32, len: u32) -> Result<SkBuff> {
-        let shinfo = core::mem::size_of::<kernel::bindings::skb_shared_info>() as u32;
-        // SKB_DATA_ALIGN(sizeof(struct skb_shared_info)): cache-line aligned.
-        let shinfo = (shinfo + 63) & !63;
+        let shinfo = shinfo_size();
         if headroom
             .checked_add(len)
             .and_then(|e| e.checked_add(shinfo))
@@ -236,4 +234,17 @@ impl Drop for PoolPage {
         // `allow_direct`: any context.
         unsafe { ksys::page_pool_put_full_page(self.pool.as_ptr(), self.page.as_ptr(), false) };
     }
+}
+
+/// `SKB_DATA_ALIGN(sizeof(struct skb_shared_info))`: the tail of a page that
+/// `napi_build_skb()` keeps for the shared info (cache-line aligned).
+const fn shinfo_size() -> u32 {
+    let shinfo = core::mem::size_of::<kernel::bindings::skb_shared_info>() as u32;
+    (shinfo + 63) & !63
+}
+
+/// The most packet bytes [`PoolPage::build_skb`] takes from a page of `size` bytes after
+/// `headroom` bytes: the page minus the headroom and the cache-aligned shared info at its end.
+pub const fn build_skb_room(size: u32, headroom: u32) -> u32 {
+    size.saturating_sub(headroom).saturating_sub(shinfo_size())
 }

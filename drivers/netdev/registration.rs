@@ -208,6 +208,21 @@ impl Drop for Owner {
     }
 }
 
+/// A counted reference to a device of a [`Registration`]: keeps the `net_device` allocated
+/// (not registered), for code that must reach the device outside its callbacks (an event
+/// handler setting the carrier). Its owner must stop using it before the registration is
+/// dropped (the device is then unregistered; the carrier of an unregistered device must not
+/// change).
+#[derive(Clone)]
+pub struct DeviceRef(Arc<Owner>);
+
+impl DeviceRef {
+    /// The device.
+    pub fn device(&self) -> &Device {
+        self.0.device()
+    }
+}
+
 /// A network device of a driver: allocated by [`Registration::new`], registered by
 /// [`Registration::register`]; dropping it unregisters it (waiting for the callbacks in
 /// progress, `ndo_stop` included if it is up), drops the driver data, then frees the device
@@ -277,6 +292,11 @@ impl<T: DeviceOps> Registration<T> {
     /// The device.
     pub fn device(&self) -> &Device {
         self.owner.device()
+    }
+
+    /// A counted reference to the device (see [`DeviceRef`]).
+    pub fn device_ref(&self) -> DeviceRef {
+        DeviceRef(self.owner.clone())
     }
 
     /// The driver data.

@@ -14,21 +14,30 @@
 //!   queue and its CQE decoding;
 //! - rqt.rs: RQ tables; tir.rs: transport interface receive objects; rss.rs: the RSS set
 //!   (RQT plus one indirect TIR per traffic type);
-//! - fs.rs: NIC RX flow steering (L2 table at the root, TTC table to the RSS TIRs).
+//! - fs.rs: NIC RX flow steering (L2 table at the root, TTC table to the RSS TIRs);
+//! - netdev.rs: the netdev (private state, `net_device_ops`, open/close, recovery, carrier);
+//!   channel.rs: a channel's rings and its NAPI poller; tx.rs / rx.rs: the datapath;
+//!   ethtool.rs: ethtool operations; stats.rs: per-channel software counters.
 //!
 //! Every object frees what it owns in `Drop`, so each error path unwinds by itself.
 
-// The netdev glue (drivers/netdev and its cx4 user) is the consumer of most of this API; until
-// it lands, only the selftest uses part of it.
+// Parts of the object API (queries, alternative constructors) are for later users (ethtool
+// -S port counters, the RDMA layer) and the selftest.
 #![allow(dead_code)]
 
+pub(crate) mod channel;
 pub(crate) mod cqe;
+pub(crate) mod ethtool;
 pub(crate) mod fs;
+pub(crate) mod netdev;
 pub(crate) mod port;
 pub(crate) mod res;
 pub(crate) mod rq;
 pub(crate) mod rqt;
 pub(crate) mod rss;
+pub(crate) mod rx;
 pub(crate) mod sq;
+pub(crate) mod stats;
 pub(crate) mod tir;
 pub(crate) mod tis;
+pub(crate) mod tx;

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0
+//! ethtool (en_ethtool.c): driver information, link settings from PTYS, rings, channels,
+//! the RSS indirection table and key, per-channel software counters, pause.
+
+use kernel::{
+    prelude::*,
+    str::CString,
+    sync::ArcBorrow, //
+};
+use netdev::{
+    ethtool::{
+        self,
+        Channels,
+        Duplex,
+        EthtoolOps,
+        LinkKsettings,
+        PauseParam,
+        Port,
+        RingParam,
+        Rxfh,
+        StringSet,
+        Strings, //
+    },
+    Device,
+};
+
+use crate::en::{
+    netdev::{
+        EnPriv,
+        LOG_INDIR,
+        MAX_LOG_RING,
+        MIN_LOG_RING,
+        RSS_KEY_LEN, //
+    },
+    port,
+    stats::ChannelStats,
+};
+
+/// `EOPNOTSUPP` (the kernel crate names no constant for it).
+fn eopnotsupp() -> Error {
+    Error::from_errno(-(kernel::bindings::EOPNOTSUPP as i32))
+}
+
+/// The ethtool operations of the netdev.
+pub(crate) struct EnEthtool;
+
+/// `log2(n)` of a power of two in the ring range, or `EINVAL`.
+fn ring_log(n: u32) -> Result<u32> {
+    if !n.is_power_of_two() {
+        return Err(EINVAL);
+    }
+    let l = n.trailing_zeros();
+    if !(MIN_LOG_RING..=MAX_LOG_RING).contains(&l) {
+        return Err(EINVAL);
+    }
+    Ok(l)
+}
+
+/// A short string for an ethtool name.
+fn name(args: core::fmt::Arguments<'_>) -> Result<CString> {
+    CString::try_from_fmt(args)
+}
+
+#[vtable]
+impl EthtoolOps for EnEthtool {
+    type Data = kernel::sync::Arc<EnPriv>;
+
+    fn get_drvinfo(_dev: &Device, data: ArcBorrow<'_, EnPriv>, i: &mut ethtool::DrvInfo<'_>) {
+        i.set_driver(c"cx4");
+        i.set_fw_version(&data.fw_version);
+        i.set_bus_info(data.mdev().dev.dev().name());
+    }
+
+    fn get_link_ksettings(
+        dev: &Device,
+        data: ArcBorrow<'_, EnPriv>,
+        ks: &mut LinkKsettings<'_>,
+    ) -> Result {
+        let mdev = data.mdev();
+        let protos = port::query_eth_protos(mdev)?;
+        for bit in 0..32u8 {
+            if protos.capability & (1 << bit) != 0 {
+                if let Some(m) = link_mode(bit) {
+                    ks.add_supported(m);
+                }
+            }
+            if protos.admin & (1 << bit) != 0 {
+                if let Some(m) = link_mode(bit) {
+                    ks.add_advertising(m);
+                }
+            }
+        }
+        if dev.carrier_ok() {
+            ks.set_speed(port::protos_speed(protos.oper));
+            ks.set_duplex(Duplex::Full);
+        } else {
+            ks.set_speed(u32::MAX);
+            ks.set_duplex(Duplex::Unknown);
+        }
+        ks.set_port(Port::Da);
+        ks.set_autoneg(false);
+        Ok(())
+    }
+
+    fn get_ringparam(_dev: &Device, data: ArcBorrow<'_, EnPriv>, r: &mut RingParam) {
+        let max = 1 << MAX_LOG_RING;
+        r.rx_max_pending = max;
+        r.tx_max_pending = max;
+        if let Ok(p) = data.params() {
+            r.rx_pending = 1 << p.log_rq;
+            r.tx_pending = 1 << p.log_sq;
+        }
+    }
+
+    fn set_ringparam(dev: &Device, data: ArcBorrow<'_, EnPriv>, r: &RingParam) -> Result {
+        let (lrq, lsq) = (ring_log(r.rx_pending)?, ring_log(r.tx_pending)?);
+        EnPriv::reconfigure(data, dev, |p| {
+            p.log_rq = lrq;
+            p.log_sq = lsq;
+            Ok(())
+        })
+    }
+
+    fn get_channels(_dev: &Device, data: ArcBorrow<'_, EnPriv>, c: &mut Channels) {
+        c.max_combined = data.max_channels();
+        if let Ok(p) = data.params() {
+            c.combined_count = p.channels;
+        }
+    }
+
+    fn set_channels(dev: &Device, data: ArcBorrow<'_, EnPriv>, c: &Channels) -> Result {
+        let n = c.combined_count;
+        if n == 0 || n > data.max_channels() || c.rx_count != 0 || c.tx_count != 0 {
+            return Err(EINVAL);
+        }
+        EnPriv::reconfigure(data, dev, |p| {
+            p.channels = n;
+            // A new count spreads the table evenly again (ethtool_rxfh_indir_default).
+            for (i, e) in p.indir.iter_mut().enumerate() {
+                *e = i as u32 % n;
+            }
+            Ok(())
+        })
+    }
+
+    fn get_rx_ring_count(_dev: &Device, data: ArcBorrow<'_, EnPriv>) -> u32 {
+        data.params().map(|p| p.channels).unwrap_or(1)
+    }
+
+    fn get_rxfh_indir_size(_dev: &Device, _data: ArcBorrow<'_, EnPriv>) -> u32 {
+        1 << LOG_INDIR
+    }
+
+    fn get_rxfh_key_size(_dev: &Device, _data: ArcBorrow<'_, EnPriv>) -> u32 {
+        RSS_KEY_LEN as u32
+    }
+
+    fn get_rxfh(_dev: &Device, data: ArcBorrow<'_, EnPriv>, r: &mut Rxfh<'_>) -> Result {
+        let p = data.params()?;
+        r.set_hfunc(ethtool::RSS_HASH_TOP);
+        if let Some(t) = r.indir() {
+            for (d, s) in t.iter_mut().zip(p.indir.iter()) {
+                *d = *s;
+            }
+        }
+        if let Some(k) = r.key() {
+            let n = k.len().min(RSS_KEY_LEN);
+            k[..n].copy_from_slice(&p.key[..n]);
+        }
+        Ok(())
+    }
+
+    fn set_rxfh(dev: &Device, data: ArcBorrow<'_, EnPriv>, r: &mut Rxfh<'_>) -> Result {
+        let h = r.hfunc();
+        if h != ethtool::RSS_HASH_NO_CHANGE && h != ethtool::RSS_HASH_TOP {
+            return Err(eopnotsupp());
+        }
+        let mut indir = KVec::new();
+        if let Some(t) = r.indir() {
+            indir.extend_from_slice(t, GFP_KERNEL)?;
+        }
+        let mut key = None;
+        if let Some(k) = r.key() {
+            let mut kk = [0u8; RSS_KEY_LEN];
+            let n = k.len().min(RSS_KEY_LEN);
+            kk[..n].copy_from_slice(&k[..n]);
+            key = Some(kk);
+        }
+        EnPriv::reconfigure(data, dev, |p| {
+            if !indir.is_empty() {
+                if indir.len() != p.indir.len() || indir.iter().any(|&c| c >= p.channels) {
+                    return Err(EINVAL);
+                }
+                p.indir.clear();
+                p.indir.extend_from_slice(&indir, GFP_KERNEL)?;
+            }
+            if let Some(k) = key {
+                p.key = k;
+            }
+            Ok(())
+        })
+    }
+
+    fn get_sset_count(
+        _dev: &Device,
+        data: ArcBorrow<'_, EnPriv>,
+        set: StringSet,
+    ) -> Result<u32> {
+        match set {
+            StringSet::Stats => {
+                Ok((ChannelStats::NAMES.len() * (1 + data.max_channels() as usize)) as u32)
+            }
+            _ => Err(eopnotsupp()),
+        }
+    }
+
+    fn get_strings(
+        _dev: &Device,
+        data: ArcBorrow<'_, EnPriv>,
+        set: StringSet,
+        s: &mut Strings<'_>,
+    ) {
+        if set != StringSet::Stats {
+            return;
+        }
+        for n in ChannelStats::NAMES {
+            if let Ok(c) = name(fmt!("{}", n)) {
+                s.push(&c);
+            }
+        }
+        for ch in 0..data.max_channels() {
+            for n in ChannelStats::NAMES {
+                // The per-channel names (`ch0_tx_packets`; mlx5e says `tx0_packets`).
+                if let Ok(c) = name(fmt!("ch{}_{}", ch, n)) {
+                    s.push(&c);
+                }
+            }
+        }
+    }
+
+    fn get_ethtool_stats(_dev: &Device, data: ArcBorrow<'_, EnPriv>, out: &mut [u64]) {
+        let all = data.all_stats();
+        let mut sum = [0u64; ChannelStats::NAMES.len()];
+        for st in all {
+            for (s, v) in sum.iter_mut().zip(st.values()) {
+                *s += v;
+            }
+        }
+        let mut w = out.iter_mut();
+        for v in sum {
+            if let Some(o) = w.next() {
+                *o = v;
+            }
+        }
+        for st in all {
+            for v in st.values() {
+                if let Some(o) = w.next() {
+                    *o = v;
+                }
+            }
+        }
+    }
+
+    fn get_pauseparam(_dev: &Device, _data: ArcBorrow<'_, EnPriv>, p: &mut PauseParam) {
+        // Global pause is off on the modelled port (PFCC pptx/pprx are 0 by default).
+        p.autoneg = false;
+        p.rx_pause = false;
+        p.tx_pause = false;
+    }
+}
+
+/// The ethtool link mode of PTYS Ethernet protocol bit `bit` (en_ethtool.c's table, the
+/// modes the netdev crate names).
+fn link_mode(bit: u8) -> Option<u32> {
+    use netdev::ethtool::link_mode as m;
+    Some(match bit {
+        1 => m::M1000_BASE_KX_FULL,
+        4 => m::M10000_BASE_KR_FULL,
+        7 => m::M40000_BASE_CR4_FULL,
+        20 => m::M100000_BASE_CR4_FULL,
+        27 => m::M25000_BASE_CR_FULL,
+        29 => m::M25000_BASE_SR_FULL,
+        30 => m::M50000_BASE_CR2_FULL,
+        _ => return None,
+    })
+}

@@ -1,0 +1,722 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The Ethernet netdev (en_main.c): its private state, `net_device_ops`, open and close of
+//! the channels with their RSS and steering, MTU / MAC / RX mode changes, SQ error recovery,
+//! and the carrier from port change events.
+
+use core::sync::atomic::{
+    AtomicBool,
+    Ordering, //
+};
+
+use cx4_hw::eq::port_change_subtype;
+use kernel::{
+    impl_has_work, new_mutex, new_work,
+    prelude::*,
+    str::CString,
+    sync::{
+        Arc,
+        ArcBorrow,
+        Mutex, //
+    },
+    workqueue::{
+        self,
+        Work,
+        WorkItem, //
+    },
+};
+use netdev::{
+    AddrList,
+    Device,
+    DeviceOps,
+    DeviceRef,
+    Features,
+    MacAddr,
+    Registration,
+    Stats64,
+    TxResult, //
+};
+
+use crate::{
+    caps::Caps,
+    cq::{
+        Cq,
+        CqParams, //
+    },
+    eq::PortEvents,
+    kapi::{
+        self,
+        new_irq_safe_lock,
+        BoundDevice,
+        IrqSafeLock, //
+    },
+    mdev::Mdev,
+    en::{
+        channel::{
+            Channel,
+            ChannelPoll,
+            Kick, //
+        },
+        ethtool::EnEthtool,
+        fs::RxSteering,
+        port::{
+            self,
+            PortEventsRegistration, //
+        },
+        res::{
+            self as enres,
+            EnRes, //
+        },
+        rq::{
+            Rq,
+            RqParams, //
+        },
+        rss::Rss,
+        rx::RxRing,
+        sq::{
+            Sq,
+            SqParams, //
+        },
+        stats::ChannelStats,
+        tis::Tis,
+        tx::TxRing,
+    },
+};
+
+/// log2 of the default ring sizes (en/params.c: 1024 WQEBBs / WQEs).
+pub(crate) const DEFAULT_LOG_RING: u32 = 10;
+/// log2 of the smallest and largest ring sizes `ethtool -G` accepts.
+pub(crate) const MIN_LOG_RING: u32 = 6;
+/// See [`MIN_LOG_RING`].
+pub(crate) const MAX_LOG_RING: u32 = 13;
+/// log2 of the RSS indirection table size (`MLX5E_INDIR_RQT_SIZE` is 256).
+pub(crate) const LOG_INDIR: u32 = 8;
+/// The RSS key length (Toeplitz).
+pub(crate) const RSS_KEY_LEN: usize = 40;
+/// The largest MTU (en.h `MLX5E_HW2SW_MTU(max port MTU)`; 9600 bytes of hardware MTU).
+pub(crate) const MAX_MTU: u32 = 9600 - port::HARD_MTU;
+/// The smallest MTU (`ETH_MIN_MTU`).
+pub(crate) const MIN_MTU: u32 = 68;
+
+/// What `ethtool -G/-L/-X` and the stack configure, kept across close and open.
+pub(crate) struct Params {
+    /// Channels in use.
+    pub(crate) channels: u32,
+    /// log2 of the SQ size (WQEBBs).
+    pub(crate) log_sq: u32,
+    /// log2 of the RQ size (WQEs).
+    pub(crate) log_rq: u32,
+    /// The RSS indirection table (channel indices).
+    pub(crate) indir: KVec<u32>,
+    /// The RSS key.
+    pub(crate) key: [u8; RSS_KEY_LEN],
+}
+
+/// The RX filter state the stack asked for (`ndo_set_rx_mode`).
+#[derive(Default)]
+struct RxMode {
+    promisc: bool,
+    allmulti: bool,
+    mc: KVec<[u8; 6]>,
+}
+
+/// The objects of an open netdev. Closing destroys them in the order of [`EnPriv::close`].
+struct Open {
+    channels: KVec<Arc<Channel>>,
+    rss: Option<Rss>,
+    fs: Option<RxSteering>,
+}
+
+/// Mutable state, under [`EnPriv::state`] (taken in process context only).
+struct State {
+    params: Params,
+    rx_mode: RxMode,
+    mac: [u8; 6],
+    open: Option<Open>,
+    /// The device, for the recovery work (set after allocation).
+    dev: Option<DeviceRef>,
+}
+
+/// The TX slot of one queue: the channel's send ring while it is open.
+pub(crate) type TxSlot = IrqSafeLock<Option<TxRing>>;
+
+/// The netdev's private data (`netdev_priv`), shared by the callbacks, the NAPI pollers and
+/// the recovery work.
+#[pin_data]
+pub(crate) struct EnPriv {
+    // Field order is drop order: the TX slots (SQs) and the TIS before the resources.
+    tx: KVec<Pin<KBox<TxSlot>>>,
+    tis: Tis,
+    res: EnRes,
+    dma_dev: BoundDevice,
+    comp_eqns: KVec<u8>,
+    max_channels: u32,
+    stats: KVec<ChannelStats>,
+    /// The firmware version, for `ethtool -i`.
+    pub(crate) fw_version: CString,
+    /// `NETIF_F_RXCSUM` is on.
+    pub(crate) rxcsum: AtomicBool,
+    #[pin]
+    state: Mutex<State>,
+    #[pin]
+    recovery: Work<EnPriv, 0>,
+}
+
+impl_has_work! {
+    impl HasWork<Self, 0> for EnPriv { self.recovery }
+}
+
+impl WorkItem<0> for EnPriv {
+    type Pointer = Arc<EnPriv>;
+
+    fn run(this: Arc<EnPriv>) {
+        this.recover_sqs();
+    }
+}
+
+impl EnPriv {
+    /// The counters of channel `ix`.
+    pub(crate) fn stats(&self, ix: u32) -> Option<&ChannelStats> {
+        self.stats.get(ix as usize)
+    }
+
+    /// Every channel's counters (the ones not in use stay as they were).
+    pub(crate) fn all_stats(&self) -> &[ChannelStats] {
+        &self.stats
+    }
+
+    /// The TX slot of queue `ix` (a channel index below `max_channels`).
+    pub(crate) fn tx_slot(&self, ix: u32) -> &TxSlot {
+        // `ix` comes from the channel or the stack's queue mapping, both below the number
+        // of queues the netdev was allocated with; fall back to slot 0 otherwise.
+        let i = if (ix as usize) < self.tx.len() { ix as usize } else { 0 };
+        &self.tx[i]
+    }
+
+    /// The most channels.
+    pub(crate) fn max_channels(&self) -> u32 {
+        self.max_channels
+    }
+
+    /// The shared device state.
+    pub(crate) fn mdev(&self) -> &Arc<Mdev> {
+        self.res.mdev()
+    }
+
+    /// A copy of the parameters.
+    pub(crate) fn params(&self) -> Result<Params> {
+        let g = self.state.lock();
+        let p = &g.params;
+        let mut indir = KVec::with_capacity(p.indir.len(), GFP_KERNEL)?;
+        indir.extend_from_slice(&p.indir, GFP_KERNEL)?;
+        Ok(Params {
+            channels: p.channels,
+            log_sq: p.log_sq,
+            log_rq: p.log_rq,
+            indir,
+            key: p.key,
+        })
+    }
+
+    /// Asks for the SQ recovery work (from NAPI: an error CQE).
+    pub(crate) fn schedule_recovery(this: Arc<Self>) {
+        let _ = workqueue::system().enqueue::<Arc<EnPriv>, 0>(this);
+    }
+
+    /// Opens the channels, RSS and steering (`ndo_open`, or a reconfiguration while up).
+    fn open_locked(this: ArcBorrow<'_, Self>, dev: &Device, g: &mut State) -> Result {
+        if g.open.is_some() {
+            return Ok(());
+        }
+        let mdev = this.res.mdev();
+        let n = g.params.channels.clamp(1, this.max_channels);
+        let hw_mtu = port::sw_to_hw_mtu(dev.mtu());
+        enres::set_vport_mtu(mdev, hw_mtu)?;
+        let mut open = Open {
+            channels: KVec::with_capacity(n as usize, GFP_KERNEL)?,
+            rss: None,
+            fs: None,
+        };
+        let mut rqns = KVec::with_capacity(n as usize, GFP_KERNEL)?;
+        let r = (|| -> Result {
+            for ix in 0..n {
+                let rqn = this.open_channel(dev, ix, &g.params, hw_mtu, &mut open)?;
+                rqns.push(rqn, GFP_KERNEL)?;
+            }
+            let mut table = KVec::with_capacity(g.params.indir.len(), GFP_KERNEL)?;
+            for &c in g.params.indir.iter() {
+                table.push(rqns[(c % n) as usize], GFP_KERNEL)?;
+            }
+            let mut rss = Rss::create(&this.res, &g.params.key, LOG_INDIR, &rqns)?;
+            rss.set_indir(&table)?;
+            let rss = open.rss.insert(rss);
+            let mut fs = RxSteering::create(mdev, &|tt| rss.tirn(tt), g.mac)?;
+            fs.set_rx_mode(g.mac, &g.rx_mode.mc, g.rx_mode.promisc, g.rx_mode.allmulti)?;
+            open.fs = Some(fs);
+            dev.set_real_num_tx_queues(n)?;
+            dev.set_real_num_rx_queues(n)?;
+            port::set_admin_up(mdev, true)?;
+            Ok(())
+        })();
+        if let Err(e) = r {
+            this.close_open(dev, open);
+            return Err(e);
+        }
+        for ix in 0..n {
+            if let Some(q) = dev.tx_queue(ix) {
+                q.reset();
+                q.start();
+            }
+        }
+        match port::query_status(mdev) {
+            Ok(s) if s.oper_up => dev.carrier_on(),
+            _ => dev.carrier_off(),
+        }
+        g.open = Some(open);
+        Ok(())
+    }
+
+    /// Creates channel `ix` (its CQs, SQ, RQ with buffers, NAPI) into `open`; returns its RQ
+    /// number.
+    fn open_channel(
+        self: ArcBorrow<'_, Self>,
+        dev: &Device,
+        ix: u32,
+        p: &Params,
+        hw_mtu: u32,
+        open: &mut Open,
+    ) -> Result<u32> {
+        let mdev = self.res.mdev();
+        let st = self.stats(ix).ok_or(EINVAL)?;
+        let eqn = *self
+            .comp_eqns
+            .get(ix as usize % self.comp_eqns.len().max(1))
+            .ok_or(ENODEV)?;
+        let kick = Kick::new()?;
+        let cq_p = |log_size| CqParams {
+            log_size,
+            eqn,
+            uar: self.res.uar(),
+        };
+        let tcq = Cq::create(mdev, &cq_p(p.log_sq), Some(kick.clone()))?;
+        let rcq = Cq::create(mdev, &cq_p(p.log_rq), Some(kick.clone()))?;
+        let sq = Sq::create(
+            &self.res,
+            &SqParams {
+                log_size: p.log_sq,
+                cqn: tcq.cqn(),
+                tisn: self.tis.tisn(),
+                allow_swp: false,
+            },
+        )?;
+        let tx = TxRing::new(sq, tcq)?;
+        let rq = Rq::create(
+            &self.res,
+            &RqParams {
+                log_size: p.log_rq,
+                segs: RxRing::pages_for(hw_mtu),
+                cqn: rcq.cqn(),
+                vlan_strip_disable: !self.res.caps().vlan_strip,
+            },
+        )?;
+        let rx = RxRing::new(rq, self.dma_dev.get(), ix as u16, st)?;
+        let rqn = rx.rqn();
+        // The send ring goes into the queue's slot: from now on xmit may use it.
+        let old = self.tx_slot(ix).lock().replace(tx);
+        drop(old);
+        let poll = ChannelPoll::new(self.into(), ix, rcq, rx);
+        match Channel::start(dev, self.into(), ix, kick, poll) {
+            Ok(ch) => open.channels.push(ch, GFP_KERNEL).map_err(|_| {
+                // Unreachable in practice (capacity reserved); the channel is dropped.
+                ENOMEM
+            })?,
+            Err(e) => {
+                let ring = self.tx_slot(ix).lock().take();
+                drop(ring);
+                return Err(e);
+            }
+        }
+        Ok(rqn)
+    }
+
+    /// Tears down what `open` holds: the queues stop, NAPI stops, steering and RSS go, then
+    /// the SQs (with their CQs), then the channels (RQs, receive CQs, page pools).
+    fn close_open(&self, dev: &Device, open: Open) {
+        dev.carrier_off();
+        dev.stop_all_tx_queues();
+        let Open {
+            channels,
+            rss,
+            fs,
+        } = open;
+        for ch in channels.iter() {
+            ch.stop();
+        }
+        drop(fs);
+        drop(rss);
+        for ch in channels.iter() {
+            let ring = self.tx_slot(ch.ix()).lock().take();
+            drop(ring);
+        }
+        drop(channels);
+        let _ = port::set_admin_up(self.res.mdev(), false);
+    }
+
+    fn close_locked(&self, dev: &Device, g: &mut State) {
+        if let Some(open) = g.open.take() {
+            self.close_open(dev, open);
+        }
+    }
+
+    /// Applies new parameters: closes and reopens the channels if the netdev is up.
+    pub(crate) fn reconfigure(
+        this: ArcBorrow<'_, Self>,
+        dev: &Device,
+        f: impl FnOnce(&mut Params) -> Result,
+    ) -> Result {
+        let mut g = this.state.lock();
+        let was_open = g.open.is_some();
+        let mut p = Params {
+            channels: g.params.channels,
+            log_sq: g.params.log_sq,
+            log_rq: g.params.log_rq,
+            indir: KVec::new(),
+            key: g.params.key,
+        };
+        p.indir.extend_from_slice(&g.params.indir, GFP_KERNEL)?;
+        f(&mut p)?;
+        this.close_locked(dev, &mut g);
+        g.params = p;
+        if was_open {
+            Self::open_locked(this, dev, &mut g)?;
+        }
+        Ok(())
+    }
+
+    /// The SQ recovery work (en/reporter_tx.c `mlx5e_tx_reporter_err_cqe_recover`): every
+    /// send ring in error is taken out of its slot (xmit drops meanwhile), reset to ready,
+    /// and put back; its channel is polled again to re-arm the CQ.
+    fn recover_sqs(&self) {
+        let g = self.state.lock();
+        let (Some(open), Some(dref)) = (g.open.as_ref(), g.dev.as_ref()) else {
+            return;
+        };
+        let dev = dref.device();
+        for ch in open.channels.iter() {
+            let ix = ch.ix();
+            let slot = self.tx_slot(ix);
+            let in_error = slot.lock().as_ref().is_some_and(|r| r.in_error);
+            if !in_error {
+                continue;
+            }
+            let Some(mut ring) = slot.lock().take() else {
+                continue;
+            };
+            let (Some(txq), Some(st)) = (dev.tx_queue(ix), self.stats(ix)) else {
+                continue;
+            };
+            match ring.recover(txq, st) {
+                Ok(_) => {
+                    dev_warn!(
+                        self.dma_dev.dev(),
+                        "{}: SQ {:#x} of channel {} recovered after an error completion\n",
+                        dev.name(),
+                        ring.sqn(),
+                        ix
+                    );
+                    let old = slot.lock().replace(ring);
+                    drop(old);
+                    ch.schedule();
+                }
+                Err(e) => {
+                    dev_err!(
+                        self.dma_dev.dev(),
+                        "{}: SQ {:#x} recovery failed: {:?}; the queue stays down\n",
+                        dev.name(),
+                        ring.sqn(),
+                        e
+                    );
+                    drop(ring);
+                }
+            }
+        }
+    }
+}
+
+/// The netdev operations.
+pub(crate) struct EnNetdev;
+
+#[vtable]
+impl DeviceOps for EnNetdev {
+    type Data = Arc<EnPriv>;
+
+    fn open(dev: &Device, data: ArcBorrow<'_, EnPriv>) -> Result {
+        let mut g = data.state.lock();
+        EnPriv::open_locked(data, dev, &mut g)
+    }
+
+    fn stop(dev: &Device, data: ArcBorrow<'_, EnPriv>) -> Result {
+        // The recovery work takes the state lock: let it finish first, then close.
+        kapi::flush_work(&data.recovery);
+        let mut g = data.state.lock();
+        data.close_locked(dev, &mut g);
+        Ok(())
+    }
+
+    fn start_xmit(dev: &Device, data: ArcBorrow<'_, EnPriv>, skb: netdev::skb::SkBuff) -> TxResult {
+        let ix = u32::from(skb.queue_mapping());
+        let (Some(txq), Some(st)) = (dev.tx_queue(ix), data.stats(ix)) else {
+            drop(skb);
+            return TxResult::Ok;
+        };
+        let mut slot = data.tx_slot(ix).lock();
+        match &mut *slot {
+            Some(ring) => ring.xmit(
+                skb,
+                data.dma_dev.get(),
+                txq,
+                data.res.min_inline(),
+                st,
+            ),
+            None => {
+                ChannelStats::add(&st.tx_dropped, 1);
+                drop(skb);
+                TxResult::Ok
+            }
+        }
+    }
+
+    fn get_stats64(_dev: &Device, data: ArcBorrow<'_, EnPriv>, s: &mut Stats64) {
+        for st in data.all_stats() {
+            let v = |c: &core::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+            s.rx_packets += v(&st.rx_packets);
+            s.rx_bytes += v(&st.rx_bytes);
+            s.tx_packets += v(&st.tx_packets);
+            s.tx_bytes += v(&st.tx_bytes);
+            s.tx_dropped += v(&st.tx_dropped);
+            s.rx_dropped += v(&st.rx_dropped) + v(&st.rx_buff_alloc_err);
+            s.rx_errors += v(&st.rx_cqe_err);
+            s.tx_errors += v(&st.tx_cqe_err);
+        }
+    }
+
+    fn set_rx_mode_async(
+        dev: &Device,
+        data: ArcBorrow<'_, EnPriv>,
+        _uc: &AddrList<'_>,
+        mc: &AddrList<'_>,
+    ) -> Result {
+        let flags = dev.flags();
+        let mut list = KVec::with_capacity(mc.len(), GFP_KERNEL)?;
+        for a in mc.iter() {
+            list.push(a, GFP_KERNEL)?;
+        }
+        let mut g = data.state.lock();
+        g.rx_mode.promisc = flags.promisc();
+        g.rx_mode.allmulti = flags.allmulti();
+        g.rx_mode.mc = list;
+        let mac = g.mac;
+        let State { rx_mode, open, .. } = &mut *g;
+        if let Some(fs) = open.as_mut().and_then(|o| o.fs.as_mut()) {
+            fs.set_rx_mode(mac, &rx_mode.mc, rx_mode.promisc, rx_mode.allmulti)?;
+        }
+        Ok(())
+    }
+
+    fn set_mac_address(dev: &Device, data: ArcBorrow<'_, EnPriv>, addr: &MacAddr) -> Result {
+        let mut g = data.state.lock();
+        if let Some(fs) = g.open.as_mut().and_then(|o| o.fs.as_mut()) {
+            fs.set_mac(*addr)?;
+        }
+        g.mac = *addr;
+        dev.set_dev_addr(addr);
+        Ok(())
+    }
+
+    fn change_mtu(dev: &Device, data: ArcBorrow<'_, EnPriv>, new_mtu: u32) -> Result {
+        if !(MIN_MTU..=MAX_MTU).contains(&new_mtu) {
+            return Err(EINVAL);
+        }
+        let mut g = data.state.lock();
+        let was_open = g.open.is_some();
+        data.close_locked(dev, &mut g);
+        dev.set_mtu(new_mtu);
+        if was_open {
+            EnPriv::open_locked(data, dev, &mut g)?;
+        } else {
+            enres::set_vport_mtu(data.res.mdev(), port::sw_to_hw_mtu(new_mtu))?;
+        }
+        Ok(())
+    }
+
+    fn tx_timeout(dev: &Device, data: ArcBorrow<'_, EnPriv>, txqueue: u32) {
+        dev_warn!(
+            data.dma_dev.dev(),
+            "{}: TX timeout on queue {}\n",
+            dev.name(),
+            txqueue
+        );
+        EnPriv::schedule_recovery(data.into());
+    }
+
+    fn set_features(_dev: &Device, data: ArcBorrow<'_, EnPriv>, f: Features) -> Result {
+        data.rxcsum
+            .store(f.contains(Features::RXCSUM), Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// Port change events set the carrier (en_main.c `mlx5e_update_carrier`, here straight
+/// from the event: the PORT_CHANGE subtype is the new operational state).
+struct Link {
+    dev: DeviceRef,
+}
+
+impl PortEvents for Link {
+    fn port_change(&self, _port: u8, sub_type: u8) {
+        let d = self.dev.device();
+        match sub_type {
+            port_change_subtype::ACTIVE => d.carrier_on(),
+            port_change_subtype::DOWN => d.carrier_off(),
+            _ => {}
+        }
+    }
+}
+
+/// The Ethernet function of a card: the registered netdev. Dropping it unregisters it (after
+/// the port events stop reaching it) and waits for the recovery work.
+pub(crate) struct En {
+    // Field order is drop order.
+    port_events: Option<PortEventsRegistration>,
+    reg: Option<Registration<EnNetdev>>,
+    priv_: Arc<EnPriv>,
+}
+
+impl En {
+    /// Creates and registers the netdev of the function (`mlx5e_probe`).
+    pub(crate) fn probe(
+        mdev: &Arc<Mdev>,
+        caps: &Caps,
+        comp_eqns: KVec<u8>,
+        fw_version: CString,
+    ) -> Result<Self> {
+        let max_channels = (comp_eqns.len() as u32).max(1);
+        let res = EnRes::create(mdev, caps)?;
+        let tis = Tis::create(mdev, res.tdn(), 0)?;
+        let mut tx = KVec::with_capacity(max_channels as usize, GFP_KERNEL)?;
+        let mut stats = KVec::with_capacity(max_channels as usize, GFP_KERNEL)?;
+        for _ in 0..max_channels {
+            tx.push(
+                KBox::pin_init(new_irq_safe_lock!(None, "cx4::en_tx_slot"), GFP_KERNEL)?,
+                GFP_KERNEL,
+            )?;
+            stats.push(ChannelStats::default(), GFP_KERNEL)?;
+        }
+        let channels = netdev_default_channels(max_channels);
+        let mut indir = KVec::with_capacity(1 << LOG_INDIR, GFP_KERNEL)?;
+        for i in 0..(1u32 << LOG_INDIR) {
+            indir.push(i % channels, GFP_KERNEL)?;
+        }
+        let mut key = [0u8; RSS_KEY_LEN];
+        netdev::rss_key_fill(&mut key);
+        let mac = res.mac();
+        let priv_ = Arc::pin_init(
+            try_pin_init!(EnPriv {
+                tx,
+                tis,
+                res,
+                dma_dev: mdev.dev.clone(),
+                comp_eqns,
+                max_channels,
+                stats,
+                fw_version,
+                rxcsum: AtomicBool::new(true),
+                state <- new_mutex!(State {
+                    params: Params {
+                        channels,
+                        log_sq: DEFAULT_LOG_RING,
+                        log_rq: DEFAULT_LOG_RING,
+                        indir,
+                        key,
+                    },
+                    rx_mode: RxMode::default(),
+                    mac,
+                    open: None,
+                    dev: None,
+                }),
+                recovery <- new_work!("cx4::en_recovery"),
+            }),
+            GFP_KERNEL,
+        )?;
+        let mut reg = Registration::<EnNetdev>::new(
+            mdev.dev.get(),
+            max_channels,
+            max_channels,
+            priv_.clone(),
+        )?;
+        reg.set_ethtool_ops::<EnEthtool>()?;
+        let dev = reg.device();
+        dev.set_dev_addr(&mac);
+        dev.set_mtu_range(MIN_MTU, MAX_MTU);
+        let caps = priv_.res.caps();
+        let mut hw = Features::SG
+            | Features::IP_CSUM
+            | Features::IPV6_CSUM
+            | Features::RXCSUM
+            | Features::HW_VLAN_CTAG_TX;
+        if caps.log_max_lso > 0 {
+            hw = hw | Features::TSO | Features::TSO6;
+        }
+        let fixed = if caps.vlan_strip {
+            Features::HW_VLAN_CTAG_RX | Features::HIGHDMA
+        } else {
+            Features::HIGHDMA
+        };
+        dev.set_hw_features(hw);
+        dev.set_features(hw | fixed | Features::RXHASH);
+        dev.set_vlan_features(hw);
+        if caps.log_max_lso > 0 {
+            dev.set_tso_max_size(1 << u32::from(caps.log_max_lso).min(16));
+        }
+        dev.set_real_num_tx_queues(channels)?;
+        dev.set_real_num_rx_queues(channels)?;
+        priv_.state.lock().dev = Some(reg.device_ref());
+        let link = Arc::new(
+            Link {
+                dev: reg.device_ref(),
+            },
+            GFP_KERNEL,
+        )?;
+        let port_events = PortEventsRegistration::new(mdev, link)?;
+        reg.register()?;
+        dev_info!(
+            mdev.dev.dev(),
+            "{}: Ethernet netdev, MAC {:02x?}, {} channel(s) of {}, min inline mode {}\n",
+            reg.device().name(),
+            mac,
+            channels,
+            max_channels,
+            priv_.res.min_inline()
+        );
+        Ok(Self {
+            port_events: Some(port_events),
+            reg: Some(reg),
+            priv_,
+        })
+    }
+}
+
+impl Drop for En {
+    fn drop(&mut self) {
+        self.port_events = None;
+        // Unregisters (closing the netdev if it is up).
+        self.reg = None;
+        kapi::flush_work(&self.priv_.recovery);
+        self.priv_.state.lock().dev = None;
+    }
+}
+
+/// The channels a new netdev starts with: one per completion EQ, at most the stack's default
+/// RSS queue count (`netif_get_num_default_rss_queues`).
+fn netdev_default_channels(max: u32) -> u32 {
+    netdev::default_rss_queues().clamp(1, max)
+}

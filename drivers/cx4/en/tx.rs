@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The transmit path (en_tx.c): an skb becomes one send WQE (headers inline as the device's
+//! minimum inline mode and LSO ask, the rest gathered from its DMA mapping), BQL decides the
+//! doorbell, and send completions unmap and free the packets and wake the queue.
+
+use cx4_hw::{
+    wq::inline_mode,
+    wqe::CsFlags, //
+};
+use kernel::{
+    device::{
+        self,
+        Bound, //
+    },
+    prelude::*,
+};
+use netdev::{
+    dma::TxMapping,
+    skb::{
+        Checksum,
+        GsoType,
+        SkBuff, //
+    },
+    xmit_more,
+    TxQueue,
+    TxResult, //
+};
+
+use crate::{
+    cq::Cq,
+    en::{
+        sq::{
+            Sq,
+            TxWqe,
+            VlanInsert,
+            STOP_ROOM, //
+        },
+        stats::ChannelStats,
+    },
+};
+
+/// Ethernet header length.
+const ETH_HLEN: usize = 14;
+/// VLAN tag length.
+const VLAN_HLEN: usize = 4;
+/// The shortest frame the wire carries (`ETH_ZLEN`), for BQL's byte count.
+const ETH_ZLEN: u32 = 60;
+/// Most gather entries of one WQE: the linear part and every fragment (`MAX_SKB_FRAGS`
+/// is 17 by default).
+const MAX_GATHER: usize = 20;
+/// Send CQEs consumed per poll (en/txrx.h `MLX5E_TX_CQ_POLL_BUDGET`).
+pub(crate) const TX_CQ_BUDGET: usize = 128;
+
+/// What a posted WQE carries until it completes.
+struct TxInfo {
+    map: TxMapping,
+    /// Packets on the wire (segments of an LSO WQE).
+    pkts: u32,
+    /// Bytes on the wire, as told to BQL.
+    bytes: u32,
+}
+
+/// One channel's send ring: the SQ and what each in-flight WQE carries. Lives under the
+/// channel's TX lock, taken by `ndo_start_xmit` and by the channel's NAPI poll.
+pub(crate) struct TxRing {
+    // Field order is drop order: the SQ before its CQ.
+    sq: Sq,
+    cq: Cq,
+    infos: KVec<Option<TxInfo>>,
+    /// An error CQE put the SQ in the error state; the recovery work resets it.
+    pub(crate) in_error: bool,
+}
+
+/// How the headers of a packet go into the WQE.
+struct Headers {
+    inline: usize,
+    cs: CsFlags,
+    mss: Option<u16>,
+}
+
+impl TxRing {
+    /// A ring over `sq`, whose completions go to `cq`.
+    pub(crate) fn new(sq: Sq, cq: Cq) -> Result<Self> {
+        let n = usize::from(sq.size());
+        let mut infos = KVec::with_capacity(n, GFP_KERNEL)?;
+        for _ in 0..n {
+            infos.push(None, GFP_KERNEL)?;
+        }
+        Ok(Self {
+            sq,
+            cq,
+            infos,
+            in_error: false,
+        })
+    }
+
+    /// The SQ number.
+    pub(crate) fn sqn(&self) -> u32 {
+        self.sq.sqn()
+    }
+
+    /// Decides the inline header length, checksum flags and MSS of `skb`
+    /// (en_tx.c `mlx5e_txwqe_build_eseg_csum`, `mlx5e_tx_get_gso_ihs`,
+    /// `mlx5e_calc_min_inline`).
+    fn headers(skb: &SkBuff, min_inline: u8) -> Result<Headers> {
+        let encap = skb.encapsulation();
+        let cs = if skb.ip_summed() == Checksum::Partial {
+            if encap {
+                CsFlags::L3 | CsFlags::L3_INNER | CsFlags::L4_INNER
+            } else {
+                CsFlags::L3 | CsFlags::L4
+            }
+        } else {
+            CsFlags::empty()
+        };
+        let headlen = skb.headlen() as usize;
+        if skb.is_gso() {
+            let udp = skb.gso_type().intersects(GsoType::UDP_L4);
+            let ihs = match (encap, udp) {
+                (true, false) => skb.inner_tcp_all_headers(),
+                (false, false) => skb.tcp_all_headers(),
+                (true, true) => skb.inner_transport_offset() + 8,
+                (false, true) => skb.transport_offset() + 8,
+            };
+            let ihs = usize::try_from(ihs).map_err(|_| EINVAL)?;
+            if ihs == 0 || ihs > headlen {
+                return Err(EINVAL);
+            }
+            return Ok(Headers {
+                inline: ihs,
+                cs,
+                mss: Some(skb.gso_size()),
+            });
+        }
+        let want = match min_inline {
+            inline_mode::NONE => 0,
+            inline_mode::L2 => ETH_HLEN + VLAN_HLEN,
+            inline_mode::IP => usize::try_from(skb.transport_offset()).unwrap_or(ETH_HLEN),
+            _ => usize::try_from(skb.transport_offset())
+                .map(|t| t + 20)
+                .unwrap_or(ETH_HLEN),
+        };
+        // A VLAN insertion needs the Ethernet header inline (en_tx.c
+        // `mlx5e_tx_wqe_inline_mode`).
+        let want = if skb.vlan_tag().is_some() {
+            want.max(ETH_HLEN)
+        } else {
+            want
+        };
+        // Short packets: inline what there is (the model and mlx5e inline at most the
+        // packet).
+        let inline = want.min(headlen);
+        if inline < want.min(skb.len() as usize) {
+            // The headers the device needs inline are not in the linear part.
+            return Err(EINVAL);
+        }
+        Ok(Headers {
+            inline,
+            cs,
+            mss: None,
+        })
+    }
+
+    /// Posts `skb` (`ndo_start_xmit`, under the channel's TX lock).
+    pub(crate) fn xmit(
+        &mut self,
+        skb: SkBuff,
+        dma_dev: &device::Device<Bound>,
+        txq: &TxQueue,
+        min_inline: u8,
+        st: &ChannelStats,
+    ) -> TxResult {
+        if self.in_error {
+            ChannelStats::add(&st.tx_dropped, 1);
+            drop(skb);
+            return TxResult::Ok;
+        }
+        let h = match Self::headers(&skb, min_inline) {
+            Ok(h) => h,
+            Err(_) => {
+                ChannelStats::add(&st.tx_dropped, 1);
+                drop(skb);
+                return TxResult::Ok;
+            }
+        };
+        let vlan = skb.vlan_tag().map(|tci| VlanInsert { proto: 0x8100, tci });
+        let (pkts, bytes) = if h.mss.is_some() {
+            let segs = u32::from(skb.gso_segs().max(1));
+            (segs, skb.len() + (segs - 1) * h.inline as u32)
+        } else {
+            (1, skb.len().max(ETH_ZLEN))
+        };
+        let len = skb.len();
+        let map = match TxMapping::new(skb, dma_dev) {
+            Ok(m) => m,
+            Err(_) => {
+                ChannelStats::add(&st.tx_dropped, 1);
+                return TxResult::Ok;
+            }
+        };
+        // The gather list: the linear part after the inline headers, then the fragments.
+        let mut gather = [(0u64, 0u32); MAX_GATHER];
+        let mut n = 0;
+        let mut skip = h.inline as u32;
+        for seg in map.segs() {
+            let cut = skip.min(seg.len);
+            skip -= cut;
+            if seg.len > cut {
+                let Some(g) = gather.get_mut(n) else {
+                    ChannelStats::add(&st.tx_dropped, 1);
+                    return TxResult::Ok;
+                };
+                *g = (seg.addr + u64::from(cut), seg.len - cut);
+                n += 1;
+            }
+        }
+        let data = map.skb().data();
+        let Some(inline) = data.get(..h.inline) else {
+            ChannelStats::add(&st.tx_dropped, 1);
+            return TxResult::Ok;
+        };
+        let w = TxWqe {
+            inline,
+            vlan,
+            cs_flags: h.cs,
+            lso_mss: h.mss,
+            swp: None,
+            gather: &gather[..n],
+            signal: false,
+        };
+        let ctr = match self.sq.post_send(&w) {
+            Ok(c) => c,
+            Err(e) if e == ENOSPC => {
+                // Stopped early (STOP_ROOM) this does not happen; give the packet back.
+                txq.stop();
+                ChannelStats::add(&st.tx_stopped, 1);
+                let _ = self.sq.ring_doorbell();
+                return TxResult::Busy(map.unmap());
+            }
+            Err(_) => {
+                ChannelStats::add(&st.tx_dropped, 1);
+                return TxResult::Ok;
+            }
+        };
+        let idx = self.sq.index(ctr);
+        if let Some(slot) = self.infos.get_mut(idx) {
+            *slot = Some(TxInfo { map, pkts, bytes });
+        }
+        if let Some(mss) = h.mss {
+            ChannelStats::add(&st.tx_tso_packets, 1);
+            ChannelStats::add(&st.tx_tso_bytes, u64::from(len - h.inline as u32));
+            let _ = mss;
+        }
+        if h.cs.contains(CsFlags::L4_INNER) {
+            ChannelStats::add(&st.tx_csum_partial_inner, 1);
+        } else if h.cs.contains(CsFlags::L4) {
+            ChannelStats::add(&st.tx_csum_partial, 1);
+        } else {
+            ChannelStats::add(&st.tx_csum_none, 1);
+        }
+        if vlan.is_some() {
+            ChannelStats::add(&st.tx_vlan_insert, 1);
+        }
+        let mut doorbell = txq.sent(bytes, xmit_more());
+        if self.sq.free_wqebbs() < STOP_ROOM {
+            txq.stop();
+            ChannelStats::add(&st.tx_stopped, 1);
+            doorbell = true;
+        }
+        if doorbell {
+            let _ = self.sq.ring_doorbell();
+            ChannelStats::add(&st.tx_doorbells, 1);
+        }
+        TxResult::Ok
+    }
+
+    /// Consumes the send completions on `cq` (NAPI poll, under the TX lock): unmaps and frees
+    /// the completed packets, reports them to BQL and wakes the queue when there is room.
+    /// Returns whether an error completion just put the SQ in error (the caller asks for a
+    /// recovery, [`TxRing::recover`]).
+    pub(crate) fn complete(
+        &mut self,
+        txq: &TxQueue,
+        budget: i32,
+        st: &ChannelStats,
+    ) -> bool {
+        let (mut pkts, mut bytes, mut cqes, mut errors) = (0u32, 0u32, 0u64, 0u64);
+        let Self { sq, cq, infos, .. } = self;
+        cq.poll(TX_CQ_BUDGET, |cqe| {
+            cqes += 1;
+            let r = sq.complete(cqe, |ctr| {
+                let idx = sq_index(infos.len(), ctr);
+                if let Some(info) = infos.get_mut(idx).and_then(Option::take) {
+                    pkts += info.pkts;
+                    bytes += info.bytes;
+                    info.map.unmap().consume(budget);
+                }
+            });
+            match r {
+                Ok(c) if c.error.is_none() => {}
+                _ => errors += 1,
+            }
+        });
+        ChannelStats::add(&st.tx_cqes, cqes);
+        ChannelStats::add(&st.tx_packets, u64::from(pkts));
+        ChannelStats::add(&st.tx_bytes, u64::from(bytes));
+        let newly = errors > 0 && !self.in_error;
+        if errors > 0 {
+            ChannelStats::add(&st.tx_cqe_err, errors);
+            self.in_error = true;
+        }
+        txq.completed(pkts, bytes);
+        if pkts > 0 && txq.is_stopped() && !self.in_error && self.sq.free_wqebbs() >= STOP_ROOM
+        {
+            txq.wake();
+            ChannelStats::add(&st.tx_wake, 1);
+        }
+        newly
+    }
+
+    /// Resets an SQ in error (process context, the channel's NAPI disabled or the TX lock
+    /// held): frees what was in flight and makes the queue usable again. Returns whether the
+    /// SQ was in error.
+    pub(crate) fn recover(&mut self, txq: &TxQueue, st: &ChannelStats) -> Result<bool> {
+        let Self { sq, cq, infos, .. } = self;
+        let len = infos.len();
+        // The flushed WQEs' completions first (what completed is freed as usual).
+        cq.poll(usize::from(sq.size()), |cqe| {
+            let _ = sq.complete(cqe, |ctr| {
+                if let Some(info) = infos.get_mut(sq_index(len, ctr)).and_then(Option::take) {
+                    drop(info);
+                }
+            });
+        });
+        let was = sq.recover(|ctr| {
+            if let Some(info) = infos.get_mut(sq_index(len, ctr)).and_then(Option::take) {
+                drop(info);
+            }
+        })?;
+        // Whatever the device had not completed is gone.
+        for slot in self.infos.iter_mut() {
+            *slot = None;
+        }
+        self.in_error = false;
+        txq.reset();
+        if txq.is_stopped() {
+            txq.wake();
+        }
+        if was {
+            ChannelStats::add(&st.tx_recover, 1);
+        }
+        Ok(was)
+    }
+}
+
+impl TxRing {
+    /// Arms the send CQ (NAPI completed).
+    pub(crate) fn arm(&mut self) -> Result {
+        self.cq.arm(false)
+    }
+}
+
+/// The ring index of WQE counter `ctr` in a ring of `len` (a power of two) WQEBBs.
+fn sq_index(len: usize, ctr: u16) -> usize {
+    usize::from(ctr) & len.wrapping_sub(1)
+}
