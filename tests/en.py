@@ -96,5 +96,250 @@ def tests(env: Env):
         assert not errs, "cx4 reported:\n" + "\n".join(errs)
         print(f"    iperf3 cx4->mlx5e {tx:.0f} Mbit/s, mlx5e->cx4 {rx:.0f} Mbit/s")
 
+    @estimate(300)
+    def jumbo_and_tunnels():
+        """MTU 9000 between cx4 and mlx5e, then VXLAN, GENEVE and GRE (gretap with a key)
+        tunnels over the two netdevs with iperf3 through each: cx4 counts inner checksum
+        offload or TSO on each tunnel (the device parses VXLAN and GRE, GENEVE through the
+        software parser offsets)."""
+        common = """
+            ip link set "$IF" mtu 9000
+            ip link add vx0 type vxlan id 42 remote $PEER dstport 4789 dev "$IF"
+            ip link add gn0 type geneve id 43 remote $PEER
+            ip link add gt0 type gretap key 44 local $IP remote $PEER
+            k=10
+            for t in vx0 gn0 gt0; do
+                ip addr add 192.168.$k.$((me + 1))/24 dev $t; ip link set $t up; k=$((k + 1))
+            done
+            section features; ethtool -k "$IF" | grep -E "udp_tnl|gre|tx-checksum|segmentation"
+        """
+        vm0 = CX4_UP + "cx4_up\n" + common + """
+            reach $PEER
+            section jumbo; ping -c 3 -M do -s 8972 $PEER
+            wait_signal server
+            k=10
+            for t in vx0 gn0 gt0; do
+                reach 192.168.$k.2
+                section before-$t; stats
+                section iperf-$t; iperf3 -c 192.168.$k.2 -t 4 -f m
+                section after-$t; stats
+                k=$((k + 1))
+            done
+            signal done
+            ip link del vx0; ip link del gn0; ip link del gt0
+            rmmod cx4
+            echo unloaded
+        """
+        vm1 = "eth_up\n" + common + """
+            reach $PEER
+            section jumbo; ping -c 3 -M do -s 8972 $PEER
+            iperf3 -s -D
+            sleep 1
+            signal server
+            wait_signal done 600
+            rmmod mlx5_core
+            echo unloaded
+        """
+        res = eth_vms(env, [vm0, vm1], timeout=500, files=[env.ko])
+        assert_clean(res)
+        r0 = res[0]
+        for r in res:
+            assert "unloaded" in r.job_log, describe(r)
+            assert " 0% packet loss" in section(r.job_log, "jumbo"), section(r.job_log, "jumbo")
+        feats = section(r0.job_log, "features")
+        assert "tx-udp_tnl-segmentation: on" in feats and "tx-gre-segmentation: on" in feats, feats
+        rates = {}
+        for t in ("vx0", "gn0", "gt0"):
+            rates[t] = iperf_rate(section(r0.job_log, f"iperf-{t}"))
+            assert rates[t] > 0, section(r0.job_log, f"iperf-{t}")
+            b = ethtool_stats(section(r0.job_log, f"before-{t}"))
+            a = ethtool_stats(section(r0.job_log, f"after-{t}"))
+            inner = rise(b, a, "tx_csum_partial_inner")
+            assert inner > 0, f"{t}: no inner checksum offload counted by cx4: {a}"
+        errs = cx4_errors(r0.dmesg)
+        assert not errs, "cx4 reported:\n" + "\n".join(errs)
+        print("    " + ", ".join(f"{t} {v:.0f} Mbit/s" for t, v in rates.items()))
+
+    @estimate(300)
+    def rss_rings_channels_promisc_link():
+        """cx4 with 2 channels: RSS spreads 8 flows over both; ethtool -G, -X and -L under
+        traffic; promiscuous mode shows foreign unicast to tcpdump; link down/up from the
+        model's control socket drops and restores the carrier."""
+        vm0 = CX4_UP + """
+            cx4_up
+            section channels; ethtool -l "$IF"
+            reach $PEER
+            iperf3 -s -D
+            sleep 1
+            signal server
+            wait_signal rss-done 300
+            section rss; stats
+            section promisc
+            timeout 60 tcpdump -i "$IF" -n -e -c 3 ether dst 02:00:00:00:00:99 2>&1 &
+            sleep 3
+            signal sniffing
+            wait_signal foreign-sent 300
+            wait $! || true
+            section reconf
+            iperf3 -c $PEER -t 12 -f m > /tmp/reconf.log 2>&1 &
+            sleep 2
+            ethtool -G "$IF" rx 512 tx 512
+            sleep 2
+            ethtool -X "$IF" equal 1
+            sleep 2
+            ethtool -X "$IF" default
+            ethtool -L "$IF" combined 1
+            sleep 2
+            ethtool -L "$IF" combined 2
+            wait $!
+            cat /tmp/reconf.log
+            ethtool -g "$IF"
+            ethtool -x "$IF" | head -5
+            reach $PEER 30
+            section link-down; req ctl link state=down
+            for i in $(seq 100); do [ "$(cat /sys/class/net/$IF/carrier)" = 0 ] && break; sleep 0.1; done
+            echo "carrier $(cat /sys/class/net/$IF/carrier)"
+            ping -c 2 -W 1 $PEER > /dev/null 2>&1 && echo "ping while down: answered" || echo "ping while down: lost"
+            section link-up; req ctl link state=up
+            for i in $(seq 100); do [ "$(cat /sys/class/net/$IF/carrier)" = 1 ] && break; sleep 0.1; done
+            echo "carrier $(cat /sys/class/net/$IF/carrier)"
+            reach $PEER 30
+            ping -c 3 $PEER
+            signal done
+            rmmod cx4
+            echo unloaded
+        """
+        vm1 = """
+            eth_up
+            reach $PEER
+            wait_signal server
+            section iperf-rss; iperf3 -c $PEER -P 8 -t 4 -f m
+            signal rss-done
+            wait_signal sniffing
+            ip neigh replace 10.99.0.99 lladdr 02:00:00:00:00:99 dev "$IF"
+            ping -c 10 -i 0.2 -W 1 10.99.0.99 > /dev/null 2>&1 || true
+            signal foreign-sent
+            iperf3 -s -D
+            wait_signal done 600
+            rmmod mlx5_core
+            echo unloaded
+        """
+        res = eth_vms(env, [vm0, vm1], timeout=600, smp=2, files=[env.ko])
+        assert_clean(res)
+        log0 = res[0].job_log
+        assert re.search(r"Current hardware settings:.*?Combined:\s+2", section(log0, "channels"), re.S), \
+            section(log0, "channels")
+        st = ethtool_stats(section(log0, "rss"))
+        per_ch = [st.get(f"ch{c}_rx_packets", 0) for c in (0, 1)]
+        assert all(n > 100 for n in per_ch), f"RSS did not spread 8 flows over 2 channels: {per_ch}"
+        prom = section(log0, "promisc")
+        assert "02:00:00:00:00:99" in prom and "3 packets captured" in prom, prom
+        rec = section(log0, "reconf")
+        assert iperf_rate(rec) > 0, rec
+        assert re.search(r"Current hardware settings:\s+RX:\s+512", rec), rec
+        down, up = section(log0, "link-down"), section(log0, "link-up")
+        assert "carrier 0" in down and "ping while down: lost" in down, down
+        assert "carrier 1" in up and " 0% packet loss" in up, up
+        errs = cx4_errors(res[0].dmesg)
+        assert not errs, "cx4 reported:\n" + "\n".join(errs)
+
+    @estimate(300)
+    def unload_under_traffic_and_cycles():
+        """rmmod cx4 while TCP streams both ways, then 20 insmod/rmmod cycles with the netdev
+        up and a ping through it each time; kmemleak finds nothing and the model gets every
+        object and page back."""
+        vm0 = CX4_UP + """
+            cx4_up
+            reach $PEER
+            iperf3 -s -D
+            wait_signal server
+            iperf3 -c $PEER -t 30 -f m > /tmp/tx.log 2>&1 &
+            sleep 4
+            rmmod cx4
+            echo "unloaded under traffic"
+            kill %1 2>/dev/null || true
+            signal unloaded
+            echo clear > /sys/kernel/debug/kmemleak
+            section cycles
+            ok=0
+            for i in $(seq 20); do
+                IF=; cx4_up > /dev/null 2>&1 || { echo "cycle $i: no netdev"; break; }
+                ping -c 1 -W 2 $PEER > /dev/null 2>&1 || { reach $PEER 20 > /dev/null && true; }
+                ping -c 1 -W 2 $PEER > /dev/null 2>&1 && ok=$((ok + 1))
+                rmmod cx4
+            done
+            echo "cycles with traffic: $ok/20"
+            signal done
+            echo scan > /sys/kernel/debug/kmemleak
+            sleep 6
+            echo scan > /sys/kernel/debug/kmemleak
+            section kmemleak
+            cat /sys/kernel/debug/kmemleak
+            section end
+            echo unloaded
+        """
+        vm1 = """
+            eth_up
+            reach $PEER
+            iperf3 -s -D
+            sleep 1
+            signal server
+            iperf3 -c $PEER -t 30 -f m > /tmp/tx.log 2>&1 &
+            wait_signal unloaded 300
+            kill %1 2>/dev/null || true
+            wait_signal done 900
+            rmmod mlx5_core
+            echo unloaded
+        """
+        res = eth_vms(env, [vm0, vm1], timeout=900, files=[env.ko], cmdline="kmemleak=on")
+        assert_clean(res)
+        r0 = res[0]
+        assert "unloaded under traffic" in r0.job_log, describe(r0)
+        cyc = section(r0.job_log, "cycles")
+        m = re.search(r"cycles with traffic: (\d+)/20", cyc)
+        assert m and int(m.group(1)) == 20, cyc
+        leaks = section(r0.job_log, "kmemleak")
+        ours = [b for b in leaks.split("unreferenced object") if "cx4" in b]
+        assert not ours, "kmemleak found cx4 leaks:\n" + "\n".join(ours)[:3000]
+        errs = cx4_errors(r0.dmesg)
+        assert not errs, "cx4 reported:\n" + "\n".join(errs)
+
+    @estimate(120)
+    def sq_error_recovery():
+        """A send WQE the card refuses (injected in the model) completes with an error CQE;
+        cx4 counts it, resets the SQ (MODIFY_SQ ERR -> RST -> RDY) and traffic to the host
+        side of the segment flows again."""
+        vm0 = CX4_UP + """
+            cx4_up
+            HOST=10.99.0.254
+            reach $HOST
+            section before; stats
+            section inject; req ctl wqe-error count=1
+            ping -c 3 -W 1 $HOST > /dev/null 2>&1 || echo "ping during the error: lost"
+            for i in $(seq 100); do
+                [ "$(stats | sed -n 's/^tx_recover: //p')" -ge 1 ] 2>/dev/null && break
+                sleep 0.1
+            done
+            reach $HOST 60
+            section after-ping; ping -c 5 -i 0.2 $HOST
+            section after; stats
+            rmmod cx4
+            echo unloaded
+        """
+        r = eth_vms(env, [vm0], timeout=240, files=[env.ko])[0]
+        assert r.status == 0, describe(r)
+        b, a = ethtool_stats(section(r.job_log, "before")), ethtool_stats(section(r.job_log, "after"))
+        assert rise(b, a, "tx_cqe_err") >= 1, f"no error CQE counted: {a}"
+        assert rise(b, a, "tx_recover") >= 1, f"no SQ recovery counted: {a}"
+        assert " 0% packet loss" in section(r.job_log, "after-ping"), section(r.job_log, "after-ping")
+        assert re.search(r"SQ 0x\w+ of channel \d+ recovered", r.dmesg), r.dmesg[-3000:]
+        check_clean_dmesg(r.dmesg)
+
     yield "cx4 <-> mlx5e: link, ping v4/v6, iperf3 both ways with TSO/csum, clean unload", \
         cx4_and_mlx5e_ping_iperf
+    yield "cx4 <-> mlx5e: MTU 9000, VXLAN/GENEVE/GRE tunnels with inner offloads", jumbo_and_tunnels
+    yield "cx4: RSS over 2 channels, ethtool -G/-X/-L under traffic, promiscuous, link down/up", \
+        rss_rings_channels_promisc_link
+    yield "cx4: rmmod under traffic, 20 load/unload cycles with traffic, kmemleak clean", \
+        unload_under_traffic_and_cycles
+    yield "cx4: SQ error CQE -> SQ recovery, traffic resumes", sq_error_recovery

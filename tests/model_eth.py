@@ -161,10 +161,12 @@ class Relay:
 
 
 def eth_vms(env: Env, scripts: list[str], *, timeout: float = 300, smp: int = 1,
-            model_args: list[str] | None = None, files: list[Path] = ()) -> list[vmrun.VmResult]:
+            model_args: list[str] | None = None, files: list[Path] = (),
+            cmdline: str = "") -> list[vmrun.VmResult]:
     """Boots one VM per script, each with a modelled card on the run's segment, and runs the
     script (after PRELUDE) as its job; `files` go to every VM's share (/cx4)."""
-    specs = [vmrun.VmSpec(name=f"vm{i}", wire=True, model_args=list(model_args or []))
+    specs = [vmrun.VmSpec(name=f"vm{i}", wire=True, model_args=list(model_args or []),
+                          cmdline=cmdline)
              for i in range(len(scripts))]
     with vmrun.Run(env.kdir, env.tree, env.model, specs, smp=smp, log=lambda m: None) as run:
         relays = []

@@ -17,7 +17,8 @@
 //! - fs.rs: NIC RX flow steering (L2 table at the root, TTC table to the RSS TIRs);
 //! - netdev.rs: the netdev (private state, `net_device_ops`, open/close, recovery, carrier);
 //!   channel.rs: a channel's rings and its NAPI poller; tx.rs / rx.rs: the datapath;
-//!   ethtool.rs: ethtool operations; stats.rs: per-channel software counters.
+//!   ethtool.rs: ethtool operations; stats.rs: per-channel software counters; tunnel.rs:
+//!   VXLAN ports, which tunnelled packets keep their offloads, GENEVE parser offsets.
 //!
 //! Every object frees what it owns in `Drop`, so each error path unwinds by itself.
 
@@ -40,4 +41,5 @@ pub(crate) mod sq;
 pub(crate) mod stats;
 pub(crate) mod tir;
 pub(crate) mod tis;
+pub(crate) mod tunnel;
 pub(crate) mod tx;

@@ -78,7 +78,16 @@ use crate::{
         },
         stats::ChannelStats,
         tis::Tis,
-        tx::TxRing,
+        tunnel::{
+            self,
+            EnTunnels,
+            VxlanPorts,
+            IANA_VXLAN_PORT, //
+        },
+        tx::{
+            TxCfg,
+            TxRing, //
+        },
     },
 };
 
@@ -155,6 +164,10 @@ pub(crate) struct EnPriv {
     pub(crate) fw_version: CString,
     /// `NETIF_F_RXCSUM` is on.
     pub(crate) rxcsum: AtomicBool,
+    /// The VXLAN ports the device parses.
+    vxlan: VxlanPorts,
+    /// How SQs build WQEs.
+    tx_cfg: TxCfg,
     #[pin]
     state: Mutex<State>,
     #[pin]
@@ -190,6 +203,11 @@ impl EnPriv {
         // of queues the netdev was allocated with; fall back to slot 0 otherwise.
         let i = if (ix as usize) < self.tx.len() { ix as usize } else { 0 };
         &self.tx[i]
+    }
+
+    /// The VXLAN ports the device parses.
+    pub(crate) fn vxlan_ports(&self) -> &VxlanPorts {
+        &self.vxlan
     }
 
     /// The most channels.
@@ -305,7 +323,7 @@ impl EnPriv {
                 log_size: p.log_sq,
                 cqn: tcq.cqn(),
                 tisn: self.tis.tisn(),
-                allow_swp: false,
+                allow_swp: self.tx_cfg.geneve,
             },
         )?;
         let tx = TxRing::new(sq, tcq)?;
@@ -474,7 +492,7 @@ impl DeviceOps for EnNetdev {
                 skb,
                 data.dma_dev.get(),
                 txq,
-                data.res.min_inline(),
+                &data.tx_cfg,
                 st,
             ),
             None => {
@@ -483,6 +501,20 @@ impl DeviceOps for EnNetdev {
                 TxResult::Ok
             }
         }
+    }
+
+    fn features_check(
+        _dev: &Device,
+        data: ArcBorrow<'_, EnPriv>,
+        skb: &netdev::skb::SkBuff,
+        f: Features,
+    ) -> Features {
+        if !skb.encapsulation() || tunnel::offloadable(skb, &data.res.caps().tunnels, &data.vxlan)
+        {
+            return f;
+        }
+        // The stack checksums and segments what the device cannot parse.
+        f & !(Features::CSUM_MASK | Features::GSO_MASK)
     }
 
     fn get_stats64(_dev: &Device, data: ArcBorrow<'_, EnPriv>, s: &mut Stats64) {
@@ -619,6 +651,8 @@ impl En {
         let mut key = [0u8; RSS_KEY_LEN];
         netdev::rss_key_fill(&mut key);
         let mac = res.mac();
+        let min_inline = res.min_inline();
+        let tun = res.caps().tunnels;
         let priv_ = Arc::pin_init(
             try_pin_init!(EnPriv {
                 tx,
@@ -630,6 +664,11 @@ impl En {
                 stats,
                 fw_version,
                 rxcsum: AtomicBool::new(true),
+                vxlan: VxlanPorts::new(),
+                tx_cfg: TxCfg {
+                    min_inline: min_inline,
+                    geneve: tun.geneve,
+                },
                 state <- new_mutex!(State {
                     params: Params {
                         channels,
@@ -671,14 +710,44 @@ impl En {
         } else {
             Features::HIGHDMA
         };
+        let base = hw;
+        if tun.vxlan || tun.gre || tun.geneve {
+            let mut enc = Features::SG
+                | Features::IP_CSUM
+                | Features::IPV6_CSUM
+                | Features::TSO
+                | Features::TSO6
+                | Features::GSO_PARTIAL;
+            let mut partial = Features::EMPTY;
+            if tun.vxlan || tun.geneve {
+                let udp = Features::GSO_UDP_TUNNEL | Features::GSO_UDP_TUNNEL_CSUM;
+                hw = hw | udp;
+                enc = enc | udp;
+                partial = partial | Features::GSO_UDP_TUNNEL_CSUM;
+            }
+            if tun.gre {
+                let gre = Features::GSO_GRE | Features::GSO_GRE_CSUM;
+                hw = hw | gre;
+                enc = enc | gre;
+                partial = partial | Features::GSO_GRE_CSUM;
+            }
+            hw = hw | Features::GSO_PARTIAL;
+            dev.set_hw_enc_features(enc);
+            dev.set_gso_partial_features(partial);
+        }
         dev.set_hw_features(hw);
         dev.set_features(hw | fixed | Features::RXHASH);
-        dev.set_vlan_features(hw);
+        dev.set_vlan_features(base);
         if caps.log_max_lso > 0 {
             dev.set_tso_max_size(1 << u32::from(caps.log_max_lso).min(16));
         }
         dev.set_real_num_tx_queues(channels)?;
         dev.set_real_num_rx_queues(channels)?;
+        if tun.vxlan {
+            // lib/vxlan.c: the IANA port is always parsed; the stack reports the others.
+            priv_.vxlan.add(mdev, IANA_VXLAN_PORT)?;
+            reg.set_udp_tunnel_nic::<EnTunnels>()?;
+        }
         priv_.state.lock().dev = Some(reg.device_ref());
         let link = Arc::new(
             Link {
@@ -712,6 +781,7 @@ impl Drop for En {
         self.reg = None;
         kapi::flush_work(&self.priv_.recovery);
         self.priv_.state.lock().dev = None;
+        self.priv_.vxlan.clear(self.priv_.res.mdev());
     }
 }
 

@@ -23,6 +23,10 @@ use kernel::{
     sync::Arc, //
 };
 
+use crate::en::tunnel::{
+    TunnelCaps,
+    MAX_VXLAN_PORTS, //
+};
 use crate::{
     caps::Caps,
     cmd::input,
@@ -191,6 +195,8 @@ pub(crate) struct EnCaps {
     pub(crate) log_max_wq_sz: u8,
     /// GENERAL `max_wqe_sz_rq` in bytes.
     pub(crate) max_wqe_sz_rq: u32,
+    /// Stateless tunnel offloads.
+    pub(crate) tunnels: TunnelCaps,
 }
 
 impl EnCaps {
@@ -208,6 +214,15 @@ impl EnCaps {
             log_max_rqt_size: gen.log_max_rqt_size() as u8,
             log_max_wq_sz: gen.log_max_wq_sz() as u8,
             max_wqe_sz_rq: gen.max_wqe_sz_rq(),
+            tunnels: TunnelCaps {
+                vxlan: eth.tunnel_stateless_vxlan() != 0,
+                gre: eth.tunnel_stateless_gre() != 0,
+                geneve: eth.swp() != 0 && eth.swp_csum() != 0 && eth.swp_lso() != 0,
+                max_vxlan_ports: match eth.max_vxlan_udp_ports() {
+                    0 => 4,
+                    n => (n as usize).min(MAX_VXLAN_PORTS),
+                },
+            },
         })
     }
 }

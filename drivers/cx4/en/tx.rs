@@ -36,6 +36,7 @@ use crate::{
             STOP_ROOM, //
         },
         stats::ChannelStats,
+        tunnel,
     },
 };
 
@@ -50,6 +51,14 @@ const ETH_ZLEN: u32 = 60;
 const MAX_GATHER: usize = 20;
 /// Send CQEs consumed per poll (en/txrx.h `MLX5E_TX_CQ_POLL_BUDGET`).
 pub(crate) const TX_CQ_BUDGET: usize = 128;
+
+/// How the channel's SQ builds WQEs.
+pub(crate) struct TxCfg {
+    /// The minimum inline mode (`cx4_hw::wq::inline_mode`).
+    pub(crate) min_inline: u8,
+    /// GENEVE packets get software parser offsets (the SQ allows them).
+    pub(crate) geneve: bool,
+}
 
 /// What a posted WQE carries until it completes.
 struct TxInfo {
@@ -167,7 +176,7 @@ impl TxRing {
         skb: SkBuff,
         dma_dev: &device::Device<Bound>,
         txq: &TxQueue,
-        min_inline: u8,
+        cfg: &TxCfg,
         st: &ChannelStats,
     ) -> TxResult {
         if self.in_error {
@@ -175,7 +184,7 @@ impl TxRing {
             drop(skb);
             return TxResult::Ok;
         }
-        let h = match Self::headers(&skb, min_inline) {
+        let h = match Self::headers(&skb, cfg.min_inline) {
             Ok(h) => h,
             Err(_) => {
                 ChannelStats::add(&st.tx_dropped, 1);
@@ -184,6 +193,11 @@ impl TxRing {
             }
         };
         let vlan = skb.vlan_tag().map(|tci| VlanInsert { proto: 0x8100, tci });
+        let swp = if cfg.geneve {
+            tunnel::geneve_swp(&skb, vlan.is_some())
+        } else {
+            None
+        };
         let (pkts, bytes) = if h.mss.is_some() {
             let segs = u32::from(skb.gso_segs().max(1));
             (segs, skb.len() + (segs - 1) * h.inline as u32)
@@ -224,7 +238,7 @@ impl TxRing {
             vlan,
             cs_flags: h.cs,
             lso_mss: h.mss,
-            swp: None,
+            swp,
             gather: &gather[..n],
             signal: false,
         };
