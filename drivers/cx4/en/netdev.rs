@@ -237,7 +237,7 @@ impl EnPriv {
 
     /// Asks for the SQ recovery work (from NAPI: an error CQE).
     pub(crate) fn schedule_recovery(this: Arc<Self>) {
-        let _ = workqueue::system().enqueue::<Arc<EnPriv>, 0>(this);
+        let _ = workqueue::system_long().enqueue::<Arc<EnPriv>, 0>(this);
     }
 
     /// Opens the channels, RSS and steering (`ndo_open`, or a reconfiguration while up).
@@ -248,7 +248,7 @@ impl EnPriv {
         let mdev = this.res.mdev();
         let n = g.params.channels.clamp(1, this.max_channels);
         let hw_mtu = port::sw_to_hw_mtu(dev.mtu());
-        enres::set_vport_mtu(mdev, hw_mtu)?;
+        set_mtu(mdev, hw_mtu)?;
         let mut open = Open {
             channels: KVec::with_capacity(n as usize, GFP_KERNEL)?,
             rss: None,
@@ -575,7 +575,7 @@ impl DeviceOps for EnNetdev {
         if was_open {
             EnPriv::open_locked(data, dev, &mut g)?;
         } else {
-            enres::set_vport_mtu(data.res.mdev(), port::sw_to_hw_mtu(new_mtu))?;
+            set_mtu(data.res.mdev(), port::sw_to_hw_mtu(new_mtu))?;
         }
         Ok(())
     }
@@ -666,7 +666,7 @@ impl En {
                 rxcsum: AtomicBool::new(true),
                 vxlan: VxlanPorts::new(),
                 tx_cfg: TxCfg {
-                    min_inline: min_inline,
+                    min_inline,
                     geneve: tun.geneve,
                 },
                 state <- new_mutex!(State {
@@ -703,7 +703,7 @@ impl En {
             | Features::RXCSUM
             | Features::HW_VLAN_CTAG_TX;
         if caps.log_max_lso > 0 {
-            hw = hw | Features::TSO | Features::TSO6;
+            hw |= Features::TSO | Features::TSO6;
         }
         let fixed = if caps.vlan_strip {
             Features::HW_VLAN_CTAG_RX | Features::HIGHDMA
@@ -721,17 +721,17 @@ impl En {
             let mut partial = Features::EMPTY;
             if tun.vxlan || tun.geneve {
                 let udp = Features::GSO_UDP_TUNNEL | Features::GSO_UDP_TUNNEL_CSUM;
-                hw = hw | udp;
-                enc = enc | udp;
-                partial = partial | Features::GSO_UDP_TUNNEL_CSUM;
+                hw |= udp;
+                enc |= udp;
+                partial |= Features::GSO_UDP_TUNNEL_CSUM;
             }
             if tun.gre {
                 let gre = Features::GSO_GRE | Features::GSO_GRE_CSUM;
-                hw = hw | gre;
-                enc = enc | gre;
-                partial = partial | Features::GSO_GRE_CSUM;
+                hw |= gre;
+                enc |= gre;
+                partial |= Features::GSO_GRE_CSUM;
             }
-            hw = hw | Features::GSO_PARTIAL;
+            hw |= Features::GSO_PARTIAL;
             dev.set_hw_enc_features(enc);
             dev.set_gso_partial_features(partial);
         }
@@ -783,6 +783,14 @@ impl Drop for En {
         self.priv_.state.lock().dev = None;
         self.priv_.vxlan.clear(self.priv_.res.mdev());
     }
+}
+
+/// Sets the port's MTU (PMTU: the largest frame the port sends and takes) and the NIC vport
+/// context's (en_main.c `mlx5e_set_mtu`); `hw_mtu` counts the Ethernet header, a VLAN tag and
+/// the FCS.
+fn set_mtu(mdev: &Mdev, hw_mtu: u32) -> Result {
+    port::set_mtu(mdev, hw_mtu)?;
+    enres::set_vport_mtu(mdev, hw_mtu)
 }
 
 /// The channels a new netdev starts with: one per completion EQ, at most the stack's default
