@@ -99,9 +99,9 @@ def tests(env: Env):
     @estimate(300)
     def jumbo_and_tunnels():
         """MTU 9000 between cx4 and mlx5e, then VXLAN, GENEVE and GRE (gretap with a key)
-        tunnels over the two netdevs with iperf3 through each: cx4 counts inner checksum
-        offload or TSO on each tunnel (the device parses VXLAN and GRE, GENEVE through the
-        software parser offsets)."""
+        tunnels over the two netdevs with iperf3 through each: cx4 offloads inner checksum and
+        TSO on VXLAN and GRE (the device parses them); GENEVE needs the software parser,
+        which ConnectX-4 lacks, so it is checksummed and segmented by the stack (as mlx5e)."""
         common = """
             ip link set "$IF" mtu 9000
             ip link add vx0 type vxlan id 42 remote $PEER dstport 4789 dev "$IF"
@@ -112,6 +112,9 @@ def tests(env: Env):
                 ip addr add 192.168.$k.$((me + 1))/24 dev $t; ip link set $t up; k=$((k + 1))
             done
             section features; ethtool -k "$IF" | grep -E "udp_tnl|gre|tx-checksum|segmentation"
+            # Both sides at MTU 9000 before any jumbo frame (an MTU change reopens the rings).
+            signal mtu-$me
+            wait_signal mtu-$peer
         """
         vm0 = CX4_UP + "cx4_up\n" + common + """
             reach $PEER
@@ -155,7 +158,13 @@ def tests(env: Env):
             b = ethtool_stats(section(r0.job_log, f"before-{t}"))
             a = ethtool_stats(section(r0.job_log, f"after-{t}"))
             inner = rise(b, a, "tx_csum_partial_inner")
-            assert inner > 0, f"{t}: no inner checksum offload counted by cx4: {a}"
+            if t == "gn0":
+                # ConnectX-4 has no software parser (swp caps 0, as the model says): GENEVE
+                # TX stays in software on cx4 as on mlx5e; ndo_features_check says so.
+                assert inner == 0, f"{t}: inner offload without a software parser: {a}"
+            else:
+                assert inner > 0, f"{t}: no inner checksum offload counted by cx4: {a}"
+                assert rise(b, a, "tx_tso_packets") > 0, f"{t}: no TSO through the tunnel: {a}"
         errs = cx4_errors(r0.dmesg)
         assert not errs, "cx4 reported:\n" + "\n".join(errs)
         print("    " + ", ".join(f"{t} {v:.0f} Mbit/s" for t, v in rates.items()))
@@ -337,7 +346,8 @@ def tests(env: Env):
 
     yield "cx4 <-> mlx5e: link, ping v4/v6, iperf3 both ways with TSO/csum, clean unload", \
         cx4_and_mlx5e_ping_iperf
-    yield "cx4 <-> mlx5e: MTU 9000, VXLAN/GENEVE/GRE tunnels with inner offloads", jumbo_and_tunnels
+    yield "cx4 <-> mlx5e: MTU 9000, VXLAN/GENEVE/GRE tunnels (inner offloads on VXLAN, GRE)", \
+        jumbo_and_tunnels
     yield "cx4: RSS over 2 channels, ethtool -G/-X/-L under traffic, promiscuous, link down/up", \
         rss_rings_channels_promisc_link
     yield "cx4: rmmod under traffic, 20 load/unload cycles with traffic, kmemleak clean", \
