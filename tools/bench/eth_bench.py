@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Benchmark (not a test): Ethernet between two VMs, mlx5e on the model vs virtio-net.
+"""Benchmark (not a test): Ethernet between two VMs: cx4 and upstream mlx5e on the same model,
+both against virtio-net.
 
-Boots two VMs on one segment, each with a virtio-net NIC (10.99.1.N) and a modelled
-ConnectX-4 whose port is a TAP on the same bridge (mlx5_core + mlx5e, 10.99.0.N). vm0 runs, for
-each NIC in turn, iperf3 TCP to vm1 and back and a ping request/response series; around the
-mlx5e runs it asks the host for the model's CPU time (/proc/PID/stat) and the model's frame
-counters (control socket `stats`). Prints medians side by side with the mlx5e/virtio ratios and
-the model's host CPU cost per frame.
+Boots two VMs on one segment, each with a virtio-net NIC (10.99.1.N) and two modelled
+ConnectX-4 cards whose ports are TAPs on the same bridge: card 0 driven by mlx5_core + mlx5e
+(10.99.0.N), card 1 by cx4 (10.99.2.N). vm0 runs, for each NIC in turn, iperf3 TCP to vm1 and
+back, a ping request/response series and a small-packet UDP rate; around the mlx5e runs it asks
+the host for the model's CPU time (/proc/PID/stat) and the model's frame counters (control
+socket `stats`). Prints medians side by side with the cx4/mlx5e, cx4/virtio and mlx5e/virtio
+ratios and the model's host CPU cost per frame.
 
     python3 tools/bench/eth_bench.py [--rounds 3] [--seconds 10]      (make bench)
 """
@@ -38,18 +40,29 @@ VIF=$(for d in /sys/class/net/*; do
 ip link set "$VIF" up
 ip addr add 10.99.1.$((me + 1))/24 dev "$VIF"
 eth_up
+# Card 1 goes to cx4: mlx5_core lets go of it, cx4 probes it.
+echo 0000:02:00.0 > /sys/bus/pci/drivers/mlx5_core/unbind
+insmod /cx4/cx4.ko
+for i in $(seq 200); do
+    CIF=$(ls /sys/bus/pci/devices/0000:02:00.0/net/ 2>/dev/null | head -1)
+    [ -n "$CIF" ] && break
+    sleep 0.1
+done
+ip link set "$CIF" up
+ip addr add 10.99.2.$((me + 1))/24 dev "$CIF"
 """
 
 CLIENT = SETUP + r"""
-reach $PEER; reach 10.99.1.$((peer + 1))
+reach $PEER; reach 10.99.1.$((peer + 1)); reach 10.99.2.$((peer + 1))
 wait_signal server
 for r in $(seq ROUNDS); do
-  for nic in virtio mlx5e; do
-    if [ $nic = mlx5e ]; then dst=$PEER; else dst=10.99.1.$((peer + 1)); fi
+  for nic in virtio mlx5e cx4; do
+    case $nic in mlx5e) dst=$PEER;; cx4) dst=10.99.2.$((peer + 1));; *) dst=10.99.1.$((peer + 1));; esac
     [ $nic = mlx5e ] && { echo "cpu0 $(req cpu)"; echo "stats0 $(req ctl stats)"; }
     echo "tx $nic $(iperf3 -c $dst -t SECONDS -f m | grep receiver)"
     echo "rx $nic $(iperf3 -c $dst -t SECONDS -f m -R | grep receiver)"
     echo "rr $nic $(ping -q -c 200 -i 0.02 $dst | grep rtt)"
+    echo "udp $nic $(iperf3 -c $dst -u -b 0 -l 64 -t SECONDS -f m | grep receiver)"
     [ $nic = mlx5e ] && { echo "cpu1 $(req cpu)"; echo "stats1 $(req ctl stats)"; }
   done
 done
@@ -57,7 +70,7 @@ signal done
 """
 
 SERVER = SETUP + r"""
-reach $PEER; reach 10.99.1.$((peer + 1))
+reach $PEER; reach 10.99.1.$((peer + 1)); reach 10.99.2.$((peer + 1))
 iperf3 -s -D
 sleep 1
 signal server
@@ -86,21 +99,22 @@ def main() -> int:
     ap.add_argument("--seconds", type=int, default=10)
     args = ap.parse_args()
     env = testrun.setup()
-    specs = [vmrun.VmSpec(name=f"vm{i}", wire=True, mac=f"52:54:00:c4:00:{i + 1:02x}")
+    specs = [vmrun.VmSpec(name=f"vm{i}", wire=True, cards=2, mac=f"52:54:00:c4:00:{i + 1:02x}")
              for i in range(2)]
     with vmrun.Run(env.kdir, env.tree, env.model, specs, net=True, log=lambda m: None) as run:
         relays = []
         for spec, job in zip(specs, (CLIENT, SERVER)):
             ctl = run.dir / f"{spec.name}.ctl"
-            spec.model_args += ["--control", str(ctl)]
+            spec.model_args += ["--control", str(run.dir / "{card}.ctl")]
             text = job.replace("ROUNDS", str(args.rounds)).replace("SECONDS", str(args.seconds))
             (run.dir / f"job-{spec.name}.sh").write_text("set -e\n" + PRELUDE + text)
             run.put(run.dir / f"job-{spec.name}.sh", "job.sh", vms=[spec.name])
             relays.append(Relay(run, spec.name, ctl))
+        run.put(env.ko)
         for r in relays:
             r.__enter__()
         try:
-            res = run.boot(timeout=600 + args.rounds * 6 * (args.seconds + 30))
+            res = run.boot(timeout=600 + args.rounds * 9 * (args.seconds + 30))
         finally:
             for r in relays:
                 r.__exit__()
@@ -114,7 +128,7 @@ def main() -> int:
     t0 = f0 = None
     for line in res[0].job_log.splitlines():
         w = line.split(maxsplit=2)
-        if len(w) == 3 and w[0] in ("tx", "rx"):
+        if len(w) == 3 and w[0] in ("tx", "rx", "udp"):
             tput.setdefault((w[0], w[1]), []).append(mbits(w[2]))
         elif len(w) == 3 and w[0] == "rr":
             m = re.search(r"= [\d.]+/([\d.]+)/", w[2])
@@ -134,13 +148,21 @@ def main() -> int:
                 d, f, p = path_counts(line)
                 ndb, nframes, path_s = ndb + d - f0[0], nframes + f - f0[1], path_s + p - f0[2]
     med = lambda v: statistics.median(v) if v else float("nan")
+    ratio = lambda a, b: b / a if a else float("nan")
     print(f"\nEthernet between two TCG VMs, {args.rounds} rounds of {args.seconds} s (medians)\n")
-    print(f"{'':34} {'virtio-net':>12} {'mlx5e/model':>12} {'ratio':>7}")
-    for key, name in ((("tx",), "iperf3 TCP vm0->vm1 (Mbit/s)"), (("rx",), "iperf3 TCP vm1->vm0 (Mbit/s)")):
-        a, b = med(tput.get((key[0], "virtio"), [])), med(tput.get((key[0], "mlx5e"), []))
-        print(f"{name:34} {a:12.1f} {b:12.1f} {b / a if a else float('nan'):7.2f}")
-    a, b = med(rtt.get("virtio", [])), med(rtt.get("mlx5e", []))
-    print(f"{'ping request/response (ms)':34} {a:12.3f} {b:12.3f} {b / a if a else float('nan'):7.2f}")
+    print(f"{'':34} {'virtio-net':>11} {'mlx5e':>9} {'cx4':>9} {'cx4/mlx5e':>10} "
+          f"{'cx4/virtio':>11} {'mlx5e/virtio':>13}")
+    rows = ((("tx",), "iperf3 TCP vm0->vm1 (Mbit/s)"), (("rx",), "iperf3 TCP vm1->vm0 (Mbit/s)"),
+            (("udp",), "UDP 64-byte rate (Mbit/s)"))
+    for key, name in rows:
+        v, m, c = (med(tput.get((key[0], n), [])) for n in ("virtio", "mlx5e", "cx4"))
+        print(f"{name:34} {v:11.1f} {m:9.1f} {c:9.1f} {ratio(m, c):10.2f} {ratio(v, c):11.2f} "
+              f"{ratio(v, m):13.2f}")
+    v, m, c = (med(rtt.get(n, [])) for n in ("virtio", "mlx5e", "cx4"))
+    # Latency: lower is better, so the ratios are inverted (higher is better everywhere).
+    print(f"{'ping request/response (ms)':34} {v:11.3f} {m:9.3f} {c:9.3f} {ratio(c, m):10.2f} "
+          f"{ratio(c, v):11.2f} {ratio(m, v):13.2f}")
+    print("\nratios: higher is better (latency ratios are inverted); goal cx4/mlx5e >= 1 on every row")
     if nframes:
         print(f"\nmodel of vm0 over the mlx5e runs: {cpu_s:.2f} s CPU for {nframes} frames (sent + "
               f"delivered) = {cpu_s / nframes * 1e6:.1f} us per frame; {ndb} SQ doorbells "

@@ -51,7 +51,7 @@ class VmSpec:
     name: str
     model: bool = True                       # attach a modelled ConnectX-4
     cards: int = 1                           # how many modelled cards (each on its own root port)
-    model_args: list[str] = field(default_factory=list)
+    model_args: list[str] = field(default_factory=list)   # `{card}`: the card's name
     mem_mb: int = 1024
     mac: str | None = None                   # NIC on the run's L2 segment (needs Run(net=True))
     wire: bool = False                       # the modelled cards' ports on the run's segment:
@@ -179,7 +179,9 @@ class Run:
         i = self.vms.index(vm)
         # Distinct MACs for every card of the run (two VMs share one segment).
         seed = k + 1 if not vm.wire else 16 * (i + 1) + k + 1
-        argv = [str(self.model_bin), "--socket", str(sock), "--seed", str(seed), *vm.model_args]
+        # `{card}` in a model argument names the card (per-card control sockets).
+        args = [a.replace("{card}", card) for a in vm.model_args]
+        argv = [str(self.model_bin), "--socket", str(sock), "--seed", str(seed), *args]
         if vm.wire:
             # The model joins the run's netns to open its TAP there.
             argv = ["ip", "netns", "exec", self.netns, *argv, "--eth", "--tap", self.wire_tap(i, k)]
