@@ -26,7 +26,7 @@ pub struct Fmsg<'a> {
     _p: PhantomData<&'a mut ksys::devlink_fmsg>,
 }
 
-impl Fmsg<'_> {
+impl<'a> Fmsg<'a> {
     /// Wraps the message devlink passed to a callback.
     ///
     /// # Safety
@@ -98,6 +98,39 @@ impl Fmsg<'_> {
             ksys::devlink_fmsg_obj_nest_end(self.ptr());
             ksys::devlink_fmsg_pair_nest_end(self.ptr());
         }
+        r
+    }
+
+    /// Adds `name` = an array of objects, which `fill` adds with [`FmsgArray::put_object`].
+    pub fn put_array(
+        &mut self,
+        name: &CStr,
+        fill: impl FnOnce(&mut FmsgArray<'_, 'a>) -> Result,
+    ) -> Result {
+        // SAFETY: As in `put_bool`; the nest is closed below.
+        unsafe { ksys::devlink_fmsg_arr_pair_nest_start(self.ptr(), name.as_char_ptr()) };
+        let r = fill(&mut FmsgArray { fmsg: self });
+        // SAFETY: Closes the nest opened above (also after an error, as in `put_object`).
+        unsafe { ksys::devlink_fmsg_arr_pair_nest_end(self.ptr()) };
+        r
+    }
+}
+
+/// The array being filled by [`Fmsg::put_array`]: its elements are objects.
+pub struct FmsgArray<'f, 'a> {
+    fmsg: &'f mut Fmsg<'a>,
+}
+
+impl FmsgArray<'_, '_> {
+    /// Adds an element: an object whose pairs `fill` adds.
+    pub fn put_object(&mut self, fill: impl FnOnce(&mut Fmsg<'_>) -> Result) -> Result {
+        let f = &mut *self.fmsg;
+        // SAFETY: As in `Fmsg::put_bool`; the array nest is open (we are inside
+        // `put_array`); the object nest is closed below.
+        unsafe { ksys::devlink_fmsg_obj_nest_start(f.ptr()) };
+        let r = fill(f);
+        // SAFETY: Closes the nest opened above.
+        unsafe { ksys::devlink_fmsg_obj_nest_end(f.ptr()) };
         r
     }
 }
