@@ -1,32 +1,101 @@
 // SPDX-License-Identifier: GPL-2.0
-//! devlink: the instance of the PCI function (`devlink dev show` lists `pci/<name>`) and its
-//! `fw_fatal` health reporter (upstream: devlink.c and health.c's `mlx5_fw_fatal_reporter`).
+//! devlink: the instance of the PCI function (`devlink dev show` lists `pci/<name>`), its
+//! `info_get` (`devlink dev info`: devlink.c `mlx5_devlink_info_get`), its `fw_fatal` health
+//! reporter (health.c's `mlx5_fw_fatal_reporter`) and the Ethernet `tx` reporter (mlx5e's
+//! en/reporter_tx.c).
 //!
 //! function.rs reports each fatal fault once; `recover` runs a recovery attempt
 //! ([`Function::recover`]) and `diagnose` describes the health state from
-//! [`Function::stats`]. The abstraction (drivers/devlink/) owns the reporter and keeps this
+//! [`Function::stats`]. The abstraction (drivers/devlink/) owns the reporters and keeps this
 //! callback data alive while devlink can call it.
+//!
+//! # The `tx` reporter
+//!
+//! The netdev comes and goes with each HCA load, and a load runs either under the devlink
+//! instance lock (fw_fatal's `recover`) or not (the watcher's retries, probe), so the netdev
+//! cannot create and destroy a reporter itself (`devlink_health_reporter_create()` and
+//! `_destroy()` take that lock). The reporter therefore lives as long as the instance, with
+//! [`TxHealth`] as its data: the [`Function`] makes it before its first load and hands it to
+//! each netdev, which attaches its private data on probe and detaches it first thing when it
+//! goes ([`TxHealth::attach`], [`TxHealth::detach`]); `diagnose` describes the attached
+//! netdev's SQs.
+//!
+//! The SQ recovery itself stays in the netdev's work (en/netdev.rs `recover_sqs`), which
+//! hands each error it handled, with its outcome, to [`TxHealth::push`]. The report is made
+//! from a work item of [`TxHealth`], not from the netdev's: reporting takes the instance lock
+//! (devlink recovers automatically under it), and the netdev's work is flushed when the
+//! netdev goes, which fw_fatal's recovery does with that lock held, and `ndo_stop` under the
+//! RTNL, which the same recovery takes (unregistering the netdev) under the instance lock.
+//! The report's `recover` (auto-recover) only returns the outcome of the recovery already
+//! done, so the error and recovery counts match the SQs recovered; a user's `devlink health
+//! recover` recovers the SQs still in error now. Lock order: instance lock, then
+//! [`TxHealth`]'s netdev lock, then the netdev's state lock; [`TxHealth`]'s work is flushed at
+//! unbind only ([`Function::stop`]), where no lock is held.
 
 use ::devlink::{
     health,
+    info::version,
     Devlink,
-    Fmsg, //
+    Fmsg,
+    InfoRequest, //
 };
 use cx4_hw::iseg::health_synd;
 use kernel::{
+    bindings,
     device::{
         self,
         Bound, //
     },
+    impl_has_work, new_mutex, new_work,
     prelude::*,
-    sync::Arc,
+    str::CString,
+    sync::{
+        Arc,
+        Mutex, //
+    },
+    workqueue::{
+        self,
+        Work,
+        WorkItem, //
+    },
 };
 
 use crate::{
+    en::netdev::EnPriv,
     function::Function,
     hca::Fault,
-    health::Fatal, //
+    health::Fatal,
+    kapi, //
 };
+
+/// The instance's operations: `devlink dev info`.
+struct DevOps {
+    function: Arc<Function>,
+}
+
+#[vtable]
+impl ::devlink::Operations for DevOps {
+    /// As mlx5: the board's PSID (fixed), the firmware version running and stored (the same:
+    /// the card has no pending image), as `fw.version` and the generic `fw`. devlink adds the
+    /// driver's name (`cx4`).
+    fn info_get(&self, req: &mut InfoRequest<'_>) -> Result {
+        let fw = self.function.fw_info();
+        if let Some(psid) = fw.psid() {
+            let psid = CString::try_from_fmt(fmt!("{}", psid))?;
+            req.version_fixed_put(version::FW_PSID, &psid)?;
+        }
+        let v = fw.version;
+        // mlx5's format: "%d.%d.%04d".
+        let ver = CString::try_from_fmt(fmt!("{}.{}.{:04}", v.major, v.minor, v.subminor))?;
+        for name in [c"fw.version", version::FW] {
+            req.version_running_put(name, &ver)?;
+        }
+        for name in [c"fw.version", version::FW] {
+            req.version_stored_put(name, &ver)?;
+        }
+        Ok(())
+    }
+}
 
 /// A handle on the `fw_fatal` reporter, for function.rs to report with.
 pub(crate) type FwReporter = health::Reporter<FwFatal>;
@@ -74,20 +143,184 @@ impl health::Operations for FwFatal {
     }
 }
 
-/// Registers the devlink instance of `dev` with the `fw_fatal` reporter of `function`.
+/// A handle on the `tx` reporter, for [`TxHealth`]'s work to report with.
+pub(crate) type TxReporter = health::Reporter<TxHealth>;
+
+/// An SQ error the netdev handled: the report's context.
+pub(crate) struct TxErr {
+    /// The SQ.
+    pub(crate) sqn: u32,
+    /// Its channel.
+    pub(crate) channel: u32,
+    /// Whether the netdev's recovery brought it back.
+    pub(crate) recovered: bool,
+}
+
+/// The `tx` reporter's data: the current netdev and the SQ errors to report.
+#[pin_data]
+pub(crate) struct TxHealth {
+    /// The netdev's private data while it is registered.
+    #[pin]
+    en: Mutex<Option<Arc<EnPriv>>>,
+    /// Errors handled, not reported yet.
+    #[pin]
+    pending: Mutex<KVec<TxErr>>,
+    /// The reporter, from [`Function::start`] to [`Function::stop`].
+    #[pin]
+    reporter: Mutex<Option<TxReporter>>,
+    #[pin]
+    work: Work<TxHealth, 0>,
+}
+
+impl_has_work! {
+    impl HasWork<Self, 0> for TxHealth { self.work }
+}
+
+impl WorkItem<0> for TxHealth {
+    type Pointer = Arc<TxHealth>;
+
+    fn run(this: Arc<TxHealth>) {
+        this.report_pending();
+    }
+}
+
+impl TxHealth {
+    /// A new one, with no netdev and no reporter yet.
+    pub(crate) fn new() -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(Self {
+                en <- new_mutex!(None, "cx4::tx_health_en"),
+                pending <- new_mutex!(KVec::new(), "cx4::tx_health_pending"),
+                reporter <- new_mutex!(None, "cx4::tx_health_reporter"),
+                work <- new_work!("cx4::tx_health"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The netdev is registered: `diagnose` and `recover` reach it from now on.
+    pub(crate) fn attach(&self, en: Arc<EnPriv>) {
+        *self.en.lock() = Some(en);
+    }
+
+    /// The netdev goes: waits for a `diagnose` or `recover` in progress on it.
+    pub(crate) fn detach(&self) {
+        let en = self.en.lock().take();
+        drop(en);
+    }
+
+    /// Sets (or with `None` clears) the reporter.
+    pub(crate) fn set_reporter(&self, r: Option<TxReporter>) {
+        let old = core::mem::replace(&mut *self.reporter.lock(), r);
+        drop(old);
+    }
+
+    /// Queues SQ errors the netdev handled, for the work to report (any context that may
+    /// sleep; takes no devlink lock).
+    pub(crate) fn push(this: &Arc<Self>, errs: KVec<TxErr>) {
+        if errs.is_empty() {
+            return;
+        }
+        {
+            let mut p = this.pending.lock();
+            if p.is_empty() {
+                *p = errs;
+            } else {
+                for e in errs {
+                    // Out of memory: that error goes unreported (it was handled).
+                    if p.push(e, GFP_KERNEL).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        // Already queued is fine.
+        let _ = workqueue::system().enqueue::<Arc<TxHealth>, 0>(this.clone());
+    }
+
+    /// Waits for the report work (unbind, after the netdev is gone).
+    pub(crate) fn flush(&self) {
+        kapi::flush_work(&self.work);
+    }
+
+    fn report_pending(&self) {
+        let errs = core::mem::take(&mut *self.pending.lock());
+        let Some(r) = self.reporter.lock().clone() else {
+            return;
+        };
+        for e in errs.iter() {
+            let Ok(msg) = CString::try_from_fmt(fmt!(
+                "TX error CQE on SQ {:#x} (channel {})",
+                e.sqn,
+                e.channel
+            )) else {
+                continue;
+            };
+            match r.report(&msg, e) {
+                // devlink declined to recover (the reporter was still in error from an
+                // earlier failed recovery): this SQ did come back, say so.
+                Err(err) if e.recovered && err.to_errno() == -(bindings::ECANCELED as i32) => {
+                    let _ = r.recovered();
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+#[vtable]
+impl health::Operations for TxHealth {
+    const NAME: &'static CStr = c"tx";
+
+    /// The error reported, and how the netdev's recovery went.
+    type Context = TxErr;
+
+    fn recover(&self, error: Option<&TxErr>) -> Result {
+        match error {
+            // After a report: the netdev's work already recovered (or could not).
+            Some(e) if e.recovered => Ok(()),
+            Some(_) => Err(EIO),
+            // Asked for by user space: recover the SQs in error now.
+            None => match self.en.lock().as_ref() {
+                Some(en) => en.recover_sqs(),
+                None => Err(ENODEV),
+            },
+        }
+    }
+
+    fn diagnose(&self, fmsg: &mut Fmsg<'_>) -> Result {
+        match self.en.lock().as_ref() {
+            Some(en) => en.diagnose_sqs(fmsg),
+            None => {
+                fmsg.put_str(c"netdev", c"none");
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Registers the devlink instance of `dev` (with `devlink dev info`), its `fw_fatal`
+/// reporter on `function` and its `tx` reporter on the function's [`TxHealth`].
 ///
-/// The instance goes (reporter first) when the returned value is dropped, at unbind.
+/// The instance goes (reporters first) when the returned value is dropped, at unbind.
 pub(crate) fn register<'a>(
     dev: &'a device::Device<Bound>,
     function: &Arc<Function>,
-) -> Result<(Devlink<'a>, FwReporter)> {
-    let mut devlink = Devlink::new(dev)?;
+) -> Result<(Devlink<'a>, FwReporter, TxReporter)> {
+    let ops = Arc::new(
+        DevOps {
+            function: function.clone(),
+        },
+        GFP_KERNEL,
+    )?;
+    let mut devlink = Devlink::with_ops(dev, ops)?;
     let data = Arc::new(
         FwFatal {
             function: function.clone(),
         },
         GFP_KERNEL,
     )?;
-    let reporter = devlink.health_reporter(data)?;
-    Ok((devlink, reporter))
+    let fw = devlink.health_reporter(data)?;
+    let tx = devlink.health_reporter(function.tx_health().clone())?;
+    Ok((devlink, fw, tx))
 }

@@ -45,7 +45,7 @@ pub(crate) struct Cx4Device<'bound> {
     pdev: &'bound pci::Device,
     chip: Chip,
     function: Arc<Function>,
-    /// The devlink instance with the `fw_fatal` reporter (taken first at unbind).
+    /// The devlink instance with the `fw_fatal` and `tx` reporters (taken first at unbind).
     devlink: Option<Devlink<'bound>>,
 }
 
@@ -83,7 +83,7 @@ impl pci::Driver for Cx4Driver {
             .inspect_err(|e| {
                 dev_err!(pdev, "{}: probe failed: {:?}\n", chip.name(), e);
             })?;
-        let (devlink, reporter) =
+        let (devlink, reporter, tx) =
             crate::devlink::register(pdev.as_ref(), &function).inspect_err(|e| {
                 dev_err!(
                     pdev,
@@ -92,7 +92,7 @@ impl pci::Driver for Cx4Driver {
                     e
                 );
             })?;
-        Function::start(&function, reporter);
+        Function::start(&function, reporter, tx);
         Ok(Cx4Device {
             pdev,
             chip: *chip,

@@ -52,9 +52,14 @@ use kernel::{
 };
 
 use crate::{
-    devlink::FwReporter,
+    devlink::{
+        FwReporter,
+        TxHealth,
+        TxReporter, //
+    },
     hca::{
         Fault,
+        FwInfo,
         Hca, //
     },
     kapi::{
@@ -90,6 +95,8 @@ struct State {
     backoff: u32,
     /// devlink's `fw_fatal` reporter, from [`Function::start`] on.
     reporter: Option<FwReporter>,
+    /// The firmware of the last HCA brought up (`devlink dev info`).
+    fw: FwInfo,
 }
 
 /// The bound function and its (re)loadable HCA.
@@ -102,6 +109,8 @@ pub(crate) struct Function {
     stopping: AtomicBool,
     /// Attempts since the fault was noticed.
     attempts: AtomicU32,
+    /// The `tx` reporter's data, handed to each HCA load for its netdev.
+    tx: Arc<TxHealth>,
     #[pin]
     state: Mutex<State>,
     #[pin]
@@ -134,7 +143,9 @@ impl Function {
         timeout: Delta,
         auto_recover: bool,
     ) -> Result<Arc<Self>> {
-        let hca = Hca::load(pdev, chip, timeout)?;
+        let tx = TxHealth::new()?;
+        let hca = Hca::load(pdev, chip, timeout, &tx)?;
+        let fw = hca.fw_info();
         let this = Arc::pin_init(
             try_pin_init!(Self {
                 dev: BoundDevice::new(pdev.as_ref()),
@@ -143,12 +154,14 @@ impl Function {
                 auto_recover,
                 stopping: AtomicBool::new(false),
                 attempts: AtomicU32::new(0),
+                tx,
                 state <- new_mutex!(State {
                     hca: Some(hca),
                     faulted: false,
                     stats: RecoveryStats::default(),
                     backoff: 0,
                     reporter: None,
+                    fw,
                 }),
                 watch <- new_delayed_work!("cx4::recovery"),
             }),
@@ -157,10 +170,22 @@ impl Function {
         Ok(this)
     }
 
-    /// Starts watching the HCA; faults go to `reporter`.
-    pub(crate) fn start(this: &Arc<Self>, reporter: FwReporter) {
+    /// Starts watching the HCA; faults go to `reporter`, the netdev's SQ errors to `tx`.
+    pub(crate) fn start(this: &Arc<Self>, reporter: FwReporter, tx: TxReporter) {
         this.state.lock().reporter = Some(reporter);
+        this.tx.set_reporter(Some(tx));
         Self::schedule(this, WATCH_MS);
+    }
+
+    /// The `tx` reporter's data (devlink.rs creates the reporter on it).
+    pub(crate) fn tx_health(&self) -> &Arc<TxHealth> {
+        &self.tx
+    }
+
+    /// The firmware version and PSID of the current HCA (of the last one brought up while it
+    /// is down), for `devlink dev info` (under the devlink instance lock, like `recover`).
+    pub(crate) fn fw_info(&self) -> FwInfo {
+        self.state.lock().fw
     }
 
     fn schedule(this: &Arc<Self>, ms: u32) {
@@ -251,6 +276,7 @@ impl Function {
         let n = self.attempts.fetch_add(1, Ordering::Relaxed) + 1;
         match self.reload() {
             Ok(hca) => {
+                g.fw = hca.fw_info();
                 g.hca = Some(hca);
                 g.faulted = false;
                 g.stats.recoveries += 1;
@@ -291,7 +317,7 @@ impl Function {
         let pdev: &pci::Device<Bound> = self.dev.get().try_into()?;
         // A remove in progress holds the device lock (and waits for this work): give way.
         kapi::try_reset_function(pdev)?;
-        Hca::load(pdev, self.chip, self.timeout)
+        Hca::load(pdev, self.chip, self.timeout, &self.tx)
     }
 
     /// Stops the watcher and tears the HCA down (unbind).
@@ -302,5 +328,10 @@ impl Function {
         let mut g = self.state.lock();
         g.hca = None;
         g.reporter = None;
+        drop(g);
+        // The netdev is gone: no more SQ errors are queued; the last reports finish (into a
+        // destroyed reporter by now: refused) before the module may go.
+        self.tx.flush();
+        self.tx.set_reporter(None);
     }
 }

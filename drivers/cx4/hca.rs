@@ -37,6 +37,7 @@ use crate::{
         DebugData,
         DebugFs, //
     },
+    devlink::TxHealth,
     en::netdev::En,
     eq::EqTable,
     health,
@@ -69,9 +70,33 @@ impl kernel::fmt::Display for Fault {
     }
 }
 
+/// What the firmware says about itself, for `devlink dev info` (devlink.rs).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FwInfo {
+    /// The running firmware version (init segment).
+    pub(crate) version: iseg::FwVersion,
+    /// The board's parameter set ID (QUERY_ADAPTER `vsd_contd_psid`), NUL-padded; all zero
+    /// when the query failed.
+    pub(crate) psid: [u8; PSID_LEN],
+}
+
+/// The length of the PSID field of QUERY_ADAPTER.
+pub(crate) const PSID_LEN: usize = 16;
+
+impl FwInfo {
+    /// The PSID as text (up to its first NUL), if the device gave one.
+    pub(crate) fn psid(&self) -> Option<&str> {
+        let end = self.psid.iter().position(|&b| b == 0).unwrap_or(PSID_LEN);
+        core::str::from_utf8(&self.psid[..end])
+            .ok()
+            .filter(|s| !s.is_empty())
+    }
+}
+
 /// The brought-up (or partly brought-up) HCA of one function.
 pub(crate) struct Hca {
     mdev: Arc<Mdev>,
+    fw: FwInfo,
     enabled: bool,
     inited: bool,
     caps: Option<Arc<Caps>>,
@@ -86,7 +111,13 @@ pub(crate) struct Hca {
 impl Hca {
     /// Maps BAR0, checks the firmware and brings the HCA up. On failure everything done so far
     /// is undone before returning. Called from probe and again by each recovery (function.rs).
-    pub(crate) fn load(pdev: &pci::Device<Bound>, chip: &str, timeout: Delta) -> Result<Self> {
+    /// The netdev's SQ errors go to `tx` (the function's `tx` health reporter).
+    pub(crate) fn load(
+        pdev: &pci::Device<Bound>,
+        chip: &str,
+        timeout: Delta,
+        tx: &Arc<TxHealth>,
+    ) -> Result<Self> {
         let bar = Arc::new(Bar0::new(pdev)?, GFP_KERNEL)?;
         // The PRM asks the driver to wait for the initializing bit both before and after it
         // programs the command queue; the first wait is the one that can time out.
@@ -123,6 +154,10 @@ impl Hca {
         let mdev = Arc::pin_init(Mdev::new(pdev, bar, timeout)?, GFP_KERNEL)?;
         let mut hca = Hca {
             mdev,
+            fw: FwInfo {
+                version: fw,
+                psid: [0; PSID_LEN],
+            },
             enabled: false,
             inited: false,
             caps: None,
@@ -133,8 +168,13 @@ impl Hca {
             en: None,
         };
         // On error `hca` is dropped here, which tears down what was brought up.
-        hca.bring_up(pdev)?;
+        hca.bring_up(pdev, tx)?;
         Ok(hca)
+    }
+
+    /// The firmware's version and the board's PSID, as read at bring-up.
+    pub(crate) fn fw_info(&self) -> FwInfo {
+        self.fw
     }
 
     /// Why the HCA no longer works, if it does not.
@@ -149,7 +189,7 @@ impl Hca {
         }
     }
 
-    fn bring_up(&mut self, pdev: &pci::Device<Bound>) -> Result {
+    fn bring_up(&mut self, pdev: &pci::Device<Bound>, tx: &Arc<TxHealth>) -> Result {
         let m = self.mdev.clone();
         let cmdq = &m.cmdq;
         // A device that is already in a fatal state does not execute commands.
@@ -177,6 +217,7 @@ impl Hca {
         let init = input::<command::InitHca>(0)?;
         cmdq.exec::<command::InitHca>(&init, 0)?;
         self.inited = true;
+        self.query_board_id();
 
         let caps = Arc::new(Caps::query(cmdq)?, GFP_KERNEL)?;
         if caps.gen().driver_version() != 0 {
@@ -212,7 +253,7 @@ impl Hca {
                     fw.minor,
                     fw.subminor
                 ))?;
-                self.en = Some(En::probe(&m, &caps, eqs.comp_eqns()?, ver)?);
+                self.en = Some(En::probe(&m, &caps, eqs.comp_eqns()?, ver, tx)?);
             }
         }
         dev_info!(
@@ -244,6 +285,25 @@ impl Hca {
             return Err(ENODEV);
         }
         Ok(())
+    }
+
+    /// Reads the board's PSID (main.c `mlx5_query_board_id`: QUERY_ADAPTER). Not fatal: the
+    /// PSID is only reported (`devlink dev info`); without it the field stays empty.
+    fn query_board_id(&mut self) {
+        let r = input::<command::QueryAdapter>(0)
+            .and_then(|q| self.mdev.cmdq.exec::<command::QueryAdapter>(&q, 0));
+        match r {
+            Ok(out) => {
+                let psid = out.query_adapter_struct().vsd_contd_psid();
+                let n = psid.len().min(PSID_LEN);
+                self.fw.psid[..n].copy_from_slice(&psid[..n]);
+            }
+            Err(e) => dev_warn!(
+                self.mdev.dev.dev(),
+                "QUERY_ADAPTER failed ({:?}): no PSID\n",
+                e
+            ),
+        }
     }
 
     /// Tells the device the host's byte order (main.c `set_hca_ctrl`).

@@ -36,8 +36,14 @@ use netdev::{
     TxResult, //
 };
 
+use ::devlink::Fmsg;
+
 use crate::{
     caps::Caps,
+    devlink::{
+        TxErr,
+        TxHealth, //
+    },
     cq::{
         Cq,
         CqParams, //
@@ -168,6 +174,8 @@ pub(crate) struct EnPriv {
     vxlan: VxlanPorts,
     /// How SQs build WQEs.
     tx_cfg: TxCfg,
+    /// devlink's `tx` reporter: the SQ errors `recover_sqs` handled go there.
+    tx_health: Arc<TxHealth>,
     #[pin]
     state: Mutex<State>,
     #[pin]
@@ -182,7 +190,7 @@ impl WorkItem<0> for EnPriv {
     type Pointer = Arc<EnPriv>;
 
     fn run(this: Arc<EnPriv>) {
-        this.recover_sqs();
+        let _ = this.recover_sqs();
     }
 }
 
@@ -412,13 +420,26 @@ impl EnPriv {
 
     /// The SQ recovery work (en/reporter_tx.c `mlx5e_tx_reporter_err_cqe_recover`): every
     /// send ring in error is taken out of its slot (xmit drops meanwhile), reset to ready,
-    /// and put back; its channel is polled again to re-arm the CQ.
-    fn recover_sqs(&self) {
+    /// and put back; its channel is polled again to re-arm the CQ. Each SQ handled goes to
+    /// devlink's `tx` reporter (reported from its own work: see devlink.rs). Also devlink's
+    /// `recover` of that reporter when user space asks (under the instance lock, which
+    /// nothing here takes). `EIO` if an SQ could not be recovered.
+    pub(crate) fn recover_sqs(&self) -> Result {
+        let mut errs = KVec::new();
+        let r = self.recover_sqs_locked(&mut errs);
+        // The report is made without our state lock (devlink's `diagnose` takes it under
+        // the instance lock).
+        TxHealth::push(&self.tx_health, errs);
+        r
+    }
+
+    fn recover_sqs_locked(&self, errs: &mut KVec<TxErr>) -> Result {
         let g = self.state.lock();
         let (Some(open), Some(dref)) = (g.open.as_ref(), g.dev.as_ref()) else {
-            return;
+            return Ok(());
         };
         let dev = dref.device();
+        let mut result = Ok(());
         for ch in open.channels.iter() {
             let ix = ch.ix();
             let slot = self.tx_slot(ix);
@@ -432,7 +453,18 @@ impl EnPriv {
             let (Some(txq), Some(st)) = (dev.tx_queue(ix), self.stats(ix)) else {
                 continue;
             };
-            match ring.recover(txq, st) {
+            let sqn = ring.sqn();
+            let r = ring.recover(txq, st);
+            // Out of memory: this one goes unreported.
+            let _ = errs.push(
+                TxErr {
+                    sqn,
+                    channel: ix,
+                    recovered: r.is_ok(),
+                },
+                GFP_KERNEL,
+            );
+            match r {
                 Ok(_) => {
                     dev_warn!(
                         self.dma_dev.dev(),
@@ -454,9 +486,59 @@ impl EnPriv {
                         e
                     );
                     drop(ring);
+                    result = Err(EIO);
                 }
             }
         }
+        result
+    }
+
+    /// devlink `tx` reporter's `diagnose` (en/reporter_tx.c `mlx5e_tx_reporter_diagnose`):
+    /// the SQ of each open channel, its state and error counters.
+    pub(crate) fn diagnose_sqs(&self, fmsg: &mut Fmsg<'_>) -> Result {
+        let g = self.state.lock();
+        match g.dev.as_ref() {
+            Some(d) => fmsg.put_str(c"netdev", d.device().name()),
+            None => fmsg.put_str(c"netdev", c"none"),
+        }
+        fmsg.put_bool(c"open", g.open.is_some());
+        fmsg.put_array(c"SQs", |arr| {
+            let Some(open) = g.open.as_ref() else {
+                return Ok(());
+            };
+            for ch in open.channels.iter() {
+                let ix = ch.ix();
+                // Read under the slot's spinlock; the message allocates, so it is filled
+                // afterwards.
+                let ring = self
+                    .tx_slot(ix)
+                    .lock()
+                    .as_ref()
+                    .map(|r| (r.sqn(), r.in_error));
+                let (cqe_err, recovered) = self.stats(ix).map_or((0, 0), |st| {
+                    (
+                        st.tx_cqe_err.load(Ordering::Relaxed),
+                        st.tx_recover.load(Ordering::Relaxed),
+                    )
+                });
+                arr.put_object(|f| {
+                    f.put_u32(c"channel", ix);
+                    match ring {
+                        Some((sqn, in_error)) => {
+                            f.put_fmt(c"sqn", fmt!("{:#x}", sqn))?;
+                            f.put_bool(c"in_error", in_error);
+                            f.put_str(c"state", if in_error { c"error" } else { c"ok" });
+                        }
+                        // Its recovery failed: the queue stays down.
+                        None => f.put_str(c"state", c"down"),
+                    }
+                    f.put_u64(c"tx_cqe_err", cqe_err);
+                    f.put_u64(c"tx_recover", recovered);
+                    Ok(())
+                })?;
+            }
+            Ok(())
+        })
     }
 }
 
@@ -630,6 +712,7 @@ impl En {
         caps: &Caps,
         comp_eqns: KVec<u8>,
         fw_version: CString,
+        tx_health: &Arc<TxHealth>,
     ) -> Result<Self> {
         let max_channels = (comp_eqns.len() as u32).max(1);
         let res = EnRes::create(mdev, caps)?;
@@ -669,6 +752,7 @@ impl En {
                     min_inline,
                     geneve: tun.geneve,
                 },
+                tx_health: tx_health.clone(),
                 state <- new_mutex!(State {
                     params: Params {
                         channels,
@@ -757,6 +841,7 @@ impl En {
         )?;
         let port_events = PortEventsRegistration::new(mdev, link)?;
         reg.register()?;
+        tx_health.attach(priv_.clone());
         dev_info!(
             mdev.dev.dev(),
             "{}: Ethernet netdev, MAC {:02x?}, {} channel(s) of {}, min inline mode {}\n",
@@ -776,6 +861,8 @@ impl En {
 
 impl Drop for En {
     fn drop(&mut self) {
+        // devlink's `tx` reporter stops reaching this netdev (a `diagnose` in progress ends).
+        self.priv_.tx_health.detach();
         self.port_events = None;
         // Unregisters (closing the netdev if it is up).
         self.reg = None;
