@@ -5,10 +5,23 @@ of model_eth.py), and they move real traffic.
 
 from __future__ import annotations
 
+import json
 import re
 
 from harness import Env, check_clean_dmesg, describe, estimate
 from model_eth import (assert_clean, eth_vms, ethtool_stats, iperf_rate, rise, section)
+
+DEVLINK = "pci/0000:01:00.0"
+
+
+def devlink_json(job_log: str, name: str) -> dict:
+    """The JSON `devlink -j ...` printed first in section `name` (one line)."""
+    text = (section(job_log, name).strip().splitlines() or [""])[0]
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise AssertionError(f"section {name!r} is not devlink JSON:\n{text}") from None
+
 
 # Guest helper for the cx4 side: load cx4.ko and bring its netdev up like eth_up does for
 # mlx5e.
@@ -317,7 +330,9 @@ def tests(env: Env):
     def sq_error_recovery():
         """A send WQE the card refuses (injected in the model) completes with an error CQE;
         cx4 counts it, resets the SQ (MODIFY_SQ ERR -> RST -> RDY) and traffic to the host
-        side of the segment flows again."""
+        side of the segment flows again. devlink's `tx` health reporter counts the error and
+        its recovery and its diagnosis lists the SQs; `devlink dev info` names the driver
+        and the firmware."""
         vm0 = CX4_UP + """
             cx4_up
             HOST=10.99.0.254
@@ -332,9 +347,21 @@ def tests(env: Env):
             reach $HOST 60
             section after-ping; ping -c 5 -i 0.2 $HOST
             section after; stats
+            # The report is made by a work item after the recovery: give it a moment.
+            for i in $(seq 50); do
+                devlink health show $DEVLINK reporter tx | grep -q "recover [1-9]" && break
+                sleep 0.1
+            done
+            section devlink-health; devlink -j health show $DEVLINK reporter tx
+            section devlink-diagnose; devlink -j health diagnose $DEVLINK reporter tx
+            section devlink-info; devlink -j dev info $DEVLINK
+            section devlink-text
+            devlink health show
+            devlink health diagnose $DEVLINK reporter tx
+            devlink dev info $DEVLINK
             rmmod cx4
             echo unloaded
-        """
+        """.replace("$DEVLINK", DEVLINK)
         r = eth_vms(env, [vm0], timeout=240, files=[env.ko])[0]
         assert r.status == 0, describe(r)
         b, a = ethtool_stats(section(r.job_log, "before")), ethtool_stats(section(r.job_log, "after"))
@@ -342,6 +369,43 @@ def tests(env: Env):
         assert rise(b, a, "tx_recover") >= 1, f"no SQ recovery counted: {a}"
         assert " 0% packet loss" in section(r.job_log, "after-ping"), section(r.job_log, "after-ping")
         assert re.search(r"SQ 0x\w+ of channel \d+ recovered", r.dmesg), r.dmesg[-3000:]
+        recovered_sqs = set(re.findall(r"SQ (0x[0-9a-f]+) of channel \d+ recovered", r.dmesg))
+
+        # devlink health: the tx reporter counted the error and devlink's (auto-)recovery,
+        # which reports the recovery cx4 did, and is healthy again.
+        j = devlink_json(r.job_log, "devlink-health")
+        reps = [x for x in j.get("health", {}).get(DEVLINK, []) if x.get("reporter") == "tx"]
+        assert len(reps) == 1, f"expected one tx reporter of {DEVLINK}: {j}"
+        tx = reps[0]
+        assert tx["error"] >= 1 and tx["recover"] >= 1, f"tx reporter: {tx}"
+        assert tx["state"] == "healthy" and tx.get("auto_recover") is True, f"tx reporter: {tx}"
+
+        # The diagnosis lists the channels' SQs with their state and counters; the recovered
+        # SQ is there, healthy, with its error and recovery counted.
+        d = devlink_json(r.job_log, "devlink-diagnose")
+        sqs = d.get("SQs")
+        assert d.get("open") is True and isinstance(sqs, list) and sqs, f"diagnose: {d}"
+        for sq in sqs:
+            assert {"channel", "sqn", "in_error", "state", "tx_cqe_err", "tx_recover"} <= sq.keys(), sq
+        hit = [sq for sq in sqs if sq["sqn"] in recovered_sqs]
+        assert hit, f"the recovered SQ(s) {recovered_sqs} are not in the diagnosis: {sqs}"
+        assert all(sq["state"] == "ok" and sq["in_error"] is False for sq in sqs), sqs
+        assert sum(sq["tx_cqe_err"] for sq in sqs) >= 1 and sum(sq["tx_recover"] for sq in sqs) >= 1, sqs
+
+        # devlink dev info: driver cx4, the model's firmware version as mlx5 formats it
+        # ("%d.%d.%04d"), running and stored, and the board's PSID.
+        m = re.search(r"firmware (\d+)\.(\d+)\.(\d+)", r.model_log)
+        assert m, f"no firmware version in the model log:\n{r.model_log[-2000:]}"
+        fw = f"{int(m[1])}.{int(m[2])}.{int(m[3]):04d}"
+        info = devlink_json(r.job_log, "devlink-info").get("info", {}).get(DEVLINK)
+        assert info, f"no {DEVLINK} in devlink dev info: {section(r.job_log, 'devlink-info')}"
+        assert info.get("driver") == "cx4", info
+        versions = info.get("versions", {})
+        for kind in ("running", "stored"):
+            assert versions.get(kind, {}).get("fw.version") == fw, \
+                f"devlink {kind} fw.version: expected {fw}: {info}"
+            assert versions.get(kind, {}).get("fw") == fw, info
+        assert versions.get("fixed", {}).get("fw.psid") in ("MT_2190110032", "MT_2420110034"), info
         check_clean_dmesg(r.dmesg)
 
     yield "cx4 <-> mlx5e: link, ping v4/v6, iperf3 both ways with TSO/csum, clean unload", \
