@@ -126,6 +126,21 @@ pub(crate) struct Params {
     pub(crate) key: [u8; RSS_KEY_LEN],
 }
 
+impl Params {
+    /// A copy (the indirection table is allocated).
+    fn try_clone(&self) -> Result<Self> {
+        let mut indir = KVec::with_capacity(self.indir.len(), GFP_KERNEL)?;
+        indir.extend_from_slice(&self.indir, GFP_KERNEL)?;
+        Ok(Self {
+            channels: self.channels,
+            log_sq: self.log_sq,
+            log_rq: self.log_rq,
+            indir,
+            key: self.key,
+        })
+    }
+}
+
 /// The RX filter state the stack asked for (`ndo_set_rx_mode`).
 #[derive(Default)]
 struct RxMode {
@@ -230,17 +245,7 @@ impl EnPriv {
 
     /// A copy of the parameters.
     pub(crate) fn params(&self) -> Result<Params> {
-        let g = self.state.lock();
-        let p = &g.params;
-        let mut indir = KVec::with_capacity(p.indir.len(), GFP_KERNEL)?;
-        indir.extend_from_slice(&p.indir, GFP_KERNEL)?;
-        Ok(Params {
-            channels: p.channels,
-            log_sq: p.log_sq,
-            log_rq: p.log_rq,
-            indir,
-            key: p.key,
-        })
+        self.state.lock().params.try_clone()
     }
 
     /// Asks for the SQ recovery work (from NAPI: an error CQE).
@@ -401,14 +406,7 @@ impl EnPriv {
     ) -> Result {
         let mut g = this.state.lock();
         let was_open = g.open.is_some();
-        let mut p = Params {
-            channels: g.params.channels,
-            log_sq: g.params.log_sq,
-            log_rq: g.params.log_rq,
-            indir: KVec::new(),
-            key: g.params.key,
-        };
-        p.indir.extend_from_slice(&g.params.indir, GFP_KERNEL)?;
+        let mut p = g.params.try_clone()?;
         f(&mut p)?;
         this.close_locked(dev, &mut g);
         g.params = p;

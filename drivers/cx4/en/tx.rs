@@ -260,10 +260,9 @@ impl TxRing {
         if let Some(slot) = self.infos.get_mut(idx) {
             *slot = Some(TxInfo { map, pkts, bytes });
         }
-        if let Some(mss) = h.mss {
+        if h.mss.is_some() {
             ChannelStats::add(&st.tx_tso_packets, 1);
             ChannelStats::add(&st.tx_tso_bytes, u64::from(len - h.inline as u32));
-            let _ = mss;
         }
         if h.cs.contains(CsFlags::L4_INNER) {
             ChannelStats::add(&st.tx_csum_partial_inner, 1);
