@@ -137,7 +137,7 @@ impl EthtoolOps for EnEthtool {
             p.channels = n;
             // A new count spreads the table evenly again (ethtool_rxfh_indir_default).
             for (i, e) in p.indir.iter_mut().enumerate() {
-                *e = i as u32 % n;
+                *e = (i as u32).checked_rem(n).unwrap_or(0);
             }
             Ok(())
         })

@@ -259,7 +259,8 @@ impl EnPriv {
             return Ok(());
         }
         let mdev = this.res.mdev();
-        let n = g.params.channels.clamp(1, this.max_channels);
+        // `min`/`max` rather than `clamp`: no panic path in the module (objtool).
+        let n = g.params.channels.min(this.max_channels).max(1);
         let hw_mtu = port::sw_to_hw_mtu(dev.mtu());
         set_mtu(mdev, hw_mtu)?;
         let mut open = Open {
@@ -275,7 +276,8 @@ impl EnPriv {
             }
             let mut table = KVec::with_capacity(g.params.indir.len(), GFP_KERNEL)?;
             for &c in g.params.indir.iter() {
-                table.push(rqns[(c % n) as usize], GFP_KERNEL)?;
+                let rqn = c.checked_rem(n).and_then(|c| rqns.get(c as usize));
+                table.push(*rqn.ok_or(EINVAL)?, GFP_KERNEL)?;
             }
             let mut rss = Rss::create(&this.res, &g.params.key, LOG_INDIR, &rqns)?;
             rss.set_indir(&table)?;
@@ -727,7 +729,7 @@ impl En {
         let channels = netdev_default_channels(max_channels);
         let mut indir = KVec::with_capacity(1 << LOG_INDIR, GFP_KERNEL)?;
         for i in 0..(1u32 << LOG_INDIR) {
-            indir.push(i % channels, GFP_KERNEL)?;
+            indir.push(i.checked_rem(channels).unwrap_or(0), GFP_KERNEL)?;
         }
         let mut key = [0u8; RSS_KEY_LEN];
         netdev::rss_key_fill(&mut key);
@@ -881,5 +883,5 @@ fn set_mtu(mdev: &Mdev, hw_mtu: u32) -> Result {
 /// The channels a new netdev starts with: one per completion EQ, at most the stack's default
 /// RSS queue count (`netif_get_num_default_rss_queues`).
 fn netdev_default_channels(max: u32) -> u32 {
-    netdev::default_rss_queues().clamp(1, max)
+    netdev::default_rss_queues().min(max).max(1)
 }
