@@ -213,7 +213,7 @@ def tests(env: Env):
             ethtool -L "$IF" combined 1
             sleep 2
             ethtool -L "$IF" combined 2
-            wait $!
+            wait $! || echo "iperf3 exited with $?"
             cat /tmp/reconf.log
             ethtool -g "$IF"
             ethtool -x "$IF" | head -5
@@ -240,8 +240,10 @@ def tests(env: Env):
             wait_signal sniffing
             ip neigh replace 10.99.0.99 lladdr 02:00:00:00:00:99 dev "$IF"
             ping -c 10 -i 0.2 -W 1 10.99.0.99 > /dev/null 2>&1 || true
-            signal foreign-sent
+            # The server listens before vm0 is told to connect to it.
             iperf3 -s -D
+            sleep 1
+            signal foreign-sent
             wait_signal done 600
             rmmod mlx5_core
             echo unloaded
