@@ -31,7 +31,7 @@ echo 0 > /tmp/req-n
 req() {
     n=$(($(cat /tmp/req-n) + 1)); echo $n > /tmp/req-n
     echo "$*" > /cx4/req-$n.tmp && mv /cx4/req-$n.tmp /cx4/req-$n
-    for i in $(seq 1200); do
+    for i in $(seq $((1200 * SLOW))); do
         if [ -e /cx4/rep-$n ]; then cat /cx4/rep-$n; return 0; fi
         sleep 0.1
     done
@@ -39,7 +39,7 @@ req() {
 }
 signal() { req signal "$1" > /dev/null; }
 wait_signal() {
-    for i in $(seq $((${2:-300} * 10))); do
+    for i in $(seq $((${2:-300} * 10 * SLOW))); do
         [ -e /cx4/sig-$1 ] && return 0
         sleep 0.1
     done
@@ -69,7 +69,7 @@ eth_up() {
 }
 # Waits until `ping` reaches $1 (the other VM may still be booting).
 reach() {
-    for i in $(seq ${2:-120}); do
+    for i in $(seq $((${2:-120} * SLOW))); do
         ping -c 1 -W 1 "$1" > /dev/null 2>&1 && return 0
         sleep 0.5
     done
@@ -174,7 +174,9 @@ def eth_vms(env: Env, scripts: list[str], *, timeout: float = 300, smp: int = 1,
             ctl = run.dir / f"{spec.name}.ctl"
             spec.model_args += ["--control", str(ctl)]
             job = run.dir / f"job-{spec.name}.sh"
-            job.write_text("set -e\n" + PRELUDE + textwrap.dedent(script))
+            # SLOW scales the guest-side waits as env.slow scales the run's timeout.
+            job.write_text(f"set -e\nSLOW={max(1, round(env.slow))}\n" + PRELUDE
+                           + textwrap.dedent(script))
             run.put(job, "job.sh", vms=[spec.name])
             relays.append(Relay(run, spec.name, ctl))
         for f in files:
