@@ -410,10 +410,80 @@ def tests(env: Env):
         assert versions.get("fixed", {}).get("fw.psid") in ("MT_2190110032", "MT_2420110034"), info
         check_clean_dmesg(r.dmesg)
 
+    @estimate(150)
+    def rq_error_recovery():
+        """A frame the card cannot receive (injected in the model: a bad lkey in the receive
+        WQE) completes with an error CQE and moves the RQ to error; cx4 counts it, resets the
+        RQ (MODIFY_RQ ERR -> RST -> RDY) with fresh buffers and traffic from the host side
+        flows again. devlink's `rx` reporter counts the error and the recovery and its
+        diagnosis lists the RQs. The port's PPCNT counters in ethtool -S follow the traffic,
+        the frame dropped in the error included."""
+        vm0 = CX4_UP + """
+            cx4_up
+            HOST=10.99.0.254
+            reach $HOST
+            section before; stats
+            section inject; req ctl rq-error count=1
+            ping -c 3 -W 1 $HOST > /dev/null 2>&1 || echo "ping during the error: lost"
+            for i in $(seq 100); do
+                [ "$(stats | sed -n 's/^rx_recover: //p')" -ge 1 ] 2>/dev/null && break
+                sleep 0.1
+            done
+            reach $HOST 60
+            section after-ping; ping -c 5 -i 0.2 $HOST
+            section after; stats
+            for i in $(seq 50); do
+                devlink health show $DEVLINK reporter rx | grep -q "recover [1-9]" && break
+                sleep 0.1
+            done
+            section devlink-health; devlink -j health show $DEVLINK reporter rx
+            section devlink-diagnose; devlink -j health diagnose $DEVLINK reporter rx
+            section devlink-text
+            devlink health show
+            devlink health diagnose $DEVLINK reporter rx
+            rmmod cx4
+            echo unloaded
+        """.replace("$DEVLINK", DEVLINK)
+        r = eth_vms(env, [vm0], timeout=240, files=[env.ko])[0]
+        assert r.status == 0, describe(r)
+        b, a = ethtool_stats(section(r.job_log, "before")), ethtool_stats(section(r.job_log, "after"))
+        assert rise(b, a, "rx_wqe_err") >= 1, f"no receive error CQE counted: {a}"
+        assert rise(b, a, "rx_recover") >= 1, f"no RQ recovery counted: {a}"
+        assert " 0% packet loss" in section(r.job_log, "after-ping"), section(r.job_log, "after-ping")
+        recovered = set(re.findall(r"RQ (0x[0-9a-f]+) of channel \d+ recovered", r.dmesg))
+        assert recovered, r.dmesg[-3000:]
+
+        # Port counters (PPCNT): the frames crossed the port, more than the driver took in
+        # (the one the RQ refused is a port discard).
+        for name in ("rx_packets_phy", "tx_packets_phy", "rx_bytes_phy", "tx_bytes_phy",
+                     "rx_prio0_packets", "tx_prio0_packets"):
+            assert rise(b, a, name) >= 5, f"{name} did not follow the traffic: {b.get(name)} -> {a.get(name)}"
+        assert rise(b, a, "rx_packets_phy") > rise(b, a, "rx_packets"), (a, b)
+        assert rise(b, a, "rx_discards_phy") >= 1, f"the refused frame is no port discard: {a}"
+        assert rise(b, a, "rx_bytes_phy") >= 64 * rise(b, a, "rx_packets_phy"), a
+
+        j = devlink_json(r.job_log, "devlink-health")
+        reps = [x for x in j.get("health", {}).get(DEVLINK, []) if x.get("reporter") == "rx"]
+        assert len(reps) == 1, f"expected one rx reporter of {DEVLINK}: {j}"
+        rx = reps[0]
+        assert rx["error"] >= 1 and rx["recover"] >= 1, f"rx reporter: {rx}"
+        assert rx["state"] == "healthy", f"rx reporter: {rx}"
+        d = devlink_json(r.job_log, "devlink-diagnose")
+        rqs = d.get("RQs")
+        assert d.get("open") is True and isinstance(rqs, list) and rqs, f"diagnose: {d}"
+        for rq in rqs:
+            assert {"channel", "rqn", "in_error", "state", "rx_wqe_err", "rx_recover"} <= rq.keys(), rq
+        assert recovered <= {rq["rqn"] for rq in rqs}, (recovered, rqs)
+        assert all(rq["state"] == "ok" and rq["in_error"] is False for rq in rqs), rqs
+        assert sum(rq["rx_recover"] for rq in rqs) >= 1, rqs
+        check_clean_dmesg(r.dmesg)
+
     yield "cx4 <-> mlx5e: link, ping v4/v6, iperf3 both ways with TSO/csum, clean unload", \
         cx4_and_mlx5e_ping_iperf
     yield "cx4 <-> mlx5e: MTU 9000, VXLAN/GENEVE/GRE tunnels (inner offloads on VXLAN, GRE)", \
         jumbo_and_tunnels
+    yield "cx4: an RQ error CQE is recovered, devlink rx reporter, PPCNT port counters", \
+        rq_error_recovery
     yield "cx4: RSS over 2 channels, ethtool -G/-X/-L under traffic, promiscuous, link down/up", \
         rss_rings_channels_promisc_link
     yield "cx4: rmmod under traffic, 20 load/unload cycles with traffic, kmemleak clean", \

@@ -83,7 +83,7 @@ impl pci::Driver for Cx4Driver {
             .inspect_err(|e| {
                 dev_err!(pdev, "{}: probe failed: {:?}\n", chip.name(), e);
             })?;
-        let (devlink, reporter, tx) =
+        let (devlink, reporter, queues) =
             crate::devlink::register(pdev.as_ref(), &function).inspect_err(|e| {
                 dev_err!(
                     pdev,
@@ -92,7 +92,7 @@ impl pci::Driver for Cx4Driver {
                     e
                 );
             })?;
-        Function::start(&function, reporter, tx);
+        Function::start(&function, reporter, queues);
         Ok(Cx4Device {
             pdev,
             chip: *chip,

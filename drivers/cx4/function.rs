@@ -53,8 +53,9 @@ use kernel::{
 
 use crate::{
     devlink::{
+        EnHealth,
         FwReporter,
-        TxHealth,
+        RxReporter,
         TxReporter, //
     },
     hca::{
@@ -109,8 +110,8 @@ pub(crate) struct Function {
     stopping: AtomicBool,
     /// Attempts since the fault was noticed.
     attempts: AtomicU32,
-    /// The `tx` reporter's data, handed to each HCA load for its netdev.
-    tx: Arc<TxHealth>,
+    /// The `tx` and `rx` reporters' data, handed to each HCA load for its netdev.
+    health: EnHealth,
     #[pin]
     state: Mutex<State>,
     #[pin]
@@ -143,8 +144,8 @@ impl Function {
         timeout: Delta,
         auto_recover: bool,
     ) -> Result<Arc<Self>> {
-        let tx = TxHealth::new()?;
-        let hca = Hca::load(pdev, chip, timeout, &tx)?;
+        let health = EnHealth::new()?;
+        let hca = Hca::load(pdev, chip, timeout, &health)?;
         let fw = hca.fw_info();
         let this = Arc::pin_init(
             try_pin_init!(Self {
@@ -154,7 +155,7 @@ impl Function {
                 auto_recover,
                 stopping: AtomicBool::new(false),
                 attempts: AtomicU32::new(0),
-                tx,
+                health,
                 state <- new_mutex!(State {
                     hca: Some(hca),
                     faulted: false,
@@ -170,16 +171,17 @@ impl Function {
         Ok(this)
     }
 
-    /// Starts watching the HCA; faults go to `reporter`, the netdev's SQ errors to `tx`.
-    pub(crate) fn start(this: &Arc<Self>, reporter: FwReporter, tx: TxReporter) {
+    /// Starts watching the HCA; faults go to `reporter`, the netdev's SQ and RQ errors to
+    /// `queues` (`tx`, `rx`).
+    pub(crate) fn start(this: &Arc<Self>, reporter: FwReporter, queues: (TxReporter, RxReporter)) {
         this.state.lock().reporter = Some(reporter);
-        this.tx.set_reporter(Some(tx));
+        this.health.set_reporters(Some(queues));
         Self::schedule(this, WATCH_MS);
     }
 
-    /// The `tx` reporter's data (devlink.rs creates the reporter on it).
-    pub(crate) fn tx_health(&self) -> &Arc<TxHealth> {
-        &self.tx
+    /// The `tx` and `rx` reporters' data (devlink.rs creates the reporters on it).
+    pub(crate) fn en_health(&self) -> &EnHealth {
+        &self.health
     }
 
     /// The firmware version and PSID of the current HCA (of the last one brought up while it
@@ -317,7 +319,7 @@ impl Function {
         let pdev: &pci::Device<Bound> = self.dev.get().try_into()?;
         // A remove in progress holds the device lock (and waits for this work): give way.
         kapi::try_reset_function(pdev)?;
-        Hca::load(pdev, self.chip, self.timeout, &self.tx)
+        Hca::load(pdev, self.chip, self.timeout, &self.health)
     }
 
     /// Stops the watcher and tears the HCA down (unbind).
@@ -329,9 +331,9 @@ impl Function {
         g.hca = None;
         g.reporter = None;
         drop(g);
-        // The netdev is gone: no more SQ errors are queued; the last reports finish (into a
-        // destroyed reporter by now: refused) before the module may go.
-        self.tx.flush();
-        self.tx.set_reporter(None);
+        // The netdev is gone: no more queue errors are queued; the last reports finish (into
+        // a destroyed reporter by now: refused) before the module may go.
+        self.health.flush();
+        self.health.set_reporters(None);
     }
 }

@@ -37,7 +37,7 @@ use crate::{
         DebugData,
         DebugFs, //
     },
-    devlink::TxHealth,
+    devlink::EnHealth,
     en::netdev::En,
     eq::EqTable,
     health,
@@ -111,12 +111,12 @@ pub(crate) struct Hca {
 impl Hca {
     /// Maps BAR0, checks the firmware and brings the HCA up. On failure everything done so far
     /// is undone before returning. Called from probe and again by each recovery (function.rs).
-    /// The netdev's SQ errors go to `tx` (the function's `tx` health reporter).
+    /// The netdev's SQ and RQ errors go to `health` (the function's `tx` and `rx` reporters).
     pub(crate) fn load(
         pdev: &pci::Device<Bound>,
         chip: &str,
         timeout: Delta,
-        tx: &Arc<TxHealth>,
+        health: &EnHealth,
     ) -> Result<Self> {
         let bar = Arc::new(Bar0::new(pdev)?, GFP_KERNEL)?;
         // The PRM asks the driver to wait for the initializing bit both before and after it
@@ -168,7 +168,7 @@ impl Hca {
             en: None,
         };
         // On error `hca` is dropped here, which tears down what was brought up.
-        hca.bring_up(pdev, tx)?;
+        hca.bring_up(pdev, health)?;
         Ok(hca)
     }
 
@@ -189,7 +189,7 @@ impl Hca {
         }
     }
 
-    fn bring_up(&mut self, pdev: &pci::Device<Bound>, tx: &Arc<TxHealth>) -> Result {
+    fn bring_up(&mut self, pdev: &pci::Device<Bound>, health: &EnHealth) -> Result {
         let m = self.mdev.clone();
         let cmdq = &m.cmdq;
         // A device that is already in a fatal state does not execute commands.
@@ -253,7 +253,7 @@ impl Hca {
                     fw.minor,
                     fw.subminor
                 ))?;
-                self.en = Some(En::probe(&m, &caps, eqs.comp_eqns()?, ver, tx)?);
+                self.en = Some(En::probe(&m, &caps, eqs.comp_eqns()?, ver, health)?);
             }
         }
         dev_info!(

@@ -103,12 +103,13 @@ pub struct Napi<P: NapiPoller> {
     _pin: PhantomPinned,
 }
 
-// SAFETY: The poller is only used by `poll` (serialized by NAPI, any CPU: `P: Send`) and
-// through `Pin<&mut Self>` while the instance is disabled; the rest is the thread-safe C API
-// and a mutex.
+// SAFETY: The poller is only used by `poll` (serialized by NAPI, any CPU: `P: Send`), through
+// `Pin<&mut Self>` while the instance is disabled, and by `with_disabled` while it is disabled
+// and the `enabled` mutex is held; the rest is the thread-safe C API and a mutex.
 unsafe impl<P: NapiPoller> Send for Napi<P> {}
 
-// SAFETY: As for `Send`: `&Napi` never gives `&P`.
+// SAFETY: As for `Send`: `&Napi` gives `&mut P` only to one `with_disabled` caller at a time
+// (under the mutex) while no poll can run, on whatever thread holds it (`P: Send`).
 unsafe impl<P: NapiPoller> Sync for Napi<P> {}
 
 impl<P: NapiPoller> Napi<P> {
@@ -174,6 +175,27 @@ impl<P: NapiPoller> Napi<P> {
         // SAFETY: The instance is added (type invariant); scheduling a disabled instance is
         // a no-op (its SCHED bit is held).
         unsafe { ksys::napi_schedule(self.as_raw()) }
+    }
+
+    /// Runs `f` on the poller with the instance disabled (`napi_disable()`, which waits for
+    /// a poll in progress), then enables it again if it was enabled; polls scheduled in the
+    /// meantime are lost, so schedule one afterwards if work may be pending. Process context;
+    /// `f` may sleep but must not enable or disable this instance (it would deadlock).
+    pub fn with_disabled<R>(&self, f: impl FnOnce(&mut P) -> R) -> R {
+        let enabled = self.enabled.lock();
+        if *enabled {
+            // SAFETY: Added and enabled (type invariant, under the lock).
+            unsafe { ksys::napi_disable(self.as_raw()) };
+        }
+        // SAFETY: The instance is disabled, so no poll runs or starts until it is enabled,
+        // which needs the lock held here; the only other users of the poller need `&mut
+        // self` (`poller_mut`) or this lock, so the reference is unique while `f` runs.
+        let r = f(unsafe { &mut *self.poller.get() });
+        if *enabled {
+            // SAFETY: Added, and disabled above (under the lock).
+            unsafe { ksys::napi_enable(self.as_raw()) };
+        }
+        r
     }
 
     /// The poller, while the instance is disabled (`None` if it is enabled: a poll could run).

@@ -347,6 +347,114 @@ pub fn counter64(bytes: &[u8], fields: &[Field], name: &str) -> Option<u64> {
     crate::bits::read_any(bytes, off, 64)
 }
 
+/// The port counters mlx5e shows in `ethtool -S` (en_stats.c `pport_*_stats_desc`): per PPCNT
+/// group, each counter's ethtool name and its field (a 64-bit `_high`/`_low` pair, read with
+/// [`counter64`]).
+pub mod pport {
+    use super::{
+        Eth2819CntrsGrpDataLayout,
+        Eth2863CntrsGrpDataLayout,
+        Eth8023CntrsGrpDataLayout,
+        EthPerPrioGrpDataLayout,
+        Field, //
+    };
+    use crate::regs::ppcnt_grp;
+
+    /// One PPCNT group and the counters read from it.
+    pub struct Group {
+        /// The group code (`ppcnt_reg.grp`).
+        pub grp: u8,
+        /// The group layout's fields.
+        pub fields: &'static [Field],
+        /// `(ethtool name, field)` of each counter.
+        pub counters: &'static [(&'static str, &'static str)],
+    }
+
+    /// The port-wide groups, in `ethtool -S` order.
+    pub const GROUPS: &[Group] = &[
+        Group {
+            grp: ppcnt_grp::IEEE_802_3,
+            fields: Eth8023CntrsGrpDataLayout::FIELDS,
+            counters: &[
+                ("tx_packets_phy", "a_frames_transmitted_ok"),
+                ("rx_packets_phy", "a_frames_received_ok"),
+                ("rx_crc_errors_phy", "a_frame_check_sequence_errors"),
+                ("tx_bytes_phy", "a_octets_transmitted_ok"),
+                ("rx_bytes_phy", "a_octets_received_ok"),
+                ("tx_multicast_phy", "a_multicast_frames_xmitted_ok"),
+                ("tx_broadcast_phy", "a_broadcast_frames_xmitted_ok"),
+                ("rx_multicast_phy", "a_multicast_frames_received_ok"),
+                ("rx_broadcast_phy", "a_broadcast_frames_received_ok"),
+                ("rx_in_range_len_errors_phy", "a_in_range_length_errors"),
+                ("rx_out_of_range_len_phy", "a_out_of_range_length_field"),
+                ("rx_oversize_pkts_phy", "a_frame_too_long_errors"),
+                ("rx_symbol_err_phy", "a_symbol_error_during_carrier"),
+                ("tx_mac_control_phy", "a_mac_control_frames_transmitted"),
+                ("rx_mac_control_phy", "a_mac_control_frames_received"),
+                ("rx_unsupported_op_phy", "a_unsupported_opcodes_received"),
+                ("rx_pause_ctrl_phy", "a_pause_mac_ctrl_frames_received"),
+                ("tx_pause_ctrl_phy", "a_pause_mac_ctrl_frames_transmitted"),
+            ],
+        },
+        Group {
+            grp: ppcnt_grp::RFC_2863,
+            fields: Eth2863CntrsGrpDataLayout::FIELDS,
+            counters: &[
+                ("rx_discards_phy", "if_in_discards"),
+                ("tx_discards_phy", "if_out_discards"),
+                ("tx_errors_phy", "if_out_errors"),
+            ],
+        },
+        Group {
+            grp: ppcnt_grp::RFC_2819,
+            fields: Eth2819CntrsGrpDataLayout::FIELDS,
+            counters: &[
+                ("rx_undersize_pkts_phy", "ether_stats_undersize_pkts"),
+                ("rx_fragments_phy", "ether_stats_fragments"),
+                ("rx_jabbers_phy", "ether_stats_jabbers"),
+                ("rx_64_bytes_phy", "ether_stats_pkts64octets"),
+                ("rx_65_to_127_bytes_phy", "ether_stats_pkts65to127octets"),
+                ("rx_128_to_255_bytes_phy", "ether_stats_pkts128to255octets"),
+                ("rx_256_to_511_bytes_phy", "ether_stats_pkts256to511octets"),
+                ("rx_512_to_1023_bytes_phy", "ether_stats_pkts512to1023octets"),
+                ("rx_1024_to_1518_bytes_phy", "ether_stats_pkts1024to1518octets"),
+                ("rx_1519_to_2047_bytes_phy", "ether_stats_pkts1519to2047octets"),
+                ("rx_2048_to_4095_bytes_phy", "ether_stats_pkts2048to4095octets"),
+                ("rx_4096_to_8191_bytes_phy", "ether_stats_pkts4096to8191octets"),
+                ("rx_8192_to_10239_bytes_phy", "ether_stats_pkts8192to10239octets"),
+            ],
+        },
+    ];
+
+    /// The priorities of the per-priority group (`prio_tc` 0..=7).
+    pub const PRIOS: u8 = 8;
+
+    /// The per-priority group: `(direction, suffix, field)`; the ethtool name of priority `p`
+    /// is `{direction}_prio{p}_{suffix}` (mlx5e's per-priority traffic and PFC counters).
+    pub const PER_PRIO_GRP: u8 = ppcnt_grp::PER_PRIORITY;
+    /// The per-priority group's fields.
+    pub const PER_PRIO_FIELDS: &[Field] = EthPerPrioGrpDataLayout::FIELDS;
+    /// The per-priority counters.
+    pub const PER_PRIO: &[(&str, &str, &str)] = &[
+        ("rx", "bytes", "rx_octets"),
+        ("rx", "packets", "rx_frames"),
+        ("rx", "discards", "rx_discards"),
+        ("tx", "bytes", "tx_octets"),
+        ("tx", "packets", "tx_frames"),
+        ("rx", "pause", "rx_pause"),
+        ("rx", "pause_duration", "rx_pause_duration"),
+        ("tx", "pause", "tx_pause"),
+        ("tx", "pause_duration", "tx_pause_duration"),
+        ("rx", "pause_transition", "rx_pause_transition"),
+    ];
+
+    /// How many port counters `ethtool -S` shows.
+    pub fn count() -> usize {
+        GROUPS.iter().map(|g| g.counters.len()).sum::<usize>()
+            + usize::from(PRIOS) * PER_PRIO.len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -389,5 +497,22 @@ mod tests {
         let mut i = AddVxlanUdpDportIn::new();
         i.set_vxlan_udp_port(4789);
         assert_eq!(&i.0[0xc..0x10], &[0, 0, 0x12, 0xb5]);
+    }
+
+    // Every port counter names a 64-bit pair of its group, and fits an ethtool string.
+    #[test]
+    fn pport_counters_resolve() {
+        for g in pport::GROUPS {
+            let bytes = [0u8; 0xf8];
+            for &(name, field) in g.counters {
+                assert!(counter64(&bytes, g.fields, field).is_some(), "{name}: {field}");
+                assert!(name.len() < 32, "{name}");
+            }
+        }
+        for &(dir, suffix, field) in pport::PER_PRIO {
+            assert!(counter64(&[0u8; 0xf8], pport::PER_PRIO_FIELDS, field).is_some(), "{field}");
+            assert!(dir.len() + "_prio7_".len() + suffix.len() < 32);
+        }
+        assert_eq!(pport::count(), 18 + 3 + 13 + 80);
     }
 }

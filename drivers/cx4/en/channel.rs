@@ -119,6 +119,9 @@ impl NapiPoller for ChannelPoll {
         let budget_u = usize::try_from(budget).unwrap_or(0);
         let rxcsum = self.priv_.rxcsum.load(Ordering::Relaxed);
         let work = self.rx.poll(&mut self.rcq, napi, budget_u, rxcsum, st);
+        if self.rx.in_error() {
+            EnPriv::rx_error(&self.priv_, self.ix);
+        }
         if work >= budget_u {
             return budget;
         }
@@ -151,6 +154,7 @@ impl ChannelPoll {
 #[pin_data]
 pub(crate) struct Channel {
     ix: u32,
+    rqn: u32,
     priv_: Arc<EnPriv>,
     kick: Arc<Kick>,
     #[pin]
@@ -168,9 +172,11 @@ impl Channel {
         poll: ChannelPoll,
     ) -> Result<Arc<Self>> {
         let k = kick.clone();
+        let rqn = poll.rx.rqn();
         let ch = Arc::pin_init(
             try_pin_init!(Self {
                 ix,
+                rqn,
                 priv_,
                 kick: k,
                 napi <- Napi::new(dev, poll),
@@ -193,6 +199,19 @@ impl Channel {
     /// Schedules a poll (after the send ring was put back by a recovery: it re-arms).
     pub(crate) fn schedule(&self) {
         self.napi.schedule();
+    }
+
+    /// Recovers the RQ after an error completion ([`RxRing::recover`]) with polling
+    /// stopped, then polls again (process context).
+    pub(crate) fn recover_rx(&self, st: &ChannelStats) -> Result<bool> {
+        let r = self.napi.with_disabled(|p| p.rx.recover(&mut p.rcq, st));
+        self.napi.schedule();
+        r
+    }
+
+    /// The RQ number.
+    pub(crate) fn rqn(&self) -> u32 {
+        self.rqn
     }
 
     /// The channel index.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! ethtool (en_ethtool.c): driver information, link settings from PTYS, rings, channels,
-//! the RSS indirection table and key, per-channel software counters, pause.
+//! the RSS indirection table and key, per-channel software counters and the port's PPCNT
+//! counters, pause.
 
 use kernel::{
     prelude::*,
@@ -33,6 +34,7 @@ use crate::en::{
         RSS_KEY_LEN, //
     },
     port,
+    pport,
     stats::ChannelStats,
 };
 
@@ -207,9 +209,9 @@ impl EthtoolOps for EnEthtool {
         set: StringSet,
     ) -> Result<u32> {
         match set {
-            StringSet::Stats => {
-                Ok((ChannelStats::NAMES.len() * (1 + data.max_channels() as usize)) as u32)
-            }
+            StringSet::Stats => Ok((ChannelStats::NAMES.len()
+                * (1 + data.max_channels() as usize)
+                + pport::count()) as u32),
             _ => Err(eopnotsupp()),
         }
     }
@@ -236,6 +238,7 @@ impl EthtoolOps for EnEthtool {
                 }
             }
         }
+        pport::for_each_name(|c| s.push(c));
     }
 
     fn get_ethtool_stats(_dev: &Device, data: ArcBorrow<'_, EnPriv>, out: &mut [u64]) {
@@ -258,6 +261,11 @@ impl EthtoolOps for EnEthtool {
                     *o = v;
                 }
             }
+        }
+        // The port's counters follow (a device that does not answer shows them as 0).
+        let rest = w.into_slice();
+        if let Err(e) = pport::read(data.mdev(), rest) {
+            pr_debug!("cx4: PPCNT query failed: {:?}\n", e);
         }
     }
 

@@ -17,13 +17,14 @@
 //! - fs.rs: NIC RX flow steering (L2 table at the root, TTC table to the RSS TIRs);
 //! - netdev.rs: the netdev (private state, `net_device_ops`, open/close, recovery, carrier);
 //!   channel.rs: a channel's rings and its NAPI poller; tx.rs / rx.rs: the datapath;
-//!   ethtool.rs: ethtool operations; stats.rs: per-channel software counters; tunnel.rs:
+//!   ethtool.rs: ethtool operations; stats.rs: per-channel software counters; pport.rs: the
+//!   port's PPCNT counters in `ethtool -S`; tunnel.rs:
 //!   VXLAN ports, which tunnelled packets keep their offloads, GENEVE parser offsets.
 //!
 //! Every object frees what it owns in `Drop`, so each error path unwinds by itself.
 
-// Parts of the object API (queries, alternative constructors) are for later users (ethtool
-// -S port counters, the RDMA layer) and the selftest.
+// Parts of the object API (queries, alternative constructors) are for later users (the RDMA
+// layer) and the selftest.
 #![allow(dead_code)]
 
 pub(crate) mod channel;
@@ -32,6 +33,7 @@ pub(crate) mod ethtool;
 pub(crate) mod fs;
 pub(crate) mod netdev;
 pub(crate) mod port;
+pub(crate) mod pport;
 pub(crate) mod res;
 pub(crate) mod rq;
 pub(crate) mod rqt;

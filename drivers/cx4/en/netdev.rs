@@ -41,7 +41,9 @@ use ::devlink::Fmsg;
 use crate::{
     caps::Caps,
     devlink::{
-        TxErr,
+        EnHealth,
+        QueueErr,
+        RxHealth,
         TxHealth, //
     },
     cq::{
@@ -181,6 +183,8 @@ pub(crate) struct EnPriv {
     comp_eqns: KVec<u8>,
     max_channels: u32,
     stats: KVec<ChannelStats>,
+    /// Per channel: its RQ saw an error completion and waits for the recovery work.
+    rx_err: KVec<AtomicBool>,
     /// The firmware version, for `ethtool -i`.
     pub(crate) fw_version: CString,
     /// `NETIF_F_RXCSUM` is on.
@@ -189,8 +193,9 @@ pub(crate) struct EnPriv {
     vxlan: VxlanPorts,
     /// How SQs build WQEs.
     tx_cfg: TxCfg,
-    /// devlink's `tx` reporter: the SQ errors `recover_sqs` handled go there.
-    tx_health: Arc<TxHealth>,
+    /// devlink's `tx` and `rx` reporters: the SQ and RQ errors `recover_sqs` and
+    /// `recover_rqs` handled go there.
+    health: EnHealth,
     #[pin]
     state: Mutex<State>,
     #[pin]
@@ -206,6 +211,7 @@ impl WorkItem<0> for EnPriv {
 
     fn run(this: Arc<EnPriv>) {
         let _ = this.recover_sqs();
+        let _ = this.recover_rqs();
     }
 }
 
@@ -246,6 +252,16 @@ impl EnPriv {
     /// A copy of the parameters.
     pub(crate) fn params(&self) -> Result<Params> {
         self.state.lock().params.try_clone()
+    }
+
+    /// Notes that the RQ of channel `ix` is in error and asks for the recovery work, once
+    /// (from NAPI: an error CQE).
+    pub(crate) fn rx_error(this: &Arc<Self>, ix: u32) {
+        if let Some(f) = this.rx_err.get(ix as usize) {
+            if !f.swap(true, Ordering::AcqRel) {
+                Self::schedule_recovery(this.clone());
+            }
+        }
     }
 
     /// Asks for the SQ recovery work (from NAPI: an error CQE).
@@ -429,11 +445,113 @@ impl EnPriv {
         let r = self.recover_sqs_locked(&mut errs);
         // The report is made without our state lock (devlink's `diagnose` takes it under
         // the instance lock).
-        TxHealth::push(&self.tx_health, errs);
+        TxHealth::push(&self.health.tx, errs);
         r
     }
 
-    fn recover_sqs_locked(&self, errs: &mut KVec<TxErr>) -> Result {
+    /// The RQ recovery work (en/reporter_rx.c `mlx5e_rx_reporter_err_rq_cqe_recover`): the
+    /// poller of each channel whose RQ saw an error completion is stopped, its RQ reset to
+    /// ready with fresh buffers, and polling restarted. Each RQ handled goes to devlink's `rx`
+    /// reporter. Also that reporter's `recover`. `EIO` if an RQ could not be recovered.
+    pub(crate) fn recover_rqs(&self) -> Result {
+        let mut errs = KVec::new();
+        let r = self.recover_rqs_locked(&mut errs);
+        RxHealth::push(&self.health.rx, errs);
+        r
+    }
+
+    fn recover_rqs_locked(&self, errs: &mut KVec<QueueErr>) -> Result {
+        let g = self.state.lock();
+        let (Some(open), Some(dref)) = (g.open.as_ref(), g.dev.as_ref()) else {
+            return Ok(());
+        };
+        let dev = dref.device();
+        let mut result = Ok(());
+        for ch in open.channels.iter() {
+            let ix = ch.ix();
+            let flagged = self
+                .rx_err
+                .get(ix as usize)
+                .is_some_and(|f| f.swap(false, Ordering::AcqRel));
+            let Some(st) = self.stats(ix) else {
+                continue;
+            };
+            if !flagged {
+                continue;
+            }
+            let r = ch.recover_rx(st);
+            // Out of memory: this one goes unreported.
+            let _ = errs.push(
+                QueueErr {
+                    qn: ch.rqn(),
+                    channel: ix,
+                    recovered: r.is_ok(),
+                },
+                GFP_KERNEL,
+            );
+            match r {
+                Ok(_) => dev_warn!(
+                    self.dma_dev.dev(),
+                    "{}: RQ {:#x} of channel {} recovered after an error completion\n",
+                    dev.name(),
+                    ch.rqn(),
+                    ix
+                ),
+                Err(e) => {
+                    dev_err!(
+                        self.dma_dev.dev(),
+                        "{}: RQ {:#x} recovery failed: {:?}; the queue stays down\n",
+                        dev.name(),
+                        ch.rqn(),
+                        e
+                    );
+                    result = Err(EIO);
+                }
+            }
+        }
+        result
+    }
+
+    /// devlink `rx` reporter's `diagnose` (en/reporter_rx.c `mlx5e_rx_reporter_diagnose`):
+    /// the RQ of each open channel, whether it waits for recovery, its error counters.
+    pub(crate) fn diagnose_rqs(&self, fmsg: &mut Fmsg<'_>) -> Result {
+        let g = self.state.lock();
+        match g.dev.as_ref() {
+            Some(d) => fmsg.put_str(c"netdev", d.device().name()),
+            None => fmsg.put_str(c"netdev", c"none"),
+        }
+        fmsg.put_bool(c"open", g.open.is_some());
+        fmsg.put_array(c"RQs", |arr| {
+            let Some(open) = g.open.as_ref() else {
+                return Ok(());
+            };
+            for ch in open.channels.iter() {
+                let ix = ch.ix();
+                let in_error = self
+                    .rx_err
+                    .get(ix as usize)
+                    .is_some_and(|f| f.load(Ordering::Acquire));
+                let (cqe_err, recovered) = self.stats(ix).map_or((0, 0), |st| {
+                    (
+                        st.rx_cqe_err.load(Ordering::Relaxed),
+                        st.rx_recover.load(Ordering::Relaxed),
+                    )
+                });
+                arr.put_object(|f| {
+                    f.put_u32(c"channel", ix);
+                    f.put_fmt(c"rqn", fmt!("{:#x}", ch.rqn()))?;
+                    f.put_bool(c"in_error", in_error);
+                    f.put_str(c"state", if in_error { c"error" } else { c"ok" });
+                    f.put_u64(c"rx_wqe_err", cqe_err);
+                    f.put_u64(c"rx_recover", recovered);
+                    Ok(())
+                })?;
+            }
+            Ok(())
+        })
+    }
+
+    fn recover_sqs_locked(&self, errs: &mut KVec<QueueErr>) -> Result {
         let g = self.state.lock();
         let (Some(open), Some(dref)) = (g.open.as_ref(), g.dev.as_ref()) else {
             return Ok(());
@@ -457,8 +575,8 @@ impl EnPriv {
             let r = ring.recover(txq, st);
             // Out of memory: this one goes unreported.
             let _ = errs.push(
-                TxErr {
-                    sqn,
+                QueueErr {
+                    qn: sqn,
                     channel: ix,
                     recovered: r.is_ok(),
                 },
@@ -712,19 +830,21 @@ impl En {
         caps: &Caps,
         comp_eqns: KVec<u8>,
         fw_version: CString,
-        tx_health: &Arc<TxHealth>,
+        health: &EnHealth,
     ) -> Result<Self> {
         let max_channels = (comp_eqns.len() as u32).max(1);
         let res = EnRes::create(mdev, caps)?;
         let tis = Tis::create(mdev, res.tdn(), 0)?;
         let mut tx = KVec::with_capacity(max_channels as usize, GFP_KERNEL)?;
         let mut stats = KVec::with_capacity(max_channels as usize, GFP_KERNEL)?;
+        let mut rx_err = KVec::with_capacity(max_channels as usize, GFP_KERNEL)?;
         for _ in 0..max_channels {
             tx.push(
                 KBox::pin_init(new_irq_safe_lock!(None, "cx4::en_tx_slot"), GFP_KERNEL)?,
                 GFP_KERNEL,
             )?;
             stats.push(ChannelStats::default(), GFP_KERNEL)?;
+            rx_err.push(AtomicBool::new(false), GFP_KERNEL)?;
         }
         let channels = netdev_default_channels(max_channels);
         let mut indir = KVec::with_capacity(1 << LOG_INDIR, GFP_KERNEL)?;
@@ -745,6 +865,7 @@ impl En {
                 comp_eqns,
                 max_channels,
                 stats,
+                rx_err,
                 fw_version,
                 rxcsum: AtomicBool::new(true),
                 vxlan: VxlanPorts::new(),
@@ -752,7 +873,7 @@ impl En {
                     min_inline,
                     geneve: tun.geneve,
                 },
-                tx_health: tx_health.clone(),
+                health: health.clone(),
                 state <- new_mutex!(State {
                     params: Params {
                         channels,
@@ -841,7 +962,8 @@ impl En {
         )?;
         let port_events = PortEventsRegistration::new(mdev, link)?;
         reg.register()?;
-        tx_health.attach(priv_.clone());
+        health.tx.attach(priv_.clone());
+        health.rx.attach(priv_.clone());
         dev_info!(
             mdev.dev.dev(),
             "{}: Ethernet netdev, MAC {:02x?}, {} channel(s) of {}, min inline mode {}\n",
@@ -861,8 +983,10 @@ impl En {
 
 impl Drop for En {
     fn drop(&mut self) {
-        // devlink's `tx` reporter stops reaching this netdev (a `diagnose` in progress ends).
-        self.priv_.tx_health.detach();
+        // devlink's `tx` and `rx` reporters stop reaching this netdev (a `diagnose` in
+        // progress ends).
+        self.priv_.health.tx.detach();
+        self.priv_.health.rx.detach();
         self.port_events = None;
         // Unregisters (closing the netdev if it is up).
         self.reg = None;

@@ -30,7 +30,7 @@ use crate::{
 };
 
 /// The local port number of the (single) Ethernet port.
-const LOCAL_PORT: u32 = 1;
+pub(crate) const LOCAL_PORT: u32 = 1;
 
 /// Bytes mlx5e adds to the netdev MTU for the hardware MTU: Ethernet header, one VLAN tag and
 /// the FCS (en.h `MLX5E_SW2HW_MTU`, `hard_mtu`).

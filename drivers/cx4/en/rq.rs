@@ -311,6 +311,27 @@ impl Rq {
         self.dbrec.write_be32(DBR_RCV, u32::from(self.pc))
     }
 
+    /// Recovers from an error CQE (en/reporter_rx.c `mlx5e_rx_reporter_err_rq_cqe_recover`):
+    /// if the device has the RQ in error, resets it, hands the counters of the WQEs still
+    /// posted to `drop_wqe` (their buffers are the caller's to free), restarts the counters
+    /// from 0 and moves the RQ back to ready, empty. Returns whether the RQ was in error.
+    /// Poll the CQ before calling this.
+    pub(crate) fn recover(&mut self, mut drop_wqe: impl FnMut(u16)) -> Result<bool> {
+        if self.query_state()? != rqc_state::ERR {
+            return Ok(false);
+        }
+        self.modify(rqc_state::ERR, rqc_state::RST, None)?;
+        while self.cc != self.pc {
+            drop_wqe(self.cc);
+            self.cc = self.cc.wrapping_add(1);
+        }
+        self.pc = 0;
+        self.cc = 0;
+        self.dbrec.write_be32(DBR_RCV, 0)?;
+        self.modify(rqc_state::RST, rqc_state::RDY, None)?;
+        Ok(true)
+    }
+
     /// Consumes one CQE of this RQ: the WQE at the consumer counter is complete. `EIO` if the
     /// CQE is not a receive completion of that WQE, or claims more bytes than it had.
     pub(crate) fn complete(&mut self, cqe: &Cqe64) -> Result<RxCompletion> {

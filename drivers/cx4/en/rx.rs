@@ -64,6 +64,9 @@ pub(crate) struct RxRing {
     first_len: u32,
     /// The channel (the skb's RX queue).
     ix: u16,
+    /// An error completion was seen: the RQ waits for [`RxRing::recover`] and gets no more
+    /// buffers until then.
+    in_error: bool,
 }
 
 impl RxRing {
@@ -110,6 +113,7 @@ impl RxRing {
             pages,
             first_len: Self::first_len(),
             ix,
+            in_error: false,
         };
         if this.fill(st) == 0 {
             return Err(ENOMEM);
@@ -126,7 +130,7 @@ impl RxRing {
     /// (en_rx.c `mlx5e_post_rx_wqes`).
     pub(crate) fn fill(&mut self, st: &ChannelStats) -> usize {
         let mut posted = 0;
-        while self.rq.free() > 0 {
+        while self.rq.free() > 0 && !self.in_error {
             let mut slot: Slot = core::array::from_fn(|_| None);
             let mut segs = [(0u64, 0u32); MAX_RX_PAGES];
             let mut ok = true;
@@ -199,9 +203,11 @@ impl RxRing {
                     }
                 }
                 Err(e) => {
-                    // Flushed WQEs (the RQ going down) are not errors.
+                    // Flushed WQEs (the RQ going down) are not errors; any other error
+                    // moved the RQ to error: it waits for the recovery.
                     if !e.is_flush() {
                         ChannelStats::add(&st.rx_cqe_err, 1);
+                        self.in_error = true;
                     }
                 }
             }
@@ -210,6 +216,37 @@ impl RxRing {
         ChannelStats::add(&st.rx_bytes, bytes);
         self.fill(st);
         n
+    }
+
+    /// Whether an error completion left the RQ waiting for [`RxRing::recover`].
+    pub(crate) fn in_error(&self) -> bool {
+        self.in_error
+    }
+
+    /// Recovers the RQ after an error completion (process context, the poller stopped):
+    /// consumes what `cq` still holds, resets the RQ if the device has it in error, frees the
+    /// buffers it held and posts new ones. Returns whether the RQ was in error.
+    pub(crate) fn recover(&mut self, cq: &mut Cq, st: &ChannelStats) -> Result<bool> {
+        let Self { rq, slots, .. } = self;
+        cq.poll(usize::from(rq.size()), |cqe| {
+            if let Ok(c) = rq.complete(cqe) {
+                if let Some(s) = slots.get_mut(rq.index(c.wqe_counter)) {
+                    *s = core::array::from_fn(|_| None);
+                }
+            }
+        });
+        let len = slots.len();
+        let was = rq.recover(|ctr| {
+            if let Some(s) = slots.get_mut(rq_index(len, ctr)) {
+                *s = core::array::from_fn(|_| None);
+            }
+        })?;
+        self.in_error = false;
+        if was {
+            ChannelStats::add(&st.rx_recover, 1);
+        }
+        self.fill(st);
+        Ok(was)
     }
 
     /// The skb of a good frame: over its first page, the rest as fragments.
@@ -269,4 +306,9 @@ impl RxRing {
         }
         skb.record_rx_queue(ix);
     }
+}
+
+/// The ring index of WQE counter `ctr` in a ring of `len` (a power of two) WQEs.
+fn rq_index(len: usize, ctr: u16) -> usize {
+    usize::from(ctr) & len.wrapping_sub(1)
 }

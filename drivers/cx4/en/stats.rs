@@ -53,6 +53,7 @@ channel_stats! {
     rx_csum_none: "rx_csum_none", "Packets without checksum verdict.";
     rx_vlan_strip: "rx_removed_vlan_packets", "Packets whose VLAN tag the device stripped.";
     rx_cqe_err: "rx_wqe_err", "Receive error completions.";
+    rx_recover: "rx_recover", "RQ recoveries after an error completion.";
     rx_buff_alloc_err: "rx_buff_alloc_err", "Receive buffers that could not be allocated.";
     rx_dropped: "rx_dropped", "Frames dropped by the driver (bad length, no skb).";
     polls: "ch_poll", "NAPI polls.";

@@ -458,17 +458,26 @@ impl Device {
             return;
         }
         let wqe_counter = cc as u16;
-        let res = self.rx_into_wqe(frame, h, &hash, &wq, cc, report_inner, flow_tag, vsd);
+        let res = if self.faults.take_rq_error() {
+            let f = rx::RxFault::Dma(DmaError::BadLkey { lkey: 0 });
+            Err((f.syndrome(), f.vendor_syndrome(), format!("{f} (injected)")))
+        } else {
+            self.rx_into_wqe(frame, h, &hash, &wq, cc, report_inner, flow_tag, vsd)
+        };
         match res {
             Ok(c) => {
                 self.path.rx_frames += 1;
                 self.ctx_post_cqe(cqn, &c, false);
             }
             Err((s, v, why)) => {
-                log::warn!("RQ {rqn:#x} WQE {wqe_counter:#x}: {why}: error CQE");
+                // A receive WQE that cannot be executed moves the RQ to error, like an SQ's:
+                // frames for it are dropped until the driver resets it (MODIFY_RQ).
+                log::warn!("RQ {rqn:#x} WQE {wqe_counter:#x}: {why}: error CQE, RQ to error");
                 self.path.rx_errors += 1;
                 let e = cqe::err_cqe(true, s, v, wqe_counter, wqe_opcode::NOP, rqn);
                 self.ctx_post_cqe(cqn, &e.0, false);
+                self.fw.rq_to_error(rqn);
+                self.fw.count_rx_discard();
             }
         }
         if let Some(rq) = self.fw.nic.rqs.get_mut(&rqn) {

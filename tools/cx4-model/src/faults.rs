@@ -16,6 +16,8 @@
 //!   when the operational state changes);
 //! - `wqe-error count=1` — the next sending WQEs (SEND/LSO) of any SQ fail as a bad lkey would:
 //!   a REQ_ERR CQE with LOCAL_PROT_ERR, the SQ to error (the driver recovers it by MODIFY_SQ);
+//! - `rq-error count=1` — the next frames any RQ takes fail as a bad lkey in the receive WQE
+//!   would: a RESP_ERR CQE with LOCAL_PROT_ERR, the RQ to error (recovered by MODIFY_RQ);
 //! - `clear` — remove every pending fault;
 //! - `gen-cqe cqn=5 solicited=0` — test hook: write one completion (a REQ CQE) to a CQ now, as
 //!   if a work request had finished (nothing else produces CQEs until QPs are modelled), so
@@ -73,6 +75,8 @@ pub enum Fault {
     },
     /// Fail the next `n` sending WQEs.
     WqeError(u32),
+    /// Fail the next `n` receive WQEs.
+    RqError(u32),
     /// Clear all faults.
     Clear,
 }
@@ -112,7 +116,7 @@ impl Fault {
             "pages" => &["n"],
             "link" => &["state"],
             "gen-cqe" => &["cqn", "solicited"],
-            "wqe-error" => &["count"],
+            "wqe-error" | "rq-error" => &["count"],
             _ => &[],
         };
         if let Some(k) = kv.keys().find(|k| !allowed.contains(&k.as_str())) {
@@ -175,6 +179,12 @@ impl Fault {
                     .transpose()?
                     .unwrap_or(1),
             ),
+            "rq-error" => Fault::RqError(
+                get("count")
+                    .map(|v| num("count", v))
+                    .transpose()?
+                    .unwrap_or(1),
+            ),
             "clear" => Fault::Clear,
             o => return Err(format!("unknown fault {o:?}")),
         })
@@ -193,6 +203,8 @@ pub struct FaultPlan {
     pub drop_irq: std::collections::BTreeMap<u16, u32>,
     /// Sending WQEs still to fail.
     pub wqe_errors: u32,
+    /// Receive WQEs still to fail.
+    pub rq_errors: u32,
 }
 
 /// What the firmware should do with a command.
@@ -237,6 +249,7 @@ impl FaultPlan {
             // Interrupt delays live with the vectors (MsiX::delay_ms).
             Fault::DelayIrq { .. } => {}
             Fault::WqeError(n) => self.wqe_errors = self.wqe_errors.saturating_add(n),
+            Fault::RqError(n) => self.rq_errors = self.rq_errors.saturating_add(n),
             Fault::Clear => {
                 *self = FaultPlan {
                     seen: std::mem::take(&mut self.seen),
@@ -251,6 +264,16 @@ impl FaultPlan {
     pub fn take_wqe_error(&mut self) -> bool {
         if self.wqe_errors > 0 {
             self.wqe_errors -= 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Consulted once per frame an RQ takes: whether its WQE fails by injection.
+    pub fn take_rq_error(&mut self) -> bool {
+        if self.rq_errors > 0 {
+            self.rq_errors -= 1;
             true
         } else {
             false
@@ -314,6 +337,11 @@ mod tests {
         assert_eq!(
             Fault::parse("wqe-error count=3").unwrap(),
             Fault::WqeError(3)
+        );
+        assert_eq!(Fault::parse("rq-error").unwrap(), Fault::RqError(1));
+        assert_eq!(
+            Fault::parse("rq-error count=2").unwrap(),
+            Fault::RqError(2)
         );
         assert_eq!(
             Fault::parse("stall opcode=0x102").unwrap(),
