@@ -417,7 +417,8 @@ def tests(env: Env):
         RQ (MODIFY_RQ ERR -> RST -> RDY) with fresh buffers and traffic from the host side
         flows again. devlink's `rx` reporter counts the error and the recovery and its
         diagnosis lists the RQs. The port's PPCNT counters in ethtool -S follow the traffic,
-        the frame dropped in the error included."""
+        the frame dropped in the error included; global pause set with ethtool -A reads back
+        from the card."""
         vm0 = CX4_UP + """
             cx4_up
             HOST=10.99.0.254
@@ -432,6 +433,13 @@ def tests(env: Env):
             reach $HOST 60
             section after-ping; ping -c 5 -i 0.2 $HOST
             section after; stats
+            section pause
+            ethtool -a "$IF"
+            ethtool -A "$IF" rx on tx on
+            ethtool -a "$IF"
+            ethtool -A "$IF" autoneg on 2>&1 && echo "autoneg accepted" || echo "autoneg refused"
+            ethtool -A "$IF" rx off tx on
+            ethtool -a "$IF"
             for i in $(seq 50); do
                 devlink health show $DEVLINK reporter rx | grep -q "recover [1-9]" && break
                 sleep 0.1
@@ -462,6 +470,13 @@ def tests(env: Env):
         assert rise(b, a, "rx_discards_phy") >= 1, f"the refused frame is no port discard: {a}"
         assert rise(b, a, "rx_bytes_phy") >= 64 * rise(b, a, "rx_packets_phy"), a
 
+        # Global pause (ethtool -a/-A) is PFCC on the card: each setting reads back from it;
+        # pause autonegotiation is refused as mlx5e refuses it.
+        pause = section(r.job_log, "pause")
+        states = re.findall(r"RX:\s+(on|off)\s+TX:\s+(on|off)", pause)
+        assert states == [("off", "off"), ("on", "on"), ("off", "on")], pause
+        assert "autoneg refused" in pause, pause
+
         j = devlink_json(r.job_log, "devlink-health")
         reps = [x for x in j.get("health", {}).get(DEVLINK, []) if x.get("reporter") == "rx"]
         assert len(reps) == 1, f"expected one rx reporter of {DEVLINK}: {j}"
@@ -482,7 +497,7 @@ def tests(env: Env):
         cx4_and_mlx5e_ping_iperf
     yield "cx4 <-> mlx5e: MTU 9000, VXLAN/GENEVE/GRE tunnels (inner offloads on VXLAN, GRE)", \
         jumbo_and_tunnels
-    yield "cx4: an RQ error CQE is recovered, devlink rx reporter, PPCNT port counters", \
+    yield "cx4: an RQ error CQE is recovered, devlink rx reporter, PPCNT port counters, pause", \
         rq_error_recovery
     yield "cx4: RSS over 2 channels, ethtool -G/-X/-L under traffic, promiscuous, link down/up", \
         rss_rings_channels_promisc_link

@@ -269,11 +269,26 @@ impl EthtoolOps for EnEthtool {
         }
     }
 
-    fn get_pauseparam(_dev: &Device, _data: ArcBorrow<'_, EnPriv>, p: &mut PauseParam) {
-        // Global pause is off on the modelled port (PFCC pptx/pprx are 0 by default).
+    fn get_pauseparam(_dev: &Device, data: ArcBorrow<'_, EnPriv>, p: &mut PauseParam) {
+        // What the port has now (PFCC); a device that does not answer shows pause off.
+        let pause = port::query_pause(data.mdev()).unwrap_or_default();
         p.autoneg = false;
-        p.rx_pause = false;
-        p.tx_pause = false;
+        p.rx_pause = pause.rx;
+        p.tx_pause = pause.tx;
+    }
+
+    fn set_pauseparam(_dev: &Device, data: ArcBorrow<'_, EnPriv>, p: &PauseParam) -> Result {
+        // en_ethtool.c `mlx5e_ethtool_set_pauseparam`: no pause autonegotiation.
+        if p.autoneg {
+            return Err(EINVAL);
+        }
+        port::set_pause(
+            data.mdev(),
+            port::Pause {
+                rx: p.rx_pause,
+                tx: p.tx_pause,
+            },
+        )
     }
 }
 

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The Ethernet port (port.c, en/port.c): administrative and operational status (PAOS), link
-//! protocols and speed (PTYS), MTU (PMTU), and a registration for port change events from the
+//! protocols and speed (PTYS), MTU (PMTU), global pause (PFCC), and a registration for port change events from the
 //! async EQ (en_main.c `mlx5e_async_event` → carrier update).
 
 use cx4_hw::{
     bits::Layout,
     command,
+    counters::PfccReg,
     regs::{
         self,
         eth_link_mode as m,
@@ -202,6 +203,36 @@ pub(crate) fn set_mtu(mdev: &Mdev, hw_mtu: u32) -> Result {
     q.set_local_port(LOCAL_PORT);
     q.set_admin_mtu(hw_mtu);
     access_reg(mdev, id::PMTU, &q, true).map(|_| ())
+}
+
+/// Global pause of the port: whether it sends and honours IEEE 802.3x pause frames.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Pause {
+    /// Honour received pause frames.
+    pub(crate) rx: bool,
+    /// Send pause frames.
+    pub(crate) tx: bool,
+}
+
+/// Queries PFCC's global pause (port.c `mlx5_query_port_pause`).
+pub(crate) fn query_pause(mdev: &Mdev) -> Result<Pause> {
+    let mut q = PfccReg::new();
+    q.set_local_port(LOCAL_PORT);
+    let r = access_reg(mdev, id::PFCC, &q, false)?;
+    Ok(Pause {
+        rx: r.pprx() != 0,
+        tx: r.pptx() != 0,
+    })
+}
+
+/// Sets PFCC's global pause (port.c `mlx5_set_port_pause`; the `*_mask_n` bits clear: both
+/// directions are written).
+pub(crate) fn set_pause(mdev: &Mdev, p: Pause) -> Result {
+    let mut q = PfccReg::new();
+    q.set_local_port(LOCAL_PORT);
+    q.set_pptx(p.tx.into());
+    q.set_pprx(p.rx.into());
+    access_reg(mdev, id::PFCC, &q, true).map(|_| ())
 }
 
 /// A registered port change listener; unregisters on drop. The listener runs in the async
