@@ -336,6 +336,11 @@ impl EnPriv {
     ) -> Result<u32> {
         let mdev = self.res.mdev();
         let st = self.stats(ix).ok_or(EINVAL)?;
+        // A new RQ: an error noted on the channel's previous one (closed before its recovery
+        // ran) is moot.
+        if let Some(f) = self.rx_err.get(ix as usize) {
+            f.store(false, Ordering::Release);
+        }
         let eqn = *self
             .comp_eqns
             .get(ix as usize % self.comp_eqns.len().max(1))
