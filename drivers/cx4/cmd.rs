@@ -59,6 +59,12 @@ use cx4_hw::{
         status_name, //
     },
 };
+use kapi::{
+    new_irq_safe_lock,
+    BoundDevice,
+    IrqSafeGuard,
+    IrqSafeLock, //
+};
 use kernel::{
     new_condvar,
     prelude::*,
@@ -82,12 +88,6 @@ use zerocopy::FromBytes;
 use crate::{
     dmabuf::DmaBuf,
     iseg::Bar0,
-    kapi::{
-        new_irq_safe_lock,
-        BoundDevice,
-        IrqSafeGuard,
-        IrqSafeLock, //
-    },
     mbox::{
         Chain,
         MboxPool, //

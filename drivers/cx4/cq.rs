@@ -33,6 +33,10 @@ use cx4_hw::{
         CQ_DB_REQ_NOT_SOL, //
     },
 };
+use kapi::{
+    new_irq_safe_lock,
+    IrqSafeLock, //
+};
 use kernel::{
     prelude::*,
     rbtree::{
@@ -48,10 +52,6 @@ use kernel::{
 use crate::{
     cmd::input,
     dmabuf::DmaBuf,
-    kapi::{
-        new_irq_safe_lock,
-        IrqSafeLock, //
-    },
     mdev::Mdev,
     msg::Msg,
     uar, //

@@ -17,8 +17,14 @@
 //! - debugfs.rs and selftest.rs: debugfs views and test hooks;
 //! - en/: the Ethernet layer's hardware objects (resources, port, TIS, SQ/RQ rings, RQT/TIR/RSS,
 //!   flow steering) for the netdev glue;
-//! - dmabuf.rs: coherent DMA buffers; kapi.rs: the thin layer over kernel C APIs the `kernel`
-//!   crate does not wrap, home of every `unsafe` of the driver.
+//! - dmabuf.rs: coherent DMA buffers.
+//!
+//! The kernel C APIs the `kernel` crate does not wrap (MSI-X, interrupt lines, `IrqSafeLock`,
+//! coherent copies, ...) are safe APIs of the `kapi` crate (drivers/kapi/), devlink and netdev
+//! those of the `devlink` and `netdev` crates: this crate is safe Rust only, which the
+//! crate-level `forbid` below enforces.
+
+#![forbid(unsafe_code)]
 
 mod caps;
 mod cmd;
@@ -33,7 +39,6 @@ mod function;
 mod hca;
 mod health;
 mod iseg;
-mod kapi;
 mod mbox;
 mod mdev;
 mod msg;

@@ -120,7 +120,7 @@ pub(crate) struct DebugFs {
 impl DebugFs {
     /// Creates `cx4/<name>/` and its files under the module's directory.
     pub(crate) fn new(name: &CStr, data: impl PinInit<DebugData, Error>) -> Result<Self> {
-        let root = crate::kapi::DebugfsRoot::get().ok_or(ENOENT)?;
+        let root = kapi::DebugfsRoot::get().ok_or(ENOENT)?;
         let scope = KBox::pin_init(
             root.scope(data, name, |d, dir| {
                 dir.read_callback_file(c"commands", d, &commands);

@@ -69,8 +69,7 @@ use crate::{
     en::netdev::EnPriv,
     function::Function,
     hca::Fault,
-    health::Fatal,
-    kapi, //
+    health::Fatal, //
 };
 
 /// The instance's operations: `devlink dev info`.

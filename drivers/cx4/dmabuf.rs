@@ -16,8 +16,6 @@ use kernel::{
     prelude::*, //
 };
 
-use crate::kapi;
-
 /// A zeroed, physically contiguous coherent DMA buffer.
 pub(crate) struct DmaBuf {
     mem: Coherent<[u8]>,

@@ -14,10 +14,7 @@ use kernel::{
     time::Delta, //
 };
 
-use crate::{
-    function::Function,
-    kapi, //
-};
+use crate::function::Function;
 
 /// Which member of the family a PCI ID names.
 #[derive(Clone, Copy, Debug)]

@@ -41,6 +41,13 @@ use cx4_hw::{
     },
     pages::PAGE_SIZE, //
 };
+use kapi::{
+    new_irq_safe_lock,
+    IrqHandler,
+    IrqLine,
+    IrqSafeLock,
+    MsixVectors, //
+};
 use kernel::{
     pci,
     prelude::*,
@@ -54,14 +61,6 @@ use kernel::{
 use crate::{
     cmd::input,
     dmabuf::DmaBuf,
-    kapi::{
-        self,
-        new_irq_safe_lock,
-        IrqHandler,
-        IrqLine,
-        IrqSafeLock,
-        MsixVectors, //
-    },
     mdev::Mdev,
     uar, //
 };

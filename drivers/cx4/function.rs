@@ -27,6 +27,7 @@ use core::sync::atomic::{
     Ordering, //
 };
 
+use kapi::BoundDevice;
 use kernel::{
     bindings,
     device::Bound,
@@ -62,10 +63,6 @@ use crate::{
         Fault,
         FwInfo,
         Hca, //
-    },
-    kapi::{
-        self,
-        BoundDevice, //
     },
 };
 

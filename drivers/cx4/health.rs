@@ -25,7 +25,6 @@ use kernel::{
 
 use crate::{
     iseg::Health,
-    kapi,
     mdev::{
         Mdev,
         HEALTH_WORK, //

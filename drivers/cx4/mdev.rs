@@ -6,6 +6,11 @@
 //! It lives in an `Arc` so that interrupt handlers and work items can hold it; the HCA object
 //! (hca.rs) owns the bring-up and stops every such user before the driver unbinds.
 
+use kapi::{
+    new_irq_safe_lock,
+    BoundDevice,
+    IrqSafeLock, //
+};
 use kernel::{
     impl_has_delayed_work, impl_has_work, new_delayed_work, new_work, pci,
     prelude::*,
@@ -27,11 +32,6 @@ use crate::{
         HealthState, //
     },
     iseg::Bar0,
-    kapi::{
-        new_irq_safe_lock,
-        BoundDevice,
-        IrqSafeLock, //
-    },
     pages::Pages, //
 };
 

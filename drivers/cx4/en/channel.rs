@@ -9,6 +9,10 @@
 
 use core::sync::atomic::Ordering;
 
+use kapi::{
+    new_irq_safe_lock,
+    IrqSafeLock, //
+};
 use kernel::{
     prelude::*,
     sync::Arc, //
@@ -31,10 +35,6 @@ use crate::{
         netdev::EnPriv,
         rx::RxRing,
         stats::ChannelStats, //
-    },
-    kapi::{
-        new_irq_safe_lock,
-        IrqSafeLock, //
     },
 };
 

@@ -9,6 +9,11 @@ use core::sync::atomic::{
 };
 
 use cx4_hw::eq::port_change_subtype;
+use kapi::{
+    new_irq_safe_lock,
+    BoundDevice,
+    IrqSafeLock, //
+};
 use kernel::{
     impl_has_work, new_mutex, new_work,
     prelude::*,
@@ -51,12 +56,6 @@ use crate::{
         CqParams, //
     },
     eq::PortEvents,
-    kapi::{
-        self,
-        new_irq_safe_lock,
-        BoundDevice,
-        IrqSafeLock, //
-    },
     mdev::Mdev,
     en::{
         channel::{

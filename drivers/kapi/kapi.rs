@@ -1,11 +1,43 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The thin layer over kernel C APIs that the 7.2 `kernel` crate does not wrap (yet): MSI-X
-//! vector allocation by index, interrupt lines, a spinlock that disables interrupts (for state
-//! shared with interrupt handlers), bulk copies in and out of coherent DMA memory, flushing
-//! work items, the online CPU count, and a bound-device handle for deferred contexts.
+//! Kernel C APIs that the 7.2 `kernel` crate does not wrap (yet), each as a small safe API with
+//! a documented contract: MSI-X vector allocation by index, interrupt lines, a spinlock that
+//! disables interrupts (for state shared with interrupt handlers), bulk copies in and out of
+//! coherent DMA memory, a function-level reset, flushing work items, the online CPU count, a
+//! bound-device handle for deferred contexts, and a module-wide debugfs directory.
 //!
-//! Every `unsafe` of the driver lives here (the core logic files have none); each carries its
-//! `// SAFETY:` argument. Everything exported is a safe API with a documented contract.
+//! - [`MsixVectors`]: `pci_alloc_irq_vectors(PCI_IRQ_MSIX)`, freed on drop.
+//! - [`IrqLine`]: a hard-interrupt handler ([`IrqHandler`]) on one of those vectors
+//!   (`request_threaded_irq()` without a thread function), freed on drop.
+//! - [`IrqSafeLock`] (created with [`new_irq_safe_lock!`]): a `spinlock_t` taken with
+//!   `spin_lock_irqsave()`, as a `kernel::sync::lock` backend ([`IrqSaveBackend`]), so
+//!   `CondVar` works with its guard ([`IrqSafeGuard`]).
+//! - [`coherent_read`], [`coherent_write`]: volatile copies, eight bytes wide where aligned.
+//! - [`set_dma_mask_64`], [`try_reset_function`], [`num_online_cpus`], [`flush_work`],
+//!   [`flush_delayed_work`]: one C call each.
+//! - [`BoundDevice`]: a device reference that work items and interrupt handlers hold to use
+//!   APIs that need a `&Device<Bound>`.
+//! - [`DebugfsRoot`]: the module's debugfs directory, until the `kernel` crate has
+//!   per-module data.
+//!
+//! # Contexts
+//!
+//! - Any context, hard interrupt included: [`IrqSafeLock::lock`], [`coherent_read`],
+//!   [`coherent_write`], [`num_online_cpus`], [`BoundDevice::get`], [`BoundDevice::dev`],
+//!   [`IrqLine::handler`], [`MsixVectors::count`]. [`IrqHandler::handle`] is called in hard
+//!   interrupt context.
+//! - Process context (they may sleep): [`set_dma_mask_64`] (probe, before any DMA
+//!   allocation), [`MsixVectors::alloc`], [`IrqLine::request`], [`try_reset_function`],
+//!   [`flush_work`] and [`flush_delayed_work`] (not from the work item itself, nor holding a
+//!   lock it takes), and dropping an [`IrqLine`] (it waits for a running handler, so not from
+//!   that handler) or the last reference to [`MsixVectors`].
+//! - [`DebugfsRoot::install`] in module init before the driver registers, its drop in module
+//!   exit after the driver unregistered, [`DebugfsRoot::get`] in between (probe).
+//!
+//! # Safety
+//!
+//! Every `unsafe` block and `unsafe impl` carries a comment arguing why it is sound; nothing
+//! exported is `unsafe` to call. A driver that uses this crate for these APIs needs no `unsafe` of its
+//! own (cx4's driver crate is `#![forbid(unsafe_code)]`).
 
 use core::{
     ffi::c_void,
@@ -59,7 +91,7 @@ fn pci_dev_ptr<Ctx: device::DeviceContext>(pdev: &pci::Device<Ctx>) -> *mut bind
 
 /// Sets 64-bit streaming and coherent DMA masks; called once from probe, before any DMA
 /// allocation.
-pub(crate) fn set_dma_mask_64(pdev: &pci::Device<Core<'_>>) -> Result {
+pub fn set_dma_mask_64(pdev: &pci::Device<Core<'_>>) -> Result {
     // SAFETY: Called from probe before the driver made any DMA allocation or mapping for this
     // device, so nothing runs concurrently with the mask change.
     unsafe { dma::Device::dma_set_mask_and_coherent(pdev, DmaMask::new::<64>()) }
@@ -71,26 +103,26 @@ pub(crate) fn set_dma_mask_64(pdev: &pci::Device<Core<'_>>) -> Result {
 /// Contract: a `BoundDevice` may only be created from a `&Device<Bound>` and must only be held
 /// by objects of the bound driver instance that are stopped (interrupts freed, work flushed)
 /// and whose users are gone before the driver's data is released, i.e. before unbind
-/// completes. The HCA teardown (hca.rs) does that in every path.
+/// completes (the driver's teardown must ensure that in every path, probe failures included).
 #[derive(Clone)]
-pub(crate) struct BoundDevice(ARef<device::Device>);
+pub struct BoundDevice(ARef<device::Device>);
 
 impl BoundDevice {
     /// Takes a reference while the device is known to be bound.
-    pub(crate) fn new(dev: &device::Device<Bound>) -> Self {
+    pub fn new(dev: &device::Device<Bound>) -> Self {
         let normal: &device::Device = dev;
         Self(normal.into())
     }
 
     /// The device, in its bound context.
-    pub(crate) fn get(&self) -> &device::Device<Bound> {
+    pub fn get(&self) -> &device::Device<Bound> {
         // SAFETY: By the contract of `BoundDevice`, every holder is torn down before the driver
         // unbinds, so the device is bound for as long as this reference can be used.
         unsafe { self.0.as_bound() }
     }
 
     /// The device, for logging.
-    pub(crate) fn dev(&self) -> &device::Device {
+    pub fn dev(&self) -> &device::Device {
         &self.0
     }
 }
@@ -109,7 +141,7 @@ fn coherent_range(mem: &Coherent<[u8]>, off: usize, len: usize) -> Result<*mut u
 /// but eight bytes wide where the destination is aligned: a mailbox block or a 4 KiB
 /// capability page takes an eighth of the stores of a byte-wise copy. Nothing outside
 /// `off..off + data.len()` is written, so a neighbouring ownership byte is never touched.
-pub(crate) fn coherent_write(mem: &Coherent<[u8]>, off: usize, data: &[u8]) -> Result {
+pub fn coherent_write(mem: &Coherent<[u8]>, off: usize, data: &[u8]) -> Result {
     let dst = coherent_range(mem, off, data.len())?;
     let mut i = 0;
     while i < data.len() {
@@ -132,7 +164,7 @@ pub(crate) fn coherent_write(mem: &Coherent<[u8]>, off: usize, data: &[u8]) -> R
 
 /// Copies `out.len()` bytes at byte offset `off` out of coherent DMA memory; volatile loads,
 /// eight bytes wide where aligned (see [`coherent_write`]).
-pub(crate) fn coherent_read(mem: &Coherent<[u8]>, off: usize, out: &mut [u8]) -> Result {
+pub fn coherent_read(mem: &Coherent<[u8]>, off: usize, out: &mut [u8]) -> Result {
     let src = coherent_range(mem, off, out.len())?.cast_const();
     let mut i = 0;
     while i < out.len() {
@@ -155,14 +187,14 @@ pub(crate) fn coherent_read(mem: &Coherent<[u8]>, off: usize, out: &mut [u8]) ->
 /// Resets a bound PCI function (`pci_try_reset_function()`: function-level reset with config
 /// space saved and restored). Fails with `EAGAIN` instead of waiting when the device lock is
 /// held, e.g. by an unbind that waits for the caller.
-pub(crate) fn try_reset_function(pdev: &pci::Device<Bound>) -> Result {
+pub fn try_reset_function(pdev: &pci::Device<Bound>) -> Result {
     // SAFETY: `pdev` is a bound, live PCI device; the function takes the device lock itself
     // (or gives up) and saves/restores the config space around the reset.
     to_result(unsafe { bindings::pci_try_reset_function(pci_dev_ptr(pdev)) })
 }
 
 /// The number of online CPUs (`num_online_cpus()`).
-pub(crate) fn num_online_cpus() -> u32 {
+pub fn num_online_cpus() -> u32 {
     // SAFETY: `__num_online_cpus` is a kernel global that is always valid; it is an atomic
     // counter, read here with a single volatile load (what `atomic_read()` does).
     let n = unsafe { ptr::read_volatile(&raw const bindings::__num_online_cpus.counter) };
@@ -170,7 +202,7 @@ pub(crate) fn num_online_cpus() -> u32 {
 }
 
 /// Waits until a work item is neither pending nor running (`flush_work()`).
-pub(crate) fn flush_work<T, const ID: u64>(work: &Work<T, ID>) -> bool {
+pub fn flush_work<T, const ID: u64>(work: &Work<T, ID>) -> bool {
     // SAFETY: `work` is a valid, initialized `Work`, so the pointer is aligned and not
     // dangling; `flush_work()` only waits on it.
     unsafe { bindings::flush_work(Work::raw_get(work)) }
@@ -178,7 +210,7 @@ pub(crate) fn flush_work<T, const ID: u64>(work: &Work<T, ID>) -> bool {
 
 /// Runs a pending delayed work item now and waits for it (`flush_delayed_work()`); returns
 /// whether it had to wait.
-pub(crate) fn flush_delayed_work<T, const ID: u64>(work: &DelayedWork<T, ID>) -> bool {
+pub fn flush_delayed_work<T, const ID: u64>(work: &DelayedWork<T, ID>) -> bool {
     // SAFETY: `work` is a valid, initialized `DelayedWork`: `raw_as_work` gives the `work`
     // member of its `struct delayed_work`.
     let w = unsafe { DelayedWork::raw_as_work(work) }.cast::<bindings::work_struct>();
@@ -190,14 +222,14 @@ pub(crate) fn flush_delayed_work<T, const ID: u64>(work: &DelayedWork<T, ID>) ->
 
 /// MSI-X vectors of a PCI function, freed on drop (after every [`IrqLine`] on them, which
 /// hold a reference).
-pub(crate) struct MsixVectors {
+pub struct MsixVectors {
     pdev: ARef<pci::Device>,
     count: u32,
 }
 
 impl MsixVectors {
     /// Allocates between `min` and `max` MSI-X vectors.
-    pub(crate) fn alloc(pdev: &pci::Device<Bound>, min: u32, max: u32) -> Result<Arc<Self>> {
+    pub fn alloc(pdev: &pci::Device<Bound>, min: u32, max: u32) -> Result<Arc<Self>> {
         // SAFETY: `pdev` is a valid, bound PCI device; the C function checks its arguments.
         let ret = unsafe {
             bindings::pci_alloc_irq_vectors(pci_dev_ptr(pdev), min, max, bindings::PCI_IRQ_MSIX)
@@ -212,7 +244,7 @@ impl MsixVectors {
     }
 
     /// How many vectors were granted.
-    pub(crate) fn count(&self) -> u32 {
+    pub fn count(&self) -> u32 {
         self.count
     }
 
@@ -236,7 +268,7 @@ impl Drop for MsixVectors {
 }
 
 /// An interrupt handler on one vector.
-pub(crate) trait IrqHandler: Send + Sync + 'static {
+pub trait IrqHandler: Send + Sync + 'static {
     /// Runs in hard-interrupt context, with interrupts disabled: it must not sleep (atomics,
     /// [`IrqSafeLock`]s, waking waiters and queueing work are fine).
     fn handle(&self);
@@ -244,7 +276,7 @@ pub(crate) trait IrqHandler: Send + Sync + 'static {
 
 /// An interrupt handler registered on one MSI-X vector (hard-interrupt context, like the
 /// upstream driver's EQ handlers); freed (waiting for a running handler) on drop.
-pub(crate) struct IrqLine<T: IrqHandler> {
+pub struct IrqLine<T: IrqHandler> {
     irq: u32,
     handler: Arc<T>,
     _vectors: Arc<MsixVectors>,
@@ -270,7 +302,7 @@ unsafe extern "C" fn irq_hard<T: IrqHandler>(
 
 impl<T: IrqHandler> IrqLine<T> {
     /// Requests vector `index` of `vectors` for `handler`.
-    pub(crate) fn request(
+    pub fn request(
         vectors: &Arc<MsixVectors>,
         index: u32,
         name: &'static CStr,
@@ -302,7 +334,7 @@ impl<T: IrqHandler> IrqLine<T> {
     }
 
     /// The handler.
-    pub(crate) fn handler(&self) -> &Arc<T> {
+    pub fn handler(&self) -> &Arc<T> {
         &self.handler
     }
 }
@@ -322,7 +354,7 @@ compile_error!("IrqSafeLock takes spinlock_t as a raw spinlock, which PREEMPT_RT
 /// The `kernel::sync::lock` backend of [`IrqSafeLock`]: a `spinlock_t` taken with
 /// `spin_lock_irqsave()` and released with `spin_unlock_irqrestore()` (the 7.2 `kernel` crate
 /// has only the plain `spin_lock()` backend, which must not be shared with interrupt handlers).
-pub(crate) struct IrqSaveBackend;
+pub struct IrqSaveBackend;
 
 /// The `raw_spinlock_t` inside a `spinlock_t` (what `spinlock_check()` returns).
 fn raw_spinlock(ptr: *mut bindings::spinlock_t) -> *mut bindings::raw_spinlock_t {
@@ -368,13 +400,13 @@ unsafe impl Backend for IrqSaveBackend {
 }
 
 /// A guard of an [`IrqSafeLock`]; works with `CondVar` like any lock guard.
-pub(crate) type IrqSafeGuard<'a, T> = Guard<'a, T, IrqSaveBackend>;
+pub type IrqSafeGuard<'a, T> = Guard<'a, T, IrqSaveBackend>;
 
 /// A spinlock for state shared with hard-interrupt handlers: interrupts stay disabled on the
 /// local CPU while it is held, so a handler can never spin on a lock its own CPU holds.
 /// Nothing under it may sleep or allocate with `GFP_KERNEL`.
 #[pin_data]
-pub(crate) struct IrqSafeLock<T> {
+pub struct IrqSafeLock<T> {
     #[pin]
     inner: Lock<T, IrqSaveBackend>,
 }
@@ -382,51 +414,57 @@ pub(crate) struct IrqSafeLock<T> {
 impl<T> IrqSafeLock<T> {
     /// A new lock holding `t` (use [`new_irq_safe_lock!`], which gives each call site its own
     /// lockdep class).
-    pub(crate) fn new(
-        t: T,
-        name: &'static CStr,
-        key: Pin<&'static LockClassKey>,
-    ) -> impl PinInit<Self> {
+    pub fn new(t: T, name: &'static CStr, key: Pin<&'static LockClassKey>) -> impl PinInit<Self> {
         pin_init!(Self {
             inner <- Lock::new(t, name, key),
         })
     }
 
     /// Takes the lock, disabling interrupts until the guard is dropped.
-    pub(crate) fn lock(&self) -> IrqSafeGuard<'_, T> {
+    pub fn lock(&self) -> IrqSafeGuard<'_, T> {
         self.inner.lock()
     }
 }
 
-/// An [`IrqSafeLock`] initialiser with a lockdep class of its own.
+/// An [`IrqSafeLock`] initialiser with a lockdep class of its own (one per call site):
+/// `new_irq_safe_lock!(value, "name")`, `name` a string literal that lockdep shows.
+#[macro_export]
 macro_rules! new_irq_safe_lock {
     ($inner:expr, $name:literal) => {
-        $crate::kapi::IrqSafeLock::new($inner, kernel::c_str!($name), kernel::static_lock_class!())
+        $crate::IrqSafeLock::new(
+            $inner,
+            ::kernel::c_str!($name),
+            ::kernel::static_lock_class!(),
+        )
     };
 }
-pub(crate) use new_irq_safe_lock;
 
-/// The module-wide debugfs directory (`cx4/`), under which each device creates its own.
+/// The module-wide debugfs directory (e.g. `cx4/`), under which each device creates its own.
 ///
-/// The `kernel` crate has no per-module data yet, so the directory lives in a static that is
-/// written only while no device can be bound (module init, before the driver registers, and
-/// module exit, after it unregisters), as nova-core does.
-pub(crate) struct DebugfsRoot(());
+/// The `kernel` crate has no per-module data yet, so the directory lives in a static of this
+/// crate (one per module that links it) that is written only while no device can be bound
+/// (module init, before the driver registers, and module exit, after it unregisters), as
+/// nova-core does.
+///
+/// Contract: [`DebugfsRoot::install`] is called once, from module init before the driver is
+/// registered; the returned guard is dropped in module exit after the driver is unregistered;
+/// [`DebugfsRoot::get`] is called in between (from probe).
+pub struct DebugfsRoot(());
 
 static mut DEBUGFS_ROOT: Option<kernel::debugfs::Dir> = None;
 
 impl DebugfsRoot {
     /// Creates the directory; the returned guard removes it when dropped.
-    pub(crate) fn install(name: &'static CStr) -> Self {
+    pub fn install(name: &'static CStr) -> Self {
         let dir = kernel::debugfs::Dir::new(name);
-        // SAFETY: Called once from module init before the PCI driver is registered, so no
-        // probe (the only reader) can run concurrently.
+        // SAFETY: By the contract of `DebugfsRoot`, this is called once from module init
+        // before the driver is registered, so no probe (the only reader) can run concurrently.
         unsafe { DEBUGFS_ROOT = Some(dir) };
         DebugfsRoot(())
     }
 
     /// The directory, while the module is loaded.
-    pub(crate) fn get() -> Option<&'static kernel::debugfs::Dir> {
+    pub fn get() -> Option<&'static kernel::debugfs::Dir> {
         let root = &raw const DEBUGFS_ROOT;
         // SAFETY: The static is only written in `install` (before any device is bound) and in
         // `drop` (after every device is unbound); readers run in between, from probe, so the
@@ -437,8 +475,9 @@ impl DebugfsRoot {
 
 impl Drop for DebugfsRoot {
     fn drop(&mut self) {
-        // SAFETY: The guard is dropped after the driver registration (field order of the
-        // module), so no device is bound and no probe can read the static.
+        // SAFETY: By the contract of `DebugfsRoot`, the guard is dropped after the driver is
+        // unregistered (cx4: field order of its module), so no device is bound and no probe
+        // can read the static.
         unsafe { DEBUGFS_ROOT = None };
     }
 }
