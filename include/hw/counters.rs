@@ -416,12 +416,30 @@ pub mod pport {
                 ("rx_65_to_127_bytes_phy", "ether_stats_pkts65to127octets"),
                 ("rx_128_to_255_bytes_phy", "ether_stats_pkts128to255octets"),
                 ("rx_256_to_511_bytes_phy", "ether_stats_pkts256to511octets"),
-                ("rx_512_to_1023_bytes_phy", "ether_stats_pkts512to1023octets"),
-                ("rx_1024_to_1518_bytes_phy", "ether_stats_pkts1024to1518octets"),
-                ("rx_1519_to_2047_bytes_phy", "ether_stats_pkts1519to2047octets"),
-                ("rx_2048_to_4095_bytes_phy", "ether_stats_pkts2048to4095octets"),
-                ("rx_4096_to_8191_bytes_phy", "ether_stats_pkts4096to8191octets"),
-                ("rx_8192_to_10239_bytes_phy", "ether_stats_pkts8192to10239octets"),
+                (
+                    "rx_512_to_1023_bytes_phy",
+                    "ether_stats_pkts512to1023octets",
+                ),
+                (
+                    "rx_1024_to_1518_bytes_phy",
+                    "ether_stats_pkts1024to1518octets",
+                ),
+                (
+                    "rx_1519_to_2047_bytes_phy",
+                    "ether_stats_pkts1519to2047octets",
+                ),
+                (
+                    "rx_2048_to_4095_bytes_phy",
+                    "ether_stats_pkts2048to4095octets",
+                ),
+                (
+                    "rx_4096_to_8191_bytes_phy",
+                    "ether_stats_pkts4096to8191octets",
+                ),
+                (
+                    "rx_8192_to_10239_bytes_phy",
+                    "ether_stats_pkts8192to10239octets",
+                ),
             ],
         },
     ];
@@ -450,8 +468,7 @@ pub mod pport {
 
     /// How many port counters `ethtool -S` shows.
     pub fn count() -> usize {
-        GROUPS.iter().map(|g| g.counters.len()).sum::<usize>()
-            + usize::from(PRIOS) * PER_PRIO.len()
+        GROUPS.iter().map(|g| g.counters.len()).sum::<usize>() + usize::from(PRIOS) * PER_PRIO.len()
     }
 }
 
@@ -505,12 +522,18 @@ mod tests {
         for g in pport::GROUPS {
             let bytes = [0u8; 0xf8];
             for &(name, field) in g.counters {
-                assert!(counter64(&bytes, g.fields, field).is_some(), "{name}: {field}");
+                assert!(
+                    counter64(&bytes, g.fields, field).is_some(),
+                    "{name}: {field}"
+                );
                 assert!(name.len() < 32, "{name}");
             }
         }
         for &(dir, suffix, field) in pport::PER_PRIO {
-            assert!(counter64(&[0u8; 0xf8], pport::PER_PRIO_FIELDS, field).is_some(), "{field}");
+            assert!(
+                counter64(&[0u8; 0xf8], pport::PER_PRIO_FIELDS, field).is_some(),
+                "{field}"
+            );
             assert!(dir.len() + "_prio7_".len() + suffix.len() < 32);
         }
         assert_eq!(pport::count(), 18 + 3 + 13 + 80);

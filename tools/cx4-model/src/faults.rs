@@ -339,10 +339,7 @@ mod tests {
             Fault::WqeError(3)
         );
         assert_eq!(Fault::parse("rq-error").unwrap(), Fault::RqError(1));
-        assert_eq!(
-            Fault::parse("rq-error count=2").unwrap(),
-            Fault::RqError(2)
-        );
+        assert_eq!(Fault::parse("rq-error count=2").unwrap(), Fault::RqError(2));
         assert_eq!(
             Fault::parse("stall opcode=0x102").unwrap(),
             Fault::Stall(Some(0x102))
