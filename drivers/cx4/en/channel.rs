@@ -108,8 +108,8 @@ impl NapiPoller for ChannelPoll {
         };
         ChannelStats::add(&st.polls, 1);
         let dev = napi.device();
-        if let Some(txq) = dev.tx_queue(self.ix) {
-            let mut slot = self.priv_.tx_slot(self.ix).lock();
+        if let (Some(txq), Some(slot)) = (dev.tx_queue(self.ix), self.priv_.tx_slot(self.ix)) {
+            let mut slot = slot.lock();
             if let Some(ring) = &mut *slot {
                 if ring.complete(txq, budget, st) {
                     EnPriv::schedule_recovery(self.priv_.clone());
@@ -128,8 +128,10 @@ impl NapiPoller for ChannelPoll {
         let work = work as i32;
         if napi.complete_done(work) {
             ChannelStats::add(&st.arms, 1);
-            if let Some(ring) = &mut *self.priv_.tx_slot(self.ix).lock() {
-                let _ = ring.arm();
+            if let Some(slot) = self.priv_.tx_slot(self.ix) {
+                if let Some(ring) = &mut *slot.lock() {
+                    let _ = ring.arm();
+                }
             }
             let _ = self.rcq.arm(false);
         }

@@ -225,12 +225,9 @@ impl EnPriv {
         &self.stats
     }
 
-    /// The TX slot of queue `ix` (a channel index below `max_channels`).
-    pub(crate) fn tx_slot(&self, ix: u32) -> &TxSlot {
-        // `ix` comes from the channel or the stack's queue mapping, both below the number
-        // of queues the netdev was allocated with; fall back to slot 0 otherwise.
-        let i = if (ix as usize) < self.tx.len() { ix as usize } else { 0 };
-        &self.tx[i]
+    /// The TX slot of queue `ix` (`None` past `max_channels`).
+    pub(crate) fn tx_slot(&self, ix: u32) -> Option<&TxSlot> {
+        self.tx.get(ix as usize).map(|s| &**s)
     }
 
     /// The VXLAN ports the device parses.
@@ -335,6 +332,7 @@ impl EnPriv {
     ) -> Result<u32> {
         let mdev = self.res.mdev();
         let st = self.stats(ix).ok_or(EINVAL)?;
+        let slot = self.tx_slot(ix).ok_or(EINVAL)?;
         // A new RQ: an error noted on the channel's previous one (closed before its recovery
         // ran) is moot.
         if let Some(f) = self.rx_err.get(ix as usize) {
@@ -374,7 +372,7 @@ impl EnPriv {
         let rx = RxRing::new(rq, self.dma_dev.get(), ix as u16, st)?;
         let rqn = rx.rqn();
         // The send ring goes into the queue's slot: from now on xmit may use it.
-        let old = self.tx_slot(ix).lock().replace(tx);
+        let old = slot.lock().replace(tx);
         drop(old);
         let poll = ChannelPoll::new(self.into(), ix, rcq, rx);
         match Channel::start(dev, self.into(), ix, kick, poll) {
@@ -383,7 +381,7 @@ impl EnPriv {
                 ENOMEM
             })?,
             Err(e) => {
-                let ring = self.tx_slot(ix).lock().take();
+                let ring = slot.lock().take();
                 drop(ring);
                 return Err(e);
             }
@@ -407,8 +405,10 @@ impl EnPriv {
         drop(fs);
         drop(rss);
         for ch in channels.iter() {
-            let ring = self.tx_slot(ch.ix()).lock().take();
-            drop(ring);
+            if let Some(slot) = self.tx_slot(ch.ix()) {
+                let ring = slot.lock().take();
+                drop(ring);
+            }
         }
         drop(channels);
         let _ = port::set_admin_up(self.res.mdev(), false);
@@ -564,7 +564,9 @@ impl EnPriv {
         let mut result = Ok(());
         for ch in open.channels.iter() {
             let ix = ch.ix();
-            let slot = self.tx_slot(ix);
+            let Some(slot) = self.tx_slot(ix) else {
+                continue;
+            };
             let in_error = slot.lock().as_ref().is_some_and(|r| r.in_error);
             if !in_error {
                 continue;
@@ -634,9 +636,7 @@ impl EnPriv {
                 // afterwards.
                 let ring = self
                     .tx_slot(ix)
-                    .lock()
-                    .as_ref()
-                    .map(|r| (r.sqn(), r.in_error));
+                    .and_then(|s| s.lock().as_ref().map(|r| (r.sqn(), r.in_error)));
                 let (cqe_err, recovered) = self.stats(ix).map_or((0, 0), |st| {
                     (
                         st.tx_cqe_err.load(Ordering::Relaxed),
@@ -690,7 +690,12 @@ impl DeviceOps for EnNetdev {
             drop(skb);
             return TxResult::Ok;
         };
-        let mut slot = data.tx_slot(ix).lock();
+        let Some(slot) = data.tx_slot(ix) else {
+            ChannelStats::add(&st.tx_dropped, 1);
+            drop(skb);
+            return TxResult::Ok;
+        };
+        let mut slot = slot.lock();
         match &mut *slot {
             Some(ring) => ring.xmit(
                 skb,
