@@ -502,6 +502,10 @@ impl EnPriv {
                     ix
                 ),
                 Err(e) => {
+                    // Still in error: a later `devlink health recover` tries it again.
+                    if let Some(f) = self.rx_err.get(ix as usize) {
+                        f.store(true, Ordering::Release);
+                    }
                     dev_err!(
                         self.dma_dev.dev(),
                         "{}: RQ {:#x} recovery failed: {:?}; the queue stays down\n",
