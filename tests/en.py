@@ -9,7 +9,8 @@ import json
 import re
 
 from harness import Env, check_clean_dmesg, describe, estimate
-from model_eth import (assert_clean, eth_vms, ethtool_stats, iperf_rate, rise, section)
+from model_eth import (MS_RSS_KEY, assert_clean, eth_vms, ethtool_stats, iperf_rate, rise,
+                       section)
 
 DEVLINK = "pci/0000:01:00.0"
 
@@ -49,11 +50,6 @@ def cx4_errors(dmesg: str) -> list[str]:
     """Lines where cx4 reported a problem (errors, warnings, failed commands)."""
     return [l for l in dmesg.splitlines()
             if "cx4" in l and re.search(r"fail|error|warn|timeout|bad|BUG|WARNING", l, re.I)]
-
-
-# The RSS key of Microsoft's RSS verification suite (40 bytes).
-MS_RSS_KEY = ("6d:5a:56:da:25:5b:0e:c2:41:67:25:3d:43:a3:8f:b0:d0:ca:2b:cb:"
-              "ae:7b:30:b4:77:cb:2d:a3:80:30:f2:0c:6a:42:b7:3b:be:ac:01:fa")
 
 
 def tests(env: Env):
