@@ -82,14 +82,49 @@ const fn mask64(width: u32) -> u64 {
 #[inline]
 pub fn get32(bytes: &[u8], off: u32, width: u32) -> u32 {
     let i = (off / 32 * 4) as usize;
+    if i + 4 > bytes.len() {
+        return get_short(bytes, off, width);
+    }
     let dw = u32::from_be_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
     (dw >> (32 - off % 32 - width)) & mask32(width)
+}
+
+/// The bytes a field of at most 32 bits inside one dword spans: (first byte, byte count).
+const fn short_span(off: u32, width: u32) -> (usize, u32) {
+    let first = off / 8;
+    (first as usize, (off + width - 1) / 8 - first + 1)
+}
+
+/// [`get32`] for a field in the last, partial dword of a layout smaller than a dword multiple
+/// (e.g. the 16-bit `qpdpm_dscp_reg`): reads only the bytes the field spans.
+fn get_short(bytes: &[u8], off: u32, width: u32) -> u32 {
+    let (first, n) = short_span(off, width);
+    let acc = bytes[first..first + n as usize]
+        .iter()
+        .fold(0u32, |a, b| (a << 8) | u32::from(*b));
+    (acc >> (n * 8 - off % 8 - width)) & mask32(width)
+}
+
+/// [`set32`] for a field in the last, partial dword of a layout (see [`get_short`]).
+fn set_short(bytes: &mut [u8], off: u32, width: u32, v: u32) {
+    let (first, n) = short_span(off, width);
+    let w = &mut bytes[first..first + n as usize];
+    let old = w.iter().fold(0u32, |a, b| (a << 8) | u32::from(*b));
+    let shift = n * 8 - off % 8 - width;
+    let mask = mask32(width) << shift;
+    let new = (old & !mask) | ((v << shift) & mask);
+    for (k, b) in w.iter_mut().enumerate() {
+        *b = (new >> ((n as usize - 1 - k) * 8)) as u8;
+    }
 }
 
 /// Writes a field of at most 32 bits (`MLX5_SET`); bits of `v` above `width` are dropped.
 #[inline]
 pub fn set32(bytes: &mut [u8], off: u32, width: u32, v: u32) {
     let i = (off / 32 * 4) as usize;
+    if i + 4 > bytes.len() {
+        return set_short(bytes, off, width, v);
+    }
     let shift = 32 - off % 32 - width;
     let mask = mask32(width) << shift;
     let w = &mut bytes[i..i + 4];

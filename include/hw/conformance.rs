@@ -191,6 +191,16 @@ fn code_tables() -> Vec<CodeTable> {
         ),
         t("mcqi_fw", mng::mcqi_fw::HEADER_PREFIX, mng::mcqi_fw::ALL),
         t(
+            "trust_state",
+            crate::qos::trust_state::HEADER_PREFIX,
+            crate::qos::trust_state::ALL
+        ),
+        t(
+            "max_bw_units",
+            crate::qos::max_bw_units::HEADER_PREFIX,
+            crate::qos::max_bw_units::ALL
+        ),
+        t(
             "health_synd",
             iseg::health_synd::HEADER_PREFIX,
             iseg::health_synd::ALL
@@ -385,6 +395,15 @@ fn constants() -> Vec<(&'static str, i64)> {
             mng::MCAM_FEATURE_ENHANCED_FEATURES.into()
         ),
         ("MLX5_MCAM_REGS_NUM", mng::MCAM_REGS_NUM.into()),
+        (
+            "MLX5_QCAM_REGS_FIRST_128",
+            crate::qos::QCAM_REGS_FIRST_128.into()
+        ),
+        (
+            "MLX5_QCAM_FEATURE_ENHANCED_FEATURES",
+            crate::qos::QCAM_FEATURE_ENHANCED_FEATURES.into()
+        ),
+        ("MLX5_MAX_NUM_TC", crate::qos::MAX_NUM_TC as i64),
         ("MLX5_PTYS_IB", regs::PtysProto::IB.bits().into()),
         ("MLX5_PTYS_EN", regs::PtysProto::EN.bits().into()),
         ("CQE_L2_OK", cq::cqe::L2_OK.into()),

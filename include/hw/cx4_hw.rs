@@ -61,6 +61,7 @@ pub mod opcode;
 pub mod pages;
 pub mod pci;
 pub mod pd;
+pub mod qos;
 pub mod regs;
 pub mod status;
 pub mod tir;
@@ -85,6 +86,7 @@ pub const ALL_LAYOUTS: &[&[bits::LayoutInfo]] = &[
     caps::flow::LAYOUTS,
     regs::LAYOUTS,
     mng::LAYOUTS,
+    qos::LAYOUTS,
     uar::LAYOUTS,
     eq::LAYOUTS,
     eq::eqe::LAYOUTS,

@@ -108,6 +108,10 @@ pub mod id {
     use crate::bits::code_table;
 
     code_table! { u16, "MLX5_REG_", register_name;
+        QPTS = 0x4002, "QPTS";
+        QETCR = 0x4005, "QETCR";
+        QTCT = 0x400a, "QTCT";
+        QPDPM = 0x4013, "QPDPM";
         QCAM = 0x4019, "QCAM";
         PMTU = 0x5003, "PMTU";
         PTYS = 0x5004, "PTYS";
