@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Network capability pages: Ethernet offloads (`MLX5_CAP_ETHERNET_OFFLOADS`) and RoCE
-//! (`MLX5_CAP_ROCE`).
+//! (`MLX5_CAP_ROCE`) and QoS (`MLX5_CAP_QOS`).
 
 use crate::bits::ifc_layouts;
 
@@ -62,6 +62,22 @@ ifc_layouts! {
         r_roce_max_src_udp_port, set_r_roce_max_src_udp_port: u32 @ 0x0c0, 0x10;
         r_roce_min_src_udp_port, set_r_roce_min_src_udp_port: u32 @ 0x0d0, 0x10;
         roce_address_table_size, set_roce_address_table_size: u32 @ 0x0f0, 0x10;
+    }
+
+    /// The QoS capabilities (`MLX5_CAP_QOS`), read by mlx5_core when `cmd_hca_cap.qos` is set
+    /// (packet pacing, SQ and e-switch scheduling; DCB needs none of them).
+    pub struct QosCap: Ifc "qos_cap", 0x100 {
+        packet_pacing, set_packet_pacing: u32 @ 0x000, 0x1;
+        esw_scheduling, set_esw_scheduling: u32 @ 0x001, 0x1;
+        esw_bw_share, set_esw_bw_share: u32 @ 0x002, 0x1;
+        esw_rate_limit, set_esw_rate_limit: u32 @ 0x003, 0x1;
+        nic_sq_scheduling, set_nic_sq_scheduling: u32 @ 0x008, 0x1;
+        nic_bw_share, set_nic_bw_share: u32 @ 0x009, 0x1;
+        nic_rate_limit, set_nic_rate_limit: u32 @ 0x00a, 0x1;
+        packet_pacing_max_rate, set_packet_pacing_max_rate: u32 @ 0x040, 0x20;
+        packet_pacing_min_rate, set_packet_pacing_min_rate: u32 @ 0x060, 0x20;
+        packet_pacing_rate_table_size, set_packet_pacing_rate_table_size: u32 @ 0x090, 0x10;
+        max_tsar_bw_share, set_max_tsar_bw_share: u32 @ 0x0e0, 0x20;
     }
 }
 

@@ -274,6 +274,12 @@ impl Device {
         )
     }
 
+    /// The port's DCB state for the control socket's `qos` command, one line (see
+    /// [`crate::fw::qos::QosState::line`]).
+    pub fn qos_line(&self) -> String {
+        self.fw.regs.qos.line()
+    }
+
     /// The page accounting summary (logged at disconnect).
     pub fn page_report(&self) -> String {
         self.fw.pages.report()

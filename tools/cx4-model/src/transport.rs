@@ -133,7 +133,8 @@ pub fn device_info(msix_vectors: u32) -> DeviceInfo {
     }
 }
 
-/// Serves the control socket: one fault SPEC per line, answered `ok` or `error: ...`.
+/// Serves the control socket: one fault SPEC per line, answered `ok` or `error: ...`, or a
+/// read-only query answered with one line (`stats`, `qos`).
 pub fn spawn_control(path: &Path, dev: Shared) -> Result<(), String> {
     let listener =
         UnixListener::bind(path).map_err(|e| format!("control socket {}: {e}", path.display()))?;
@@ -152,6 +153,7 @@ pub fn spawn_control(path: &Path, dev: Shared) -> Result<(), String> {
                 }
                 let reply = match line {
                     "stats" => lock(&dev).stats_line(),
+                    "qos" => lock(&dev).qos_line(),
                     _ => match Fault::parse(line) {
                         Ok(f) => match lock(&dev).inject(&f) {
                             Ok(()) => "ok".to_string(),

@@ -10,7 +10,7 @@ use cx4_hw::{
         cap_type,
         flow::{FlowTableNicCap, FlowTablePropLayout},
         general::CmdHcaCap,
-        net::{PerProtocolNetworkingOffloadCaps, RoceCap},
+        net::{PerProtocolNetworkingOffloadCaps, QosCap, RoceCap},
         split_query_op_mod, HcaCapUnion, QueryHcaCapIn, QueryHcaCapOut, SetHcaCapIn,
     },
 };
@@ -45,6 +45,7 @@ fn section_type(name: &str) -> Option<(u16, &'static [Field])> {
             PerProtocolNetworkingOffloadCaps::FIELDS,
         ),
         "roce" => (cap_type::ROCE, RoceCap::FIELDS),
+        "qos" => (cap_type::QOS, QosCap::FIELDS),
         "flow_table" => (cap_type::FLOW_TABLE, FlowTableNicCap::FIELDS),
         _ => return None,
     })

@@ -13,6 +13,7 @@ mod hca;
 mod mkey;
 mod nic;
 mod pages;
+pub mod qos;
 mod regs;
 mod res;
 mod steer;

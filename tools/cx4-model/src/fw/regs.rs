@@ -1,5 +1,6 @@
-//! ACCESS_REG: the port and host registers the mlx5 drivers read and write, and the
-//! management registers that report the firmware version (MCAM, MCQS, MCQI).
+//! ACCESS_REG: the port and host registers the mlx5 drivers read and write, the management
+//! registers that report the firmware version (MCAM, MCQS, MCQI) and the DCB registers
+//! (PFCC, QTCT, QETCR, QPTS, QPDPM, QCAM; their state and checks are in `qos.rs`).
 
 use cx4_hw::{
     counters::PfccReg,
@@ -8,6 +9,7 @@ use cx4_hw::{
         self, mcam_group, mcqi_info_type, mcqs_identifier, mcqs_update_state, McamReg, McqiCap,
         McqiReg, McqiRegData, McqiVersion, McqsReg, MCAM_FEATURE_ENHANCED_FEATURES, MCAM_REGS_NUM,
     },
+    qos::{QcamReg, QetcReg, QpdpmReg, QptsReg, QtctReg},
     regs::eth_link_mode,
     regs::{
         id, port_status, AccessRegisterIn, HostEndiannessReg, PaosReg, PmtuReg, PpcntReg,
@@ -16,7 +18,7 @@ use cx4_hw::{
 };
 use zerocopy::{FromBytes, IntoBytes};
 
-use super::{fail, req, CmdResult, Ctx, Firmware};
+use super::{fail, qos, req, CmdResult, Ctx, Firmware};
 
 /// 100GBASE_CR4 in the legacy `eth_proto` bit mask (ConnectX-4).
 pub const ETH_100GBASE_CR4: u32 = eth_link_mode::proto_bit(eth_link_mode::ETH_100GBASE_CR4);
@@ -50,8 +52,8 @@ pub struct RegState {
     pub link_up: bool,
     /// Carrier of the wire the port is attached to (the TAP's; always true without one).
     pub carrier: bool,
-    /// Global pause (PFCC pptx, pprx).
-    pub pause: (bool, bool),
+    /// DCB: PFCC (global pause, PFC), QTCT, QETCR, QPTS, QPDPM.
+    pub qos: super::qos::QosState,
 }
 
 impl RegState {
@@ -74,7 +76,7 @@ impl Default for RegState {
             node_desc,
             link_up: true,
             carrier: true,
-            pause: (false, false),
+            qos: Default::default(),
             fw_version: FwVersion {
                 major: 12,
                 minor: 28,
@@ -143,6 +145,20 @@ impl Firmware {
         };
         let data = &input[AccessRegisterIn::SIZE..];
         let reply = out.get_mut(0x10..).unwrap_or(&mut []);
+        let max_tc = match self.caps.general("max_tc") {
+            0 => qos::NUM_PRIO as u32,
+            n => n as u32,
+        };
+        if matches!(reg, id::QTCT | id::QETCR | id::QPTS | id::QPDPM)
+            && self.caps.general("qos") == 0
+        {
+            fail!(
+                BAD_PARAM,
+                "ACCESS_REG of a QoS register without the qos capability",
+                "{}",
+                id::register_name(reg)
+            );
+        }
         let r = &mut self.regs;
         match (reg, write) {
             (id::HOST_ENDIANNESS, true) => {
@@ -270,47 +286,32 @@ impl Firmware {
             }
             (id::PFCC, false) => {
                 let q = view::<PfccReg>(data)?;
-                if q.local_port() > 1 {
-                    fail!(
-                        BAD_PARAM,
-                        "PFCC of a port that does not exist",
-                        "{}",
-                        q.local_port()
-                    );
-                }
-                let (tx, rx) = r.pause;
-                copy_reg(reply, |b: &mut PfccReg| {
-                    b.set_local_port(1);
-                    b.set_pptx(tx.into());
-                    b.set_pprx(rx.into());
-                });
+                reply_reg(reply, |b| qos::pfcc_read(&r.qos, q, b))?;
             }
-            (id::PFCC, true) => {
-                let q = view::<PfccReg>(data)?;
-                if q.local_port() > 1 {
-                    fail!(
-                        BAD_PARAM,
-                        "PFCC of a port that does not exist",
-                        "{}",
-                        q.local_port()
-                    );
-                }
-                if q.pfctx() != 0 || q.pfcrx() != 0 {
-                    fail!(
-                        BAD_PARAM,
-                        "PFCC priority flow control, which the port does not offer",
-                        "pfctx {:#x} pfcrx {:#x}",
-                        q.pfctx(),
-                        q.pfcrx()
-                    );
-                }
-                // Global pause: *_mask_n set means "leave unchanged".
-                if q.pptx_mask_n() == 0 {
-                    r.pause.0 = q.pptx() != 0;
-                }
-                if q.pprx_mask_n() == 0 {
-                    r.pause.1 = q.pprx() != 0;
-                }
+            (id::PFCC, true) => qos::pfcc_write(&mut r.qos, view::<PfccReg>(data)?)?,
+            (id::QTCT, false) => {
+                let q = view::<QtctReg>(data)?;
+                reply_reg(reply, |b| qos::qtct_read(&r.qos, q, b))?;
+            }
+            (id::QTCT, true) => qos::qtct_write(&mut r.qos, view::<QtctReg>(data)?, max_tc)?,
+            (id::QETCR, false) => {
+                let q = view::<QetcReg>(data)?;
+                reply_reg(reply, |b| qos::qetcr_read(&r.qos, q, b))?;
+            }
+            (id::QETCR, true) => qos::qetcr_write(&mut r.qos, view::<QetcReg>(data)?, max_tc)?,
+            (id::QPTS, false) => {
+                let q = view::<QptsReg>(data)?;
+                reply_reg(reply, |b| qos::qpts_read(&r.qos, q, b))?;
+            }
+            (id::QPTS, true) => qos::qpts_write(&mut r.qos, view::<QptsReg>(data)?)?,
+            (id::QPDPM, false) => {
+                let q = view::<QpdpmReg>(data)?;
+                reply_reg(reply, |b| qos::qpdpm_read(&r.qos, q, b))?;
+            }
+            (id::QPDPM, true) => qos::qpdpm_write(&mut r.qos, view::<QpdpmReg>(data)?)?,
+            (id::QCAM, false) => {
+                let q = view::<QcamReg>(data)?;
+                reply_reg(reply, |b| qos::qcam(q, b))?;
             }
             (id::NODE_DESC, false) => {
                 let n = reply.len().min(NODE_DESC_SIZE);
@@ -463,6 +464,22 @@ fn mcqi(fw: FwVersion, q: &McqiReg, reply: &mut [u8]) -> CmdResult {
         let m = room.len().min(n);
         room[..m].copy_from_slice(&info.as_bytes()[offset..offset + m]);
     }
+    Ok(())
+}
+
+/// Builds a register image with `f`, which may refuse the access, and copies as much as fits
+/// into the reply.
+fn reply_reg<
+    T: FromBytes + zerocopy::IntoBytes + zerocopy::KnownLayout + zerocopy::Immutable + Default,
+>(
+    reply: &mut [u8],
+    f: impl FnOnce(&mut T) -> CmdResult,
+) -> CmdResult {
+    let mut t = T::default();
+    f(&mut t)?;
+    let b = t.as_bytes();
+    let n = reply.len().min(b.len());
+    reply[..n].copy_from_slice(&b[..n]);
     Ok(())
 }
 
