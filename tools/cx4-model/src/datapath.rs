@@ -173,6 +173,18 @@ fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// The first bytes (up to 64: enough for two VLAN tags and the IP header's DSCP) of the first
+/// frame of a WQE's output, for its priority.
+fn first_frame_head(output: &Output) -> Vec<u8> {
+    let mut head = Vec::new();
+    output.for_each(|hdr, payload, _| {
+        if head.is_empty() {
+            head.extend(hdr.iter().chain(payload).take(64));
+        }
+    });
+    head
+}
+
 /// What one send WQE did, decided with the firmware borrowed immutably.
 enum TxStep {
     Sent {
@@ -220,12 +232,18 @@ impl Device {
     /// the doorbell.
     pub fn sq_doorbell(&mut self, page: u32, sqn: u32) {
         let t0 = thread_cpu_ns();
-        self.run_sq(page, sqn);
+        self.path.sq_doorbells += 1;
+        self.execute_sq(page, sqn);
+        if self.pause.held().0 > 0 || self.pause.any_paused() {
+            self.pause_tick();
+        }
         self.path.tx_ns += thread_cpu_ns().saturating_sub(t0);
     }
 
-    fn run_sq(&mut self, page: u32, sqn: u32) {
-        self.path.sq_doorbells += 1;
+    /// Executes SQ `sqn` from its consumer counter to the producer counter in its doorbell
+    /// record; stops (the SQ stalls, the WQE stays pending) at a WQE whose frame has a
+    /// priority the link partner paused (`pfc.rs`).
+    pub(crate) fn execute_sq(&mut self, page: u32, sqn: u32) {
         let Some(sq) = self.fw.sq(sqn) else {
             log::warn!("SQ doorbell on UAR {page} for SQ {sqn:#x} that does not exist, ignored");
             return;
@@ -313,6 +331,13 @@ impl Device {
                     }
                 }
             };
+            if let TxStep::Sent { output, .. } = &step {
+                if self.pause.any_paused() && self.tx_blocked(&first_frame_head(output)) {
+                    log::debug!("SQ {sqn:#x} WQE {wqe_counter:#x}: priority paused, SQ stalls");
+                    self.pause.stalled.insert((page, sqn));
+                    break;
+                }
+            }
             self.path.tx_wqes += 1;
             match step {
                 TxStep::Sent { ctrl, output } => {
@@ -384,6 +409,10 @@ impl Device {
     /// scatter, CQE. Frames that cannot be delivered are dropped and counted.
     pub fn receive(&mut self, frame: &[u8]) {
         let t0 = thread_cpu_ns();
+        if self.pause.held().0 > 0 {
+            // Frames held earlier go first (their RQs may have WQEs now).
+            self.pause_tick();
+        }
         self.receive_frame(frame);
         self.path.rx_ns += thread_cpu_ns().saturating_sub(t0);
     }
@@ -392,6 +421,11 @@ impl Device {
         self.path.rx_wire += 1;
         if !self.fw.regs.oper_up() {
             self.path.rx_link_down += 1;
+            return;
+        }
+        if let Some(mc) = crate::eth::pause::parse_mac_control(frame) {
+            // MAC control frames end at the MAC: counted, honoured, never delivered.
+            self.mac_control(mc);
             return;
         }
         if frame.len() > max_frame(&self.fw) {
@@ -420,15 +454,28 @@ impl Device {
             self.fw.count_rx_discard();
             return;
         }
+        let prio = self.frame_prio(frame);
         for &tirn in &st.tirs {
-            self.deliver_via_tir(frame, &h, tirn, st.flow_tag);
+            self.deliver_via_tir(frame, &h, tirn, st.flow_tag, prio, false);
         }
     }
 
-    fn deliver_via_tir(&mut self, frame: &[u8], h: &frame::Headers, tirn: u32, flow_tag: u32) {
+    /// Delivers `frame` through TIR `tirn`. An RQ without a WQE drops it (out of buffer),
+    /// unless its priority is lossless (PFCC pfctx/pptx): then it is held and the port sends
+    /// XOFF. `draining` (a held frame retried): returns false, keeping it held, while the RQ
+    /// still has no WQE. Returns true when the frame was delivered or dropped.
+    pub(crate) fn deliver_via_tir(
+        &mut self,
+        frame: &[u8],
+        h: &frame::Headers,
+        tirn: u32,
+        flow_tag: u32,
+        prio: u8,
+        draining: bool,
+    ) -> bool {
         let Some(tir) = self.fw.tir(tirn) else {
             self.path.rx_no_rq += 1;
-            return;
+            return true;
         };
         let report_inner = tir.tunneled_offload_en;
         let hash = classify::rss_config(tir)
@@ -436,26 +483,49 @@ impl Device {
             .unwrap_or_default();
         let Some(rqn) = self.fw.rqt_pick(tirn, hash.hash) else {
             self.path.rx_no_rq += 1;
-            return;
+            return true;
         };
         let Some(rq) = self.fw.rq(rqn) else {
             self.path.rx_no_rq += 1;
-            return;
+            return true;
         };
         if rq.state != QueueState::Rdy {
             self.path.rx_no_rq += 1;
             self.fw.count_rx_discard();
-            return;
+            return true;
         }
         let (cqn, vsd, wq, cc) = (rq.cqn, rq.vsd, rq.wq.clone(), rq.cc);
         let Some(pc) = read_be32(&self.mem, wq.dbr + cx4_hw::uar::DBR_RCV as u64) else {
             self.path.rx_no_rq += 1;
-            return;
+            return true;
         };
-        if (pc & 0xffff) == (cc & 0xffff) {
+        let empty = (pc & 0xffff) == (cc & 0xffff);
+        if draining && empty {
+            return false;
+        }
+        let lossless = !draining && self.fw.regs.qos.sends_pause_for(prio);
+        if lossless && (empty || self.pause.holds_for(rqn)) {
+            let held = crate::pause::Held {
+                prio,
+                tirn,
+                rqn,
+                flow_tag,
+                frame: frame.to_vec(),
+            };
+            if self.hold_frame(held) {
+                return true;
+            }
+            if !empty {
+                // Buffer full behind held frames: this one is lost, not reordered.
+                self.path.rx_out_of_buffer += 1;
+                self.fw.count_out_of_buffer(rqn);
+                return true;
+            }
+        }
+        if empty {
             self.path.rx_out_of_buffer += 1;
             self.fw.count_out_of_buffer(rqn);
-            return;
+            return true;
         }
         let wqe_counter = cc as u16;
         let res = if self.faults.take_rq_error() {
@@ -483,6 +553,7 @@ impl Device {
         if let Some(rq) = self.fw.nic.rqs.get_mut(&rqn) {
             rq.cc = cc.wrapping_add(1);
         }
+        true
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -545,7 +616,8 @@ fn lock(d: &std::sync::Mutex<Device>) -> std::sync::MutexGuard<'_, Device> {
 }
 
 /// Starts the wire's two threads for `tap`: the receive loop (each frame from the segment goes
-/// through [`Device::receive`] under the device lock) and the carrier poller (every 100 ms;
+/// through [`Device::receive`] under the device lock; while pause state is pending it also
+/// wakes at [`Device::pause_deadline`] for [`Device::pause_tick`]) and the carrier poller (every 100 ms;
 /// a change moves the port's operational state, [`Device::set_carrier`]).
 pub fn spawn_wire(
     tap: Arc<crate::wire::Tap>,
@@ -557,6 +629,19 @@ pub fn spawn_wire(
         .spawn(move || {
             let mut buf = vec![0u8; crate::wire::MAX_FRAME + 1];
             loop {
+                // While a pause runs, frames are held or XOFF is asserted, wake for the pause
+                // timer (`pfc.rs`) even if the segment is quiet.
+                let deadline = lock(&rx_dev).pause_deadline();
+                match rx_tap.wait_readable(deadline) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        lock(&rx_dev).pause_tick();
+                        continue;
+                    }
+                    Err(e) => {
+                        log::debug!("{}: poll: {e}", rx_tap.name());
+                    }
+                }
                 match rx_tap.recv(&mut buf) {
                     Ok(0) => continue,
                     Ok(n) => lock(&rx_dev).receive(&buf[..n]),
@@ -586,7 +671,7 @@ pub fn spawn_wire(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     //! The integrated path without a VM: doorbell → engine → wire (a [`Loopback`] port) and
     //! CQEs in guest memory; a wire frame → drop reasons; and a seeded fuzzer that throws
     //! random WQEs, doorbell records, doorbells and frames at the device.
@@ -600,19 +685,19 @@ mod tests {
         wire::Loopback,
     };
 
-    const BASE: u64 = 0x10_0000;
-    const CQ_RING: u64 = BASE;
-    const EQ_RING: u64 = BASE + 0x1000;
-    const SQ_RING: u64 = BASE + 0x2000;
-    const DATA: u64 = BASE + 0x4000;
-    const DBR: u64 = BASE + 0x3000;
-    const CQ_DBR: u64 = DBR;
-    const SQ_DBR: u64 = DBR + 0x40;
-    const UAR: u32 = 8;
-    const SQN: u32 = 0x20;
-    const CQN: u32 = 0x10;
+    pub(crate) const BASE: u64 = 0x10_0000;
+    pub(crate) const CQ_RING: u64 = BASE;
+    pub(crate) const EQ_RING: u64 = BASE + 0x1000;
+    pub(crate) const SQ_RING: u64 = BASE + 0x2000;
+    pub(crate) const DATA: u64 = BASE + 0x4000;
+    pub(crate) const DBR: u64 = BASE + 0x3000;
+    pub(crate) const CQ_DBR: u64 = DBR;
+    pub(crate) const SQ_DBR: u64 = DBR + 0x40;
+    pub(crate) const UAR: u32 = 8;
+    pub(crate) const SQN: u32 = 0x20;
+    pub(crate) const CQN: u32 = 0x10;
 
-    fn device() -> (Device, Arc<Loopback>) {
+    pub(crate) fn device() -> (Device, Arc<Loopback>) {
         let args = "--socket /x --init-delay-ms 0 --eth";
         let mut d = Device::new(&Config::from_args(args.split(' ').map(String::from)).unwrap());
         d.mem
@@ -689,7 +774,14 @@ mod tests {
     }
 
     /// A SEND WQE at index `idx`: ctrl, eth segment without inline headers, one data segment.
-    fn send_wqe(d: &Device, idx: u16, lkey: u32, addr: u64, len: u32, ce: bool) -> [u8; 8] {
+    pub(crate) fn send_wqe(
+        d: &Device,
+        idx: u16,
+        lkey: u32,
+        addr: u64,
+        len: u32,
+        ce: bool,
+    ) -> [u8; 8] {
         let mut w = [0u8; 48];
         let dw0 = (u32::from(idx) << 8) | u32::from(wqe_opcode::SEND);
         w[0..4].copy_from_slice(&dw0.to_be_bytes());
@@ -703,7 +795,7 @@ mod tests {
         w[..8].try_into().unwrap()
     }
 
-    fn frame(len: usize, seed: u8) -> Vec<u8> {
+    pub(crate) fn frame(len: usize, seed: u8) -> Vec<u8> {
         let mut f = vec![seed; len];
         f[..6].copy_from_slice(&[0x02, 0, 0, 0, 0, 2]);
         f[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 1]);
@@ -711,7 +803,7 @@ mod tests {
         f
     }
 
-    fn cqe(d: &Device, i: u64) -> [u8; 64] {
+    pub(crate) fn cqe(d: &Device, i: u64) -> [u8; 64] {
         let mut c = [0u8; 64];
         d.mem.read(CQ_RING + i * 64, &mut c).unwrap();
         c
@@ -885,8 +977,21 @@ mod tests {
                     let mut f: Vec<u8> = (0..len).map(|_| rnd() as u8).collect();
                     if len >= 14 && rnd() % 2 == 0 {
                         f[12..14].copy_from_slice(&[0x08, 0x00]);
+                    } else if len >= 14 && rnd() % 2 == 0 {
+                        // MAC control: pause, PFC or another opcode, any quanta, any length.
+                        f[12..14].copy_from_slice(&[0x88, 0x08]);
+                        if len >= 16 {
+                            let op: u16 = [0x0001, 0x0101, rnd() as u16][(rnd() % 3) as usize];
+                            f[14..16].copy_from_slice(&op.to_be_bytes());
+                        }
+                        let q = &mut d.fw.regs.qos;
+                        (q.pfc_rx, q.pfc_tx) = (rnd() as u8, rnd() as u8);
+                        (q.pause_rx, q.pause_tx) = (rnd() % 2 == 0, rnd() % 2 == 0);
                     }
                     d.receive(&f);
+                    if rnd() % 8 == 0 {
+                        d.pause_tick();
+                    }
                 }
             }
             port.take();

@@ -71,6 +71,8 @@ pub struct Device {
     pub port: Option<std::sync::Arc<dyn crate::wire::Port>>,
     /// Data-path statistics.
     pub path: crate::datapath::PathStats,
+    /// Pause state of the port (paused priorities, held frames, XOFFs).
+    pub pause: crate::pause::PortPause,
 }
 
 impl Device {
@@ -93,6 +95,7 @@ impl Device {
             faults: FaultPlan::default(),
             port: None,
             path: Default::default(),
+            pause: Default::default(),
         }
     }
 
@@ -277,7 +280,7 @@ impl Device {
     /// The port's DCB state for the control socket's `qos` command, one line (see
     /// [`crate::fw::qos::QosState::line`]).
     pub fn qos_line(&self) -> String {
-        self.fw.regs.qos.line()
+        format!("{} {}", self.fw.regs.qos.line(), self.pause_line())
     }
 
     /// The page accounting summary (logged at disconnect).
@@ -293,6 +296,7 @@ impl Device {
         self.cmdq_addr_l = 0;
         self.msix.reset();
         self.fw.reset();
+        self.pause = Default::default();
         if !self.health_persist {
             self.health_synd = None;
         } else if let Some(s) = self.health_synd {

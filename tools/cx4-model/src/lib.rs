@@ -14,6 +14,8 @@ pub mod guest_mem;
 pub mod irq;
 pub mod logger;
 pub mod pages;
+pub mod pause;
 pub mod pci_cfg;
+pub mod pfc;
 pub mod transport;
 pub mod wire;

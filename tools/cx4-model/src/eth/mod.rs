@@ -12,7 +12,8 @@
 //!
 //! Files: [`frame`] (parser), [`csum`] (checksums and their offloads), [`lso`] (segmentation),
 //! [`rss`] (Toeplitz hash), [`txwqe`] (send WQEs), [`rx`] (receive WQEs and delivery),
-//! [`cqe`] (completions), [`dma`] (the memory seams); [`classify`] and [`mkeys`] adapt the
+//! [`cqe`] (completions), [`dma`] (the memory seams), [`pause`] (MAC control frames and a
+//! frame's priority); [`classify`] and [`mkeys`] adapt the
 //! engine to the firmware's steering and memory keys ([`mkeys::MkeyDma`] is the [`dma::Dma`]
 //! of a queue's protection domain).
 
@@ -23,6 +24,7 @@ pub mod dma;
 pub mod frame;
 pub mod lso;
 pub mod mkeys;
+pub mod pause;
 pub mod rss;
 pub mod rx;
 pub mod txwqe;

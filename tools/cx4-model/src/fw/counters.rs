@@ -94,6 +94,8 @@ pub struct PortCounters {
     pub rx_discards: u64,
     /// Frames sent back to this function (local loopback).
     pub local_loopback: (u64, u64),
+    /// Pause and PFC frames and times (`crate::pause`); a vport counter clear keeps them.
+    pub pause: crate::pause::PauseCounters,
 }
 
 fn set_tc(t: &mut TrafficCounter, (p, o): (u64, u64)) {
@@ -180,7 +182,10 @@ impl Firmware {
                 }
                 let p = self.nic.port.clone();
                 if inp.clear() != 0 {
-                    self.nic.port = PortCounters::default();
+                    self.nic.port = PortCounters {
+                        pause: p.pause,
+                        ..PortCounters::default()
+                    };
                 }
                 let o = resp::<QueryVportCounterOut>(out)?;
                 set_tc(o.received_eth_unicast_mut(), p.rx.unicast);
@@ -227,7 +232,7 @@ impl Firmware {
 
     /// The data of PPCNT group `grp` (priority `prio` for the per-priority group) as big-endian
     /// bytes for the register's `counter_set`; `None` for groups the port does not have.
-    pub(super) fn ppcnt_group(&self, grp: u8, prio: u8) -> Option<Vec<u8>> {
+    pub(crate) fn ppcnt_group(&self, grp: u8, prio: u8) -> Option<Vec<u8>> {
         let p = &self.nic.port;
         let (rx, tx) = (p.rx.total(), p.tx.total());
         let set = |bytes: &mut [u8], fields, pairs: &[(&str, u64)]| {
@@ -252,6 +257,14 @@ impl Firmware {
                         ("a_multicast_frames_received_ok", p.rx.multicast.0),
                         ("a_broadcast_frames_received_ok", p.rx.broadcast.0),
                         ("a_frame_too_long_errors", p.rx_length_errors),
+                        ("a_mac_control_frames_transmitted", p.pause.mac_control_tx),
+                        ("a_mac_control_frames_received", p.pause.mac_control_rx),
+                        (
+                            "a_unsupported_opcodes_received",
+                            p.pause.unsupported_opcodes,
+                        ),
+                        ("a_pause_mac_ctrl_frames_received", p.pause.pause_rx),
+                        ("a_pause_mac_ctrl_frames_transmitted", p.pause.pause_tx),
                     ],
                 );
                 g.0.to_vec()
@@ -292,8 +305,21 @@ impl Firmware {
                 g.0.to_vec()
             }
             ppcnt_grp::PER_PRIORITY => {
-                // Untagged traffic is priority 0; the model does not classify by PCP.
+                // Traffic counts in priority 0 (the model does not split it by priority);
+                // pause counters are per priority.
                 let mut g = EthPerPrioGrpDataLayout::new();
+                let (c, i) = (&p.pause, usize::from(prio) % 8);
+                set(
+                    &mut g.0,
+                    EthPerPrioGrpDataLayout::FIELDS,
+                    &[
+                        ("rx_pause", c.rx_pause[i]),
+                        ("rx_pause_duration", c.rx_pause_duration[i]),
+                        ("tx_pause", c.tx_pause[i]),
+                        ("tx_pause_duration", c.tx_pause_duration[i]),
+                        ("rx_pause_transition", c.rx_pause_transition[i]),
+                    ],
+                );
                 if prio == 0 {
                     set(
                         &mut g.0,

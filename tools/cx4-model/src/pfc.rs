@@ -1,0 +1,688 @@
+//! Flow control on the wire: where the pause state (`pause.rs`), the MAC control frames
+//! (`eth::pause`), the port's DCB registers (`fw::qos`) and the data path meet.
+//!
+//! Receive: a MAC control frame is counted and never delivered; a PFC XOFF for a priority
+//! with `pfcrx` (or an 802.3x pause with `pprx`: every priority) pauses it for quanta × 512
+//! bit times at the port's speed. Send: [`Device::tx_blocked`] stops an SQ at the first WQE
+//! whose frame has a paused priority; [`Device::pause_tick`] runs it again once the pause
+//! ends (XON or expiry). Lossless receive: a frame of a priority with `pfctx` (or any frame
+//! with `pptx`) whose RQ has no WQE is held in a bounded buffer and the port sends XOFF;
+//! [`Device::pause_tick`] delivers held frames in order once WQEs are posted, then sends XON.
+//!
+//! A frame's priority, for both directions, follows the trust state: the VLAN PCP (untagged:
+//! 0), or with DSCP trust an IP frame's DSCP through QPDPM. Real hardware schedules a send by
+//! its SQ's TIS priority/TC; the model classifies the frame itself, head-of-line on its SQ.
+
+use std::time::{Duration, Instant};
+
+use cx4_hw::qos::trust_state;
+
+use crate::{
+    device::Device,
+    eth::{
+        frame,
+        pause::{self as mac, MacControl},
+    },
+    pause::{Held, NUM_PRIO},
+};
+
+/// Slot of an 802.3x (global) XOFF in the pause state.
+const GLOBAL_SLOT: usize = 0;
+
+impl Device {
+    /// The port's speed in bit/s (PTYS operational protocol; 10 Gb/s if unknown).
+    pub fn link_bps(&self) -> u64 {
+        use cx4_hw::regs::eth_link_mode::*;
+        let p = self.fw.regs.eth_proto;
+        let any = |modes: &[u8]| modes.iter().any(|m| p & proto_bit(*m) != 0);
+        let gbps: u64 = if any(&[ETH_100GBASE_CR4, ETH_100GBASE_SR4, ETH_100GBASE_KR4]) {
+            100
+        } else if any(&[ETH_50GBASE_CR2, ETH_50GBASE_KR2, ETH_50GBASE_SR2]) {
+            50
+        } else if any(&[ETH_40GBASE_CR4, ETH_40GBASE_KR4, ETH_40GBASE_SR4]) {
+            40
+        } else if any(&[ETH_25GBASE_CR, ETH_25GBASE_KR, ETH_25GBASE_SR]) {
+            25
+        } else if any(&[ETH_1000BASE_KX, ETH_1000BASE_CX_SGMII, ETH_1000BASE_T]) {
+            1
+        } else if any(&[ETH_100BASE_TX]) {
+            return 100_000_000;
+        } else {
+            10
+        };
+        gbps * 1_000_000_000
+    }
+
+    /// The priority of `frame` under the port's trust state.
+    pub fn frame_prio(&self, frame: &[u8]) -> u8 {
+        let q = &self.fw.regs.qos;
+        mac::frame_priority(frame, q.trust == trust_state::DSCP, &q.dscp2prio)
+    }
+
+    /// How long the XOFF the port sends lasts at the link partner.
+    fn xoff_time(&self) -> Duration {
+        mac::pause_time(mac::XOFF_QUANTA, self.link_bps())
+    }
+
+    /// A received MAC control frame: counted, honoured per `pfcrx` / `pprx`.
+    pub(crate) fn mac_control(&mut self, mc: MacControl) {
+        let now = Instant::now();
+        let bps = self.link_bps();
+        let q = self.fw.regs.qos.clone();
+        let c = &mut self.fw.nic.port.pause;
+        c.mac_control_rx += 1;
+        let mut resumed = false;
+        match mc {
+            MacControl::Pfc { enable, quanta } => {
+                for (p, &pq) in quanta.iter().enumerate() {
+                    if enable & (1 << p) == 0 {
+                        continue;
+                    }
+                    c.rx_pause[p] += 1;
+                    if q.pfc_rx & (1 << p) != 0 {
+                        let d = mac::pause_time(pq, bps);
+                        resumed |= self.pause.pause_tx(c, p, d, now);
+                    }
+                }
+                log::debug!(
+                    "PFC received: enable {enable:#04x} quanta {quanta:?}, honoured {:#04x}",
+                    enable & q.pfc_rx
+                );
+            }
+            MacControl::Pause { quanta } => {
+                c.pause_rx += 1;
+                c.rx_pause[0] += 1;
+                if q.pause_rx {
+                    let d = mac::pause_time(quanta, bps);
+                    for p in 0..NUM_PRIO {
+                        resumed |= self.pause.pause_tx(c, p, d, now);
+                    }
+                }
+                log::debug!(
+                    "802.3x pause received: quanta {quanta}, honoured {}",
+                    q.pause_rx
+                );
+            }
+            MacControl::Unsupported { opcode } => {
+                c.unsupported_opcodes += 1;
+                log::debug!("MAC control frame with opcode {opcode:#06x} ignored");
+            }
+        }
+        if resumed {
+            self.resume_stalled();
+        }
+    }
+
+    /// Whether the first frame of a WQE's output may not be sent now (its priority is paused).
+    pub(crate) fn tx_blocked(&self, first_frame: &[u8]) -> bool {
+        self.pause.any_paused()
+            && self
+                .pause
+                .is_paused(self.frame_prio(first_frame), Instant::now())
+    }
+
+    /// Runs the SQs stalled on a pause again (those that still exist).
+    fn resume_stalled(&mut self) {
+        let stalled = std::mem::take(&mut self.pause.stalled);
+        for (page, sqn) in stalled {
+            if self.fw.sq(sqn).is_some() {
+                self.execute_sq(page, sqn);
+            }
+        }
+    }
+
+    /// Holds a received frame for a lossless priority whose RQ cannot take it, asserting (or
+    /// refreshing) XOFF. Returns false when the buffer is full (the caller drops the frame).
+    pub(crate) fn hold_frame(&mut self, h: Held) -> bool {
+        let prio = h.prio;
+        if !self.pause.hold(h) {
+            log::debug!("lossless buffer full: priority {prio} frame dropped");
+            return false;
+        }
+        let now = Instant::now();
+        let slot = self.xoff_slot(prio);
+        let due = self
+            .pause
+            .xoff(slot)
+            .is_none_or(|x| now.saturating_duration_since(x.last_sent) >= self.xoff_time() / 2);
+        if due {
+            self.send_xoff(slot, now, mac::XOFF_QUANTA);
+        }
+        true
+    }
+
+    /// The XOFF slot of priority `p`: its own with PFC, the global one with 802.3x pause.
+    fn xoff_slot(&self, p: u8) -> usize {
+        let q = &self.fw.regs.qos;
+        if q.pfc_tx & (1 << p) != 0 {
+            usize::from(p)
+        } else {
+            GLOBAL_SLOT
+        }
+    }
+
+    /// Sends a pause frame for `slot` (`quanta` 0: XON) and counts it.
+    fn send_xoff(&mut self, slot: usize, now: Instant, quanta: u16) {
+        let global = self.fw.regs.qos.pfc_tx & (1 << slot) == 0;
+        let src = self.fw.vport.mac;
+        let frame = if global {
+            mac::pause_frame(src, quanta)
+        } else {
+            mac::pfc_frame(src, 1 << slot, quanta)
+        };
+        let c = &mut self.fw.nic.port.pause;
+        c.mac_control_tx += 1;
+        c.tx_pause[slot] += 1;
+        if global {
+            c.pause_tx += 1;
+        }
+        if quanta == 0 {
+            self.pause.xon_sent(c, slot, now);
+        } else {
+            self.pause.xoff_sent(slot, now);
+        }
+        self.pause.global = global && slot == GLOBAL_SLOT;
+        log::debug!(
+            "{} {} sent for {}",
+            if global { "pause" } else { "PFC" },
+            if quanta == 0 { "XON" } else { "XOFF" },
+            if global {
+                "all priorities".to_string()
+            } else {
+                format!("priority {slot}")
+            }
+        );
+        if self.fw.regs.oper_up() {
+            if let Some(p) = &self.port {
+                if let Err(e) = p.send(&frame) {
+                    log::debug!("{}: pause frame not sent: {e}", p.name());
+                }
+            }
+        }
+    }
+
+    /// The pause timer: ends expired pauses (running stalled SQs again), delivers held frames
+    /// whose RQs have WQEs now, sends XON for slots with nothing held and refreshes the XOFF
+    /// of the others before the partner's pause runs out. The wire thread calls it at
+    /// [`Device::pause_deadline`], and every received frame and SQ doorbell does.
+    pub fn pause_tick(&mut self) {
+        let now = Instant::now();
+        if self.pause.expire(&mut self.fw.nic.port.pause, now) {
+            self.resume_stalled();
+        }
+        if self.pause.held().0 > 0 {
+            self.drain_held();
+        }
+        let refresh = self.xoff_time() / 2;
+        for slot in 0..NUM_PRIO {
+            let Some(x) = self.pause.xoff(slot) else {
+                continue;
+            };
+            let holding = if self.pause.global && slot == GLOBAL_SLOT {
+                self.pause.held().0 > 0
+            } else {
+                self.pause.holds_prio(slot as u8)
+            };
+            if !holding {
+                self.send_xoff(slot, now, 0);
+            } else if now.saturating_duration_since(x.last_sent) >= refresh {
+                self.send_xoff(slot, now, mac::XOFF_QUANTA);
+            }
+        }
+    }
+
+    /// Delivers held frames in order, per RQ, while their RQs have WQEs.
+    fn drain_held(&mut self) {
+        let cfg = crate::datapath::parse_config(&self.fw);
+        let mut blocked = std::collections::BTreeSet::new();
+        let mut rest = std::collections::VecDeque::new();
+        for h in self.pause.take_held() {
+            if blocked.contains(&h.rqn) {
+                rest.push_back(h);
+                continue;
+            }
+            let Ok(hdrs) = frame::parse(&h.frame, &cfg) else {
+                continue;
+            };
+            if !self.deliver_via_tir(&h.frame, &hdrs, h.tirn, h.flow_tag, h.prio, true) {
+                blocked.insert(h.rqn);
+                rest.push_back(h);
+            }
+        }
+        self.pause.put_back(rest);
+    }
+
+    /// How long the wire thread may wait before [`Device::pause_tick`] is due; `None` when
+    /// nothing is paused, held or asserted.
+    pub fn pause_deadline(&self) -> Option<Duration> {
+        let now = Instant::now();
+        self.pause
+            .deadline(self.xoff_time() / 2, now)
+            .map(|t| t.saturating_duration_since(now))
+    }
+
+    /// The pause part of the control socket's `qos` line: `paused=0x.. xoff=0x.. held=N/B
+    /// stalled_sqs=N` and per priority `prioP=rx_pause/rx_pause_duration_us/
+    /// rx_pause_transition/tx_pause/tx_pause_duration_us`, then the 802.3 counters.
+    pub fn pause_line(&self) -> String {
+        let c = &self.fw.nic.port.pause;
+        let (n, bytes) = self.pause.held();
+        let per: Vec<String> = (0..NUM_PRIO)
+            .map(|p| {
+                format!(
+                    "prio{p}={}/{}/{}/{}/{}",
+                    c.rx_pause[p],
+                    c.rx_pause_duration[p],
+                    c.rx_pause_transition[p],
+                    c.tx_pause[p],
+                    c.tx_pause_duration[p]
+                )
+            })
+            .collect();
+        format!(
+            "paused={:#04x} xoff={:#04x} held={n}/{bytes} stalled_sqs={} {} mac_control rx={} \
+             tx={} pause_rx={} pause_tx={} unsupported={}",
+            self.pause.paused_mask(),
+            self.pause.xoff_mask(),
+            self.pause.stalled.len(),
+            per.join(" "),
+            c.mac_control_rx,
+            c.mac_control_tx,
+            c.pause_rx,
+            c.pause_tx,
+            c.unsupported_opcodes
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Pause on the wire with a [`crate::wire::Loopback`] port: a PFC XOFF stalls the SQ at a
+    //! WQE of its priority (not other priorities or SQs), XON and expiry resume it, nothing is
+    //! lost; a lossless priority's frames are held with XOFF sent, delivered in order once WQEs
+    //! are posted, then XON. The port runs at 100 Mb/s so an XOFF lasts 335 ms.
+
+    use std::sync::Arc;
+
+    use cx4_hw::{flow::action, flow::table_type, regs::eth_link_mode, wqe::opcode};
+
+    use super::*;
+    use crate::{
+        datapath::tests::*,
+        fw::{
+            Dest, FlowGroup, FlowTable, Fte, HashFields, Miss, QueueState, Rq, RxHash, Tir,
+            TirDispatch, WqDesc,
+        },
+        wire::Loopback,
+    };
+
+    const SQN2: u32 = 0x21;
+    const SQ2_RING: u64 = BASE + 0x7000;
+    const SQ2_DBR: u64 = DBR + 0xc0;
+    const RQN: u32 = 0x40;
+    const TIRN: u32 = 0x30;
+    const RQ_RING: u64 = BASE + 0x8000;
+    const RQ_DBR: u64 = DBR + 0x80;
+    const RX_BUF: u64 = BASE + 0x10000;
+    const RX_STRIDE: u64 = 0x800;
+
+    /// The datapath test device at 100 Mb/s with a second SQ and an RQ every frame reaches.
+    fn pfc_device() -> (Device, Arc<Loopback>) {
+        let (mut d, port) = device();
+        d.fw.regs.eth_proto = eth_link_mode::proto_bit(eth_link_mode::ETH_100BASE_TX);
+        let mut sq2 = d.fw.sq(SQN).unwrap().clone();
+        sq2.sqn = SQN2;
+        sq2.wq.pas = vec![SQ2_RING];
+        sq2.wq.dbr = SQ2_DBR;
+        d.fw.nic.sqs.insert(SQN2, sq2);
+        let wq = WqDesc {
+            wq_type: 1,
+            log_stride: 4,
+            log_size: 6,
+            page_shift: 12,
+            pas: vec![RQ_RING],
+            dbr: RQ_DBR,
+            pd: 1,
+            uar_page: UAR,
+            end_padding_mode: 0,
+        };
+        d.fw.nic.rqs.insert(
+            RQN,
+            Rq {
+                rqn: RQN,
+                state: QueueState::Rdy,
+                cqn: CQN,
+                vsd: true,
+                scatter_fcs: false,
+                counter_set_id: 0,
+                user_index: 0,
+                wq,
+                cc: 0,
+            },
+        );
+        d.fw.nic.tirs.insert(
+            TIRN,
+            Tir {
+                tirn: TIRN,
+                transport_domain: 0,
+                dispatch: TirDispatch::Direct { rqn: RQN },
+                hash: RxHash {
+                    func: 0,
+                    symmetric: false,
+                    key: [0; 40],
+                    outer: HashFields::default(),
+                    inner: HashFields::default(),
+                },
+                tunneled_offload_en: false,
+                self_lb_block: 0,
+            },
+        );
+        let mut groups = std::collections::BTreeMap::new();
+        groups.insert(
+            0,
+            FlowGroup {
+                id: 0,
+                start: 0,
+                end: 0,
+                criteria_enable: 0,
+                criteria: Box::default(),
+            },
+        );
+        let mut entries = std::collections::BTreeMap::new();
+        entries.insert(
+            0,
+            Fte {
+                index: 0,
+                group: 0,
+                action: action::FWD_DEST,
+                flow_tag: 0,
+                dests: vec![Dest::Tir(TIRN)],
+                counters: vec![],
+                value: Box::default(),
+            },
+        );
+        d.fw.flow_tables.insert(
+            1,
+            FlowTable {
+                id: 1,
+                ty: table_type::NIC_RX,
+                level: 0,
+                log_size: 0,
+                miss: Miss::Default,
+                groups,
+                entries,
+            },
+        );
+        d.fw.flow_root.insert(table_type::NIC_RX, 1);
+        (d, port)
+    }
+
+    /// A frame of `len` bytes with VLAN PCP `prio` (priority 0 untagged).
+    fn prio_frame(len: usize, seed: u8, prio: u8) -> Vec<u8> {
+        let mut f = frame(len, seed);
+        if prio != 0 {
+            f.splice(12..12, [0x81, 0x00, prio << 5, 0x05]);
+            f.truncate(len);
+        }
+        f
+    }
+
+    fn pfc(enable: u8, quanta: u16) -> Vec<u8> {
+        mac::pfc_frame([0x02, 0, 0, 0, 0, 0x77], enable, quanta)
+    }
+
+    /// Posts WQE `idx` of SQ `sqn` sending `f` from its own buffer, CQE requested.
+    fn post(d: &Device, sqn: u32, idx: u16, f: &[u8]) {
+        let data = DATA + 0x200 * u64::from(idx) + if sqn == SQN { 0 } else { 0x1000 };
+        d.mem.write(data, f).unwrap();
+        let (ring, qpn) = if sqn == SQN {
+            (SQ_RING, SQN)
+        } else {
+            (SQ2_RING, SQN2)
+        };
+        let mut w = [0u8; 48];
+        let dw0 = (u32::from(idx) << 8) | u32::from(opcode::SEND);
+        w[0..4].copy_from_slice(&dw0.to_be_bytes());
+        w[4..8].copy_from_slice(&((qpn << 8) | 3).to_be_bytes());
+        w[11] = 0x08;
+        w[32..36].copy_from_slice(&(f.len() as u32).to_be_bytes());
+        w[36..40].copy_from_slice(&crate::fw::RESERVED_LKEY.to_be_bytes());
+        w[40..48].copy_from_slice(&data.to_be_bytes());
+        d.mem.write(ring + u64::from(idx % 64) * 64, &w).unwrap();
+    }
+
+    fn ring(d: &mut Device, sqn: u32, pc: u32) {
+        let dbr = if sqn == SQN { SQ_DBR } else { SQ2_DBR };
+        d.mem.write(dbr + 4, &pc.to_be_bytes()).unwrap();
+        d.sq_doorbell(UAR, sqn);
+    }
+
+    fn cc(d: &Device, sqn: u32) -> u32 {
+        d.fw.sq(sqn).unwrap().cc
+    }
+
+    #[test]
+    fn pfc_stalls_only_its_priority_and_resumes_on_xon_and_expiry() {
+        let (mut d, port) = pfc_device();
+        d.fw.regs.qos.pfc_rx = 0x08;
+        d.receive(&pfc(0x08, 0xffff));
+        assert_eq!(d.fw.nic.port.pause.rx_pause[3], 1);
+        assert_eq!(d.path.rx_frames, 0, "MAC control frames are not delivered");
+        let frames = [
+            prio_frame(80, 1, 0),
+            prio_frame(81, 2, 3),
+            prio_frame(82, 3, 0),
+        ];
+        for (i, f) in frames.iter().enumerate() {
+            post(&d, SQN, i as u16, f);
+        }
+        ring(&mut d, SQN, 3);
+        assert_eq!(
+            port.take(),
+            vec![frames[0].clone()],
+            "priority 0 goes, 3 stalls"
+        );
+        assert_eq!(cc(&d, SQN), 1, "the SQ stops at the paused WQE");
+        // Another SQ, priority 0: not affected.
+        let other = prio_frame(90, 9, 0);
+        post(&d, SQN2, 0, &other);
+        ring(&mut d, SQN2, 1);
+        assert_eq!(port.take(), vec![other]);
+        // Ringing again changes nothing while paused.
+        ring(&mut d, SQN, 3);
+        assert!(port.take().is_empty());
+        assert!(d.qos_line().contains("paused=0x08"), "{}", d.qos_line());
+        // XON: the rest goes, in order, and completes.
+        d.receive(&pfc(0x08, 0));
+        assert_eq!(port.take(), frames[1..].to_vec());
+        assert_eq!(cc(&d, SQN), 3);
+        let c = &d.fw.nic.port.pause;
+        assert_eq!((c.rx_pause[3], c.rx_pause_transition[3]), (2, 1));
+        // Expiry: 300 quanta at 100 Mb/s is 1.5 ms.
+        let f = prio_frame(83, 4, 3);
+        d.receive(&pfc(0x08, 300));
+        post(&d, SQN, 3, &f);
+        ring(&mut d, SQN, 4);
+        assert!(port.take().is_empty(), "paused again");
+        let wait = d.pause_deadline().expect("a pause deadline");
+        assert!(wait <= Duration::from_millis(2), "{wait:?}");
+        std::thread::sleep(Duration::from_millis(5));
+        d.pause_tick();
+        assert_eq!(port.take(), vec![f]);
+        let c = &d.fw.nic.port.pause;
+        assert_eq!(c.rx_pause_transition[3], 2);
+        assert!(c.rx_pause_duration[3] >= 1500, "{}", c.rx_pause_duration[3]);
+        assert!(d.pause_deadline().is_none());
+        assert_eq!(d.path.tx_frames, 5, "nothing lost");
+    }
+
+    #[test]
+    fn pause_without_pfcrx_or_pprx_is_counted_not_honoured() {
+        let (mut d, port) = pfc_device();
+        d.fw.regs.qos.pfc_rx = 0x01;
+        d.receive(&pfc(0x08, 0xffff));
+        d.receive(&mac::pause_frame([2, 0, 0, 0, 0, 1], 0xffff));
+        let f = prio_frame(80, 1, 3);
+        post(&d, SQN, 0, &f);
+        ring(&mut d, SQN, 1);
+        assert_eq!(port.take(), vec![f], "priority 3 is not PFC-enabled");
+        let c = d.fw.nic.port.pause;
+        assert_eq!((c.rx_pause[3], c.rx_pause[0], c.pause_rx), (1, 1, 1));
+        assert_eq!(c.mac_control_rx, 2);
+        assert_eq!(c.rx_pause_transition, [0; 8]);
+        // With pprx, 802.3x pause stops every priority.
+        d.fw.regs.qos.pause_rx = true;
+        d.receive(&mac::pause_frame([2, 0, 0, 0, 0, 1], 0xffff));
+        let g = prio_frame(80, 2, 5);
+        post(&d, SQN, 1, &g);
+        ring(&mut d, SQN, 2);
+        assert!(port.take().is_empty());
+        d.receive(&mac::pause_frame([2, 0, 0, 0, 0, 1], 0));
+        assert_eq!(port.take(), vec![g]);
+    }
+
+    /// Posts RQ WQEs `from..to` (one 2 KiB buffer each) and moves the doorbell record.
+    fn post_rx(d: &Device, from: u32, to: u32) {
+        for i in from..to {
+            let mut w = [0u8; 16];
+            w[0..4].copy_from_slice(&(RX_STRIDE as u32).to_be_bytes());
+            w[4..8].copy_from_slice(&crate::fw::RESERVED_LKEY.to_be_bytes());
+            w[8..16].copy_from_slice(&(RX_BUF + u64::from(i) * RX_STRIDE).to_be_bytes());
+            d.mem.write(RQ_RING + u64::from(i % 64) * 16, &w).unwrap();
+        }
+        d.mem.write(RQ_DBR, &to.to_be_bytes()).unwrap();
+    }
+
+    fn rx_buf(d: &Device, i: u64, len: usize) -> Vec<u8> {
+        let mut b = vec![0u8; len];
+        d.mem.read(RX_BUF + i * RX_STRIDE, &mut b).unwrap();
+        b
+    }
+
+    #[test]
+    fn lossless_priority_holds_frames_with_xoff_then_delivers_in_order_and_xon() {
+        let (mut d, port) = pfc_device();
+        d.fw.regs.qos.pfc_tx = 0x08;
+        let frames: Vec<Vec<u8>> = (0..3).map(|i| prio_frame(100 + i, i as u8, 3)).collect();
+        for f in &frames {
+            d.receive(f);
+        }
+        assert_eq!(d.path.rx_out_of_buffer, 0, "held, not dropped");
+        assert_eq!(d.pause.held(), (3, 303));
+        let sent = port.take();
+        assert_eq!(
+            sent.len(),
+            1,
+            "one XOFF (refreshed only before it runs out)"
+        );
+        assert_eq!(mac::parse_mac_control(&sent[0]), {
+            let mut quanta = [0; 8];
+            quanta[3] = 0xffff;
+            Some(MacControl::Pfc {
+                enable: 0x08,
+                quanta,
+            })
+        });
+        assert_eq!(&sent[0][..6], &mac::PAUSE_DMAC);
+        assert_eq!(&sent[0][6..12], &d.fw.vport.mac, "from the port's MAC");
+        // A frame of another priority is not held: dropped as before.
+        d.receive(&prio_frame(70, 7, 1));
+        assert_eq!(d.path.rx_out_of_buffer, 1);
+        std::thread::sleep(Duration::from_millis(2));
+        // Two WQEs: two frames go, the third stays held, XOFF stays.
+        post_rx(&d, 0, 2);
+        d.pause_tick();
+        assert_eq!(d.path.rx_frames, 2);
+        assert_eq!(d.pause.held().0, 1);
+        assert!(port.take().is_empty());
+        post_rx(&d, 2, 3);
+        d.pause_tick();
+        assert_eq!(d.path.rx_frames, 3);
+        for (i, f) in frames.iter().enumerate() {
+            assert_eq!(rx_buf(&d, i as u64, f.len()), *f, "frame {i} in order");
+        }
+        let sent = port.take();
+        assert_eq!(sent.len(), 1);
+        assert_eq!(
+            mac::parse_mac_control(&sent[0]),
+            Some(MacControl::Pfc {
+                enable: 0x08,
+                quanta: [0; 8]
+            }),
+            "XON once nothing is held"
+        );
+        let c = d.fw.nic.port.pause;
+        assert_eq!((c.tx_pause[3], c.mac_control_tx), (2, 2));
+        assert!(c.tx_pause_duration[3] >= 2000, "{}", c.tx_pause_duration[3]);
+        assert!(d.pause_deadline().is_none());
+        // What ethtool -S reads: PPCNT per-priority group of priority 3.
+        use cx4_hw::{counters::EthPerPrioGrpDataLayout, regs::ppcnt_grp};
+        let g = d.fw.ppcnt_group(ppcnt_grp::PER_PRIORITY, 3).unwrap();
+        let g = <EthPerPrioGrpDataLayout as zerocopy::FromBytes>::read_from_prefix(&g)
+            .unwrap()
+            .0;
+        assert_eq!((g.tx_pause_high(), g.tx_pause_low()), (0, 2));
+        assert!(g.tx_pause_duration_low() >= 2000);
+    }
+
+    #[test]
+    fn without_pfctx_frames_for_a_full_rq_are_dropped_and_global_pause_holds_all() {
+        let (mut d, port) = pfc_device();
+        d.receive(&prio_frame(100, 1, 3));
+        assert_eq!(d.path.rx_out_of_buffer, 1);
+        assert!(port.take().is_empty(), "no pause frames");
+        // pptx: any priority is held, with an 802.3x XOFF.
+        d.fw.regs.qos.pause_tx = true;
+        d.receive(&prio_frame(100, 2, 5));
+        d.receive(&prio_frame(100, 3, 0));
+        assert_eq!(d.pause.held().0, 2);
+        let sent = port.take();
+        assert_eq!(
+            sent.iter()
+                .map(|f| mac::parse_mac_control(f))
+                .collect::<Vec<_>>(),
+            vec![Some(MacControl::Pause { quanta: 0xffff })]
+        );
+        post_rx(&d, 0, 2);
+        d.pause_tick();
+        assert_eq!(d.path.rx_frames, 2);
+        let sent = port.take();
+        assert_eq!(
+            mac::parse_mac_control(&sent[0]),
+            Some(MacControl::Pause { quanta: 0 })
+        );
+        let c = d.fw.nic.port.pause;
+        assert_eq!((c.pause_tx, c.tx_pause[0]), (2, 2));
+    }
+
+    #[test]
+    fn lossless_buffer_full_drops_and_counts() {
+        let (mut d, _port) = pfc_device();
+        d.fw.regs.qos.pfc_tx = 0x01;
+        let n = crate::pause::LOSSLESS_BUFFER / 1500 + 3;
+        for i in 0..n {
+            d.receive(&frame(1500, i as u8));
+        }
+        assert_eq!(d.pause.held().0, crate::pause::LOSSLESS_BUFFER / 1500);
+        assert_eq!(d.path.rx_out_of_buffer, 3);
+    }
+
+    #[test]
+    fn dscp_trust_classifies_by_qpdpm() {
+        let (mut d, port) = pfc_device();
+        d.fw.regs.qos.trust = trust_state::DSCP;
+        d.fw.regs.qos.pfc_rx = 0x20;
+        d.receive(&pfc(0x20, 0xffff));
+        let mut f = frame(80, 1);
+        f[12..14].copy_from_slice(&[0x08, 0x00]);
+        f[14] = 0x45;
+        f[15] = 46 << 2; // DSCP 46 → priority 5 by default
+        f[16..18].copy_from_slice(&66u16.to_be_bytes());
+        post(&d, SQN, 0, &f);
+        ring(&mut d, SQN, 1);
+        assert!(port.take().is_empty(), "DSCP 46 is priority 5, paused");
+        d.fw.regs.qos.dscp2prio[46] = 1;
+        d.receive(&pfc(0x20, 0));
+        assert_eq!(port.take().len(), 1);
+    }
+}
