@@ -13,6 +13,7 @@
 #include <linux/ethtool.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
+#include <net/dcbnl.h>
 #include <net/devlink.h>
 #include <net/netdev_queues.h>
 #include <net/page_pool/helpers.h>

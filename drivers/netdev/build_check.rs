@@ -9,6 +9,10 @@ use kernel::{
 };
 
 use crate::{
+    dcbnl::{
+        self,
+        DcbnlOps, //
+    },
     ethtool::{
         self,
         EthtoolOps, //
@@ -212,6 +216,75 @@ impl EthtoolOps for Check {
 }
 
 #[vtable]
+impl DcbnlOps for Check {
+    type Data = Arc<()>;
+
+    fn ieee_getets(_dev: &Device, _data: dcbnl::DataRef<'_, Self>, _e: &mut dcbnl::Ets) -> Result {
+        Ok(())
+    }
+
+    fn ieee_setets(_dev: &Device, _data: dcbnl::DataRef<'_, Self>, _e: &dcbnl::Ets) -> Result {
+        Ok(())
+    }
+
+    fn ieee_getmaxrate(
+        _dev: &Device,
+        _data: dcbnl::DataRef<'_, Self>,
+        _r: &mut dcbnl::MaxRate,
+    ) -> Result {
+        Ok(())
+    }
+
+    fn ieee_setmaxrate(
+        _dev: &Device,
+        _data: dcbnl::DataRef<'_, Self>,
+        _r: &dcbnl::MaxRate,
+    ) -> Result {
+        Ok(())
+    }
+
+    fn ieee_getpfc(_dev: &Device, _data: dcbnl::DataRef<'_, Self>, _p: &mut dcbnl::Pfc) -> Result {
+        Ok(())
+    }
+
+    fn ieee_setpfc(_dev: &Device, _data: dcbnl::DataRef<'_, Self>, _p: &dcbnl::Pfc) -> Result {
+        Ok(())
+    }
+
+    fn ieee_setapp(dev: &Device, _data: dcbnl::DataRef<'_, Self>, app: &dcbnl::App) -> Result {
+        dev.dcb_ieee_setapp(app)
+    }
+
+    fn ieee_delapp(dev: &Device, _data: dcbnl::DataRef<'_, Self>, app: &dcbnl::App) -> Result {
+        dev.dcb_ieee_delapp(app)
+    }
+
+    fn getdcbx(_dev: &Device, _data: dcbnl::DataRef<'_, Self>) -> u8 {
+        dcbnl::dcbx::HOST | dcbnl::dcbx::VER_IEEE
+    }
+
+    fn setdcbx(_dev: &Device, _data: dcbnl::DataRef<'_, Self>, _mode: u8) -> u8 {
+        1
+    }
+
+    fn dcbnl_getbuffer(
+        _dev: &Device,
+        _data: dcbnl::DataRef<'_, Self>,
+        _b: &mut dcbnl::Buffer,
+    ) -> Result {
+        Ok(())
+    }
+
+    fn dcbnl_setbuffer(
+        _dev: &Device,
+        _data: dcbnl::DataRef<'_, Self>,
+        _b: &dcbnl::Buffer,
+    ) -> Result {
+        Ok(())
+    }
+}
+
+#[vtable]
 impl UdpTunnelNic for Check {
     type Data = Arc<()>;
     const TABLES: &'static [udp_tunnel::Table] = &[udp_tunnel::Table {
@@ -245,6 +318,7 @@ impl NapiPoller for Check {
 // The tables, evaluated at build time.
 const _: &ksys::net_device_ops = crate::registration::ops_table::<Check>();
 const _: &ksys::ethtool_ops = ethtool::table::<Check>();
+const _: &ksys::dcbnl_rtnl_ops = dcbnl::table::<Check>();
 const _: &ksys::udp_tunnel_nic_info = udp_tunnel::info::<Check>();
 
 /// Uses the generic functions (type-checked; instantiated only if a `#[used]` static points
@@ -252,6 +326,14 @@ const _: &ksys::udp_tunnel_nic_info = udp_tunnel::info::<Check>();
 #[allow(dead_code)]
 fn check(reg: &mut crate::Registration<Check>) -> Result {
     reg.set_ethtool_ops::<Check>()?;
+    reg.set_dcbnl_ops::<Check>()?;
+    let dev = reg.device();
+    let _ = (
+        dev.dcb_ieee_getapp_mask(&dcbnl::App::dscp(0, 0)),
+        dev.dcb_ieee_getapp_dscp_prio_mask_map(),
+        dev.dcb_ieee_getapp_prio_dscp_mask_map(),
+        dev.dcb_ieee_getapp_default_prio_mask(),
+    );
     reg.set_udp_tunnel_nic::<Check>()?;
     let _napi = KBox::pin_init(crate::napi::Napi::new(reg.device(), Check), GFP_KERNEL)?;
     Ok(())

@@ -5,8 +5,9 @@
 //!
 //! - [`Registration`]: a `net_device` allocated with `alloc_etherdev_mqs()`, its driver data
 //!   ([`DeviceOps::Data`]), its operation tables (`net_device_ops` from [`DeviceOps`],
-//!   `ethtool_ops` from [`ethtool::EthtoolOps`], `udp_tunnel_nic_info` from
-//!   [`udp_tunnel::UdpTunnelNic`]), `register_netdev()`; dropping it unregisters and frees.
+//!   `ethtool_ops` from [`ethtool::EthtoolOps`], `dcbnl_ops` from [`dcbnl::DcbnlOps`],
+//!   `udp_tunnel_nic_info` from [`udp_tunnel::UdpTunnelNic`]), `register_netdev()`; dropping
+//!   it unregisters and frees.
 //! - [`Device`]: the `net_device` as the callbacks see it (`&Device`), with its queues
 //!   ([`TxQueue`]), features ([`Features`]), carrier, MTU and address.
 //! - [`napi::Napi`]: a NAPI instance whose `poll` reaches a [`napi::NapiPoller`].
@@ -14,7 +15,8 @@
 //!   path builds it; [`dma::TxMapping`]: an skb mapped for transmission (it owns the skb, so
 //!   the skb cannot be freed while the device may still read it).
 //! - [`page_pool::PagePool`]: receive buffers ([`page_pool::PoolPage`]) that become skbs.
-//! - [`ethtool`], [`udp_tunnel`]: the ethtool operations and the UDP tunnel port table.
+//! - [`ethtool`], [`dcbnl`], [`udp_tunnel`]: the ethtool operations, the DCB (IEEE 802.1Qaz
+//!   ETS, PFC, APP; DCBX) operations and the core's APP table, the UDP tunnel port table.
 //!
 //! # Lifetimes
 //!
@@ -29,8 +31,9 @@
 //!
 //! The stack's rules, which the trait documentation repeats for each callback:
 //! - `ndo_*` operations other than `start_xmit`, `get_stats64`, `tx_timeout`,
-//!   `features_check` and `set_rx_mode`, and every ethtool operation: process context with
-//!   `rtnl_lock` held (they may sleep);
+//!   `features_check` and `set_rx_mode`, every ethtool operation and every DCB operation but
+//!   `getdcbx`: process context with `rtnl_lock` held (they may sleep);
+//! - DCB `getdcbx`: possibly under the DCB core's spinlock (BH disabled); must not sleep;
 //! - `start_xmit`: softirq or process context with BH disabled and the queue's xmit lock held;
 //!   never concurrently for one queue;
 //! - `get_stats64`: any context but hard IRQ, concurrently with anything (RCU read side);
@@ -40,6 +43,7 @@
 //! - NAPI `poll`: softirq (or the NAPI thread), never concurrently for one instance.
 
 mod build_check;
+pub mod dcbnl;
 mod device;
 pub mod dma;
 pub mod ethtool;

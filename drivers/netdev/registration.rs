@@ -321,6 +321,24 @@ impl<T: DeviceOps> Registration<T> {
         Ok(())
     }
 
+    /// Sets the DCB operations (before registration): `dcbnl_ops`, which the `dcb` tool and
+    /// LLDP agents use. `EOPNOTSUPP` in a kernel without `CONFIG_DCB`.
+    pub fn set_dcbnl_ops<D: crate::dcbnl::DcbnlOps<Data = T::Data>>(&mut self) -> Result {
+        if self.registered {
+            return Err(EBUSY);
+        }
+        #[cfg(CONFIG_DCB)]
+        {
+            // SAFETY: As in `set_ethtool_ops`.
+            unsafe { (*self.device().as_raw()).dcbnl_ops = crate::dcbnl::table::<D>() };
+            Ok(())
+        }
+        #[cfg(not(CONFIG_DCB))]
+        {
+            Err(crate::dcbnl::eopnotsupp())
+        }
+    }
+
     /// Sets the UDP tunnel port table (before registration); adds
     /// `NETIF_F_RX_UDP_TUNNEL_PORT` to the features as the stack requires.
     pub fn set_udp_tunnel_nic<U: crate::udp_tunnel::UdpTunnelNic<Data = T::Data>>(
