@@ -460,9 +460,9 @@ impl Device {
         }
     }
 
-    /// Delivers `frame` through TIR `tirn`. An RQ without a WQE drops it (out of buffer),
-    /// unless its priority is lossless (PFCC pfctx/pptx): then it is held and the port sends
-    /// XOFF. `draining` (a held frame retried): returns false, keeping it held, while the RQ
+    /// Delivers `frame` through TIR `tirn`. An RQ without a WQE (any RQ while the `rx-starve`
+    /// fault runs) drops it (out of buffer), unless its priority is lossless (PFCC
+    /// pfctx/pptx): then it is held and the port sends XOFF. `draining` (a held frame retried): returns false, keeping it held, while the RQ
     /// still has no WQE. Returns true when the frame was delivered or dropped.
     pub(crate) fn deliver_via_tir(
         &mut self,
@@ -499,7 +499,9 @@ impl Device {
             self.path.rx_no_rq += 1;
             return true;
         };
-        let empty = (pc & 0xffff) == (cc & 0xffff);
+        // `rx-starve` (faults.rs): the driver fell behind, every RQ looks as if it had posted
+        // nothing (frames take the empty-RQ path, posted WQEs wait).
+        let empty = (pc & 0xffff) == (cc & 0xffff) || self.faults.rx_starved();
         if draining && empty {
             return false;
         }
@@ -629,8 +631,8 @@ pub fn spawn_wire(
         .spawn(move || {
             let mut buf = vec![0u8; crate::wire::MAX_FRAME + 1];
             loop {
-                // While a pause runs, frames are held or XOFF is asserted, wake for the pause
-                // timer (`pfc.rs`) even if the segment is quiet.
+                // While a pause runs, frames are held, XOFF is asserted or an `rx-starve`
+                // fault runs, wake for the pause timer (`pfc.rs`) even if the segment is quiet.
                 let deadline = lock(&rx_dev).pause_deadline();
                 match rx_tap.wait_readable(deadline) {
                     Ok(true) => {}
@@ -991,6 +993,15 @@ pub(crate) mod tests {
                     d.receive(&f);
                     if rnd() % 8 == 0 {
                         d.pause_tick();
+                    }
+                    if rnd() % 64 == 0 {
+                        // The driver falls behind for a moment, or the harness clears it.
+                        let spec = match rnd() % 3 {
+                            0 => "clear".to_string(),
+                            n => format!("rx-starve ms={}", n * (1 + rnd() % 3)),
+                        };
+                        d.inject(&crate::faults::Fault::parse(&spec).unwrap())
+                            .unwrap();
                     }
                 }
             }

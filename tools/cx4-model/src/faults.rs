@@ -18,10 +18,17 @@
 //!   a REQ_ERR CQE with LOCAL_PROT_ERR, the SQ to error (the driver recovers it by MODIFY_SQ);
 //! - `rq-error count=1` — the next frames any RQ takes fail as a bad lkey in the receive WQE
 //!   would: a RESP_ERR CQE with LOCAL_PROT_ERR, the RQ to error (recovered by MODIFY_RQ);
+//! - `rx-starve ms=500` — for the next `ms` (1..=60000) milliseconds every RQ looks as if the
+//!   driver had posted no receive WQE: frames take the empty-RQ path (held with XOFF for a
+//!   lossless priority, else dropped as out of buffer) and posted WQEs are not consumed; then
+//!   the RQs take WQEs again and held frames drain in order (XON follows). A new `rx-starve`
+//!   replaces the running one's end; `clear` ends it;
 //! - `clear` — remove every pending fault;
 //! - `gen-cqe cqn=5 solicited=0` — test hook: write one completion (a REQ CQE) to a CQ now, as
 //!   if a work request had finished (nothing else produces CQEs until QPs are modelled), so
 //!   harnesses can drive CQE ownership, arming and overrun.
+
+use std::time::{Duration, Instant};
 
 /// One fault.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,9 +84,17 @@ pub enum Fault {
     WqeError(u32),
     /// Fail the next `n` receive WQEs.
     RqError(u32),
+    /// Every RQ looks empty (no receive WQE posted) for `ms` milliseconds.
+    RxStarve {
+        /// Milliseconds, 1..=[`RX_STARVE_MAX_MS`].
+        ms: u32,
+    },
     /// Clear all faults.
     Clear,
 }
+
+/// Longest `rx-starve`, in milliseconds.
+pub const RX_STARVE_MAX_MS: u32 = 60_000;
 
 fn num<T: TryFrom<i64>>(k: &str, v: &str) -> Result<T, String> {
     let n = if let Some(h) = v.strip_prefix("0x") {
@@ -117,6 +132,7 @@ impl Fault {
             "link" => &["state"],
             "gen-cqe" => &["cqn", "solicited"],
             "wqe-error" | "rq-error" => &["count"],
+            "rx-starve" => &["ms"],
             _ => &[],
         };
         if let Some(k) = kv.keys().find(|k| !allowed.contains(&k.as_str())) {
@@ -185,6 +201,15 @@ impl Fault {
                     .transpose()?
                     .unwrap_or(1),
             ),
+            "rx-starve" => {
+                let ms: u32 = num("ms", need("ms")?)?;
+                if !(1..=RX_STARVE_MAX_MS).contains(&ms) {
+                    return Err(format!(
+                        "rx-starve: ms must be 1..={RX_STARVE_MAX_MS}, not {ms}"
+                    ));
+                }
+                Fault::RxStarve { ms }
+            }
             "clear" => Fault::Clear,
             o => return Err(format!("unknown fault {o:?}")),
         })
@@ -205,6 +230,8 @@ pub struct FaultPlan {
     pub wqe_errors: u32,
     /// Receive WQEs still to fail.
     pub rq_errors: u32,
+    /// While set and in the future, every RQ looks empty (`rx-starve`).
+    pub rx_starve_until: Option<Instant>,
 }
 
 /// What the firmware should do with a command.
@@ -250,6 +277,9 @@ impl FaultPlan {
             Fault::DelayIrq { .. } => {}
             Fault::WqeError(n) => self.wqe_errors = self.wqe_errors.saturating_add(n),
             Fault::RqError(n) => self.rq_errors = self.rq_errors.saturating_add(n),
+            Fault::RxStarve { ms } => {
+                self.rx_starve_until = Some(Instant::now() + Duration::from_millis(u64::from(ms)));
+            }
             Fault::Clear => {
                 *self = FaultPlan {
                     seen: std::mem::take(&mut self.seen),
@@ -278,6 +308,26 @@ impl FaultPlan {
         } else {
             false
         }
+    }
+
+    /// Consulted where the receive path asks whether an RQ has a WQE posted: while
+    /// `rx-starve` runs none has. Ends the starvation once its time is up.
+    pub fn rx_starved(&mut self) -> bool {
+        let Some(until) = self.rx_starve_until else {
+            return false;
+        };
+        if Instant::now() < until {
+            return true;
+        }
+        self.rx_starve_until = None;
+        log::info!("rx-starve over: RQs take posted WQEs again");
+        false
+    }
+
+    /// When the running `rx-starve` ends (the wire thread wakes then, so frames held meanwhile
+    /// drain without waiting for another frame).
+    pub fn rx_starve_end(&self) -> Option<Instant> {
+        self.rx_starve_until
     }
 
     /// Consulted once per command.
@@ -341,6 +391,18 @@ mod tests {
         assert_eq!(Fault::parse("rq-error").unwrap(), Fault::RqError(1));
         assert_eq!(Fault::parse("rq-error count=2").unwrap(), Fault::RqError(2));
         assert_eq!(
+            Fault::parse("rx-starve ms=2000").unwrap(),
+            Fault::RxStarve { ms: 2000 }
+        );
+        assert_eq!(
+            Fault::parse("rx-starve ms=1").unwrap(),
+            Fault::RxStarve { ms: 1 }
+        );
+        assert_eq!(
+            Fault::parse("rx-starve ms=0xea60").unwrap(),
+            Fault::RxStarve { ms: 60_000 }
+        );
+        assert_eq!(
             Fault::parse("stall opcode=0x102").unwrap(),
             Fault::Stall(Some(0x102))
         );
@@ -386,9 +448,53 @@ mod tests {
             "fail opcode=0x104 colour=red",
             "fail opcode=0x1ffff",
             "pages",
+            "rx-starve",
+            "rx-starve ms=0",
+            "rx-starve ms=60001",
+            "rx-starve ms=-5",
+            "rx-starve ms=99999999999",
+            "rx-starve ms=soon",
+            "rx-starve ms=10 count=2",
         ] {
             assert!(Fault::parse(bad).is_err(), "{bad:?} should be rejected");
         }
+    }
+
+    #[test]
+    fn rx_starve_errors_say_what_is_wrong() {
+        let e = |s| Fault::parse(s).unwrap_err();
+        assert_eq!(e("rx-starve"), "rx-starve: ms= is required");
+        assert_eq!(
+            e("rx-starve ms=0"),
+            "rx-starve: ms must be 1..=60000, not 0"
+        );
+        assert_eq!(
+            e("rx-starve ms=60001"),
+            "rx-starve: ms must be 1..=60000, not 60001"
+        );
+        assert_eq!(e("rx-starve ms=-1"), "ms=-1 out of range");
+        assert_eq!(e("rx-starve count=1"), "rx-starve: unknown key \"count\"");
+    }
+
+    #[test]
+    fn rx_starve_runs_until_its_time_is_up_or_clear() {
+        let mut p = FaultPlan::default();
+        assert!(!p.rx_starved() && p.rx_starve_end().is_none());
+        let t0 = Instant::now();
+        p.add(&Fault::RxStarve { ms: 60_000 });
+        assert!(p.rx_starved());
+        let end = p.rx_starve_end().unwrap();
+        assert!(end >= t0 + Duration::from_millis(60_000));
+        // A new one replaces the end.
+        p.add(&Fault::RxStarve { ms: 5 });
+        assert!(p.rx_starve_end().unwrap() < end);
+        std::thread::sleep(Duration::from_millis(6));
+        assert!(!p.rx_starved(), "over");
+        assert!(p.rx_starve_end().is_none(), "forgotten once over");
+        p.add(&Fault::RxStarve { ms: 60_000 });
+        p.add(&Fault::RqError(1));
+        p.add(&Fault::Clear);
+        assert!(!p.rx_starved() && p.rq_errors == 0);
     }
 
     #[test]

@@ -207,6 +207,8 @@ impl Device {
     /// [`Device::pause_deadline`], and every received frame and SQ doorbell does.
     pub fn pause_tick(&mut self) {
         let now = Instant::now();
+        // Ends an `rx-starve` whose time is up (and logs it), even with nothing held.
+        self.faults.rx_starved();
         if self.pause.expire(&mut self.fw.nic.port.pause, now) {
             self.resume_stalled();
         }
@@ -253,11 +255,16 @@ impl Device {
     }
 
     /// How long the wire thread may wait before [`Device::pause_tick`] is due; `None` when
-    /// nothing is paused, held or asserted.
+    /// nothing is paused, held or asserted and no `rx-starve` fault runs (its end is a
+    /// deadline: held frames drain then without waiting for another frame).
     pub fn pause_deadline(&self) -> Option<Duration> {
         let now = Instant::now();
+        let starve_end = self.faults.rx_starve_end().filter(|&t| t > now);
         self.pause
             .deadline(self.xoff_time() / 2, now)
+            .into_iter()
+            .chain(starve_end)
+            .min()
             .map(|t| t.saturating_duration_since(now))
     }
 
@@ -653,6 +660,149 @@ mod tests {
         );
         let c = d.fw.nic.port.pause;
         assert_eq!((c.pause_tx, c.tx_pause[0]), (2, 2));
+    }
+
+    fn inject(d: &mut Device, spec: &str) {
+        d.inject(&crate::faults::Fault::parse(spec).unwrap())
+            .unwrap();
+    }
+
+    fn xon_xoff(sent: &[Vec<u8>]) -> Vec<Option<MacControl>> {
+        sent.iter().map(|f| mac::parse_mac_control(f)).collect()
+    }
+
+    fn pfc3(quanta: u16) -> Option<MacControl> {
+        let mut q = [0; 8];
+        q[3] = quanta;
+        Some(MacControl::Pfc {
+            enable: 0x08,
+            quanta: q,
+        })
+    }
+
+    #[test]
+    fn rx_starve_holds_lossless_frames_with_xoff_then_drains_in_order_with_xon_at_its_end() {
+        let (mut d, port) = pfc_device();
+        d.fw.regs.qos.pfc_tx = 0x08;
+        // Buffers are posted, but the fault makes the RQ look empty.
+        post_rx(&d, 0, 4);
+        let t0 = Instant::now();
+        inject(&mut d, "rx-starve ms=300");
+        let dl = d
+            .pause_deadline()
+            .expect("the wire thread wakes at the starvation's end");
+        assert!(dl <= Duration::from_millis(300), "{dl:?}");
+        let frames: Vec<Vec<u8>> = (0..3).map(|i| prio_frame(100 + i, i as u8, 3)).collect();
+        for f in &frames {
+            d.receive(f);
+        }
+        assert_eq!((d.path.rx_frames, d.path.rx_out_of_buffer), (0, 0));
+        assert_eq!(d.pause.held(), (3, 303));
+        assert_eq!(xon_xoff(&port.take()), vec![pfc3(0xffff)], "one XOFF");
+        // WQEs posted meanwhile are not consumed either.
+        post_rx(&d, 4, 6);
+        d.pause_tick();
+        assert_eq!(d.path.rx_frames, 0);
+        assert_eq!(d.fw.rq(RQN).unwrap().cc, 0, "no WQE consumed while starved");
+        assert!(
+            port.take().is_empty(),
+            "XOFF asserted, not yet due for refresh"
+        );
+        // The wire thread: sleep to each deadline and tick, no frame arrives.
+        let mut delivered_at = None;
+        while let Some(dl) = d.pause_deadline() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "drain never happened"
+            );
+            std::thread::sleep(dl);
+            d.pause_tick();
+            if d.path.rx_frames > 0 && delivered_at.is_none() {
+                delivered_at = Some(t0.elapsed());
+            }
+        }
+        let at = delivered_at.expect("held frames delivered");
+        assert!(
+            at >= Duration::from_millis(300),
+            "delivered at {at:?}, starved until 300 ms"
+        );
+        assert_eq!(d.path.rx_frames, 3);
+        assert_eq!(d.pause.held().0, 0);
+        for (i, f) in frames.iter().enumerate() {
+            assert_eq!(rx_buf(&d, i as u64, f.len()), *f, "frame {i} in order");
+        }
+        // XOFF (335 ms at 100 Mb/s) was refreshed at half its time while starved; XON last.
+        let sent = xon_xoff(&port.take());
+        let (last, refreshes) = sent.split_last().unwrap();
+        assert_eq!(*last, pfc3(0), "XON once drained: {sent:?}");
+        assert!(
+            !refreshes.is_empty() && refreshes.iter().all(|m| *m == pfc3(0xffff)),
+            "{sent:?}"
+        );
+        assert!(d.faults.rx_starve_end().is_none(), "over");
+        assert_eq!(d.path.rx_out_of_buffer, 0, "nothing lost");
+        // Normal again: the next frame goes straight into the next WQE.
+        let f = prio_frame(90, 9, 3);
+        d.receive(&f);
+        assert_eq!(d.path.rx_frames, 4);
+        assert_eq!(rx_buf(&d, 3, f.len()), f);
+        assert!(port.take().is_empty());
+        let c = d.fw.nic.port.pause;
+        assert_eq!(c.tx_pause[3], 2 + refreshes.len() as u64);
+        assert!(
+            c.tx_pause_duration[3] >= 250_000,
+            "{}",
+            c.tx_pause_duration[3]
+        );
+    }
+
+    #[test]
+    fn rx_starve_without_pfctx_drops_and_counts_out_of_buffer() {
+        let (mut d, port) = pfc_device();
+        d.fw.nic.q_counters.insert(1, Default::default());
+        d.fw.nic.rqs.get_mut(&RQN).unwrap().counter_set_id = 1;
+        post_rx(&d, 0, 2);
+        inject(&mut d, "rx-starve ms=60000");
+        d.receive(&prio_frame(100, 1, 3));
+        d.receive(&frame(80, 2));
+        assert_eq!((d.path.rx_frames, d.path.rx_out_of_buffer), (0, 2));
+        assert_eq!(
+            d.fw.nic.q_counters[&1].out_of_buffer, 2,
+            "the RQ's q counter"
+        );
+        assert_eq!(d.pause.held().0, 0);
+        assert!(port.take().is_empty(), "no pause frames");
+        assert_eq!(d.fw.rq(RQN).unwrap().cc, 0);
+        // `clear` ends it early: the posted WQEs take frames again.
+        inject(&mut d, "clear");
+        let f = frame(80, 3);
+        d.receive(&f);
+        assert_eq!((d.path.rx_frames, d.path.rx_out_of_buffer), (1, 2));
+        assert_eq!(rx_buf(&d, 0, f.len()), f);
+    }
+
+    #[test]
+    fn clear_ends_rx_starve_early_and_held_frames_drain_with_xon() {
+        let (mut d, port) = pfc_device();
+        d.fw.regs.qos.pfc_tx = 0x08;
+        post_rx(&d, 0, 2);
+        inject(&mut d, "rx-starve ms=60000");
+        let frames = [prio_frame(100, 1, 3), prio_frame(110, 2, 3)];
+        for f in &frames {
+            d.receive(f);
+        }
+        assert_eq!(d.pause.held().0, 2);
+        assert_eq!(xon_xoff(&port.take()), vec![pfc3(0xffff)]);
+        d.pause_tick();
+        assert_eq!(d.pause.held().0, 2, "still starved");
+        inject(&mut d, "clear");
+        d.pause_tick();
+        assert_eq!((d.path.rx_frames, d.pause.held().0), (2, 0));
+        for (i, f) in frames.iter().enumerate() {
+            assert_eq!(rx_buf(&d, i as u64, f.len()), *f, "frame {i} in order");
+        }
+        assert_eq!(xon_xoff(&port.take()), vec![pfc3(0)]);
+        assert!(d.pause_deadline().is_none());
     }
 
     #[test]

@@ -280,6 +280,35 @@ fn control_socket_answers_errors_for_bad_specs_and_keeps_serving() {
 }
 
 #[test]
+fn control_socket_takes_rx_starve_and_refuses_bad_durations_with_the_reason() {
+    let mut d = Driver::start(&[]);
+    for (bad, why) in [
+        ("rx-starve", "error: rx-starve: ms= is required"),
+        (
+            "rx-starve ms=0",
+            "error: rx-starve: ms must be 1..=60000, not 0",
+        ),
+        (
+            "rx-starve ms=60001",
+            "error: rx-starve: ms must be 1..=60000, not 60001",
+        ),
+        ("rx-starve ms=-3", "error: ms=-3 out of range"),
+        (
+            "rx-starve ms=10 rq=1",
+            "error: rx-starve: unknown key \"rq\"",
+        ),
+    ] {
+        assert_eq!(d.model.control(bad), why, "control {bad:?}");
+    }
+    d.model.control_ok("rx-starve ms=60000");
+    d.model.control_ok("rx-starve ms=1");
+    d.model.control_ok("rx-starve ms=2000");
+    d.model.control_ok("clear");
+    assert!(d.model.control("stats").starts_with("state="));
+    assert!(d.model.is_alive());
+}
+
+#[test]
 fn bad_command_line_fault_is_rejected_at_start() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cx4-model"))
         .args(["--socket", "/nonexistent/x", "--fault", "fail opcode=nope"])
