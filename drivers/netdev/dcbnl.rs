@@ -473,7 +473,10 @@ impl Device {
         {
             self.dcb_check()?;
             let mut raw = app.to_raw();
-            // SAFETY: A live device with DCB operations; `raw` is read for the call.
+            // SAFETY: A registered device with DCB operations (checked); `raw` is read for
+            // the call. The function calls the table's `getdcbx`, which borrows the driver
+            // data: alive while the device is registered (a `DeviceRef` is not used past its
+            // registration, the type's documented rule).
             kernel::error::to_result(unsafe { ksys::dcb_ieee_setapp(self.as_raw(), &mut raw) })
         }
         #[cfg(not(CONFIG_DCB))]
