@@ -193,6 +193,7 @@ impl SelfTest {
             cqn: scq.cqn(),
             tisn: tis.tisn(),
             allow_swp: false,
+            min_inline: res.min_inline(),
         };
         let mut sq = Sq::create(&res, &sq_p)?;
         let rcq = Cq::create(m, &cq_p, None)?;

@@ -39,7 +39,7 @@ use crate::en::{
 };
 
 /// `EOPNOTSUPP` (the kernel crate names no constant for it).
-fn eopnotsupp() -> Error {
+pub(crate) fn eopnotsupp() -> Error {
     Error::from_errno(-(kernel::bindings::EOPNOTSUPP as i32))
 }
 

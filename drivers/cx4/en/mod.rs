@@ -8,6 +8,7 @@
 //! - res.rs: per-function resources (PD, transport domain, PA mkey, SQ UAR page, MAC, minimum
 //!   inline mode) and NIC vport context helpers;
 //! - port.rs: port registers (PAOS, PTYS, PMTU), link speed, port change events;
+//! - qos.rs: the port's QoS registers (QTCT, QETCR, QPTS, QPDPM, PFCC per priority, QCAM);
 //! - tis.rs: transport interface send objects;
 //! - cqe.rs: CQE decoding shared by the rings (error CQEs);
 //! - sq.rs: the Ethernet send queue and its WQE builder; rq.rs: the legacy cyclic receive
@@ -15,10 +16,12 @@
 //! - rqt.rs: RQ tables; tir.rs: transport interface receive objects; rss.rs: the RSS set
 //!   (RQT plus one indirect TIR per traffic type);
 //! - fs.rs: NIC RX flow steering (L2 table at the root, TTC table to the RSS TIRs);
-//! - netdev.rs: the netdev (private state, `net_device_ops`, open/close, recovery, carrier);
+//! - netdev.rs: the netdev (private state, `net_device_ops`, open/close, carrier);
+//!   netdev/recovery.rs: SQ and RQ error recovery and the devlink reporters' `diagnose`;
 //!   channel.rs: a channel's rings and its NAPI poller; tx.rs / rx.rs: the datapath;
 //!   ethtool.rs: ethtool operations; stats.rs: per-channel software counters; pport.rs: the
-//!   port's PPCNT counters in `ethtool -S`; tunnel.rs:
+//!   port's PPCNT counters in `ethtool -S`; dcb.rs: the dcbnl operations (ETS, PFC, DSCP
+//!   trust); tunnel.rs:
 //!   VXLAN ports, which tunnelled packets keep their offloads, GENEVE parser offsets.
 //!
 //! Every object frees what it owns in `Drop`, so each error path unwinds by itself.
@@ -29,11 +32,13 @@
 
 pub(crate) mod channel;
 pub(crate) mod cqe;
+pub(crate) mod dcb;
 pub(crate) mod ethtool;
 pub(crate) mod fs;
 pub(crate) mod netdev;
 pub(crate) mod port;
 pub(crate) mod pport;
+pub(crate) mod qos;
 pub(crate) mod res;
 pub(crate) mod rq;
 pub(crate) mod rqt;

@@ -41,16 +41,9 @@ use netdev::{
     TxResult, //
 };
 
-use ::devlink::Fmsg;
-
 use crate::{
     caps::Caps,
-    devlink::{
-        EnHealth,
-        QueueErr,
-        RxHealth,
-        TxHealth, //
-    },
+    devlink::EnHealth,
     cq::{
         Cq,
         CqParams, //
@@ -63,12 +56,18 @@ use crate::{
             ChannelPoll,
             Kick, //
         },
+        dcb::{
+            self,
+            DcbState,
+            EnDcb, //
+        },
         ethtool::EnEthtool,
         fs::RxSteering,
         port::{
             self,
             PortEventsRegistration, //
         },
+        qos::QosCaps,
         res::{
             self as enres,
             EnRes, //
@@ -98,6 +97,8 @@ use crate::{
     },
 };
 
+mod recovery;
+
 /// log2 of the default ring sizes (en/params.c: 1024 WQEBBs / WQEs).
 pub(crate) const DEFAULT_LOG_RING: u32 = 10;
 /// log2 of the smallest and largest ring sizes `ethtool -G` accepts.
@@ -125,6 +126,10 @@ pub(crate) struct Params {
     pub(crate) indir: KVec<u32>,
     /// The RSS key.
     pub(crate) key: [u8; RSS_KEY_LEN],
+    /// The minimum inline mode of the SQs (`cx4_hw::wq::inline_mode`): the device's, raised
+    /// to IP headers while the port trusts DSCP (en_dcbnl.c
+    /// `mlx5e_params_calc_trust_tx_min_inline_mode`).
+    pub(crate) min_inline: u8,
 }
 
 impl Params {
@@ -138,6 +143,7 @@ impl Params {
             log_rq: self.log_rq,
             indir,
             key: self.key,
+            min_inline: self.min_inline,
         })
     }
 }
@@ -195,6 +201,11 @@ pub(crate) struct EnPriv {
     /// devlink's `tx` and `rx` reporters: the SQ and RQ errors `recover_sqs` and
     /// `recover_rqs` handled go there.
     health: EnHealth,
+    /// What of QoS (DCB) the device implements.
+    qos: QosCaps,
+    /// DCB state the device does not keep (taken before `state`, never after).
+    #[pin]
+    dcb: Mutex<DcbState>,
     #[pin]
     state: Mutex<State>,
     #[pin]
@@ -243,6 +254,21 @@ impl EnPriv {
     /// The shared device state.
     pub(crate) fn mdev(&self) -> &Arc<Mdev> {
         self.res.mdev()
+    }
+
+    /// What of QoS (DCB) the device implements.
+    pub(crate) fn qos(&self) -> &QosCaps {
+        &self.qos
+    }
+
+    /// The DCB state (lock it before anything that takes the netdev's state).
+    pub(crate) fn dcb(&self) -> &Mutex<DcbState> {
+        &self.dcb
+    }
+
+    /// The device's minimum inline mode (`cx4_hw::wq::inline_mode`), before DSCP trust.
+    pub(crate) fn device_min_inline(&self) -> u8 {
+        self.res.min_inline()
     }
 
     /// A copy of the parameters.
@@ -357,6 +383,7 @@ impl EnPriv {
                 cqn: tcq.cqn(),
                 tisn: self.tis.tisn(),
                 allow_swp: self.tx_cfg.geneve,
+                min_inline: p.min_inline,
             },
         )?;
         let tx = TxRing::new(sq, tcq)?;
@@ -436,235 +463,6 @@ impl EnPriv {
             Self::open_locked(this, dev, &mut g)?;
         }
         Ok(())
-    }
-
-    /// The SQ recovery work (en/reporter_tx.c `mlx5e_tx_reporter_err_cqe_recover`): every
-    /// send ring in error is taken out of its slot (xmit drops meanwhile), reset to ready,
-    /// and put back; its channel is polled again to re-arm the CQ. Each SQ handled goes to
-    /// devlink's `tx` reporter (reported from its own work: see devlink.rs). Also devlink's
-    /// `recover` of that reporter when user space asks (under the instance lock, which
-    /// nothing here takes). `EIO` if an SQ could not be recovered.
-    pub(crate) fn recover_sqs(&self) -> Result {
-        let mut errs = KVec::new();
-        let r = self.recover_sqs_locked(&mut errs);
-        // The report is made without our state lock (devlink's `diagnose` takes it under
-        // the instance lock).
-        TxHealth::push(&self.health.tx, errs);
-        r
-    }
-
-    /// The RQ recovery work (en/reporter_rx.c `mlx5e_rx_reporter_err_rq_cqe_recover`): the
-    /// poller of each channel whose RQ saw an error completion is stopped, its RQ reset to
-    /// ready with fresh buffers, and polling restarted. Each RQ handled goes to devlink's `rx`
-    /// reporter. Also that reporter's `recover`. `EIO` if an RQ could not be recovered.
-    pub(crate) fn recover_rqs(&self) -> Result {
-        let mut errs = KVec::new();
-        let r = self.recover_rqs_locked(&mut errs);
-        RxHealth::push(&self.health.rx, errs);
-        r
-    }
-
-    fn recover_rqs_locked(&self, errs: &mut KVec<QueueErr>) -> Result {
-        let g = self.state.lock();
-        let (Some(open), Some(dref)) = (g.open.as_ref(), g.dev.as_ref()) else {
-            return Ok(());
-        };
-        let dev = dref.device();
-        let mut result = Ok(());
-        for ch in open.channels.iter() {
-            let ix = ch.ix();
-            let flagged = self
-                .rx_err
-                .get(ix as usize)
-                .is_some_and(|f| f.swap(false, Ordering::AcqRel));
-            let Some(st) = self.stats(ix) else {
-                continue;
-            };
-            if !flagged {
-                continue;
-            }
-            let r = ch.recover_rx(st);
-            // Out of memory: this one goes unreported.
-            let _ = errs.push(
-                QueueErr {
-                    qn: ch.rqn(),
-                    channel: ix,
-                    recovered: r.is_ok(),
-                },
-                GFP_KERNEL,
-            );
-            match r {
-                Ok(_) => dev_warn!(
-                    self.dma_dev.dev(),
-                    "{}: RQ {:#x} of channel {} recovered after an error completion\n",
-                    dev.name(),
-                    ch.rqn(),
-                    ix
-                ),
-                Err(e) => {
-                    // Still in error: a later `devlink health recover` tries it again.
-                    if let Some(f) = self.rx_err.get(ix as usize) {
-                        f.store(true, Ordering::Release);
-                    }
-                    dev_err!(
-                        self.dma_dev.dev(),
-                        "{}: RQ {:#x} recovery failed: {:?}; the queue stays down\n",
-                        dev.name(),
-                        ch.rqn(),
-                        e
-                    );
-                    result = Err(EIO);
-                }
-            }
-        }
-        result
-    }
-
-    /// devlink `rx` reporter's `diagnose` (en/reporter_rx.c `mlx5e_rx_reporter_diagnose`):
-    /// the RQ of each open channel, whether it waits for recovery, its error counters.
-    pub(crate) fn diagnose_rqs(&self, fmsg: &mut Fmsg<'_>) -> Result {
-        let g = self.state.lock();
-        match g.dev.as_ref() {
-            Some(d) => fmsg.put_str(c"netdev", d.device().name()),
-            None => fmsg.put_str(c"netdev", c"none"),
-        }
-        fmsg.put_bool(c"open", g.open.is_some());
-        fmsg.put_array(c"RQs", |arr| {
-            let Some(open) = g.open.as_ref() else {
-                return Ok(());
-            };
-            for ch in open.channels.iter() {
-                let ix = ch.ix();
-                let in_error = self
-                    .rx_err
-                    .get(ix as usize)
-                    .is_some_and(|f| f.load(Ordering::Acquire));
-                let (cqe_err, recovered) = self.stats(ix).map_or((0, 0), |st| {
-                    (
-                        st.rx_cqe_err.load(Ordering::Relaxed),
-                        st.rx_recover.load(Ordering::Relaxed),
-                    )
-                });
-                arr.put_object(|f| {
-                    f.put_u32(c"channel", ix);
-                    f.put_fmt(c"rqn", fmt!("{:#x}", ch.rqn()))?;
-                    f.put_bool(c"in_error", in_error);
-                    f.put_str(c"state", if in_error { c"error" } else { c"ok" });
-                    f.put_u64(c"rx_wqe_err", cqe_err);
-                    f.put_u64(c"rx_recover", recovered);
-                    Ok(())
-                })?;
-            }
-            Ok(())
-        })
-    }
-
-    fn recover_sqs_locked(&self, errs: &mut KVec<QueueErr>) -> Result {
-        let g = self.state.lock();
-        let (Some(open), Some(dref)) = (g.open.as_ref(), g.dev.as_ref()) else {
-            return Ok(());
-        };
-        let dev = dref.device();
-        let mut result = Ok(());
-        for ch in open.channels.iter() {
-            let ix = ch.ix();
-            let Some(slot) = self.tx_slot(ix) else {
-                continue;
-            };
-            let in_error = slot.lock().as_ref().is_some_and(|r| r.in_error);
-            if !in_error {
-                continue;
-            }
-            let Some(mut ring) = slot.lock().take() else {
-                continue;
-            };
-            let (Some(txq), Some(st)) = (dev.tx_queue(ix), self.stats(ix)) else {
-                continue;
-            };
-            let sqn = ring.sqn();
-            let r = ring.recover(txq, st);
-            // Out of memory: this one goes unreported.
-            let _ = errs.push(
-                QueueErr {
-                    qn: sqn,
-                    channel: ix,
-                    recovered: r.is_ok(),
-                },
-                GFP_KERNEL,
-            );
-            match r {
-                Ok(_) => {
-                    dev_warn!(
-                        self.dma_dev.dev(),
-                        "{}: SQ {:#x} of channel {} recovered after an error completion\n",
-                        dev.name(),
-                        ring.sqn(),
-                        ix
-                    );
-                    let old = slot.lock().replace(ring);
-                    drop(old);
-                    ch.schedule();
-                }
-                Err(e) => {
-                    dev_err!(
-                        self.dma_dev.dev(),
-                        "{}: SQ {:#x} recovery failed: {:?}; the queue stays down\n",
-                        dev.name(),
-                        ring.sqn(),
-                        e
-                    );
-                    drop(ring);
-                    result = Err(EIO);
-                }
-            }
-        }
-        result
-    }
-
-    /// devlink `tx` reporter's `diagnose` (en/reporter_tx.c `mlx5e_tx_reporter_diagnose`):
-    /// the SQ of each open channel, its state and error counters.
-    pub(crate) fn diagnose_sqs(&self, fmsg: &mut Fmsg<'_>) -> Result {
-        let g = self.state.lock();
-        match g.dev.as_ref() {
-            Some(d) => fmsg.put_str(c"netdev", d.device().name()),
-            None => fmsg.put_str(c"netdev", c"none"),
-        }
-        fmsg.put_bool(c"open", g.open.is_some());
-        fmsg.put_array(c"SQs", |arr| {
-            let Some(open) = g.open.as_ref() else {
-                return Ok(());
-            };
-            for ch in open.channels.iter() {
-                let ix = ch.ix();
-                // Read under the slot's spinlock; the message allocates, so it is filled
-                // afterwards.
-                let ring = self
-                    .tx_slot(ix)
-                    .and_then(|s| s.lock().as_ref().map(|r| (r.sqn(), r.in_error)));
-                let (cqe_err, recovered) = self.stats(ix).map_or((0, 0), |st| {
-                    (
-                        st.tx_cqe_err.load(Ordering::Relaxed),
-                        st.tx_recover.load(Ordering::Relaxed),
-                    )
-                });
-                arr.put_object(|f| {
-                    f.put_u32(c"channel", ix);
-                    match ring {
-                        Some((sqn, in_error)) => {
-                            f.put_fmt(c"sqn", fmt!("{:#x}", sqn))?;
-                            f.put_bool(c"in_error", in_error);
-                            f.put_str(c"state", if in_error { c"error" } else { c"ok" });
-                        }
-                        // Its recovery failed: the queue stays down.
-                        None => f.put_str(c"state", c"down"),
-                    }
-                    f.put_u64(c"tx_cqe_err", cqe_err);
-                    f.put_u64(c"tx_recover", recovered);
-                    Ok(())
-                })?;
-            }
-            Ok(())
-        })
     }
 }
 
@@ -867,7 +665,16 @@ impl En {
         let mut key = [0u8; RSS_KEY_LEN];
         netdev::rss_key_fill(&mut key);
         let mac = res.mac();
-        let min_inline = res.min_inline();
+        // en_dcbnl.c mlx5e_dcbnl_initialize: the trust state decides the SQs' minimum
+        // inline mode, the ETS configuration starts from mlx5e's defaults.
+        let qos = QosCaps::query(mdev, caps);
+        let mut dcb_state = DcbState::query(mdev, &qos);
+        if qos.qos {
+            if let Err(e) = dcb::init_ets(mdev, &qos, &mut dcb_state) {
+                dev_warn!(mdev.dev.dev(), "ETS initialisation failed: {:?}\n", e);
+            }
+        }
+        let min_inline = dcb::min_inline_for(dcb_state.trust(), res.min_inline());
         let tun = res.caps().tunnels;
         let priv_ = Arc::pin_init(
             try_pin_init!(EnPriv {
@@ -883,10 +690,11 @@ impl En {
                 rxcsum: AtomicBool::new(true),
                 vxlan: VxlanPorts::new(),
                 tx_cfg: TxCfg {
-                    min_inline,
                     geneve: tun.geneve,
                 },
                 health: health.clone(),
+                qos,
+                dcb <- dcb_state.new_lock(),
                 state <- new_mutex!(State {
                     params: Params {
                         channels,
@@ -894,6 +702,7 @@ impl En {
                         log_rq: DEFAULT_LOG_RING,
                         indir,
                         key,
+                        min_inline,
                     },
                     rx_mode: RxMode::default(),
                     mac,
@@ -911,6 +720,10 @@ impl En {
             priv_.clone(),
         )?;
         reg.set_ethtool_ops::<EnEthtool>()?;
+        // en_dcbnl.c mlx5e_dcbnl_build_netdev: DCB for a function that owns the port's QoS.
+        if qos.qos {
+            reg.set_dcbnl_ops::<EnDcb>()?;
+        }
         let dev = reg.device();
         dev.set_dev_addr(&mac);
         dev.set_mtu_range(MIN_MTU, MAX_MTU);

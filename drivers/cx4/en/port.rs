@@ -105,6 +105,16 @@ pub(crate) fn set_admin_up(mdev: &Mdev, up: bool) -> Result {
     access_reg(mdev, id::PAOS, &q, true).map(|_| ())
 }
 
+/// Takes the link down and up again if the port is administratively up, so the link
+/// partner sees the new flow control configuration (port.c `mlx5_toggle_port_link`).
+pub(crate) fn toggle_link(mdev: &Mdev) -> Result {
+    if query_status(mdev)?.admin_up {
+        set_admin_up(mdev, false)?;
+        set_admin_up(mdev, true)?;
+    }
+    Ok(())
+}
+
 /// The Ethernet protocol masks of PTYS (legacy `eth_proto_*` bits, [`m`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct EthProtos {

@@ -96,3 +96,17 @@ pub(crate) fn read(mdev: &Mdev, out: &mut [u64]) -> Result {
     }
     res
 }
+
+/// PFC frames per priority: sent (`tx_pause`, the ieee_pfc `requests`) and received
+/// (`rx_pause`, `indications`), from the per-priority group (en_dcbnl.c
+/// `mlx5e_dcbnl_ieee_getpfc`).
+pub(crate) fn prio_pause(mdev: &Mdev) -> Result<([u64; 8], [u64; 8])> {
+    let (mut tx, mut rx) = ([0u64; 8], [0u64; 8]);
+    for ((prio, t), r) in (0..pport::PRIOS).zip(tx.iter_mut()).zip(rx.iter_mut()) {
+        let reg = query(mdev, pport::PER_PRIO_GRP, prio)?;
+        let get = |f| counter64(reg.counter_set(), pport::PER_PRIO_FIELDS, f).unwrap_or(0);
+        *t = get("tx_pause");
+        *r = get("rx_pause");
+    }
+    Ok((tx, rx))
+}

@@ -306,11 +306,12 @@ impl EnRes {
         self.min_inline
     }
 
-    /// The `sqc.min_wqe_inline_mode` to create SQs with: only when the capability says the
-    /// vport context decides (en_main.c `mlx5e_create_sq`), else 0.
-    pub(crate) fn sq_min_inline_field(&self) -> u8 {
+    /// The `sqc.min_wqe_inline_mode` to create an SQ of minimum inline mode `mode` with: only
+    /// when the capability says the vport context decides (en_main.c `mlx5e_create_sq`),
+    /// else 0.
+    pub(crate) fn sq_min_inline_field(&self, mode: u8) -> u8 {
         if self.caps.wqe_inline_mode == cap_inline_mode::VPORT_CONTEXT {
-            self.min_inline
+            mode
         } else {
             0
         }

@@ -205,6 +205,8 @@ pub(crate) struct SqParams {
     pub(crate) tisn: u32,
     /// Allow software parser offsets (needs the `swp` capability).
     pub(crate) allow_swp: bool,
+    /// The minimum inline mode of its WQEs (`cx4_hw::wq::inline_mode`).
+    pub(crate) min_inline: u8,
 }
 
 /// What one CQE completed.
@@ -237,6 +239,7 @@ pub(crate) struct Sq {
     uar: u32,
     mkey: u32,
     allow_swp: bool,
+    min_inline: u8,
     pc: u16,
     cc: u16,
     slots: KVec<Slot>,
@@ -267,7 +270,7 @@ impl Sq {
             c.set_tis_lst_sz(1);
             c.set_tis_num_0(p.tisn);
             c.set_cqn(p.cqn);
-            c.set_min_wqe_inline_mode(res.sq_min_inline_field().into());
+            c.set_min_wqe_inline_mode(res.sq_min_inline_field(p.min_inline).into());
             c.set_state(sqc_state::RST.into());
             c.set_flush_in_error_en(1);
             c.set_allow_swp(p.allow_swp.into());
@@ -294,6 +297,7 @@ impl Sq {
             uar: res.uar(),
             mkey: res.mkey(),
             allow_swp: p.allow_swp,
+            min_inline: p.min_inline,
             pc: 0,
             cc: 0,
             slots,
@@ -303,6 +307,11 @@ impl Sq {
         // On failure `sq` is dropped, which destroys the SQ.
         sq.modify(sqc_state::RST, sqc_state::RDY)?;
         Ok(sq)
+    }
+
+    /// The minimum inline mode its WQEs carry (`cx4_hw::wq::inline_mode`).
+    pub(crate) fn min_inline(&self) -> u8 {
+        self.min_inline
     }
 
     /// The SQ number.

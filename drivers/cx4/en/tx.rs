@@ -54,8 +54,6 @@ pub(crate) const TX_CQ_BUDGET: usize = 128;
 
 /// How the channel's SQ builds WQEs.
 pub(crate) struct TxCfg {
-    /// The minimum inline mode (`cx4_hw::wq::inline_mode`).
-    pub(crate) min_inline: u8,
     /// GENEVE packets get software parser offsets (the SQ allows them).
     pub(crate) geneve: bool,
 }
@@ -184,7 +182,7 @@ impl TxRing {
             drop(skb);
             return TxResult::Ok;
         }
-        let h = match Self::headers(&skb, cfg.min_inline) {
+        let h = match Self::headers(&skb, self.sq.min_inline()) {
             Ok(h) => h,
             Err(_) => {
                 ChannelStats::add(&st.tx_dropped, 1);
