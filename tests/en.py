@@ -9,8 +9,8 @@ import json
 import re
 
 from harness import Env, check_clean_dmesg, describe, estimate
-from model_eth import (MS_RSS_KEY, assert_clean, eth_vms, ethtool_stats, iperf_rate, rise,
-                       section)
+from model_eth import (DCB_JOB, DCB_MODEL, MS_RSS_KEY, PFC_TOOL, assert_clean, check_dcb, eth_vms,
+                       ethtool_stats, iperf_rate, rise, section)
 
 DEVLINK = "pci/0000:01:00.0"
 
@@ -209,7 +209,7 @@ def tests(env: Env):
             wait_signal foreign-sent 300
             wait $! || true
             section reconf
-            iperf3 -c $PEER -t 12 -f m > /tmp/reconf.log 2>&1 &
+            iperf3 -c $PEER -n $((72 / SLOW))M -f m > /tmp/reconf.log 2>&1 &
             sleep 2
             ethtool -G "$IF" rx 512 tx 512
             sleep 2
@@ -241,7 +241,7 @@ def tests(env: Env):
             eth_up
             reach $PEER
             wait_signal server
-            section iperf-rss; iperf3 -c $PEER -P 8 -t 4 -f m
+            section iperf-rss; iperf3 -c $PEER -P 8 -n 4M -f m
             signal rss-done
             wait_signal sniffing
             ip neigh replace 10.99.0.99 lladdr 02:00:00:00:00:99 dev "$IF"
@@ -502,6 +502,27 @@ def tests(env: Env):
         assert sum(rq["rx_recover"] for rq in rqs) >= 1, rqs
         check_clean_dmesg(r.dmesg)
 
+    @estimate(240)
+    def dcb_pfc_ets_app():
+        """DCB on cx4 (iproute2's `dcb`): PFC, ETS, rate limits and DSCP trust read back from
+        the card, whose registers the model shows; bad requests refused. Then the host side
+        of the segment, as a link partner with full buffers, sends PFC XOFF frames for
+        priorities 3 and 5: cx4's port honours them for priority 3 only (PFC on): frames of
+        priority 5 leave at once, those of priority 3 wait for the pause to end and none is
+        lost; the per-priority pause counters count both (model_eth's DCB_JOB, which mlx5e
+        passes too)."""
+        vm0 = CX4_UP + "cx4_up\n" + DCB_JOB + """
+            rmmod cx4
+            echo unloaded
+        """
+        r = eth_vms(env, [vm0], timeout=300, files=[env.ko, PFC_TOOL], model_args=DCB_MODEL)[0]
+        assert r.status == 0, describe(r)
+        check_dcb(r.job_log)
+        assert "unloaded" in r.job_log, describe(r)
+        errs = cx4_errors(r.dmesg)
+        assert not errs, "cx4 reported:\n" + "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+
     yield "cx4 <-> mlx5e: link, ping v4/v6, iperf3 both ways with TSO/csum, clean unload", \
         cx4_and_mlx5e_ping_iperf
     yield "cx4 <-> mlx5e: MTU 9000, VXLAN/GENEVE/GRE tunnels (inner offloads on VXLAN, GRE)", \
@@ -513,3 +534,5 @@ def tests(env: Env):
     yield "cx4: rmmod under traffic, 20 load/unload cycles with traffic, kmemleak clean", \
         unload_under_traffic_and_cycles
     yield "cx4: SQ error CQE -> SQ recovery, traffic resumes", sq_error_recovery
+    yield "cx4: DCB (dcb pfc/ets/maxrate/app) on the card's registers; PFC frames honoured per priority", \
+        dcb_pfc_ets_app

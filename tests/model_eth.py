@@ -10,6 +10,7 @@ to raise a named signal the other VM waits for (`signal NAME` / `wait_signal NAM
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -77,6 +78,188 @@ reach() {
 }
 stats() { ethtool -S "$IF" | sed 's/^ *//'; }
 """
+
+
+PFC_TOOL = Path(__file__).resolve().parent / "pfc.py"
+DCB_MODEL = ["--chip", "cx4lx"]
+
+# The DCB job, after the netdev is up as $IF (on a ConnectX-4 Lx model, DCB_MODEL: at 25 Gb/s
+# a PFC pause lasts up to 1.34 ms, which the partner's refreshes from Python keep up with): iproute2's `dcb` on each object, what the
+# model's registers then hold (`req ctl qos`), bad requests, and PFC frames from the host side
+# of the segment (c0p0, vm0's TAP) honoured per priority. mlx5e (the oracle) and cx4 run it.
+DCB_JOB = """
+HOST=10.99.0.254
+reach $HOST
+section dcbx; dcb dcbx show dev $IF
+section pfc-before; dcb -j pfc show dev $IF; req ctl qos
+section pfc-set
+dcb pfc set dev $IF prio-pfc 3:on
+dcb -j pfc show dev $IF
+req ctl qos
+# The link bounced for the partner to see the change.
+sleep 1
+reach $HOST
+section ets-before; dcb -j ets show dev $IF
+section ets-set
+dcb ets set dev $IF tc-tsa 0:ets 1:ets 2:strict 3:strict 4:strict 5:strict 6:strict 7:strict tc-bw 0:60 1:40 prio-tc 0:0 1:0 2:1 3:1 4:2 5:3 6:4 7:5
+dcb -j ets show dev $IF
+req ctl qos
+section ets-bad
+dcb ets set dev $IF tc-tsa 0:ets 1:ets tc-bw 0:50 1:40 2>&1 && echo "bad sum accepted" || echo "bad sum refused"
+dcb ets set dev $IF tc-tsa 0:cbs 2>&1 && echo "cbs accepted" || echo "cbs refused"
+section maxrate
+dcb maxrate set dev $IF tc-maxrate 1:100mbit 2:200mbit
+dcb -j maxrate show dev $IF
+dcb maxrate show dev $IF
+req ctl qos
+section app-add
+dcb app add dev $IF dscp-prio 24:3
+dcb -j app show dev $IF
+req ctl qos
+reach $HOST
+section app-del
+dcb app del dev $IF dscp-prio 24:3
+dcb -j app show dev $IF
+req ctl qos
+reach $HOST
+section app-bad
+dcb app add dev $IF ethtype-prio 0x8906:3 2>&1 && echo "ethtype accepted" || echo "ethtype refused"
+section pause-before; stats
+section pause
+# The partner pauses priorities 3 and 5 for 8 s and reports what the port sends.
+req host python3 PFCTOOL pause c0p0 --prios 3,5 --seconds $((8 * SLOW)) --watch --after 3 > /tmp/pause.txt &
+sleep 1
+python3 /cx4/pfc.py send $IF --prio 5,3 --count 20
+wait
+cat /tmp/pause.txt
+req ctl qos
+req ctl stats
+section pause-after; stats
+section pfc-after; dcb -s -j pfc show dev $IF
+section lossless
+# The driver falls behind (the model's RQs see no buffers for a while): frames of priority 3
+# (PFC on) wait in the port, which sends XOFF and, once they are delivered, XON; frames of
+# priority 5 are dropped.
+# Priority-tagged frames carry VLAN id 0: with the VLAN filter on (mlx5e), the stack adds it
+# when 8021q sees the device come up.
+modprobe 8021q
+ip link set $IF down; ip link set $IF up
+for i in $(seq 300); do [ "$(cat /sys/class/net/$IF/carrier)" = 1 ] && break; sleep 0.1; done
+reach $HOST
+MAC=$(cat /sys/class/net/$IF/address)
+timeout $((40 * SLOW)) python3 /cx4/pfc.py watch $IF --seconds $((14 * SLOW)) > /tmp/rx.txt 2>&1 &
+sleep 3
+req ctl stats
+req ctl rx-starve ms=2000
+req host python3 PFCTOOL watch c0p0 --seconds 4 --send-to $MAC --prio 3 --count 20
+req ctl rx-starve ms=1000
+req host python3 PFCTOOL watch c0p0 --seconds 2 --send-to $MAC --prio 5 --count 20
+req ctl stats
+wait
+sed "s/^/guest /" /tmp/rx.txt
+""".replace("PFCTOOL", str(PFC_TOOL))
+
+
+def check_dcb(log: str) -> None:
+    """Asserts what DCB_JOB printed: each setting read back from the driver and held by the
+    card, bad requests refused, priority 3 paused (PFC on) and 5 not, nothing lost."""
+
+    def js(name: str, i: int = 0) -> dict:
+        lines = [l for l in section(log, name).splitlines() if l.startswith("{")]
+        assert len(lines) > i, f"no JSON #{i} in section {name}:\n{section(log, name)}"
+        return json.loads(lines[i])
+
+    def qos(name: str) -> str:
+        m = re.search(r"^(pfc .*)$", section(log, name), re.M)
+        assert m, f"no qos line from the model in {name}:\n{section(log, name)}"
+        return m.group(1)
+
+    assert "ieee" in section(log, "dcbx") and "host" in section(log, "dcbx"), section(log, "dcbx")
+    before = js("pfc-before")
+    assert before.get("pfc_cap") == 8, before
+    assert before.get("prio_pfc") == [False] * 8, before
+    assert "tx=0x00" in qos("pfc-before") and "rx=0x00" in qos("pfc-before"), qos("pfc-before")
+    after_set = js("pfc-set")
+    assert after_set.get("prio_pfc") == [i == 3 for i in range(8)], after_set
+    assert "tx=0x08" in qos("pfc-set") and "rx=0x08" in qos("pfc-set"), qos("pfc-set")
+
+    # ETS: mlx5e's defaults at probe, then the request reads back; the card has it.
+    e0 = js("ets-before")
+    assert e0.get("ets_cap") == 8, e0
+    assert e0.get("prio_tc") == [1, 0, 2, 3, 4, 5, 6, 7], e0
+    assert e0.get("tc_tsa") == ["vendor"] * 8, e0
+    e1 = js("ets-set")
+    assert e1.get("prio_tc") == [0, 0, 1, 1, 2, 3, 4, 5], e1
+    assert e1.get("tc_bw") == [60, 40, 0, 0, 0, 0, 0, 0], e1
+    assert e1.get("tc_tsa") == ["ets", "ets"] + ["strict"] * 6, e1
+    # mlx5e's groups: the ETS classes share group 0, the strict ones rank above in order.
+    assert "tc_group=0,0,1,2,3,4,5,6 tc_bw=60,40,100,100,100,100,100,100" in qos("ets-set"), qos("ets-set")
+    assert "prio_tc=0,0,1,1,2,3,4,5" in qos("ets-set"), qos("ets-set")
+    bad = section(log, "ets-bad")
+    assert "bad sum refused" in bad and "cbs refused" in bad, bad
+    mr = js("maxrate")
+    rates = mr.get("tc_maxrate")
+    m = re.search(r"tc_maxrate_mbps=([\d,]+)", qos("maxrate"))
+    assert m, qos("maxrate")
+    hw = [int(x) for x in m.group(1).split(",")]
+    # The drivers take `tc_maxrate` as kbit/s (uapi dcbnl.h); iproute2's `dcb` passes the
+    # rate in bytes/s (100mbit: 12500000), so both set 12.5 Gb/s: the card has what the
+    # driver was given, and it reads back unchanged.
+    assert isinstance(rates, list) and rates[0] == 0 and rates[1] > 0 and rates[2] == 2 * rates[1], mr
+    assert hw == [r // 1000 for r in rates], (hw, mr)
+
+    # DSCP APP entries: trust DSCP while one exists, the map on the card.
+    add = js("app-add")
+    assert [a[:2] for a in add.get("dscp_prio", [])] == [[24, 3]], add
+    dscp2prio = re.search(r"dscp2prio=([\d,]+)", qos("app-add"))
+    assert "trust=dscp" in qos("app-add") and dscp2prio, qos("app-add")
+    assert dscp2prio.group(1).split(",")[24] == "3", qos("app-add")
+    assert "trust=pcp" in qos("app-del"), qos("app-del")
+    assert not js("app-del").get("dscp_prio"), js("app-del")
+    assert "ethtype refused" in section(log, "app-bad"), section(log, "app-bad")
+
+    # Pause frames honoured per priority.
+    p = section(log, "pause")
+    m = re.search(r"^end t=([\d.]+) sent (\d+) xoff", p, re.M)
+    assert m, p
+    end, sent = float(m.group(1)), int(m.group(2))
+    # A pause lasts 1.34 ms at 25 Gb/s: a longer gap between the partner's XOFFs lets it
+    # lapse, and then priority 3 may go.
+    gap = int(re.search(r"max_gap_us=(\d+)", p).group(1))
+    frames = [(float(t), int(pr)) for t, pr in re.findall(r"^frame t=([\d.]+) prio=(\d)", p, re.M)]
+    p5 = [t for t, pr in frames if pr == 5]
+    p3 = [t for t, pr in frames if pr == 3]
+    assert len(p5) == 20 and len(p3) == 20, f"frames lost: {len(p5)} of prio 5, {len(p3)} of prio 3\n{p}"
+    assert max(p5) < end, f"priority 5 (no PFC) waited for the pause:\n{p}"
+    assert min(p3) >= end - 0.01, \
+        f"priority 3 left during its pause (longest gap between XOFFs {gap} us):\n{p}"
+    b, a = ethtool_stats(section(log, "pause-before")), ethtool_stats(section(log, "pause-after"))
+    # Counted per priority, honoured or not: ethtool -S (mlx5e lists the priorities with PFC
+    # on only), the card's PPCNT (the model's qos line: prioN=rx_pause/...), dcb's
+    # indications.
+    got = rise(b, a, "rx_prio3_pause")
+    assert got >= sent // 2, f"rx_prio3_pause rose by {got} for {sent} frames sent"
+    card = dict(re.findall(r"\bprio(\d)=(\d+)/", qos("pause")))
+    assert int(card["3"]) >= sent // 2 and int(card["5"]) >= sent // 2 and card["0"] == "0", card
+    # Lossless priority 3: held and paused while the RQs had no buffers, then delivered
+    # and resumed; priority 5 dropped.
+    ll = section(log, "lossless")
+    pfc = [(float(t), int(v, 16), [int(q) for q in qs.split(",")])
+           for t, v, qs in re.findall(r"^pfc t=([\d.]+) vector=(0x[0-9a-f]+) quanta=([\d,]+)", ll, re.M)]
+    xoff = [t for t, v, q in pfc if v & 0x08 and q[3] > 0]
+    xon = [t for t, v, q in pfc if v & 0x08 and q[3] == 0]
+    assert xoff and xon and min(xon) > min(xoff), f"no XOFF then XON for priority 3:\n{ll}"
+    assert not [1 for _, v, q in pfc if v & 0x20 and q[5] > 0], f"priority 5 (no PFC) paused:\n{ll}"
+    got = re.search(r"^guest frames ethertype=0x88b5 count=(\d+) prios=(\S*)", ll, re.M)
+    assert got, ll
+    prios = dict(kv.split(":") for kv in got.group(2).split(",") if kv)
+    assert prios.get("3") == "20", f"priority 3 frames lost in the port: {got.group(0)}\n{ll}"
+    assert "5" not in prios, f"priority 5 frames delivered into an RQ with no buffers: {got.group(0)}"
+    oob = [int(n) for n in re.findall(r"(\d+) out of buffer", ll)]
+    assert len(oob) == 2 and oob[1] - oob[0] >= 20, f"the priority 5 frames are not out-of-buffer drops:\n{ll}"
+    ind = js("pfc-after").get("indications")
+    assert isinstance(ind, list) and ind[3] >= sent // 2 and ind[5] >= sent // 2 and ind[0] == 0, \
+        js("pfc-after")
 
 
 class Relay:
@@ -298,6 +481,24 @@ def tests(env: Env):
             assert csum > 0, f"{who}: no RX checksum offload: {a}"
         print(f"    iperf3 vm0->vm1 {tx:.0f} Mbit/s, vm1->vm0 {rx:.0f} Mbit/s")
 
+    @estimate(200)
+    def dcb_pfc_ets_app():
+        """mlx5e's DCB (CONFIG_MLX5_CORE_EN_DCB) on the model: PFC, ETS, rate limits and DSCP
+        trust through iproute2's `dcb` land in the card's QoS registers and read back; the
+        port honours PFC frames from the link partner for the priorities with PFC on only."""
+        vm0 = "eth_up\n" + DCB_JOB + """
+            rmmod mlx5_core
+            echo unloaded
+        """
+        r = eth_vms(env, [vm0], timeout=300, files=[PFC_TOOL], model_args=DCB_MODEL)[0]
+        assert r.status == 0, describe(r)
+        check_dcb(r.job_log)
+        assert "unloaded" in r.job_log, describe(r)
+        # The refused credit-based shaper is the one error mlx5e reports.
+        errs = [l for l in mlx5_errors(r.dmesg) if "CB Shaper is not supported" not in l]
+        assert not errs, "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+
     yield "two VMs: link, ping v4/v6, iperf3 both ways with TSO/csum, host ping", ping_iperf_two_vms
 
     @estimate(240)
@@ -363,7 +564,9 @@ def tests(env: Env):
         unicast; ethtool -G under traffic; link down/up from the model's control socket."""
         # A fixed RSS key: with a random one, the key bits the low bits of consecutive
         # source ports meet are all 0 one boot in ~16 (Toeplitz is linear) and every flow
-        # lands on one channel.
+        # lands on one channel. iperf3 runs for an amount of data, not a time: the server ends
+        # a timed test 10 s after its duration, which a debug guest (its timers firing tens of
+        # seconds late under TCG) overruns.
         common = """
             eth_up
             ethtool -L "$IF" combined 2
@@ -373,14 +576,14 @@ def tests(env: Env):
         vm0 = common + """
             reach $PEER
             wait_signal server
-            section iperf-rss; iperf3 -c $PEER -P 8 -t 4 -f m
+            section iperf-rss; iperf3 -c $PEER -P 8 -n 4M -f m
             signal rss-done
             wait_signal sniffing
             ip neigh replace 10.99.0.99 lladdr 02:00:00:00:00:99 dev "$IF"
             ping -c 10 -i 0.2 -W 1 10.99.0.99 > /dev/null 2>&1 || true
             signal foreign-sent
             wait_signal rings
-            section rings-iperf; iperf3 -c $PEER -t 8 -f m &
+            section rings-iperf; iperf3 -c $PEER -n $((48 / SLOW))M -f m &
             sleep 2
             ethtool -G "$IF" rx 512 tx 512
             sleep 2
@@ -529,3 +732,5 @@ def tests(env: Env):
     yield "SQ error CQE and recovery by MODIFY_SQ; TAP carrier down/up", sq_error_and_recovery
     yield "RSS over 2 channels, promiscuous, ethtool -G under traffic, link down/up", rss_promisc_rings_link
     yield "rmmod under traffic both ways", rmmod_under_traffic
+    yield "DCB: dcb pfc/ets/maxrate/app on the QoS registers; PFC frames honoured per priority", \
+        dcb_pfc_ets_app
