@@ -231,16 +231,25 @@ def check_dcb(log: str) -> None:
     p3 = [t for t, pr in frames if pr == 3]
     assert len(p5) == 20 and len(p3) == 20, f"frames lost: {len(p5)} of prio 5, {len(p3)} of prio 3\n{p}"
     assert max(p5) < end, f"priority 5 (no PFC) waited for the pause:\n{p}"
-    assert min(p3) >= end - 0.01, \
-        f"priority 3 left during its pause (longest gap between XOFFs {gap} us):\n{p}"
+    # The card's account (PPCNT per priority: rx_pause/rx_pause_duration us/transitions):
+    # priority 3 was paused for most of the stream, 5 never.
+    card = {k: [int(x) for x in v.split("/")]
+            for k, v in re.findall(r"\bprio(\d)=([\d/]+)", qos("pause"))}
+    assert card["3"][1] >= end * 1e6 / 2 and card["5"][1] == 0, (card, p)
+    # Priority 3 waits for the end of the pause, unless the partner let it lapse (a gap
+    # between XOFFs longer than the pause, 1.34 ms at 25 Gb/s, on a loaded host): then it may
+    # go in the gap, after the priority 5 frames sent before it.
+    if gap < 1300:
+        assert min(p3) >= end - 0.01, f"priority 3 left during its pause:\n{p}"
+    else:
+        assert min(p3) > max(p5), f"priority 3 overtook priority 5:\n{p}"
     b, a = ethtool_stats(section(log, "pause-before")), ethtool_stats(section(log, "pause-after"))
     # Counted per priority, honoured or not: ethtool -S (mlx5e lists the priorities with PFC
     # on only), the card's PPCNT (the model's qos line: prioN=rx_pause/...), dcb's
     # indications.
     got = rise(b, a, "rx_prio3_pause")
     assert got >= sent // 2, f"rx_prio3_pause rose by {got} for {sent} frames sent"
-    card = dict(re.findall(r"\bprio(\d)=(\d+)/", qos("pause")))
-    assert int(card["3"]) >= sent // 2 and int(card["5"]) >= sent // 2 and card["0"] == "0", card
+    assert card["3"][0] >= sent // 2 and card["5"][0] >= sent // 2 and card["0"][0] == 0, card
     # Lossless priority 3: held and paused while the RQs had no buffers, then delivered
     # and resumed; priority 5 dropped.
     ll = section(log, "lossless")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import itertools
 import os
 import shlex
 import shutil
@@ -33,6 +34,7 @@ HERE = Path(__file__).resolve().parent
 GUEST_INIT = HERE / "guest-init.sh"
 NETNS_PREFIX = "cx4-"
 RUN_MOUNT = "/run/cx4"          # where the run directory appears inside the chroot and guest
+_RUN_SEQ = itertools.count()
 HOST_ADDR = "10.99.0.254/24"    # the host side of the run's segment (br0 in the netns)
 WIRE_MTU = 9978                 # TAPs of modelled ports carry the port's largest MTU
 PR_SET_PDEATHSIG = 1
@@ -129,7 +131,10 @@ class Run:
         return f"c{i}p{k}"
 
     def _setup_net(self) -> None:
-        self.netns = f"{NETNS_PREFIX}{os.getpid()}-{int(time.time() * 1000) % 100000}"
+        # Runs of one process (run.py --jobs N: threads) differ by a sequence number; the
+        # time keeps a reused pid apart from a dead run's leftovers.
+        self.netns = (f"{NETNS_PREFIX}{os.getpid()}-{next(_RUN_SEQ)}-"
+                      f"{int(time.time() * 1000) % 100000}")
         sh = lambda *a: subprocess.run(["ip", "netns", "exec", self.netns, *a], check=True)
         subprocess.run(["ip", "netns", "add", self.netns], check=True)
         sh("ip", "link", "set", "lo", "up")
