@@ -126,9 +126,10 @@ section app-bad
 dcb app add dev $IF ethtype-prio 0x8906:3 2>&1 && echo "ethtype accepted" || echo "ethtype refused"
 section pause-before; stats
 section pause
-# The partner pauses priorities 3 and 5 for 8 s and reports what the port sends.
-req host python3 PFCTOOL pause c0p0 --prios 3,5 --seconds $((8 * SLOW)) --watch --after 3 > /tmp/pause.txt &
-sleep 1
+# The partner pauses priorities 3 and 5 until 2 s after the 20 frames of priority 5 went by
+# (at most 60 s), and reports what the port sends.
+req host python3 PFCTOOL pause c0p0 --prios 3,5 --seconds $((60 * SLOW)) --until 5:20 --hold 2 --watch --after 3 > /tmp/pause.txt &
+sleep 3
 python3 /cx4/pfc.py send $IF --prio 5,3 --count 20
 wait
 cat /tmp/pause.txt

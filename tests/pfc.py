@@ -3,11 +3,12 @@
 runs on the host side of a run's segment and in guests).
 
     pfc.py pause IF --prios 3,5 [--quanta 65535] [--seconds S] [--interval-ms MS] [--xon]
-                 [--watch [--after S2]]
+                 [--watch [--after S2] [--until P:N [--hold H]]]
         sends PFC XOFF frames for the priorities every MS ms for S seconds (then one XON
         with --xon), as a link partner whose buffers are full would; with --watch prints
         the test frames received meanwhile and for S2 seconds after, `frame t=T prio=P`,
-        and `end t=T ...` when the pause stream stopped
+        and `end t=T ...` when the pause stream stopped; with --until P:N [--hold H] the
+        stream stops H seconds after the N-th frame of priority P (S is the longest)
     pfc.py send IF --prio P[,P2...] --count N [--ethertype 0x88b5] [--dst MAC]
         sends N priority-tagged (VLAN id 0, PCP P) frames of the test ethertype per priority
     pfc.py watch IF --seconds S [--ethertype 0x88b5] [--send-to MAC --prio P --count N]
@@ -110,6 +111,9 @@ def cmd_pause(a) -> None:
     t0 = time.monotonic()
     end = t0 + a.seconds
     nxt, n, last, gap = t0, 0, None, 0.0
+    # --until P:N: the pause ends --hold seconds after N frames of priority P were seen.
+    until_prio, until_n = (int(x) for x in a.until.split(":")) if a.until else (None, 0)
+    seen: dict[int, int] = {}
     # Refreshed well within the pause time (quanta x 512 bit times: 1.34 ms at 25 Gb/s), as
     # a partner whose buffers stay full does; the longest gap between two XOFFs is reported.
     while (now := time.monotonic()) < end:
@@ -129,6 +133,9 @@ def cmd_pause(a) -> None:
                 prio = classify(f, a.ethertype, tci)
                 if prio is not None:
                     print(f"frame t={now - t0:.4f} prio={prio}")
+                    seen[prio] = seen.get(prio, 0) + 1
+                    if prio == until_prio and seen[prio] == until_n:
+                        end = min(end, now + a.hold)
         time.sleep(max(0.0, min(nxt, end) - time.monotonic()))
     if a.xon:
         s.send(pfc_frame(src, prios, 0))
@@ -209,6 +216,9 @@ def main() -> int:
     pa.add_argument("--xon", action="store_true")
     pa.add_argument("--watch", action="store_true",
                     help="print the test frames the partner sends (`frame t=T prio=P`)")
+    pa.add_argument("--until", help="with --watch, P:N: stop --hold seconds after the N-th "
+                    "frame of priority P (--seconds is then the longest)")
+    pa.add_argument("--hold", type=float, default=2.0)
     pa.add_argument("--after", type=float, default=2.0,
                     help="with --watch: seconds to keep watching after the pause")
     pa.add_argument("--ethertype", type=lambda x: int(x, 0), default=0x88B5)
