@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{input, out_status, view, Driver};
+use common::{input, out_status, reg_input, view, Driver};
 use cx4_hw::{
     caps::{cap_type, HcaCapUnion},
     command as cmds,
@@ -15,7 +15,7 @@ use cx4_hw::{
     pd::{AllocPdOut, AllocTransportDomainOut},
     regs::{
         id, port_status, AccessRegisterIn, HostEndiannessReg, PaosReg, PmtuReg, PpcntReg,
-        PtysProto, PtysReg, ACCESS_REG_READ, ACCESS_REG_WRITE,
+        PtysProto, PtysReg,
     },
     status,
     uar::AllocUarOut,
@@ -25,32 +25,6 @@ use zerocopy::{FromBytes, IntoBytes};
 
 fn up() -> Driver {
     Driver::up(&[])
-}
-
-/// An ACCESS_REG input for register `reg` carrying `data`.
-fn reg_input(reg: u16, write: bool, data: &[u8]) -> Vec<u8> {
-    let mut v = input::<cmds::AccessReg>(|i| {
-        i.set_op_mod(
-            if write {
-                ACCESS_REG_WRITE
-            } else {
-                ACCESS_REG_READ
-            }
-            .into(),
-        );
-        i.set_register_id(reg.into());
-    });
-    v.extend_from_slice(data);
-    v
-}
-
-/// ACCESS_REG that must succeed; returns the register image of `T`'s size.
-fn reg_ok<T: cx4_hw::bits::Layout>(d: &mut Driver, reg: u16, write: bool, data: &T) -> T {
-    let out = d.run_ok(
-        &reg_input(reg, write, data.as_bytes()),
-        AccessRegisterIn::SIZE + T::SIZE,
-    );
-    T::read_from_bytes(&out[AccessRegisterIn::SIZE..]).expect("sized")
 }
 
 fn reg_err(d: &mut Driver, reg: u16, write: bool, data: &[u8], want: u8) {
@@ -126,13 +100,8 @@ fn host_endianness_register_reads_back_what_was_written() {
     d.enable_hca();
     let mut he = HostEndiannessReg::new();
     he.set_he(cx4_hw::regs::HOST_ENDIANNESS_BIG.into());
-    reg_ok(&mut d, id::HOST_ENDIANNESS, true, &he);
-    let back = reg_ok(
-        &mut d,
-        id::HOST_ENDIANNESS,
-        false,
-        &HostEndiannessReg::new(),
-    );
+    d.reg_ok(id::HOST_ENDIANNESS, true, &he);
+    let back = d.reg_ok(id::HOST_ENDIANNESS, false, &HostEndiannessReg::new());
     assert_eq!(
         back.he(),
         u32::from(cx4_hw::regs::HOST_ENDIANNESS_BIG),
@@ -148,7 +117,7 @@ fn ptys_reports_the_port_and_refuses_other_ports_and_protocols() {
     let mut q = PtysReg::new();
     q.set_local_port(1);
     q.set_proto_mask(PtysProto::EN.bits().into());
-    let r = reg_ok(&mut d, id::PTYS, false, &q);
+    let r = d.reg_ok(id::PTYS, false, &q);
     assert_eq!(
         (r.eth_proto_capability(), r.eth_proto_oper()),
         (cx4_model::fw::ETH_100GBASE_CR4, 0),
@@ -164,7 +133,7 @@ fn ptys_reports_the_port_and_refuses_other_ports_and_protocols() {
     w.set_eth_proto_admin(1 << 3);
     reg_err(&mut d, id::PTYS, true, w.as_bytes(), status::BAD_PARAM);
     w.set_eth_proto_admin(cx4_model::fw::ETH_100GBASE_CR4);
-    reg_ok(&mut d, id::PTYS, true, &w);
+    d.reg_ok(id::PTYS, true, &w);
 }
 
 #[test]
@@ -180,8 +149,8 @@ fn paos_brings_the_port_up_and_the_vport_follows() {
     p.set_local_port(1);
     p.set_ase(1);
     p.set_admin_status(port_status::UP.into());
-    reg_ok(&mut d, id::PAOS, true, &p);
-    let back = reg_ok(&mut d, id::PAOS, false, &PaosReg::new());
+    d.reg_ok(id::PAOS, true, &p);
+    let back = d.reg_ok(id::PAOS, false, &PaosReg::new());
     assert_eq!(
         back.admin_status(),
         u32::from(port_status::UP),
@@ -207,8 +176,8 @@ fn pmtu_takes_mtus_within_the_port_maximum() {
     let mut m = PmtuReg::new();
     m.set_local_port(1);
     m.set_admin_mtu(9000);
-    reg_ok(&mut d, id::PMTU, true, &m);
-    let back = reg_ok(&mut d, id::PMTU, false, &PmtuReg::new());
+    d.reg_ok(id::PMTU, true, &m);
+    let back = d.reg_ok(id::PMTU, false, &PmtuReg::new());
     assert_eq!(
         (back.admin_mtu(), back.max_mtu()),
         (9000, 9978),
@@ -225,7 +194,7 @@ fn ppcnt_and_node_desc_answer_and_unknown_registers_or_op_mods_are_refused() {
     let mut d = up();
     let mut q = PpcntReg::new();
     q.set_grp(cx4_hw::regs::ppcnt_grp::RFC_2863.into());
-    let r = reg_ok(&mut d, id::PPCNT, false, &q);
+    let r = d.reg_ok(id::PPCNT, false, &q);
     assert_eq!(
         (r.local_port(), r.grp()),
         (1, u32::from(cx4_hw::regs::ppcnt_grp::RFC_2863)),
@@ -233,13 +202,8 @@ fn ppcnt_and_node_desc_answer_and_unknown_registers_or_op_mods_are_refused() {
     );
     let mut nd = cx4_hw::regs::NodeDescReg::new();
     nd.desc_mut()[..9].copy_from_slice(b"test node");
-    reg_ok(&mut d, id::NODE_DESC, true, &nd);
-    let back = reg_ok(
-        &mut d,
-        id::NODE_DESC,
-        false,
-        &cx4_hw::regs::NodeDescReg::new(),
-    );
+    d.reg_ok(id::NODE_DESC, true, &nd);
+    let back = d.reg_ok(id::NODE_DESC, false, &cx4_hw::regs::NodeDescReg::new());
     assert!(
         back.desc().starts_with(b"test node\0"),
         "NODE_DESC read back"
@@ -415,7 +379,7 @@ fn mcam_advertises_only_mcqs_and_mcqi_in_the_groups_mlx5_reads() {
     for group in 0..4u32 {
         let mut q = McamReg::new();
         q.set_access_reg_group(group);
-        let r = reg_ok(&mut d, id::MCAM, false, &q);
+        let r = d.reg_ok(id::MCAM, false, &q);
         let mut want = McamReg::new();
         want.set_access_reg_group(group);
         if group == u32::from(mcam_group::FIRST_128) {
@@ -443,7 +407,7 @@ fn mcam_advertises_only_mcqs_and_mcqi_in_the_groups_mlx5_reads() {
 #[test]
 fn mcqs_lists_the_boot_image_as_the_only_idle_component() {
     let mut d = up();
-    let r = reg_ok(&mut d, id::MCQS, false, &McqsReg::new());
+    let r = d.reg_ok(id::MCQS, false, &McqsReg::new());
     assert_eq!(
         (
             r.last_index_flag(),
@@ -571,13 +535,13 @@ fn port_state_changes_raise_port_change_events() {
             .collect()
     };
     let port_change = u32::from(event_type::PORT_CHANGE);
-    reg_ok(&mut d, id::PAOS, true, &paos(port_status::UP));
+    d.reg_ok(id::PAOS, true, &paos(port_status::UP));
     assert_eq!(
         events(&mut d),
         vec![(port_change, port_change_subtype::ACTIVE.into(), 1)],
         "admin up with the cable in: expected one PORT_CHANGE ACTIVE for port 1"
     );
-    reg_ok(&mut d, id::PAOS, true, &paos(port_status::UP));
+    d.reg_ok(id::PAOS, true, &paos(port_status::UP));
     assert!(
         events(&mut d).is_empty(),
         "no event when the state does not change"
@@ -588,7 +552,7 @@ fn port_state_changes_raise_port_change_events() {
         vec![(port_change, port_change_subtype::DOWN.into(), 1)],
         "cable pulled: expected PORT_CHANGE DOWN"
     );
-    let st = reg_ok(&mut d, id::PAOS, false, &paos(0));
+    let st = d.reg_ok(id::PAOS, false, &paos(0));
     assert_eq!(
         (st.admin_status(), st.oper_status()),
         (port_status::UP.into(), port_status::DOWN.into()),

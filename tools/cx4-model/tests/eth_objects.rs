@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{input, view, Driver, UNMAPPED};
+use common::{input, reg_input, view, Driver, UNMAPPED};
 use cx4_hw::{
     caps::{cap_type, HcaCapUnion},
     command as cmds,
@@ -20,7 +20,7 @@ use cx4_hw::{
     },
     mkey::{access_mode, mkey_from_index, CreateMkeyIn, CreateMkeyOut, QuerySpecialContextsOut},
     pd::{AllocPdOut, AllocTransportDomainOut},
-    regs::{id, ppcnt_grp, AccessRegisterIn, PpcntReg, ACCESS_REG_READ, ACCESS_REG_WRITE},
+    regs::{id, ppcnt_grp, AccessRegisterIn, PpcntReg},
     status,
     tir::{
         disp_type, rqt_msg_len, rqt_rq_num, rx_hash_fn, set_rqt_rq_num, CreateRqtIn, CreateRqtOut,
@@ -246,22 +246,6 @@ fn fte_input(
             .unwrap()
             .set_flow_counter_id(c);
     }
-    v
-}
-
-fn reg_input(reg: u16, write: bool, data: &[u8]) -> Vec<u8> {
-    let mut v = input::<cmds::AccessReg>(|i| {
-        i.set_op_mod(
-            if write {
-                ACCESS_REG_WRITE
-            } else {
-                ACCESS_REG_READ
-            }
-            .into(),
-        );
-        i.set_register_id(reg.into());
-    });
-    v.extend_from_slice(data);
     v
 }
 

@@ -4,40 +4,15 @@
 
 mod common;
 
-use common::{input, Driver};
+use common::{reg_input, Driver};
 use cx4_hw::{
     caps::{cap_type, general::CmdHcaCap, HcaCapUnion},
-    command as cmds,
     counters::PfccReg,
     qos::{trust_state, QcamReg, QetcReg, QpdpmReg, QptsReg, QtctReg},
-    regs::{id, AccessRegisterIn, ACCESS_REG_READ, ACCESS_REG_WRITE},
+    regs::{id, AccessRegisterIn},
     status,
 };
 use zerocopy::FromBytes;
-
-fn reg_input(reg: u16, write: bool, data: &[u8]) -> Vec<u8> {
-    let mut v = input::<cmds::AccessReg>(|i| {
-        i.set_op_mod(
-            if write {
-                ACCESS_REG_WRITE
-            } else {
-                ACCESS_REG_READ
-            }
-            .into(),
-        );
-        i.set_register_id(reg.into());
-    });
-    v.extend_from_slice(data);
-    v
-}
-
-fn reg_ok<T: cx4_hw::bits::Layout>(d: &mut Driver, reg: u16, write: bool, data: &T) -> T {
-    let out = d.run_ok(
-        &reg_input(reg, write, data.as_bytes()),
-        AccessRegisterIn::SIZE + T::SIZE,
-    );
-    T::read_from_bytes(&out[AccessRegisterIn::SIZE..]).expect("sized")
-}
 
 fn reg_err<T: cx4_hw::bits::Layout>(d: &mut Driver, reg: u16, write: bool, data: &T) {
     d.run_err(
@@ -71,7 +46,7 @@ fn caps_offer_host_managed_dcb_with_dscp_trust() {
     assert_eq!(q.len(), HcaCapUnion::SIZE);
     assert!(q.iter().all(|b| *b == 0), "no packet pacing or scheduling");
     // mlx5_get_qcam_reg: feature group 0, access register group 0.
-    let qcam = reg_ok(&mut d, id::QCAM, false, &QcamReg::new());
+    let qcam = d.reg_ok(id::QCAM, false, &QcamReg::new());
     assert_eq!(
         (qcam.access_regs().qpts(), qcam.access_regs().qpdpm()),
         (1, 1)
@@ -88,7 +63,7 @@ fn mlx5e_probe_sequence_round_trips() {
     // mlx5e_trust_initialize: QPTS and QPDPM reads, defaults PCP and dscp >> 3.
     let mut q = QptsReg::new();
     q.set_local_port(1);
-    let t = reg_ok(&mut d, id::QPTS, false, &q);
+    let t = d.reg_ok(id::QPTS, false, &q);
     assert_eq!(
         t.trust_state(),
         u32::from(trust_state::PCP),
@@ -96,7 +71,7 @@ fn mlx5e_probe_sequence_round_trips() {
     );
     let mut m = QpdpmReg::new();
     m.set_local_port(1);
-    let map = reg_ok(&mut d, id::QPDPM, false, &m);
+    let map = d.reg_ok(id::QPDPM, false, &m);
     for dscp in 0..64 {
         assert_eq!(
             map.dscp_entry(dscp).unwrap().prio(),
@@ -110,7 +85,7 @@ fn mlx5e_probe_sequence_round_trips() {
         let mut w = QtctReg::new();
         w.set_prio(p as u32);
         w.set_tclass(*tc);
-        reg_ok(&mut d, id::QTCT, true, &w);
+        d.reg_ok(id::QTCT, true, &w);
     }
     // mlx5_set_port_tc_group then mlx5_set_port_tc_bw_alloc: g bits, then b bits.
     let mut w = QetcReg::new();
@@ -120,7 +95,7 @@ fn mlx5e_probe_sequence_round_trips() {
         e.set_group(if i == 2 { 1 } else { 7 });
         e.set_bw_allocation(55); // ignored: b is clear
     }
-    reg_ok(&mut d, id::QETCR, true, &w);
+    d.reg_ok(id::QETCR, true, &w);
     let mut w = QetcReg::new();
     for i in 0..8 {
         let e = w.tc_mut(i).unwrap();
@@ -128,19 +103,15 @@ fn mlx5e_probe_sequence_round_trips() {
         e.set_bw_allocation(if i == 2 { 40 } else { 100 });
         e.set_group(3); // ignored: g is clear
     }
-    reg_ok(&mut d, id::QETCR, true, &w);
+    d.reg_ok(id::QETCR, true, &w);
     // ieee_getets: QTCT reads with port_number 1, QETCR read.
     for (p, tc) in prio_tc.iter().enumerate() {
         let mut r = QtctReg::new();
         r.set_port_number(1);
         r.set_prio(p as u32);
-        assert_eq!(
-            reg_ok(&mut d, id::QTCT, false, &r).tclass(),
-            *tc,
-            "prio {p}"
-        );
+        assert_eq!(d.reg_ok(id::QTCT, false, &r).tclass(), *tc, "prio {p}");
     }
-    let e = reg_ok(&mut d, id::QETCR, false, &QetcReg::new());
+    let e = d.reg_ok(id::QETCR, false, &QetcReg::new());
     for i in 0..8 {
         let t = e.tc(i).unwrap();
         let want = if i == 2 { (1, 40) } else { (7, 100) };
@@ -155,27 +126,27 @@ fn mlx5e_probe_sequence_round_trips() {
         e.set_max_bw_units(if i == 3 { 4 } else { 0 });
         e.set_max_bw_value(if i == 3 { 10 } else { 0 });
     }
-    reg_ok(&mut d, id::QETCR, true, &w);
-    let e = reg_ok(&mut d, id::QETCR, false, &QetcReg::new());
+    d.reg_ok(id::QETCR, true, &w);
+    let e = d.reg_ok(id::QETCR, false, &QetcReg::new());
     let t = e.tc(3).unwrap();
     assert_eq!((t.max_bw_units(), t.max_bw_value(), t.group()), (4, 10, 7));
 
     // dcb app dscp: mlx5_set_dscp2prio reads, sets e on one entry, writes back.
-    let mut w = reg_ok(&mut d, id::QPDPM, false, &m);
+    let mut w = d.reg_ok(id::QPDPM, false, &m);
     w.set_local_port(1);
     w.dscp_entry_mut(46).unwrap().set_prio(5);
     w.dscp_entry_mut(46).unwrap().set_e(1);
     w.dscp_entry_mut(0).unwrap().set_prio(7); // e clear: ignored
-    reg_ok(&mut d, id::QPDPM, true, &w);
-    let map = reg_ok(&mut d, id::QPDPM, false, &m);
+    d.reg_ok(id::QPDPM, true, &w);
+    let map = d.reg_ok(id::QPDPM, false, &m);
     assert_eq!(map.dscp_entry(46).unwrap().prio(), 5);
     assert_eq!(map.dscp_entry(0).unwrap().prio(), 0);
     let mut t = QptsReg::new();
     t.set_local_port(1);
     t.set_trust_state(trust_state::DSCP.into());
-    reg_ok(&mut d, id::QPTS, true, &t);
+    d.reg_ok(id::QPTS, true, &t);
     assert_eq!(
-        reg_ok(&mut d, id::QPTS, false, &q).trust_state(),
+        d.reg_ok(id::QPTS, false, &q).trust_state(),
         u32::from(trust_state::DSCP)
     );
 
@@ -186,17 +157,17 @@ fn mlx5e_probe_sequence_round_trips() {
     p.set_pfcrx(0x08);
     p.set_prio_mask_tx(0xff);
     p.set_prio_mask_rx(0xff);
-    reg_ok(&mut d, id::PFCC, true, &p);
+    d.reg_ok(id::PFCC, true, &p);
     let mut r = PfccReg::new();
     r.set_local_port(1);
-    let back = reg_ok(&mut d, id::PFCC, false, &r);
+    let back = d.reg_ok(id::PFCC, false, &r);
     assert_eq!((back.pfctx(), back.pfcrx()), (0x08, 0x08));
     // mlx5_set_port_pause: masks 0, PFC unchanged.
     let mut g = PfccReg::new();
     g.set_local_port(1);
     g.set_pprx(1);
-    reg_ok(&mut d, id::PFCC, true, &g);
-    let back = reg_ok(&mut d, id::PFCC, false, &r);
+    d.reg_ok(id::PFCC, true, &g);
+    let back = d.reg_ok(id::PFCC, false, &r);
     assert_eq!(
         (back.pfctx(), back.pfcrx(), back.pptx(), back.pprx()),
         (0x08, 0x08, 0, 1)

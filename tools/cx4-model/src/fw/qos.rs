@@ -18,9 +18,9 @@ use cx4_hw::{
 use super::{fail, CmdResult};
 
 /// Number of priorities (and TCs the port has).
-pub const NUM_PRIO: usize = 8;
+pub const NUM_PRIO: usize = cx4_hw::qos::MAX_NUM_TC;
 /// DSCP values.
-pub const NUM_DSCP: usize = 64;
+pub use cx4_hw::qos::NUM_DSCP;
 /// `MLX5E_VENDOR_TC_GROUP_NUM` (en_dcbnl.c): the group mlx5e reports as the vendor TSA.
 pub const VENDOR_TC_GROUP: u8 = 7;
 

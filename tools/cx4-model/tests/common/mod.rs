@@ -285,6 +285,23 @@ pub fn input<C: Command>(f: impl FnOnce(&mut C::In)) -> Vec<u8> {
 }
 
 /// The opcode of an input message.
+/// An ACCESS_REG input: read (`write` false) or write register `reg` with `data`.
+pub fn reg_input(reg: u16, write: bool, data: &[u8]) -> Vec<u8> {
+    let mut v = input::<cmds::AccessReg>(|i| {
+        i.set_op_mod(
+            if write {
+                cx4_hw::regs::ACCESS_REG_WRITE
+            } else {
+                cx4_hw::regs::ACCESS_REG_READ
+            }
+            .into(),
+        );
+        i.set_register_id(reg.into());
+    });
+    v.extend_from_slice(data);
+    v
+}
+
 pub fn in_opcode(input: &[u8]) -> u16 {
     view::<MboxIn>(input).opcode() as u16
 }
@@ -714,6 +731,16 @@ impl Driver {
                 self.model.log_tail(15)
             ),
         }
+    }
+
+    /// ACCESS_REG of register `reg` with `data` that must succeed; returns the register
+    /// image of `T`'s size.
+    pub fn reg_ok<T: Layout>(&mut self, reg: u16, write: bool, data: &T) -> T {
+        let out = self.run_ok(
+            &reg_input(reg, write, data.as_bytes()),
+            cx4_hw::regs::AccessRegisterIn::SIZE + T::SIZE,
+        );
+        T::read_from_bytes(&out[cx4_hw::regs::AccessRegisterIn::SIZE..]).expect("sized")
     }
 
     /// Executes a raw input that must succeed.
