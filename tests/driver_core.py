@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import vmrun
-from harness import Env, check_clean_dmesg, describe, estimate, one_vm, soak
+from harness import Env, retry_boot_race, check_clean_dmesg, describe, estimate, one_vm, soak
 
 DBG = "/sys/kernel/debug/cx4/0000:01:00.0"
 BOUND = "/sys/bus/pci/drivers/cx4/0000:01:00.0"
@@ -129,6 +129,7 @@ def _serve_control(share: Path, ctl: Path, stop: threading.Event) -> None:
         sock.close()
 
 
+@retry_boot_race
 def run_with_control(env: Env, script: str, model_args: list[str] | None = None,
                      timeout: float = 180, cmdline: str = "") -> vmrun.VmResult:
     """One VM whose job can drive the model's control socket through `ctl SPEC`."""

@@ -43,7 +43,23 @@ def tests(env: Env):
         assert not warn, "clippy/rustc warnings in the module:\n" + out[-4000:]
         assert env.ko.exists(), "cx4.ko was not produced"
 
+    def boot_race_detector():
+        import vmrun
+        race = ("[    0.015000] RIP: 0010:mp_irqdomain_alloc+0xcf/0x2b0\n"
+                "[    0.015000]  mp_map_pin_to_irq+0x1ed/0x3a0\n"
+                "[    0.015000]  setup_IO_APIC+0x22d/0x8b0\n"
+                "[    0.015000] Kernel panic - not syncing: Fatal exception in interrupt\n")
+        other = ("[   12.100000] RIP: 0010:cx4_probe+0x10/0x80\n"
+                 "[   12.100000] Kernel panic - not syncing: Fatal exception\n")
+        r = lambda console, status=None, job="": vmrun.VmResult(
+            "vm0", status, console, job, "", "", None, env.root, 1.0)
+        assert r(race).early_boot_race
+        assert not r(other).early_boot_race, "a panic elsewhere must not be retried"
+        assert not r(race, job="=== started ===\n").early_boot_race, "the job had started"
+        assert not r(race, status=0).early_boot_race
+
     yield "rustfmt", rustfmt
     yield "clippy (workspace, warnings are errors)", clippy
     yield "cargo test (workspace)", cargo_test
+    yield "VM runs retry only the early-boot IO-APIC race", boot_race_detector
     yield "cx4.ko builds under CLIPPY=1 with no warnings", module_builds_clean_under_kernel_clippy

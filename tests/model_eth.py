@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import vmrun
-from harness import Env, check_clean_dmesg, describe, estimate
+from harness import Env, retry_boot_race, check_clean_dmesg, describe, estimate
 from model_core import mlx5_errors
 
 # Guest helpers, prepended to every job.
@@ -353,6 +353,7 @@ class Relay:
         self.thread.join(5)
 
 
+@retry_boot_race
 def eth_vms(env: Env, scripts: list[str], *, timeout: float = 300, smp: int = 1,
             model_args: list[str] | None = None, files: list[Path] = (),
             cmdline: str = "") -> list[vmrun.VmResult]:

@@ -79,6 +79,17 @@ class VmResult:
     def ok(self) -> bool:
         return self.status == 0
 
+    @property
+    def early_boot_race(self) -> bool:
+        """The guest kernel died in IO-APIC set-up, long before any driver or job ran.
+
+        Seen about once in a thousand TCG boots on a loaded host: a legacy interrupt arrives
+        while setup_IO_APIC is moving the ISA IRQs onto the IO-APIC domain, and
+        mask_ioapic_irq finds no chip data yet. It is a property of the emulated boot, not of
+        anything under test, so callers may boot once more (and say so)."""
+        return (self.status is None and "Kernel panic" in self.console
+                and "setup_IO_APIC" in self.console and not self.job_log)
+
 
 class RunError(Exception):
     pass
