@@ -275,8 +275,11 @@ def check_dcb(log: str) -> None:
 class Relay:
     """Serves one VM's requests (share/req-N → share/rep-N) for the duration of a run."""
 
-    def __init__(self, run: vmrun.Run, vm: str, ctl: Path):
+    def __init__(self, run: vmrun.Run, vm: str, ctl: Path, slow: float = 1.0):
         self.run, self.vm, self.ctl = run, vm, ctl
+        # A host command may wait on the guest (a partner waiting for its frames): it gets as
+        # long as the guest's `req` waits for the answer (120 s × SLOW).
+        self.host_timeout = 120 * slow
         self.stop = threading.Event()
         self.log: list[str] = []
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -306,7 +309,7 @@ class Relay:
             if what == "cpu":
                 return self.model_cpu()
             if what == "host":
-                r = self.run.netns_run(shlex.split(rest), timeout=120)
+                r = self.run.netns_run(shlex.split(rest), timeout=self.host_timeout)
                 return f"{r.stdout}{r.stderr}rc={r.returncode}"
         except (OSError, subprocess.SubprocessError, vmrun.RunError) as e:
             return f"error: {e}"
@@ -372,7 +375,7 @@ def eth_vms(env: Env, scripts: list[str], *, timeout: float = 300, smp: int = 1,
             job.write_text(f"set -e\nSLOW={max(1, round(env.slow))}\n" + PRELUDE
                            + textwrap.dedent(script))
             run.put(job, "job.sh", vms=[spec.name])
-            relays.append(Relay(run, spec.name, ctl))
+            relays.append(Relay(run, spec.name, ctl, env.slow))
         for f in files:
             run.put(f)
         for r in relays:
