@@ -17,5 +17,6 @@ pub mod pages;
 pub mod pause;
 pub mod pci_cfg;
 pub mod pfc;
+pub mod roce;
 pub mod transport;
 pub mod wire;

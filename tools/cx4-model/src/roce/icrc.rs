@@ -1,0 +1,227 @@
+//! The invariant CRC of a RoCEv2 packet (IBTA Annex A17.3.3), computed as the Linux soft-RoCE
+//! driver does (`drivers/infiniband/sw/rxe/rxe_icrc.c`), which is what real peers check.
+//!
+//! The ICRC is the CRC-32 of IEEE 802.3 (polynomial 0x04C11DB7, reflected, register preset to
+//! all ones, result inverted) over:
+//!
+//! 1. 8 bytes of 0xFF standing for the InfiniBand LRH that RoCEv2 does not carry (64 bits —
+//!    rxe folds them into its seed 0xDEBB20E3, the register after those 8 bytes);
+//! 2. the IP header with its variant fields set to all ones — IPv4: TOS (DSCP and ECN), TTL
+//!    and header checksum; IPv6: traffic class, flow label and hop limit;
+//! 3. the UDP header with its checksum set to all ones;
+//! 4. the BTH with byte 4 (FECN, BECN and the 6 reserved bits) set to all ones;
+//! 5. the rest of the packet: extension headers, payload and pad.
+//!
+//! So a switch may rewrite ECN (mark CE), DSCP, TTL and the checksums that follow from them
+//! without breaking the ICRC. The 4 ICRC bytes follow the pad, least significant byte first:
+//! rxe stores the inverted register as a host-order 32-bit word (on little-endian hosts) and
+//! scapy's `contrib.roce` packs `zlib.crc32` byte-reversed, and the two agree (see the test
+//! vectors in [`super::packet`]).
+//!
+//! rxe copies a fixed 20-byte IPv4 header, so IPv4 options are not supported (the packet
+//! parser rejects them).
+
+use super::error::WireError;
+use super::headers::{Bth, BTH_LEN};
+
+/// Length of the ICRC.
+pub const ICRC_LEN: usize = 4;
+/// Length of an IPv4 header without options.
+pub const IPV4_HLEN: usize = 20;
+/// Length of an IPv6 header.
+pub const IPV6_HLEN: usize = 40;
+/// Length of a UDP header.
+pub const UDP_HLEN: usize = 8;
+/// The CRC register after 8 bytes of 0xFF (the masked LRH) from all ones: rxe's seed.
+pub const LRH_SEED: u32 = 0xdebb_20e3;
+
+/// The reflected IEEE 802.3 polynomial.
+const POLY: u32 = 0xedb8_8320;
+
+/// The byte-at-a-time table of the reflected CRC-32.
+const TABLE: [u32; 256] = {
+    let mut table = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut c = i as u32;
+        let mut bit = 0;
+        while bit < 8 {
+            c = if c & 1 != 0 { POLY ^ (c >> 1) } else { c >> 1 };
+            bit += 1;
+        }
+        table[i] = c;
+        i += 1;
+    }
+    table
+};
+
+/// Advances a CRC-32 register over `data`, with no inversion on either side (the kernel's
+/// `crc32_le`).
+pub fn crc32_update(mut crc: u32, data: &[u8]) -> u32 {
+    for &b in data {
+        crc = TABLE[usize::from((crc as u8) ^ b)] ^ (crc >> 8);
+    }
+    crc
+}
+
+/// The CRC-32 of Ethernet and zlib: register preset to all ones, result inverted.
+pub fn crc32(data: &[u8]) -> u32 {
+    !crc32_update(!0, data)
+}
+
+/// Length of the IP header at the start of `datagram`, from its version nibble (IPv4 without
+/// options, or IPv6).
+pub fn ip_header_len(datagram: &[u8]) -> Result<usize, WireError> {
+    let first = *datagram.first().ok_or(WireError::Truncated {
+        what: "IP header",
+        need: 1,
+        have: 0,
+    })?;
+    match first >> 4 {
+        4 if first & 0xf == 5 => Ok(IPV4_HLEN),
+        4 => Err(WireError::Ipv4Options(first & 0xf)),
+        6 => Ok(IPV6_HLEN),
+        v => Err(WireError::IpVersion(v)),
+    }
+}
+
+/// The ICRC of a RoCEv2 datagram: `datagram` runs from the first byte of the IP header to the
+/// end of the pad, the ICRC itself excluded. Its lengths are not checked against the IP and
+/// UDP length fields (the packet parser does that). The wire carries the result as
+/// `to_le_bytes()`.
+pub fn compute(datagram: &[u8]) -> Result<u32, WireError> {
+    let ip_len = ip_header_len(datagram)?;
+    let fixed = ip_len + UDP_HLEN + BTH_LEN;
+    let head = datagram.get(..fixed).ok_or(WireError::Truncated {
+        what: "RoCEv2 headers",
+        need: fixed,
+        have: datagram.len(),
+    })?;
+    let mut masked = [0u8; IPV6_HLEN + UDP_HLEN + BTH_LEN];
+    let m = &mut masked[..fixed];
+    m.copy_from_slice(head);
+    if ip_len == IPV4_HLEN {
+        m[1] = 0xff; // TOS
+        m[8] = 0xff; // TTL
+        m[10] = 0xff; // header checksum
+        m[11] = 0xff;
+    } else {
+        m[0] |= 0x0f; // traffic class, high nibble
+        m[1] = 0xff; // traffic class, low nibble; flow label
+        m[2] = 0xff;
+        m[3] = 0xff;
+        m[7] = 0xff; // hop limit
+    }
+    m[ip_len + 6] = 0xff; // UDP checksum
+    m[ip_len + 7] = 0xff;
+    m[ip_len + UDP_HLEN + Bth::FECN_BECN_OFFSET] = 0xff;
+    let crc = crc32_update(LRH_SEED, m);
+    let crc = crc32_update(crc, datagram.get(fixed..).unwrap_or_default());
+    Ok(!crc)
+}
+
+/// Checks the ICRC at the end of `datagram` (from the IP header to the end of the ICRC).
+pub fn check(datagram: &[u8]) -> Result<(), WireError> {
+    let body_len = datagram
+        .len()
+        .checked_sub(ICRC_LEN)
+        .ok_or(WireError::Truncated {
+            what: "ICRC",
+            need: ICRC_LEN,
+            have: datagram.len(),
+        })?;
+    let (body, tail) = datagram.split_at(body_len);
+    let expected = compute(body)?;
+    let found = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]);
+    if found == expected {
+        Ok(())
+    } else {
+        Err(WireError::Icrc { found, expected })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crc32_check_value() {
+        // The CRC-32 check value of the Rocksoft catalogue ("CRC-32/ISO-HDLC").
+        assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
+        assert_eq!(crc32(b""), 0);
+    }
+
+    #[test]
+    fn rxe_seed_is_eight_bytes_of_ones() {
+        assert_eq!(crc32_update(!0, &[0xff; 8]), LRH_SEED);
+        // Not 64 bytes: the LRH is 64 bits.
+        assert_ne!(crc32_update(!0, &[0xff; 64]), LRH_SEED);
+    }
+
+    #[test]
+    fn incremental_equals_whole() {
+        let data: Vec<u8> = (0..=255u8).collect();
+        let split = crc32_update(crc32_update(!0, &data[..77]), &data[77..]);
+        assert_eq!(split, crc32_update(!0, &data));
+    }
+
+    /// A minimal IPv4 datagram: IP, UDP, BTH (RC_SEND_ONLY), 4 payload bytes.
+    fn v4() -> Vec<u8> {
+        let mut d = vec![0u8; IPV4_HLEN + UDP_HLEN + BTH_LEN + 4];
+        d[0] = 0x45;
+        d[9] = 17;
+        d[IPV4_HLEN + 2..IPV4_HLEN + 4].copy_from_slice(&4791u16.to_be_bytes());
+        d[IPV4_HLEN + UDP_HLEN] = 0x04;
+        d
+    }
+
+    #[test]
+    fn masked_fields_do_not_change_the_icrc() {
+        let base = compute(&v4()).unwrap();
+        for at in [1, 8, 10, 11, IPV4_HLEN + 6, IPV4_HLEN + 7, IPV4_HLEN + 12] {
+            let mut d = v4();
+            d[at] ^= 0x5a;
+            assert_eq!(compute(&d).unwrap(), base, "byte {at}");
+        }
+        for at in [
+            2,
+            9,
+            12,
+            19,
+            IPV4_HLEN,
+            IPV4_HLEN + 8,
+            IPV4_HLEN + 13,
+            v4().len() - 1,
+        ] {
+            let mut d = v4();
+            d[at] ^= 0x01;
+            assert_ne!(compute(&d).unwrap(), base, "byte {at}");
+        }
+    }
+
+    #[test]
+    fn short_or_foreign_input_is_an_error() {
+        assert!(matches!(compute(&[]), Err(WireError::Truncated { .. })));
+        assert!(matches!(
+            compute(&v4()[..39]),
+            Err(WireError::Truncated { .. })
+        ));
+        assert_eq!(compute(&[0x46; 64]), Err(WireError::Ipv4Options(6)));
+        assert_eq!(compute(&[0x50; 64]), Err(WireError::IpVersion(5)));
+        assert!(matches!(
+            check(&[0x45, 0, 0]),
+            Err(WireError::Truncated { .. })
+        ));
+    }
+
+    #[test]
+    fn check_accepts_what_compute_appends() {
+        let mut d = v4();
+        let c = compute(&d).unwrap();
+        d.extend_from_slice(&c.to_le_bytes());
+        assert_eq!(check(&d), Ok(()));
+        let last = d.len() - 1;
+        d[last] ^= 0x80;
+        assert!(matches!(check(&d), Err(WireError::Icrc { .. })));
+    }
+}
