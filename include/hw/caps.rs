@@ -3,17 +3,19 @@
 //! capability types.
 //!
 //! The capability pages themselves live in [`general`] (`cmd_hca_cap`), [`net`] (Ethernet
-//! offloads and RoCE) and [`flow`] (NIC flow tables).
+//! offloads, QoS), [`roce`] (RoCE, atomics) and [`flow`] (NIC flow tables).
 
 use crate::bits::ifc_layouts;
 
 pub mod flow;
 pub mod general;
 pub mod net;
+pub mod roce;
 
 use flow::FlowTableNicCap;
 use general::CmdHcaCap;
-use net::{PerProtocolNetworkingOffloadCaps, RoceCap};
+use net::PerProtocolNetworkingOffloadCaps;
+use roce::{AtomicCaps, RoceCap};
 
 ifc_layouts! {
     /// Input of `QUERY_HCA_CAP`; `op_mod` from [`query_op_mod`].
@@ -53,6 +55,7 @@ ifc_layouts! {
     /// A capability page (`union mlx5_ifc_hca_cap_union_bits`, 4 KiB); which member is valid depends on the capability type of the command.
     pub struct HcaCapUnion: Ifc "hca_cap_union", 0x1000 {
         cmd_hca_cap, cmd_hca_cap_mut: CmdHcaCap @ 0x000, 0x800;
+        atomic_caps, atomic_caps_mut: AtomicCaps @ 0x000, 0x800;
         roce_cap, roce_cap_mut: RoceCap @ 0x000, 0x800;
         per_protocol_networking_offload_caps, per_protocol_networking_offload_caps_mut:
             PerProtocolNetworkingOffloadCaps @ 0x000, 0x800;

@@ -7,7 +7,8 @@
 
 use crate::bits::Layout;
 use crate::{
-    caps, counters, cq, eq, flow, hca, mkey, opcode, pages, pd, regs, tir, uar, vport, wq,
+    caps, counters, cq, eq, flow, hca, mkey, opcode, pages, pd, qp, regs, roce, srq, tir, uar,
+    vport, wq,
 };
 
 /// A firmware command: its opcode and the layouts of its input and output.
@@ -125,6 +126,47 @@ commands! {
         counters::AddVxlanUdpDportIn => counters::AddVxlanUdpDportOut;
     DeleteVxlanUdpDport = DELETE_VXLAN_UDP_DPORT:
         counters::DeleteVxlanUdpDportIn => counters::DeleteVxlanUdpDportOut;
+    QueryHcaVportContext = QUERY_HCA_VPORT_CONTEXT:
+        vport::QueryHcaVportContextIn => vport::QueryHcaVportContextOut;
+    QueryHcaVportGid = QUERY_HCA_VPORT_GID:
+        vport::QueryHcaVportGidIn => vport::QueryHcaVportGidOut;
+    CreateQp = CREATE_QP: qp::CreateQpIn => qp::CreateQpOut;
+    DestroyQp = DESTROY_QP: qp::DestroyQpIn => qp::DestroyQpOut;
+    QueryQp = QUERY_QP: qp::QueryQpIn => qp::QueryQpOut;
+    Rst2InitQp = RST2INIT_QP: qp::Rst2InitQpIn => qp::Rst2InitQpOut;
+    Init2InitQp = INIT2INIT_QP: qp::Init2InitQpIn => qp::Init2InitQpOut;
+    Init2RtrQp = INIT2RTR_QP: qp::Init2RtrQpIn => qp::Init2RtrQpOut;
+    Rtr2RtsQp = RTR2RTS_QP: qp::Rtr2RtsQpIn => qp::Rtr2RtsQpOut;
+    Rts2RtsQp = RTS2RTS_QP: qp::Rts2RtsQpIn => qp::Rts2RtsQpOut;
+    Sqerr2RtsQp = SQERR2RTS_QP: qp::Sqerr2RtsQpIn => qp::Sqerr2RtsQpOut;
+    Sqd2RtsQp = SQD_RTS_QP: qp::Sqd2RtsQpIn => qp::Sqd2RtsQpOut;
+    ToErrQp = TO_ERR_QP: qp::Qp2ErrIn => qp::Qp2ErrOut;
+    ToRstQp = TO_RST_QP: qp::Qp2RstIn => qp::Qp2RstOut;
+    CreateSrq = CREATE_SRQ: srq::CreateSrqIn => srq::CreateSrqOut;
+    DestroySrq = DESTROY_SRQ: srq::DestroySrqIn => srq::DestroySrqOut;
+    QuerySrq = QUERY_SRQ: srq::QuerySrqIn => srq::QuerySrqOut;
+    ArmRq = ARM_RQ: srq::ArmRqIn => srq::ArmRqOut;
+    CreateXrcSrq = CREATE_XRC_SRQ: srq::CreateXrcSrqIn => srq::CreateXrcSrqOut;
+    DestroyXrcSrq = DESTROY_XRC_SRQ: srq::DestroyXrcSrqIn => srq::DestroyXrcSrqOut;
+    QueryXrcSrq = QUERY_XRC_SRQ: srq::QueryXrcSrqIn => srq::QueryXrcSrqOut;
+    ArmXrcSrq = ARM_XRC_SRQ: srq::ArmXrcSrqIn => srq::ArmXrcSrqOut;
+    CreateRmp = CREATE_RMP: srq::CreateRmpIn => srq::CreateRmpOut;
+    ModifyRmp = MODIFY_RMP: srq::ModifyRmpIn => srq::ModifyRmpOut;
+    QueryRmp = QUERY_RMP: srq::QueryRmpIn => srq::QueryRmpOut;
+    DestroyRmp = DESTROY_RMP: srq::DestroyRmpIn => srq::DestroyRmpOut;
+    AllocXrcd = ALLOC_XRCD: roce::AllocXrcdIn => roce::AllocXrcdOut;
+    DeallocXrcd = DEALLOC_XRCD: roce::DeallocXrcdIn => roce::DeallocXrcdOut;
+    SetRoceAddress = SET_ROCE_ADDRESS: roce::SetRoceAddressIn => roce::SetRoceAddressOut;
+    QueryRoceAddress = QUERY_ROCE_ADDRESS:
+        roce::QueryRoceAddressIn => roce::QueryRoceAddressOut;
+    AttachToMcg = ATTACH_TO_MCG: roce::AttachToMcgIn => roce::AttachToMcgOut;
+    DetachFromMcg = DETACH_FROM_MCG: roce::DetachFromMcgIn => roce::DetachFromMcgOut;
+    QueryCongStatus = QUERY_CONG_STATUS: roce::QueryCongStatusIn => roce::QueryCongStatusOut;
+    ModifyCongStatus = MODIFY_CONG_STATUS: roce::ModifyCongStatusIn => roce::ModifyCongStatusOut;
+    QueryCongParams = QUERY_CONG_PARAMS: roce::QueryCongParamsIn => roce::QueryCongParamsOut;
+    ModifyCongParams = MODIFY_CONG_PARAMS: roce::ModifyCongParamsIn => roce::ModifyCongParamsOut;
+    QueryCongStatistics = QUERY_CONG_STATISTICS:
+        roce::QueryCongStatisticsIn => roce::QueryCongStatisticsOut;
 }
 
 #[cfg(test)]
@@ -140,6 +182,9 @@ mod tests {
             opcode::GEN_EQE => ("gen_eqe_in".into(), "gen_eq_out".into()),
             opcode::SET_FLOW_TABLE_ENTRY => ("set_fte_in".into(), "set_fte_out".into()),
             opcode::DELETE_FLOW_TABLE_ENTRY => ("delete_fte_in".into(), "delete_fte_out".into()),
+            opcode::TO_ERR_QP => ("qp_2err_in".into(), "qp_2err_out".into()),
+            opcode::TO_RST_QP => ("qp_2rst_in".into(), "qp_2rst_out".into()),
+            opcode::SQD_RTS_QP => ("sqd2rts_qp_in".into(), "sqd2rts_qp_out".into()),
             _ => (format!("{base}_in"), format!("{base}_out")),
         }
     }

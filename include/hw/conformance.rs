@@ -335,6 +335,91 @@ fn code_tables() -> Vec<CodeTable> {
             cq::cqe::rss_l4::HEADER_PREFIX,
             cq::cqe::rss_l4::ALL
         ),
+        t(
+            "cqe_roce_l3_header_type",
+            cq::cqe::roce_l3_header_type::HEADER_PREFIX,
+            cq::cqe::roce_l3_header_type::ALL
+        ),
+        t(
+            "atomic_size_qp",
+            caps::roce::atomic_size_qp::HEADER_PREFIX,
+            caps::roce::atomic_size_qp::ALL
+        ),
+        t(
+            "atomic_size_dc",
+            caps::roce::atomic_size_dc::HEADER_PREFIX,
+            caps::roce::atomic_size_dc::ALL
+        ),
+        t(
+            "qpc_state",
+            crate::qp::qpc_state::HEADER_PREFIX,
+            crate::qp::qpc_state::ALL
+        ),
+        t(
+            "qp_state",
+            crate::qp::qp_state::HEADER_PREFIX,
+            crate::qp::qp_state::ALL
+        ),
+        t(
+            "qpc_st",
+            crate::qp::qpc_st::HEADER_PREFIX,
+            crate::qp::qpc_st::ALL
+        ),
+        t(
+            "pm_state",
+            crate::qp::pm_state::HEADER_PREFIX,
+            crate::qp::pm_state::ALL
+        ),
+        t(
+            "qpc_mtu",
+            crate::qp::mtu::HEADER_PREFIX,
+            crate::qp::mtu::ALL
+        ),
+        t(
+            "qpc_atomic_mode",
+            crate::qp::atomic_mode::HEADER_PREFIX,
+            crate::qp::atomic_mode::ALL
+        ),
+        t(
+            "qpc_rq_type",
+            crate::qp::rq_type::HEADER_PREFIX,
+            crate::qp::rq_type::ALL
+        ),
+        t(
+            "srqc_state",
+            crate::srq::srqc_state::HEADER_PREFIX,
+            crate::srq::srqc_state::ALL
+        ),
+        t(
+            "xrc_srqc_state",
+            crate::srq::xrc_srqc_state::HEADER_PREFIX,
+            crate::srq::xrc_srqc_state::ALL
+        ),
+        t(
+            "rmpc_state",
+            crate::srq::rmpc_state::HEADER_PREFIX,
+            crate::srq::rmpc_state::ALL
+        ),
+        t(
+            "arm_rq_op_mod",
+            crate::srq::arm_rq_op_mod::HEADER_PREFIX,
+            crate::srq::arm_rq_op_mod::ALL
+        ),
+        t(
+            "roce_version",
+            crate::roce::roce_version::HEADER_PREFIX,
+            crate::roce::roce_version::ALL
+        ),
+        t(
+            "roce_l3_type",
+            crate::roce::roce_l3_type::HEADER_PREFIX,
+            crate::roce::roce_l3_type::ALL
+        ),
+        t(
+            "cong_protocol",
+            crate::roce::cong_protocol::HEADER_PREFIX,
+            crate::roce::cong_protocol::ALL
+        ),
     ]
 }
 
@@ -495,6 +580,120 @@ fn constants() -> Vec<(&'static str, i64)> {
             "MLX5_ETH_WQE_SWP_OUTER_L4_UDP",
             crate::wqe::SwpFlags::OUTER_L4_UDP.bits().into()
         ),
+        (
+            "MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE",
+            crate::wqe::fm_ce_se::INITIATOR_SMALL_FENCE.into()
+        ),
+        (
+            "MLX5_FENCE_MODE_NONE",
+            crate::wqe::fm_ce_se::FENCE_MODE_NONE.into()
+        ),
+        (
+            "MLX5_FENCE_MODE_INITIATOR_SMALL",
+            crate::wqe::fm_ce_se::FENCE_MODE_INITIATOR_SMALL.into()
+        ),
+        (
+            "MLX5_FENCE_MODE_FENCE",
+            crate::wqe::fm_ce_se::FENCE_MODE_FENCE.into()
+        ),
+        (
+            "MLX5_FENCE_MODE_STRONG_ORDERING",
+            crate::wqe::fm_ce_se::FENCE_MODE_STRONG_ORDERING.into()
+        ),
+        (
+            "MLX5_FENCE_MODE_SMALL_AND_FENCE",
+            crate::wqe::fm_ce_se::FENCE_MODE_SMALL_AND_FENCE.into()
+        ),
+        (
+            "MLX5_EXTENDED_UD_AV",
+            crate::wqe::rdma::EXTENDED_UD_AV.into()
+        ),
+        (
+            "MLX5_UMR_TRANSLATION_OFFSET_EN",
+            crate::wqe::rdma::UMR_TRANSLATION_OFFSET_EN.into()
+        ),
+        (
+            "MLX5_UMR_CHECK_NOT_FREE",
+            crate::wqe::rdma::UMR_CHECK_NOT_FREE.into()
+        ),
+        (
+            "MLX5_UMR_CHECK_FREE",
+            crate::wqe::rdma::UMR_CHECK_FREE.into()
+        ),
+        ("MLX5_UMR_INLINE", crate::wqe::rdma::UMR_INLINE.into()),
+        ("MLX5_UMR_ALIGN", crate::wqe::rdma::UMR_ALIGN as i64),
+        (
+            "MLX5_UMR_FLEX_ALIGNMENT",
+            crate::wqe::rdma::UMR_FLEX_ALIGNMENT as i64
+        ),
+        (
+            "MLX5_MKEY_STATUS_FREE",
+            crate::wqe::rdma::MKEY_STATUS_FREE.into()
+        ),
+        (
+            "MLX5_MKEY_REMOTE_INVAL",
+            crate::wqe::rdma::MKEY_REMOTE_INVAL.into()
+        ),
+        (
+            "MLX5_MKEY_FLAG_SYNC_UMR",
+            crate::wqe::rdma::MKEY_FLAG_SYNC_UMR.into()
+        ),
+        ("MLX5_MKEY_BSF_EN", crate::wqe::rdma::MKEY_BSF_EN.into()),
+        (
+            "MLX5_ARM_XRC_SRQ_IN_OP_MOD_XRC_SRQ",
+            crate::srq::ARM_XRC_SRQ_OP_MOD_XRC_SRQ.into()
+        ),
+        (
+            "MLX5_ROCE_VERSION_1_CAP",
+            crate::roce::ROCE_VERSION_1_CAP.into()
+        ),
+        (
+            "MLX5_ROCE_VERSION_2_CAP",
+            crate::roce::ROCE_VERSION_2_CAP.into()
+        ),
+        (
+            "MLX5_ROCE_L3_TYPE_IPV4_CAP",
+            crate::roce::ROCE_L3_TYPE_IPV4_CAP.into()
+        ),
+        (
+            "MLX5_ROCE_L3_TYPE_IPV6_CAP",
+            crate::roce::ROCE_L3_TYPE_IPV6_CAP.into()
+        ),
+        (
+            "MLX5_ATOMIC_REQ_MODE_BE",
+            caps::roce::ATOMIC_REQ_MODE_BE.into()
+        ),
+        (
+            "MLX5_ATOMIC_REQ_MODE_HOST_ENDIANNESS",
+            caps::roce::ATOMIC_REQ_MODE_HOST_ENDIANNESS.into()
+        ),
+    ]
+}
+
+/// Bit flag sets checked name by name: header prefix, header suffix and `(name, value)`.
+type FlagTable = (&'static str, &'static str, Vec<(&'static str, i64)>);
+
+/// The bitflags types whose flags mirror header constants one to one.
+fn flag_tables() -> Vec<FlagTable> {
+    fn f<F: bitflags::Flags>(prefix: &'static str, suffix: &'static str) -> FlagTable
+    where
+        F::Bits: Into<u64>,
+    {
+        let names = F::all()
+            .iter_names()
+            .map(|(n, v)| (n, v.bits().into() as i64))
+            .collect();
+        (prefix, suffix, names)
+    }
+    use crate::{caps, qp, roce, wqe};
+    std::vec![
+        f::<qp::OptParam>("MLX5_QP_OPTPAR_", ""),
+        f::<wqe::rdma::MkeyMask>("MLX5_MKEY_MASK_", ""),
+        f::<wqe::rdma::Perm>("MLX5_PERM_", ""),
+        f::<caps::roce::AtomicOps>("MLX5_ATOMIC_OPS_", ""),
+        f::<roce::RpFieldSelect>("MLX5_IB_RP_", "_ATTR"),
+        f::<roce::NpFieldSelect>("MLX5_IB_NP_", "_ATTR"),
+        f::<roce::GeneralFieldSelect>("MLX5_IB_GENERAL_", "_ATTR"),
     ]
 }
 
@@ -529,6 +728,12 @@ fn every_code_and_constant_matches_the_headers() {
             bit.into(),
             "EventMask bit",
         );
+    }
+    let flags = flag_tables();
+    for (prefix, suffix, names) in &flags {
+        for &(name, bits) in names {
+            check(format!("{prefix}{name}{suffix}"), bits, "flag");
+        }
     }
     eprintln!("checked {checked} constants against {}", root.display());
     assert!(
@@ -598,7 +803,7 @@ fn every_code_table_is_checked_against_the_headers() {
 }
 
 /// Layouts that are not in mlx5_ifc.h and are therefore checked by hand-written tests
-/// (cmd.rs, eq/eqe.rs, cq/cqe.rs, regs.rs, wqe.rs).
+/// (cmd.rs, eq/eqe.rs, cq/cqe.rs, regs.rs, wqe.rs, wqe/rdma.rs).
 const HAND_CHECKED: &[&str] = &[
     "mlx5_cmd_layout",
     "mlx5_cmd_prot_block",
@@ -616,6 +821,16 @@ const HAND_CHECKED: &[&str] = &[
     "mlx5_wqe_eth_seg",
     "mlx5_wqe_data_seg",
     "mlx5_wqe_inline_seg",
+    "mlx5_wqe_raddr_seg",
+    "mlx5_wqe_atomic_seg",
+    "mlx5_wqe_masked_atomic_seg",
+    "mlx5_wqe_xrc_seg",
+    "mlx5_av",
+    "mlx5_wqe_srq_next_seg",
+    "mlx5_wqe_umr_ctrl_seg",
+    "mlx5_mkey_seg",
+    "mlx5_mtt",
+    "mlx5_klm",
 ];
 
 #[test]

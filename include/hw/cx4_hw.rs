@@ -62,7 +62,10 @@ pub mod pages;
 pub mod pci;
 pub mod pd;
 pub mod qos;
+pub mod qp;
 pub mod regs;
+pub mod roce;
+pub mod srq;
 pub mod status;
 pub mod tir;
 pub mod uar;
@@ -84,6 +87,7 @@ pub const ALL_LAYOUTS: &[&[bits::LayoutInfo]] = &[
     caps::general::LAYOUTS,
     caps::net::LAYOUTS,
     caps::flow::LAYOUTS,
+    caps::roce::LAYOUTS,
     regs::LAYOUTS,
     mng::LAYOUTS,
     qos::LAYOUTS,
@@ -96,8 +100,12 @@ pub const ALL_LAYOUTS: &[&[bits::LayoutInfo]] = &[
     vport::LAYOUTS,
     flow::LAYOUTS,
     wqe::LAYOUTS,
+    wqe::rdma::LAYOUTS,
     wq::LAYOUTS,
     tir::LAYOUTS,
     mkey::LAYOUTS,
     counters::LAYOUTS,
+    qp::LAYOUTS,
+    srq::LAYOUTS,
+    roce::LAYOUTS,
 ];

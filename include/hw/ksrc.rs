@@ -59,6 +59,8 @@ pub(crate) const CONST_FILES: &[&str] = &[
     "drivers/net/ethernet/mellanox/mlx5/core/eq.c",
     "drivers/net/ethernet/mellanox/mlx5/core/pagealloc.c",
     "drivers/net/ethernet/mellanox/mlx5/core/fw.c",
+    "drivers/net/ethernet/mellanox/mlx5/core/main.c",
+    "drivers/infiniband/hw/mlx5/cong.c",
 ];
 
 /// Reads the given files of `root` and concatenates them.

@@ -127,6 +127,75 @@ ifc_layouts! {
     pub struct Pkey: Ifc "pkey", 0x4 {
         pkey, set_pkey: u32 @ 0x010, 0x10;
     }
+
+    /// A 16-byte array (one GID of a `QUERY_HCA_VPORT_GID` output).
+    pub struct Array128Auto: Ifc "array128_auto", 0x10 {
+        array128_auto, array128_auto_mut: bytes @ 0x000, 0x80;
+    }
+
+    /// The HCA (InfiniBand-side) vport context: port and vport states, GUIDs, capability masks, LID
+    /// and subnet manager data. On an Ethernet (RoCE) port mlx5_ib reads the GUIDs and states.
+    pub struct HcaVportContext: Ifc "hca_vport_context", 0x200 {
+        field_select, set_field_select: u32 @ 0x000, 0x20;
+        sm_virt_aware, set_sm_virt_aware: u32 @ 0x100, 0x1;
+        has_smi, set_has_smi: u32 @ 0x101, 0x1;
+        has_raw, set_has_raw: u32 @ 0x102, 0x1;
+        grh_required, set_grh_required: u32 @ 0x103, 0x1;
+        num_port_plane, set_num_port_plane: u32 @ 0x108, 0x8;
+        port_physical_state, set_port_physical_state: u32 @ 0x110, 0x4;
+        vport_state_policy, set_vport_state_policy: u32 @ 0x114, 0x4;
+        port_state, set_port_state: u32 @ 0x118, 0x4;
+        vport_state, set_vport_state: u32 @ 0x11c, 0x4;
+        system_image_guid, set_system_image_guid: u64 @ 0x140, 0x40;
+        port_guid, set_port_guid: u64 @ 0x180, 0x40;
+        node_guid, set_node_guid: u64 @ 0x1c0, 0x40;
+        cap_mask1, set_cap_mask1: u32 @ 0x200, 0x20;
+        cap_mask1_field_select, set_cap_mask1_field_select: u32 @ 0x220, 0x20;
+        cap_mask2, set_cap_mask2: u32 @ 0x240, 0x20;
+        cap_mask2_field_select, set_cap_mask2_field_select: u32 @ 0x260, 0x20;
+        lid, set_lid: u32 @ 0x300, 0x10;
+        init_type_reply, set_init_type_reply: u32 @ 0x314, 0x4;
+        lmc, set_lmc: u32 @ 0x318, 0x3;
+        subnet_timeout, set_subnet_timeout: u32 @ 0x31b, 0x5;
+        sm_lid, set_sm_lid: u32 @ 0x320, 0x10;
+        sm_sl, set_sm_sl: u32 @ 0x330, 0x4;
+        qkey_violation_counter, set_qkey_violation_counter: u32 @ 0x340, 0x10;
+        pkey_violation_counter, set_pkey_violation_counter: u32 @ 0x350, 0x10;
+    }
+
+    /// Input of `QUERY_HCA_VPORT_CONTEXT`.
+    pub struct QueryHcaVportContextIn: Ifc "query_hca_vport_context_in", 0x10 {
+        opcode, set_opcode: u32 @ 0x000, 0x10;
+        op_mod, set_op_mod: u32 @ 0x030, 0x10;
+        other_vport, set_other_vport: u32 @ 0x040, 0x1;
+        port_num, set_port_num: u32 @ 0x04c, 0x4;
+        vport_number, set_vport_number: u32 @ 0x050, 0x10;
+    }
+
+    /// Output of `QUERY_HCA_VPORT_CONTEXT`.
+    pub struct QueryHcaVportContextOut: Ifc "query_hca_vport_context_out", 0x210 {
+        status, set_status: u32 @ 0x000, 0x8;
+        syndrome, set_syndrome: u32 @ 0x020, 0x20;
+        hca_vport_context, hca_vport_context_mut: HcaVportContext @ 0x080, 0x1000;
+    }
+
+    /// Input of `QUERY_HCA_VPORT_GID` (`gid_index` 0xffff: the whole table).
+    pub struct QueryHcaVportGidIn: Ifc "query_hca_vport_gid_in", 0x10 {
+        opcode, set_opcode: u32 @ 0x000, 0x10;
+        op_mod, set_op_mod: u32 @ 0x030, 0x10;
+        other_vport, set_other_vport: u32 @ 0x040, 0x1;
+        port_num, set_port_num: u32 @ 0x04c, 0x4;
+        vport_number, set_vport_number: u32 @ 0x050, 0x10;
+        gid_index, set_gid_index: u32 @ 0x070, 0x10;
+    }
+
+    /// Output of `QUERY_HCA_VPORT_GID`, followed by `gids_num` GIDs (`gid[]`).
+    pub struct QueryHcaVportGidOut: Ifc "query_hca_vport_gid_out", 0x10 {
+        status, set_status: u32 @ 0x000, 0x8;
+        syndrome, set_syndrome: u32 @ 0x020, 0x20;
+        gids_num, set_gids_num: u32 @ 0x060, 0x10;
+        gid, gid_mut: tail Array128Auto @ 0x080, 0x80;
+    }
 }
 
 /// `state` / `admin_state` values of [`QueryVportStateOut`] (`VPORT_STATE_*`,
@@ -202,6 +271,31 @@ mod tests {
         assert_eq!(&i.0[0xc..0x10], &[0, 0, 0, 0x42]);
         i.nic_vport_context_mut().set_roce_en(1);
         assert_eq!(i.0[0x100 + 3], 1);
+    }
+
+    // hca_vport_context at bit 0x80 of the output: vport_state 4 bits at 0x11c, port_guid at
+    // 0x180, node_guid at 0x1c0; query_hca_vport_gid_out: gids_num at 0x60, gid[] after 0x10
+    // bytes.
+    #[test]
+    fn hca_vport_context_and_gids_follow_the_header() {
+        let mut o = QueryHcaVportContextOut::new();
+        let c = o.hca_vport_context_mut();
+        c.set_vport_state(vport_state::UP.into());
+        c.set_port_guid(0x0102_0304_0506_0708);
+        c.set_node_guid(0x1112_1314_1516_1718);
+        assert_eq!(o.0[0x10 + 0x23], 0x01);
+        assert_eq!(&o.0[0x40..0x48], &[1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(o.0[0x48], 0x11);
+        let mut msg = [0u8; QueryHcaVportGidOut::SIZE + 2 * Array128Auto::SIZE];
+        msg[0xc..0xe].copy_from_slice(&[0, 2]);
+        QueryHcaVportGidOut::gid_mut(&mut msg, 1)
+            .unwrap()
+            .array128_auto_mut()[0] = 0xfe;
+        assert_eq!(msg[0x20], 0xfe);
+        let (out, _) =
+            <QueryHcaVportGidOut as zerocopy::FromBytes>::ref_from_prefix(&msg[..]).unwrap();
+        assert_eq!(out.gids_num(), 2);
+        assert!(QueryHcaVportGidOut::gid(&msg, 2).is_none());
     }
 
     #[test]

@@ -8,8 +8,13 @@
 //! continues over the following DS, then [`WqeDataSeg`]s (or inline segments). The control
 //! segment's `ds` counts every DS of the WQE including itself. A receive WQE of a cyclic RQ is
 //! an array of [`WqeDataSeg`]s.
+//!
+//! The segments of the RDMA transports (remote address, atomic, datagram, UMR) are in
+//! [`rdma`].
 
 use crate::bits::ifc_layouts;
+
+pub mod rdma;
 
 ifc_layouts! {
     /// The control segment that starts every send WQE (`struct mlx5_wqe_ctrl_seg`, qp.h).
@@ -138,6 +143,19 @@ pub mod fm_ce_se {
     pub const SOLICITED: u8 = 1 << 1;
     /// Mask of the fence mode bits (`MLX5_FENCE_MODE_*`).
     pub const FENCE_MASK: u8 = 7 << 5;
+    /// `MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE` (the same bits as
+    /// [`FENCE_MODE_INITIATOR_SMALL`]).
+    pub const INITIATOR_SMALL_FENCE: u8 = 1 << 5;
+    /// `MLX5_FENCE_MODE_NONE`.
+    pub const FENCE_MODE_NONE: u8 = 0;
+    /// `MLX5_FENCE_MODE_INITIATOR_SMALL`: wait for earlier RDMA reads and atomics of this QP.
+    pub const FENCE_MODE_INITIATOR_SMALL: u8 = 1 << 5;
+    /// `MLX5_FENCE_MODE_FENCE`: wait for every earlier WQE of this QP.
+    pub const FENCE_MODE_FENCE: u8 = 2 << 5;
+    /// `MLX5_FENCE_MODE_STRONG_ORDERING`.
+    pub const FENCE_MODE_STRONG_ORDERING: u8 = 3 << 5;
+    /// `MLX5_FENCE_MODE_SMALL_AND_FENCE`.
+    pub const FENCE_MODE_SMALL_AND_FENCE: u8 = 4 << 5;
 }
 
 bitflags::bitflags! {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Network capability pages: Ethernet offloads (`MLX5_CAP_ETHERNET_OFFLOADS`) and RoCE
-//! (`MLX5_CAP_ROCE`) and QoS (`MLX5_CAP_QOS`).
+//! Network capability pages: Ethernet offloads (`MLX5_CAP_ETHERNET_OFFLOADS`) and QoS
+//! (`MLX5_CAP_QOS`). The RoCE page moved to [`super::roce`] and is re-exported here.
 
 use crate::bits::ifc_layouts;
+
+pub use super::roce::RoceCap;
 
 ifc_layouts! {
     /// The Ethernet offload capabilities (`MLX5_CAP_ETHERNET_OFFLOADS`).
@@ -47,23 +49,6 @@ ifc_layouts! {
         lro_timer_supported_periods, set_lro_timer_supported_periods: array u32 @ 0x180, 0x80;
     }
 
-    /// The RoCE capabilities (`MLX5_CAP_ROCE`).
-    pub struct RoceCap: Ifc "roce_cap", 0x100 {
-        roce_apm, set_roce_apm: u32 @ 0x000, 0x1;
-        sw_r_roce_src_udp_port, set_sw_r_roce_src_udp_port: u32 @ 0x004, 0x1;
-        fl_rc_qp_when_roce_disabled, set_fl_rc_qp_when_roce_disabled: u32 @ 0x005, 0x1;
-        fl_rc_qp_when_roce_enabled, set_fl_rc_qp_when_roce_enabled: u32 @ 0x006, 0x1;
-        roce_cc_general, set_roce_cc_general: u32 @ 0x007, 0x1;
-        qp_ooo_transmit_default, set_qp_ooo_transmit_default: u32 @ 0x008, 0x1;
-        qp_ts_format, set_qp_ts_format: u32 @ 0x01e, 0x2;
-        l3_type, set_l3_type: u32 @ 0x08c, 0x4;
-        roce_version, set_roce_version: u32 @ 0x098, 0x8;
-        r_roce_dest_udp_port, set_r_roce_dest_udp_port: u32 @ 0x0b0, 0x10;
-        r_roce_max_src_udp_port, set_r_roce_max_src_udp_port: u32 @ 0x0c0, 0x10;
-        r_roce_min_src_udp_port, set_r_roce_min_src_udp_port: u32 @ 0x0d0, 0x10;
-        roce_address_table_size, set_roce_address_table_size: u32 @ 0x0f0, 0x10;
-    }
-
     /// The QoS capabilities (`MLX5_CAP_QOS`), read by mlx5_core when `cmd_hca_cap.qos` is set
     /// (packet pacing, SQ and e-switch scheduling; DCB needs none of them).
     pub struct QosCap: Ifc "qos_cap", 0x100 {
@@ -106,15 +91,5 @@ mod tests {
         c.set_wqe_inline_mode(inline_mode::NOT_REQUIRED.into());
         c.set_rss_ind_tbl_cap(11);
         assert_eq!(&c.0[..4], &[0x80, 0x10, 0x2b, 0x00]);
-    }
-
-    // roce_version 8 bits at 0x98, r_roce_min_src_udp_port 16 bits at 0xd0.
-    #[test]
-    fn roce_caps_place_big_endian_bits() {
-        let mut c = RoceCap::new();
-        c.set_roce_version(0x4);
-        c.set_r_roce_min_src_udp_port(0xc000);
-        assert_eq!(c.0[0x13], 0x04);
-        assert_eq!(&c.0[0x1a..0x1c], &[0xc0, 0x00]);
     }
 }

@@ -185,6 +185,20 @@ pub mod l3_hdr_type {
     pub const IPV4: u8 = 0x2;
 }
 
+/// L3 header of a RoCE responder completion: bits 25:24 of [`Cqe64::flags_rqpn`]
+/// (`MLX5_CQE_ROCE_L3_HEADER_TYPE_*`, device.h); mlx5_ib reports a GRH for UD receives and
+/// derives the RoCE v2 network type from it.
+pub mod roce_l3_header_type {
+    use crate::bits::code_table;
+
+    code_table! { u8, "MLX5_CQE_ROCE_L3_HEADER_TYPE_", roce_l3_header_type_name;
+        /// An IB GRH (RoCE v1).
+        GRH = 0x0, "GRH";
+        IPV6 = 0x1, "IPV6";
+        IPV4 = 0x2, "IPV4";
+    }
+}
+
 /// `rss_hash_type_ip` of [`Cqe64`] (`CQE_RSS_IP_*`, device.h; `CQE_RSS_HTYPE_IP` = bits 3:2).
 pub mod rss_ip {
     use crate::bits::code_table;
