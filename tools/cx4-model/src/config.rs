@@ -23,6 +23,8 @@ usage: cx4-model --socket PATH [options]
   --seed N              varies the MAC address and GUIDs (default 1)
   --eth                 advertise eth_net_offloads (mlx5_core then probes mlx5e and its
                         netdev moves traffic through the data path)
+  --roce                advertise RoCE (implies --eth): mlx5_ib binds, verbs objects are
+                        created; the RoCE transport engine is work in progress
   --tap NAME            the port's wire: attach to TAP device NAME (IFF_TAP|IFF_NO_PI);
                         its carrier is the cable
   -v, --verbose         log every BAR access
@@ -102,6 +104,8 @@ pub struct Config {
     pub seed: u32,
     /// Advertise the Ethernet layer (`eth_net_offloads`).
     pub eth: bool,
+    /// Advertise RoCE (`roce`; implies `eth`).
+    pub roce: bool,
     /// TAP device of the port's wire.
     pub tap: Option<String>,
 }
@@ -157,6 +161,7 @@ impl Config {
         let mut control = None;
         let mut seed = 1;
         let mut eth = false;
+        let mut roce = false;
         let mut tap = None;
         while let Some(a) = it.next() {
             let mut val = |name: &str| {
@@ -195,6 +200,10 @@ impl Config {
                 "--control" => control = Some(PathBuf::from(val("--control")?)),
                 "--seed" => seed = num("--seed", &val("--seed")?)?,
                 "--eth" => eth = true,
+                "--roce" => {
+                    roce = true;
+                    eth = true;
+                }
                 "--tap" => tap = Some(val("--tap")?),
                 o => return Err(ArgError::Bad(format!("unknown argument {o:?}"))),
             }
@@ -215,6 +224,7 @@ impl Config {
             control,
             seed,
             eth,
+            roce,
             tap,
         })
     }

@@ -108,6 +108,9 @@ impl Device {
         if cfg.eth {
             caps.set_general("eth_net_offloads", 1);
         }
+        if cfg.roce {
+            caps.set_general("roce", 1);
+        }
         let psid = match cfg.chip {
             Chip::ConnectX4 => "MT_2190110032",
             Chip::ConnectX4Lx => "MT_2420110034",
@@ -281,6 +284,12 @@ impl Device {
     /// [`crate::fw::qos::QosState::line`]).
     pub fn qos_line(&self) -> String {
         format!("{} {}", self.fw.regs.qos.line(), self.pause_line())
+    }
+
+    /// The RoCE state for the control socket's `roce` command, one line (see
+    /// [`crate::fw::RdmaObjects::line`]).
+    pub fn roce_line(&self) -> String {
+        self.fw.rdma.line()
     }
 
     /// The page accounting summary (logged at disconnect).

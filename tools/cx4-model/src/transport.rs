@@ -154,6 +154,7 @@ pub fn spawn_control(path: &Path, dev: Shared) -> Result<(), String> {
                 let reply = match line {
                     "stats" => lock(&dev).stats_line(),
                     "qos" => lock(&dev).qos_line(),
+                    "roce" => lock(&dev).roce_line(),
                     _ => match Fault::parse(line) {
                         Ok(f) => match lock(&dev).inject(&f) {
                             Ok(()) => "ok".to_string(),

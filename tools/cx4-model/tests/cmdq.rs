@@ -451,7 +451,7 @@ fn all_32_slots_of_query_issi_at_once_answer_identically() {
 #[test]
 fn unknown_opcodes_are_bad_op_with_a_syndrome() {
     let mut d = enabled();
-    for op in [0x0u16, 0x106, 0x500, 0x7ff, 0xffff] {
+    for op in [0x0u16, 0x106, 0x600, 0x7ff, 0xffff] {
         let inp = input::<cmds::QueryIssi>(|i| i.set_opcode(op.into()));
         d.run_err(&inp, 0x10, status::BAD_OP);
     }

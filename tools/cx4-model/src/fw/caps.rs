@@ -148,6 +148,15 @@ impl CapProfile {
             .unwrap_or(0)
     }
 
+    /// Reads a field of the RoCE capabilities (0 if the profile has none).
+    pub fn roce(&self, name: &str) -> u64 {
+        let (off, w) = resolve(RoceCap::FIELDS, name).expect("known RoCE cap field");
+        self.cur
+            .get(&cap_type::ROCE)
+            .and_then(|p| read_any(p, off, w))
+            .unwrap_or(0)
+    }
+
     /// Reads a field of the NIC RX flow table properties
     /// (`flow_table_properties_nic_receive.<name>`; 0 if the profile has none).
     pub fn flow_nic_rx(&self, name: &str) -> u64 {

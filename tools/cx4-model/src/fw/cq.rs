@@ -151,6 +151,9 @@ impl Firmware {
         if let Some(sq) = self.nic.sqs.values().find(|s| s.cqn == cqn) {
             return Some(format!("SQ {:#x}", sq.sqn));
         }
+        if let Some(qpn) = self.rdma.cq_user(cqn) {
+            return Some(format!("QP {qpn:#x}"));
+        }
         self.nic
             .rqs
             .values()

@@ -128,6 +128,7 @@ impl Firmware {
             log::warn!("TEARDOWN_HCA with objects alive, released by firmware: {live}");
         }
         self.nic.release();
+        self.rdma = super::RdmaObjects::default();
         self.eqs.clear();
         self.cqs.clear();
         self.uars.clear();

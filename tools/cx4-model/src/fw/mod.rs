@@ -14,8 +14,11 @@ mod mkey;
 mod nic;
 mod pages;
 pub mod qos;
+mod qp;
+mod rdma;
 mod regs;
 mod res;
+mod roce;
 mod steer;
 mod tir;
 mod vport;
@@ -36,6 +39,8 @@ pub use cq::{Arm, Cq};
 pub use flow::{Dest, FlowCount, FlowGroup, FlowTable, Fte, Miss};
 pub use mkey::{Access, Mkey, MkeyMap, XlateError, RESERVED_LKEY};
 pub use nic::NicObjects;
+pub use qp::{Qp, QpBuf};
+pub use rdma::{GidEntry, RdmaObjects};
 pub use regs::{ETH_100GBASE_CR4, ETH_25GBASE_CR};
 pub use steer::{
     DropReason, Headers, IpFields, L4Fields, RxFrame, RxVerdict, Steering, Tunnel, VlanTag,
@@ -167,6 +172,8 @@ pub struct Firmware {
     pub vport: vport::VportState,
     /// Ethernet objects (TIS, SQ, RQ, RQT, TIR, mkeys, counters, VXLAN ports).
     pub nic: nic::NicObjects,
+    /// RDMA objects (QPs, XRC domains, GID table, multicast groups).
+    pub rdma: rdma::RdmaObjects,
     /// Statistics per opcode.
     pub stats: BTreeMap<u16, OpStats>,
     /// Driver version string from SET_DRIVER_VERSION.
@@ -212,6 +219,7 @@ impl Firmware {
             regs: regs::RegState::default(),
             vport: vport::VportState::default(),
             nic: nic::NicObjects::default(),
+            rdma: rdma::RdmaObjects::default(),
             stats: BTreeMap::new(),
             driver_version: String::new(),
             psid: psid.to_string(),
@@ -412,6 +420,16 @@ impl Firmware {
                 self.require(&live, "counter command before INIT_HCA")?;
                 self.counter_cmd(op, input, out)
             }
+            CREATE_QP | DESTROY_QP | QUERY_QP | RST2INIT_QP | INIT2INIT_QP | INIT2RTR_QP
+            | RTR2RTS_QP | RTS2RTS_QP | SQERR2RTS_QP | SQD_RTS_QP | TO_ERR_QP | TO_RST_QP => {
+                self.require(&live, "QP command before INIT_HCA")?;
+                self.qp_cmd(ctx, op, input, out)
+            }
+            ALLOC_XRCD | DEALLOC_XRCD | SET_ROCE_ADDRESS | QUERY_ROCE_ADDRESS | ATTACH_TO_MCG
+            | DETACH_FROM_MCG => {
+                self.require(&live, "RoCE command before INIT_HCA")?;
+                self.roce_cmd(op, input, out)
+            }
             ADD_VXLAN_UDP_DPORT | DELETE_VXLAN_UDP_DPORT => {
                 self.require(&live, "VXLAN port command before INIT_HCA")?;
                 self.vxlan_cmd(op, input)
@@ -456,7 +474,7 @@ impl Firmware {
         if groups + entries > 0 {
             s += &format!(" ({groups} flow groups, {entries} entries)");
         }
-        for item in self.nic.live() {
+        for item in self.nic.live().into_iter().chain(self.rdma.live()) {
             s += ", ";
             s += &item;
         }
@@ -472,6 +490,7 @@ impl Firmware {
             || !self.tds.is_empty()
             || !self.flow_tables.is_empty()
             || !self.nic.live().is_empty()
+            || !self.rdma.live().is_empty()
     }
 }
 

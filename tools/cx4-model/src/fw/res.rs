@@ -30,6 +30,7 @@ impl Firmware {
                 if self.eqs.values().any(|e| e.uar_page == idx)
                     || self.cqs.values().any(|c| c.uar_page == idx)
                     || self.nic.sqs.values().any(|s| s.wq.uar_page == idx)
+                    || self.rdma.uar_in_use(idx)
                 {
                     fail!(
                         BAD_RES_STATE,
@@ -94,5 +95,6 @@ impl Firmware {
         self.nic.sqs.values().any(|s| s.wq.pd == pd)
             || self.nic.rqs.values().any(|r| r.wq.pd == pd)
             || self.nic.mkeys.values().any(|m| m.pd == pd)
+            || self.rdma.pd_in_use(pd)
     }
 }

@@ -1,0 +1,221 @@
+"""The model's RoCE layer with upstream mlx5_ib and the guest's unmodified rdma-core as the
+oracle: the device registers with the RDMA core, its port and GID table follow the netdev,
+and verbs objects (PDs, CQs, QPs through their states) are created by libmlx5 from user
+space. The model runs with `--roce` (RoCE on, implying the Ethernet layer)."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from pathlib import Path
+
+from harness import Env, check_clean_dmesg, describe, estimate
+from model_core import mlx5_errors
+from model_eth import eth_vms, section
+
+ROCE_MODEL = ["--roce"]
+VERBS_TOOL = Path(__file__).resolve().parent / "verbs_objects.py"
+
+# Guest helpers: the IB device of the modelled card, and its GID table from sysfs
+# (`gid INDEX GID TYPE NETDEV`, unused entries skipped).
+IB = r"""
+ib_up() {
+    modprobe mlx5_ib
+    for i in $(seq $((100 * SLOW))); do
+        IBDEV=$(ls /sys/bus/pci/devices/0000:01:00.0/infiniband/ 2>/dev/null | head -1)
+        [ -n "$IBDEV" ] && break
+        sleep 0.1
+    done
+    [ -n "$IBDEV" ] || { echo "no IB device on the modelled card"; dmesg | tail -30; return 1; }
+    for i in $(seq $((100 * SLOW))); do
+        grep -q ACTIVE /sys/class/infiniband/$IBDEV/ports/1/state && break
+        sleep 0.1
+    done
+}
+gids() {
+    d=/sys/class/infiniband/$IBDEV/ports/1
+    for f in $d/gids/*; do
+        i=${f##*/}
+        t=$(cat $d/gid_attrs/types/$i 2>/dev/null) || continue
+        echo "gid $i $(cat $f) $t $(cat $d/gid_attrs/ndevs/$i 2>/dev/null)"
+    done
+}
+# Waits until the GID table shows (or, with !, no longer shows) an address.
+wait_gid() {
+    for i in $(seq $((100 * SLOW))); do
+        if [ "${1#!}" = "$1" ]; then gids | grep -qi "$1" && return 0
+        else gids | grep -qi "${1#!}" || return 0; fi
+        sleep 0.1
+    done
+    echo "GID table never settled on $1"; gids; return 1
+}
+"""
+
+
+def sysfs_gids(text: str) -> set[tuple[int, str, int]]:
+    """(index, address, RoCE version) of each `gid` line."""
+    out = set()
+    for m in re.finditer(r"^gid (\d+) ([0-9a-f:]+) (.*?RoCE v(\d)|IB/RoCE v1)", text, re.M):
+        version = 1 if "IB/RoCE v1" in m.group(3) else int(m.group(4))
+        out.add((int(m.group(1)), str(ipaddress.IPv6Address(m.group(2))), version))
+    return out
+
+
+def model_gids(text: str) -> set[tuple[int, str, int]]:
+    """(index, address, RoCE version) of the model's table (`roce` control line)."""
+    m = re.search(r"^gids=\d+ qps=\d+.*$", text, re.M)
+    assert m, f"no roce line from the model:\n{text}"
+    return {(int(i), str(ipaddress.IPv6Address(a)), int(v))
+            for i, v, a in re.findall(r"\bgid=(\d+)/v(\d)/([0-9a-f:.]+)/", m.group(0))}
+
+
+def addresses(gids: set[tuple[int, str, int]]) -> dict[str, set[int]]:
+    """Address → RoCE versions present."""
+    out: dict[str, set[int]] = {}
+    for _, a, v in gids:
+        out.setdefault(a, set()).add(v)
+    return out
+
+
+def tests(env: Env):
+    @estimate(150)
+    def mlx5_ib_registers_port_and_gids():
+        """mlx5_ib binds the modelled card: ibv_devices and ibv_devinfo -v report it with sane
+        attributes, `rdma link` shows the port ACTIVE on its netdev, and the model's RoCE
+        address table holds exactly the GIDs the RDMA core shows (v1 and v2 for each IPv4
+        and IPv6 address), following addresses as they come and go; rmmod leaves no object."""
+        vm0 = IB + """
+            eth_up
+            ib_up
+            section devices; ibv_devices
+            section devinfo; ibv_devinfo -v -d $IBDEV
+            section link; rdma link show
+            wait_gid ffff:0a63:0001
+            wait_gid fd00:0000:0000:0000:0000:0000:0000:0001
+            section gids-up; gids; req ctl roce
+            ip addr add 10.99.7.1/24 dev $IF
+            ip -6 addr add fd07::1/64 dev $IF nodad
+            wait_gid ffff:0a63:0701
+            wait_gid fd07:0000:0000:0000:0000:0000:0000:0001
+            section gids-added; gids; req ctl roce
+            ip addr del 10.99.7.1/24 dev $IF
+            ip -6 addr del fd07::1/64 dev $IF
+            wait_gid '!ffff:0a63:0701'
+            wait_gid '!fd07:0000:0000:0000:0000:0000:0000:0001'
+            section gids-removed; gids; req ctl roce
+            rmmod mlx5_ib
+            section after-rmmod; req ctl roce
+            rmmod mlx5_core
+            echo unloaded
+        """
+        r = eth_vms(env, [vm0], timeout=240, model_args=ROCE_MODEL)[0]
+        assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        log = r.job_log
+
+        devices = section(log, "devices")
+        assert re.search(r"^\s+mlx5_\d+\s+[0-9a-f]{16}\s*$", devices, re.M), devices
+        info = section(log, "devinfo")
+        for want in (r"transport:\s+InfiniBand \(0\)", r"link_layer:\s+Ethernet",
+                     r"state:\s+PORT_ACTIVE \(4\)", r"vendor_id:\s+0x02c9",
+                     r"vendor_part_id:\s+4115", r"phys_port_cnt:\s+1",
+                     r"fw_ver:\s+12\.28\.\d+", r"max_qp:\s+262144"):
+            assert re.search(want, info), f"ibv_devinfo lacks {want!r}:\n{info}"
+        link = section(log, "link")
+        assert re.search(r"link mlx5_\d+/1 state ACTIVE physical_state LINK_UP netdev \S+", link), link
+
+        def same(name: str) -> set[tuple[int, str, int]]:
+            s, m = sysfs_gids(section(log, name)), model_gids(section(log, name))
+            assert s == m, f"{name}: the RDMA core and the card disagree:\ncore {sorted(s)}\ncard {sorted(m)}"
+            return s
+
+        up = addresses(same("gids-up"))
+        for a in ("::ffff:10.99.0.1", "fd00::1"):
+            assert up.get(a) == {1, 2}, f"{a}: versions {up.get(a)} in {up}"
+        assert any(a.startswith("fe80::") and v == {1, 2} for a, v in up.items()), up
+        added = addresses(same("gids-added"))
+        for a in ("::ffff:10.99.7.1", "fd07::1"):
+            assert added.get(a) == {1, 2}, f"{a}: versions {added.get(a)} in {added}"
+        removed = addresses(same("gids-removed"))
+        assert "::ffff:10.99.7.1" not in removed and "fd07::1" not in removed, removed
+        # The GSI QP (QP1) and mlx5_ib's UMR QP were created and brought to RTS.
+        roce = section(log, "gids-up")
+        assert re.search(r"qp=0x[0-9a-f]+/QP1/RTS", roce), roce
+        after = section(log, "after-rmmod")
+        assert re.search(r"^gids=0 qps=0", after, re.M), after
+        errs = mlx5_errors(r.dmesg)
+        assert not errs, "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+
+    yield "mlx5_ib: ibv_devinfo, rdma link ACTIVE, GID table = the card's, follows addresses", \
+        mlx5_ib_registers_port_and_gids
+
+    @estimate(150)
+    def verbs_objects_from_user_space():
+        """Unmodified libmlx5 (pyverbs) creates a PD, an MR, a CQ and RC, UC and UD QPs on the
+        model, walks each through INIT, RTR and RTS, and reads every attribute back through
+        QUERY_QP; the card holds the QPs in RTS meanwhile; a transition from the wrong state
+        is refused; ERR and RESET, then every object is destroyed."""
+        vm0 = IB + """
+            eth_up
+            ib_up
+            wait_gid ffff:0a63:0001
+            d=/sys/class/infiniband/$IBDEV/ports/1
+            GIDX=$(for f in $d/gids/*; do i=${f##*/};
+                   grep -qi ffff:0a63:0001 $f && grep -q "RoCE v2" $d/gid_attrs/types/$i 2>/dev/null && echo $i;
+                   done | head -1)
+            echo "RoCE v2 GID of $IP: index $GIDX"
+            section verbs
+            python3 /cx4/verbs_objects.py $IBDEV --gid-index $GIDX --ready /tmp/v-ready --go /tmp/v-go \
+                --wait $((120 * SLOW)) > /tmp/v.txt 2>&1 &
+            for i in $(seq $((600 * SLOW))); do [ -e /tmp/v-ready ] && break; sleep 0.1; done
+            req ctl roce
+            touch /tmp/v-go
+            wait
+            cat /tmp/v.txt
+            section after; req ctl roce
+            rmmod mlx5_ib
+            rmmod mlx5_core
+            echo unloaded
+        """
+        r = eth_vms(env, [vm0], timeout=240, model_args=ROCE_MODEL, files=[VERBS_TOOL])[0]
+        assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        v = section(r.job_log, "verbs")
+        steps = [json.loads(l) for l in v.splitlines() if l.startswith("{")]
+        by = {}
+        for s in steps:
+            by.setdefault(s["step"], []).append(s)
+        assert "closed" in by, f"the verbs program did not finish:\n{v}"
+        dev = by["device"][0]
+        assert dev["max_qp"] == 1 << 18 and dev["port_state"] == 4 and dev["link_layer"] == 2, dev
+        mr = by["mr"][0]
+        assert mr["length"] == 65536 and mr["lkey"] and mr["rkey"], mr
+        qps = {q["type"]: q for q in by["qp"]}
+        assert set(qps) == {"rc", "uc", "ud"}, qps
+        for t in ("rc", "uc"):
+            q = qps[t]
+            want = dict(state=3, path_mtu=3, dest_qp_num=q["qpn"], rq_psn=0x4242, sq_psn=0x5151,
+                        hop_limit=64)
+            assert {k: q[k] for k in want} == want, (t, q)
+        rc = qps["rc"]
+        assert (rc["timeout"], rc["retry_cnt"], rc["rnr_retry"], rc["min_rnr_timer"]) == \
+            (14, 7, 6, 12), rc
+        assert rc["max_rd_atomic"] == 2 and rc["max_dest_rd_atomic"] == 4, rc
+        assert qps["ud"]["state"] == 3 and qps["ud"]["qkey"] == 0x11111111, qps["ud"]
+        assert by["bad-transition"][0]["refused"], by["bad-transition"]
+        # The card held the three user QPs in RTS (beside mlx5_ib's own GSI and UMR QPs).
+        m = re.search(r"^gids=\d+ qps=\d+.*$", v, re.M)
+        assert m, v
+        for t, st in (("rc", "RC"), ("uc", "UC"), ("ud", "UD")):
+            assert f"qp={qps[t]['qpn']:#x}/{st}/RTS" in m.group(0), (t, m.group(0))
+        for t in by["teardown"]:
+            assert (t["err"], t["reset"]) == (6, 0), t
+        after = section(r.job_log, "after")
+        for q in qps.values():
+            assert f"qp={q['qpn']:#x}/" not in after, after
+        errs = mlx5_errors(r.dmesg)
+        assert not errs, "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+
+    yield "libmlx5 from user space: PD, MR, CQ, RC/UC/UD QPs to RTS and back, queried", \
+        verbs_objects_from_user_space

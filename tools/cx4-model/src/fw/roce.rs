@@ -1,0 +1,190 @@
+//! RoCE commands outside the QP: XRC domains, the RoCE address (GID) table and multicast
+//! attachment.
+
+use cx4_hw::{
+    opcode,
+    qp::qpc_st,
+    roce::{
+        roce_l3_type, roce_version, AllocXrcdOut, AttachToMcgIn, DeallocXrcdIn, DetachFromMcgIn,
+        QueryRoceAddressIn, QueryRoceAddressOut, SetRoceAddressIn,
+    },
+};
+
+use super::{fail, need_in, need_out, rdma::GidEntry, req, resp, CmdResult, Firmware};
+
+impl Firmware {
+    pub(super) fn roce_cmd(&mut self, op: u16, input: &[u8], out: &mut [u8]) -> CmdResult {
+        need_in(input, 0x10)?;
+        need_out(out, 0x10)?;
+        match op {
+            opcode::ALLOC_XRCD => {
+                if self.caps.general("xrc") == 0 {
+                    fail!(BAD_OP, "ALLOC_XRCD without the xrc capability");
+                }
+                let id = self.alloc_id();
+                self.rdma.xrcds.insert(id);
+                resp::<AllocXrcdOut>(out)?.set_xrcd(id);
+                Ok(())
+            }
+            opcode::DEALLOC_XRCD => {
+                let id = req::<DeallocXrcdIn>(input)?.xrcd();
+                if self
+                    .rdma
+                    .qps
+                    .values()
+                    .any(|q| q.ctx.xrcd() == id && q.st == qpc_st::XRC)
+                {
+                    fail!(
+                        BAD_RES_STATE,
+                        "DEALLOC_XRCD of a domain a QP still uses",
+                        "XRCD {id:#x}"
+                    );
+                }
+                if !self.rdma.xrcds.remove(&id) {
+                    fail!(
+                        BAD_RES,
+                        "DEALLOC_XRCD of a domain not allocated",
+                        "XRCD {id:#x}"
+                    );
+                }
+                Ok(())
+            }
+            opcode::SET_ROCE_ADDRESS => self.set_roce_address(input),
+            opcode::QUERY_ROCE_ADDRESS => {
+                let inp = req::<QueryRoceAddressIn>(input)?;
+                let idx = self.gid_index(inp.roce_address_index(), inp.vhca_port_num())?;
+                let o = resp::<QueryRoceAddressOut>(out)?;
+                if let Some(e) = self.rdma.gids.get(&idx) {
+                    let a = o.roce_address_mut();
+                    a.source_l3_address_mut().copy_from_slice(&e.gid);
+                    a.set_source_mac(e.mac);
+                    a.set_vlan_valid(e.vlan.into());
+                    a.set_vlan_id(e.vlan_id.into());
+                    a.set_roce_version(e.version.into());
+                    a.set_roce_l3_type(e.l3_type.into());
+                }
+                Ok(())
+            }
+            opcode::ATTACH_TO_MCG | opcode::DETACH_FROM_MCG => {
+                // The two inputs share one layout.
+                let inp = req::<AttachToMcgIn>(input)?;
+                let qpn = inp.qpn();
+                let mut gid = [0u8; 16];
+                gid.copy_from_slice(inp.multicast_gid());
+                if op == opcode::ATTACH_TO_MCG {
+                    let Some(qp) = self.rdma.qps.get(&qpn) else {
+                        fail!(
+                            BAD_RES,
+                            "ATTACH_TO_MCG of a QP that does not exist",
+                            "QP {qpn:#x}"
+                        );
+                    };
+                    if qp.st != qpc_st::UD {
+                        fail!(
+                            BAD_PARAM,
+                            "ATTACH_TO_MCG of a QP that is not UD",
+                            "QP {qpn:#x}"
+                        );
+                    }
+                    let members = self.rdma.mcgs.entry(gid).or_default();
+                    if members.len() as u64 >= self.caps.general("max_qp_mcg") {
+                        fail!(NO_RES, "ATTACH_TO_MCG: group full (max_qp_mcg)");
+                    }
+                    if !members.insert(qpn) {
+                        fail!(
+                            BAD_PARAM,
+                            "ATTACH_TO_MCG: QP already attached",
+                            "QP {qpn:#x}"
+                        );
+                    }
+                } else {
+                    let _ = req::<DetachFromMcgIn>(input)?;
+                    let removed = self.rdma.mcgs.get_mut(&gid).is_some_and(|m| m.remove(&qpn));
+                    if !removed {
+                        fail!(
+                            BAD_PARAM,
+                            "DETACH_FROM_MCG of a QP not attached",
+                            "QP {qpn:#x}"
+                        );
+                    }
+                    self.rdma.mcgs.retain(|_, m| !m.is_empty());
+                }
+                Ok(())
+            }
+            _ => unreachable!("dispatched by opcode"),
+        }
+    }
+
+    /// Checks a RoCE address table index and port number.
+    fn gid_index(&self, idx: u32, port: u32) -> Result<u16, super::CmdError> {
+        let size = self.caps.roce("roce_address_table_size") as u32;
+        if idx >= size {
+            fail!(
+                BAD_PARAM,
+                "RoCE address index beyond roce_address_table_size",
+                "{idx} >= {size}"
+            );
+        }
+        if port > 1 {
+            fail!(
+                BAD_PARAM,
+                "RoCE address of a port the card does not have",
+                "port {port}"
+            );
+        }
+        Ok(idx as u16)
+    }
+
+    fn set_roce_address(&mut self, input: &[u8]) -> CmdResult {
+        let inp = req::<SetRoceAddressIn>(input)?;
+        let idx = self.gid_index(inp.roce_address_index(), inp.vhca_port_num())?;
+        let a = inp.roce_address();
+        let mut gid = [0u8; 16];
+        gid.copy_from_slice(a.source_l3_address());
+        let (version, l3) = (a.roce_version() as u8, a.roce_l3_type() as u8);
+        let mac = a.source_mac();
+        // An all-zero entry deletes.
+        if gid == [0; 16] && mac == [0; 6] {
+            if self.rdma.gids.remove(&idx).is_some() {
+                log::debug!("GID {idx} cleared");
+            }
+            return Ok(());
+        }
+        let cap = self.caps.roce("roce_version") as u8;
+        if version != roce_version::V1 && version != roce_version::V2 || cap & (1 << version) == 0 {
+            fail!(
+                BAD_PARAM,
+                "SET_ROCE_ADDRESS: RoCE version not supported",
+                "{version}"
+            );
+        }
+        if l3 != roce_l3_type::IPV4 && l3 != roce_l3_type::IPV6 {
+            fail!(BAD_PARAM, "SET_ROCE_ADDRESS: bad L3 type", "{l3}");
+        }
+        if mac[0] & 1 != 0 {
+            fail!(BAD_PARAM, "SET_ROCE_ADDRESS: multicast source MAC");
+        }
+        let e = GidEntry {
+            gid,
+            mac,
+            vlan_id: a.vlan_id() as u16,
+            vlan: a.vlan_valid() != 0,
+            version,
+            l3_type: l3,
+        };
+        if l3 == roce_l3_type::IPV4 && e.ipv4().is_none() {
+            fail!(
+                BAD_PARAM,
+                "SET_ROCE_ADDRESS: IPv4 entry whose GID is not IPv4-mapped"
+            );
+        }
+        log::debug!(
+            "GID {idx}: v{} {} vlan {:?}",
+            if e.is_v2() { 2 } else { 1 },
+            std::net::Ipv6Addr::from(gid),
+            e.vlan.then_some(e.vlan_id)
+        );
+        self.rdma.gids.insert(idx, e);
+        Ok(())
+    }
+}
