@@ -1,8 +1,8 @@
 //! The RoCE engine: RDMA over Converged Ethernet v2 (IBTA Annex A17) on the modelled port.
 //!
 //! The engine — queue pairs, their send and receive state machines, retransmission, the
-//! DCQCN congestion reaction to ECN marks and CNPs — will live here. This is its wire layer,
-//! pure functions with no queue state:
+//! DCQCN congestion reaction to ECN marks and CNPs — will live here. Its wire layer, pure
+//! functions with no queue state:
 //!
 //! - [`headers`]: the InfiniBand transport headers (BTH and the extension headers) and the
 //!   opcode table of the RC, UC and UD services and the CNP;
@@ -10,10 +10,33 @@
 //!   payload / pad / ICRC — [`packet::build`] and [`packet::parse`];
 //! - [`icrc`]: the invariant CRC, computed as Linux's soft-RoCE (rxe) does;
 //! - [`error`]: [`WireError`], why bytes were rejected.
+//!
+//! Its transport state machines, pure and I/O-free (events in, actions out, time passed in as
+//! nanoseconds), for the device integration to drive:
+//!
+//! - [`psn`]: 24-bit PSN arithmetic and the IBTA "ahead/behind" comparisons;
+//! - [`timers`]: the local ACK timeout and RNR NAK timer encodings;
+//! - [`status`]: [`WcStatus`], a completion's status and its mlx5 CQE syndrome;
+//! - [`segment`]: the path MTU, the request operations, and their packets' opcodes and PSNs;
+//! - [`requester`]: the RC requester (ACK/NAK processing, go-back-N, timers, retry counters);
+//! - [`responder`]: the RC responder (sequence checks, NAK once, RNR, duplicates, resources);
+//! - [`unreliable`]: the UC and UD rules.
 
 pub mod error;
 pub mod headers;
 pub mod icrc;
 pub mod packet;
+pub mod psn;
+pub mod requester;
+pub mod responder;
+pub mod segment;
+pub mod status;
+pub mod timers;
+pub mod unreliable;
+
+#[cfg(test)]
+mod loopback_tests;
 
 pub use error::WireError;
+pub use psn::Psn;
+pub use status::WcStatus;

@@ -1,0 +1,1 @@
+//! The UC and UD transport rules (in progress).
