@@ -154,6 +154,7 @@ commands! {
     ModifyRmp = MODIFY_RMP: srq::ModifyRmpIn => srq::ModifyRmpOut;
     QueryRmp = QUERY_RMP: srq::QueryRmpIn => srq::QueryRmpOut;
     DestroyRmp = DESTROY_RMP: srq::DestroyRmpIn => srq::DestroyRmpOut;
+    MadIfc = MAD_IFC: roce::MadIfcIn => roce::MadIfcOut;
     AllocXrcd = ALLOC_XRCD: roce::AllocXrcdIn => roce::AllocXrcdOut;
     DeallocXrcd = DEALLOC_XRCD: roce::DeallocXrcdIn => roce::DeallocXrcdOut;
     SetRoceAddress = SET_ROCE_ADDRESS: roce::SetRoceAddressIn => roce::SetRoceAddressOut;

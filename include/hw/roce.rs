@@ -9,6 +9,23 @@
 use crate::bits::ifc_layouts;
 
 ifc_layouts! {
+    /// Input of `MAD_IFC`: a 256-byte management datagram for the port's agents.
+    pub struct MadIfcIn: Ifc "mad_ifc_in", 0x110 {
+        opcode, set_opcode: u32 @ 0x000, 0x10;
+        op_mod, set_op_mod: u32 @ 0x030, 0x10;
+        remote_lid, set_remote_lid: u32 @ 0x040, 0x10;
+        plane_index, set_plane_index: u32 @ 0x050, 0x8;
+        port, set_port: u32 @ 0x058, 0x8;
+        mad, mad_mut: bytes @ 0x080, 0x800;
+    }
+
+    /// Output of `MAD_IFC`: the response MAD.
+    pub struct MadIfcOut: Ifc "mad_ifc_out", 0x110 {
+        status, set_status: u32 @ 0x000, 0x8;
+        syndrome, set_syndrome: u32 @ 0x020, 0x20;
+        response_mad_packet, response_mad_packet_mut: bytes @ 0x080, 0x800;
+    }
+
     /// Input of `ALLOC_XRCD`.
     pub struct AllocXrcdIn: Ifc "alloc_xrcd_in", 0x10 {
         opcode, set_opcode: u32 @ 0x000, 0x10;

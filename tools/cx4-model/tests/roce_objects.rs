@@ -428,3 +428,111 @@ fn qps_exist_without_the_roce_cap() {
     d.ok::<cmds::DestroyQp>(|i| i.set_qpn(qpn));
     d.shut_down();
 }
+
+#[test]
+fn srqs_rmps_and_xrc_srqs() {
+    use cx4_hw::srq::{
+        rmpc_state, CreateRmpIn, CreateRmpOut, CreateXrcSrqIn, CreateXrcSrqOut, QueryRmpOut,
+        QueryXrcSrqOut,
+    };
+    let mut d = Driver::up(&["--roce"]);
+    let b = base(&mut d);
+    // An RMP as mlx5_ib's create_rmp_cmd builds it: 2^6 WQEs of 64 bytes.
+    let page = d.alloc_page();
+    let dbr = d.alloc_page();
+    let pd = b.pd;
+    let mut v = input::<cmds::CreateRmp>(|i| {
+        let c = i.ctx_mut();
+        c.set_state(rmpc_state::RDY.into());
+        let w = c.wq_mut();
+        w.set_pd(pd);
+        w.set_dbr_addr(dbr);
+        w.set_log_wq_stride(6);
+        w.set_log_wq_sz(6);
+    });
+    v.resize(CreateRmpIn::SIZE + 8, 0);
+    CreateRmpIn::set_wq_pas(&mut v, 0, page).unwrap();
+    let rmpn = view::<CreateRmpOut>(&d.run_ok(&v, CreateRmpOut::SIZE)).rmpn();
+    let q = view::<QueryRmpOut>(&d.ok::<cmds::QueryRmp>(|i| i.set_rmpn(rmpn)));
+    assert_eq!(q.rmp_context().wq().log_wq_sz(), 6);
+    // MODIFY_RMP from the state it is in, with the limit watermark.
+    d.ok::<cmds::ModifyRmp>(|i| {
+        i.set_rmpn(rmpn);
+        i.set_rmp_state(rmpc_state::RDY.into());
+        i.bitmask_mut().set_lwm(1);
+        i.ctx_mut().set_state(rmpc_state::RDY.into());
+        i.ctx_mut().wq_mut().set_lwm(8);
+    });
+    let q = view::<QueryRmpOut>(&d.ok::<cmds::QueryRmp>(|i| i.set_rmpn(rmpn)));
+    assert_eq!(q.rmp_context().wq().lwm(), 8);
+    d.err::<cmds::ModifyRmp>(status::BAD_RES_STATE, |i| {
+        i.set_rmpn(rmpn);
+        i.set_rmp_state(rmpc_state::ERR.into());
+    });
+
+    // A QP receiving from it holds it.
+    let v = qp_input(&mut d, &b, qpc_st::RC, 1, |i| {
+        i.qpc_mut().set_rq_type(rq_type::SRQ_RQ.into());
+        i.qpc_mut().set_srqn_rmpn_xrqn(rmpn);
+    });
+    let qpn = view::<CreateQpOut>(&d.run_ok(&v, CreateQpOut::SIZE)).qpn();
+    d.err::<cmds::DestroyRmp>(status::BAD_RES_STATE, |i| i.set_rmpn(rmpn));
+    d.ok::<cmds::DestroyQp>(|i| i.set_qpn(qpn));
+    // Each family destroys its own.
+    d.err::<cmds::DestroyXrcSrq>(status::BAD_RES, |i| i.set_xrc_srqn(rmpn));
+    d.ok::<cmds::DestroyRmp>(|i| i.set_rmpn(rmpn));
+
+    // An XRC SRQ needs its domain; the domain is held while it lives.
+    let x = view::<AllocXrcdOut>(&d.ok::<cmds::AllocXrcd>(|_| {})).xrcd();
+    let (page, dbr, cqn) = (d.alloc_page(), d.alloc_page(), b.cqn);
+    let xrc = |xrcd: u32| {
+        let mut v = input::<cmds::CreateXrcSrq>(|i| {
+            let c = i.xrc_srq_context_entry_mut();
+            c.set_log_xrc_srq_size(5);
+            c.set_log_rq_stride(2);
+            c.set_xrcd(xrcd);
+            c.set_pd(pd);
+            c.set_cqn(cqn);
+            c.set_user_index(77);
+            c.set_db_record_addr_h((dbr >> 32) as u32);
+            c.set_db_record_addr_l((dbr as u32) >> 2);
+        });
+        v.resize(CreateXrcSrqIn::SIZE + 8, 0);
+        CreateXrcSrqIn::set_pas(&mut v, 0, page).unwrap();
+        v
+    };
+    assert_eq!(d.run(&xrc(0x7777), 16)[0], status::BAD_RES);
+    let n = view::<CreateXrcSrqOut>(&d.run_ok(&xrc(x), CreateXrcSrqOut::SIZE)).xrc_srqn();
+    let q = view::<QueryXrcSrqOut>(&d.ok::<cmds::QueryXrcSrq>(|i| i.set_xrc_srqn(n)));
+    let c = q.xrc_srq_context_entry();
+    assert_eq!(
+        (c.xrcd(), c.user_index(), c.log_xrc_srq_size(), c.cqn()),
+        (x, 77, 5, cqn)
+    );
+    d.err::<cmds::DeallocXrcd>(status::BAD_RES_STATE, |i| i.set_xrcd(x));
+    d.err::<cmds::DestroyCq>(status::BAD_RES_STATE, |i| i.set_cqn(cqn));
+    d.ok::<cmds::DestroyXrcSrq>(|i| i.set_xrc_srqn(n));
+    d.ok::<cmds::DeallocXrcd>(|i| i.set_xrcd(x));
+    d.shut_down();
+}
+
+#[test]
+fn mad_ifc_on_an_ethernet_port_answers_unsupported() {
+    let mut d = Driver::up(&["--roce"]);
+    let out = d.ok::<cmds::MadIfc>(|i| {
+        i.set_port(1);
+        i.set_op_mod(3);
+        let m = i.mad_mut();
+        m[0] = 1; // base version
+        m[1] = 0x81; // directed-route SMP class
+        m[3] = 0x01; // Get
+    });
+    let r = view::<cx4_hw::roce::MadIfcOut>(&out);
+    let m = r.response_mad_packet();
+    assert_eq!(
+        (m[1], m[3], u16::from_be_bytes([m[4], m[5]])),
+        (0x81, 0x81, 0x000c)
+    );
+    d.err::<cmds::MadIfc>(status::BAD_PARAM, |i| i.set_port(2));
+    d.shut_down();
+}

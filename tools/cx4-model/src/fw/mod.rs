@@ -19,6 +19,7 @@ mod rdma;
 mod regs;
 mod res;
 mod roce;
+mod srq;
 mod steer;
 mod tir;
 mod vport;
@@ -42,6 +43,7 @@ pub use nic::NicObjects;
 pub use qp::{Qp, QpBuf};
 pub use rdma::{GidEntry, RdmaObjects};
 pub use regs::{ETH_100GBASE_CR4, ETH_25GBASE_CR};
+pub use srq::{Srq, SrqKind};
 pub use steer::{
     DropReason, Headers, IpFields, L4Fields, RxFrame, RxVerdict, Steering, Tunnel, VlanTag,
 };
@@ -426,9 +428,14 @@ impl Firmware {
                 self.qp_cmd(ctx, op, input, out)
             }
             ALLOC_XRCD | DEALLOC_XRCD | SET_ROCE_ADDRESS | QUERY_ROCE_ADDRESS | ATTACH_TO_MCG
-            | DETACH_FROM_MCG => {
+            | DETACH_FROM_MCG | MAD_IFC => {
                 self.require(&live, "RoCE command before INIT_HCA")?;
                 self.roce_cmd(op, input, out)
+            }
+            CREATE_SRQ | DESTROY_SRQ | QUERY_SRQ | ARM_RQ | CREATE_XRC_SRQ | DESTROY_XRC_SRQ
+            | QUERY_XRC_SRQ | ARM_XRC_SRQ | CREATE_RMP | MODIFY_RMP | DESTROY_RMP | QUERY_RMP => {
+                self.require(&live, "SRQ command before INIT_HCA")?;
+                self.srq_cmd(ctx, op, input, out)
             }
             ADD_VXLAN_UDP_DPORT | DELETE_VXLAN_UDP_DPORT => {
                 self.require(&live, "VXLAN port command before INIT_HCA")?;

@@ -472,12 +472,14 @@ impl Firmware {
                 buf.log_rq_stride = stride as u8;
             }
             rq_type::SRQ_RQ => {
-                fail!(
-                    BAD_RES,
-                    "CREATE_QP with an SRQ that does not exist",
-                    "SRQ {:#x}",
-                    c.srqn_rmpn_xrqn()
-                )
+                let n = c.srqn_rmpn_xrqn();
+                if !self.rdma.srqs.contains_key(&n) {
+                    fail!(
+                        BAD_RES,
+                        "CREATE_QP with an SRQ that does not exist",
+                        "SRQ {n:#x}"
+                    );
+                }
             }
             rq_type::ZERO_LEN_RQ => {}
             _ => fail!(BAD_PARAM, "CREATE_QP: unsupported rq_type", "{rqt}"),

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::qp::Qp;
+use super::{qp::Qp, srq::Srq};
 
 /// One entry of the RoCE address table (SET_ROCE_ADDRESS).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +45,8 @@ pub struct RdmaObjects {
     /// The QP number of the port's GSI QP (service type QP1), which BTH destination QP 1
     /// reaches.
     pub gsi: Option<u32>,
+    /// Shared receive queues (SRQs, RMPs, XRC SRQs) by number.
+    pub srqs: BTreeMap<u32, Srq>,
     /// XRC domains.
     pub xrcds: BTreeSet<u32>,
     /// RoCE address table, by index.
@@ -60,6 +62,7 @@ impl RdmaObjects {
         let attached: usize = self.mcgs.values().map(BTreeSet::len).sum();
         [
             (self.qps.len(), "QPs"),
+            (self.srqs.len(), "SRQs"),
             (self.xrcds.len(), "XRCDs"),
             (attached, "multicast attachments"),
         ]
@@ -106,17 +109,18 @@ impl RdmaObjects {
         parts.join(" ")
     }
 
-    /// A QP using `cqn` (for DESTROY_CQ).
+    /// A QP or SRQ using `cqn` (for DESTROY_CQ).
     pub fn cq_user(&self, cqn: u32) -> Option<u32> {
         self.qps
             .values()
             .find(|q| q.cqn_snd == cqn || q.cqn_rcv == cqn)
             .map(|q| q.qpn)
+            .or_else(|| self.srqs.values().find(|s| s.cqn == cqn).map(|s| s.srqn))
     }
 
     /// Whether a QP is in `pd` (for DEALLOC_PD).
     pub fn pd_in_use(&self, pd: u32) -> bool {
-        self.qps.values().any(|q| q.pd == pd)
+        self.qps.values().any(|q| q.pd == pd) || self.srqs.values().any(|s| s.pd == pd)
     }
 
     /// Whether a QP rings its doorbells through UAR page `uar` (for DEALLOC_UAR).

@@ -6,9 +6,12 @@ use cx4_hw::{
     qp::qpc_st,
     roce::{
         roce_l3_type, roce_version, AllocXrcdOut, AttachToMcgIn, DeallocXrcdIn, DetachFromMcgIn,
-        QueryRoceAddressIn, QueryRoceAddressOut, SetRoceAddressIn,
+        MadIfcIn, MadIfcOut, QueryRoceAddressIn, QueryRoceAddressOut, SetRoceAddressIn,
     },
 };
+
+/// MAD status "unsupported method/attribute combination" (IBA 13.4.7.1).
+const MAD_STATUS_UNSUPPORTED_ATTR: u16 = 0x000c;
 
 use super::{fail, need_in, need_out, rdma::GidEntry, req, resp, CmdResult, Firmware};
 
@@ -33,10 +36,11 @@ impl Firmware {
                     .qps
                     .values()
                     .any(|q| q.ctx.xrcd() == id && q.st == qpc_st::XRC)
+                    || self.rdma.srqs.values().any(|s| s.xrcd == id)
                 {
                     fail!(
                         BAD_RES_STATE,
-                        "DEALLOC_XRCD of a domain a QP still uses",
+                        "DEALLOC_XRCD of a domain a QP or XRC SRQ still uses",
                         "XRCD {id:#x}"
                     );
                 }
@@ -111,8 +115,34 @@ impl Firmware {
                 }
                 Ok(())
             }
+            opcode::MAD_IFC => self.mad_ifc(input, out),
             _ => unreachable!("dispatched by opcode"),
         }
+    }
+
+    /// MAD_IFC: the port is Ethernet, so the device has no subnet management agent; like
+    /// firmware, it answers every MAD with a GetResp whose MAD status says the method/attribute
+    /// is unsupported (mlx5_ib's extended-port-info probe then turns the capability off
+    /// without a command error).
+    fn mad_ifc(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
+        let inp = req::<MadIfcIn>(input)?;
+        let port = inp.port();
+        if port == 0 || u64::from(port) > self.caps.general("num_ports").max(1) {
+            fail!(
+                BAD_PARAM,
+                "MAD_IFC on a port the card does not have",
+                "port {port}"
+            );
+        }
+        let mut mad = [0u8; 256];
+        mad.copy_from_slice(inp.mad());
+        let o = resp::<MadIfcOut>(out)?;
+        let r = o.response_mad_packet_mut();
+        r.copy_from_slice(&mad);
+        // MAD common header: method at byte 3 (GetResp = 0x81), status at bytes 4..6.
+        r[3] = 0x81;
+        r[4..6].copy_from_slice(&MAD_STATUS_UNSUPPORTED_ATTR.to_be_bytes());
+        Ok(())
     }
 
     /// Checks a RoCE address table index and port number.
@@ -172,7 +202,8 @@ impl Firmware {
             version,
             l3_type: l3,
         };
-        if l3 == roce_l3_type::IPV4 && e.ipv4().is_none() {
+        // mlx5_ib leaves the L3 type 0 (IPv4) for RoCE v1 entries, which carry any GID.
+        if e.is_v2() && l3 == roce_l3_type::IPV4 && e.ipv4().is_none() {
             fail!(
                 BAD_PARAM,
                 "SET_ROCE_ADDRESS: IPv4 entry whose GID is not IPv4-mapped"

@@ -80,7 +80,7 @@ pub struct WqDesc {
 impl WqDesc {
     /// Checks a `wq` whose page list is `pas(msg, i)`: type, stride and size within the caps,
     /// PD allocated, doorbell record in guest memory, one aligned mapped page per ring page.
-    fn parse(
+    pub(super) fn parse(
         fw: &Firmware,
         ctx: &Ctx<'_>,
         wq: &Wq,
