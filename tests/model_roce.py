@@ -70,6 +70,11 @@ def model_gids(text: str) -> set[tuple[int, str, int]]:
             for i, v, a in re.findall(r"\bgid=(\d+)/v(\d)/([0-9a-f:.]+)/", m.group(0))}
 
 
+def v6(a: str) -> str:
+    """An address as `sysfs_gids` and `model_gids` spell it."""
+    return str(ipaddress.IPv6Address(a))
+
+
 def addresses(gids: set[tuple[int, str, int]]) -> dict[str, set[int]]:
     """Address → RoCE versions present."""
     out: dict[str, set[int]] = {}
@@ -130,14 +135,14 @@ def tests(env: Env):
             return s
 
         up = addresses(same("gids-up"))
-        for a in ("::ffff:10.99.0.1", "fd00::1"):
+        for a in (v6("::ffff:10.99.0.1"), "fd00::1"):
             assert up.get(a) == {1, 2}, f"{a}: versions {up.get(a)} in {up}"
         assert any(a.startswith("fe80::") and v == {1, 2} for a, v in up.items()), up
         added = addresses(same("gids-added"))
-        for a in ("::ffff:10.99.7.1", "fd07::1"):
+        for a in (v6("::ffff:10.99.7.1"), "fd07::1"):
             assert added.get(a) == {1, 2}, f"{a}: versions {added.get(a)} in {added}"
         removed = addresses(same("gids-removed"))
-        assert "::ffff:10.99.7.1" not in removed and "fd07::1" not in removed, removed
+        assert v6("::ffff:10.99.7.1") not in removed and "fd07::1" not in removed, removed
         # The GSI QP (QP1) and mlx5_ib's UMR QP were created and brought to RTS.
         roce = section(log, "gids-up")
         assert re.search(r"qp=0x[0-9a-f]+/QP1/RTS", roce), roce
@@ -185,7 +190,7 @@ def tests(env: Env):
         by = {}
         for s in steps:
             by.setdefault(s["step"], []).append(s)
-        assert "closed" in by, f"the verbs program did not finish:\n{v}"
+        assert "closed" in by, f"the verbs program did not finish:\n{v}\n{describe(r)}"
         dev = by["device"][0]
         assert dev["max_qp"] == 1 << 18 and dev["port_state"] == 4 and dev["link_layer"] == 2, dev
         mr = by["mr"][0]

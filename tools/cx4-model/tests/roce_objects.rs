@@ -304,6 +304,25 @@ fn create_qp_checks_objects_and_sizes() {
     let v = qp_input(&mut d, &b, qpc_st::QP1, 1, |_| {});
     assert_eq!(run(&mut d, &v), status::BAD_PARAM);
     d.ok::<cmds::DestroyQp>(|i| i.set_qpn(gsi));
+    // mlx5_ib's UMR QP comes without a PD and gets one at RST2INIT (an existing one).
+    let v = qp_input(&mut d, &b, qpc_st::REG_UMR, 1, |i| i.qpc_mut().set_pd(0));
+    let umr = view::<CreateQpOut>(&d.run_ok(&v, CreateQpOut::SIZE)).qpn();
+    let v = qp_input(&mut d, &b, qpc_st::RC, 1, |i| i.qpc_mut().set_pd(0));
+    assert_eq!(run(&mut d, &v), status::BAD_RES);
+    d.err::<cmds::Rst2InitQp>(status::BAD_RES, |i| {
+        i.set_qpn(umr);
+        i.qpc_mut().set_pd(0x7777);
+        i.qpc_mut().primary_address_path_mut().set_vhca_port_num(1);
+    });
+    let pd = b.pd;
+    d.ok::<cmds::Rst2InitQp>(|i| {
+        i.set_qpn(umr);
+        i.qpc_mut().set_pd(pd);
+        i.qpc_mut().primary_address_path_mut().set_vhca_port_num(1);
+    });
+    assert_eq!(query(&mut d, umr).qpc().pd(), pd);
+    d.err::<cmds::DeallocPd>(status::BAD_RES_STATE, |i| i.set_pd(pd));
+    d.ok::<cmds::DestroyQp>(|i| i.set_qpn(umr));
     // The port may have its QP1 again.
     let gsi = create_qp(&mut d, &b, qpc_st::QP1);
     d.ok::<cmds::DestroyQp>(|i| i.set_qpn(gsi));

@@ -119,6 +119,7 @@ impl Qp {
 /// A context field a transition may take.
 #[derive(Clone, Copy, Debug)]
 enum F {
+    Pd,
     PkeyIndex,
     Port,
     Rre,
@@ -146,6 +147,7 @@ enum F {
 fn take(dst: &mut Qpc, src: &Qpc, f: F) {
     let sp = src.primary_address_path();
     match f {
+        F::Pd => dst.set_pd(src.pd()),
         F::PkeyIndex => dst
             .primary_address_path_mut()
             .set_pkey_index(sp.pkey_index()),
@@ -268,7 +270,7 @@ fn transition(op: u16) -> Option<Transition> {
                 ]
             }
             qpc_st::UC => vec![F::PkeyIndex, F::Port, F::Rwe, F::CounterSetId],
-            qpc_st::REG_UMR => vec![F::Port],
+            qpc_st::REG_UMR => vec![F::Port, F::Pd],
             _ => vec![F::PkeyIndex, F::Port, F::QKey, F::CounterSetId],
         }),
         opcode::INIT2INIT_QP => t("INIT2INIT_QP", &[INIT], INIT, |_| vec![]),
@@ -407,7 +409,9 @@ impl Firmware {
             fail!(NO_RES, "CREATE_QP: log_max_qp QPs exist");
         }
         let pd = c.pd();
-        if !self.pds.contains_key(&pd) {
+        // mlx5_ib creates its UMR QP without a PD (qp.c create_kernel_qp) and gives it one at
+        // RST2INIT.
+        if !(st == qpc_st::REG_UMR && pd == 0) && !self.pds.contains_key(&pd) {
             fail!(
                 BAD_RES,
                 "CREATE_QP in a PD that does not exist",
@@ -568,6 +572,7 @@ impl Firmware {
         let (qpn, mask) = (inp.qpn(), OptParam::from_bits_retain(inp.opt_param_mask()));
         let src = *inp.qpc();
         let caps = Limits::of(self);
+        let pd_ok = self.pds.contains_key(&src.pd());
         let gids = &self.rdma.gids;
         let Some(qp) = self.rdma.qps.get_mut(&qpn) else {
             return Err(CmdError::new(
@@ -602,6 +607,18 @@ impl Firmware {
                 format!("{} on QP {qpn:#x}: {why}", t.name),
             )
         })?;
+        if qp.pd == 0 && next.pd() != 0 {
+            if !pd_ok {
+                fail!(
+                    BAD_RES,
+                    "QP transition: PD does not exist",
+                    "{} on QP {qpn:#x}: PD {:#x}",
+                    t.name,
+                    next.pd()
+                );
+            }
+            qp.pd = next.pd();
+        }
         next.set_state(t.to.into());
         qp.ctx = next;
         qp.state = t.to;
