@@ -411,7 +411,8 @@ impl Firmware {
         let pd = c.pd();
         // mlx5_ib creates its UMR QP without a PD (qp.c create_kernel_qp) and gives it one at
         // RST2INIT.
-        if !(st == qpc_st::REG_UMR && pd == 0) && !self.pds.contains_key(&pd) {
+        let umr_without_pd = st == qpc_st::REG_UMR && pd == 0;
+        if !umr_without_pd && !self.pds.contains_key(&pd) {
             fail!(
                 BAD_RES,
                 "CREATE_QP in a PD that does not exist",
