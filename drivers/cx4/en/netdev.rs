@@ -113,6 +113,9 @@ pub(crate) const RSS_KEY_LEN: usize = 40;
 pub(crate) const MAX_MTU: u32 = 9600 - port::HARD_MTU;
 /// The smallest MTU (`ETH_MIN_MTU`).
 pub(crate) const MIN_MTU: u32 = 68;
+/// How long a stopped TX queue may wait for completions before the stack reports a TX
+/// timeout and the SQs are recovered (mlx5e's value).
+const TX_TIMEOUT_MS: u32 = 15_000;
 
 /// What `ethtool -G/-L/-X` and the stack configure, kept across close and open.
 pub(crate) struct Params {
@@ -727,6 +730,10 @@ impl En {
         let dev = reg.device();
         dev.set_dev_addr(&mac);
         dev.set_mtu_range(MIN_MTU, MAX_MTU);
+        // en_main.c mlx5e_build_nic_netdev: 15 s, not the stack's 5 s default.
+        dev.set_watchdog_timeo(
+            u32::try_from(kernel::time::msecs_to_jiffies(TX_TIMEOUT_MS)).unwrap_or(u32::MAX),
+        );
         let caps = priv_.res.caps();
         let mut hw = Features::SG
             | Features::IP_CSUM
