@@ -11,6 +11,7 @@ use cx4_hw::{
         flow::{FlowTableNicCap, FlowTablePropLayout},
         general::CmdHcaCap,
         net::{PerProtocolNetworkingOffloadCaps, QosCap, RoceCap},
+        roce::AtomicCaps,
         split_query_op_mod, HcaCapUnion, QueryHcaCapIn, QueryHcaCapOut, SetHcaCapIn,
     },
 };
@@ -45,6 +46,7 @@ fn section_type(name: &str) -> Option<(u16, &'static [Field])> {
             PerProtocolNetworkingOffloadCaps::FIELDS,
         ),
         "roce" => (cap_type::ROCE, RoceCap::FIELDS),
+        "atomic" => (cap_type::ATOMIC, AtomicCaps::FIELDS),
         "qos" => (cap_type::QOS, QosCap::FIELDS),
         "flow_table" => (cap_type::FLOW_TABLE, FlowTableNicCap::FIELDS),
         _ => return None,
