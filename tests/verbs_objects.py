@@ -97,8 +97,8 @@ def main() -> int:
             timeout=attr.timeout, retry_cnt=attr.retry_cnt, rnr_retry=attr.rnr_retry,
             qkey=attr.qkey, min_rnr_timer=attr.min_rnr_timer,
             max_rd_atomic=attr.max_rd_atomic, max_dest_rd_atomic=attr.max_dest_rd_atomic,
-            access=attr.qp_access_flags, sgid_index=attr.ah_attr.gr.sgid_index,
-            hop_limit=attr.ah_attr.gr.hop_limit)
+            access=attr.qp_access_flags, sgid_index=attr.ah_attr.sgid_index,
+            hop_limit=attr.ah_attr.hop_limit)
 
     # A transition from the wrong state is refused (RTS → RTR is not a transition).
     try:
