@@ -50,8 +50,7 @@ impl Eq {
 
     fn slot_addr(&self, idx: u32) -> Option<u64> {
         let off = u64::from(idx & (self.size() - 1)) * Eqe::SIZE as u64;
-        let page = usize::try_from(off >> self.page_shift).ok()?;
-        Some(self.pas.get(page)? + (off & ((1u64 << self.page_shift) - 1)))
+        crate::fw::ring_addr(&self.pas, self.page_shift, off)
     }
 
     /// Writes `eqe` with the ownership bit for the current pass, and raises the interrupt if

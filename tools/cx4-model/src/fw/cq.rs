@@ -60,8 +60,7 @@ pub struct Cq {
 impl Cq {
     fn slot_addr(&self, idx: u32) -> Option<u64> {
         let off = u64::from(idx & ((1 << self.log_size) - 1)) * self.cqe_size as u64;
-        let page = usize::try_from(off >> self.page_shift).ok()?;
-        Some(self.pas.get(page)? + (off & ((1u64 << self.page_shift) - 1)))
+        super::ring_addr(&self.pas, self.page_shift, off)
     }
 
     fn consumer_index(&self, ctx: &Ctx<'_>) -> Option<u32> {

@@ -559,6 +559,14 @@ pub fn ring_pas(
     Ok(list)
 }
 
+/// Guest address of byte `off` of a ring laid out on `pas`, pages of `2^page_shift` bytes
+/// (`None` past the last page). Every queue the device walks (EQ, CQ, WQ, QP, SRQ) locates its
+/// entries through this.
+pub fn ring_addr(pas: &[u64], page_shift: u8, off: u64) -> Option<u64> {
+    let page = usize::try_from(off >> page_shift).ok()?;
+    Some(pas.get(page)? + (off & ((1u64 << page_shift) - 1)))
+}
+
 /// Views a command input as its layout, or fails with BAD_INP_LEN when it is too short.
 pub fn req<T>(input: &[u8]) -> Result<&T, CmdError>
 where

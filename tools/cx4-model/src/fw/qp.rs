@@ -10,8 +10,8 @@
 use cx4_hw::{
     opcode,
     qp::{
-        mtu, qpc_st, qpc_state, rq_type, Ads, CreateQpIn, CreateQpOut, DestroyQpIn, OptParam,
-        Qp2ErrIn, Qp2RstIn, Qpc, QueryQpIn, QueryQpOut, Rst2InitQpIn,
+        mtu, qpc_st, qpc_state, rq_type, CreateQpIn, CreateQpOut, DestroyQpIn, OptParam, Qp2ErrIn,
+        Qp2RstIn, Qpc, QueryQpIn, QueryQpOut, Rst2InitQpIn,
     },
     status,
 };
@@ -51,28 +51,6 @@ impl QpBuf {
     pub fn sq_bytes(&self) -> u64 {
         self.log_sq_size.map_or(0, |l| 64u64 << l)
     }
-
-    fn addr(&self, off: u64) -> Option<u64> {
-        let off = self.offset + off;
-        let page = usize::try_from(off >> self.page_shift).ok()?;
-        Some(self.pas.get(page)? + (off & ((1u64 << self.page_shift) - 1)))
-    }
-
-    /// Guest address of send basic block `idx` (wrapping).
-    pub fn sq_addr(&self, idx: u32) -> Option<u64> {
-        let l = self.log_sq_size?;
-        let off = u64::from(idx & ((1u32 << l) - 1)) * 64;
-        self.addr(self.rq_bytes() + off)
-    }
-
-    /// Guest address of receive WQE `idx` (wrapping).
-    pub fn rq_addr(&self, idx: u32) -> Option<u64> {
-        if self.log_rq_stride == 0 {
-            return None;
-        }
-        let off = u64::from(idx & ((1u32 << self.log_rq_size) - 1)) << self.log_rq_stride;
-        self.addr(off)
-    }
 }
 
 /// One queue pair.
@@ -80,39 +58,46 @@ impl QpBuf {
 pub struct Qp {
     /// QP number.
     pub qpn: u32,
-    /// Service type (`qpc_st`).
-    pub st: u8,
-    /// State (`qpc_state`).
-    pub state: u8,
-    /// Protection domain.
-    pub pd: u32,
-    /// Send and receive CQs (0: none).
-    pub cqn_snd: u32,
-    /// See `cqn_snd`.
-    pub cqn_rcv: u32,
-    /// UAR page of its doorbells.
-    pub uar_page: u32,
-    /// Doorbell record (receive counter at +0, send counter at +4).
-    pub dbr: u64,
     /// Buffer.
     pub buf: QpBuf,
-    /// The context, as CREATE and the transitions left it.
+    /// The context, as CREATE and the transitions left it (its `state` is the QP's); the
+    /// accessors below read the fields the device works with from it.
     pub ctx: Qpc,
-    /// The device's send consumer counter (basic blocks).
-    pub sq_cc: u32,
-    /// The device's receive consumer counter (WQEs).
-    pub rq_cc: u32,
 }
 
 impl Qp {
-    /// Primary address path.
-    pub fn path(&self) -> &Ads {
-        self.ctx.primary_address_path()
+    /// Service type (`qpc_st`).
+    pub fn st(&self) -> u8 {
+        self.ctx.st() as u8
     }
 
-    /// Whether the QP receives into its own RQ (rather than an SRQ, or nothing).
-    pub fn own_rq(&self) -> bool {
-        self.ctx.rq_type() as u8 == rq_type::NON_ZERO_RQ && self.buf.log_rq_stride != 0
+    /// State (`qpc_state`).
+    pub fn state(&self) -> u8 {
+        self.ctx.state() as u8
+    }
+
+    fn set_state(&mut self, state: u8) {
+        self.ctx.set_state(state.into());
+    }
+
+    /// Protection domain (0 only for a UMR QP before RST2INIT).
+    pub fn pd(&self) -> u32 {
+        self.ctx.pd()
+    }
+
+    /// Send CQ (0: none).
+    pub fn cqn_snd(&self) -> u32 {
+        self.ctx.cqn_snd()
+    }
+
+    /// Receive CQ (0: none).
+    pub fn cqn_rcv(&self) -> u32 {
+        self.ctx.cqn_rcv()
+    }
+
+    /// UAR page of its doorbells.
+    pub fn uar_page(&self) -> u32 {
+        self.ctx.uar_page()
     }
 }
 
@@ -193,39 +178,31 @@ fn take(dst: &mut Qpc, src: &Qpc, f: F) {
 }
 
 /// The optional fields an `opt_param_mask` bit stands for.
-fn optional_fields(mask: OptParam) -> Vec<F> {
-    let table: [(OptParam, &[F]); 14] = [
-        (OptParam::ALT_ADDR_PATH, &[F::AltPath]),
-        (OptParam::RRE, &[F::Rre]),
-        (OptParam::RAE, &[F::Rae]),
-        (OptParam::RWE, &[F::Rwe]),
-        (OptParam::PKEY_INDEX, &[F::PkeyIndex]),
-        (OptParam::Q_KEY, &[F::QKey]),
-        (OptParam::RNR_TIMEOUT, &[F::MinRnrNak]),
-        (OptParam::PRIMARY_ADDR_PATH, &[F::Path]),
-        (OptParam::SRA_MAX, &[F::SraMax]),
-        (OptParam::RRA_MAX, &[F::RraMax]),
-        (OptParam::PM_STATE, &[F::PmState]),
-        (OptParam::RETRY_COUNT, &[F::RetryCount]),
-        (OptParam::RNR_RETRY, &[F::RnrRetry]),
-        (OptParam::ACK_TIMEOUT, &[F::AckTimeout]),
-    ];
-    let mut v: Vec<F> = table
-        .iter()
-        .filter(|(b, _)| mask.contains(*b))
-        .flat_map(|(_, f)| f.iter().copied())
-        .collect();
-    for (b, f) in [
+fn optional_fields(mask: OptParam) -> impl Iterator<Item = F> {
+    const TABLE: [(OptParam, F); 18] = [
+        (OptParam::ALT_ADDR_PATH, F::AltPath),
+        (OptParam::RRE, F::Rre),
+        (OptParam::RAE, F::Rae),
+        (OptParam::RWE, F::Rwe),
+        (OptParam::PKEY_INDEX, F::PkeyIndex),
+        (OptParam::Q_KEY, F::QKey),
+        (OptParam::RNR_TIMEOUT, F::MinRnrNak),
+        (OptParam::PRIMARY_ADDR_PATH, F::Path),
+        (OptParam::SRA_MAX, F::SraMax),
+        (OptParam::RRA_MAX, F::RraMax),
+        (OptParam::PM_STATE, F::PmState),
+        (OptParam::RETRY_COUNT, F::RetryCount),
+        (OptParam::RNR_RETRY, F::RnrRetry),
+        (OptParam::ACK_TIMEOUT, F::AckTimeout),
         (OptParam::PRI_PORT, F::Port),
         (OptParam::SRQN, F::Srqn),
         (OptParam::CQN_RCV, F::CqnRcv),
         (OptParam::COUNTER_SET_ID, F::CounterSetId),
-    ] {
-        if mask.contains(b) {
-            v.push(f);
-        }
-    }
-    v
+    ];
+    TABLE
+        .into_iter()
+        .filter(move |(b, _)| mask.contains(*b))
+        .map(|(_, f)| f)
 }
 
 /// Connected service types (a remote QP, PSNs, an address path).
@@ -326,7 +303,7 @@ impl Firmware {
                 if self.rdma.gsi == Some(qpn) {
                     self.rdma.gsi = None;
                 }
-                log::debug!("QP {qpn:#x} ({}) destroyed", qpc_st::qpc_st_name(qp.st));
+                log::debug!("QP {qpn:#x} ({}) destroyed", qpc_st::qpc_st_name(qp.st()));
                 Ok(())
             }
             opcode::QUERY_QP => {
@@ -339,14 +316,12 @@ impl Firmware {
                         "QP {qpn:#x}"
                     );
                 };
-                let o = resp::<QueryQpOut>(out)?;
-                *o.qpc_mut() = qp.ctx;
-                o.qpc_mut().set_state(qp.state.into());
-                let base = QueryQpOut::pas_offset(ext);
-                for (i, pa) in qp.buf.pas.iter().enumerate() {
-                    let at = base + i * 8;
-                    if let Some(slot) = out.get_mut(at..at + 8) {
-                        slot.copy_from_slice(&pa.to_be_bytes());
+                let (ctx, pas) = (qp.ctx, qp.buf.pas.clone());
+                *resp::<QueryQpOut>(out)?.qpc_mut() = ctx;
+                // As many page addresses as the output has room for.
+                for (i, &pa) in pas.iter().enumerate() {
+                    if QueryQpOut::set_pas(out, ext, i, pa).is_err() {
+                        break;
                     }
                 }
                 Ok(())
@@ -360,7 +335,7 @@ impl Firmware {
                         "QP {qpn:#x}"
                     );
                 };
-                qp.state = qpc_state::ERR;
+                qp.set_state(qpc_state::ERR);
                 Ok(())
             }
             opcode::TO_RST_QP => {
@@ -372,9 +347,7 @@ impl Firmware {
                         "QP {qpn:#x}"
                     );
                 };
-                qp.state = qpc_state::RST;
-                qp.sq_cc = 0;
-                qp.rq_cc = 0;
+                qp.set_state(qpc_state::RST);
                 Ok(())
             }
             _ => self.modify_qp(op, input),
@@ -532,22 +505,8 @@ impl Firmware {
             );
         }
         let qpn = self.alloc_id();
-        let mut kept = *c;
-        kept.set_state(qpc_state::RST.into());
-        let qp = Qp {
-            qpn,
-            st,
-            state: qpc_state::RST,
-            pd,
-            cqn_snd: c.cqn_snd(),
-            cqn_rcv: c.cqn_rcv(),
-            uar_page: uar,
-            dbr,
-            buf,
-            ctx: kept,
-            sq_cc: 0,
-            rq_cc: 0,
-        };
+        let mut qp = Qp { qpn, buf, ctx: *c };
+        qp.set_state(qpc_state::RST);
         if st == qpc_st::QP1 {
             self.rdma.gsi = Some(qpn);
         }
@@ -582,51 +541,43 @@ impl Firmware {
                 format!("{} QP {qpn:#x}", t.name),
             ));
         };
-        if !t.from.contains(&qp.state) {
+        if !t.from.contains(&qp.state()) {
             return Err(CmdError::new(
                 status::BAD_QP_STATE,
                 "QP transition from the wrong state",
                 format!(
                     "{} on QP {qpn:#x} in {}",
                     t.name,
-                    qpc_state::qpc_state_name(qp.state)
+                    qpc_state::qpc_state_name(qp.state())
                 ),
             ));
         }
         let mut next = qp.ctx;
-        let fields: Vec<F> = (t.required)(qp.st)
+        for f in (t.required)(qp.st())
             .into_iter()
             .chain(optional_fields(mask))
-            .collect();
-        for f in &fields {
-            take(&mut next, &src, *f);
+        {
+            take(&mut next, &src, f);
         }
-        check_context(qp.st, t.to, &next, &caps, gids).map_err(|why| {
+        check_context(qp.st(), t.to, &next, &caps, gids).map_err(|why| {
             CmdError::new(
                 status::BAD_PARAM,
                 "QP transition: bad context",
                 format!("{} on QP {qpn:#x}: {why}", t.name),
             )
         })?;
-        if qp.pd == 0 && next.pd() != 0 {
-            if !pd_ok {
-                fail!(
-                    BAD_RES,
-                    "QP transition: PD does not exist",
-                    "{} on QP {qpn:#x}: PD {:#x}",
-                    t.name,
-                    next.pd()
-                );
-            }
-            qp.pd = next.pd();
+        // Only a UMR QP's RST2INIT takes a PD (it was created without one).
+        if next.pd() != qp.pd() && !pd_ok {
+            fail!(
+                BAD_RES,
+                "QP transition: PD does not exist",
+                "{} on QP {qpn:#x}: PD {:#x}",
+                t.name,
+                next.pd()
+            );
         }
         next.set_state(t.to.into());
         qp.ctx = next;
-        qp.state = t.to;
-        if t.to == qpc_state::INIT && op == opcode::RST2INIT_QP {
-            qp.sq_cc = 0;
-            qp.rq_cc = 0;
-        }
         Ok(())
     }
 }

@@ -99,8 +99,8 @@ impl RdmaObjects {
             parts.push(format!(
                 "qp={:#x}/{}/{}",
                 q.qpn,
-                cx4_hw::qp::qpc_st::qpc_st_name(q.st),
-                cx4_hw::qp::qpc_state::qpc_state_name(q.state)
+                cx4_hw::qp::qpc_st::qpc_st_name(q.st()),
+                cx4_hw::qp::qpc_state::qpc_state_name(q.state())
             ));
         }
         for (g, m) in &self.mcgs {
@@ -113,25 +113,19 @@ impl RdmaObjects {
     pub fn cq_user(&self, cqn: u32) -> Option<u32> {
         self.qps
             .values()
-            .find(|q| q.cqn_snd == cqn || q.cqn_rcv == cqn)
+            .find(|q| q.cqn_snd() == cqn || q.cqn_rcv() == cqn)
             .map(|q| q.qpn)
             .or_else(|| self.srqs.values().find(|s| s.cqn == cqn).map(|s| s.srqn))
     }
 
     /// Whether a QP is in `pd` (for DEALLOC_PD).
     pub fn pd_in_use(&self, pd: u32) -> bool {
-        self.qps.values().any(|q| q.pd == pd) || self.srqs.values().any(|s| s.pd == pd)
+        self.qps.values().any(|q| q.pd() == pd) || self.srqs.values().any(|s| s.pd == pd)
     }
 
     /// Whether a QP rings its doorbells through UAR page `uar` (for DEALLOC_UAR).
     pub fn uar_in_use(&self, uar: u32) -> bool {
-        self.qps.values().any(|q| q.uar_page == uar)
-    }
-
-    /// The QP a packet for destination QP `dqpn` reaches: the GSI QP for QP 1.
-    pub fn qp_for_bth(&self, dqpn: u32) -> Option<&Qp> {
-        let n = if dqpn == 1 { self.gsi? } else { dqpn };
-        self.qps.get(&n)
+        self.qps.values().any(|q| q.uar_page() == uar)
     }
 }
 

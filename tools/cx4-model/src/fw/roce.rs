@@ -10,10 +10,10 @@ use cx4_hw::{
     },
 };
 
+use super::{fail, need_in, need_out, rdma::GidEntry, req, resp, CmdResult, Firmware};
+
 /// MAD status "unsupported method/attribute combination" (IBA 13.4.7.1).
 const MAD_STATUS_UNSUPPORTED_ATTR: u16 = 0x000c;
-
-use super::{fail, need_in, need_out, rdma::GidEntry, req, resp, CmdResult, Firmware};
 
 impl Firmware {
     pub(super) fn roce_cmd(&mut self, op: u16, input: &[u8], out: &mut [u8]) -> CmdResult {
@@ -35,7 +35,7 @@ impl Firmware {
                     .rdma
                     .qps
                     .values()
-                    .any(|q| q.ctx.xrcd() == id && q.st == qpc_st::XRC)
+                    .any(|q| q.ctx.xrcd() == id && q.st() == qpc_st::XRC)
                     || self.rdma.srqs.values().any(|s| s.xrcd == id)
                 {
                     fail!(
@@ -83,7 +83,7 @@ impl Firmware {
                             "QP {qpn:#x}"
                         );
                     };
-                    if qp.st != qpc_st::UD {
+                    if qp.st() != qpc_st::UD {
                         fail!(
                             BAD_PARAM,
                             "ATTACH_TO_MCG of a QP that is not UD",

@@ -53,8 +53,6 @@ pub struct Srq {
     pub lwm: u16,
     /// In error (a WQE the device could not use).
     pub error: bool,
-    /// The device's consumer counter.
-    pub cc: u32,
 }
 
 impl Firmware {
@@ -164,9 +162,8 @@ impl Firmware {
                             log_sq_size: None,
                         },
                         dbr: wq.dbr,
-                        lwm: wq_lwm(c.wq().lwm()),
+                        lwm: c.wq().lwm() as u16,
                         error: false,
-                        cc: 0,
                     },
                 );
                 resp::<CreateRmpOut>(out)?.set_rmpn(srqn);
@@ -287,7 +284,7 @@ impl Firmware {
                 }
                 s.error = to == rmpc_state::ERR;
                 if lwm_sel {
-                    s.lwm = wq_lwm(lwm);
+                    s.lwm = lwm as u16;
                 }
                 Ok(())
             }
@@ -426,7 +423,6 @@ impl Firmware {
                 dbr: g.dbr,
                 lwm: 0,
                 error: false,
-                cc: 0,
             },
         );
         Ok(srqn)
@@ -444,8 +440,4 @@ struct Geometry {
     xrcd: u32,
     user_index: u32,
     dbr: u64,
-}
-
-fn wq_lwm(v: u32) -> u16 {
-    v as u16
 }

@@ -146,8 +146,7 @@ impl WqDesc {
     /// Guest address of WQE `idx` (wrapping), or `None` if the ring page is missing.
     pub fn wqe_addr(&self, idx: u32) -> Option<u64> {
         let off = u64::from(idx & ((1u32 << self.log_size) - 1)) << self.log_stride;
-        let page = usize::try_from(off >> self.page_shift).ok()?;
-        Some(self.pas.get(page)? + (off & ((1u64 << self.page_shift) - 1)))
+        super::ring_addr(&self.pas, self.page_shift, off)
     }
 
     fn fill(&self, wq: &mut Wq) {
