@@ -148,13 +148,13 @@ ip link set $IF down; ip link set $IF up
 for i in $(seq 300); do [ "$(cat /sys/class/net/$IF/carrier)" = 1 ] && break; sleep 0.1; done
 reach $HOST
 MAC=$(cat /sys/class/net/$IF/address)
-timeout $((40 * SLOW)) python3 /cx4/pfc.py watch $IF --seconds $((14 * SLOW)) > /tmp/rx.txt 2>&1 &
-sleep 3
+timeout $((60 * SLOW)) python3 /cx4/pfc.py watch $IF --seconds $((20 * SLOW)) > /tmp/rx.txt 2>&1 &
+# A debug guest's Python takes seconds to start: the partner sends once it listens.
+for i in $(seq $((300 * SLOW))); do grep -q listening /tmp/rx.txt && break; sleep 0.1; done
 req ctl stats
-req ctl rx-starve ms=2000
-req host python3 PFCTOOL watch c0p0 --seconds 4 --send-to $MAC --prio 3 --count 20
-req ctl rx-starve ms=1000
-req host python3 PFCTOOL watch c0p0 --seconds 2 --send-to $MAC --prio 5 --count 20
+# The partner starts and ends the starvation itself ({ctl}: the model's control socket),
+# so it lasts exactly across its sending and watching, however slow the guest.
+req host python3 PFCTOOL starve c0p0 --ctl {ctl} --send-to $MAC --hold 3 --drop 5 --count 20 --seconds 2 --after 2
 req ctl stats
 wait
 sed "s/^/guest /" /tmp/rx.txt
@@ -259,6 +259,9 @@ def check_dcb(log: str) -> None:
     xoff = [t for t, v, q in pfc if v & 0x08 and q[3] > 0]
     xon = [t for t, v, q in pfc if v & 0x08 and q[3] == 0]
     assert xoff and xon and min(xon) > min(xoff), f"no XOFF then XON for priority 3:\n{ll}"
+    on = float(re.search(r"^starve on t=([\d.]+)", ll, re.M).group(1))
+    off = float(re.search(r"^starve off t=([\d.]+)", ll, re.M).group(1))
+    assert on < min(xoff) < off, f"XOFF outside the starvation ({on}..{off}):\n{ll}"
     assert not [1 for _, v, q in pfc if v & 0x20 and q[5] > 0], f"priority 5 (no PFC) paused:\n{ll}"
     got = re.search(r"^guest frames ethertype=0x88b5 count=(\d+) prios=(\S*)", ll, re.M)
     assert got, ll
@@ -309,7 +312,9 @@ class Relay:
             if what == "cpu":
                 return self.model_cpu()
             if what == "host":
-                r = self.run.netns_run(shlex.split(rest), timeout=self.host_timeout)
+                # `{ctl}` in a host command: this VM's model control socket.
+                argv = [a.replace("{ctl}", str(self.ctl)) for a in shlex.split(rest)]
+                r = self.run.netns_run(argv, timeout=self.host_timeout)
                 return f"{r.stdout}{r.stderr}rc={r.returncode}"
         except (OSError, subprocess.SubprocessError, vmrun.RunError) as e:
             return f"error: {e}"

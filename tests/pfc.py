@@ -14,7 +14,15 @@ runs on the host side of a run's segment and in guests).
     pfc.py watch IF --seconds S [--ethertype 0x88b5] [--send-to MAC --prio P --count N]
         optionally sends like `send`, then listens for S seconds and prints one line per MAC
         control frame (`pfc t=SECONDS vector=0xVV quanta=q0,...,q7` or `pause t=.. quanta=Q`)
-        and at the end `frames ethertype=0x88b5 count=N prios=P:N,...`
+        and at the end `frames ethertype=0x88b5 count=N prios=P:N,...`; prints `listening`
+        first, once the socket is open, so a caller can wait for it before sending
+    pfc.py starve IF --ctl SOCK --send-to MAC --hold P --drop P2 [--count N] [--seconds S]
+                 [--after S2]
+        as the partner of a card whose driver falls behind: starts `rx-starve` on the card's
+        model (control socket SOCK), sends N frames of priority P then N of P2, watches S
+        seconds, ends the starvation (`rx-starve ms=0`) and watches S2 more; prints
+        `starve on t=..`, `starve off t=..` and the MAC control frames as `watch` does. The
+        starvation lasts as long as the steps take, however slow the machine
 """
 
 from __future__ import annotations
@@ -171,15 +179,12 @@ def cmd_send(a) -> None:
         print(f"sent {a.count} frames prio={prio}")
 
 
-def cmd_watch(a) -> None:
-    s = open_sock(a.ifname)
+def listen(s: socket.socket, t0: float, until: float, ethertype: int,
+           seen: dict[int, int]) -> None:
+    """Until `until` (monotonic), prints the MAC control frames received (`pfc t=..` /
+    `pause t=..`, seconds since t0) and counts the test frames per priority into `seen`."""
     s.settimeout(0.05)
-    t0 = time.monotonic()
-    if a.send_to:
-        send_frames(a.ifname, parse_mac(a.send_to), a.prio, a.count, a.ethertype)
-    seen: dict[int, int] = {}
-    total = 0
-    while time.monotonic() - t0 < a.seconds:
+    while time.monotonic() < until:
         try:
             f, addr, tci = recv(s)
         except socket.timeout:
@@ -192,16 +197,67 @@ def cmd_watch(a) -> None:
             op = struct.unpack("!H", f[14:16])[0]
             if op == OP_PFC and len(f) >= 34:
                 vector, *q = struct.unpack("!H8H", f[16:34])
-                print(f"pfc t={t:.3f} vector={vector:#04x} quanta={','.join(map(str, q))}")
+                print(f"pfc t={t:.3f} vector={vector:#04x} quanta={','.join(map(str, q))}",
+                      flush=True)
             elif op == OP_PAUSE:
-                print(f"pause t={t:.3f} quanta={struct.unpack('!H', f[16:18])[0]}")
+                print(f"pause t={t:.3f} quanta={struct.unpack('!H', f[16:18])[0]}", flush=True)
             continue
-        prio = classify(f, a.ethertype, tci)
+        prio = classify(f, ethertype, tci)
         if prio is not None:
-            total += 1
             seen[prio] = seen.get(prio, 0) + 1
+
+
+def print_frames(ethertype: int, seen: dict[int, int]) -> None:
     prios = ",".join(f"{p}:{n}" for p, n in sorted(seen.items()))
-    print(f"frames ethertype={a.ethertype:#06x} count={total} prios={prios}")
+    print(f"frames ethertype={ethertype:#06x} count={sum(seen.values())} prios={prios}")
+
+
+def cmd_watch(a) -> None:
+    s = open_sock(a.ifname)
+    print("listening", flush=True)
+    t0 = time.monotonic()
+    if a.send_to:
+        send_frames(a.ifname, parse_mac(a.send_to), a.prio, a.count, a.ethertype)
+    seen: dict[int, int] = {}
+    listen(s, t0, t0 + a.seconds, a.ethertype, seen)
+    print_frames(a.ethertype, seen)
+
+
+def control(path: str, line: str) -> str:
+    """One request on a model's control socket; its one-line answer."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
+        c.settimeout(10)
+        c.connect(path)
+        c.sendall((line + "\n").encode())
+        reply = b""
+        while not reply.endswith(b"\n"):
+            chunk = c.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+    return reply.decode(errors="replace").strip()
+
+
+def cmd_starve(a) -> None:
+    s = open_sock(a.ifname)
+    dst = parse_mac(a.send_to)
+    t0 = time.monotonic()
+    seen: dict[int, int] = {}
+    # Bounded by the model's own limit should this process die before it ends it.
+    r = control(a.ctl, "rx-starve ms=60000")
+    if r != "ok":
+        raise SystemExit(f"rx-starve refused: {r}")
+    print(f"starve on t={time.monotonic() - t0:.3f}", flush=True)
+    try:
+        send_frames(a.ifname, dst, a.hold, a.count, a.ethertype)
+        send_frames(a.ifname, dst, a.drop, a.count, a.ethertype)
+        print(f"sent {a.count} frames prio={a.hold} then {a.count} prio={a.drop}", flush=True)
+        listen(s, t0, time.monotonic() + a.seconds, a.ethertype, seen)
+    finally:
+        r = control(a.ctl, "rx-starve ms=0")
+        print(f"starve off t={time.monotonic() - t0:.3f} {r}", flush=True)
+    listen(s, t0, time.monotonic() + a.after, a.ethertype, seen)
+    print_frames(a.ethertype, seen)
 
 
 def main() -> int:
@@ -235,8 +291,18 @@ def main() -> int:
     pw.add_argument("--send-to")
     pw.add_argument("--prio", type=int, default=0)
     pw.add_argument("--count", type=int, default=0)
+    pv = sub.add_parser("starve")
+    pv.add_argument("ifname")
+    pv.add_argument("--ctl", required=True, help="the model's control socket")
+    pv.add_argument("--send-to", required=True)
+    pv.add_argument("--hold", type=int, required=True, help="a lossless priority (PFC on)")
+    pv.add_argument("--drop", type=int, required=True, help="a priority with PFC off")
+    pv.add_argument("--count", type=int, default=20)
+    pv.add_argument("--seconds", type=float, default=2.0)
+    pv.add_argument("--after", type=float, default=2.0)
+    pv.add_argument("--ethertype", type=lambda x: int(x, 0), default=0x88B5)
     a = p.parse_args()
-    {"pause": cmd_pause, "send": cmd_send, "watch": cmd_watch}[a.cmd](a)
+    {"pause": cmd_pause, "send": cmd_send, "watch": cmd_watch, "starve": cmd_starve}[a.cmd](a)
     return 0
 
 

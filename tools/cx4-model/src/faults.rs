@@ -22,7 +22,8 @@
 //!   driver had posted no receive WQE: frames take the empty-RQ path (held with XOFF for a
 //!   lossless priority, else dropped as out of buffer) and posted WQEs are not consumed; then
 //!   the RQs take WQEs again and held frames drain in order (XON follows). A new `rx-starve`
-//!   replaces the running one's end; `clear` ends it;
+//!   replaces the running one's end; `rx-starve ms=0` (or `clear`) ends it now, so a test
+//!   can hold the starvation for exactly as long as its slowest step takes;
 //! - `clear` — remove every pending fault;
 //! - `gen-cqe cqn=5 solicited=0` — test hook: write one completion (a REQ CQE) to a CQ now, as
 //!   if a work request had finished (nothing else produces CQEs until QPs are modelled), so
@@ -203,9 +204,9 @@ impl Fault {
             ),
             "rx-starve" => {
                 let ms: u32 = num("ms", need("ms")?)?;
-                if !(1..=RX_STARVE_MAX_MS).contains(&ms) {
+                if ms > RX_STARVE_MAX_MS {
                     return Err(format!(
-                        "rx-starve: ms must be 1..={RX_STARVE_MAX_MS}, not {ms}"
+                        "rx-starve: ms must be 0..={RX_STARVE_MAX_MS}, not {ms}"
                     ));
                 }
                 Fault::RxStarve { ms }
@@ -277,6 +278,11 @@ impl FaultPlan {
             Fault::DelayIrq { .. } => {}
             Fault::WqeError(n) => self.wqe_errors = self.wqe_errors.saturating_add(n),
             Fault::RqError(n) => self.rq_errors = self.rq_errors.saturating_add(n),
+            Fault::RxStarve { ms: 0 } => {
+                if self.rx_starve_until.take().is_some() {
+                    log::info!("rx-starve ended: RQs take posted WQEs again");
+                }
+            }
             Fault::RxStarve { ms } => {
                 self.rx_starve_until = Some(Instant::now() + Duration::from_millis(u64::from(ms)));
             }
@@ -395,6 +401,10 @@ mod tests {
             Fault::RxStarve { ms: 2000 }
         );
         assert_eq!(
+            Fault::parse("rx-starve ms=0").unwrap(),
+            Fault::RxStarve { ms: 0 }
+        );
+        assert_eq!(
             Fault::parse("rx-starve ms=1").unwrap(),
             Fault::RxStarve { ms: 1 }
         );
@@ -449,7 +459,6 @@ mod tests {
             "fail opcode=0x1ffff",
             "pages",
             "rx-starve",
-            "rx-starve ms=0",
             "rx-starve ms=60001",
             "rx-starve ms=-5",
             "rx-starve ms=99999999999",
@@ -465,12 +474,8 @@ mod tests {
         let e = |s| Fault::parse(s).unwrap_err();
         assert_eq!(e("rx-starve"), "rx-starve: ms= is required");
         assert_eq!(
-            e("rx-starve ms=0"),
-            "rx-starve: ms must be 1..=60000, not 0"
-        );
-        assert_eq!(
             e("rx-starve ms=60001"),
-            "rx-starve: ms must be 1..=60000, not 60001"
+            "rx-starve: ms must be 0..=60000, not 60001"
         );
         assert_eq!(e("rx-starve ms=-1"), "ms=-1 out of range");
         assert_eq!(e("rx-starve count=1"), "rx-starve: unknown key \"count\"");

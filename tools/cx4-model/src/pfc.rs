@@ -806,6 +806,27 @@ mod tests {
     }
 
     #[test]
+    fn rx_starve_ms_0_ends_it_now_and_leaves_other_faults() {
+        let (mut d, port) = pfc_device();
+        d.fw.regs.qos.pfc_tx = 0x08;
+        post_rx(&d, 0, 1);
+        inject(&mut d, "rx-starve ms=60000");
+        inject(&mut d, "wqe-error count=2");
+        let f = prio_frame(100, 1, 3);
+        d.receive(&f);
+        assert_eq!(xon_xoff(&port.take()), vec![pfc3(0xffff)]);
+        inject(&mut d, "rx-starve ms=0");
+        d.pause_tick();
+        assert_eq!((d.path.rx_frames, d.pause.held().0), (1, 0));
+        assert_eq!(rx_buf(&d, 0, f.len()), f);
+        assert_eq!(xon_xoff(&port.take()), vec![pfc3(0)]);
+        assert_eq!(d.faults.wqe_errors, 2, "only the starvation ends");
+        // Ending none is not an error.
+        inject(&mut d, "rx-starve ms=0");
+        assert!(crate::faults::Fault::parse("rx-starve ms=60001").is_err());
+    }
+
+    #[test]
     fn lossless_buffer_full_drops_and_counts() {
         let (mut d, _port) = pfc_device();
         d.fw.regs.qos.pfc_tx = 0x01;
