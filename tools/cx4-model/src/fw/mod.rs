@@ -41,7 +41,7 @@ pub use flow::{Dest, FlowCount, FlowGroup, FlowTable, Fte, Miss};
 pub use mkey::{Access, Mkey, MkeyMap, XlateError, RESERVED_LKEY};
 pub use nic::NicObjects;
 pub use qp::{Qp, QpBuf};
-pub use rdma::{GidEntry, RdmaObjects};
+pub use rdma::{GidEntry, RdmaObjects, QP_DESTROYED};
 pub use regs::{ETH_100GBASE_CR4, ETH_25GBASE_CR};
 pub use srq::{Srq, SrqKind};
 pub use steer::{

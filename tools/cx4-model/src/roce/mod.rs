@@ -21,7 +21,18 @@
 //! - [`requester`]: the RC requester (ACK/NAK processing, go-back-N, timers, retry counters);
 //! - [`responder`]: the RC responder (sequence checks, NAK once, RNR, duplicates, resources);
 //! - [`unreliable`]: the UC and UD rules.
+//!
+//! Their integration with the device's queues, memory keys, CQs and wire:
+//!
+//! - [`wqe`]: send WQE decoding (ctrl, raddr, atomic, data and inline segments);
+//! - [`cqe`]: the mlx5 requester, responder and error CQEs of RC/UC QPs;
+//! - [`wire`]: a QP's addressing (its path and GID entry) and the RoCEv2 receive check;
+//! - [`engine`]: the per-QP engine state, created and dropped by the QP transitions;
+//! - [`device`]: the doorbell, receive, timer and flush paths on the `Device`.
 
+pub mod cqe;
+pub mod device;
+pub mod engine;
 pub mod error;
 pub mod headers;
 pub mod icrc;
@@ -33,6 +44,8 @@ pub mod segment;
 pub mod status;
 pub mod timers;
 pub mod unreliable;
+pub mod wire;
+pub mod wqe;
 
 #[cfg(test)]
 mod loopback_tests;

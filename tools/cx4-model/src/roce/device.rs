@@ -1,0 +1,995 @@
+//! The RoCE engine on the device: where the QPs' firmware objects, their engine state
+//! (`engine.rs`), guest memory, the CQs and the wire meet.
+//!
+//! - Send: a doorbell naming a QP ([`Device::qp_doorbell`]) reads the send counter from the
+//!   QP's doorbell record (`dbr_addr + 4`, big-endian, 16 bits) and decodes each WQE from the
+//!   engine's consumer counter (the send queue follows the receive queue in the QP buffer,
+//!   64-byte basic blocks) into the requester, which segments it into packets.
+//! - Receive: a RoCEv2 frame to one of the port's GIDs ([`Device::roce_receive`]) goes to the
+//!   QP its BTH names: responses to the requester, requests to the responder. Receive WQEs
+//!   are taken from the QP's receive queue (counter at `dbr_addr + 0`).
+//! - Timers: [`Device::roce_deadline`] is when the wire thread must call
+//!   [`Device::roce_tick`] (local ACK timeout, RNR timer).
+//! - State: [`Device::roce_sync`] applies the QP transitions the commands made.
+//!
+//! States: a QP in RTS executes its send queue; in RESET, INIT or RTR the doorbell is ignored
+//! (logged); in SQD the WQEs wait; in ERR they are flushed (`WR_FLUSH_ERR`), as are the
+//! receive WQEs. Requests are taken in RTR, RTS and SQD; responses in RTS and SQD.
+//!
+//! Remote accesses check the R_Key's memory key: it exists, is in the QP's PD, has the
+//! remote right (read / write / atomic) and covers the range. Atomics operate on 8-byte
+//! big-endian values in memory and return the original value big-endian, as ConnectX does.
+//!
+//! Not done yet: SRQ-attached receive queues (packets needing a receive WQE are RNR NAKed and
+//! counted `unsupported`), SEND with invalidate does not invalidate the R_Key, LOCAL_INVAL and
+//! UMR WQEs, UD / GSI / XRC QPs, RoCE v1, PFC pause of RoCE frames.
+
+use cx4_hw::{
+    cq::cqe::opcode as cqe_op,
+    qp::{qpc_state, rq_type},
+    uar::{DBR_RCV, DBR_SND},
+};
+
+use crate::{
+    device::Device,
+    eth::{
+        dma::{DmaError, RingMemory, RingWqe},
+        mkeys::MkeyDma,
+        rx,
+    },
+    fw::{Cast, QpBuf, RESERVED_LKEY},
+};
+
+use super::cqe::{self, CqeQp, RespInfo};
+use super::engine::{now_ns, Change, OpenRecv, QpEngine, ReqSide, RespSide};
+use super::headers::{
+    AtomicAckEth, AtomicEth, Ext, ExtHeaders, ImmDt, Ieth, Opcode, Reth, TransportHeaders,
+};
+use super::headers::Bth;
+use super::packet;
+use super::psn::Psn;
+use super::requester::{ReqAction, WorkRequest};
+use super::responder::{is_rc_request, RespAction, RespFault};
+use super::segment::{OpKind, RequestOp};
+use super::status::WcStatus;
+use super::wire::peek_dst_gid;
+use super::wqe::{sg_io, Gather, SendWqe, Sge};
+
+/// What the engine needs of a QP's firmware object, copied out for one operation.
+#[derive(Clone, Debug)]
+struct QpView {
+    qpn: u32,
+    state: u8,
+    pd: u32,
+    cqn_snd: u32,
+    cqn_rcv: u32,
+    user_index: u32,
+    dbr: u64,
+    buf: QpBuf,
+    srq: bool,
+}
+
+impl QpView {
+    fn cqe_qp(&self) -> CqeQp {
+        CqeQp {
+            qpn: self.qpn,
+            user_index: self.user_index,
+        }
+    }
+}
+
+/// One queue of a QP buffer (the receive queue at 0, the send queue after it).
+struct QpRing<'a> {
+    buf: &'a QpBuf,
+    base: u64,
+    mem: &'a crate::guest_mem::GuestMem,
+}
+
+impl RingMemory for QpRing<'_> {
+    fn read_ring(&self, offset: u64, out: &mut [u8]) -> Result<(), DmaError> {
+        let shift = self.buf.page_shift.min(40);
+        let page_bytes = 1u64 << shift;
+        let mut done = 0usize;
+        while done < out.len() {
+            let abs = self.buf.offset + self.base + offset + done as u64;
+            let fault = DmaError::Fault {
+                addr: abs,
+                len: (out.len() - done) as u64,
+            };
+            let page = usize::try_from(abs >> shift).map_err(|_| fault)?;
+            let pa = *self.buf.pas.get(page).ok_or(fault)?;
+            let in_page = abs & (page_bytes - 1);
+            let n = ((page_bytes - in_page) as usize).min(out.len() - done);
+            self.mem
+                .read(pa + in_page, &mut out[done..done + n])
+                .map_err(|_| fault)?;
+            done += n;
+        }
+        Ok(())
+    }
+}
+
+/// Which remote right an access needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Remote {
+    Read,
+    Write,
+    Atomic,
+}
+
+/// Whether the opcode ends a message (so it carries the solicited bit and ImmDt / IETH).
+fn ends_message(op: Opcode) -> bool {
+    op.info().headers.iter().any(|k| matches!(k, Ext::ImmDt | Ext::Ieth))
+        || op.name().ends_with("LAST")
+        || op.name().ends_with("ONLY")
+}
+
+impl Device {
+    fn read_be32_mem(&self, addr: u64) -> Option<u32> {
+        let mut b = [0u8; 4];
+        self.mem.read(addr, &mut b).ok()?;
+        Some(u32::from_be_bytes(b))
+    }
+
+    fn qp_view(&self, qpn: u32) -> Option<QpView> {
+        let qp = self.fw.rdma.qps.get(&qpn)?;
+        Some(QpView {
+            qpn,
+            state: qp.state(),
+            pd: qp.pd(),
+            cqn_snd: qp.cqn_snd(),
+            cqn_rcv: qp.cqn_rcv(),
+            user_index: qp.user_index(),
+            dbr: qp.dbr(),
+            buf: qp.buf.clone(),
+            srq: qp.ctx.rq_type() as u8 == rq_type::SRQ_RQ,
+        })
+    }
+
+    fn post(&mut self, cqn: u32, c: &cx4_hw::cq::cqe::Cqe64, solicited: bool) {
+        let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
+        let mut ctx = crate::fw::Ctx { mem, msix, faults };
+        if let Err(e) = self.fw.post_cqe(&mut ctx, cqn, &c.0, solicited) {
+            log::warn!("RoCE CQE to CQ {cqn:#x} not written: {e}");
+        }
+    }
+
+    /// Applies the QP transitions commands made since the last call: engine state created,
+    /// dropped, or flushed.
+    pub fn roce_sync(&mut self) {
+        if self.fw.rdma.qp_events.is_empty() {
+            return;
+        }
+        let events = std::mem::take(&mut self.fw.rdma.qp_events);
+        let log_max_msg = self.fw.caps.general("log_max_msg") as u32;
+        for (qpn, to) in events {
+            let change = self.roce.apply(
+                qpn,
+                to,
+                self.fw.rdma.qps.get(&qpn),
+                &self.fw.rdma.gids,
+                log_max_msg,
+            );
+            if change == Change::Flush {
+                self.with_qp(qpn, |d, q, v| d.flush(q, v));
+            }
+        }
+    }
+
+    /// Runs `f` on QP `qpn`'s engine state and firmware view (taken out of the engine for
+    /// the call); nothing if either is missing.
+    fn with_qp(&mut self, qpn: u32, f: impl FnOnce(&mut Device, &mut QpEngine, &QpView)) {
+        let Some(v) = self.qp_view(qpn) else {
+            return;
+        };
+        let Some(mut q) = self.roce.qps.remove(&qpn) else {
+            return;
+        };
+        f(self, &mut q, &v);
+        // The QP may have been reset meanwhile (it cannot from here), keep the state.
+        self.roce.qps.insert(qpn, q);
+        self.roce_drain_loopback();
+    }
+
+    /// A send doorbell naming QP `qpn` (UAR page `page`); false if no such QP exists.
+    pub fn qp_doorbell(&mut self, page: u32, qpn: u32) -> bool {
+        self.roce_sync();
+        let Some(v) = self.qp_view(qpn) else {
+            return false;
+        };
+        self.roce.stats.doorbells += 1;
+        if !self.roce.qps.contains_key(&qpn) {
+            if v.state == qpc_state::RST {
+                log::debug!("doorbell on QP {qpn:#x} in RST, ignored");
+            } else {
+                self.roce.stats.unsupported += 1;
+                log::debug!("doorbell on QP {qpn:#x}: its service type is not run by the engine");
+            }
+            return true;
+        }
+        let uar = self.fw.rdma.qps.get(&qpn).map_or(page, |qp| qp.uar_page());
+        if uar != page {
+            log::debug!("QP {qpn:#x} rung through UAR {page}, created on UAR {uar}");
+        }
+        self.with_qp(qpn, |d, q, v| match v.state {
+            qpc_state::RTS => d.execute_qp_sq(q, v),
+            qpc_state::ERR => d.flush(q, v),
+            qpc_state::SQD => log::debug!("doorbell on QP {qpn:#x} in SQD: WQEs wait"),
+            s => log::debug!(
+                "doorbell on QP {qpn:#x} in {}, ignored",
+                qpc_state::qpc_state_name(s)
+            ),
+        });
+        true
+    }
+
+    /// Executes the send WQEs from the consumer counter up to the doorbell record's.
+    fn execute_qp_sq(&mut self, q: &mut QpEngine, v: &QpView) {
+        let Some(log_sq) = v.buf.log_sq_size else {
+            return;
+        };
+        let Some(pc) = self.read_be32_mem(v.dbr + DBR_SND as u64) else {
+            log::warn!("QP {:#x}: doorbell record {:#x} unreadable", v.qpn, v.dbr);
+            return;
+        };
+        let pc = pc & 0xffff;
+        let mut budget = 1u32 << log_sq;
+        let now = now_ns();
+        while (q.sq_cc & 0xffff) != pc && budget > 0 {
+            let index = q.sq_cc as u16;
+            let ring = QpRing {
+                buf: &v.buf,
+                base: v.buf.rq_bytes(),
+                mem: &self.mem,
+            };
+            let r = RingWqe::new(&ring, u32::from(log_sq), 6, q.sq_cc);
+            if q.error {
+                let (op, bbs) = SendWqe::peek(&r).unwrap_or((0, 1));
+                self.flush_send(v, index, op);
+                q.sq_cc = q.sq_cc.wrapping_add(u32::from(bbs));
+                budget = budget.saturating_sub(u32::from(bbs));
+                continue;
+            }
+            let decoded = SendWqe::decode(&r, index).and_then(|w| {
+                let dma = MkeyDma {
+                    fw: &self.fw,
+                    mem: &self.mem,
+                    pd: v.pd,
+                };
+                w.check_keys(&|lkey, addr, len, write| {
+                    dma.fw
+                        .translate(dma.mem, lkey, dma.pd, addr, len, write)
+                        .map(|_| ())
+                        .map_err(|_| DmaError::BadLkey { lkey })
+                })?;
+                Ok(w)
+            });
+            let bbs = match &decoded {
+                Ok(w) => w.bbs,
+                Err(_) => SendWqe::peek(&r).map_or(1, |p| p.1),
+            };
+            q.sq_cc = q.sq_cc.wrapping_add(u32::from(bbs));
+            budget = budget.saturating_sub(u32::from(bbs));
+            self.roce.stats.wqes += 1;
+            match decoded {
+                Err(e) => {
+                    let op = SendWqe::peek(&r).map_or(0, |p| p.0);
+                    log::warn!(
+                        "QP {:#x} WQE {index:#x}: {e}: error CQE, QP to error",
+                        v.qpn
+                    );
+                    self.local_error(q, v, index, op, e.status());
+                }
+                Ok(w) => self.post_send(q, v, w, now),
+            }
+        }
+    }
+
+    /// Hands a decoded send WQE to the requester.
+    fn post_send(&mut self, q: &mut QpEngine, v: &QpView, w: SendWqe, now: u64) {
+        let Some(op) = w.op() else {
+            // A NOP completes at once (the model does not order it behind requests in flight).
+            if w.signaled {
+                let c = cqe::req_cqe(v.cqe_qp(), w.index, w.opcode, 0);
+                self.post(v.cqn_snd, &c, false);
+            }
+            return;
+        };
+        let len = u32::try_from(w.len()).unwrap_or(u32::MAX);
+        let atomic_bad = op.kind() == OpKind::Atomic
+            && (len != 8 || matches!(w.gather, Gather::Inline(_)));
+        if atomic_bad {
+            log::warn!(
+                "QP {:#x} WQE {:#x}: atomic without one 8-byte local buffer",
+                v.qpn,
+                w.index
+            );
+            self.local_error(q, v, w.index, w.opcode, WcStatus::LocalLengthErr);
+            return;
+        }
+        let wr = WorkRequest {
+            wqe_index: w.index,
+            op,
+            len,
+            fence: w.fence,
+        };
+        q.wqes.push_back(w);
+        let acts = match &mut q.req {
+            Some(ReqSide::Rc(r)) => r.post(wr, now),
+            Some(ReqSide::Uc(r)) => r.post(wr),
+            None => return,
+        };
+        self.req_actions(q, v, acts, &[]);
+    }
+
+    /// A WQE that failed locally: what is in flight is flushed, this one completes in error,
+    /// the QP goes to error (later WQEs are flushed).
+    fn local_error(&mut self, q: &mut QpEngine, v: &QpView, index: u16, op: u8, s: WcStatus) {
+        self.roce.stats.errors += 1;
+        while let Some(w) = q.wqes.pop_front() {
+            self.flush_send(v, w.index, w.opcode);
+        }
+        let e = cqe::err_cqe(v.cqe_qp(), false, s, index, op);
+        self.post(v.cqn_snd, &e, false);
+        self.enter_error(q, v);
+    }
+
+    fn flush_send(&mut self, v: &QpView, index: u16, op: u8) {
+        self.roce.stats.flushed += 1;
+        let e = cqe::err_cqe(v.cqe_qp(), false, WcStatus::WrFlushErr, index, op);
+        self.post(v.cqn_snd, &e, false);
+    }
+
+    /// Moves the QP to the error state (the firmware's QP too) and flushes.
+    fn enter_error(&mut self, q: &mut QpEngine, v: &QpView) {
+        if let Some(qp) = self.fw.rdma.qps.get_mut(&v.qpn) {
+            qp.set_error();
+        }
+        q.error = true;
+        self.flush(q, v);
+    }
+
+    /// Flushes a QP in error: its send WQEs in flight and posted, the receive WQE being
+    /// filled and the posted receive WQEs, each with a `WR_FLUSH_ERR` CQE.
+    fn flush(&mut self, q: &mut QpEngine, v: &QpView) {
+        q.error = true;
+        q.req = None;
+        q.resp = None;
+        while let Some(w) = q.wqes.pop_front() {
+            self.flush_send(v, w.index, w.opcode);
+        }
+        if let Some(log_sq) = v.buf.log_sq_size {
+            if let Some(pc) = self.read_be32_mem(v.dbr + DBR_SND as u64) {
+                let mut budget = 1u32 << log_sq;
+                while (q.sq_cc & 0xffff) != (pc & 0xffff) && budget > 0 {
+                    let ring = QpRing {
+                        buf: &v.buf,
+                        base: v.buf.rq_bytes(),
+                        mem: &self.mem,
+                    };
+                    let r = RingWqe::new(&ring, u32::from(log_sq), 6, q.sq_cc);
+                    let (op, bbs) = SendWqe::peek(&r).unwrap_or((0, 1));
+                    self.flush_send(v, q.sq_cc as u16, op);
+                    q.sq_cc = q.sq_cc.wrapping_add(u32::from(bbs));
+                    budget = budget.saturating_sub(u32::from(bbs));
+                }
+            }
+        }
+        let flush_recv = |d: &mut Device, index: u16| {
+            d.roce.stats.flushed += 1;
+            let e = cqe::err_cqe(v.cqe_qp(), true, WcStatus::WrFlushErr, index, 0);
+            d.post(v.cqn_rcv, &e, false);
+        };
+        if let Some(o) = q.recv_open.take() {
+            flush_recv(self, o.index);
+        }
+        if v.buf.rq_bytes() > 0 {
+            if let Some(pc) = self.read_be32_mem(v.dbr + DBR_RCV as u64) {
+                let mut budget = 1u32 << v.buf.log_rq_size;
+                while (q.rq_cc & 0xffff) != (pc & 0xffff) && budget > 0 {
+                    flush_recv(self, q.rq_cc as u16);
+                    q.rq_cc = q.rq_cc.wrapping_add(1);
+                    budget -= 1;
+                }
+            }
+        }
+    }
+
+    /// Carries out requester actions; `payload` is the response packet's (READ data).
+    fn req_actions(&mut self, q: &mut QpEngine, v: &QpView, acts: Vec<ReqAction>, payload: &[u8]) {
+        let mut error = false;
+        for a in acts {
+            match a {
+                ReqAction::Transmit(tx) => self.transmit_request(q, v, &tx),
+                ReqAction::ReadData {
+                    wqe_index,
+                    offset,
+                    len,
+                } => {
+                    let Some(w) = q.wqe(wqe_index) else { continue };
+                    let data = payload.get(..len as usize).unwrap_or_default();
+                    let dma = MkeyDma {
+                        fw: &self.fw,
+                        mem: &self.mem,
+                        pd: v.pd,
+                    };
+                    if let Err(e) = w.scatter(&dma, u64::from(offset), data) {
+                        log::warn!("QP {:#x} READ WQE {wqe_index:#x}: {e}", v.qpn);
+                    }
+                }
+                ReqAction::AtomicResult { wqe_index, orig } => {
+                    let Some(w) = q.wqe(wqe_index) else { continue };
+                    let dma = MkeyDma {
+                        fw: &self.fw,
+                        mem: &self.mem,
+                        pd: v.pd,
+                    };
+                    if let Err(e) = w.scatter(&dma, 0, &orig.to_be_bytes()) {
+                        log::warn!("QP {:#x} atomic WQE {wqe_index:#x}: {e}", v.qpn);
+                    }
+                }
+                ReqAction::Complete(c) => {
+                    let w = q.take_wqe(c.wqe_index);
+                    let op = w.as_ref().map_or(0, |w| w.opcode);
+                    if c.status.is_error() {
+                        if c.status == WcStatus::WrFlushErr {
+                            self.roce.stats.flushed += 1;
+                        } else {
+                            self.roce.stats.errors += 1;
+                            log::warn!(
+                                "QP {:#x} WQE {:#x}: completed with {:?}",
+                                v.qpn,
+                                c.wqe_index,
+                                c.status
+                            );
+                        }
+                        let e = cqe::err_cqe(v.cqe_qp(), false, c.status, c.wqe_index, op);
+                        self.post(v.cqn_snd, &e, false);
+                    } else if w.as_ref().is_some_and(|w| w.signaled) {
+                        let bytes = match c.op.kind() {
+                            OpKind::Atomic => 8,
+                            _ => c.bytes,
+                        };
+                        let e = cqe::req_cqe(v.cqe_qp(), c.wqe_index, op, bytes);
+                        self.post(v.cqn_snd, &e, false);
+                    }
+                }
+                ReqAction::EnterError(s) => {
+                    log::warn!("QP {:#x}: requester error {s:?}, QP to error", v.qpn);
+                    error = true;
+                }
+            }
+        }
+        if error {
+            self.enter_error(q, v);
+        }
+    }
+
+    /// Builds and sends one request packet.
+    fn transmit_request(&mut self, q: &QpEngine, v: &QpView, tx: &super::requester::TxPacket) {
+        let (Some(w), Some(path)) = (q.wqe(tx.wqe_index), q.path) else {
+            return;
+        };
+        let mut bth = Bth::new(tx.opcode, path.remote_qpn, tx.psn.value());
+        bth.ack_req = tx.ack_req;
+        bth.solicited = w.solicited && ends_message(tx.opcode);
+        let (raddr, rkey) = w.remote.unwrap_or((0, 0));
+        let mut ext = ExtHeaders::default();
+        for k in tx.opcode.info().headers {
+            match k {
+                Ext::Reth => {
+                    let read = tx.op == RequestOp::Read;
+                    ext.reth = Some(Reth {
+                        va: raddr.wrapping_add(u64::from(tx.offset)),
+                        rkey,
+                        dma_len: if read {
+                            tx.len
+                        } else {
+                            u32::try_from(w.len()).unwrap_or(u32::MAX)
+                        },
+                    });
+                }
+                Ext::AtomicEth => {
+                    let (swap_add, compare) = w.atomic.unwrap_or((0, 0));
+                    ext.atomic = Some(AtomicEth {
+                        va: raddr,
+                        rkey,
+                        swap_add,
+                        compare,
+                    });
+                }
+                Ext::ImmDt => ext.imm = Some(ImmDt { imm: w.imm }),
+                Ext::Ieth => ext.ieth = Some(Ieth { rkey: w.imm }),
+                _ => {}
+            }
+        }
+        let mut payload = Vec::new();
+        if tx.opcode.info().payload && tx.len > 0 {
+            payload = vec![0u8; tx.len as usize];
+            let dma = MkeyDma {
+                fw: &self.fw,
+                mem: &self.mem,
+                pd: v.pd,
+            };
+            if let Err(e) = w.gather(&dma, u64::from(tx.offset), &mut payload) {
+                // The buffer changed under a posted WQE (deregistered): nothing is sent; the
+                // retry timer gives up eventually.
+                log::warn!("QP {:#x} WQE {:#x}: gather failed: {e}", v.qpn, w.index);
+                self.roce.stats.errors += 1;
+                return;
+            }
+        }
+        match path.frame(bth, ext, &payload) {
+            Ok(f) => self.roce_transmit(f),
+            Err(e) => log::warn!("QP {:#x}: packet not built: {e}", v.qpn),
+        }
+    }
+
+    /// Puts a RoCE frame on the wire (or loops it back when it is for one of our GIDs).
+    fn roce_transmit(&mut self, frame: Vec<u8>) {
+        let len = frame.len() as u64;
+        if let Some(g) = peek_dst_gid(&frame) {
+            if self.fw.rdma.gids.values().any(|e| e.gid == g) {
+                self.roce.stats.tx_packets += 1;
+                self.roce.stats.tx_bytes += len;
+                self.roce.loopback.push_back(frame);
+                return;
+            }
+        }
+        if !self.fw.regs.oper_up() {
+            self.path.tx_link_down += 1;
+            return;
+        }
+        let mut dmac = [0u8; 6];
+        dmac.copy_from_slice(&frame[..6]);
+        if let Some(p) = &self.port {
+            if let Err(e) = p.send(&frame) {
+                log::debug!("{}: send failed: {e}", p.name());
+            }
+        }
+        self.fw.count_tx(Cast::of(&dmac), len);
+        self.path.tx_frames += 1;
+        self.path.tx_bytes += len;
+        self.roce.stats.tx_packets += 1;
+        self.roce.stats.tx_bytes += len;
+    }
+
+    /// Receives the frames looped back to the port's own GIDs.
+    fn roce_drain_loopback(&mut self) {
+        // Bounded: a QP talking to itself cannot keep this loop going forever.
+        for _ in 0..4096 {
+            let Some(f) = self.roce.loopback.pop_front() else {
+                return;
+            };
+            self.roce_receive_packet(&f);
+        }
+    }
+
+    /// A frame from the wire: if it is RoCEv2 (UDP 4791) to one of the port's GIDs, the engine
+    /// takes it (returns true) — delivered, or dropped and counted; the Ethernet path sees
+    /// every other frame.
+    pub fn roce_receive(&mut self, frame: &[u8]) -> bool {
+        if self.fw.rdma.gids.is_empty() {
+            return false;
+        }
+        let Some(g) = peek_dst_gid(frame) else {
+            return false;
+        };
+        if !self.fw.rdma.gids.values().any(|e| e.gid == g) {
+            return false;
+        }
+        self.roce_sync();
+        self.roce_receive_packet(frame);
+        self.roce_drain_loopback();
+        true
+    }
+
+    fn roce_receive_packet(&mut self, frame: &[u8]) {
+        let p = match packet::parse(frame) {
+            Ok(p) => p,
+            Err(e) => {
+                log::debug!("RoCE frame of {} bytes dropped: {e}", frame.len());
+                self.roce.stats.rx_malformed += 1;
+                return;
+            }
+        };
+        self.roce.stats.rx_packets += 1;
+        self.roce.stats.rx_bytes += frame.len() as u64;
+        let hdr = p.transport();
+        let ipv4 = matches!(p.ip, packet::Ip::V4(_));
+        let qpn = hdr.bth.dest_qp;
+        let payload = p.payload.to_vec();
+        if !self.fw.rdma.qps.contains_key(&qpn) || !self.roce.qps.contains_key(&qpn) {
+            self.roce.stats.rx_no_qp += 1;
+            return;
+        }
+        self.with_qp(qpn, |d, q, v| d.qp_packet(q, v, &hdr, &payload, ipv4));
+    }
+
+    /// A packet for QP `q`.
+    fn qp_packet(
+        &mut self,
+        q: &mut QpEngine,
+        v: &QpView,
+        hdr: &TransportHeaders,
+        payload: &[u8],
+        ipv4: bool,
+    ) {
+        let op = hdr.bth.opcode;
+        let svc = op.info().service;
+        if svc != q.service {
+            self.roce.stats.rx_no_qp += 1;
+            return;
+        }
+        let rc_request = is_rc_request(op);
+        let is_response = svc == super::headers::Service::Rc && !rc_request;
+        if is_response {
+            if !matches!(v.state, qpc_state::RTS | qpc_state::SQD) {
+                self.roce.stats.rx_no_qp += 1;
+                return;
+            }
+            let now = now_ns();
+            let acts = match &mut q.req {
+                Some(ReqSide::Rc(r)) => r.on_response(hdr, payload.len() as u32, now),
+                _ => {
+                    self.roce.stats.rx_dropped += 1;
+                    return;
+                }
+            };
+            self.req_actions(q, v, acts, payload);
+            return;
+        }
+        if !matches!(v.state, qpc_state::RTR | qpc_state::RTS | qpc_state::SQD) {
+            self.roce.stats.rx_no_qp += 1;
+            return;
+        }
+        if v.srq {
+            self.roce.stats.unsupported += 1;
+            log::debug!("QP {:#x}: receive from an SRQ is not modelled yet", v.qpn);
+        }
+        let available = self.recv_available(q, v);
+        let acts = match &mut q.resp {
+            Some(RespSide::Rc(r)) => r.on_packet(hdr, payload.len() as u32, available),
+            Some(RespSide::Uc(r)) => r.on_packet(hdr, payload.len() as u32, available),
+            None => {
+                self.roce.stats.rx_dropped += 1;
+                return;
+            }
+        };
+        self.resp_actions(q, v, acts, hdr, payload, ipv4);
+    }
+
+    /// Whether a receive WQE is posted and not taken.
+    fn recv_available(&self, q: &QpEngine, v: &QpView) -> bool {
+        if v.srq || v.buf.rq_bytes() == 0 {
+            return false;
+        }
+        self.read_be32_mem(v.dbr + DBR_RCV as u64)
+            .is_some_and(|pc| (pc & 0xffff) != (q.rq_cc & 0xffff))
+    }
+
+    /// Takes the next receive WQE.
+    fn take_recv(&mut self, q: &mut QpEngine, v: &QpView) -> Result<OpenRecv, DmaError> {
+        let ring = QpRing {
+            buf: &v.buf,
+            base: 0,
+            mem: &self.mem,
+        };
+        let r = RingWqe::new(
+            &ring,
+            u32::from(v.buf.log_rq_size),
+            u32::from(v.buf.log_rq_stride),
+            q.rq_cc,
+        );
+        let index = q.rq_cc as u16;
+        q.rq_cc = q.rq_cc.wrapping_add(1);
+        let segs = rx::rq_wqe_segments(&r, 1usize << v.buf.log_rq_stride)?;
+        Ok(OpenRecv {
+            index,
+            sges: segs
+                .into_iter()
+                .map(|s| Sge {
+                    lkey: s.lkey,
+                    addr: s.addr,
+                    len: s.len,
+                })
+                .collect(),
+        })
+    }
+
+    /// Checks an R_Key for `len` bytes at `va` in the QP's PD; the guest pieces.
+    fn remote_pieces(
+        &self,
+        rkey: u32,
+        pd: u32,
+        va: u64,
+        len: u32,
+        need: Remote,
+    ) -> Result<Vec<(u64, u32)>, ()> {
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        if rkey == RESERVED_LKEY {
+            return Err(());
+        }
+        let m = self.fw.mkey(rkey).ok_or(())?;
+        let allowed = match need {
+            Remote::Read => m.access.remote_read,
+            Remote::Write => m.access.remote_write,
+            Remote::Atomic => m.access.atomic,
+        };
+        if m.pd != pd || !allowed {
+            return Err(());
+        }
+        self.fw
+            .translate(&self.mem, rkey, pd, va, len, need != Remote::Read)
+            .map_err(|_| ())
+    }
+
+    fn resp_fault(&mut self, q: &mut QpEngine, psn: Psn, f: RespFault) -> Vec<RespAction> {
+        match &mut q.resp {
+            Some(RespSide::Rc(r)) => r.fault(psn, f),
+            Some(RespSide::Uc(r)) => r.fault(f),
+            None => Vec::new(),
+        }
+    }
+
+    /// Carries out responder actions for the packet `hdr` / `payload`.
+    fn resp_actions(
+        &mut self,
+        q: &mut QpEngine,
+        v: &QpView,
+        acts: Vec<RespAction>,
+        hdr: &TransportHeaders,
+        payload: &[u8],
+        ipv4: bool,
+    ) {
+        let mut queue: std::collections::VecDeque<RespAction> = acts.into();
+        let mut error = false;
+        while let Some(a) = queue.pop_front() {
+            match a {
+                RespAction::RecvData {
+                    psn,
+                    offset,
+                    len,
+                    new_wqe,
+                } => {
+                    if new_wqe {
+                        match self.take_recv(q, v) {
+                            Ok(o) => q.recv_open = Some(o),
+                            Err(e) => {
+                                log::warn!("QP {:#x}: receive WQE unreadable: {e}", v.qpn);
+                                queue = self.resp_fault(q, psn, RespFault::Operational).into();
+                                continue;
+                            }
+                        }
+                    }
+                    let Some(o) = &q.recv_open else {
+                        queue = self.resp_fault(q, psn, RespFault::Operational).into();
+                        continue;
+                    };
+                    let cap: u64 = o.sges.iter().map(|s| u64::from(s.len)).sum();
+                    if u64::from(offset) + u64::from(len) > cap {
+                        log::debug!("QP {:#x}: SEND longer than the receive WQE", v.qpn);
+                        queue = self.resp_fault(q, psn, RespFault::RecvLength).into();
+                        continue;
+                    }
+                    let data = payload.get(..len as usize).unwrap_or_default();
+                    let dma = MkeyDma {
+                        fw: &self.fw,
+                        mem: &self.mem,
+                        pd: v.pd,
+                    };
+                    let r = sg_io(&o.sges, u64::from(offset), data.len(), |s, at, range| {
+                        crate::eth::dma::Dma::write(&dma, s.lkey, at, &data[range])
+                    });
+                    if let Err(e) = r {
+                        log::debug!("QP {:#x}: receive scatter: {e}", v.qpn);
+                        queue = self.resp_fault(q, psn, RespFault::RecvProtection).into();
+                        continue;
+                    }
+                }
+                RespAction::WriteData { psn, rkey, va, len } => {
+                    let data = payload.get(..len as usize).unwrap_or_default();
+                    match self.remote_pieces(rkey, v.pd, va, len, Remote::Write) {
+                        Ok(pieces) => {
+                            let mut at = 0usize;
+                            for (pa, n) in pieces {
+                                let n = n as usize;
+                                let _ = self.mem.write(pa, &data[at..at + n]);
+                                at += n;
+                            }
+                        }
+                        Err(()) => {
+                            log::debug!("QP {:#x}: WRITE to R_Key {rkey:#x} refused", v.qpn);
+                            queue = self.resp_fault(q, psn, RespFault::RemoteAccess).into();
+                            continue;
+                        }
+                    }
+                }
+                RespAction::RecvComplete(rc) => {
+                    let (opcode, immediate) = match (rc.rdma_write, rc.imm, rc.invalidate) {
+                        (true, imm, _) => (cqe_op::RESP_WR_IMM, imm.unwrap_or(0)),
+                        (false, Some(imm), _) => (cqe_op::RESP_SEND_IMM, imm),
+                        (false, None, Some(rkey)) => (cqe_op::RESP_SEND_INV, rkey),
+                        (false, None, None) => (cqe_op::RESP_SEND, 0),
+                    };
+                    let index = if rc.rdma_write {
+                        match self.take_recv(q, v) {
+                            Ok(o) => o.index,
+                            Err(_) => q.rq_cc.wrapping_sub(1) as u16,
+                        }
+                    } else {
+                        match q.recv_open.take() {
+                            Some(o) => o.index,
+                            None => continue,
+                        }
+                    };
+                    let c = cqe::resp_cqe(
+                        v.cqe_qp(),
+                        &RespInfo {
+                            wqe_counter: index,
+                            byte_cnt: rc.bytes,
+                            opcode,
+                            immediate,
+                            remote_qpn: q.path.map_or(0, |p| p.remote_qpn),
+                            ipv4,
+                        },
+                    );
+                    self.post(v.cqn_rcv, &c, rc.solicited);
+                }
+                RespAction::ReadResponse(rr) => {
+                    match self.remote_pieces(rr.rkey, v.pd, rr.va, rr.len, Remote::Read) {
+                        Ok(pieces) => {
+                            let mut data = Vec::with_capacity(rr.len as usize);
+                            for (pa, n) in pieces {
+                                let mut b = vec![0u8; n as usize];
+                                let _ = self.mem.read(pa, &mut b);
+                                data.extend_from_slice(&b);
+                            }
+                            for pkt in rr.packets() {
+                                let s = pkt.offset as usize;
+                                let chunk = data.get(s..s + pkt.len as usize).unwrap_or_default();
+                                let mut ext = ExtHeaders::default();
+                                ext.aeth = pkt.aeth;
+                                self.send_response(q, pkt.opcode, pkt.psn, ext, chunk);
+                            }
+                        }
+                        Err(()) => {
+                            log::debug!("QP {:#x}: READ of R_Key {:#x} refused", v.qpn, rr.rkey);
+                            queue = self
+                                .resp_fault(q, rr.first_psn, RespFault::RemoteAccess)
+                                .into();
+                            continue;
+                        }
+                    }
+                }
+                RespAction::ExecuteAtomic(a) => {
+                    match self.remote_pieces(a.rkey, v.pd, a.va, 8, Remote::Atomic) {
+                        Ok(pieces) if pieces.len() == 1 => {
+                            let pa = pieces[0].0;
+                            let mut b = [0u8; 8];
+                            let _ = self.mem.read(pa, &mut b);
+                            let orig = u64::from_be_bytes(b);
+                            let new = if a.compare_swap {
+                                if orig == a.compare {
+                                    a.swap_add
+                                } else {
+                                    orig
+                                }
+                            } else {
+                                orig.wrapping_add(a.swap_add)
+                            };
+                            let _ = self.mem.write(pa, &new.to_be_bytes());
+                            let more = match &mut q.resp {
+                                Some(RespSide::Rc(r)) => r.atomic_result(a.psn, orig),
+                                _ => Vec::new(),
+                            };
+                            for m in more.into_iter().rev() {
+                                queue.push_front(m);
+                            }
+                        }
+                        _ => {
+                            queue = self.resp_fault(q, a.psn, RespFault::RemoteAccess).into();
+                            continue;
+                        }
+                    }
+                }
+                RespAction::AtomicAck { psn, aeth, orig, .. } => {
+                    let ext = ExtHeaders {
+                        aeth: Some(aeth),
+                        atomic_ack: Some(AtomicAckEth { orig }),
+                        ..Default::default()
+                    };
+                    self.send_response(q, Opcode::RcAtomicAcknowledge, psn, ext, &[]);
+                }
+                RespAction::SendAck { psn, aeth } => {
+                    let ext = ExtHeaders {
+                        aeth: Some(aeth),
+                        ..Default::default()
+                    };
+                    self.send_response(q, Opcode::RcAcknowledge, psn, ext, &[]);
+                }
+                RespAction::RecvError(s) => {
+                    let index = match q.recv_open.take() {
+                        Some(o) => o.index,
+                        None => match self.take_recv(q, v) {
+                            Ok(o) => o.index,
+                            Err(_) => q.rq_cc.wrapping_sub(1) as u16,
+                        },
+                    };
+                    self.roce.stats.errors += 1;
+                    let e = cqe::err_cqe(v.cqe_qp(), true, s, index, 0);
+                    self.post(v.cqn_rcv, &e, false);
+                }
+                RespAction::EnterError(code) => {
+                    log::warn!(
+                        "QP {:#x}: responder error ({code:?}) on PSN {:#x}, QP to error",
+                        v.qpn,
+                        hdr.bth.psn
+                    );
+                    error = true;
+                }
+                RespAction::Dropped(why) => {
+                    self.roce.stats.rx_dropped += 1;
+                    log::trace!("QP {:#x}: packet dropped: {why:?}", v.qpn);
+                }
+            }
+        }
+        if error {
+            self.enter_error(q, v);
+        }
+    }
+
+    /// Sends a response packet (ACK, READ response, atomic ACK) to the QP's peer.
+    fn send_response(
+        &mut self,
+        q: &QpEngine,
+        op: Opcode,
+        psn: Psn,
+        ext: ExtHeaders,
+        payload: &[u8],
+    ) {
+        let Some(path) = q.path else {
+            return;
+        };
+        let bth = Bth::new(op, path.remote_qpn, psn.value());
+        match path.frame(bth, ext, payload) {
+            Ok(f) => self.roce_transmit(f),
+            Err(e) => log::warn!("QP {:#x}: response not built: {e}", q.qpn),
+        }
+    }
+
+    /// When [`Device::roce_tick`] is next due, from now.
+    pub fn roce_deadline(&self) -> Option<std::time::Duration> {
+        let d = self.roce.next_deadline()?;
+        Some(std::time::Duration::from_nanos(d.saturating_sub(now_ns())))
+    }
+
+    /// Runs the requester timers that are due.
+    pub fn roce_tick(&mut self) {
+        self.roce_tick_at(now_ns());
+    }
+
+    /// Runs the requester timers due at `now` (engine clock, ns).
+    pub fn roce_tick_at(&mut self, now: u64) {
+        self.roce_sync();
+        let due: Vec<u32> = self
+            .roce
+            .qps
+            .values()
+            .filter(|q| q.deadline().is_some_and(|d| d <= now))
+            .map(|q| q.qpn)
+            .collect();
+        for qpn in due {
+            self.roce.stats.timer_runs += 1;
+            self.with_qp(qpn, |d, q, v| {
+                let acts = match &mut q.req {
+                    Some(ReqSide::Rc(r)) => r.on_timer(now),
+                    _ => return,
+                };
+                d.req_actions(q, v, acts, &[]);
+            });
+        }
+    }
+}
