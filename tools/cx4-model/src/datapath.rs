@@ -651,7 +651,10 @@ pub fn spawn_wire(
                 // So does a RoCE requester's ACK or RNR timer.
                 let deadline = {
                     let d = lock(&rx_dev);
-                    d.pause_deadline().into_iter().chain(d.roce_deadline()).min()
+                    d.pause_deadline()
+                        .into_iter()
+                        .chain(d.roce_deadline())
+                        .min()
                 };
                 match rx_tap.wait_readable(deadline) {
                     Ok(true) => {}

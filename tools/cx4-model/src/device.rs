@@ -282,7 +282,8 @@ impl Device {
             ops.join(","),
             eqs.join(","),
             self.path.line()
-        ) + " " + &self.roce.stats.line()
+        ) + " "
+            + &self.roce.stats.line()
     }
 
     /// The port's DCB state for the control socket's `qos` command, one line (see

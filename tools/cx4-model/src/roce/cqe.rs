@@ -138,7 +138,11 @@ mod tests {
         )
         .0;
         assert_eq!(c[63] >> 4, opcode::RESP_SEND_IMM);
-        assert_eq!(&c[0x18..0x1c], &[0x12, 0, 0, 0x99], "flags_rqpn: GRH, IPv4, rqpn");
+        assert_eq!(
+            &c[0x18..0x1c],
+            &[0x12, 0, 0, 0x99],
+            "flags_rqpn: GRH, IPv4, rqpn"
+        );
         assert_eq!(&c[0x24..0x28], &[1, 2, 3, 4], "imm_inval_pkey");
         let e = err_cqe(QP, true, WcStatus::WrFlushErr, 5, 0).0;
         assert_eq!(e[63] >> 4, opcode::RESP_ERR);

@@ -42,10 +42,10 @@ use crate::{
 
 use super::cqe::{self, CqeQp, RespInfo};
 use super::engine::{now_ns, Change, OpenRecv, QpEngine, ReqSide, RespSide};
-use super::headers::{
-    AtomicAckEth, AtomicEth, Ext, ExtHeaders, ImmDt, Ieth, Opcode, Reth, TransportHeaders,
-};
 use super::headers::Bth;
+use super::headers::{
+    AtomicAckEth, AtomicEth, Ext, ExtHeaders, Ieth, ImmDt, Opcode, Reth, TransportHeaders,
+};
 use super::packet;
 use super::psn::Psn;
 use super::requester::{ReqAction, WorkRequest};
@@ -119,7 +119,10 @@ enum Remote {
 
 /// Whether the opcode ends a message (so it carries the solicited bit and ImmDt / IETH).
 fn ends_message(op: Opcode) -> bool {
-    op.info().headers.iter().any(|k| matches!(k, Ext::ImmDt | Ext::Ieth))
+    op.info()
+        .headers
+        .iter()
+        .any(|k| matches!(k, Ext::ImmDt | Ext::Ieth))
         || op.name().ends_with("LAST")
         || op.name().ends_with("ONLY")
 }
@@ -296,8 +299,8 @@ impl Device {
             return;
         };
         let len = u32::try_from(w.len()).unwrap_or(u32::MAX);
-        let atomic_bad = op.kind() == OpKind::Atomic
-            && (len != 8 || matches!(w.gather, Gather::Inline(_)));
+        let atomic_bad =
+            op.kind() == OpKind::Atomic && (len != 8 || matches!(w.gather, Gather::Inline(_)));
         if atomic_bad {
             log::warn!(
                 "QP {:#x} WQE {:#x}: atomic without one 8-byte local buffer",
@@ -850,8 +853,10 @@ impl Device {
                             for pkt in rr.packets() {
                                 let s = pkt.offset as usize;
                                 let chunk = data.get(s..s + pkt.len as usize).unwrap_or_default();
-                                let mut ext = ExtHeaders::default();
-                                ext.aeth = pkt.aeth;
+                                let ext = ExtHeaders {
+                                    aeth: pkt.aeth,
+                                    ..Default::default()
+                                };
                                 self.send_response(q, pkt.opcode, pkt.psn, ext, chunk);
                             }
                         }
@@ -895,7 +900,9 @@ impl Device {
                         }
                     }
                 }
-                RespAction::AtomicAck { psn, aeth, orig, .. } => {
+                RespAction::AtomicAck {
+                    psn, aeth, orig, ..
+                } => {
                     let ext = ExtHeaders {
                         aeth: Some(aeth),
                         atomic_ack: Some(AtomicAckEth { orig }),

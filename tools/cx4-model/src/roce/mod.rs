@@ -48,6 +48,8 @@ pub mod wire;
 pub mod wqe;
 
 #[cfg(test)]
+mod device_tests;
+#[cfg(test)]
 mod loopback_tests;
 
 pub use error::WireError;

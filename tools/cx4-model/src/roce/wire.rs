@@ -52,7 +52,9 @@ impl Path {
             .get(&idx)
             .ok_or_else(|| format!("source GID index {idx} not in the RoCE address table"))?;
         if !g.is_v2() {
-            return Err(format!("GID index {idx} is RoCE v1, which the model does not send"));
+            return Err(format!(
+                "GID index {idx} is RoCE v1, which the model does not send"
+            ));
         }
         let mut dgid = [0u8; 16];
         dgid.copy_from_slice(p.rgid_rip());
@@ -138,7 +140,9 @@ impl Path {
 /// The destination address of a frame that is IPv4 or IPv6 UDP to port 4791, as a GID
 /// (IPv4-mapped for IPv4), without checking anything else; `None` for any other frame.
 pub fn peek_dst_gid(frame: &[u8]) -> Option<[u8; 16]> {
-    let be16 = |at: usize| -> Option<u16> { Some(u16::from_be_bytes([*frame.get(at)?, *frame.get(at + 1)?])) };
+    let be16 = |at: usize| -> Option<u16> {
+        Some(u16::from_be_bytes([*frame.get(at)?, *frame.get(at + 1)?]))
+    };
     let mut l3 = packet::ETH_HLEN;
     let mut et = be16(12)?;
     if et == packet::ETHERTYPE_VLAN {

@@ -225,7 +225,10 @@ impl SendWqe {
     /// Checks every gather entry through `dma`'s keys: readable for SEND/WRITE, writable for
     /// READ and atomics (their local buffer receives the data). Probing reads 0 bytes but the
     /// translation covers the whole range.
-    pub fn check_keys(&self, xlate: &dyn Fn(u32, u64, u32, bool) -> Result<(), DmaError>) -> Result<(), WqeError> {
+    pub fn check_keys(
+        &self,
+        xlate: &dyn Fn(u32, u64, u32, bool) -> Result<(), DmaError>,
+    ) -> Result<(), WqeError> {
         let write = matches!(
             self.op(),
             Some(RequestOp::Read | RequestOp::CompareSwap | RequestOp::FetchAdd)
@@ -333,7 +336,9 @@ fn gather_list<R: WqeReader + ?Sized>(r: &R, at: usize, end: usize) -> Result<Ga
         let d = WqeDataSeg::ref_from_bytes(&s[..]).map_err(|_| WqeError::BadSize { ds: 0 })?;
         let len = d.byte_count();
         if len & wqe::INLINE_SEG != 0 {
-            return Err(WqeError::BadSegment("inline segment after data segments".into()));
+            return Err(WqeError::BadSegment(
+                "inline segment after data segments".into(),
+            ));
         }
         if len != 0 {
             list.push(Sge {
@@ -414,8 +419,16 @@ mod tests {
     #[test]
     fn scatter_gather_walks_entries_at_an_offset() {
         let l = [
-            Sge { lkey: 1, addr: 100, len: 10 },
-            Sge { lkey: 2, addr: 200, len: 10 },
+            Sge {
+                lkey: 1,
+                addr: 100,
+                len: 10,
+            },
+            Sge {
+                lkey: 2,
+                addr: 200,
+                len: 10,
+            },
         ];
         let mut seen = Vec::new();
         sg_io(&l, 5, 10, |s, at, r| {
