@@ -66,7 +66,10 @@ struct QpView {
     user_index: u32,
     dbr: u64,
     buf: QpBuf,
-    srq: bool,
+    /// The SRQ (or RMP) the QP receives from.
+    srqn: Option<u32>,
+    /// The PD of the receive WQEs' lkeys (the SRQ's for an SRQ).
+    recv_pd: u32,
 }
 
 impl QpView {
@@ -136,6 +139,7 @@ impl Device {
 
     fn qp_view(&self, qpn: u32) -> Option<QpView> {
         let qp = self.fw.rdma.qps.get(&qpn)?;
+        let srqn = (qp.ctx.rq_type() as u8 == rq_type::SRQ_RQ).then(|| qp.ctx.srqn_rmpn_xrqn());
         Some(QpView {
             qpn,
             state: qp.state(),
@@ -145,7 +149,10 @@ impl Device {
             user_index: qp.user_index(),
             dbr: qp.dbr(),
             buf: qp.buf.clone(),
-            srq: qp.ctx.rq_type() as u8 == rq_type::SRQ_RQ,
+            srqn,
+            recv_pd: srqn
+                .and_then(|n| self.fw.rdma.srqs.get(&n))
+                .map_or(qp.pd(), |s| s.pd),
         })
     }
 
@@ -160,6 +167,8 @@ impl Device {
     /// Applies the QP transitions commands made since the last call: engine state created,
     /// dropped, or flushed.
     pub fn roce_sync(&mut self) {
+        let srqs = &self.fw.rdma.srqs;
+        self.roce.srqs.retain(|n, _| srqs.contains_key(n));
         if self.fw.rdma.qp_events.is_empty() {
             return;
         }
@@ -646,10 +655,6 @@ impl Device {
             self.roce.stats.rx_no_qp += 1;
             return;
         }
-        if v.srq {
-            self.roce.stats.unsupported += 1;
-            log::debug!("QP {:#x}: receive from an SRQ is not modelled yet", v.qpn);
-        }
         let available = self.recv_available(q, v);
         let acts = match &mut q.resp {
             Some(RespSide::Rc(r)) => r.on_packet(hdr, payload.len() as u32, available),
@@ -662,17 +667,29 @@ impl Device {
         self.resp_actions(q, v, acts, hdr, payload, ipv4);
     }
 
-    /// Whether a receive WQE is posted and not taken.
+    /// Whether a receive WQE is posted and not taken (in the QP's RQ or its SRQ).
     fn recv_available(&self, q: &QpEngine, v: &QpView) -> bool {
-        if v.srq || v.buf.rq_bytes() == 0 {
+        if let Some(srqn) = v.srqn {
+            let Some(srq) = self.fw.rdma.srqs.get(&srqn).filter(|s| !s.error) else {
+                return false;
+            };
+            let taken = self.roce.srqs.get(&srqn).map_or(0, |c| c.taken);
+            return self
+                .read_be32_mem(srq.dbr + DBR_RCV as u64)
+                .is_some_and(|pc| (pc & 0xffff) != (taken & 0xffff));
+        }
+        if v.buf.rq_bytes() == 0 {
             return false;
         }
         self.read_be32_mem(v.dbr + DBR_RCV as u64)
             .is_some_and(|pc| (pc & 0xffff) != (q.rq_cc & 0xffff))
     }
 
-    /// Takes the next receive WQE.
+    /// Takes the next receive WQE (of the QP's RQ or its SRQ).
     fn take_recv(&mut self, q: &mut QpEngine, v: &QpView) -> Result<OpenRecv, DmaError> {
+        if let Some(srqn) = v.srqn {
+            return self.take_srq_wqe(srqn);
+        }
         let ring = QpRing {
             buf: &v.buf,
             base: 0,
@@ -687,6 +704,44 @@ impl Device {
         let index = q.rq_cc as u16;
         q.rq_cc = q.rq_cc.wrapping_add(1);
         let segs = rx::rq_wqe_segments(&r, 1usize << v.buf.log_rq_stride)?;
+        Ok(OpenRecv {
+            index,
+            sges: segs
+                .into_iter()
+                .map(|s| Sge {
+                    lkey: s.lkey,
+                    addr: s.addr,
+                    len: s.len,
+                })
+                .collect(),
+        })
+    }
+
+    /// Takes the WQE at the head of SRQ `srqn`'s free list: its index is the CQE's
+    /// `wqe_counter`, its next segment names the new head, its data segments follow.
+    fn take_srq_wqe(&mut self, srqn: u32) -> Result<OpenRecv, DmaError> {
+        let fault = DmaError::Fault { addr: 0, len: 0 };
+        let srq = self.fw.rdma.srqs.get(&srqn).ok_or(fault)?;
+        let cur = self.roce.srqs.entry(srqn).or_default();
+        let (index, log_size, log_stride) = (cur.head, srq.buf.log_rq_size, srq.buf.log_rq_stride);
+        let ring = QpRing {
+            buf: &srq.buf,
+            base: 0,
+            mem: &self.mem,
+        };
+        let r = RingWqe::new(
+            &ring,
+            u32::from(log_size),
+            u32::from(log_stride),
+            index.into(),
+        );
+        let stride = 1usize << log_stride;
+        let mut w = vec![0u8; stride.min(rx::MAX_RQ_WQE)];
+        crate::eth::dma::WqeReader::read(&r, 0, &mut w)?;
+        let next = u16::from_be_bytes([w[2], w[3]]) & ((1u16 << log_size.min(15)) - 1);
+        let segs = rx::rq_wqe_segments(w.get(16..).unwrap_or_default(), stride.saturating_sub(16))?;
+        cur.head = next;
+        cur.taken = cur.taken.wrapping_add(1);
         Ok(OpenRecv {
             index,
             sges: segs
@@ -781,7 +836,7 @@ impl Device {
                     let dma = MkeyDma {
                         fw: &self.fw,
                         mem: &self.mem,
-                        pd: v.pd,
+                        pd: v.recv_pd,
                     };
                     let r = sg_io(&o.sges, u64::from(offset), data.len(), |s, at, range| {
                         crate::eth::dma::Dma::write(&dma, s.lkey, at, &data[range])

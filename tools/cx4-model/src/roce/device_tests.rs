@@ -37,6 +37,8 @@ const QP_DBR: u64 = DBRS + 0x100;
 const QP_BUF: u64 = BASE + 0x4000;
 /// Receive queue: 16 WQEs of 64 bytes; send queue after it: 64 basic blocks.
 const RQ_BYTES: u64 = 16 * 64;
+const SRQ_BUF: u64 = BASE + 0x6000;
+const SRQ_DBR: u64 = DBRS + 0x200;
 const DATA: u64 = BASE + 0x10000;
 const DATA_LEN: u64 = 0x20000;
 /// The MR's virtual address of `DATA`.
@@ -91,6 +93,9 @@ struct Card {
     gid: [u8; 16],
     lkey: u32,
     qpn: u32,
+    /// Bytes of the QP's own receive queue (0 with an SRQ).
+    rq_bytes: u64,
+    srq_pc: u16,
     sq_pc: u16,
     rq_pc: u16,
     scq_ci: u32,
@@ -126,6 +131,10 @@ fn cq(cqn: u32, ring: u64, dbr: u64) -> Cq {
 
 impl Card {
     fn new(n: u8, st: u8) -> Card {
+        Card::with_srq(n, st, false)
+    }
+
+    fn with_srq(n: u8, st: u8, srq: bool) -> Card {
         let args = "--socket /x --init-delay-ms 0 --eth --roce";
         let mut d = Device::new(&Config::from_args(args.split(' ').map(String::from)).unwrap());
         d.mem
@@ -199,6 +208,30 @@ impl Card {
         }
         let idx = view::<CreateMkeyOut>(&exec(&mut d, &v, CreateMkeyOut::SIZE)).mkey_index();
         let lkey = mkey_from_index(idx, 0x5a);
+        // An RMP as mlx5_ib's create_rmp_cmd builds it: 2^6 WQEs of 64 bytes.
+        let mut srqn = 0;
+        if srq {
+            let mut v = input::<cmds::CreateRmp>(|i| {
+                let c = i.ctx_mut();
+                c.set_state(cx4_hw::srq::rmpc_state::RDY.into());
+                let w = c.wq_mut();
+                w.set_pd(pd);
+                w.set_dbr_addr(SRQ_DBR);
+                w.set_log_wq_stride(6);
+                w.set_log_wq_sz(6);
+            });
+            v.resize(cx4_hw::srq::CreateRmpIn::SIZE + 8, 0);
+            cx4_hw::srq::CreateRmpIn::set_wq_pas(&mut v, 0, SRQ_BUF).unwrap();
+            let out = exec(&mut d, &v, cx4_hw::srq::CreateRmpOut::SIZE);
+            srqn = view::<cx4_hw::srq::CreateRmpOut>(&out).rmpn();
+            // libmlx5's free list: each WQE's next segment names the following one.
+            for k in 0..64u64 {
+                let next = ((k + 1) % 64) as u16;
+                d.mem
+                    .write(SRQ_BUF + k * 64 + 2, &next.to_be_bytes())
+                    .unwrap();
+            }
+        }
         // The QP, as mlx5_ib creates a user QP: RQ then SQ in the buffer, cqe_version 1.
         let mut v = input::<cmds::CreateQp>(|i| {
             let c = i.qpc_mut();
@@ -207,10 +240,15 @@ impl Card {
             c.set_uar_page(UAR);
             c.set_cqn_snd(SCQ);
             c.set_cqn_rcv(RCQ);
-            c.set_log_rq_size(4);
-            c.set_log_rq_stride(2);
+            if srq {
+                c.set_rq_type(rq_type::SRQ_RQ.into());
+                c.set_srqn_rmpn_xrqn(srqn);
+            } else {
+                c.set_log_rq_size(4);
+                c.set_log_rq_stride(2);
+                c.set_rq_type(rq_type::NON_ZERO_RQ.into());
+            }
             c.set_log_sq_size(6);
-            c.set_rq_type(rq_type::NON_ZERO_RQ.into());
             c.set_dbr_addr(QP_DBR);
             c.set_user_index(UIDX);
         });
@@ -225,6 +263,8 @@ impl Card {
             gid,
             lkey,
             qpn,
+            rq_bytes: if srq { 0 } else { RQ_BYTES },
+            srq_pc: 0,
             sq_pc: 0,
             rq_pc: 0,
             scq_ci: 0,
@@ -304,7 +344,7 @@ impl Card {
             let slot = (u64::from(idx) + k as u64) % 64;
             self.d
                 .mem
-                .write(QP_BUF + RQ_BYTES + slot * 64, chunk)
+                .write(QP_BUF + self.rq_bytes + slot * 64, chunk)
                 .unwrap();
         }
         self.sq_pc = self.sq_pc.wrapping_add(bbs);
@@ -331,6 +371,27 @@ impl Card {
             .mem
             .write(QP_DBR, &u32::from(self.rq_pc).to_be_bytes())
             .unwrap();
+    }
+
+    /// Posts an SRQ WQE as libmlx5 does: at the head of the free list (here in order), data
+    /// segments after the next segment, the counter in the doorbell record.
+    fn post_srq(&mut self, va: u64, len: u32) -> u16 {
+        let idx = self.srq_pc % 64;
+        let at = SRQ_BUF + u64::from(idx) * 64;
+        self.d
+            .mem
+            .write(at + 16, &data(len, self.lkey, va))
+            .unwrap();
+        self.d
+            .mem
+            .write(at + 32, &data(0, wqe::TERMINATE_SCATTER_LIST_LKEY, 0))
+            .unwrap();
+        self.srq_pc = self.srq_pc.wrapping_add(1);
+        self.d
+            .mem
+            .write(SRQ_DBR, &u32::from(self.srq_pc).to_be_bytes())
+            .unwrap();
+        idx
     }
 
     fn write(&self, va: u64, b: &[u8]) {
@@ -702,6 +763,51 @@ fn uc_send_and_write() {
     assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
     let r = b.next_cqe(true).unwrap();
     assert_eq!((r[63] >> 4, be32(&r, 0x2c)), (cqe_op::RESP_SEND, 2500));
+}
+
+#[test]
+fn sends_to_an_srq_qp_take_srq_wqes() {
+    let mut a = Card::new(1, qpc_st::RC);
+    let mut b = Card::with_srq(2, qpc_st::RC, true);
+    let (ia, ib) = (a.id(), b.id());
+    a.connect(ib, 0x200, 0x100, 14);
+    b.connect(ia, 0x100, 0x200, 14);
+    a.write(VA, b"first message");
+    a.write(VA + 0x100, b"second");
+    let w0 = b.post_srq(VA + 0x1000, 256);
+    let w1 = b.post_srq(VA + 0x2000, 256);
+    a.post_send(wop::SEND, &[data(13, a.lkey, VA)], 0, true);
+    a.post_send(wop::SEND, &[data(6, a.lkey, VA + 0x100)], 0, true);
+    run(&mut a, &mut b);
+    assert_eq!(b.read(VA + 0x1000, 13), b"first message");
+    assert_eq!(b.read(VA + 0x2000, 6), b"second");
+    for (w, len) in [(w0, 13), (w1, 6)] {
+        let r = b.next_cqe(true).unwrap();
+        assert_eq!(r[63] >> 4, cqe_op::RESP_SEND);
+        assert_eq!(be16(&r, 0x3c), w, "wqe_counter is the SRQ WQE index");
+        assert_eq!(be32(&r, 0x2c), len);
+        assert_eq!(be32(&r, 0x20), UIDX, "the QP's user index");
+    }
+    // The SRQ is empty: the third SEND is RNR NAKed until a WQE is posted.
+    a.post_send(wop::SEND, &[data(6, a.lkey, VA + 0x100)], 0, true);
+    run(&mut a, &mut b);
+    assert!(b.next_cqe(true).is_none());
+    b.post_srq(VA + 0x3000, 256);
+    a.d.roce_tick_at(super::engine::now_ns() + 1_000_000_000);
+    run(&mut a, &mut b);
+    assert_eq!(b.read(VA + 0x3000, 6), b"second");
+    assert_eq!(be16(&b.next_cqe(true).unwrap(), 0x3c), 2);
+    // The SRQ QP's send queue starts at the buffer's start (it has no RQ).
+    b.write(VA + 0x4000, b"back");
+    b.post_send(
+        wop::RDMA_WRITE,
+        &[raddr(VA + 0x5000, a.lkey), data(4, b.lkey, VA + 0x4000)],
+        0,
+        true,
+    );
+    run(&mut a, &mut b);
+    assert_eq!(a.read(VA + 0x5000, 4), b"back");
+    assert_eq!(b.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
 }
 
 #[test]

@@ -194,6 +194,18 @@ pub struct Engine {
     pub stats: RoceStats,
     /// Frames addressed to one of the port's own GIDs, looped back instead of sent.
     pub loopback: VecDeque<Vec<u8>>,
+    /// The device's place in each SRQ's free list, by SRQ number.
+    pub srqs: BTreeMap<u32, SrqCursor>,
+}
+
+/// Where the device is in an SRQ: the WQE at the head of its free list, and how many WQEs it
+/// took (compared with the producer counter in the SRQ's doorbell record).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SrqCursor {
+    /// Index of the next WQE to take.
+    pub head: u16,
+    /// WQEs taken.
+    pub taken: u32,
 }
 
 /// The service of an engine-run QP type.
