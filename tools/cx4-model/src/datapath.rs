@@ -418,10 +418,12 @@ impl Device {
         }
         self.receive_frame(frame);
         // A busy segment must not starve the RoCE timers the wire thread wakes for.
+        let now = crate::roce::engine::now_ns();
         if self
             .roce
-            .next_deadline()
-            .is_some_and(|d| d <= crate::roce::engine::now_ns())
+            .qps
+            .values()
+            .any(|q| q.deadline().is_some_and(|d| d <= now))
         {
             self.roce_tick();
         }

@@ -182,8 +182,11 @@ impl Device {
                 &self.fw.rdma.gids,
                 log_max_msg,
             );
-            if change == Change::Flush {
-                self.with_qp(qpn, |d, q, v| d.flush(q, v));
+            match change {
+                Change::Flush => self.with_qp(qpn, |d, q, v| d.flush(q, v)),
+                // WQEs posted before RTS (or held in SQD) start now.
+                Change::Ready => self.with_qp(qpn, |d, q, v| d.execute_qp_sq(q, v)),
+                Change::None => {}
             }
         }
     }
@@ -568,13 +571,19 @@ impl Device {
 
     /// Receives the frames looped back to the port's own GIDs.
     fn roce_drain_loopback(&mut self) {
-        // Bounded: a QP talking to itself cannot keep this loop going forever.
-        for _ in 0..4096 {
+        // Not re-entered (a looped-back packet's answers join the queue this loop drains),
+        // and bounded: what is left waits for the next event.
+        if self.roce.draining {
+            return;
+        }
+        self.roce.draining = true;
+        for _ in 0..1 << 16 {
             let Some(f) = self.roce.loopback.pop_front() else {
-                return;
+                break;
             };
             self.roce_receive_packet(&f);
         }
+        self.roce.draining = false;
     }
 
     /// A frame from the wire: if it is RoCEv2 (UDP 4791) to one of the port's GIDs, the engine
@@ -590,6 +599,9 @@ impl Device {
         if !self.fw.rdma.gids.values().any(|e| e.gid == g) {
             return false;
         }
+        let mut dmac = [0u8; 6];
+        dmac.copy_from_slice(&frame[..6]);
+        self.fw.count_rx(Cast::of(&dmac), frame.len() as u64);
         self.roce_sync();
         self.roce_receive_packet(frame);
         self.roce_drain_loopback();
@@ -1024,8 +1036,9 @@ impl Device {
 
     /// When [`Device::roce_tick`] is next due, from now.
     pub fn roce_deadline(&self) -> Option<std::time::Duration> {
-        let d = self.roce.next_deadline()?;
-        Some(std::time::Duration::from_nanos(d.saturating_sub(now_ns())))
+        let now = now_ns();
+        let d = self.roce.next_deadline(now)?;
+        Some(std::time::Duration::from_nanos(d.saturating_sub(now)))
     }
 
     /// Runs the requester timers that are due.
@@ -1043,6 +1056,18 @@ impl Device {
             .filter(|q| q.deadline().is_some_and(|d| d <= now))
             .map(|q| q.qpn)
             .collect();
+        // QPs in error flush what the driver posted since (ib_drain_rq posts a receive and
+        // waits for its flush CQE; receive queues have no doorbell).
+        let errored: Vec<u32> = self
+            .roce
+            .qps
+            .values()
+            .filter(|q| q.error)
+            .map(|q| q.qpn)
+            .collect();
+        for qpn in errored {
+            self.with_qp(qpn, |d, q, v| d.flush(q, v));
+        }
         for qpn in due {
             self.roce.stats.timer_runs += 1;
             self.with_qp(qpn, |d, q, v| {

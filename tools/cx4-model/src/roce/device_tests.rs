@@ -697,8 +697,8 @@ fn bad_rkey_is_a_remote_access_error_and_later_wqes_flush() {
 
 #[test]
 fn a_dropped_packet_is_resent_after_the_ack_timeout() {
-    // ack_timeout 10: 4.096 µs × 2^10 ≈ 4.2 ms.
-    let (mut a, mut b) = pair(qpc_st::RC, 10);
+    // ack_timeout 18: 4.096 µs × 2^18 ≈ 1.07 s, so only the test's clock fires it.
+    let (mut a, mut b) = pair(qpc_st::RC, 18);
     let msg: Vec<u8> = (0..4000u32).map(|i| (i ^ 0x5a) as u8).collect();
     a.write(VA, &msg);
     b.post_recv(VA + 0x8000, 4096);
@@ -713,14 +713,22 @@ fn a_dropped_packet_is_resent_after_the_ack_timeout() {
     assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
     let r = b.next_cqe(true).unwrap();
     assert_eq!((r[63] >> 4, be32(&r, 0x2c)), (cqe_op::RESP_SEND, 4000));
-    assert!(a.d.roce.stats.timer_runs == 0);
+    let naks = match &a.d.roce.qps[&a.qpn].req {
+        Some(super::engine::ReqSide::Rc(r)) => r.stats().seq_naks,
+        _ => 0,
+    };
+    assert_eq!(
+        (naks, a.d.roce.stats.timer_runs),
+        (1, 0),
+        "recovered by the NAK"
+    );
     // Now lose the last packet and its ACK never comes: only the timer recovers.
     b.post_recv(VA + 0x8000, 4096);
     a.post_send(wop::SEND, &[data(1000, a.lkey, VA)], 0, true);
     shuttle(&mut a, &mut b, &mut |from_a, _| from_a);
     assert!(a.next_cqe(false).is_none());
     assert!(a.d.roce_deadline().is_some(), "the ACK timer runs");
-    a.d.roce_tick_at(super::engine::now_ns() + 1_000_000_000);
+    a.d.roce_tick_at(super::engine::now_ns() + 5_000_000_000);
     run(&mut a, &mut b);
     assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
     assert_eq!(b.next_cqe(true).unwrap()[63] >> 4, cqe_op::RESP_SEND);
@@ -808,6 +816,46 @@ fn sends_to_an_srq_qp_take_srq_wqes() {
     run(&mut a, &mut b);
     assert_eq!(a.read(VA + 0x5000, 4), b"back");
     assert_eq!(b.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+}
+
+#[test]
+fn a_qp_connected_to_its_own_gid_loops_back_inside_the_card() {
+    let mut a = Card::new(1, qpc_st::RC);
+    let me = a.id();
+    a.connect(me, 0x300, 0x300, 14);
+    let msg: Vec<u8> = (0..20000u32).map(|i| (i / 3) as u8).collect();
+    a.write(VA, &msg);
+    a.post_send(
+        wop::RDMA_WRITE,
+        &[raddr(VA + 0x8000, a.lkey), data(20000, a.lkey, VA)],
+        0,
+        true,
+    );
+    assert!(a.port.take().is_empty(), "nothing on the wire");
+    assert_eq!(a.read(VA + 0x8000, 20000), msg);
+    assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+    assert_eq!(
+        a.d.roce.stats.rx_packets,
+        20 + 2,
+        "20 requests and their ACKs"
+    );
+}
+
+#[test]
+fn wqes_posted_before_rts_start_at_rtr2rts() {
+    let mut a = Card::new(1, qpc_st::RC);
+    let mut b = Card::new(2, qpc_st::RC);
+    let (ia, ib) = (a.id(), b.id());
+    b.connect(ia, 0x100, 0x200, 14);
+    a.write(VA, b"early");
+    b.post_recv(VA, 64);
+    // Posted and rung in RESET: ignored until the QP reaches RTS.
+    a.post_send(wop::SEND, &[data(5, a.lkey, VA)], 0, true);
+    assert!(a.port.take().is_empty());
+    a.connect(ib, 0x200, 0x100, 14);
+    run(&mut a, &mut b);
+    assert_eq!(b.read(VA, 5), b"early");
+    assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
 }
 
 #[test]

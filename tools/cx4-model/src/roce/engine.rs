@@ -183,7 +183,12 @@ pub enum Change {
     None,
     /// The QP entered the error state: flush its queues.
     Flush,
+    /// The QP entered RTS: execute the send WQEs posted so far.
+    Ready,
 }
+
+/// How often QPs in the error state look for receive WQEs to flush, ns.
+pub const ERROR_FLUSH_PERIOD_NS: u64 = 10_000_000;
 
 /// The engine: every RC/UC QP's state.
 #[derive(Debug, Default)]
@@ -196,6 +201,8 @@ pub struct Engine {
     pub loopback: VecDeque<Vec<u8>>,
     /// The device's place in each SRQ's free list, by SRQ number.
     pub srqs: BTreeMap<u32, SrqCursor>,
+    /// The loopback queue is being drained (not re-entered).
+    pub draining: bool,
 }
 
 /// Where the device is in an SRQ: the WQE at the head of its free list, and how many WQEs it
@@ -227,9 +234,19 @@ fn max_msg(qp: &Qp, log_max_msg: u32) -> u32 {
 }
 
 impl Engine {
-    /// The earliest requester deadline.
-    pub fn next_deadline(&self) -> Option<u64> {
-        self.qps.values().filter_map(QpEngine::deadline).min()
+    /// The earliest requester deadline; a QP in error asks to be woken every
+    /// [`ERROR_FLUSH_PERIOD_NS`] after `now` (for receive WQEs to flush).
+    pub fn next_deadline(&self, now: u64) -> Option<u64> {
+        let flush = self
+            .qps
+            .values()
+            .any(|q| q.error)
+            .then(|| now.saturating_add(ERROR_FLUSH_PERIOD_NS));
+        self.qps
+            .values()
+            .filter_map(QpEngine::deadline)
+            .chain(flush)
+            .min()
     }
 
     /// Applies a QP state change the firmware made (`to` a `qpc_state`, or
@@ -293,7 +310,7 @@ impl Engine {
                         }
                     });
                 }
-                Change::None
+                Change::Ready
             }
             qpc_state::ERR => {
                 if q.error {
