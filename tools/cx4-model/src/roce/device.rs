@@ -460,6 +460,14 @@ impl Device {
                         }
                         let e = cqe::err_cqe(v.cqe_qp(), false, c.status, c.wqe_index, op);
                         self.post(v.cqn_snd, &e, false);
+                        // A UC request failing locally (an operation UC does not carry, a
+                        // message too long) ends the send queue too (the PRM's SQER; the model
+                        // uses ERR).
+                        if q.service == super::headers::Service::Uc
+                            && c.status != WcStatus::WrFlushErr
+                        {
+                            error = true;
+                        }
                     } else if w.as_ref().is_some_and(|w| w.signaled) {
                         let bytes = match c.op.kind() {
                             OpKind::Atomic => 8,

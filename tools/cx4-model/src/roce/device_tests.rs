@@ -92,6 +92,8 @@ struct Card {
     mac: [u8; 6],
     gid: [u8; 16],
     lkey: u32,
+    /// The GID index the QP sends from.
+    sgid_index: u32,
     qpn: u32,
     /// Bytes of the QP's own receive queue (0 with an SRQ).
     rq_bytes: u64,
@@ -262,6 +264,7 @@ impl Card {
             mac,
             gid,
             lkey,
+            sgid_index: 0,
             qpn,
             rq_bytes: if srq { 0 } else { RQ_BYTES },
             srq_pc: 0,
@@ -280,7 +283,7 @@ impl Card {
         snd_psn: u32,
         ack_timeout: u8,
     ) {
-        let qpn = self.qpn;
+        let (qpn, sgid) = (self.qpn, self.sgid_index);
         ok::<cmds::Rst2InitQp>(&mut self.d, |i| {
             i.set_qpn(qpn);
             let c = i.qpc_mut();
@@ -300,7 +303,7 @@ impl Card {
             c.set_log_rra_max(2);
             c.set_min_rnr_nak(1);
             let p = c.primary_address_path_mut();
-            p.set_src_addr_index(0);
+            p.set_src_addr_index(sgid);
             p.set_hop_limit(64);
             p.set_udp_sport(0xc123);
             p.set_rmac_47_32(u32::from(u16::from_be_bytes([peer.1[0], peer.1[1]])));
@@ -855,6 +858,45 @@ fn wqes_posted_before_rts_start_at_rtr2rts() {
     a.connect(ib, 0x200, 0x100, 14);
     run(&mut a, &mut b);
     assert_eq!(b.read(VA, 5), b"early");
+    assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+}
+
+#[test]
+fn ipv6_roce_v1_gids_still_connect_two_modelled_cards() {
+    let mut a = Card::new(1, qpc_st::RC);
+    let mut b = Card::new(2, qpc_st::RC);
+    for c in [&mut a, &mut b] {
+        // mlx5_ib's link-local entry: RoCE v1, IPv6 fe80::…
+        let mut g = [0u8; 16];
+        g[0] = 0xfe;
+        g[1] = 0x80;
+        g[15] = c.mac[5];
+        let mac = c.mac;
+        ok::<cmds::SetRoceAddress>(&mut c.d, |i| {
+            i.set_roce_address_index(1);
+            i.set_vhca_port_num(1);
+            let a = i.roce_address_mut();
+            a.source_l3_address_mut().copy_from_slice(&g);
+            a.set_source_mac(mac);
+            a.set_roce_version(roce_version::V1.into());
+            a.set_roce_l3_type(roce_l3_type::IPV6.into());
+        });
+        c.gid = g;
+        c.sgid_index = 1;
+    }
+    let (ia, ib) = (a.id(), b.id());
+    a.connect(ib, 0x200, 0x100, 14);
+    b.connect(ia, 0x100, 0x200, 14);
+    a.write(VA, b"over ipv6");
+    b.post_recv(VA + 0x100, 64);
+    a.post_send(wop::SEND, &[data(9, a.lkey, VA)], 0, true);
+    let f = a.port.take();
+    assert_eq!(u16::from_be_bytes([f[0][12], f[0][13]]), 0x86dd, "IPv6");
+    b.d.receive(&f[0]);
+    run(&mut a, &mut b);
+    assert_eq!(b.read(VA + 0x100, 9), b"over ipv6");
+    let r = b.next_cqe(true).unwrap();
+    assert_eq!(be32(&r, 0x18) >> 24, 0x11, "flags_rqpn: GRH, IPv6");
     assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
 }
 

@@ -6,7 +6,8 @@
 //! `rmac` (destination MAC), `rgid_rip` (destination GID: IPv6, or IPv4-mapped), `hop_limit`,
 //! `tclass` (or `dscp` when set), `flow_label`, `udp_sport` (0: a per-QP hash), `eth_prio`;
 //! `src_addr_index` selects the GID table entry that gives the source address, source MAC and
-//! VLAN. The BTH carries the context's `remote_qpn` and P_Key 0xffff.
+//! VLAN. The BTH carries the context's `remote_qpn` and P_Key 0xffff. RoCE v1 GID entries
+//! are sent in RoCE v2 framing (v1 is not modelled; two modelled cards still talk).
 
 use std::collections::BTreeMap;
 
@@ -52,9 +53,12 @@ impl Path {
             .get(&idx)
             .ok_or_else(|| format!("source GID index {idx} not in the RoCE address table"))?;
         if !g.is_v2() {
-            return Err(format!(
-                "GID index {idx} is RoCE v1, which the model does not send"
-            ));
+            // RoCE v1 (EtherType 0x8915 with an IB GRH) is not modelled: the packets go out
+            // in RoCE v2 framing to the same GID, which another modelled card accepts (its
+            // receive check matches the destination against every GID entry).
+            log::warn!(
+                "QP {qpn:#x}: GID index {idx} is RoCE v1, sent as RoCE v2 (v1 is not modelled)"
+            );
         }
         let mut dgid = [0u8; 16];
         dgid.copy_from_slice(p.rgid_rip());
