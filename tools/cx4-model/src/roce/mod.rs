@@ -1,8 +1,8 @@
 //! The RoCE engine: RDMA over Converged Ethernet v2 (IBTA Annex A17) on the modelled port.
 //!
-//! The engine — queue pairs, their send and receive state machines, retransmission, the
-//! DCQCN congestion reaction to ECN marks and CNPs — will live here. Its wire layer, pure
-//! functions with no queue state:
+//! The engine — RC and UC queue pairs, their send and receive state machines and
+//! retransmission — lives here (UD, GSI and the DCQCN reaction to ECN marks and CNPs are still
+//! to come). Its wire layer, pure functions with no queue state:
 //!
 //! - [`headers`]: the InfiniBand transport headers (BTH and the extension headers) and the
 //!   opcode table of the RC, UC and UD services and the CNP;
