@@ -837,6 +837,13 @@ impl Device {
                             Ok(o) => q.recv_open = Some(o),
                             Err(e) => {
                                 log::warn!("QP {:#x}: receive WQE unreadable: {e}", v.qpn);
+                                if v.srqn.is_none() {
+                                    // Consumed: the flush that follows completes it.
+                                    q.recv_open = Some(OpenRecv {
+                                        index: q.rq_cc.wrapping_sub(1) as u16,
+                                        sges: Vec::new(),
+                                    });
+                                }
                                 queue = self.resp_fault(q, psn, RespFault::Operational).into();
                                 continue;
                             }
@@ -874,7 +881,9 @@ impl Device {
                             let mut at = 0usize;
                             for (pa, n) in pieces {
                                 let n = n as usize;
-                                let _ = self.mem.write(pa, &data[at..at + n]);
+                                if let Some(chunk) = data.get(at..at + n) {
+                                    let _ = self.mem.write(pa, chunk);
+                                }
                                 at += n;
                             }
                         }
