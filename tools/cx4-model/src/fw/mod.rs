@@ -537,7 +537,9 @@ pub fn ring_pas(
     page_shift: u32,
     pas: impl Fn(&[u8], usize) -> Option<u64>,
 ) -> Result<Vec<u64>, CmdError> {
-    let npages = (bytes.max(1 << page_shift) >> page_shift) as usize;
+    // A ring whose bytes end inside a page needs that page too (a QP of a 1 KiB RQ and a
+    // 4 KiB SQ spans two pages).
+    let npages = bytes.max(1 << page_shift).div_ceil(1 << page_shift) as usize;
     let list: Option<Vec<u64>> = (0..npages).map(|i| pas(input, i)).collect();
     let Some(list) = list else {
         return Err(CmdError::new(

@@ -408,10 +408,10 @@ impl Card {
     }
 
     fn next_cqe(&mut self, recv: bool) -> Option<[u8; 64]> {
-        let (ring, ci) = if recv {
-            (RCQ_RING, &mut self.rcq_ci)
+        let (ring, dbr, ci) = if recv {
+            (RCQ_RING, DBRS + 0x40, &mut self.rcq_ci)
         } else {
-            (SCQ_RING, &mut self.scq_ci)
+            (SCQ_RING, DBRS, &mut self.scq_ci)
         };
         let mut c = [0u8; 64];
         self.d
@@ -423,6 +423,11 @@ impl Card {
             return None;
         }
         *ci += 1;
+        // The consumer index in the CQ's doorbell record, as the driver updates it.
+        self.d
+            .mem
+            .write(dbr, &(*ci & 0xff_ffff).to_be_bytes())
+            .unwrap();
         Some(c)
     }
 
@@ -898,6 +903,43 @@ fn ipv6_roce_v1_gids_still_connect_two_modelled_cards() {
     let r = b.next_cqe(true).unwrap();
     assert_eq!(be32(&r, 0x18) >> 24, 0x11, "flags_rqpn: GRH, IPv6");
     assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+}
+
+#[test]
+fn rings_wrap_many_times_with_multi_block_wqes() {
+    let (mut a, mut b) = pair(qpc_st::RC, 14);
+    let msg: Vec<u8> = (0..3000u32).map(|i| (i * 31 + 7) as u8).collect();
+    a.write(VA, &msg);
+    for n in 0..150u32 {
+        // Three gather entries (2 basic blocks): WQEs straddle the end of the 64-block ring.
+        let segs = [
+            raddr(VA + 0x10000 + u64::from(n % 4) * 0x1000, b.lkey),
+            data(1000, a.lkey, VA),
+            data(1000, a.lkey, VA + 1000),
+            data(1000 - n, a.lkey, VA + 2000),
+        ];
+        let idx = a.post_send(wop::RDMA_WRITE_IMM, &segs, n, true);
+        b.post_recv(VA + 0x8000, 16);
+        run(&mut a, &mut b);
+        let len = 3000 - n as usize;
+        let at = VA + 0x10000 + u64::from(n % 4) * 0x1000;
+        assert_eq!(b.read(at, len), msg[..len], "WRITE {n}");
+        let c = a
+            .next_cqe(false)
+            .unwrap_or_else(|| panic!("requester CQE {n}"));
+        assert_eq!(
+            (c[63] >> 4, be16(&c, 0x3c)),
+            (cqe_op::REQ, idx),
+            "WQE {n}: {c:02x?}"
+        );
+        let r = b
+            .next_cqe(true)
+            .unwrap_or_else(|| panic!("responder CQE {n}"));
+        assert_eq!(r[63] >> 4, cqe_op::RESP_WR_IMM, "{n}");
+        assert_eq!(be32(&r, 0x24), n, "immediate {n}");
+        assert_eq!(be16(&r, 0x3c), n as u16, "receive WQE counter {n}");
+    }
+    assert_eq!(a.sq_pc, 300, "150 WQEs of two blocks");
 }
 
 #[test]
