@@ -943,6 +943,59 @@ fn rings_wrap_many_times_with_multi_block_wqes() {
 }
 
 #[test]
+fn a_bad_lkey_is_a_local_protection_error_and_flushes_what_follows() {
+    let (mut a, mut b) = pair(qpc_st::RC, 14);
+    a.write(VA, b"fine");
+    b.post_recv(VA, 64);
+    b.post_recv(VA, 64);
+    // An unsignaled SEND in flight (its ACK not delivered yet), then a bad lkey.
+    let i0 = a.post_send(wop::SEND, &[data(4, a.lkey, VA)], 0, false);
+    let i1 = a.post_send(wop::SEND, &[data(4, a.lkey ^ 0x100, VA)], 0, true);
+    let i2 = a.post_send(wop::SEND, &[data(4, a.lkey, VA)], 0, true);
+    let expect = [
+        (i0, syndrome::WR_FLUSH_ERR),
+        (i1, syndrome::LOCAL_PROT_ERR),
+        (i2, syndrome::WR_FLUSH_ERR),
+    ];
+    for (idx, synd) in expect {
+        let c = a.next_cqe(false).unwrap();
+        assert_eq!(c[63] >> 4, cqe_op::REQ_ERR);
+        assert_eq!((be16(&c, 0x3c), c[0x37]), (idx, synd));
+        assert_eq!(c[0x38], wop::SEND, "s_wqe_opcode");
+    }
+    assert_eq!(a.state(), qpc_state::ERR);
+    // The packet of the first SEND was on the wire already; the responder took it.
+    run(&mut a, &mut b);
+    assert_eq!(b.next_cqe(true).unwrap()[63] >> 4, cqe_op::RESP_SEND);
+}
+
+#[test]
+fn a_silent_peer_exhausts_the_transport_retries() {
+    let (mut a, mut b) = pair(qpc_st::RC, 18);
+    a.post_send(
+        wop::RDMA_WRITE,
+        &[raddr(VA, b.lkey), data(8, a.lkey, VA)],
+        0,
+        true,
+    );
+    let mut now = super::engine::now_ns();
+    for _ in 0..8 {
+        assert!(a.next_cqe(false).is_none());
+        a.port.take();
+        now += 5_000_000_000;
+        a.d.roce_tick_at(now);
+    }
+    assert!(a.port.take().is_empty(), "7 retries, then none");
+    let c = a.next_cqe(false).unwrap();
+    assert_eq!(
+        (c[63] >> 4, c[0x37]),
+        (cqe_op::REQ_ERR, syndrome::TRANSPORT_RETRY_EXC_ERR)
+    );
+    assert_eq!(a.state(), qpc_state::ERR);
+    let _ = &mut b;
+}
+
+#[test]
 fn to_error_flushes_posted_receives_and_reset_restarts_counters() {
     let (mut a, mut b) = pair(qpc_st::RC, 14);
     b.post_recv(VA, 64);
