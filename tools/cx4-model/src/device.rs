@@ -293,9 +293,10 @@ impl Device {
     }
 
     /// The RoCE state for the control socket's `roce` command, one line (see
-    /// [`crate::fw::RdmaObjects::line`]).
+    /// [`crate::fw::RdmaObjects::line`]), then the engine's counters
+    /// ([`crate::roce::engine::RoceStats::line`]).
     pub fn roce_line(&self) -> String {
-        self.fw.rdma.line()
+        format!("{} {}", self.fw.rdma.line(), self.roce.stats.line())
     }
 
     /// The page accounting summary (logged at disconnect).
