@@ -59,6 +59,8 @@ pub struct RespInfo {
     pub remote_qpn: u32,
     /// The packet's IP version was 4 (else 6).
     pub ipv4: bool,
+    /// The packet's 802.1Q TCI, if tagged (mlx5_ib reports the VLAN and its priority).
+    pub vlan: Option<u16>,
 }
 
 /// A responder completion.
@@ -71,6 +73,10 @@ pub fn resp_cqe(qp: CqeQp, i: &RespInfo) -> Cqe64 {
     };
     c.set_flags_rqpn((1 << 28) | (u32::from(l3) << 24) | (i.remote_qpn & 0xff_ffff));
     c.set_srqn(qp.user_index & 0xff_ffff);
+    if let Some(tci) = i.vlan {
+        c.set_cvlan_stripped(1);
+        c.set_vlan_info(tci.into());
+    }
     c.set_immediate(i.immediate);
     c.set_byte_cnt(i.byte_cnt);
     c.set_sop_drop_qpn(qp.qpn & 0xff_ffff);
@@ -134,6 +140,7 @@ mod tests {
                 immediate: 0x0102_0304,
                 remote_qpn: 0x99,
                 ipv4: true,
+                vlan: Some(0x6005),
             },
         )
         .0;
@@ -144,6 +151,11 @@ mod tests {
             "flags_rqpn: GRH, IPv4, rqpn"
         );
         assert_eq!(&c[0x24..0x28], &[1, 2, 3, 4], "imm_inval_pkey");
+        assert_eq!(
+            (c[0x1d] & 1, &c[0x1e..0x20]),
+            (1, &[0x60, 0x05][..]),
+            "VLAN"
+        );
         let e = err_cqe(QP, true, WcStatus::WrFlushErr, 5, 0).0;
         assert_eq!(e[63] >> 4, opcode::RESP_ERR);
         assert_eq!(e[0x37], cx4_hw::cq::cqe::syndrome::WR_FLUSH_ERR);

@@ -112,6 +112,13 @@ impl RingMemory for QpRing<'_> {
     }
 }
 
+/// What a responder CQE reports of the packet's headers.
+#[derive(Clone, Copy, Debug)]
+struct RxMeta {
+    ipv4: bool,
+    vlan: Option<u16>,
+}
+
 /// Which remote right an access needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Remote {
@@ -628,14 +635,17 @@ impl Device {
         self.roce.stats.rx_packets += 1;
         self.roce.stats.rx_bytes += frame.len() as u64;
         let hdr = p.transport();
-        let ipv4 = matches!(p.ip, packet::Ip::V4(_));
+        let meta = RxMeta {
+            ipv4: matches!(p.ip, packet::Ip::V4(_)),
+            vlan: p.eth.vlan_tci,
+        };
         let qpn = hdr.bth.dest_qp;
         let payload = p.payload.to_vec();
         if !self.fw.rdma.qps.contains_key(&qpn) || !self.roce.qps.contains_key(&qpn) {
             self.roce.stats.rx_no_qp += 1;
             return;
         }
-        self.with_qp(qpn, |d, q, v| d.qp_packet(q, v, &hdr, &payload, ipv4));
+        self.with_qp(qpn, |d, q, v| d.qp_packet(q, v, &hdr, &payload, meta));
     }
 
     /// A packet for QP `q`.
@@ -645,7 +655,7 @@ impl Device {
         v: &QpView,
         hdr: &TransportHeaders,
         payload: &[u8],
-        ipv4: bool,
+        meta: RxMeta,
     ) {
         let op = hdr.bth.opcode;
         let svc = op.info().service;
@@ -684,7 +694,7 @@ impl Device {
                 return;
             }
         };
-        self.resp_actions(q, v, acts, hdr, payload, ipv4);
+        self.resp_actions(q, v, acts, hdr, payload, meta);
     }
 
     /// Whether a receive WQE is posted and not taken (in the QP's RQ or its SRQ).
@@ -820,7 +830,7 @@ impl Device {
         acts: Vec<RespAction>,
         hdr: &TransportHeaders,
         payload: &[u8],
-        ipv4: bool,
+        meta: RxMeta,
     ) {
         let mut queue: std::collections::VecDeque<RespAction> = acts.into();
         let mut error = false;
@@ -920,7 +930,8 @@ impl Device {
                             opcode,
                             immediate,
                             remote_qpn: q.path.map_or(0, |p| p.remote_qpn),
-                            ipv4,
+                            ipv4: meta.ipv4,
+                            vlan: meta.vlan,
                         },
                     );
                     self.post(v.cqn_rcv, &c, rc.solicited);
