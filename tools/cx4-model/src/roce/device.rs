@@ -5,9 +5,9 @@
 //!   QP's doorbell record (`dbr_addr + 4`, big-endian, 16 bits) and decodes each WQE from the
 //!   engine's consumer counter (the send queue follows the receive queue in the QP buffer,
 //!   64-byte basic blocks) into the requester, which segments it into packets.
-//! - Receive: a RoCEv2 frame to one of the port's GIDs ([`Device::roce_receive`]) goes to the
+//! - Receive: a RoCEv2 frame to one of the port's GIDs (`Device::roce_receive`) goes to the
 //!   QP its BTH names: responses to the requester, requests to the responder. Receive WQEs
-//!   are taken from the QP's receive queue (counter at `dbr_addr + 0`).
+//!   are taken from the QP's receive queue (counter at `dbr_addr + 0`) or its SRQ.
 //! - Timers: [`Device::roce_deadline`] is when the wire thread must call
 //!   [`Device::roce_tick`] (local ACK timeout, RNR timer).
 //! - State: [`Device::roce_sync`] applies the QP transitions the commands made.
@@ -20,12 +20,14 @@
 //! remote right (read / write / atomic) and covers the range. Atomics operate on 8-byte
 //! big-endian values in memory and return the original value big-endian, as ConnectX does.
 //!
-//! Not done yet: SRQ-attached receive queues (packets needing a receive WQE are RNR NAKed and
-//! counted `unsupported`), SEND with invalidate does not invalidate the R_Key, LOCAL_INVAL and
-//! UMR WQEs, UD / GSI / XRC QPs, RoCE v1, PFC pause of RoCE frames.
+//! The receive side (responses to the requester, requests to the responder, receive WQEs of
+//! the RQ or the SRQ, R_Key checks) is in `receive.rs`.
+//!
+//! Not done yet: SEND with invalidate does not invalidate the R_Key; LOCAL_INV and UMR WQEs;
+//! UD / GSI / XRC QPs; RoCE v1 framing (v1 GID entries send RoCE v2); PFC pause and DCQCN
+//! for RoCE frames; the SRQ limit event.
 
 use cx4_hw::{
-    cq::cqe::opcode as cqe_op,
     qp::{qpc_state, rq_type},
     uar::{DBR_RCV, DBR_SND},
 };
@@ -35,45 +37,38 @@ use crate::{
     eth::{
         dma::{DmaError, RingMemory, RingWqe},
         mkeys::MkeyDma,
-        rx,
     },
-    fw::{Cast, QpBuf, RESERVED_LKEY},
+    fw::{Cast, QpBuf},
 };
 
-use super::cqe::{self, CqeQp, RespInfo};
-use super::engine::{now_ns, Change, OpenRecv, QpEngine, ReqSide, RespSide};
-use super::headers::Bth;
-use super::headers::{
-    AtomicAckEth, AtomicEth, Ext, ExtHeaders, Ieth, ImmDt, Opcode, Reth, TransportHeaders,
-};
-use super::packet;
-use super::psn::Psn;
+use super::cqe::{self, CqeQp};
+use super::engine::{now_ns, Change, QpEngine, ReqSide};
+use super::headers::{AtomicEth, Bth, Ext, ExtHeaders, Ieth, ImmDt, Opcode, Reth};
 use super::requester::{ReqAction, WorkRequest};
-use super::responder::{is_rc_request, RespAction, RespFault};
 use super::segment::{OpKind, RequestOp};
 use super::status::WcStatus;
 use super::wire::peek_dst_gid;
-use super::wqe::{sg_io, Gather, SendWqe, Sge};
+use super::wqe::{Gather, SendWqe};
 
 /// What the engine needs of a QP's firmware object, copied out for one operation.
 #[derive(Clone, Debug)]
-struct QpView {
-    qpn: u32,
-    state: u8,
-    pd: u32,
-    cqn_snd: u32,
-    cqn_rcv: u32,
-    user_index: u32,
-    dbr: u64,
-    buf: QpBuf,
+pub(super) struct QpView {
+    pub(super) qpn: u32,
+    pub(super) state: u8,
+    pub(super) pd: u32,
+    pub(super) cqn_snd: u32,
+    pub(super) cqn_rcv: u32,
+    pub(super) user_index: u32,
+    pub(super) dbr: u64,
+    pub(super) buf: QpBuf,
     /// The SRQ (or RMP) the QP receives from.
-    srqn: Option<u32>,
+    pub(super) srqn: Option<u32>,
     /// The PD of the receive WQEs' lkeys (the SRQ's for an SRQ).
-    recv_pd: u32,
+    pub(super) recv_pd: u32,
 }
 
 impl QpView {
-    fn cqe_qp(&self) -> CqeQp {
+    pub(super) fn cqe_qp(&self) -> CqeQp {
         CqeQp {
             qpn: self.qpn,
             user_index: self.user_index,
@@ -82,10 +77,10 @@ impl QpView {
 }
 
 /// One queue of a QP buffer (the receive queue at 0, the send queue after it).
-struct QpRing<'a> {
-    buf: &'a QpBuf,
-    base: u64,
-    mem: &'a crate::guest_mem::GuestMem,
+pub(super) struct QpRing<'a> {
+    pub(super) buf: &'a QpBuf,
+    pub(super) base: u64,
+    pub(super) mem: &'a crate::guest_mem::GuestMem,
 }
 
 impl RingMemory for QpRing<'_> {
@@ -112,21 +107,6 @@ impl RingMemory for QpRing<'_> {
     }
 }
 
-/// What a responder CQE reports of the packet's headers.
-#[derive(Clone, Copy, Debug)]
-struct RxMeta {
-    ipv4: bool,
-    vlan: Option<u16>,
-}
-
-/// Which remote right an access needs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Remote {
-    Read,
-    Write,
-    Atomic,
-}
-
 /// Whether the opcode ends a message (so it carries the solicited bit and ImmDt / IETH).
 fn ends_message(op: Opcode) -> bool {
     op.info()
@@ -138,13 +118,13 @@ fn ends_message(op: Opcode) -> bool {
 }
 
 impl Device {
-    fn read_be32_mem(&self, addr: u64) -> Option<u32> {
+    pub(super) fn read_be32_mem(&self, addr: u64) -> Option<u32> {
         let mut b = [0u8; 4];
         self.mem.read(addr, &mut b).ok()?;
         Some(u32::from_be_bytes(b))
     }
 
-    fn qp_view(&self, qpn: u32) -> Option<QpView> {
+    pub(super) fn qp_view(&self, qpn: u32) -> Option<QpView> {
         let qp = self.fw.rdma.qps.get(&qpn)?;
         let srqn = (qp.ctx.rq_type() as u8 == rq_type::SRQ_RQ).then(|| qp.ctx.srqn_rmpn_xrqn());
         Some(QpView {
@@ -163,7 +143,7 @@ impl Device {
         })
     }
 
-    fn post(&mut self, cqn: u32, c: &cx4_hw::cq::cqe::Cqe64, solicited: bool) {
+    pub(super) fn post(&mut self, cqn: u32, c: &cx4_hw::cq::cqe::Cqe64, solicited: bool) {
         let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
         let mut ctx = crate::fw::Ctx { mem, msix, faults };
         if let Err(e) = self.fw.post_cqe(&mut ctx, cqn, &c.0, solicited) {
@@ -200,7 +180,11 @@ impl Device {
 
     /// Runs `f` on QP `qpn`'s engine state and firmware view (taken out of the engine for
     /// the call); nothing if either is missing.
-    fn with_qp(&mut self, qpn: u32, f: impl FnOnce(&mut Device, &mut QpEngine, &QpView)) {
+    pub(super) fn with_qp(
+        &mut self,
+        qpn: u32,
+        f: impl FnOnce(&mut Device, &mut QpEngine, &QpView),
+    ) {
         let Some(v) = self.qp_view(qpn) else {
             return;
         };
@@ -363,7 +347,7 @@ impl Device {
     }
 
     /// Moves the QP to the error state (the firmware's QP too) and flushes.
-    fn enter_error(&mut self, q: &mut QpEngine, v: &QpView) {
+    pub(super) fn enter_error(&mut self, q: &mut QpEngine, v: &QpView) {
         if let Some(qp) = self.fw.rdma.qps.get_mut(&v.qpn) {
             qp.set_error();
         }
@@ -418,7 +402,13 @@ impl Device {
     }
 
     /// Carries out requester actions; `payload` is the response packet's (READ data).
-    fn req_actions(&mut self, q: &mut QpEngine, v: &QpView, acts: Vec<ReqAction>, payload: &[u8]) {
+    pub(super) fn req_actions(
+        &mut self,
+        q: &mut QpEngine,
+        v: &QpView,
+        acts: Vec<ReqAction>,
+        payload: &[u8],
+    ) {
         let mut error = false;
         for a in acts {
             match a {
@@ -556,7 +546,7 @@ impl Device {
     }
 
     /// Puts a RoCE frame on the wire (or loops it back when it is for one of our GIDs).
-    fn roce_transmit(&mut self, frame: Vec<u8>) {
+    pub(super) fn roce_transmit(&mut self, frame: Vec<u8>) {
         let len = frame.len() as u64;
         if let Some(g) = peek_dst_gid(&frame) {
             if self.fw.rdma.gids.values().any(|e| e.gid == g) {
@@ -585,7 +575,7 @@ impl Device {
     }
 
     /// Receives the frames looped back to the port's own GIDs.
-    fn roce_drain_loopback(&mut self) {
+    pub(super) fn roce_drain_loopback(&mut self) {
         // Not re-entered (a looped-back packet's answers join the queue this loop drains),
         // and bounded: what is left waits for the next event.
         if self.roce.draining {
@@ -599,467 +589,6 @@ impl Device {
             self.roce_receive_packet(&f);
         }
         self.roce.draining = false;
-    }
-
-    /// A frame from the wire: if it is RoCEv2 (UDP 4791) to one of the port's GIDs, the engine
-    /// takes it (returns true) — delivered, or dropped and counted; the Ethernet path sees
-    /// every other frame.
-    pub fn roce_receive(&mut self, frame: &[u8]) -> bool {
-        if self.fw.rdma.gids.is_empty() {
-            return false;
-        }
-        let Some(g) = peek_dst_gid(frame) else {
-            return false;
-        };
-        if !self.fw.rdma.gids.values().any(|e| e.gid == g) {
-            return false;
-        }
-        let mut dmac = [0u8; 6];
-        dmac.copy_from_slice(&frame[..6]);
-        self.fw.count_rx(Cast::of(&dmac), frame.len() as u64);
-        self.roce_sync();
-        self.roce_receive_packet(frame);
-        self.roce_drain_loopback();
-        true
-    }
-
-    fn roce_receive_packet(&mut self, frame: &[u8]) {
-        let p = match packet::parse(frame) {
-            Ok(p) => p,
-            Err(e) => {
-                log::debug!("RoCE frame of {} bytes dropped: {e}", frame.len());
-                self.roce.stats.rx_malformed += 1;
-                return;
-            }
-        };
-        self.roce.stats.rx_packets += 1;
-        self.roce.stats.rx_bytes += frame.len() as u64;
-        let hdr = p.transport();
-        let meta = RxMeta {
-            ipv4: matches!(p.ip, packet::Ip::V4(_)),
-            vlan: p.eth.vlan_tci,
-        };
-        let qpn = hdr.bth.dest_qp;
-        let payload = p.payload.to_vec();
-        if !self.fw.rdma.qps.contains_key(&qpn) || !self.roce.qps.contains_key(&qpn) {
-            self.roce.stats.rx_no_qp += 1;
-            return;
-        }
-        self.with_qp(qpn, |d, q, v| d.qp_packet(q, v, &hdr, &payload, meta));
-    }
-
-    /// A packet for QP `q`.
-    fn qp_packet(
-        &mut self,
-        q: &mut QpEngine,
-        v: &QpView,
-        hdr: &TransportHeaders,
-        payload: &[u8],
-        meta: RxMeta,
-    ) {
-        let op = hdr.bth.opcode;
-        let svc = op.info().service;
-        if svc != q.service {
-            self.roce.stats.rx_no_qp += 1;
-            return;
-        }
-        let rc_request = is_rc_request(op);
-        let is_response = svc == super::headers::Service::Rc && !rc_request;
-        if is_response {
-            if !matches!(v.state, qpc_state::RTS | qpc_state::SQD) {
-                self.roce.stats.rx_no_qp += 1;
-                return;
-            }
-            let now = now_ns();
-            let acts = match &mut q.req {
-                Some(ReqSide::Rc(r)) => r.on_response(hdr, payload.len() as u32, now),
-                _ => {
-                    self.roce.stats.rx_dropped += 1;
-                    return;
-                }
-            };
-            self.req_actions(q, v, acts, payload);
-            return;
-        }
-        if !matches!(v.state, qpc_state::RTR | qpc_state::RTS | qpc_state::SQD) {
-            self.roce.stats.rx_no_qp += 1;
-            return;
-        }
-        let available = self.recv_available(q, v);
-        let acts = match &mut q.resp {
-            Some(RespSide::Rc(r)) => r.on_packet(hdr, payload.len() as u32, available),
-            Some(RespSide::Uc(r)) => r.on_packet(hdr, payload.len() as u32, available),
-            None => {
-                self.roce.stats.rx_dropped += 1;
-                return;
-            }
-        };
-        self.resp_actions(q, v, acts, hdr, payload, meta);
-    }
-
-    /// Whether a receive WQE is posted and not taken (in the QP's RQ or its SRQ).
-    fn recv_available(&self, q: &QpEngine, v: &QpView) -> bool {
-        if let Some(srqn) = v.srqn {
-            let Some(srq) = self.fw.rdma.srqs.get(&srqn).filter(|s| !s.error) else {
-                return false;
-            };
-            let taken = self.roce.srqs.get(&srqn).map_or(0, |c| c.taken);
-            return self
-                .read_be32_mem(srq.dbr + DBR_RCV as u64)
-                .is_some_and(|pc| (pc & 0xffff) != (taken & 0xffff));
-        }
-        if v.buf.rq_bytes() == 0 {
-            return false;
-        }
-        self.read_be32_mem(v.dbr + DBR_RCV as u64)
-            .is_some_and(|pc| (pc & 0xffff) != (q.rq_cc & 0xffff))
-    }
-
-    /// Takes the next receive WQE (of the QP's RQ or its SRQ).
-    fn take_recv(&mut self, q: &mut QpEngine, v: &QpView) -> Result<OpenRecv, DmaError> {
-        if let Some(srqn) = v.srqn {
-            return self.take_srq_wqe(srqn);
-        }
-        let ring = QpRing {
-            buf: &v.buf,
-            base: 0,
-            mem: &self.mem,
-        };
-        let r = RingWqe::new(
-            &ring,
-            u32::from(v.buf.log_rq_size),
-            u32::from(v.buf.log_rq_stride),
-            q.rq_cc,
-        );
-        let index = q.rq_cc as u16;
-        q.rq_cc = q.rq_cc.wrapping_add(1);
-        let segs = rx::rq_wqe_segments(&r, 1usize << v.buf.log_rq_stride)?;
-        Ok(OpenRecv {
-            index,
-            sges: segs
-                .into_iter()
-                .map(|s| Sge {
-                    lkey: s.lkey,
-                    addr: s.addr,
-                    len: s.len,
-                })
-                .collect(),
-        })
-    }
-
-    /// Takes the WQE at the head of SRQ `srqn`'s free list: its index is the CQE's
-    /// `wqe_counter`, its next segment names the new head, its data segments follow.
-    fn take_srq_wqe(&mut self, srqn: u32) -> Result<OpenRecv, DmaError> {
-        let fault = DmaError::Fault { addr: 0, len: 0 };
-        let srq = self.fw.rdma.srqs.get(&srqn).ok_or(fault)?;
-        let cur = self.roce.srqs.entry(srqn).or_default();
-        let (index, log_size, log_stride) = (cur.head, srq.buf.log_rq_size, srq.buf.log_rq_stride);
-        let ring = QpRing {
-            buf: &srq.buf,
-            base: 0,
-            mem: &self.mem,
-        };
-        let r = RingWqe::new(
-            &ring,
-            u32::from(log_size),
-            u32::from(log_stride),
-            index.into(),
-        );
-        let stride = 1usize << log_stride;
-        let mut w = vec![0u8; stride.min(rx::MAX_RQ_WQE)];
-        crate::eth::dma::WqeReader::read(&r, 0, &mut w)?;
-        let next = u16::from_be_bytes([w[2], w[3]]) & ((1u16 << log_size.min(15)) - 1);
-        let segs = rx::rq_wqe_segments(w.get(16..).unwrap_or_default(), stride.saturating_sub(16))?;
-        cur.head = next;
-        cur.taken = cur.taken.wrapping_add(1);
-        Ok(OpenRecv {
-            index,
-            sges: segs
-                .into_iter()
-                .map(|s| Sge {
-                    lkey: s.lkey,
-                    addr: s.addr,
-                    len: s.len,
-                })
-                .collect(),
-        })
-    }
-
-    /// Checks an R_Key for `len` bytes at `va` in the QP's PD; the guest pieces.
-    fn remote_pieces(
-        &self,
-        rkey: u32,
-        pd: u32,
-        va: u64,
-        len: u32,
-        need: Remote,
-    ) -> Result<Vec<(u64, u32)>, ()> {
-        if len == 0 {
-            return Ok(Vec::new());
-        }
-        if rkey == RESERVED_LKEY {
-            return Err(());
-        }
-        let m = self.fw.mkey(rkey).ok_or(())?;
-        let allowed = match need {
-            Remote::Read => m.access.remote_read,
-            Remote::Write => m.access.remote_write,
-            Remote::Atomic => m.access.atomic,
-        };
-        if m.pd != pd || !allowed {
-            return Err(());
-        }
-        self.fw
-            .translate(&self.mem, rkey, pd, va, len, need != Remote::Read)
-            .map_err(|_| ())
-    }
-
-    fn resp_fault(&mut self, q: &mut QpEngine, psn: Psn, f: RespFault) -> Vec<RespAction> {
-        match &mut q.resp {
-            Some(RespSide::Rc(r)) => r.fault(psn, f),
-            Some(RespSide::Uc(r)) => r.fault(f),
-            None => Vec::new(),
-        }
-    }
-
-    /// Carries out responder actions for the packet `hdr` / `payload`.
-    fn resp_actions(
-        &mut self,
-        q: &mut QpEngine,
-        v: &QpView,
-        acts: Vec<RespAction>,
-        hdr: &TransportHeaders,
-        payload: &[u8],
-        meta: RxMeta,
-    ) {
-        let mut queue: std::collections::VecDeque<RespAction> = acts.into();
-        let mut error = false;
-        while let Some(a) = queue.pop_front() {
-            match a {
-                RespAction::RecvData {
-                    psn,
-                    offset,
-                    len,
-                    new_wqe,
-                } => {
-                    if new_wqe {
-                        match self.take_recv(q, v) {
-                            Ok(o) => q.recv_open = Some(o),
-                            Err(e) => {
-                                log::warn!("QP {:#x}: receive WQE unreadable: {e}", v.qpn);
-                                if v.srqn.is_none() {
-                                    // Consumed: the flush that follows completes it.
-                                    q.recv_open = Some(OpenRecv {
-                                        index: q.rq_cc.wrapping_sub(1) as u16,
-                                        sges: Vec::new(),
-                                    });
-                                }
-                                queue = self.resp_fault(q, psn, RespFault::Operational).into();
-                                continue;
-                            }
-                        }
-                    }
-                    let Some(o) = &q.recv_open else {
-                        queue = self.resp_fault(q, psn, RespFault::Operational).into();
-                        continue;
-                    };
-                    let cap: u64 = o.sges.iter().map(|s| u64::from(s.len)).sum();
-                    if u64::from(offset) + u64::from(len) > cap {
-                        log::debug!("QP {:#x}: SEND longer than the receive WQE", v.qpn);
-                        queue = self.resp_fault(q, psn, RespFault::RecvLength).into();
-                        continue;
-                    }
-                    let data = payload.get(..len as usize).unwrap_or_default();
-                    let dma = MkeyDma {
-                        fw: &self.fw,
-                        mem: &self.mem,
-                        pd: v.recv_pd,
-                    };
-                    let r = sg_io(&o.sges, u64::from(offset), data.len(), |s, at, range| {
-                        crate::eth::dma::Dma::write(&dma, s.lkey, at, &data[range])
-                    });
-                    if let Err(e) = r {
-                        log::debug!("QP {:#x}: receive scatter: {e}", v.qpn);
-                        queue = self.resp_fault(q, psn, RespFault::RecvProtection).into();
-                        continue;
-                    }
-                }
-                RespAction::WriteData { psn, rkey, va, len } => {
-                    let data = payload.get(..len as usize).unwrap_or_default();
-                    match self.remote_pieces(rkey, v.pd, va, len, Remote::Write) {
-                        Ok(pieces) => {
-                            let mut at = 0usize;
-                            for (pa, n) in pieces {
-                                let n = n as usize;
-                                if let Some(chunk) = data.get(at..at + n) {
-                                    let _ = self.mem.write(pa, chunk);
-                                }
-                                at += n;
-                            }
-                        }
-                        Err(()) => {
-                            log::debug!("QP {:#x}: WRITE to R_Key {rkey:#x} refused", v.qpn);
-                            queue = self.resp_fault(q, psn, RespFault::RemoteAccess).into();
-                            continue;
-                        }
-                    }
-                }
-                RespAction::RecvComplete(rc) => {
-                    let (opcode, immediate) = match (rc.rdma_write, rc.imm, rc.invalidate) {
-                        (true, imm, _) => (cqe_op::RESP_WR_IMM, imm.unwrap_or(0)),
-                        (false, Some(imm), _) => (cqe_op::RESP_SEND_IMM, imm),
-                        (false, None, Some(rkey)) => (cqe_op::RESP_SEND_INV, rkey),
-                        (false, None, None) => (cqe_op::RESP_SEND, 0),
-                    };
-                    let index = if rc.rdma_write {
-                        match self.take_recv(q, v) {
-                            Ok(o) => o.index,
-                            Err(_) => q.rq_cc.wrapping_sub(1) as u16,
-                        }
-                    } else {
-                        match q.recv_open.take() {
-                            Some(o) => o.index,
-                            None => continue,
-                        }
-                    };
-                    let c = cqe::resp_cqe(
-                        v.cqe_qp(),
-                        &RespInfo {
-                            wqe_counter: index,
-                            byte_cnt: rc.bytes,
-                            opcode,
-                            immediate,
-                            remote_qpn: q.path.map_or(0, |p| p.remote_qpn),
-                            ipv4: meta.ipv4,
-                            vlan: meta.vlan,
-                        },
-                    );
-                    self.post(v.cqn_rcv, &c, rc.solicited);
-                }
-                RespAction::ReadResponse(rr) => {
-                    match self.remote_pieces(rr.rkey, v.pd, rr.va, rr.len, Remote::Read) {
-                        Ok(pieces) => {
-                            let mut data = Vec::with_capacity(rr.len as usize);
-                            for (pa, n) in pieces {
-                                let mut b = vec![0u8; n as usize];
-                                let _ = self.mem.read(pa, &mut b);
-                                data.extend_from_slice(&b);
-                            }
-                            for pkt in rr.packets() {
-                                let s = pkt.offset as usize;
-                                let chunk = data.get(s..s + pkt.len as usize).unwrap_or_default();
-                                let ext = ExtHeaders {
-                                    aeth: pkt.aeth,
-                                    ..Default::default()
-                                };
-                                self.send_response(q, pkt.opcode, pkt.psn, ext, chunk);
-                            }
-                        }
-                        Err(()) => {
-                            log::debug!("QP {:#x}: READ of R_Key {:#x} refused", v.qpn, rr.rkey);
-                            queue = self
-                                .resp_fault(q, rr.first_psn, RespFault::RemoteAccess)
-                                .into();
-                            continue;
-                        }
-                    }
-                }
-                RespAction::ExecuteAtomic(a) => {
-                    match self.remote_pieces(a.rkey, v.pd, a.va, 8, Remote::Atomic) {
-                        Ok(pieces) if pieces.len() == 1 => {
-                            let pa = pieces[0].0;
-                            let mut b = [0u8; 8];
-                            let _ = self.mem.read(pa, &mut b);
-                            let orig = u64::from_be_bytes(b);
-                            let new = if a.compare_swap {
-                                if orig == a.compare {
-                                    a.swap_add
-                                } else {
-                                    orig
-                                }
-                            } else {
-                                orig.wrapping_add(a.swap_add)
-                            };
-                            let _ = self.mem.write(pa, &new.to_be_bytes());
-                            let more = match &mut q.resp {
-                                Some(RespSide::Rc(r)) => r.atomic_result(a.psn, orig),
-                                _ => Vec::new(),
-                            };
-                            for m in more.into_iter().rev() {
-                                queue.push_front(m);
-                            }
-                        }
-                        _ => {
-                            queue = self.resp_fault(q, a.psn, RespFault::RemoteAccess).into();
-                            continue;
-                        }
-                    }
-                }
-                RespAction::AtomicAck {
-                    psn, aeth, orig, ..
-                } => {
-                    let ext = ExtHeaders {
-                        aeth: Some(aeth),
-                        atomic_ack: Some(AtomicAckEth { orig }),
-                        ..Default::default()
-                    };
-                    self.send_response(q, Opcode::RcAtomicAcknowledge, psn, ext, &[]);
-                }
-                RespAction::SendAck { psn, aeth } => {
-                    let ext = ExtHeaders {
-                        aeth: Some(aeth),
-                        ..Default::default()
-                    };
-                    self.send_response(q, Opcode::RcAcknowledge, psn, ext, &[]);
-                }
-                RespAction::RecvError(s) => {
-                    let index = match q.recv_open.take() {
-                        Some(o) => o.index,
-                        None => match self.take_recv(q, v) {
-                            Ok(o) => o.index,
-                            Err(_) => q.rq_cc.wrapping_sub(1) as u16,
-                        },
-                    };
-                    self.roce.stats.errors += 1;
-                    let e = cqe::err_cqe(v.cqe_qp(), true, s, index, 0);
-                    self.post(v.cqn_rcv, &e, false);
-                }
-                RespAction::EnterError(code) => {
-                    log::warn!(
-                        "QP {:#x}: responder error ({code:?}) on PSN {:#x}, QP to error",
-                        v.qpn,
-                        hdr.bth.psn
-                    );
-                    error = true;
-                }
-                RespAction::Dropped(why) => {
-                    self.roce.stats.rx_dropped += 1;
-                    log::trace!("QP {:#x}: packet dropped: {why:?}", v.qpn);
-                }
-            }
-        }
-        if error {
-            self.enter_error(q, v);
-        }
-    }
-
-    /// Sends a response packet (ACK, READ response, atomic ACK) to the QP's peer.
-    fn send_response(
-        &mut self,
-        q: &QpEngine,
-        op: Opcode,
-        psn: Psn,
-        ext: ExtHeaders,
-        payload: &[u8],
-    ) {
-        let Some(path) = q.path else {
-            return;
-        };
-        let bth = Bth::new(op, path.remote_qpn, psn.value());
-        match path.frame(bth, ext, payload) {
-            Ok(f) => self.roce_transmit(f),
-            Err(e) => log::warn!("QP {:#x}: response not built: {e}", q.qpn),
-        }
     }
 
     /// When [`Device::roce_tick`] is next due, from now.

@@ -28,7 +28,9 @@
 //! - [`cqe`]: the mlx5 requester, responder and error CQEs of RC/UC QPs;
 //! - [`wire`]: a QP's addressing (its path and GID entry) and the RoCEv2 receive check;
 //! - [`engine`]: the per-QP engine state, created and dropped by the QP transitions;
-//! - [`device`]: the doorbell, receive, timer and flush paths on the `Device`.
+//! - [`device`]: the doorbell, send, timer and flush paths on the `Device`;
+//! - [`receive`]: the RoCEv2 receive path on the `Device` (requester responses, responder
+//!   requests, receive WQEs, R_Key checks).
 
 pub mod cqe;
 pub mod device;
@@ -38,6 +40,7 @@ pub mod headers;
 pub mod icrc;
 pub mod packet;
 pub mod psn;
+pub mod receive;
 pub mod requester;
 pub mod responder;
 pub mod segment;
