@@ -223,6 +223,9 @@ impl Device {
             return true;
         }
         let sqn = u32::from_be_bytes([data[4], data[5], data[6], data[7]]) >> 8;
+        if self.fw.sq(sqn).is_none() && self.qp_doorbell(page, sqn) {
+            return true;
+        }
         self.sq_doorbell(page, sqn);
         true
     }
@@ -414,6 +417,16 @@ impl Device {
             self.pause_tick();
         }
         self.receive_frame(frame);
+        // A busy segment must not starve the RoCE timers the wire thread wakes for.
+        let now = crate::roce::engine::now_ns();
+        if self
+            .roce
+            .qps
+            .values()
+            .any(|q| q.deadline().is_some_and(|d| d <= now))
+        {
+            self.roce_tick();
+        }
         self.path.rx_ns += thread_cpu_ns().saturating_sub(t0);
     }
 
@@ -431,6 +444,10 @@ impl Device {
         if frame.len() > max_frame(&self.fw) {
             self.path.rx_oversize += 1;
             self.fw.count_rx_length_error();
+            return;
+        }
+        // RoCEv2 to one of the port's GIDs: the RDMA receive path, which the netdev never sees.
+        if self.roce_receive(frame) {
             return;
         }
         let h = match frame::parse(frame, &parse_config(&self.fw)) {
@@ -633,11 +650,20 @@ pub fn spawn_wire(
             loop {
                 // While a pause runs, frames are held, XOFF is asserted or an `rx-starve`
                 // fault runs, wake for the pause timer (`pfc.rs`) even if the segment is quiet.
-                let deadline = lock(&rx_dev).pause_deadline();
+                // So does a RoCE requester's ACK or RNR timer.
+                let deadline = {
+                    let d = lock(&rx_dev);
+                    d.pause_deadline()
+                        .into_iter()
+                        .chain(d.roce_deadline())
+                        .min()
+                };
                 match rx_tap.wait_readable(deadline) {
                     Ok(true) => {}
                     Ok(false) => {
-                        lock(&rx_dev).pause_tick();
+                        let mut d = lock(&rx_dev);
+                        d.pause_tick();
+                        d.roce_tick();
                         continue;
                     }
                     Err(e) => {

@@ -73,6 +73,8 @@ pub struct Device {
     pub path: crate::datapath::PathStats,
     /// Pause state of the port (paused priorities, held frames, XOFFs).
     pub pause: crate::pause::PortPause,
+    /// The RoCE engine's per-QP state (`roce::engine`).
+    pub roce: crate::roce::engine::Engine,
 }
 
 impl Device {
@@ -96,6 +98,7 @@ impl Device {
             port: None,
             path: Default::default(),
             pause: Default::default(),
+            roce: Default::default(),
         }
     }
 
@@ -239,6 +242,8 @@ impl Device {
                 }
             }
         }
+        // QP transitions the commands made reach the RoCE engine (a 2ERR flushes now).
+        self.roce_sync();
         if done != 0 && events {
             let mut eqe = new_event(event_type::CMD, 0);
             eqe.cmd_mut().set_vector(done);
@@ -277,7 +282,8 @@ impl Device {
             ops.join(","),
             eqs.join(","),
             self.path.line()
-        )
+        ) + " "
+            + &self.roce.stats.line()
     }
 
     /// The port's DCB state for the control socket's `qos` command, one line (see
@@ -287,9 +293,10 @@ impl Device {
     }
 
     /// The RoCE state for the control socket's `roce` command, one line (see
-    /// [`crate::fw::RdmaObjects::line`]).
+    /// [`crate::fw::RdmaObjects::line`]), then the engine's counters
+    /// ([`crate::roce::engine::RoceStats::line`]).
     pub fn roce_line(&self) -> String {
-        self.fw.rdma.line()
+        format!("{} {}", self.fw.rdma.line(), self.roce.stats.line())
     }
 
     /// The page accounting summary (logged at disconnect).
@@ -306,6 +313,7 @@ impl Device {
         self.msix.reset();
         self.fw.reset();
         self.pause = Default::default();
+        self.roce = Default::default();
         if !self.health_persist {
             self.health_synd = None;
         } else if let Some(s) = self.health_synd {

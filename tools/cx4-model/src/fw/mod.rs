@@ -41,7 +41,7 @@ pub use flow::{Dest, FlowCount, FlowGroup, FlowTable, Fte, Miss};
 pub use mkey::{Access, Mkey, MkeyMap, XlateError, RESERVED_LKEY};
 pub use nic::NicObjects;
 pub use qp::{Qp, QpBuf};
-pub use rdma::{GidEntry, RdmaObjects};
+pub use rdma::{GidEntry, RdmaObjects, QP_DESTROYED};
 pub use regs::{ETH_100GBASE_CR4, ETH_25GBASE_CR};
 pub use srq::{Srq, SrqKind};
 pub use steer::{
@@ -537,7 +537,9 @@ pub fn ring_pas(
     page_shift: u32,
     pas: impl Fn(&[u8], usize) -> Option<u64>,
 ) -> Result<Vec<u64>, CmdError> {
-    let npages = (bytes.max(1 << page_shift) >> page_shift) as usize;
+    // A ring whose bytes end inside a page needs that page too (a QP of a 1 KiB RQ and a
+    // 4 KiB SQ spans two pages).
+    let npages = bytes.max(1 << page_shift).div_ceil(1 << page_shift) as usize;
     let list: Option<Vec<u64>> = (0..npages).map(|i| pas(input, i)).collect();
     let Some(list) = list else {
         return Err(CmdError::new(

@@ -80,6 +80,22 @@ impl Qp {
         self.ctx.set_state(state.into());
     }
 
+    /// Moves the QP to the error state on the RoCE engine's behalf (a completion in error);
+    /// QUERY_QP reports it.
+    pub fn set_error(&mut self) {
+        self.set_state(qpc_state::ERR);
+    }
+
+    /// The QP context's `user_index` (what CQEs carry when `cqe_version` is 1).
+    pub fn user_index(&self) -> u32 {
+        self.ctx.user_index()
+    }
+
+    /// Doorbell record address.
+    pub fn dbr(&self) -> u64 {
+        self.ctx.dbr_addr()
+    }
+
     /// Protection domain (0 only for a UMR QP before RST2INIT).
     pub fn pd(&self) -> u32 {
         self.ctx.pd()
@@ -303,6 +319,7 @@ impl Firmware {
                 if self.rdma.gsi == Some(qpn) {
                     self.rdma.gsi = None;
                 }
+                self.rdma.qp_events.push((qpn, super::QP_DESTROYED));
                 log::debug!("QP {qpn:#x} ({}) destroyed", qpc_st::qpc_st_name(qp.st()));
                 Ok(())
             }
@@ -336,6 +353,7 @@ impl Firmware {
                     );
                 };
                 qp.set_state(qpc_state::ERR);
+                self.rdma.qp_events.push((qpn, qpc_state::ERR));
                 Ok(())
             }
             opcode::TO_RST_QP => {
@@ -348,6 +366,7 @@ impl Firmware {
                     );
                 };
                 qp.set_state(qpc_state::RST);
+                self.rdma.qp_events.push((qpn, qpc_state::RST));
                 Ok(())
             }
             _ => self.modify_qp(op, input),
@@ -578,6 +597,7 @@ impl Firmware {
         }
         next.set_state(t.to.into());
         qp.ctx = next;
+        self.rdma.qp_events.push((qpn, t.to));
         Ok(())
     }
 }

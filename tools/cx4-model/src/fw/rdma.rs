@@ -53,7 +53,13 @@ pub struct RdmaObjects {
     pub gids: BTreeMap<u16, GidEntry>,
     /// Multicast groups: GID → attached QPs.
     pub mcgs: BTreeMap<[u8; 16], BTreeSet<u32>>,
+    /// QP state changes made by commands since the RoCE engine last looked: (QPN, new state,
+    /// or [`QP_DESTROYED`]). The engine (`crate::roce::engine`) drains them.
+    pub qp_events: Vec<(u32, u8)>,
 }
+
+/// The "state" of a [`RdmaObjects::qp_events`] entry for a destroyed QP.
+pub const QP_DESTROYED: u8 = 0xff;
 
 impl RdmaObjects {
     /// Live objects as "N kind" items (empty if none). GID entries are not objects: the table

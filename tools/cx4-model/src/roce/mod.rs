@@ -1,8 +1,8 @@
 //! The RoCE engine: RDMA over Converged Ethernet v2 (IBTA Annex A17) on the modelled port.
 //!
-//! The engine — queue pairs, their send and receive state machines, retransmission, the
-//! DCQCN congestion reaction to ECN marks and CNPs — will live here. Its wire layer, pure
-//! functions with no queue state:
+//! The engine — RC and UC queue pairs, their send and receive state machines and
+//! retransmission — lives here (UD, GSI and the DCQCN reaction to ECN marks and CNPs are still
+//! to come). Its wire layer, pure functions with no queue state:
 //!
 //! - [`headers`]: the InfiniBand transport headers (BTH and the extension headers) and the
 //!   opcode table of the RC, UC and UD services and the CNP;
@@ -21,19 +21,37 @@
 //! - [`requester`]: the RC requester (ACK/NAK processing, go-back-N, timers, retry counters);
 //! - [`responder`]: the RC responder (sequence checks, NAK once, RNR, duplicates, resources);
 //! - [`unreliable`]: the UC and UD rules.
+//!
+//! Their integration with the device's queues, memory keys, CQs and wire:
+//!
+//! - [`wqe`]: send WQE decoding (ctrl, raddr, atomic, data and inline segments);
+//! - [`cqe`]: the mlx5 requester, responder and error CQEs of RC/UC QPs;
+//! - [`wire`]: a QP's addressing (its path and GID entry) and the RoCEv2 receive check;
+//! - [`engine`]: the per-QP engine state, created and dropped by the QP transitions;
+//! - [`device`]: the doorbell, send, timer and flush paths on the `Device`;
+//! - [`receive`]: the RoCEv2 receive path on the `Device` (requester responses, responder
+//!   requests, receive WQEs, R_Key checks).
 
+pub mod cqe;
+pub mod device;
+pub mod engine;
 pub mod error;
 pub mod headers;
 pub mod icrc;
 pub mod packet;
 pub mod psn;
+pub mod receive;
 pub mod requester;
 pub mod responder;
 pub mod segment;
 pub mod status;
 pub mod timers;
 pub mod unreliable;
+pub mod wire;
+pub mod wqe;
 
+#[cfg(test)]
+mod device_tests;
 #[cfg(test)]
 mod loopback_tests;
 

@@ -1,0 +1,639 @@
+//! The RoCE engine on the device: where the QPs' firmware objects, their engine state
+//! (`engine.rs`), guest memory, the CQs and the wire meet.
+//!
+//! - Send: a doorbell naming a QP ([`Device::qp_doorbell`]) reads the send counter from the
+//!   QP's doorbell record (`dbr_addr + 4`, big-endian, 16 bits) and decodes each WQE from the
+//!   engine's consumer counter (the send queue follows the receive queue in the QP buffer,
+//!   64-byte basic blocks) into the requester, which segments it into packets.
+//! - Receive: a RoCEv2 frame to one of the port's GIDs (`Device::roce_receive`) goes to the
+//!   QP its BTH names: responses to the requester, requests to the responder. Receive WQEs
+//!   are taken from the QP's receive queue (counter at `dbr_addr + 0`) or its SRQ.
+//! - Timers: [`Device::roce_deadline`] is when the wire thread must call
+//!   [`Device::roce_tick`] (local ACK timeout, RNR timer).
+//! - State: [`Device::roce_sync`] applies the QP transitions the commands made.
+//!
+//! States: a QP in RTS executes its send queue; in RESET, INIT or RTR the doorbell is ignored
+//! (logged); in SQD the WQEs wait; in ERR they are flushed (`WR_FLUSH_ERR`), as are the
+//! receive WQEs. Requests are taken in RTR, RTS and SQD; responses in RTS and SQD.
+//!
+//! Remote accesses check the R_Key's memory key: it exists, is in the QP's PD, has the
+//! remote right (read / write / atomic) and covers the range. Atomics operate on 8-byte
+//! big-endian values in memory and return the original value big-endian, as ConnectX does.
+//!
+//! The receive side (responses to the requester, requests to the responder, receive WQEs of
+//! the RQ or the SRQ, R_Key checks) is in `receive.rs`.
+//!
+//! Not done yet: SEND with invalidate does not invalidate the R_Key; LOCAL_INV and UMR WQEs;
+//! UD / GSI / XRC QPs; RoCE v1 framing (v1 GID entries send RoCE v2); PFC pause and DCQCN
+//! for RoCE frames; the SRQ limit event.
+
+use cx4_hw::{
+    qp::{qpc_state, rq_type},
+    uar::{DBR_RCV, DBR_SND},
+};
+
+use crate::{
+    device::Device,
+    eth::{
+        dma::{DmaError, RingMemory, RingWqe},
+        mkeys::MkeyDma,
+    },
+    fw::{Cast, QpBuf},
+};
+
+use super::cqe::{self, CqeQp};
+use super::engine::{now_ns, Change, QpEngine, ReqSide};
+use super::headers::{AtomicEth, Bth, Ext, ExtHeaders, Ieth, ImmDt, Opcode, Reth};
+use super::requester::{ReqAction, WorkRequest};
+use super::segment::{OpKind, RequestOp};
+use super::status::WcStatus;
+use super::wire::peek_dst_gid;
+use super::wqe::{Gather, SendWqe};
+
+/// What the engine needs of a QP's firmware object, copied out for one operation.
+#[derive(Clone, Debug)]
+pub(super) struct QpView {
+    pub(super) qpn: u32,
+    pub(super) state: u8,
+    pub(super) pd: u32,
+    pub(super) cqn_snd: u32,
+    pub(super) cqn_rcv: u32,
+    pub(super) user_index: u32,
+    pub(super) dbr: u64,
+    pub(super) buf: QpBuf,
+    /// The SRQ (or RMP) the QP receives from.
+    pub(super) srqn: Option<u32>,
+    /// The PD of the receive WQEs' lkeys (the SRQ's for an SRQ).
+    pub(super) recv_pd: u32,
+}
+
+impl QpView {
+    pub(super) fn cqe_qp(&self) -> CqeQp {
+        CqeQp {
+            qpn: self.qpn,
+            user_index: self.user_index,
+        }
+    }
+}
+
+/// One queue of a QP buffer (the receive queue at 0, the send queue after it).
+pub(super) struct QpRing<'a> {
+    pub(super) buf: &'a QpBuf,
+    pub(super) base: u64,
+    pub(super) mem: &'a crate::guest_mem::GuestMem,
+}
+
+impl RingMemory for QpRing<'_> {
+    fn read_ring(&self, offset: u64, out: &mut [u8]) -> Result<(), DmaError> {
+        let shift = self.buf.page_shift.min(40);
+        let page_bytes = 1u64 << shift;
+        let mut done = 0usize;
+        while done < out.len() {
+            let abs = self.buf.offset + self.base + offset + done as u64;
+            let fault = DmaError::Fault {
+                addr: abs,
+                len: (out.len() - done) as u64,
+            };
+            let page = usize::try_from(abs >> shift).map_err(|_| fault)?;
+            let pa = *self.buf.pas.get(page).ok_or(fault)?;
+            let in_page = abs & (page_bytes - 1);
+            let n = ((page_bytes - in_page) as usize).min(out.len() - done);
+            self.mem
+                .read(pa + in_page, &mut out[done..done + n])
+                .map_err(|_| fault)?;
+            done += n;
+        }
+        Ok(())
+    }
+}
+
+/// Whether the opcode ends a message (so it carries the solicited bit and ImmDt / IETH).
+fn ends_message(op: Opcode) -> bool {
+    op.info()
+        .headers
+        .iter()
+        .any(|k| matches!(k, Ext::ImmDt | Ext::Ieth))
+        || op.name().ends_with("LAST")
+        || op.name().ends_with("ONLY")
+}
+
+impl Device {
+    pub(super) fn read_be32_mem(&self, addr: u64) -> Option<u32> {
+        let mut b = [0u8; 4];
+        self.mem.read(addr, &mut b).ok()?;
+        Some(u32::from_be_bytes(b))
+    }
+
+    pub(super) fn qp_view(&self, qpn: u32) -> Option<QpView> {
+        let qp = self.fw.rdma.qps.get(&qpn)?;
+        let srqn = (qp.ctx.rq_type() as u8 == rq_type::SRQ_RQ).then(|| qp.ctx.srqn_rmpn_xrqn());
+        Some(QpView {
+            qpn,
+            state: qp.state(),
+            pd: qp.pd(),
+            cqn_snd: qp.cqn_snd(),
+            cqn_rcv: qp.cqn_rcv(),
+            user_index: qp.user_index(),
+            dbr: qp.dbr(),
+            buf: qp.buf.clone(),
+            srqn,
+            recv_pd: srqn
+                .and_then(|n| self.fw.rdma.srqs.get(&n))
+                .map_or(qp.pd(), |s| s.pd),
+        })
+    }
+
+    pub(super) fn post(&mut self, cqn: u32, c: &cx4_hw::cq::cqe::Cqe64, solicited: bool) {
+        let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
+        let mut ctx = crate::fw::Ctx { mem, msix, faults };
+        if let Err(e) = self.fw.post_cqe(&mut ctx, cqn, &c.0, solicited) {
+            log::warn!("RoCE CQE to CQ {cqn:#x} not written: {e}");
+        }
+    }
+
+    /// Applies the QP transitions commands made since the last call: engine state created,
+    /// dropped, or flushed.
+    pub fn roce_sync(&mut self) {
+        let srqs = &self.fw.rdma.srqs;
+        self.roce.srqs.retain(|n, _| srqs.contains_key(n));
+        if self.fw.rdma.qp_events.is_empty() {
+            return;
+        }
+        let events = std::mem::take(&mut self.fw.rdma.qp_events);
+        let log_max_msg = self.fw.caps.general("log_max_msg") as u32;
+        for (qpn, to) in events {
+            let change = self.roce.apply(
+                qpn,
+                to,
+                self.fw.rdma.qps.get(&qpn),
+                &self.fw.rdma.gids,
+                log_max_msg,
+            );
+            match change {
+                Change::Flush => self.with_qp(qpn, |d, q, v| d.flush(q, v)),
+                // WQEs posted before RTS (or held in SQD) start now.
+                Change::Ready => self.with_qp(qpn, |d, q, v| d.execute_qp_sq(q, v)),
+                Change::None => {}
+            }
+        }
+    }
+
+    /// Runs `f` on QP `qpn`'s engine state and firmware view (taken out of the engine for
+    /// the call); nothing if either is missing.
+    pub(super) fn with_qp(
+        &mut self,
+        qpn: u32,
+        f: impl FnOnce(&mut Device, &mut QpEngine, &QpView),
+    ) {
+        let Some(v) = self.qp_view(qpn) else {
+            return;
+        };
+        let Some(mut q) = self.roce.qps.remove(&qpn) else {
+            return;
+        };
+        f(self, &mut q, &v);
+        // The QP may have been reset meanwhile (it cannot from here), keep the state.
+        self.roce.qps.insert(qpn, q);
+        self.roce_drain_loopback();
+    }
+
+    /// A send doorbell naming QP `qpn` (UAR page `page`); false if no such QP exists.
+    pub fn qp_doorbell(&mut self, page: u32, qpn: u32) -> bool {
+        self.roce_sync();
+        let Some(v) = self.qp_view(qpn) else {
+            return false;
+        };
+        self.roce.stats.doorbells += 1;
+        if !self.roce.qps.contains_key(&qpn) {
+            if v.state == qpc_state::RST {
+                log::debug!("doorbell on QP {qpn:#x} in RST, ignored");
+            } else {
+                self.roce.stats.unsupported += 1;
+                log::debug!("doorbell on QP {qpn:#x}: its service type is not run by the engine");
+            }
+            return true;
+        }
+        let uar = self.fw.rdma.qps.get(&qpn).map_or(page, |qp| qp.uar_page());
+        if uar != page {
+            log::debug!("QP {qpn:#x} rung through UAR {page}, created on UAR {uar}");
+        }
+        self.with_qp(qpn, |d, q, v| match v.state {
+            qpc_state::RTS => d.execute_qp_sq(q, v),
+            qpc_state::ERR => d.flush(q, v),
+            qpc_state::SQD => log::debug!("doorbell on QP {qpn:#x} in SQD: WQEs wait"),
+            s => log::debug!(
+                "doorbell on QP {qpn:#x} in {}, ignored",
+                qpc_state::qpc_state_name(s)
+            ),
+        });
+        true
+    }
+
+    /// Executes the send WQEs from the consumer counter up to the doorbell record's.
+    fn execute_qp_sq(&mut self, q: &mut QpEngine, v: &QpView) {
+        let Some(log_sq) = v.buf.log_sq_size else {
+            return;
+        };
+        let Some(pc) = self.read_be32_mem(v.dbr + DBR_SND as u64) else {
+            log::warn!("QP {:#x}: doorbell record {:#x} unreadable", v.qpn, v.dbr);
+            return;
+        };
+        let pc = pc & 0xffff;
+        let mut budget = 1u32 << log_sq;
+        let now = now_ns();
+        while (q.sq_cc & 0xffff) != pc && budget > 0 {
+            let index = q.sq_cc as u16;
+            let ring = QpRing {
+                buf: &v.buf,
+                base: v.buf.rq_bytes(),
+                mem: &self.mem,
+            };
+            let r = RingWqe::new(&ring, u32::from(log_sq), 6, q.sq_cc);
+            if q.error {
+                let (op, bbs) = SendWqe::peek(&r).unwrap_or((0, 1));
+                self.flush_send(v, index, op);
+                q.sq_cc = q.sq_cc.wrapping_add(u32::from(bbs));
+                budget = budget.saturating_sub(u32::from(bbs));
+                continue;
+            }
+            let decoded = SendWqe::decode(&r, index).and_then(|w| {
+                let dma = MkeyDma {
+                    fw: &self.fw,
+                    mem: &self.mem,
+                    pd: v.pd,
+                };
+                w.check_keys(&|lkey, addr, len, write| {
+                    dma.fw
+                        .translate(dma.mem, lkey, dma.pd, addr, len, write)
+                        .map(|_| ())
+                        .map_err(|_| DmaError::BadLkey { lkey })
+                })?;
+                Ok(w)
+            });
+            let bbs = match &decoded {
+                Ok(w) => w.bbs,
+                Err(_) => SendWqe::peek(&r).map_or(1, |p| p.1),
+            };
+            q.sq_cc = q.sq_cc.wrapping_add(u32::from(bbs));
+            budget = budget.saturating_sub(u32::from(bbs));
+            self.roce.stats.wqes += 1;
+            match decoded {
+                Err(e) => {
+                    let op = SendWqe::peek(&r).map_or(0, |p| p.0);
+                    log::warn!(
+                        "QP {:#x} WQE {index:#x}: {e}: error CQE, QP to error",
+                        v.qpn
+                    );
+                    self.local_error(q, v, index, op, e.status());
+                }
+                Ok(w) => self.post_send(q, v, w, now),
+            }
+        }
+    }
+
+    /// Hands a decoded send WQE to the requester.
+    fn post_send(&mut self, q: &mut QpEngine, v: &QpView, w: SendWqe, now: u64) {
+        let Some(op) = w.op() else {
+            // A NOP completes at once (the model does not order it behind requests in flight).
+            if w.signaled {
+                let c = cqe::req_cqe(v.cqe_qp(), w.index, w.opcode, 0);
+                self.post(v.cqn_snd, &c, false);
+            }
+            return;
+        };
+        let len = u32::try_from(w.len()).unwrap_or(u32::MAX);
+        let atomic_bad =
+            op.kind() == OpKind::Atomic && (len != 8 || matches!(w.gather, Gather::Inline(_)));
+        if atomic_bad {
+            log::warn!(
+                "QP {:#x} WQE {:#x}: atomic without one 8-byte local buffer",
+                v.qpn,
+                w.index
+            );
+            self.local_error(q, v, w.index, w.opcode, WcStatus::LocalLengthErr);
+            return;
+        }
+        let wr = WorkRequest {
+            wqe_index: w.index,
+            op,
+            len,
+            fence: w.fence,
+        };
+        q.wqes.push_back(w);
+        let acts = match &mut q.req {
+            Some(ReqSide::Rc(r)) => r.post(wr, now),
+            Some(ReqSide::Uc(r)) => r.post(wr),
+            None => return,
+        };
+        self.req_actions(q, v, acts, &[]);
+    }
+
+    /// A WQE that failed locally: what is in flight is flushed, this one completes in error,
+    /// the QP goes to error (later WQEs are flushed).
+    fn local_error(&mut self, q: &mut QpEngine, v: &QpView, index: u16, op: u8, s: WcStatus) {
+        self.roce.stats.errors += 1;
+        while let Some(w) = q.wqes.pop_front() {
+            self.flush_send(v, w.index, w.opcode);
+        }
+        let e = cqe::err_cqe(v.cqe_qp(), false, s, index, op);
+        self.post(v.cqn_snd, &e, false);
+        self.enter_error(q, v);
+    }
+
+    fn flush_send(&mut self, v: &QpView, index: u16, op: u8) {
+        self.roce.stats.flushed += 1;
+        let e = cqe::err_cqe(v.cqe_qp(), false, WcStatus::WrFlushErr, index, op);
+        self.post(v.cqn_snd, &e, false);
+    }
+
+    /// Moves the QP to the error state (the firmware's QP too) and flushes.
+    pub(super) fn enter_error(&mut self, q: &mut QpEngine, v: &QpView) {
+        if let Some(qp) = self.fw.rdma.qps.get_mut(&v.qpn) {
+            qp.set_error();
+        }
+        q.error = true;
+        self.flush(q, v);
+    }
+
+    /// Flushes a QP in error: its send WQEs in flight and posted, the receive WQE being
+    /// filled and the posted receive WQEs, each with a `WR_FLUSH_ERR` CQE.
+    fn flush(&mut self, q: &mut QpEngine, v: &QpView) {
+        q.error = true;
+        q.req = None;
+        q.resp = None;
+        while let Some(w) = q.wqes.pop_front() {
+            self.flush_send(v, w.index, w.opcode);
+        }
+        if let Some(log_sq) = v.buf.log_sq_size {
+            if let Some(pc) = self.read_be32_mem(v.dbr + DBR_SND as u64) {
+                let mut budget = 1u32 << log_sq;
+                while (q.sq_cc & 0xffff) != (pc & 0xffff) && budget > 0 {
+                    let ring = QpRing {
+                        buf: &v.buf,
+                        base: v.buf.rq_bytes(),
+                        mem: &self.mem,
+                    };
+                    let r = RingWqe::new(&ring, u32::from(log_sq), 6, q.sq_cc);
+                    let (op, bbs) = SendWqe::peek(&r).unwrap_or((0, 1));
+                    self.flush_send(v, q.sq_cc as u16, op);
+                    q.sq_cc = q.sq_cc.wrapping_add(u32::from(bbs));
+                    budget = budget.saturating_sub(u32::from(bbs));
+                }
+            }
+        }
+        let flush_recv = |d: &mut Device, index: u16| {
+            d.roce.stats.flushed += 1;
+            let e = cqe::err_cqe(v.cqe_qp(), true, WcStatus::WrFlushErr, index, 0);
+            d.post(v.cqn_rcv, &e, false);
+        };
+        if let Some(o) = q.recv_open.take() {
+            flush_recv(self, o.index);
+        }
+        if v.buf.rq_bytes() > 0 {
+            if let Some(pc) = self.read_be32_mem(v.dbr + DBR_RCV as u64) {
+                let mut budget = 1u32 << v.buf.log_rq_size;
+                while (q.rq_cc & 0xffff) != (pc & 0xffff) && budget > 0 {
+                    flush_recv(self, q.rq_cc as u16);
+                    q.rq_cc = q.rq_cc.wrapping_add(1);
+                    budget -= 1;
+                }
+            }
+        }
+    }
+
+    /// Carries out requester actions; `payload` is the response packet's (READ data).
+    pub(super) fn req_actions(
+        &mut self,
+        q: &mut QpEngine,
+        v: &QpView,
+        acts: Vec<ReqAction>,
+        payload: &[u8],
+    ) {
+        let mut error = false;
+        for a in acts {
+            match a {
+                ReqAction::Transmit(tx) => self.transmit_request(q, v, &tx),
+                ReqAction::ReadData {
+                    wqe_index,
+                    offset,
+                    len,
+                } => {
+                    let Some(w) = q.wqe(wqe_index) else { continue };
+                    let data = payload.get(..len as usize).unwrap_or_default();
+                    let dma = MkeyDma {
+                        fw: &self.fw,
+                        mem: &self.mem,
+                        pd: v.pd,
+                    };
+                    if let Err(e) = w.scatter(&dma, u64::from(offset), data) {
+                        log::warn!("QP {:#x} READ WQE {wqe_index:#x}: {e}", v.qpn);
+                    }
+                }
+                ReqAction::AtomicResult { wqe_index, orig } => {
+                    let Some(w) = q.wqe(wqe_index) else { continue };
+                    let dma = MkeyDma {
+                        fw: &self.fw,
+                        mem: &self.mem,
+                        pd: v.pd,
+                    };
+                    if let Err(e) = w.scatter(&dma, 0, &orig.to_be_bytes()) {
+                        log::warn!("QP {:#x} atomic WQE {wqe_index:#x}: {e}", v.qpn);
+                    }
+                }
+                ReqAction::Complete(c) => {
+                    let w = q.take_wqe(c.wqe_index);
+                    let op = w.as_ref().map_or(0, |w| w.opcode);
+                    if c.status.is_error() {
+                        if c.status == WcStatus::WrFlushErr {
+                            self.roce.stats.flushed += 1;
+                        } else {
+                            self.roce.stats.errors += 1;
+                            log::warn!(
+                                "QP {:#x} WQE {:#x}: completed with {:?}",
+                                v.qpn,
+                                c.wqe_index,
+                                c.status
+                            );
+                        }
+                        let e = cqe::err_cqe(v.cqe_qp(), false, c.status, c.wqe_index, op);
+                        self.post(v.cqn_snd, &e, false);
+                        // A UC request failing locally (an operation UC does not carry, a
+                        // message too long) ends the send queue too (the PRM's SQER; the model
+                        // uses ERR).
+                        if q.service == super::headers::Service::Uc
+                            && c.status != WcStatus::WrFlushErr
+                        {
+                            error = true;
+                        }
+                    } else if w.as_ref().is_some_and(|w| w.signaled) {
+                        let bytes = match c.op.kind() {
+                            OpKind::Atomic => 8,
+                            _ => c.bytes,
+                        };
+                        let e = cqe::req_cqe(v.cqe_qp(), c.wqe_index, op, bytes);
+                        self.post(v.cqn_snd, &e, false);
+                    }
+                }
+                ReqAction::EnterError(s) => {
+                    log::warn!("QP {:#x}: requester error {s:?}, QP to error", v.qpn);
+                    error = true;
+                }
+            }
+        }
+        if error {
+            self.enter_error(q, v);
+        }
+    }
+
+    /// Builds and sends one request packet.
+    fn transmit_request(&mut self, q: &QpEngine, v: &QpView, tx: &super::requester::TxPacket) {
+        let (Some(w), Some(path)) = (q.wqe(tx.wqe_index), q.path) else {
+            return;
+        };
+        let mut bth = Bth::new(tx.opcode, path.remote_qpn, tx.psn.value());
+        bth.ack_req = tx.ack_req;
+        bth.solicited = w.solicited && ends_message(tx.opcode);
+        let (raddr, rkey) = w.remote.unwrap_or((0, 0));
+        let mut ext = ExtHeaders::default();
+        for k in tx.opcode.info().headers {
+            match k {
+                Ext::Reth => {
+                    let read = tx.op == RequestOp::Read;
+                    ext.reth = Some(Reth {
+                        va: raddr.wrapping_add(u64::from(tx.offset)),
+                        rkey,
+                        dma_len: if read {
+                            tx.len
+                        } else {
+                            u32::try_from(w.len()).unwrap_or(u32::MAX)
+                        },
+                    });
+                }
+                Ext::AtomicEth => {
+                    let (swap_add, compare) = w.atomic.unwrap_or((0, 0));
+                    ext.atomic = Some(AtomicEth {
+                        va: raddr,
+                        rkey,
+                        swap_add,
+                        compare,
+                    });
+                }
+                Ext::ImmDt => ext.imm = Some(ImmDt { imm: w.imm }),
+                Ext::Ieth => ext.ieth = Some(Ieth { rkey: w.imm }),
+                _ => {}
+            }
+        }
+        let mut payload = Vec::new();
+        if tx.opcode.info().payload && tx.len > 0 {
+            payload = vec![0u8; tx.len as usize];
+            let dma = MkeyDma {
+                fw: &self.fw,
+                mem: &self.mem,
+                pd: v.pd,
+            };
+            if let Err(e) = w.gather(&dma, u64::from(tx.offset), &mut payload) {
+                // The buffer changed under a posted WQE (deregistered): nothing is sent; the
+                // retry timer gives up eventually.
+                log::warn!("QP {:#x} WQE {:#x}: gather failed: {e}", v.qpn, w.index);
+                self.roce.stats.errors += 1;
+                return;
+            }
+        }
+        match path.frame(bth, ext, &payload) {
+            Ok(f) => self.roce_transmit(f),
+            Err(e) => log::warn!("QP {:#x}: packet not built: {e}", v.qpn),
+        }
+    }
+
+    /// Puts a RoCE frame on the wire (or loops it back when it is for one of our GIDs).
+    pub(super) fn roce_transmit(&mut self, frame: Vec<u8>) {
+        let len = frame.len() as u64;
+        if let Some(g) = peek_dst_gid(&frame) {
+            if self.fw.rdma.gids.values().any(|e| e.gid == g) {
+                self.roce.stats.tx_packets += 1;
+                self.roce.stats.tx_bytes += len;
+                self.roce.loopback.push_back(frame);
+                return;
+            }
+        }
+        if !self.fw.regs.oper_up() {
+            self.path.tx_link_down += 1;
+            return;
+        }
+        let mut dmac = [0u8; 6];
+        dmac.copy_from_slice(&frame[..6]);
+        if let Some(p) = &self.port {
+            if let Err(e) = p.send(&frame) {
+                log::debug!("{}: send failed: {e}", p.name());
+            }
+        }
+        self.fw.count_tx(Cast::of(&dmac), len);
+        self.path.tx_frames += 1;
+        self.path.tx_bytes += len;
+        self.roce.stats.tx_packets += 1;
+        self.roce.stats.tx_bytes += len;
+    }
+
+    /// Receives the frames looped back to the port's own GIDs.
+    pub(super) fn roce_drain_loopback(&mut self) {
+        // Not re-entered (a looped-back packet's answers join the queue this loop drains),
+        // and bounded: what is left waits for the next event.
+        if self.roce.draining {
+            return;
+        }
+        self.roce.draining = true;
+        for _ in 0..1 << 16 {
+            let Some(f) = self.roce.loopback.pop_front() else {
+                break;
+            };
+            self.roce_receive_packet(&f);
+        }
+        self.roce.draining = false;
+    }
+
+    /// When [`Device::roce_tick`] is next due, from now.
+    pub fn roce_deadline(&self) -> Option<std::time::Duration> {
+        let now = now_ns();
+        let d = self.roce.next_deadline(now)?;
+        Some(std::time::Duration::from_nanos(d.saturating_sub(now)))
+    }
+
+    /// Runs the requester timers that are due.
+    pub fn roce_tick(&mut self) {
+        self.roce_tick_at(now_ns());
+    }
+
+    /// Runs the requester timers due at `now` (engine clock, ns).
+    pub fn roce_tick_at(&mut self, now: u64) {
+        self.roce_sync();
+        let due: Vec<u32> = self
+            .roce
+            .qps
+            .values()
+            .filter(|q| q.deadline().is_some_and(|d| d <= now))
+            .map(|q| q.qpn)
+            .collect();
+        // QPs in error flush what the driver posted since (ib_drain_rq posts a receive and
+        // waits for its flush CQE; receive queues have no doorbell).
+        let errored: Vec<u32> = self
+            .roce
+            .qps
+            .values()
+            .filter(|q| q.error)
+            .map(|q| q.qpn)
+            .collect();
+        for qpn in errored {
+            self.with_qp(qpn, |d, q, v| d.flush(q, v));
+        }
+        for qpn in due {
+            self.roce.stats.timer_runs += 1;
+            self.with_qp(qpn, |d, q, v| {
+                let acts = match &mut q.req {
+                    Some(ReqSide::Rc(r)) => r.on_timer(now),
+                    _ => return,
+                };
+                d.req_actions(q, v, acts, &[]);
+            });
+        }
+    }
+}

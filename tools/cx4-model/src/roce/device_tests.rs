@@ -1,0 +1,1120 @@
+//! Two modelled cards on one Ethernet segment (two [`Device`]s whose [`Loopback`] ports are
+//! shuttled into each other), with PDs, MTT memory keys, GIDs and RC/UC QPs made by the
+//! commands mlx5_ib sends and WQEs laid out as libmlx5 posts them: the data, both sides'
+//! CQEs byte for byte, ACK timeouts, RNR, remote access errors, flushes, and a fuzzer.
+
+use std::sync::Arc;
+
+use cx4_hw::{
+    bits::Layout,
+    cmd::MboxIn,
+    command::{self as cmds, Command},
+    cq::cqe::{opcode as cqe_op, syndrome},
+    mkey::{access_mode, mkey_from_index, CreateMkeyIn, CreateMkeyOut},
+    pd::AllocPdOut,
+    qp::{mtu, qpc_st, qpc_state, rq_type, CreateQpIn, CreateQpOut, QueryQpOut},
+    roce::{roce_l3_type, roce_version},
+    wqe::{self, opcode as wop},
+};
+use zerocopy::FromBytes;
+
+use crate::{
+    config::Config,
+    device::Device,
+    eq::Eq,
+    fw::{Arm, Cq, Ctx, HcaState},
+    guest_mem::test_backing,
+    wire::Loopback,
+};
+
+const BASE: u64 = 0x10_0000;
+const MEM: u64 = 0x40_0000;
+const EQ_RING: u64 = BASE;
+const SCQ_RING: u64 = BASE + 0x1000;
+const RCQ_RING: u64 = BASE + 0x2000;
+const DBRS: u64 = BASE + 0x3000;
+const QP_DBR: u64 = DBRS + 0x100;
+const QP_BUF: u64 = BASE + 0x4000;
+/// Receive queue: 16 WQEs of 64 bytes; send queue after it: 64 basic blocks.
+const RQ_BYTES: u64 = 16 * 64;
+const SRQ_BUF: u64 = BASE + 0x6000;
+const SRQ_DBR: u64 = DBRS + 0x200;
+const DATA: u64 = BASE + 0x10000;
+const DATA_LEN: u64 = 0x20000;
+/// The MR's virtual address of `DATA`.
+const VA: u64 = 0x7000_0000;
+const UAR: u32 = 8;
+const SCQ: u32 = 0x10;
+const RCQ: u32 = 0x11;
+const UIDX: u32 = 0x33;
+
+fn input<C: Command>(f: impl FnOnce(&mut C::In)) -> Vec<u8> {
+    let mut v = vec![0u8; <C::In as Layout>::SIZE];
+    MboxIn::mut_from_prefix(&mut v[..])
+        .unwrap()
+        .0
+        .set_opcode(C::OPCODE.into());
+    f(C::In::mut_from_prefix(&mut v[..]).unwrap().0);
+    v
+}
+
+fn view<T: Layout>(bytes: &[u8]) -> T {
+    let mut b = vec![0u8; T::SIZE];
+    let n = bytes.len().min(T::SIZE);
+    b[..n].copy_from_slice(&bytes[..n]);
+    T::read_from_bytes(&b).unwrap()
+}
+
+/// Runs a command as the command queue would (then the engine sees the QP transitions).
+fn exec(d: &mut Device, input: &[u8], out_len: usize) -> Vec<u8> {
+    let (mem, msix, faults) = (&d.mem, &mut d.msix, &mut d.faults);
+    let mut ctx = Ctx { mem, msix, faults };
+    let out = d.fw.execute(&mut ctx, input, out_len).unwrap();
+    assert_eq!(
+        out[0],
+        0,
+        "command {:02x?} failed: {:02x?}",
+        &input[..4],
+        &out[..8]
+    );
+    d.roce_sync();
+    out
+}
+
+fn ok<C: Command>(d: &mut Device, f: impl FnOnce(&mut C::In)) -> Vec<u8> {
+    exec(d, &input::<C>(f), <C::Out as Layout>::SIZE)
+}
+
+/// One card.
+struct Card {
+    d: Device,
+    port: Arc<Loopback>,
+    mac: [u8; 6],
+    gid: [u8; 16],
+    lkey: u32,
+    /// The GID index the QP sends from.
+    sgid_index: u32,
+    qpn: u32,
+    /// Bytes of the QP's own receive queue (0 with an SRQ).
+    rq_bytes: u64,
+    srq_pc: u16,
+    sq_pc: u16,
+    rq_pc: u16,
+    scq_ci: u32,
+    rcq_ci: u32,
+}
+
+fn v4_gid(ip: [u8; 4]) -> [u8; 16] {
+    let mut g = [0u8; 16];
+    g[10] = 0xff;
+    g[11] = 0xff;
+    g[12..].copy_from_slice(&ip);
+    g
+}
+
+fn cq(cqn: u32, ring: u64, dbr: u64) -> Cq {
+    Cq {
+        cqn,
+        log_size: 6,
+        cqe_size: 64,
+        pas: vec![ring],
+        page_shift: 12,
+        eqn: 5,
+        uar_page: UAR,
+        dbr,
+        pi: 0,
+        arm: Arm::None,
+        arm_sn: 0,
+        overrun: false,
+        moderation: (0, 0),
+        cqes: 0,
+    }
+}
+
+impl Card {
+    fn new(n: u8, st: u8) -> Card {
+        Card::with_srq(n, st, false)
+    }
+
+    fn with_srq(n: u8, st: u8, srq: bool) -> Card {
+        let args = "--socket /x --init-delay-ms 0 --eth --roce";
+        let mut d = Device::new(&Config::from_args(args.split(' ').map(String::from)).unwrap());
+        d.mem
+            .map(BASE, MEM, 0, Some(test_backing(MEM as usize)))
+            .unwrap();
+        d.fw.state = HcaState::Initialized;
+        d.fw.uars.insert(UAR, ());
+        d.fw.regs.admin_status = cx4_hw::regs::port_status::UP;
+        d.fw.eqs.insert(
+            5,
+            Eq {
+                eqn: 5,
+                log_size: 6,
+                pas: vec![EQ_RING],
+                page_shift: 12,
+                uar_page: UAR,
+                vector: 1,
+                mask: [1, 0, 0, 0],
+                pi: 0,
+                ci: 0,
+                armed: false,
+                overrun: false,
+                events: 0,
+                interrupts: 0,
+            },
+        );
+        d.fw.cqs.insert(SCQ, cq(SCQ, SCQ_RING, DBRS));
+        d.fw.cqs.insert(RCQ, cq(RCQ, RCQ_RING, DBRS + 0x40));
+        // Software pre-fills CQ entries with an invalid opcode and owner 1.
+        for ring in [SCQ_RING, RCQ_RING] {
+            for k in 0..64u64 {
+                d.mem.write(ring + k * 64 + 63, &[0xf1]).unwrap();
+            }
+        }
+        let port = Arc::new(Loopback::default());
+        d.attach(port.clone());
+        let mac = [0x02, 0xc4, 0, 0, 0, n];
+        let gid = v4_gid([10, 0, 0, n]);
+        ok::<cmds::SetRoceAddress>(&mut d, |i| {
+            i.set_roce_address_index(0);
+            i.set_vhca_port_num(1);
+            let a = i.roce_address_mut();
+            a.source_l3_address_mut().copy_from_slice(&gid);
+            a.set_source_mac(mac);
+            a.set_roce_version(roce_version::V2.into());
+            a.set_roce_l3_type(roce_l3_type::IPV4.into());
+        });
+        let pd = view::<AllocPdOut>(&ok::<cmds::AllocPd>(&mut d, |_| {})).pd();
+        // An MTT MR over DATA at VA, all rights (ibv_reg_mr with every access flag).
+        let pages = DATA_LEN / 4096;
+        let mut v = input::<cmds::CreateMkey>(|i| {
+            i.set_translations_octword_actual_size((pages / 2) as u32);
+            let c = i.memory_key_mkey_entry_mut();
+            c.set_access_mode_1_0(access_mode::MTT.into());
+            c.set_pd(pd);
+            c.set_qpn(0xff_ffff);
+            c.set_lr(1);
+            c.set_lw(1);
+            c.set_rr(1);
+            c.set_rw(1);
+            c.set_a(1);
+            c.set_start_addr(VA);
+            c.set_len(DATA_LEN);
+            c.set_log_page_size(12);
+            c.set_translations_octword_size((pages / 2) as u32);
+            c.set_mkey_7_0(0x5a);
+        });
+        v.resize(CreateMkeyIn::SIZE + pages as usize * 8, 0);
+        for k in 0..pages as usize {
+            CreateMkeyIn::set_mtt(&mut v, k, DATA + k as u64 * 4096).unwrap();
+        }
+        let idx = view::<CreateMkeyOut>(&exec(&mut d, &v, CreateMkeyOut::SIZE)).mkey_index();
+        let lkey = mkey_from_index(idx, 0x5a);
+        // An RMP as mlx5_ib's create_rmp_cmd builds it: 2^6 WQEs of 64 bytes.
+        let mut srqn = 0;
+        if srq {
+            let mut v = input::<cmds::CreateRmp>(|i| {
+                let c = i.ctx_mut();
+                c.set_state(cx4_hw::srq::rmpc_state::RDY.into());
+                let w = c.wq_mut();
+                w.set_pd(pd);
+                w.set_dbr_addr(SRQ_DBR);
+                w.set_log_wq_stride(6);
+                w.set_log_wq_sz(6);
+            });
+            v.resize(cx4_hw::srq::CreateRmpIn::SIZE + 8, 0);
+            cx4_hw::srq::CreateRmpIn::set_wq_pas(&mut v, 0, SRQ_BUF).unwrap();
+            let out = exec(&mut d, &v, cx4_hw::srq::CreateRmpOut::SIZE);
+            srqn = view::<cx4_hw::srq::CreateRmpOut>(&out).rmpn();
+            // libmlx5's free list: each WQE's next segment names the following one.
+            for k in 0..64u64 {
+                let next = ((k + 1) % 64) as u16;
+                d.mem
+                    .write(SRQ_BUF + k * 64 + 2, &next.to_be_bytes())
+                    .unwrap();
+            }
+        }
+        // The QP, as mlx5_ib creates a user QP: RQ then SQ in the buffer, cqe_version 1.
+        let mut v = input::<cmds::CreateQp>(|i| {
+            let c = i.qpc_mut();
+            c.set_st(st.into());
+            c.set_pd(pd);
+            c.set_uar_page(UAR);
+            c.set_cqn_snd(SCQ);
+            c.set_cqn_rcv(RCQ);
+            if srq {
+                c.set_rq_type(rq_type::SRQ_RQ.into());
+                c.set_srqn_rmpn_xrqn(srqn);
+            } else {
+                c.set_log_rq_size(4);
+                c.set_log_rq_stride(2);
+                c.set_rq_type(rq_type::NON_ZERO_RQ.into());
+            }
+            c.set_log_sq_size(6);
+            c.set_dbr_addr(QP_DBR);
+            c.set_user_index(UIDX);
+        });
+        v.resize(CreateQpIn::SIZE + 16, 0);
+        CreateQpIn::set_pas(&mut v, 0, QP_BUF).unwrap();
+        CreateQpIn::set_pas(&mut v, 1, QP_BUF + 0x1000).unwrap();
+        let qpn = view::<CreateQpOut>(&exec(&mut d, &v, CreateQpOut::SIZE)).qpn();
+        Card {
+            d,
+            port,
+            mac,
+            gid,
+            lkey,
+            sgid_index: 0,
+            qpn,
+            rq_bytes: if srq { 0 } else { RQ_BYTES },
+            srq_pc: 0,
+            sq_pc: 0,
+            rq_pc: 0,
+            scq_ci: 0,
+            rcq_ci: 0,
+        }
+    }
+
+    /// RST → INIT → RTR → RTS towards `peer` with real MODIFY_QP inputs.
+    fn connect(
+        &mut self,
+        peer: (u32, [u8; 6], [u8; 16]),
+        rcv_psn: u32,
+        snd_psn: u32,
+        ack_timeout: u8,
+    ) {
+        let (qpn, sgid) = (self.qpn, self.sgid_index);
+        ok::<cmds::Rst2InitQp>(&mut self.d, |i| {
+            i.set_qpn(qpn);
+            let c = i.qpc_mut();
+            c.set_rre(1);
+            c.set_rwe(1);
+            c.set_rae(1);
+            let p = c.primary_address_path_mut();
+            p.set_vhca_port_num(1);
+        });
+        ok::<cmds::Init2RtrQp>(&mut self.d, |i| {
+            i.set_qpn(qpn);
+            let c = i.qpc_mut();
+            c.set_mtu(mtu::MTU_1K.into());
+            c.set_log_msg_max(30);
+            c.set_remote_qpn(peer.0);
+            c.set_next_rcv_psn(rcv_psn);
+            c.set_log_rra_max(2);
+            c.set_min_rnr_nak(1);
+            let p = c.primary_address_path_mut();
+            p.set_src_addr_index(sgid);
+            p.set_hop_limit(64);
+            p.set_udp_sport(0xc123);
+            p.set_rmac_47_32(u32::from(u16::from_be_bytes([peer.1[0], peer.1[1]])));
+            p.set_rmac_31_0(u32::from_be_bytes([
+                peer.1[2], peer.1[3], peer.1[4], peer.1[5],
+            ]));
+            p.rgid_rip_mut().copy_from_slice(&peer.2);
+            p.set_vhca_port_num(1);
+        });
+        ok::<cmds::Rtr2RtsQp>(&mut self.d, |i| {
+            i.set_qpn(qpn);
+            let c = i.qpc_mut();
+            c.set_next_send_psn(snd_psn);
+            c.set_retry_count(7);
+            c.set_rnr_retry(7);
+            c.set_log_sra_max(2);
+            c.primary_address_path_mut()
+                .set_ack_timeout(ack_timeout.into());
+        });
+    }
+
+    fn id(&self) -> (u32, [u8; 6], [u8; 16]) {
+        (self.qpn, self.mac, self.gid)
+    }
+
+    /// Posts a send WQE as libmlx5 lays it out and rings the doorbell; returns its index.
+    fn post_send(&mut self, op: u8, segs: &[[u8; 16]], imm: u32, signaled: bool) -> u16 {
+        let idx = self.sq_pc;
+        let ds = 1 + segs.len() as u8;
+        let mut w = Vec::new();
+        w.extend(wqe::opmod_idx_opcode(0, idx, op).to_be_bytes());
+        w.extend(wqe::qpn_ds(self.qpn, ds).to_be_bytes());
+        w.extend([0, 0, 0, if signaled { 0x08 } else { 0 }]);
+        w.extend(imm.to_be_bytes());
+        for s in segs {
+            w.extend(s);
+        }
+        let bbs = w.len().div_ceil(64) as u16;
+        // Write each 64-byte block at its ring position (the ring wraps).
+        for (k, chunk) in w.chunks(64).enumerate() {
+            let slot = (u64::from(idx) + k as u64) % 64;
+            self.d
+                .mem
+                .write(QP_BUF + self.rq_bytes + slot * 64, chunk)
+                .unwrap();
+        }
+        self.sq_pc = self.sq_pc.wrapping_add(bbs);
+        self.d
+            .mem
+            .write(QP_DBR + 4, &u32::from(self.sq_pc).to_be_bytes())
+            .unwrap();
+        let db: [u8; 8] = w[..8].try_into().unwrap();
+        self.d
+            .region_write(0, u64::from(UAR) * 4096 + 0x800, &db)
+            .unwrap();
+        idx
+    }
+
+    /// Posts a receive WQE with one data segment (and the terminator).
+    fn post_recv(&mut self, va: u64, len: u32) {
+        let slot = u64::from(self.rq_pc) % 16;
+        let mut w = [0u8; 64];
+        w[..16].copy_from_slice(&data(len, self.lkey, va));
+        w[16..32].copy_from_slice(&data(0, wqe::TERMINATE_SCATTER_LIST_LKEY, 0));
+        self.d.mem.write(QP_BUF + slot * 64, &w).unwrap();
+        self.rq_pc = self.rq_pc.wrapping_add(1);
+        self.d
+            .mem
+            .write(QP_DBR, &u32::from(self.rq_pc).to_be_bytes())
+            .unwrap();
+    }
+
+    /// Posts an SRQ WQE as libmlx5 does: at the head of the free list (here in order), data
+    /// segments after the next segment, the counter in the doorbell record.
+    fn post_srq(&mut self, va: u64, len: u32) -> u16 {
+        let idx = self.srq_pc % 64;
+        let at = SRQ_BUF + u64::from(idx) * 64;
+        self.d
+            .mem
+            .write(at + 16, &data(len, self.lkey, va))
+            .unwrap();
+        self.d
+            .mem
+            .write(at + 32, &data(0, wqe::TERMINATE_SCATTER_LIST_LKEY, 0))
+            .unwrap();
+        self.srq_pc = self.srq_pc.wrapping_add(1);
+        self.d
+            .mem
+            .write(SRQ_DBR, &u32::from(self.srq_pc).to_be_bytes())
+            .unwrap();
+        idx
+    }
+
+    fn write(&self, va: u64, b: &[u8]) {
+        self.d.mem.write(DATA + (va - VA), b).unwrap();
+    }
+
+    fn read(&self, va: u64, len: usize) -> Vec<u8> {
+        let mut b = vec![0u8; len];
+        self.d.mem.read(DATA + (va - VA), &mut b).unwrap();
+        b
+    }
+
+    fn next_cqe(&mut self, recv: bool) -> Option<[u8; 64]> {
+        let (ring, dbr, ci) = if recv {
+            (RCQ_RING, DBRS + 0x40, &mut self.rcq_ci)
+        } else {
+            (SCQ_RING, DBRS, &mut self.scq_ci)
+        };
+        let mut c = [0u8; 64];
+        self.d
+            .mem
+            .read(ring + u64::from(*ci % 64) * 64, &mut c)
+            .unwrap();
+        let owner = ((*ci >> 6) & 1) as u8;
+        if c[63] >> 4 == cqe_op::INVALID || c[63] & 1 != owner {
+            return None;
+        }
+        *ci += 1;
+        // The consumer index in the CQ's doorbell record, as the driver updates it.
+        self.d
+            .mem
+            .write(dbr, &(*ci & 0xff_ffff).to_be_bytes())
+            .unwrap();
+        Some(c)
+    }
+
+    fn state(&mut self) -> u8 {
+        let qpn = self.qpn;
+        let out = ok::<cmds::QueryQp>(&mut self.d, |i| i.set_qpn(qpn));
+        view::<QueryQpOut>(&out).qpc().state() as u8
+    }
+}
+
+fn data(len: u32, lkey: u32, addr: u64) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    b[0..4].copy_from_slice(&len.to_be_bytes());
+    b[4..8].copy_from_slice(&lkey.to_be_bytes());
+    b[8..16].copy_from_slice(&addr.to_be_bytes());
+    b
+}
+
+fn raddr(va: u64, rkey: u32) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    b[0..8].copy_from_slice(&va.to_be_bytes());
+    b[8..12].copy_from_slice(&rkey.to_be_bytes());
+    b
+}
+
+fn atomic(swap_add: u64, compare: u64) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    b[0..8].copy_from_slice(&swap_add.to_be_bytes());
+    b[8..16].copy_from_slice(&compare.to_be_bytes());
+    b
+}
+
+/// Moves frames between the two cards until the segment is quiet; `drop` may discard a
+/// frame (true: lost). Returns how many frames crossed.
+fn shuttle(a: &mut Card, b: &mut Card, drop: &mut dyn FnMut(bool, &[u8]) -> bool) -> usize {
+    let mut n = 0;
+    for _ in 0..10_000 {
+        let fa = a.port.take();
+        let fb = b.port.take();
+        if fa.is_empty() && fb.is_empty() {
+            return n;
+        }
+        for f in fa {
+            n += 1;
+            if !drop(true, &f) {
+                b.d.receive(&f);
+            }
+        }
+        for f in fb {
+            n += 1;
+            if !drop(false, &f) {
+                a.d.receive(&f);
+            }
+        }
+    }
+    panic!("the segment never went quiet");
+}
+
+fn run(a: &mut Card, b: &mut Card) -> usize {
+    shuttle(a, b, &mut |_, _| false)
+}
+
+fn pair(st: u8, ack_timeout: u8) -> (Card, Card) {
+    let mut a = Card::new(1, st);
+    let mut b = Card::new(2, st);
+    let (ia, ib) = (a.id(), b.id());
+    a.connect(ib, 0x200, 0x100, ack_timeout);
+    b.connect(ia, 0x100, 0x200, ack_timeout);
+    (a, b)
+}
+
+fn be16(c: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([c[at], c[at + 1]])
+}
+
+fn be32(c: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([c[at], c[at + 1], c[at + 2], c[at + 3]])
+}
+
+#[test]
+fn rc_send_recv_moves_data_and_both_sides_complete() {
+    let (mut a, mut b) = pair(qpc_st::RC, 14);
+    let msg: Vec<u8> = (0..3000u32).map(|i| (i * 7) as u8).collect();
+    a.write(VA, &msg);
+    b.post_recv(VA + 0x8000, 4096);
+    let idx = a.post_send(wop::SEND_IMM, &[data(3000, a.lkey, VA)], 0x1122_3344, true);
+    let frames = run(&mut a, &mut b);
+    assert_eq!(frames, 4, "3 packets at MTU 1024 and one ACK");
+    assert_eq!(
+        b.read(VA + 0x8000, 3000),
+        msg,
+        "the data landed in the receive buffer"
+    );
+    let c = a.next_cqe(false).expect("requester CQE");
+    assert_eq!(c[63] >> 4, cqe_op::REQ);
+    assert_eq!(be16(&c, 0x3c), idx, "wqe_counter");
+    assert_eq!(
+        be32(&c, 0x38),
+        u32::from(wop::SEND_IMM) << 24 | a.qpn,
+        "sop_drop_qpn"
+    );
+    assert_eq!(be32(&c, 0x20), UIDX, "srqn_uidx = user_index");
+    assert!(a.next_cqe(false).is_none(), "one CQE");
+    let r = b.next_cqe(true).expect("responder CQE");
+    assert_eq!(r[63] >> 4, cqe_op::RESP_SEND_IMM);
+    assert_eq!(be32(&r, 0x2c), 3000, "byte_cnt");
+    assert_eq!(be32(&r, 0x24), 0x1122_3344, "immediate as posted");
+    assert_eq!(
+        be32(&r, 0x18),
+        1 << 28 | 2 << 24 | a.qpn,
+        "flags_rqpn: GRH, IPv4, source QP"
+    );
+    assert_eq!(be32(&r, 0x38) & 0xff_ffff, b.qpn, "sop_drop_qpn");
+    assert_eq!(be32(&r, 0x20), UIDX);
+    assert_eq!(be16(&r, 0x3c), 0, "the first receive WQE");
+    assert_eq!(a.state(), qpc_state::RTS);
+    assert_eq!(b.d.roce.stats.rx_packets, 3);
+    // A second message in the other direction, plain SEND, inline data.
+    a.post_recv(VA + 0x100, 64);
+    let mut inl = Vec::new();
+    inl.extend((5u32 | wqe::INLINE_SEG).to_be_bytes());
+    inl.extend(b"hello");
+    inl.resize(16, 0);
+    b.post_send(wop::SEND, &[inl.try_into().unwrap()], 0, true);
+    run(&mut a, &mut b);
+    assert_eq!(a.read(VA + 0x100, 5), b"hello");
+    let r = a.next_cqe(true).unwrap();
+    assert_eq!((r[63] >> 4, be32(&r, 0x2c)), (cqe_op::RESP_SEND, 5));
+    assert_eq!(b.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+}
+
+#[test]
+fn rdma_write_and_write_with_immediate() {
+    let (mut a, mut b) = pair(qpc_st::RC, 14);
+    let msg: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
+    a.write(VA, &msg);
+    let rkey = b.lkey;
+    // Unsignaled WRITE, then a signaled WRITE with immediate completing both.
+    a.post_send(
+        wop::RDMA_WRITE,
+        &[raddr(VA + 0x4000, rkey), data(5000, a.lkey, VA)],
+        0,
+        false,
+    );
+    b.post_recv(VA + 0x100, 16);
+    let idx = a.post_send(
+        wop::RDMA_WRITE_IMM,
+        &[raddr(VA + 0x9000, rkey), data(10, a.lkey, VA)],
+        0xabcd,
+        true,
+    );
+    run(&mut a, &mut b);
+    assert_eq!(b.read(VA + 0x4000, 5000), msg);
+    assert_eq!(b.read(VA + 0x9000, 10), msg[..10]);
+    let c = a.next_cqe(false).unwrap();
+    assert_eq!((c[63] >> 4, be16(&c, 0x3c)), (cqe_op::REQ, idx));
+    assert!(
+        a.next_cqe(false).is_none(),
+        "the unsignaled WRITE has no CQE"
+    );
+    let r = b.next_cqe(true).unwrap();
+    assert_eq!(r[63] >> 4, cqe_op::RESP_WR_IMM);
+    assert_eq!(be32(&r, 0x24), 0xabcd);
+    assert_eq!(be32(&r, 0x2c), 0, "no bytes in the receive WQE");
+}
+
+#[test]
+fn multi_packet_rdma_read() {
+    let (mut a, mut b) = pair(qpc_st::RC, 14);
+    let remote: Vec<u8> = (0..10000u32).map(|i| (i * 13 + 5) as u8).collect();
+    b.write(VA + 0x1000, &remote);
+    let idx = a.post_send(
+        wop::RDMA_READ,
+        &[raddr(VA + 0x1000, b.lkey), data(10000, a.lkey, VA + 0x8000)],
+        0,
+        true,
+    );
+    let frames = run(&mut a, &mut b);
+    assert_eq!(frames, 1 + 10, "one request, ten 1 KiB responses");
+    assert_eq!(a.read(VA + 0x8000, 10000), remote);
+    let c = a.next_cqe(false).unwrap();
+    assert_eq!(c[63] >> 4, cqe_op::REQ);
+    assert_eq!(be16(&c, 0x3c), idx);
+    assert_eq!(be32(&c, 0x2c), 10000, "byte_cnt of a READ");
+    assert_eq!(c[0x38], wop::RDMA_READ);
+}
+
+#[test]
+fn atomics_compare_swap_and_fetch_add() {
+    let (mut a, mut b) = pair(qpc_st::RC, 14);
+    b.write(VA + 0x800, &100u64.to_be_bytes());
+    a.post_send(
+        wop::ATOMIC_FA,
+        &[
+            raddr(VA + 0x800, b.lkey),
+            atomic(5, 0),
+            data(8, a.lkey, VA + 0x10),
+        ],
+        0,
+        true,
+    );
+    a.post_send(
+        wop::ATOMIC_CS,
+        &[
+            raddr(VA + 0x800, b.lkey),
+            atomic(7, 105),
+            data(8, a.lkey, VA + 0x18),
+        ],
+        0,
+        true,
+    );
+    a.post_send(
+        wop::ATOMIC_CS,
+        &[
+            raddr(VA + 0x800, b.lkey),
+            atomic(9, 105),
+            data(8, a.lkey, VA + 0x20),
+        ],
+        0,
+        true,
+    );
+    run(&mut a, &mut b);
+    assert_eq!(
+        a.read(VA + 0x10, 8),
+        100u64.to_be_bytes(),
+        "FA returns the original"
+    );
+    assert_eq!(
+        a.read(VA + 0x18, 8),
+        105u64.to_be_bytes(),
+        "CS returns the original"
+    );
+    assert_eq!(
+        a.read(VA + 0x20, 8),
+        7u64.to_be_bytes(),
+        "failed CS returns the value"
+    );
+    assert_eq!(
+        b.read(VA + 0x800, 8),
+        7u64.to_be_bytes(),
+        "100 + 5, swapped to 7, kept"
+    );
+    for _ in 0..3 {
+        let c = a.next_cqe(false).unwrap();
+        assert_eq!(c[63] >> 4, cqe_op::REQ);
+        assert_eq!(be32(&c, 0x2c), 8);
+    }
+}
+
+#[test]
+fn bad_rkey_is_a_remote_access_error_and_later_wqes_flush() {
+    let (mut a, mut b) = pair(qpc_st::RC, 14);
+    let i0 = a.post_send(
+        wop::RDMA_WRITE,
+        &[raddr(VA, 0xdead_0000), data(100, a.lkey, VA)],
+        0,
+        true,
+    );
+    run(&mut a, &mut b);
+    let c = a.next_cqe(false).unwrap();
+    assert_eq!(c[63] >> 4, cqe_op::REQ_ERR);
+    assert_eq!(c[0x37], syndrome::REMOTE_ACCESS_ERR);
+    assert_eq!(be16(&c, 0x3c), i0);
+    assert_eq!(a.state(), qpc_state::ERR, "the requester's QP is in error");
+    assert_eq!(b.state(), qpc_state::ERR, "so is the responder's");
+    let i1 = a.post_send(wop::SEND, &[data(10, a.lkey, VA)], 0, false);
+    let c = a.next_cqe(false).unwrap();
+    assert_eq!(
+        (c[63] >> 4, c[0x37]),
+        (cqe_op::REQ_ERR, syndrome::WR_FLUSH_ERR)
+    );
+    assert_eq!(be16(&c, 0x3c), i1, "flushed even though unsignaled");
+    assert!(a.port.take().is_empty(), "nothing sent in error");
+}
+
+#[test]
+fn a_dropped_packet_is_resent_after_the_ack_timeout() {
+    // ack_timeout 18: 4.096 µs × 2^18 ≈ 1.07 s, so only the test's clock fires it.
+    let (mut a, mut b) = pair(qpc_st::RC, 18);
+    let msg: Vec<u8> = (0..4000u32).map(|i| (i ^ 0x5a) as u8).collect();
+    a.write(VA, &msg);
+    b.post_recv(VA + 0x8000, 4096);
+    a.post_send(wop::SEND, &[data(4000, a.lkey, VA)], 0, true);
+    let mut k = 0;
+    shuttle(&mut a, &mut b, &mut |from_a, _| {
+        k += 1;
+        from_a && k == 2 // the second packet of the message is lost
+    });
+    // The PSN sequence NAK for the third packet sent the requester back at once.
+    assert_eq!(b.read(VA + 0x8000, 4000), msg);
+    assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+    let r = b.next_cqe(true).unwrap();
+    assert_eq!((r[63] >> 4, be32(&r, 0x2c)), (cqe_op::RESP_SEND, 4000));
+    let naks = match &a.d.roce.qps[&a.qpn].req {
+        Some(super::engine::ReqSide::Rc(r)) => r.stats().seq_naks,
+        _ => 0,
+    };
+    assert_eq!(
+        (naks, a.d.roce.stats.timer_runs),
+        (1, 0),
+        "recovered by the NAK"
+    );
+    // Now lose the last packet and its ACK never comes: only the timer recovers.
+    b.post_recv(VA + 0x8000, 4096);
+    a.post_send(wop::SEND, &[data(1000, a.lkey, VA)], 0, true);
+    shuttle(&mut a, &mut b, &mut |from_a, _| from_a);
+    assert!(a.next_cqe(false).is_none());
+    assert!(a.d.roce_deadline().is_some(), "the ACK timer runs");
+    a.d.roce_tick_at(super::engine::now_ns() + 5_000_000_000);
+    run(&mut a, &mut b);
+    assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+    assert_eq!(b.next_cqe(true).unwrap()[63] >> 4, cqe_op::RESP_SEND);
+    assert!(a.d.roce.stats.timer_runs >= 1);
+}
+
+#[test]
+fn rnr_then_success_when_a_receive_is_posted() {
+    let (mut a, mut b) = pair(qpc_st::RC, 14);
+    a.write(VA, b"0123456789");
+    a.post_send(wop::SEND, &[data(10, a.lkey, VA)], 0, true);
+    run(&mut a, &mut b);
+    assert!(a.next_cqe(false).is_none(), "RNR NAKed, waiting");
+    b.post_recv(VA + 0x40, 64);
+    a.d.roce_tick_at(super::engine::now_ns() + 1_000_000_000);
+    run(&mut a, &mut b);
+    assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+    assert_eq!(b.read(VA + 0x40, 10), b"0123456789");
+    assert_eq!(b.next_cqe(true).unwrap()[63] >> 4, cqe_op::RESP_SEND);
+}
+
+#[test]
+fn uc_send_and_write() {
+    let (mut a, mut b) = pair(qpc_st::UC, 0);
+    let msg: Vec<u8> = (0..2500u32).map(|i| i as u8).collect();
+    a.write(VA, &msg);
+    b.post_recv(VA + 0x8000, 4096);
+    a.post_send(wop::SEND, &[data(2500, a.lkey, VA)], 0, true);
+    a.post_send(
+        wop::RDMA_WRITE,
+        &[raddr(VA + 0x4000, b.lkey), data(2500, a.lkey, VA)],
+        0,
+        true,
+    );
+    let frames = run(&mut a, &mut b);
+    assert_eq!(frames, 6, "no ACKs on UC");
+    assert_eq!(b.read(VA + 0x8000, 2500), msg);
+    assert_eq!(b.read(VA + 0x4000, 2500), msg);
+    assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+    assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+    let r = b.next_cqe(true).unwrap();
+    assert_eq!((r[63] >> 4, be32(&r, 0x2c)), (cqe_op::RESP_SEND, 2500));
+}
+
+#[test]
+fn sends_to_an_srq_qp_take_srq_wqes() {
+    let mut a = Card::new(1, qpc_st::RC);
+    let mut b = Card::with_srq(2, qpc_st::RC, true);
+    let (ia, ib) = (a.id(), b.id());
+    a.connect(ib, 0x200, 0x100, 14);
+    b.connect(ia, 0x100, 0x200, 14);
+    a.write(VA, b"first message");
+    a.write(VA + 0x100, b"second");
+    let w0 = b.post_srq(VA + 0x1000, 256);
+    let w1 = b.post_srq(VA + 0x2000, 256);
+    a.post_send(wop::SEND, &[data(13, a.lkey, VA)], 0, true);
+    a.post_send(wop::SEND, &[data(6, a.lkey, VA + 0x100)], 0, true);
+    run(&mut a, &mut b);
+    assert_eq!(b.read(VA + 0x1000, 13), b"first message");
+    assert_eq!(b.read(VA + 0x2000, 6), b"second");
+    for (w, len) in [(w0, 13), (w1, 6)] {
+        let r = b.next_cqe(true).unwrap();
+        assert_eq!(r[63] >> 4, cqe_op::RESP_SEND);
+        assert_eq!(be16(&r, 0x3c), w, "wqe_counter is the SRQ WQE index");
+        assert_eq!(be32(&r, 0x2c), len);
+        assert_eq!(be32(&r, 0x20), UIDX, "the QP's user index");
+    }
+    // The SRQ is empty: the third SEND is RNR NAKed until a WQE is posted.
+    a.post_send(wop::SEND, &[data(6, a.lkey, VA + 0x100)], 0, true);
+    run(&mut a, &mut b);
+    assert!(b.next_cqe(true).is_none());
+    b.post_srq(VA + 0x3000, 256);
+    a.d.roce_tick_at(super::engine::now_ns() + 1_000_000_000);
+    run(&mut a, &mut b);
+    assert_eq!(b.read(VA + 0x3000, 6), b"second");
+    assert_eq!(be16(&b.next_cqe(true).unwrap(), 0x3c), 2);
+    // The SRQ QP's send queue starts at the buffer's start (it has no RQ).
+    b.write(VA + 0x4000, b"back");
+    b.post_send(
+        wop::RDMA_WRITE,
+        &[raddr(VA + 0x5000, a.lkey), data(4, b.lkey, VA + 0x4000)],
+        0,
+        true,
+    );
+    run(&mut a, &mut b);
+    assert_eq!(a.read(VA + 0x5000, 4), b"back");
+    assert_eq!(b.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+}
+
+#[test]
+fn a_qp_connected_to_its_own_gid_loops_back_inside_the_card() {
+    let mut a = Card::new(1, qpc_st::RC);
+    let me = a.id();
+    a.connect(me, 0x300, 0x300, 14);
+    let msg: Vec<u8> = (0..20000u32).map(|i| (i / 3) as u8).collect();
+    a.write(VA, &msg);
+    a.post_send(
+        wop::RDMA_WRITE,
+        &[raddr(VA + 0x8000, a.lkey), data(20000, a.lkey, VA)],
+        0,
+        true,
+    );
+    assert!(a.port.take().is_empty(), "nothing on the wire");
+    assert_eq!(a.read(VA + 0x8000, 20000), msg);
+    assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+    assert_eq!(
+        a.d.roce.stats.rx_packets,
+        20 + 2,
+        "20 requests and their ACKs"
+    );
+}
+
+#[test]
+fn wqes_posted_before_rts_start_at_rtr2rts() {
+    let mut a = Card::new(1, qpc_st::RC);
+    let mut b = Card::new(2, qpc_st::RC);
+    let (ia, ib) = (a.id(), b.id());
+    b.connect(ia, 0x100, 0x200, 14);
+    a.write(VA, b"early");
+    b.post_recv(VA, 64);
+    // Posted and rung in RESET: ignored until the QP reaches RTS.
+    a.post_send(wop::SEND, &[data(5, a.lkey, VA)], 0, true);
+    assert!(a.port.take().is_empty());
+    a.connect(ib, 0x200, 0x100, 14);
+    run(&mut a, &mut b);
+    assert_eq!(b.read(VA, 5), b"early");
+    assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+}
+
+#[test]
+fn ipv6_roce_v1_gids_still_connect_two_modelled_cards() {
+    let mut a = Card::new(1, qpc_st::RC);
+    let mut b = Card::new(2, qpc_st::RC);
+    for c in [&mut a, &mut b] {
+        // mlx5_ib's link-local entry: RoCE v1, IPv6 fe80::…
+        let mut g = [0u8; 16];
+        g[0] = 0xfe;
+        g[1] = 0x80;
+        g[15] = c.mac[5];
+        let mac = c.mac;
+        ok::<cmds::SetRoceAddress>(&mut c.d, |i| {
+            i.set_roce_address_index(1);
+            i.set_vhca_port_num(1);
+            let a = i.roce_address_mut();
+            a.source_l3_address_mut().copy_from_slice(&g);
+            a.set_source_mac(mac);
+            a.set_roce_version(roce_version::V1.into());
+            a.set_roce_l3_type(roce_l3_type::IPV6.into());
+        });
+        c.gid = g;
+        c.sgid_index = 1;
+    }
+    let (ia, ib) = (a.id(), b.id());
+    a.connect(ib, 0x200, 0x100, 14);
+    b.connect(ia, 0x100, 0x200, 14);
+    a.write(VA, b"over ipv6");
+    b.post_recv(VA + 0x100, 64);
+    a.post_send(wop::SEND, &[data(9, a.lkey, VA)], 0, true);
+    let f = a.port.take();
+    assert_eq!(u16::from_be_bytes([f[0][12], f[0][13]]), 0x86dd, "IPv6");
+    b.d.receive(&f[0]);
+    run(&mut a, &mut b);
+    assert_eq!(b.read(VA + 0x100, 9), b"over ipv6");
+    let r = b.next_cqe(true).unwrap();
+    assert_eq!(be32(&r, 0x18) >> 24, 0x11, "flags_rqpn: GRH, IPv6");
+    assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+}
+
+#[test]
+fn rings_wrap_many_times_with_multi_block_wqes() {
+    let (mut a, mut b) = pair(qpc_st::RC, 14);
+    let msg: Vec<u8> = (0..3000u32).map(|i| (i * 31 + 7) as u8).collect();
+    a.write(VA, &msg);
+    for n in 0..150u32 {
+        // Three gather entries (2 basic blocks): WQEs straddle the end of the 64-block ring.
+        let segs = [
+            raddr(VA + 0x10000 + u64::from(n % 4) * 0x1000, b.lkey),
+            data(1000, a.lkey, VA),
+            data(1000, a.lkey, VA + 1000),
+            data(1000 - n, a.lkey, VA + 2000),
+        ];
+        let idx = a.post_send(wop::RDMA_WRITE_IMM, &segs, n, true);
+        b.post_recv(VA + 0x8000, 16);
+        run(&mut a, &mut b);
+        let len = 3000 - n as usize;
+        let at = VA + 0x10000 + u64::from(n % 4) * 0x1000;
+        assert_eq!(b.read(at, len), msg[..len], "WRITE {n}");
+        let c = a
+            .next_cqe(false)
+            .unwrap_or_else(|| panic!("requester CQE {n}"));
+        assert_eq!(
+            (c[63] >> 4, be16(&c, 0x3c)),
+            (cqe_op::REQ, idx),
+            "WQE {n}: {c:02x?}"
+        );
+        let r = b
+            .next_cqe(true)
+            .unwrap_or_else(|| panic!("responder CQE {n}"));
+        assert_eq!(r[63] >> 4, cqe_op::RESP_WR_IMM, "{n}");
+        assert_eq!(be32(&r, 0x24), n, "immediate {n}");
+        assert_eq!(be16(&r, 0x3c), n as u16, "receive WQE counter {n}");
+    }
+    assert_eq!(a.sq_pc, 300, "150 WQEs of two blocks");
+}
+
+#[test]
+fn a_bad_lkey_is_a_local_protection_error_and_flushes_what_follows() {
+    let (mut a, mut b) = pair(qpc_st::RC, 14);
+    a.write(VA, b"fine");
+    b.post_recv(VA, 64);
+    b.post_recv(VA, 64);
+    // An unsignaled SEND in flight (its ACK not delivered yet), then a bad lkey.
+    let i0 = a.post_send(wop::SEND, &[data(4, a.lkey, VA)], 0, false);
+    let i1 = a.post_send(wop::SEND, &[data(4, a.lkey ^ 0x100, VA)], 0, true);
+    let i2 = a.post_send(wop::SEND, &[data(4, a.lkey, VA)], 0, true);
+    let expect = [
+        (i0, syndrome::WR_FLUSH_ERR),
+        (i1, syndrome::LOCAL_PROT_ERR),
+        (i2, syndrome::WR_FLUSH_ERR),
+    ];
+    for (idx, synd) in expect {
+        let c = a.next_cqe(false).unwrap();
+        assert_eq!(c[63] >> 4, cqe_op::REQ_ERR);
+        assert_eq!((be16(&c, 0x3c), c[0x37]), (idx, synd));
+        assert_eq!(c[0x38], wop::SEND, "s_wqe_opcode");
+    }
+    assert_eq!(a.state(), qpc_state::ERR);
+    // The packet of the first SEND was on the wire already; the responder took it.
+    run(&mut a, &mut b);
+    assert_eq!(b.next_cqe(true).unwrap()[63] >> 4, cqe_op::RESP_SEND);
+}
+
+#[test]
+fn a_silent_peer_exhausts_the_transport_retries() {
+    let (mut a, mut b) = pair(qpc_st::RC, 18);
+    a.post_send(
+        wop::RDMA_WRITE,
+        &[raddr(VA, b.lkey), data(8, a.lkey, VA)],
+        0,
+        true,
+    );
+    let mut now = super::engine::now_ns();
+    for _ in 0..8 {
+        assert!(a.next_cqe(false).is_none());
+        a.port.take();
+        now += 5_000_000_000;
+        a.d.roce_tick_at(now);
+    }
+    assert!(a.port.take().is_empty(), "7 retries, then none");
+    let c = a.next_cqe(false).unwrap();
+    assert_eq!(
+        (c[63] >> 4, c[0x37]),
+        (cqe_op::REQ_ERR, syndrome::TRANSPORT_RETRY_EXC_ERR)
+    );
+    assert_eq!(a.state(), qpc_state::ERR);
+    let _ = &mut b;
+}
+
+#[test]
+fn to_error_flushes_posted_receives_and_reset_restarts_counters() {
+    let (mut a, mut b) = pair(qpc_st::RC, 14);
+    b.post_recv(VA, 64);
+    b.post_recv(VA, 64);
+    let qpn = b.qpn;
+    ok::<cmds::ToErrQp>(&mut b.d, |i| i.set_qpn(qpn));
+    for i in 0..2 {
+        let c = b.next_cqe(true).unwrap();
+        assert_eq!(
+            (c[63] >> 4, c[0x37]),
+            (cqe_op::RESP_ERR, syndrome::WR_FLUSH_ERR)
+        );
+        assert_eq!(be16(&c, 0x3c), i);
+    }
+    ok::<cmds::ToRstQp>(&mut b.d, |i| i.set_qpn(qpn));
+    assert!(
+        !b.d.roce.qps.contains_key(&qpn),
+        "engine state dropped at RESET"
+    );
+    let _ = &mut a;
+}
+
+/// Random WQE bytes, doorbells and random / mutated RoCE frames never panic.
+#[test]
+fn fuzzed_wqes_and_frames_never_panic() {
+    let mut seed: u64 = 0x0bad_5eed;
+    let mut rnd = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut a, mut b) = pair(qpc_st::RC, 4);
+    // Collect some well-formed frames to mutate.
+    a.write(VA, &[7u8; 3000]);
+    b.post_recv(VA, 4096);
+    a.post_send(wop::SEND, &[data(3000, a.lkey, VA)], 0, true);
+    let mut samples = a.port.take();
+    for f in samples.clone() {
+        b.d.receive(&f);
+    }
+    samples.extend(b.port.take());
+    for round in 0..3000 {
+        match rnd() % 3 {
+            0 => {
+                let mut w = [0u8; 64];
+                for x in w.iter_mut() {
+                    *x = rnd() as u8;
+                }
+                let ops = [
+                    wop::SEND,
+                    wop::RDMA_WRITE,
+                    wop::RDMA_READ,
+                    wop::ATOMIC_CS,
+                    wop::NOP,
+                    rnd() as u8,
+                ];
+                w[3] = ops[(rnd() % ops.len() as u64) as usize];
+                let segs: Vec<[u8; 16]> =
+                    w[16..].chunks(16).map(|c| c.try_into().unwrap()).collect();
+                let n = (rnd() % 4) as usize;
+                a.post_send(w[3], &segs[..n], rnd() as u32, rnd() % 2 == 0);
+                if rnd() % 3 == 0 {
+                    b.post_recv(VA + rnd() % 0x1000, (rnd() % 5000) as u32);
+                }
+            }
+            1 => {
+                let mut f = samples[(rnd() % samples.len() as u64) as usize].clone();
+                let flips = 1 + rnd() % 4;
+                for _ in 0..flips {
+                    let i = (rnd() % f.len() as u64) as usize;
+                    f[i] ^= rnd() as u8;
+                }
+                if rnd() % 2 == 0 {
+                    let l = (rnd() % f.len() as u64) as usize;
+                    f.truncate(l.max(1));
+                }
+                b.d.receive(&f);
+            }
+            _ => {
+                // A rebuilt valid frame (good ICRC) with random transport header fields.
+                let f = samples[(rnd() % samples.len() as u64) as usize].clone();
+                if let Ok(p) = super::packet::parse(&f) {
+                    let mut q = p;
+                    q.bth.psn = (rnd() as u32) & 0xff_ffff;
+                    q.bth.dest_qp = if rnd() % 2 == 0 {
+                        b.qpn
+                    } else {
+                        rnd() as u32 & 0xff_ffff
+                    };
+                    if let Some(ops) = super::headers::Opcode::ALL.get((rnd() % 64) as usize) {
+                        if ops.info().headers == q.bth.opcode.info().headers {
+                            q.bth.opcode = *ops;
+                        }
+                    }
+                    if let Ok(g) = super::packet::build(&q) {
+                        b.d.receive(&g);
+                    }
+                }
+            }
+        }
+        if rnd() % 8 == 0 {
+            run(&mut a, &mut b);
+            a.d.roce_tick_at(super::engine::now_ns() + (rnd() % 1_000_000_000));
+        }
+        if rnd() % 50 == 0 {
+            // The driver resets and reconnects both QPs.
+            for c in [&mut a, &mut b] {
+                let qpn = c.qpn;
+                ok::<cmds::ToRstQp>(&mut c.d, |i| i.set_qpn(qpn));
+                c.sq_pc = 0;
+                c.rq_pc = 0;
+                c.d.mem.write(QP_DBR, &[0u8; 8]).unwrap();
+            }
+            let (ia, ib) = (a.id(), b.id());
+            a.connect(ib, 0x200, 0x100, 4);
+            b.connect(ia, 0x100, 0x200, 4);
+            let _ = round;
+        }
+    }
+    assert!(b.d.roce.stats.rx_packets > 0);
+}

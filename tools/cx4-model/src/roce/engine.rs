@@ -1,0 +1,326 @@
+//! The RoCE engine's per-QP state, kept next to the firmware's QP objects (`fw::qp`): the
+//! transport state machines of an RC or UC QP, its send and receive queue counters, the send
+//! WQEs in flight and the receive WQE being filled.
+//!
+//! The state follows the QP's transitions ([`Engine::apply`], fed from
+//! `fw::RdmaObjects::qp_events`): leaving RESET creates it with both counters at 0, INIT2RTR
+//! creates the responder (`next_rcv_psn`, `mtu`, `log_rra_max`, `min_rnr_nak`, `log_msg_max`)
+//! and the path, RTR2RTS the requester (`next_send_psn`, `retry_count`, `rnr_retry`, the
+//! primary path's `ack_timeout`, `log_sra_max`), the error state flushes (the device does it:
+//! `roce::device`), RESET and DESTROY drop it.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use cx4_hw::qp::{qpc_st, qpc_state};
+
+use crate::fw::{Qp, QP_DESTROYED};
+
+use super::headers::Service;
+use super::psn::Psn;
+use super::requester::{Requester, RequesterConfig};
+use super::responder::{Responder, ResponderConfig};
+use super::segment::PathMtu;
+use super::unreliable::{UcRequester, UcResponder};
+use super::wire::Path;
+use super::wqe::{SendWqe, Sge};
+
+/// Nanoseconds on the engine's monotonic clock (since its first use).
+pub fn now_ns() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+/// The requester of a QP.
+#[derive(Clone, Debug)]
+pub enum ReqSide {
+    /// RC.
+    Rc(Box<Requester>),
+    /// UC.
+    Uc(UcRequester),
+}
+
+/// The responder of a QP.
+#[derive(Clone, Debug)]
+pub enum RespSide {
+    /// RC.
+    Rc(Box<Responder>),
+    /// UC.
+    Uc(UcResponder),
+}
+
+/// The receive WQE a multi-packet SEND is being placed into.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenRecv {
+    /// Its counter (the CQE's `wqe_counter`).
+    pub index: u16,
+    /// Its scatter list.
+    pub sges: Vec<Sge>,
+}
+
+/// The engine state of one QP.
+#[derive(Clone, Debug)]
+pub struct QpEngine {
+    /// QP number.
+    pub qpn: u32,
+    /// RC or UC.
+    pub service: Service,
+    /// Addressing (from RTR on).
+    pub path: Option<Path>,
+    /// The requester (from RTS on).
+    pub req: Option<ReqSide>,
+    /// The responder (from RTR on).
+    pub resp: Option<RespSide>,
+    /// Basic-block counter of the next send WQE to read.
+    pub sq_cc: u32,
+    /// Counter of the next receive WQE to take.
+    pub rq_cc: u32,
+    /// Send WQEs handed to the requester and not completed, in post order.
+    pub wqes: VecDeque<SendWqe>,
+    /// The receive WQE being filled.
+    pub recv_open: Option<OpenRecv>,
+    /// In the error state: every WQE is flushed.
+    pub error: bool,
+}
+
+impl QpEngine {
+    /// A fresh state (counters at 0, nothing in flight).
+    pub fn new(qpn: u32, service: Service) -> QpEngine {
+        QpEngine {
+            qpn,
+            service,
+            path: None,
+            req: None,
+            resp: None,
+            sq_cc: 0,
+            rq_cc: 0,
+            wqes: VecDeque::new(),
+            recv_open: None,
+            error: false,
+        }
+    }
+
+    /// The in-flight send WQE with counter `index`.
+    pub fn wqe(&self, index: u16) -> Option<&SendWqe> {
+        self.wqes.iter().find(|w| w.index == index)
+    }
+
+    /// Removes the in-flight send WQE with counter `index`.
+    pub fn take_wqe(&mut self, index: u16) -> Option<SendWqe> {
+        let i = self.wqes.iter().position(|w| w.index == index)?;
+        self.wqes.remove(i)
+    }
+
+    /// When the requester's timer is next due.
+    pub fn deadline(&self) -> Option<u64> {
+        match &self.req {
+            Some(ReqSide::Rc(r)) => r.next_deadline(),
+            _ => None,
+        }
+    }
+}
+
+/// RoCE statistics of the device.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RoceStats {
+    /// RoCE packets sent.
+    pub tx_packets: u64,
+    /// Their bytes.
+    pub tx_bytes: u64,
+    /// RoCE packets received for one of the port's addresses.
+    pub rx_packets: u64,
+    /// Their bytes.
+    pub rx_bytes: u64,
+    /// Dropped: malformed, bad ICRC.
+    pub rx_malformed: u64,
+    /// Dropped: no QP, or a QP not in a state or service that takes the packet.
+    pub rx_no_qp: u64,
+    /// Dropped by the transport (duplicates, out of sequence, error state).
+    pub rx_dropped: u64,
+    /// Send doorbells on QPs.
+    pub doorbells: u64,
+    /// Send WQEs executed.
+    pub wqes: u64,
+    /// WQEs completed in error (not counting flushes).
+    pub errors: u64,
+    /// WQEs flushed.
+    pub flushed: u64,
+    /// Doorbells and packets for services the engine does not run (UD, GSI, UMR, XRC) or
+    /// SRQ-attached receive queues.
+    pub unsupported: u64,
+    /// Requester timer expiries handled.
+    pub timer_runs: u64,
+}
+
+impl RoceStats {
+    /// One line for logs and the control socket.
+    pub fn line(&self) -> String {
+        format!(
+            "roce: tx {} pkts {} bytes; rx {} pkts {} bytes ({} malformed, {} no qp, {} dropped); \
+             {} doorbells {} wqes {} errors {} flushed {} unsupported {} timer runs",
+            self.tx_packets,
+            self.tx_bytes,
+            self.rx_packets,
+            self.rx_bytes,
+            self.rx_malformed,
+            self.rx_no_qp,
+            self.rx_dropped,
+            self.doorbells,
+            self.wqes,
+            self.errors,
+            self.flushed,
+            self.unsupported,
+            self.timer_runs
+        )
+    }
+}
+
+/// What a QP state change asks of the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// Nothing beyond the state kept here.
+    None,
+    /// The QP entered the error state: flush its queues.
+    Flush,
+    /// The QP entered RTS: execute the send WQEs posted so far.
+    Ready,
+}
+
+/// How often QPs in the error state look for receive WQEs to flush, ns.
+pub const ERROR_FLUSH_PERIOD_NS: u64 = 10_000_000;
+
+/// The engine: every RC/UC QP's state.
+#[derive(Debug, Default)]
+pub struct Engine {
+    /// Per-QP state by QP number.
+    pub qps: BTreeMap<u32, QpEngine>,
+    /// Statistics.
+    pub stats: RoceStats,
+    /// Frames addressed to one of the port's own GIDs, looped back instead of sent.
+    pub loopback: VecDeque<Vec<u8>>,
+    /// The device's place in each SRQ's free list, by SRQ number.
+    pub srqs: BTreeMap<u32, SrqCursor>,
+    /// The loopback queue is being drained (not re-entered).
+    pub draining: bool,
+}
+
+/// Where the device is in an SRQ: the WQE at the head of its free list, and how many WQEs it
+/// took (compared with the producer counter in the SRQ's doorbell record).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SrqCursor {
+    /// Index of the next WQE to take.
+    pub head: u16,
+    /// WQEs taken.
+    pub taken: u32,
+}
+
+/// The service of an engine-run QP type.
+fn service(st: u8) -> Option<Service> {
+    match st {
+        qpc_st::RC => Some(Service::Rc),
+        qpc_st::UC => Some(Service::Uc),
+        _ => None,
+    }
+}
+
+/// The largest message of a context (`log_msg_max`, capped by the device's `log_max_msg`).
+fn max_msg(qp: &Qp, log_max_msg: u32) -> u32 {
+    let l = match qp.ctx.log_msg_max() {
+        0 => log_max_msg,
+        l => l.min(log_max_msg),
+    };
+    1u32 << l.min(31)
+}
+
+impl Engine {
+    /// The earliest requester deadline; a QP in error asks to be woken every
+    /// [`ERROR_FLUSH_PERIOD_NS`] after `now` (for receive WQEs to flush).
+    pub fn next_deadline(&self, now: u64) -> Option<u64> {
+        let flush = self
+            .qps
+            .values()
+            .any(|q| q.error)
+            .then(|| now.saturating_add(ERROR_FLUSH_PERIOD_NS));
+        self.qps
+            .values()
+            .filter_map(QpEngine::deadline)
+            .chain(flush)
+            .min()
+    }
+
+    /// Applies a QP state change the firmware made (`to` a `qpc_state`, or
+    /// [`QP_DESTROYED`]); `qp` is the QP as it is now (`None` once destroyed).
+    pub fn apply(
+        &mut self,
+        qpn: u32,
+        to: u8,
+        qp: Option<&Qp>,
+        gids: &BTreeMap<u16, crate::fw::GidEntry>,
+        log_max_msg: u32,
+    ) -> Change {
+        let Some(qp) = qp.filter(|_| to != QP_DESTROYED && to != qpc_state::RST) else {
+            self.qps.remove(&qpn);
+            return Change::None;
+        };
+        let Some(svc) = service(qp.st()) else {
+            return Change::None;
+        };
+        let q = self
+            .qps
+            .entry(qpn)
+            .or_insert_with(|| QpEngine::new(qpn, svc));
+        let mtu = PathMtu::from_code(qp.ctx.mtu() as u8).unwrap_or(PathMtu::Mtu1024);
+        let msg = max_msg(qp, log_max_msg);
+        match to {
+            qpc_state::RTR => {
+                match super::wire::Path::from_qpc(qpn, &qp.ctx, gids) {
+                    Ok(p) => q.path = Some(p),
+                    Err(e) => log::warn!("QP {qpn:#x}: no usable path ({e}); it cannot send"),
+                }
+                let epsn = Psn::new(qp.ctx.next_rcv_psn());
+                q.resp = Some(match svc {
+                    Service::Uc => RespSide::Uc(UcResponder::new(mtu, epsn, msg)),
+                    _ => {
+                        let mut c = ResponderConfig::new(mtu, epsn);
+                        c.log_rra_max = qp.ctx.log_rra_max() as u8;
+                        c.min_rnr_timer = qp.ctx.min_rnr_nak() as u8;
+                        c.max_msg_len = msg;
+                        RespSide::Rc(Box::new(Responder::new(c)))
+                    }
+                });
+                Change::None
+            }
+            qpc_state::RTS => {
+                if q.req.is_none() {
+                    if q.path.is_none() {
+                        q.path = super::wire::Path::from_qpc(qpn, &qp.ctx, gids).ok();
+                    }
+                    let psn = Psn::new(qp.ctx.next_send_psn());
+                    q.req = Some(match svc {
+                        Service::Uc => ReqSide::Uc(UcRequester::new(mtu, psn, msg)),
+                        _ => {
+                            let mut c = RequesterConfig::new(mtu, psn);
+                            c.retry_count = qp.ctx.retry_count() as u8;
+                            c.rnr_retry = qp.ctx.rnr_retry() as u8;
+                            c.ack_timeout = qp.ctx.primary_address_path().ack_timeout() as u8;
+                            c.log_sra_max = qp.ctx.log_sra_max() as u8;
+                            c.max_msg_len = msg;
+                            ReqSide::Rc(Box::new(Requester::new(c)))
+                        }
+                    });
+                }
+                Change::Ready
+            }
+            qpc_state::ERR => {
+                if q.error {
+                    Change::None
+                } else {
+                    q.error = true;
+                    Change::Flush
+                }
+            }
+            _ => Change::None,
+        }
+    }
+}

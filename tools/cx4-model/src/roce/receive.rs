@@ -1,0 +1,508 @@
+//! The receive side of the RoCE engine on the device: a RoCEv2 frame to one of the port's
+//! GIDs is parsed (ICRC and all; failures are dropped and counted) and goes to the QP its BTH
+//! names — RC responses (ACK, READ response, atomic ACK) to the requester, requests to the
+//! responder — whose actions are carried out here: payload scattered into the receive WQE
+//! (the QP's RQ, or the head of its SRQ's free list) through local keys, RDMA WRITE data
+//! placed and READ data gathered through R_Keys (the key exists, is in the QP's PD, has the
+//! remote right and covers the range; else a remote access NAK), atomics executed on 8-byte
+//! big-endian memory, ACKs / NAKs / responses sent, receive CQEs written.
+
+use cx4_hw::{cq::cqe::opcode as cqe_op, qp::qpc_state, uar::DBR_RCV};
+
+use crate::{
+    device::Device,
+    eth::{
+        dma::{DmaError, RingWqe},
+        mkeys::MkeyDma,
+        rx,
+    },
+    fw::{Cast, RESERVED_LKEY},
+};
+
+use super::cqe::{self, RespInfo};
+use super::device::{QpRing, QpView};
+use super::engine::{now_ns, OpenRecv, QpEngine, ReqSide, RespSide};
+use super::headers::{AtomicAckEth, Bth, ExtHeaders, Opcode, TransportHeaders};
+use super::packet;
+use super::psn::Psn;
+use super::responder::{is_rc_request, RespAction, RespFault};
+use super::wire::peek_dst_gid;
+use super::wqe::{sg_io, Sge};
+
+/// What a responder CQE reports of the packet's headers.
+#[derive(Clone, Copy, Debug)]
+struct RxMeta {
+    ipv4: bool,
+    vlan: Option<u16>,
+}
+
+/// Which remote right an access needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Remote {
+    Read,
+    Write,
+    Atomic,
+}
+
+impl Device {
+    /// A frame from the wire: if it is RoCEv2 (UDP 4791) to one of the port's GIDs, the engine
+    /// takes it (returns true) — delivered, or dropped and counted; the Ethernet path sees
+    /// every other frame.
+    pub fn roce_receive(&mut self, frame: &[u8]) -> bool {
+        if self.fw.rdma.gids.is_empty() {
+            return false;
+        }
+        let Some(g) = peek_dst_gid(frame) else {
+            return false;
+        };
+        if !self.fw.rdma.gids.values().any(|e| e.gid == g) {
+            return false;
+        }
+        let mut dmac = [0u8; 6];
+        dmac.copy_from_slice(&frame[..6]);
+        self.fw.count_rx(Cast::of(&dmac), frame.len() as u64);
+        self.roce_sync();
+        self.roce_receive_packet(frame);
+        self.roce_drain_loopback();
+        true
+    }
+
+    pub(super) fn roce_receive_packet(&mut self, frame: &[u8]) {
+        let p = match packet::parse(frame) {
+            Ok(p) => p,
+            Err(e) => {
+                log::debug!("RoCE frame of {} bytes dropped: {e}", frame.len());
+                self.roce.stats.rx_malformed += 1;
+                return;
+            }
+        };
+        self.roce.stats.rx_packets += 1;
+        self.roce.stats.rx_bytes += frame.len() as u64;
+        let hdr = p.transport();
+        let meta = RxMeta {
+            ipv4: matches!(p.ip, packet::Ip::V4(_)),
+            vlan: p.eth.vlan_tci,
+        };
+        let qpn = hdr.bth.dest_qp;
+        let payload = p.payload.to_vec();
+        if !self.fw.rdma.qps.contains_key(&qpn) || !self.roce.qps.contains_key(&qpn) {
+            self.roce.stats.rx_no_qp += 1;
+            return;
+        }
+        self.with_qp(qpn, |d, q, v| d.qp_packet(q, v, &hdr, &payload, meta));
+    }
+
+    /// A packet for QP `q`.
+    fn qp_packet(
+        &mut self,
+        q: &mut QpEngine,
+        v: &QpView,
+        hdr: &TransportHeaders,
+        payload: &[u8],
+        meta: RxMeta,
+    ) {
+        let op = hdr.bth.opcode;
+        let svc = op.info().service;
+        if svc != q.service {
+            self.roce.stats.rx_no_qp += 1;
+            return;
+        }
+        let rc_request = is_rc_request(op);
+        let is_response = svc == super::headers::Service::Rc && !rc_request;
+        if is_response {
+            if !matches!(v.state, qpc_state::RTS | qpc_state::SQD) {
+                self.roce.stats.rx_no_qp += 1;
+                return;
+            }
+            let now = now_ns();
+            let acts = match &mut q.req {
+                Some(ReqSide::Rc(r)) => r.on_response(hdr, payload.len() as u32, now),
+                _ => {
+                    self.roce.stats.rx_dropped += 1;
+                    return;
+                }
+            };
+            self.req_actions(q, v, acts, payload);
+            return;
+        }
+        if !matches!(v.state, qpc_state::RTR | qpc_state::RTS | qpc_state::SQD) {
+            self.roce.stats.rx_no_qp += 1;
+            return;
+        }
+        let available = self.recv_available(q, v);
+        let acts = match &mut q.resp {
+            Some(RespSide::Rc(r)) => r.on_packet(hdr, payload.len() as u32, available),
+            Some(RespSide::Uc(r)) => r.on_packet(hdr, payload.len() as u32, available),
+            None => {
+                self.roce.stats.rx_dropped += 1;
+                return;
+            }
+        };
+        self.resp_actions(q, v, acts, hdr, payload, meta);
+    }
+
+    /// Whether a receive WQE is posted and not taken (in the QP's RQ or its SRQ).
+    fn recv_available(&self, q: &QpEngine, v: &QpView) -> bool {
+        if let Some(srqn) = v.srqn {
+            let Some(srq) = self.fw.rdma.srqs.get(&srqn).filter(|s| !s.error) else {
+                return false;
+            };
+            let taken = self.roce.srqs.get(&srqn).map_or(0, |c| c.taken);
+            return self
+                .read_be32_mem(srq.dbr + DBR_RCV as u64)
+                .is_some_and(|pc| (pc & 0xffff) != (taken & 0xffff));
+        }
+        if v.buf.rq_bytes() == 0 {
+            return false;
+        }
+        self.read_be32_mem(v.dbr + DBR_RCV as u64)
+            .is_some_and(|pc| (pc & 0xffff) != (q.rq_cc & 0xffff))
+    }
+
+    /// Takes the next receive WQE (of the QP's RQ or its SRQ).
+    fn take_recv(&mut self, q: &mut QpEngine, v: &QpView) -> Result<OpenRecv, DmaError> {
+        if let Some(srqn) = v.srqn {
+            return self.take_srq_wqe(srqn);
+        }
+        let ring = QpRing {
+            buf: &v.buf,
+            base: 0,
+            mem: &self.mem,
+        };
+        let r = RingWqe::new(
+            &ring,
+            u32::from(v.buf.log_rq_size),
+            u32::from(v.buf.log_rq_stride),
+            q.rq_cc,
+        );
+        let index = q.rq_cc as u16;
+        q.rq_cc = q.rq_cc.wrapping_add(1);
+        let segs = rx::rq_wqe_segments(&r, 1usize << v.buf.log_rq_stride)?;
+        Ok(OpenRecv {
+            index,
+            sges: segs
+                .into_iter()
+                .map(|s| Sge {
+                    lkey: s.lkey,
+                    addr: s.addr,
+                    len: s.len,
+                })
+                .collect(),
+        })
+    }
+
+    /// Takes the WQE at the head of SRQ `srqn`'s free list: its index is the CQE's
+    /// `wqe_counter`, its next segment names the new head, its data segments follow.
+    fn take_srq_wqe(&mut self, srqn: u32) -> Result<OpenRecv, DmaError> {
+        let fault = DmaError::Fault { addr: 0, len: 0 };
+        let srq = self.fw.rdma.srqs.get(&srqn).ok_or(fault)?;
+        let cur = self.roce.srqs.entry(srqn).or_default();
+        let (index, log_size, log_stride) = (cur.head, srq.buf.log_rq_size, srq.buf.log_rq_stride);
+        let ring = QpRing {
+            buf: &srq.buf,
+            base: 0,
+            mem: &self.mem,
+        };
+        let r = RingWqe::new(
+            &ring,
+            u32::from(log_size),
+            u32::from(log_stride),
+            index.into(),
+        );
+        let stride = 1usize << log_stride;
+        let mut w = vec![0u8; stride.min(rx::MAX_RQ_WQE)];
+        crate::eth::dma::WqeReader::read(&r, 0, &mut w)?;
+        let next = u16::from_be_bytes([w[2], w[3]]) & ((1u16 << log_size.min(15)) - 1);
+        let segs = rx::rq_wqe_segments(w.get(16..).unwrap_or_default(), stride.saturating_sub(16))?;
+        cur.head = next;
+        cur.taken = cur.taken.wrapping_add(1);
+        Ok(OpenRecv {
+            index,
+            sges: segs
+                .into_iter()
+                .map(|s| Sge {
+                    lkey: s.lkey,
+                    addr: s.addr,
+                    len: s.len,
+                })
+                .collect(),
+        })
+    }
+
+    /// Checks an R_Key for `len` bytes at `va` in the QP's PD; the guest pieces.
+    fn remote_pieces(
+        &self,
+        rkey: u32,
+        pd: u32,
+        va: u64,
+        len: u32,
+        need: Remote,
+    ) -> Result<Vec<(u64, u32)>, ()> {
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        if rkey == RESERVED_LKEY {
+            return Err(());
+        }
+        let m = self.fw.mkey(rkey).ok_or(())?;
+        let allowed = match need {
+            Remote::Read => m.access.remote_read,
+            Remote::Write => m.access.remote_write,
+            Remote::Atomic => m.access.atomic,
+        };
+        if m.pd != pd || !allowed {
+            return Err(());
+        }
+        self.fw
+            .translate(&self.mem, rkey, pd, va, len, need != Remote::Read)
+            .map_err(|_| ())
+    }
+
+    fn resp_fault(&mut self, q: &mut QpEngine, psn: Psn, f: RespFault) -> Vec<RespAction> {
+        match &mut q.resp {
+            Some(RespSide::Rc(r)) => r.fault(psn, f),
+            Some(RespSide::Uc(r)) => r.fault(f),
+            None => Vec::new(),
+        }
+    }
+
+    /// Carries out responder actions for the packet `hdr` / `payload`.
+    fn resp_actions(
+        &mut self,
+        q: &mut QpEngine,
+        v: &QpView,
+        acts: Vec<RespAction>,
+        hdr: &TransportHeaders,
+        payload: &[u8],
+        meta: RxMeta,
+    ) {
+        let mut queue: std::collections::VecDeque<RespAction> = acts.into();
+        let mut error = false;
+        while let Some(a) = queue.pop_front() {
+            match a {
+                RespAction::RecvData {
+                    psn,
+                    offset,
+                    len,
+                    new_wqe,
+                } => {
+                    if new_wqe {
+                        match self.take_recv(q, v) {
+                            Ok(o) => q.recv_open = Some(o),
+                            Err(e) => {
+                                log::warn!("QP {:#x}: receive WQE unreadable: {e}", v.qpn);
+                                if v.srqn.is_none() {
+                                    // Consumed: the flush that follows completes it.
+                                    q.recv_open = Some(OpenRecv {
+                                        index: q.rq_cc.wrapping_sub(1) as u16,
+                                        sges: Vec::new(),
+                                    });
+                                }
+                                queue = self.resp_fault(q, psn, RespFault::Operational).into();
+                                continue;
+                            }
+                        }
+                    }
+                    let Some(o) = &q.recv_open else {
+                        queue = self.resp_fault(q, psn, RespFault::Operational).into();
+                        continue;
+                    };
+                    let cap: u64 = o.sges.iter().map(|s| u64::from(s.len)).sum();
+                    if u64::from(offset) + u64::from(len) > cap {
+                        log::debug!("QP {:#x}: SEND longer than the receive WQE", v.qpn);
+                        queue = self.resp_fault(q, psn, RespFault::RecvLength).into();
+                        continue;
+                    }
+                    let data = payload.get(..len as usize).unwrap_or_default();
+                    let dma = MkeyDma {
+                        fw: &self.fw,
+                        mem: &self.mem,
+                        pd: v.recv_pd,
+                    };
+                    let r = sg_io(&o.sges, u64::from(offset), data.len(), |s, at, range| {
+                        crate::eth::dma::Dma::write(&dma, s.lkey, at, &data[range])
+                    });
+                    if let Err(e) = r {
+                        log::debug!("QP {:#x}: receive scatter: {e}", v.qpn);
+                        queue = self.resp_fault(q, psn, RespFault::RecvProtection).into();
+                        continue;
+                    }
+                }
+                RespAction::WriteData { psn, rkey, va, len } => {
+                    let data = payload.get(..len as usize).unwrap_or_default();
+                    match self.remote_pieces(rkey, v.pd, va, len, Remote::Write) {
+                        Ok(pieces) => {
+                            let mut at = 0usize;
+                            for (pa, n) in pieces {
+                                let n = n as usize;
+                                if let Some(chunk) = data.get(at..at + n) {
+                                    let _ = self.mem.write(pa, chunk);
+                                }
+                                at += n;
+                            }
+                        }
+                        Err(()) => {
+                            log::debug!("QP {:#x}: WRITE to R_Key {rkey:#x} refused", v.qpn);
+                            queue = self.resp_fault(q, psn, RespFault::RemoteAccess).into();
+                            continue;
+                        }
+                    }
+                }
+                RespAction::RecvComplete(rc) => {
+                    let (opcode, immediate) = match (rc.rdma_write, rc.imm, rc.invalidate) {
+                        (true, imm, _) => (cqe_op::RESP_WR_IMM, imm.unwrap_or(0)),
+                        (false, Some(imm), _) => (cqe_op::RESP_SEND_IMM, imm),
+                        (false, None, Some(rkey)) => (cqe_op::RESP_SEND_INV, rkey),
+                        (false, None, None) => (cqe_op::RESP_SEND, 0),
+                    };
+                    let index = if rc.rdma_write {
+                        match self.take_recv(q, v) {
+                            Ok(o) => o.index,
+                            Err(_) => q.rq_cc.wrapping_sub(1) as u16,
+                        }
+                    } else {
+                        match q.recv_open.take() {
+                            Some(o) => o.index,
+                            None => continue,
+                        }
+                    };
+                    let c = cqe::resp_cqe(
+                        v.cqe_qp(),
+                        &RespInfo {
+                            wqe_counter: index,
+                            byte_cnt: rc.bytes,
+                            opcode,
+                            immediate,
+                            remote_qpn: q.path.map_or(0, |p| p.remote_qpn),
+                            ipv4: meta.ipv4,
+                            vlan: meta.vlan,
+                        },
+                    );
+                    self.post(v.cqn_rcv, &c, rc.solicited);
+                }
+                RespAction::ReadResponse(rr) => {
+                    match self.remote_pieces(rr.rkey, v.pd, rr.va, rr.len, Remote::Read) {
+                        Ok(pieces) => {
+                            let mut data = Vec::with_capacity(rr.len as usize);
+                            for (pa, n) in pieces {
+                                let mut b = vec![0u8; n as usize];
+                                let _ = self.mem.read(pa, &mut b);
+                                data.extend_from_slice(&b);
+                            }
+                            for pkt in rr.packets() {
+                                let s = pkt.offset as usize;
+                                let chunk = data.get(s..s + pkt.len as usize).unwrap_or_default();
+                                let ext = ExtHeaders {
+                                    aeth: pkt.aeth,
+                                    ..Default::default()
+                                };
+                                self.send_response(q, pkt.opcode, pkt.psn, ext, chunk);
+                            }
+                        }
+                        Err(()) => {
+                            log::debug!("QP {:#x}: READ of R_Key {:#x} refused", v.qpn, rr.rkey);
+                            queue = self
+                                .resp_fault(q, rr.first_psn, RespFault::RemoteAccess)
+                                .into();
+                            continue;
+                        }
+                    }
+                }
+                RespAction::ExecuteAtomic(a) => {
+                    match self.remote_pieces(a.rkey, v.pd, a.va, 8, Remote::Atomic) {
+                        Ok(pieces) if pieces.len() == 1 => {
+                            let pa = pieces[0].0;
+                            let mut b = [0u8; 8];
+                            let _ = self.mem.read(pa, &mut b);
+                            let orig = u64::from_be_bytes(b);
+                            let new = if a.compare_swap {
+                                if orig == a.compare {
+                                    a.swap_add
+                                } else {
+                                    orig
+                                }
+                            } else {
+                                orig.wrapping_add(a.swap_add)
+                            };
+                            let _ = self.mem.write(pa, &new.to_be_bytes());
+                            let more = match &mut q.resp {
+                                Some(RespSide::Rc(r)) => r.atomic_result(a.psn, orig),
+                                _ => Vec::new(),
+                            };
+                            for m in more.into_iter().rev() {
+                                queue.push_front(m);
+                            }
+                        }
+                        _ => {
+                            queue = self.resp_fault(q, a.psn, RespFault::RemoteAccess).into();
+                            continue;
+                        }
+                    }
+                }
+                RespAction::AtomicAck {
+                    psn, aeth, orig, ..
+                } => {
+                    let ext = ExtHeaders {
+                        aeth: Some(aeth),
+                        atomic_ack: Some(AtomicAckEth { orig }),
+                        ..Default::default()
+                    };
+                    self.send_response(q, Opcode::RcAtomicAcknowledge, psn, ext, &[]);
+                }
+                RespAction::SendAck { psn, aeth } => {
+                    let ext = ExtHeaders {
+                        aeth: Some(aeth),
+                        ..Default::default()
+                    };
+                    self.send_response(q, Opcode::RcAcknowledge, psn, ext, &[]);
+                }
+                RespAction::RecvError(s) => {
+                    let index = match q.recv_open.take() {
+                        Some(o) => o.index,
+                        None => match self.take_recv(q, v) {
+                            Ok(o) => o.index,
+                            Err(_) => q.rq_cc.wrapping_sub(1) as u16,
+                        },
+                    };
+                    self.roce.stats.errors += 1;
+                    let e = cqe::err_cqe(v.cqe_qp(), true, s, index, 0);
+                    self.post(v.cqn_rcv, &e, false);
+                }
+                RespAction::EnterError(code) => {
+                    log::warn!(
+                        "QP {:#x}: responder error ({code:?}) on PSN {:#x}, QP to error",
+                        v.qpn,
+                        hdr.bth.psn
+                    );
+                    error = true;
+                }
+                RespAction::Dropped(why) => {
+                    self.roce.stats.rx_dropped += 1;
+                    log::trace!("QP {:#x}: packet dropped: {why:?}", v.qpn);
+                }
+            }
+        }
+        if error {
+            self.enter_error(q, v);
+        }
+    }
+
+    /// Sends a response packet (ACK, READ response, atomic ACK) to the QP's peer.
+    fn send_response(
+        &mut self,
+        q: &QpEngine,
+        op: Opcode,
+        psn: Psn,
+        ext: ExtHeaders,
+        payload: &[u8],
+    ) {
+        let Some(path) = q.path else {
+            return;
+        };
+        let bth = Bth::new(op, path.remote_qpn, psn.value());
+        match path.frame(bth, ext, payload) {
+            Ok(f) => self.roce_transmit(f),
+            Err(e) => log::warn!("QP {:#x}: response not built: {e}", q.qpn),
+        }
+    }
+}

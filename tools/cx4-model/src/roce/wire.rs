@@ -1,0 +1,178 @@
+//! Addressing of a connected QP's packets: the frame headers its primary address path and
+//! the RoCE address (GID) table give ([`Path`]), and the early look at a received frame that
+//! tells whether it is RoCEv2 for one of the port's addresses ([`peek_dst_gid`]).
+//!
+//! From the QP context's primary address path (`ads`), as mlx5_ib's `mlx5_set_path` fills it:
+//! `rmac` (destination MAC), `rgid_rip` (destination GID: IPv6, or IPv4-mapped), `hop_limit`,
+//! `tclass` (or `dscp` when set), `flow_label`, `udp_sport` (0: a per-QP hash), `eth_prio`;
+//! `src_addr_index` selects the GID table entry that gives the source address, source MAC and
+//! VLAN. The BTH carries the context's `remote_qpn` and P_Key 0xffff. RoCE v1 GID entries
+//! are sent in RoCE v2 framing (v1 is not modelled; two modelled cards still talk).
+
+use std::collections::BTreeMap;
+
+use cx4_hw::qp::Qpc;
+
+use crate::fw::GidEntry;
+
+use super::error::WireError;
+use super::headers::{Bth, ExtHeaders};
+use super::packet::{self, Ecn, Ethernet, Ip, Ipv4, Ipv6, Packet, UdpChecksum};
+
+/// The first UDP source port of the per-QP hash (the dynamic range, as rxe and the card use).
+const UDP_SPORT_BASE: u16 = 0xc000;
+/// The hop limit when the path gives none.
+const DEFAULT_HOP_LIMIT: u8 = 64;
+
+/// Where a QP's packets go and come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Path {
+    /// The Ethernet header (source MAC of the GID entry, the path's `rmac`, the VLAN tag).
+    pub eth: Ethernet,
+    /// The IP header template (addresses, DSCP, ECN, TTL / hop limit, flow label).
+    pub ip: Ip,
+    /// The UDP source port.
+    pub udp_sport: u16,
+    /// The remote QP (BTH destination).
+    pub remote_qpn: u32,
+}
+
+/// The IPv4 address of an IPv4-mapped GID.
+fn v4(g: &[u8; 16]) -> Option<[u8; 4]> {
+    (g[..10].iter().all(|&b| b == 0) && g[10] == 0xff && g[11] == 0xff)
+        .then(|| [g[12], g[13], g[14], g[15]])
+}
+
+impl Path {
+    /// The path of QP `qpn` with context `ctx`; fails when its source GID index names no
+    /// RoCE v2 entry.
+    pub fn from_qpc(qpn: u32, ctx: &Qpc, gids: &BTreeMap<u16, GidEntry>) -> Result<Path, String> {
+        let p = ctx.primary_address_path();
+        let idx = p.src_addr_index() as u16;
+        let g = gids
+            .get(&idx)
+            .ok_or_else(|| format!("source GID index {idx} not in the RoCE address table"))?;
+        if !g.is_v2() {
+            // RoCE v1 (EtherType 0x8915 with an IB GRH) is not modelled: the packets go out
+            // in RoCE v2 framing to the same GID, which another modelled card accepts (its
+            // receive check matches the destination against every GID entry).
+            log::warn!(
+                "QP {qpn:#x}: GID index {idx} is RoCE v1, sent as RoCE v2 (v1 is not modelled)"
+            );
+        }
+        let mut dgid = [0u8; 16];
+        dgid.copy_from_slice(p.rgid_rip());
+        let rmac_hi = (p.rmac_47_32() as u16).to_be_bytes();
+        let rmac_lo = p.rmac_31_0().to_be_bytes();
+        let dst = [
+            rmac_hi[0], rmac_hi[1], rmac_lo[0], rmac_lo[1], rmac_lo[2], rmac_lo[3],
+        ];
+        let tclass = p.tclass() as u8;
+        let dscp = if p.dscp() != 0 {
+            p.dscp() as u8
+        } else {
+            tclass >> 2
+        };
+        let ecn = Ecn::from_tos(tclass);
+        let hop = match p.hop_limit() as u8 {
+            0 => DEFAULT_HOP_LIMIT,
+            h => h,
+        };
+        let prio = p.eth_prio() as u16;
+        let vlan_tci = g.vlan.then_some((prio << 13) | (g.vlan_id & 0xfff));
+        let ip = match (v4(&g.gid), v4(&dgid)) {
+            (Some(src), Some(dst)) => Ip::V4(Ipv4 {
+                src,
+                dst,
+                dscp,
+                ecn,
+                ttl: hop,
+                id: 0,
+                dont_fragment: true,
+            }),
+            (None, None) => Ip::V6(Ipv6 {
+                src: g.gid,
+                dst: dgid,
+                dscp,
+                ecn,
+                flow_label: p.flow_label() & 0xf_ffff,
+                hop_limit: hop,
+            }),
+            _ => return Err("source and destination GIDs of different IP versions".into()),
+        };
+        let remote_qpn = ctx.remote_qpn();
+        let udp_sport = match p.udp_sport() as u16 {
+            0 => UDP_SPORT_BASE | ((qpn ^ remote_qpn ^ (qpn >> 14)) & 0x3fff) as u16,
+            s => s,
+        };
+        Ok(Path {
+            eth: Ethernet {
+                dst,
+                src: g.mac,
+                vlan_tci,
+            },
+            ip,
+            udp_sport,
+            remote_qpn,
+        })
+    }
+
+    /// Whether packets go over IPv4.
+    pub fn is_ipv4(&self) -> bool {
+        matches!(self.ip, Ip::V4(_))
+    }
+
+    /// The frame of a packet with `bth` (its destination QP and P_Key set here), `ext` and
+    /// `payload`.
+    pub fn frame(&self, bth: Bth, ext: ExtHeaders, payload: &[u8]) -> Result<Vec<u8>, WireError> {
+        packet::build(&Packet {
+            eth: self.eth,
+            ip: self.ip,
+            src_port: self.udp_sport,
+            udp_checksum: UdpChecksum::Zero,
+            bth: Bth {
+                dest_qp: self.remote_qpn,
+                pkey: super::headers::DEFAULT_PKEY,
+                ..bth
+            },
+            ext,
+            payload,
+        })
+    }
+}
+
+/// The destination address of a frame that is IPv4 or IPv6 UDP to port 4791, as a GID
+/// (IPv4-mapped for IPv4), without checking anything else; `None` for any other frame.
+pub fn peek_dst_gid(frame: &[u8]) -> Option<[u8; 16]> {
+    let be16 = |at: usize| -> Option<u16> {
+        Some(u16::from_be_bytes([*frame.get(at)?, *frame.get(at + 1)?]))
+    };
+    let mut l3 = packet::ETH_HLEN;
+    let mut et = be16(12)?;
+    if et == packet::ETHERTYPE_VLAN {
+        et = be16(16)?;
+        l3 += packet::VLAN_HLEN;
+    }
+    let mut gid = [0u8; 16];
+    let l4 = match et {
+        packet::ETHERTYPE_IPV4 => {
+            let ihl = usize::from(*frame.get(l3)? & 0xf) * 4;
+            if *frame.get(l3 + 9)? != packet::IPPROTO_UDP || ihl < 20 {
+                return None;
+            }
+            gid[10] = 0xff;
+            gid[11] = 0xff;
+            gid[12..].copy_from_slice(frame.get(l3 + 16..l3 + 20)?);
+            l3 + ihl
+        }
+        packet::ETHERTYPE_IPV6 => {
+            if *frame.get(l3 + 6)? != packet::IPPROTO_UDP {
+                return None;
+            }
+            gid.copy_from_slice(frame.get(l3 + 24..l3 + 40)?);
+            l3 + 40
+        }
+        _ => return None,
+    };
+    (be16(l4 + 2)? == packet::ROCEV2_PORT).then_some(gid)
+}
