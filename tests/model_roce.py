@@ -351,3 +351,61 @@ def tests(env: Env):
 
     yield "mlx5_ib on the model <-> rxe over virtio-net: ibv_rc_pingpong both ways", \
         rc_pingpong_with_rxe
+
+    # perftest runs between two mlx5_ib guests: (tool, options) in order.
+    perftests = [("ib_write_bw", "-s 65536 -n 200"), ("ib_read_bw", "-s 65536 -n 200"),
+                 ("ib_send_bw", "-s 65536 -n 200"), ("ib_atomic_bw", "-n 200"),
+                 ("ib_write_lat", "-s 8 -n 200"), ("ib_read_lat", "-s 8 -n 200"),
+                 ("ib_send_lat", "-s 8 -n 200"), ("ib_atomic_lat", "-n 200")]
+
+    @estimate(300)
+    def perftest_between_vms():
+        """Unmodified perftest between two mlx5_ib guests on the model: ib_write/read/send/
+        atomic, bandwidth (64 KiB, 200 iterations) and latency (8 B), each completes and
+        reports a result; the cards count the packets."""
+        common = IB + """
+            eth_up
+            ib_up
+        """ + gidx
+        server = "".join(f"""
+            timeout $((200 * SLOW)) {tool} -d $IBDEV -x $GIDX -F {o} > /tmp/{tool}.txt 2>&1 &
+            sleep $((2 * SLOW)); signal {tool}; wait || echo "{tool} server failed rc=$?"
+            section {tool}; cat /tmp/{tool}.txt
+        """ for tool, o in perftests)
+        client = "".join(f"""
+            wait_signal {tool}
+            section {tool}
+            timeout $((180 * SLOW)) {tool} -d $IBDEV -x $GIDX -F {o} $PEER || echo "{tool} failed rc=$?"
+        """ for tool, o in perftests)
+        vm0 = common + "reach $PEER\n" + client + """
+            section roce; req ctl roce
+            signal done
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        vm1 = common + "reach $PEER\n" + server + """
+            section roce; req ctl roce
+            wait_signal done 600
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=900, model_args=ROCE_MODEL)
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        client_log = rs[0].job_log
+        for tool, _ in perftests:
+            s = section(client_log, tool)
+            assert "failed" not in s, f"{tool}:\n{s}\n{describe(rs[0])}\n{section(rs[1].job_log, tool)}"
+            # The result row: "#bytes #iterations ..." then numbers.
+            row = re.search(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)", s, re.M)
+            assert row, f"{tool}: no result row:\n{s}"
+            print(f"{tool}: {row.group(0).strip()}", file=sys.stderr)
+        for r in rs:
+            roce = section(r.job_log, "roce")
+            m = re.search(r"roce: tx (\d+) pkts \d+ bytes; rx (\d+) pkts", roce)
+            assert m and int(m.group(1)) > 1000 and int(m.group(2)) > 1000, roce
+            errs = mlx5_errors(r.dmesg)
+            assert not errs, "\n".join(errs)
+            check_clean_dmesg(r.dmesg)
+
+    yield "perftest ib_write/read/send/atomic bw and lat between two VMs", perftest_between_vms

@@ -159,6 +159,15 @@ impl CapProfile {
             .unwrap_or(0)
     }
 
+    /// Reads a field of the atomic capabilities (0 if the profile has none).
+    pub fn atomic(&self, name: &str) -> u64 {
+        let (off, w) = resolve(AtomicCaps::FIELDS, name).expect("known atomic cap field");
+        self.cur
+            .get(&cap_type::ATOMIC)
+            .and_then(|p| read_any(p, off, w))
+            .unwrap_or(0)
+    }
+
     /// Reads a field of the NIC RX flow table properties
     /// (`flow_table_properties_nic_receive.<name>`; 0 if the profile has none).
     pub fn flow_nic_rx(&self, name: &str) -> u64 {
@@ -245,6 +254,9 @@ impl Firmware {
         let (fields, settable): (&[Field], &[&str]) = match ty {
             cap_type::GENERAL => (CmdHcaCap::FIELDS, SETTABLE_GENERAL),
             cap_type::ROCE => (RoceCap::FIELDS, &["sw_r_roce_src_udp_port"]),
+            // mlx5_core asks for 8-byte atomic results in host endianness when the card
+            // supports it (`handle_hca_cap_atomic`).
+            cap_type::ATOMIC => (AtomicCaps::FIELDS, &["atomic_req_8B_endianness_mode"]),
             _ => fail!(
                 BAD_PARAM,
                 "SET_HCA_CAP of a capability type that is not settable",
@@ -264,12 +276,16 @@ impl Firmware {
                 continue;
             };
             // Boolean features can only be turned on when supported; sizes only lowered.
-            let ok =
-                if name.starts_with("log_") || name.ends_with("_size") || name.ends_with("_list") {
-                    v <= m || name == "pkey_table_size" || name == "log_uar_page_sz"
-                } else {
-                    v <= m
-                };
+            let ok = if name == "atomic_req_8B_endianness_mode" {
+                let (o, w) =
+                    resolve(fields, "supported_atomic_req_8B_endianness_mode_1").unwrap_or((0, 0));
+                v == 0 || (v == 1 && read_any(max, o, w) == Some(1))
+            } else if name.starts_with("log_") || name.ends_with("_size") || name.ends_with("_list")
+            {
+                v <= m || name == "pkey_table_size" || name == "log_uar_page_sz"
+            } else {
+                v <= m
+            };
             if !ok {
                 fail!(
                     BAD_PARAM,

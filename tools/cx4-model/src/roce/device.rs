@@ -118,6 +118,13 @@ fn ends_message(op: Opcode) -> bool {
 }
 
 impl Device {
+    /// Whether 8-byte atomics run in host endianness (`atomic_req_8B_endianness_mode` 1,
+    /// set by mlx5_core through SET_HCA_CAP): operands in the responder's memory and results
+    /// in the requester's are little endian, as the x86 guests and rxe keep them.
+    pub(crate) fn atomic_host_endian(&self) -> bool {
+        self.fw.caps.atomic("atomic_req_8B_endianness_mode") == 1
+    }
+
     pub(super) fn read_be32_mem(&self, addr: u64) -> Option<u32> {
         let mut b = [0u8; 4];
         self.mem.read(addr, &mut b).ok()?;
@@ -436,7 +443,14 @@ impl Device {
                         mem: &self.mem,
                         pd: v.pd,
                     };
-                    if let Err(e) = w.scatter(&dma, 0, &orig.to_be_bytes()) {
+                    // The original value lands in host order in host-endianness mode (what
+                    // mlx5_core asks for and verbs users expect), else big endian.
+                    let b = if self.atomic_host_endian() {
+                        orig.to_le_bytes()
+                    } else {
+                        orig.to_be_bytes()
+                    };
+                    if let Err(e) = w.scatter(&dma, 0, &b) {
                         log::warn!("QP {:#x} atomic WQE {wqe_index:#x}: {e}", v.qpn);
                     }
                 }

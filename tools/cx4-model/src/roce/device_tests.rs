@@ -615,6 +615,81 @@ fn multi_packet_rdma_read() {
     assert_eq!(c[0x38], wop::RDMA_READ);
 }
 
+/// SET_HCA_CAP of the atomic caps as mlx5_core's `handle_hca_cap_atomic` sends it (before
+/// INIT_HCA): 8-byte atomics in host endianness.
+fn host_endian_atomics(c: &mut Card) {
+    let state = c.d.fw.state;
+    c.d.fw.state = HcaState::Enabled;
+    let (mem, msix, faults) = (&c.d.mem, &mut c.d.msix, &mut c.d.faults);
+    let mut ctx = Ctx { mem, msix, faults };
+    let q = input::<cmds::QueryHcaCap>(|i| {
+        i.set_op_mod(cx4_hw::caps::query_op_mod(cx4_hw::caps::cap_type::ATOMIC, true).into())
+    });
+    let out = c.d.fw.execute(&mut ctx, &q, 0x1010).unwrap();
+    let cur = view::<cx4_hw::caps::QueryHcaCapOut>(&out);
+    assert_eq!(
+        cur.capability()
+            .atomic_caps()
+            .supported_atomic_req_8B_endianness_mode_1(),
+        1
+    );
+    let set = input::<cmds::SetHcaCap>(|i| {
+        i.set_op_mod(cx4_hw::caps::set_op_mod(cx4_hw::caps::cap_type::ATOMIC).into());
+        i.capability_mut().0.copy_from_slice(&cur.capability().0);
+        i.capability_mut()
+            .atomic_caps_mut()
+            .set_atomic_req_8B_endianness_mode(1);
+    });
+    let out = c.d.fw.execute(&mut ctx, &set, 16).unwrap();
+    assert_eq!(out[0], 0, "SET_HCA_CAP atomic: {:02x?}", &out[..8]);
+    c.d.fw.state = state;
+    assert!(c.d.atomic_host_endian());
+}
+
+#[test]
+fn atomics_in_host_endianness_once_mlx5_core_asks_for_it() {
+    let (mut a, mut b) = pair(qpc_st::RC, 14);
+    host_endian_atomics(&mut a);
+    host_endian_atomics(&mut b);
+    b.write(VA + 0x800, &100u64.to_le_bytes());
+    a.post_send(
+        wop::ATOMIC_FA,
+        &[
+            raddr(VA + 0x800, b.lkey),
+            atomic(5, 0),
+            data(8, a.lkey, VA + 0x10),
+        ],
+        0,
+        true,
+    );
+    a.post_send(
+        wop::ATOMIC_CS,
+        &[
+            raddr(VA + 0x800, b.lkey),
+            atomic(7, 105),
+            data(8, a.lkey, VA + 0x18),
+        ],
+        0,
+        true,
+    );
+    run(&mut a, &mut b);
+    assert_eq!(
+        a.read(VA + 0x10, 8),
+        100u64.to_le_bytes(),
+        "FA's original, host order"
+    );
+    assert_eq!(
+        a.read(VA + 0x18, 8),
+        105u64.to_le_bytes(),
+        "CS's original, host order"
+    );
+    assert_eq!(
+        b.read(VA + 0x800, 8),
+        7u64.to_le_bytes(),
+        "the responder's memory, host order"
+    );
+}
+
 #[test]
 fn atomics_compare_swap_and_fetch_add() {
     let (mut a, mut b) = pair(qpc_st::RC, 14);

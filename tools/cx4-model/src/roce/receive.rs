@@ -412,9 +412,19 @@ impl Device {
                     match self.remote_pieces(a.rkey, v.pd, a.va, 8, Remote::Atomic) {
                         Ok(pieces) if pieces.len() == 1 => {
                             let pa = pieces[0].0;
+                            let host = self.atomic_host_endian();
                             let mut b = [0u8; 8];
-                            let _ = self.mem.read(pa, &mut b);
-                            let orig = u64::from_be_bytes(b);
+                            if self.mem.read(pa, &mut b).is_err() {
+                                queue = self.resp_fault(q, a.psn, RespFault::Operational).into();
+                                continue;
+                            }
+                            // The responder's memory holds the operand as the host does (x86
+                            // guests: little endian) in host-endianness mode, else big endian.
+                            let orig = if host {
+                                u64::from_le_bytes(b)
+                            } else {
+                                u64::from_be_bytes(b)
+                            };
                             let new = if a.compare_swap {
                                 if orig == a.compare {
                                     a.swap_add
@@ -424,7 +434,15 @@ impl Device {
                             } else {
                                 orig.wrapping_add(a.swap_add)
                             };
-                            let _ = self.mem.write(pa, &new.to_be_bytes());
+                            let nb = if host {
+                                new.to_le_bytes()
+                            } else {
+                                new.to_be_bytes()
+                            };
+                            if self.mem.write(pa, &nb).is_err() {
+                                queue = self.resp_fault(q, a.psn, RespFault::Operational).into();
+                                continue;
+                            }
                             let more = match &mut q.resp {
                                 Some(RespSide::Rc(r)) => r.atomic_result(a.psn, orig),
                                 _ => Vec::new(),
