@@ -583,7 +583,7 @@ impl Device {
             if self.fw.rdma.gids.values().any(|e| e.gid == g) {
                 self.roce.stats.tx_packets += 1;
                 self.roce.stats.tx_bytes += len;
-                self.roce.loopback.push_back(frame);
+                self.roce.loopback.push_back((frame, None));
                 return;
             }
         }
@@ -614,10 +614,10 @@ impl Device {
         }
         self.roce.draining = true;
         for _ in 0..1 << 16 {
-            let Some(f) = self.roce.loopback.pop_front() else {
+            let Some((f, blocked)) = self.roce.loopback.pop_front() else {
                 break;
             };
-            self.roce_receive_packet(&f);
+            self.roce_receive_packet(&f, blocked);
         }
         self.roce.draining = false;
     }

@@ -159,6 +159,8 @@ pub struct RoceStats {
     /// UD and GSI sends not put on the wire: their address vector names no usable source
     /// GID entry, or mixes IPv4 and IPv6 (the WQE still completes, as a lost datagram).
     pub ud_tx_bad_av: u64,
+    /// UD multicast sends looped back to QPs of the group on this port (besides the wire).
+    pub ud_mc_loopback: u64,
     /// UD and GSI packets delivered to a receive WQE (multicast: once per attached QP).
     pub ud_rx: u64,
     /// UD packets dropped: the DETH Q_Key is not the QP's.
@@ -181,7 +183,7 @@ impl RoceStats {
         format!(
             "roce: tx {} pkts {} bytes; rx {} pkts {} bytes ({} malformed, {} no qp, {} dropped); \
              {} doorbells {} wqes {} errors {} flushed {} unsupported {} timer runs; \
-             ud: tx {} ({} bad av) rx {} (dropped: {} qkey, {} no recv, {} too long, \
+             ud: tx {} ({} bad av, {} mc looped) rx {} (dropped: {} qkey, {} no recv, {} too long, \
              {} malformed, {} no target)",
             self.tx_packets,
             self.tx_bytes,
@@ -198,6 +200,7 @@ impl RoceStats {
             self.timer_runs,
             self.ud_tx,
             self.ud_tx_bad_av,
+            self.ud_mc_loopback,
             self.ud_rx,
             self.ud_rx_qkey,
             self.ud_rx_no_recv,
@@ -222,15 +225,17 @@ pub enum Change {
 /// How often QPs in the error state look for receive WQEs to flush, ns.
 pub const ERROR_FLUSH_PERIOD_NS: u64 = 10_000_000;
 
-/// The engine: every RC/UC QP's state.
+/// The engine: every RC, UC, UD and GSI QP's state.
 #[derive(Debug, Default)]
 pub struct Engine {
     /// Per-QP state by QP number.
     pub qps: BTreeMap<u32, QpEngine>,
     /// Statistics.
     pub stats: RoceStats,
-    /// Frames addressed to one of the port's own GIDs, looped back instead of sent.
-    pub loopback: VecDeque<Vec<u8>>,
+    /// Frames looped back inside the card: addressed to one of the port's own GIDs, or a
+    /// copy of a multicast send for the QPs attached here (with the sending QP when its
+    /// context blocks multicast loopback: it does not receive its own).
+    pub loopback: VecDeque<(Vec<u8>, Option<u32>)>,
     /// The device's place in each SRQ's free list, by SRQ number.
     pub srqs: BTreeMap<u32, SrqCursor>,
     /// The loopback queue is being drained (not re-entered).

@@ -65,12 +65,14 @@ impl Device {
         dmac.copy_from_slice(&frame[..6]);
         self.fw.count_rx(Cast::of(&dmac), frame.len() as u64);
         self.roce_sync();
-        self.roce_receive_packet(frame);
+        self.roce_receive_packet(frame, None);
         self.roce_drain_loopback();
         true
     }
 
-    pub(super) fn roce_receive_packet(&mut self, frame: &[u8]) {
+    /// A RoCEv2 frame for the port; `blocked` is a QP a looped-back multicast copy must not
+    /// reach (its sender).
+    pub(super) fn roce_receive_packet(&mut self, frame: &[u8], blocked: Option<u32>) {
         let p = match packet::parse(frame) {
             Ok(p) => p,
             Err(e) => {
@@ -87,7 +89,7 @@ impl Device {
             vlan: p.eth.vlan_tci,
         };
         if hdr.bth.opcode.info().service == super::headers::Service::Ud {
-            self.ud_receive_packet(frame, &p, meta);
+            self.ud_receive_packet(frame, &p, meta, blocked);
             return;
         }
         let qpn = hdr.bth.dest_qp;

@@ -12,7 +12,8 @@
 //! names, the 802.1Q priority its SL (`stat_rate_sl` bits 3:1, as both drivers write it on
 //! Ethernet). The requester CQE is written as soon as the packet is out.
 //!
-//! mlx5_ib without `set_deth_sqpn` (the model does not advertise it) has one hardware GSI QP:
+//! mlx5_ib without `set_deth_sqpn` (the model does not advertise it; on an Ethernet port
+//! without LAG the capability would not matter) has one hardware GSI QP:
 //! `mlx5_ib_create_gsi` creates it as `MLX5_IB_QPT_HW_GSI` (`st` QP1, `qp_num` 1 to ib_core)
 //! and `mlx5_ib_gsi_post_send` posts ib_mad's UD sends on it (`get_tx_qp` returns `rx_qp`
 //! when `num_qps` is 0), with `set_datagram_seg` like any UD QP; its receives land there
@@ -61,7 +62,7 @@ use super::receive::RxMeta;
 use super::segment::PathMtu;
 use super::status::WcStatus;
 use super::unreliable::{ud_receive, ud_send_qkey, UdDrop, UdVerdict};
-use super::wire::{v4, Path};
+use super::wire::{peek_dst_gid, v4, Path};
 use super::wqe::{gather_list, sg_io, SendWqe, WqeError};
 
 /// The BTH destination QP of the port's GSI QP, and the DETH source QP of its packets.
@@ -367,6 +368,22 @@ impl Device {
         {
             Ok(f) => {
                 self.roce.stats.ud_tx += 1;
+                // A multicast send also reaches the group's QPs on this port (not the sender
+                // when its context has block_lb_mc, IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK).
+                let local_group =
+                    peek_dst_gid(&f).is_some_and(|g| self.fw.rdma.mcgs.contains_key(&g));
+                if av.dqpn == MULTICAST_QPN && local_group {
+                    let block = self
+                        .fw
+                        .rdma
+                        .qps
+                        .get(&v.qpn)
+                        .is_some_and(|qp| qp.ctx.block_lb_mc() != 0);
+                    self.roce.stats.ud_mc_loopback += 1;
+                    self.roce
+                        .loopback
+                        .push_back((f.clone(), block.then_some(v.qpn)));
+                }
                 self.roce_transmit(f);
             }
             Err(e) => {
@@ -381,9 +398,15 @@ impl Device {
         }
     }
 
-    /// A UD packet `p` (parsed from `frame`): to the GSI QP, the multicast group's QPs, or
-    /// the UD QP its BTH names.
-    pub(super) fn ud_receive_packet(&mut self, frame: &[u8], p: &Packet<'_>, meta: RxMeta) {
+    /// A UD packet `p` (parsed from `frame`): to the GSI QP, the multicast group's QPs
+    /// (except `blocked`), or the UD QP its BTH names.
+    pub(super) fn ud_receive_packet(
+        &mut self,
+        frame: &[u8],
+        p: &Packet<'_>,
+        meta: RxMeta,
+        blocked: Option<u32>,
+    ) {
         let hdr = p.transport();
         let targets: Vec<u32> = match hdr.bth.dest_qp {
             GSI_QPN => self.fw.rdma.gsi.into_iter().collect(),
@@ -392,7 +415,7 @@ impl Device {
                 .rdma
                 .mcgs
                 .get(&dst_gid(&p.ip))
-                .map(|m| m.iter().copied().collect())
+                .map(|m| m.iter().copied().filter(|&q| Some(q) != blocked).collect())
                 .unwrap_or_default(),
             n => vec![n],
         };

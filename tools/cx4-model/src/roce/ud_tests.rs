@@ -200,7 +200,12 @@ fn ud_send_with_immediate_over_ipv4_lands_after_the_grh_area() {
     let s = a.d.roce.stats;
     assert_eq!((s.ud_rx, b.d.roce.stats.ud_rx), (1, 1));
     assert_eq!((s.ud_tx, b.d.roce.stats.ud_tx), (1, 1));
-    assert!(a.d.roce.stats.line().contains("ud: tx 1 (0 bad av) rx 1"));
+    assert!(a
+        .d
+        .roce
+        .stats
+        .line()
+        .contains("ud: tx 1 (0 bad av, 0 mc looped) rx 1"));
 }
 
 #[test]
@@ -315,6 +320,9 @@ fn qp1_to_qp1_mad_uses_the_gsi_qkey_and_source_qp_1() {
     ud_up(&mut a, GSI_QKEY, mtu::MTU_256);
     ud_up(&mut b, GSI_QKEY, mtu::MTU_256);
     assert_eq!(a.d.fw.rdma.gsi, Some(a.qpn));
+    // mlx5_ib_create_gsi: one hardware GSI QP that sends and receives (no per-P_Key TX QPs
+    // without set_deth_sqpn, nor on an Ethernet port without LAG).
+    assert_eq!(a.d.fw.caps.general("set_deth_sqpn"), 0);
     let mad: Vec<u8> = (0..256u32).map(|i| (i ^ 0x5a) as u8).collect();
     a.write(VA, &mad);
     b.post_recv(VA + 0x1000, 256 + 40);
@@ -402,6 +410,95 @@ fn multicast_reaches_every_attached_qp() {
     let before = b.d.roce.stats.rx_packets;
     run(&mut a, &mut b);
     assert_eq!(b.d.roce.stats.rx_packets, before);
+}
+
+#[test]
+fn multicast_loops_back_to_the_senders_card_unless_blocked() {
+    let (mut a, mut b) = ud_pair();
+    let mut group = [0u8; 16];
+    group[0] = 0xff;
+    group[1] = 0x0e;
+    group[15] = 7;
+    use_ipv6([&mut a, &mut b]);
+    for c in [&mut a, &mut b] {
+        let qpn = c.qpn;
+        ok::<cmds::AttachToMcg>(&mut c.d, |i| {
+            i.set_qpn(qpn);
+            i.multicast_gid_mut().copy_from_slice(&group);
+        });
+        c.post_recv(VA + 0x3000, 256);
+    }
+    a.write(VA, b"everyone");
+    let av = av_to(&a, MULTICAST_QPN, ([0x33, 0x33, 0, 0, 0, 7], group), QKEY);
+    a.post_send(wop::SEND, &ud_segs(av, &[data(8, a.lkey, VA)]), 0, false);
+    assert_eq!(a.d.roce.stats.ud_mc_loopback, 1);
+    assert_eq!(
+        a.read(VA + 0x3000 + 40, 8),
+        b"everyone",
+        "the sender's own QP"
+    );
+    run(&mut a, &mut b);
+    assert_eq!(b.read(VA + 0x3000 + 40, 8), b"everyone", "the peer's QP");
+    let sender = a.qpn;
+    for c in [&mut a, &mut b] {
+        let r = c.next_cqe(true).unwrap();
+        assert_eq!(be32(&r, 0x18), 1 << 28 | 1 << 24 | sender);
+    }
+    // IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK: the sender does not hear itself.
+    let qpn = a.qpn;
+    a.d.fw
+        .rdma
+        .qps
+        .get_mut(&qpn)
+        .unwrap()
+        .ctx
+        .set_block_lb_mc(1);
+    a.post_recv(VA + 0x3000, 256);
+    b.post_recv(VA + 0x3000, 256);
+    a.post_send(wop::SEND, &ud_segs(av, &[data(8, a.lkey, VA)]), 0, false);
+    run(&mut a, &mut b);
+    assert!(a.next_cqe(true).is_none());
+    assert!(b.next_cqe(true).is_some());
+}
+
+#[test]
+fn vlan_gids_tag_ud_packets_with_the_sl_as_priority() {
+    let (mut a, mut b) = ud_pair();
+    for c in [&mut a, &mut b] {
+        let (g, mac) = (c.gid, c.mac);
+        ok::<cmds::SetRoceAddress>(&mut c.d, |i| {
+            i.set_roce_address_index(2);
+            i.set_vhca_port_num(1);
+            let a = i.roce_address_mut();
+            a.source_l3_address_mut().copy_from_slice(&g);
+            a.set_source_mac(mac);
+            a.set_vlan_valid(1);
+            a.set_vlan_id(42);
+            a.set_roce_version(roce_version::V2.into());
+            a.set_roce_l3_type(roce_l3_type::IPV4.into());
+        });
+        c.sgid_index = 2;
+    }
+    let mut av = av_to(&a, b.qpn, addr(&b), QKEY);
+    av[0][12] = 5 << 1; // stat_rate_sl: SL 5 as mlx5_ib writes it on Ethernet
+    a.write(VA, b"tagged");
+    b.post_recv(VA, 128);
+    a.post_send(wop::SEND_IMM, &ud_segs(av, &[data(6, a.lkey, VA)]), 9, true);
+    let f = a.port.take();
+    assert_eq!(be16(&f[0], 12), 0x8100);
+    assert_eq!(
+        be16(&f[0], 14),
+        5 << 13 | 42,
+        "PCP = SL, VID of the GID entry"
+    );
+    b.d.receive(&f[0]);
+    let got = b.read(VA, 46);
+    assert_eq!(&got[20..40], &f[0][18..38], "the IPv4 header after the tag");
+    assert_eq!(&got[40..], b"tagged");
+    let r = b.next_cqe(true).unwrap();
+    assert_eq!(r[0x1d] & 1, 1, "cvlan stripped");
+    assert_eq!(be16(&r, 0x1e), 5 << 13 | 42, "vlan_info");
+    assert_eq!(be32(&r, 0x24), 9);
 }
 
 #[test]
