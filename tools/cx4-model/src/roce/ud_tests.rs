@@ -502,6 +502,48 @@ fn vlan_gids_tag_ud_packets_with_the_sl_as_priority() {
 }
 
 #[test]
+fn a_ud_qp_in_error_flushes_both_queues_and_drops_packets() {
+    let (mut a, mut b) = ud_pair();
+    b.post_recv(VA, 256);
+    b.post_recv(VA + 0x100, 256);
+    let qpn = b.qpn;
+    ok::<cmds::ToErrQp>(&mut b.d, |i| i.set_qpn(qpn));
+    for k in 0..2 {
+        let e = b.next_cqe(true).unwrap();
+        assert_eq!(
+            (e[63] >> 4, e[0x37]),
+            (cqe_op::RESP_ERR, syndrome::WR_FLUSH_ERR)
+        );
+        assert_eq!(be16(&e, 0x3c), k);
+    }
+    // A send posted in ERR is flushed at its doorbell; a packet to the QP is not taken.
+    let av = av_to(&b, a.qpn, addr(&a), QKEY);
+    let idx = b.post_send(wop::SEND, &ud_segs(av, &[data(4, b.lkey, VA)]), 0, true);
+    let e = b.next_cqe(false).unwrap();
+    assert_eq!(
+        (e[63] >> 4, e[0x37]),
+        (cqe_op::REQ_ERR, syndrome::WR_FLUSH_ERR)
+    );
+    assert_eq!(be16(&e, 0x3c), idx);
+    assert!(b.port.take().is_empty());
+    let av = av_to(&a, b.qpn, addr(&b), QKEY);
+    a.post_send(wop::SEND, &ud_segs(av, &[data(4, a.lkey, VA)]), 0, false);
+    let before = b.d.roce.stats.rx_no_qp;
+    run(&mut a, &mut b);
+    assert_eq!(b.d.roce.stats.rx_no_qp, before + 1);
+    // Reset and back to RTS: the PSN starts again from the context.
+    ok::<cmds::ToRstQp>(&mut b.d, |i| i.set_qpn(qpn));
+    b.sq_pc = 0;
+    b.rq_pc = 0;
+    b.d.mem.write(QP_DBR, &[0u8; 8]).unwrap();
+    ud_up(&mut b, QKEY, mtu::MTU_1K);
+    let av = av_to(&b, a.qpn, addr(&a), QKEY);
+    b.post_send(wop::SEND, &ud_segs(av, &[data(4, b.lkey, VA)]), 0, false);
+    let f = b.port.take();
+    assert_eq!(packet::parse(&f[0]).unwrap().bth.psn, 0x77);
+}
+
+#[test]
 fn a_ud_qp_can_send_to_itself_through_the_card() {
     let mut a = Card::new(1, qpc_st::UD);
     ud_up(&mut a, QKEY, mtu::MTU_4K);
