@@ -286,7 +286,16 @@ impl Device {
         index: u16,
         op: u8,
     ) {
+        let mtu = v.ud_mtu();
+        // The length first: a key check walks the whole (guest-given) range.
         let checked = decoded.and_then(|w| {
+            if w.av.is_some() && w.wqe.len() > u64::from(mtu.bytes()) {
+                return Err(WqeError::BadSegment(format!(
+                    "{} bytes over the MTU of {}",
+                    w.wqe.len(),
+                    mtu.bytes()
+                )));
+            }
             let dma = MkeyDma {
                 fw: &self.fw,
                 mem: &self.mem,
@@ -319,16 +328,6 @@ impl Device {
             return;
         };
         let len = w.wqe.len();
-        let mtu = v.ud_mtu();
-        if len > u64::from(mtu.bytes()) {
-            log::debug!(
-                "UD QP {:#x} WQE {index:#x}: {len} bytes over the MTU of {}",
-                v.qpn,
-                mtu.bytes()
-            );
-            self.local_error(q, v, index, op, WcStatus::LocalLengthErr);
-            return;
-        }
         let mut payload = vec![0u8; len as usize];
         let dma = MkeyDma {
             fw: &self.fw,
@@ -370,15 +369,16 @@ impl Device {
                 self.roce.stats.ud_tx += 1;
                 // A multicast send also reaches the group's QPs on this port (not the sender
                 // when its context has block_lb_mc, IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK).
-                let local_group =
-                    peek_dst_gid(&f).is_some_and(|g| self.fw.rdma.mcgs.contains_key(&g));
-                if av.dqpn == MULTICAST_QPN && local_group {
-                    let block = self
-                        .fw
-                        .rdma
-                        .qps
-                        .get(&v.qpn)
-                        .is_some_and(|qp| qp.ctx.block_lb_mc() != 0);
+                let block = self
+                    .fw
+                    .rdma
+                    .qps
+                    .get(&v.qpn)
+                    .is_some_and(|qp| qp.ctx.block_lb_mc() != 0);
+                let local_members = peek_dst_gid(&f)
+                    .and_then(|g| self.fw.rdma.mcgs.get(&g))
+                    .is_some_and(|m| m.iter().any(|&q| !block || q != v.qpn));
+                if av.dqpn == MULTICAST_QPN && local_members {
                     self.roce.stats.ud_mc_loopback += 1;
                     self.roce
                         .loopback

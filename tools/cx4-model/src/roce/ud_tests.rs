@@ -459,6 +459,11 @@ fn multicast_loops_back_to_the_senders_card_unless_blocked() {
     run(&mut a, &mut b);
     assert!(a.next_cqe(true).is_none());
     assert!(b.next_cqe(true).is_some());
+    assert_eq!(
+        (a.d.roce.stats.ud_mc_loopback, a.d.roce.stats.ud_rx_no_target),
+        (1, 0),
+        "no copy for a group whose only local member is the blocked sender"
+    );
 }
 
 #[test]
