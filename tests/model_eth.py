@@ -68,6 +68,16 @@ eth_up() {
         sleep 0.1
     done
 }
+# A VM without a modelled card: its virtio-net NIC on the segment, as $IF with the addresses.
+virtio_up() {
+    IF=$(for d in /sys/class/net/*; do
+           [ "$(basename $(readlink $d/device/driver 2>/dev/null) 2>/dev/null)" = virtio_net ] && basename $d
+         done | head -1)
+    [ -n "$IF" ] || { echo "no virtio-net NIC"; return 1; }
+    ip link set "$IF" up
+    ip addr add $IP/24 dev "$IF"
+    ip -6 addr add $IP6/64 dev "$IF" nodad
+}
 # Waits until `ping` reaches $1 (the other VM may still be booting).
 reach() {
     for i in $(seq $((${2:-120} * SLOW))); do
@@ -364,17 +374,24 @@ class Relay:
 @retry_boot_race
 def eth_vms(env: Env, scripts: list[str], *, timeout: float = 300, smp: int = 1,
             model_args: list[str] | None = None, files: list[Path] = (),
-            cmdline: str = "") -> list[vmrun.VmResult]:
+            cmdline: str = "", virtio: tuple[int, ...] = ()) -> list[vmrun.VmResult]:
     """Boots one VM per script, each with a modelled card on the run's segment, and runs the
-    script (after PRELUDE) as its job; `files` go to every VM's share (/cx4)."""
+    script (after PRELUDE) as its job; `files` go to every VM's share (/cx4). The VMs whose
+    index is in `virtio` have no modelled card but a virtio-net NIC on the same segment
+    (`virtio_up` in PRELUDE brings it up as $IF with the VM's addresses)."""
     specs = [vmrun.VmSpec(name=f"vm{i}", wire=True, model_args=list(model_args or []),
                           cmdline=cmdline)
+             if i not in virtio else
+             vmrun.VmSpec(name=f"vm{i}", model=False, mac=f"52:54:00:c4:01:{i + 1:02x}",
+                          cmdline=cmdline)
              for i in range(len(scripts))]
-    with vmrun.Run(env.kdir, env.tree, env.model, specs, smp=smp, log=lambda m: None) as run:
+    with vmrun.Run(env.kdir, env.tree, env.model, specs, smp=smp, net=bool(virtio),
+                   log=lambda m: None) as run:
         relays = []
         for spec, script in zip(specs, scripts):
             ctl = run.dir / f"{spec.name}.ctl"
-            spec.model_args += ["--control", str(ctl)]
+            if spec.model:
+                spec.model_args += ["--control", str(ctl)]
             job = run.dir / f"job-{spec.name}.sh"
             # SLOW scales the guest-side waits as env.slow scales the run's timeout.
             job.write_text(f"set -e\nSLOW={max(1, round(env.slow))}\n" + PRELUDE

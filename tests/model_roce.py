@@ -8,6 +8,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
+import sys
 from pathlib import Path
 
 from harness import Env, check_clean_dmesg, describe, estimate
@@ -223,3 +224,130 @@ def tests(env: Env):
 
     yield "libmlx5 from user space: PD, MR, CQ, RC/UC/UD QPs to RTS and back, queried", \
         verbs_objects_from_user_space
+
+    # The RoCE v2 GID index of the VM's IPv4 address, in $GIDX.
+    gidx = r"""
+        wait_gid ffff:0a63:000$((me + 1))
+        d=/sys/class/infiniband/$IBDEV/ports/1
+        GIDX=$(for f in $d/gids/*; do i=${f##*/};
+               grep -qi ffff:0a63:000$((me + 1)) $f && grep -q "RoCE v2" $d/gid_attrs/types/$i 2>/dev/null && echo $i;
+               done | head -1)
+        echo "RoCE v2 GID of $IP: index $GIDX"
+    """
+
+    @estimate(300)
+    def rc_uc_pingpong_between_vms():
+        """Two VMs, each with upstream mlx5_ib on its own modelled card, one Ethernet segment:
+        unmodified ibv_rc_pingpong and ibv_uc_pingpong (RoCE v2, 4 KiB messages over a
+        1024-byte path MTU, every received buffer checked with --chk) complete all their
+        iterations both ways; the cards' RoCE counters show the packets went over the wire."""
+        common = IB + """
+            eth_up
+            ib_up
+        """ + gidx
+        opts = "-d $IBDEV -g $GIDX -m 1024 -s 4096 -c"
+        vm0 = common + f"""
+            reach $PEER
+            wait_signal server-rc
+            section rc; timeout $((120 * SLOW)) ibv_rc_pingpong {opts} -n 200 $PEER
+            wait_signal server-uc
+            section uc; timeout $((120 * SLOW)) ibv_uc_pingpong {opts} -n 200 $PEER
+            section roce; req ctl roce
+            signal done
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        vm1 = common + f"""
+            reach $PEER
+            section rc
+            timeout $((150 * SLOW)) ibv_rc_pingpong {opts} -n 200 > /tmp/rc.txt 2>&1 &
+            sleep $((2 * SLOW)); signal server-rc; wait; cat /tmp/rc.txt
+            section uc
+            timeout $((150 * SLOW)) ibv_uc_pingpong {opts} -n 200 > /tmp/uc.txt 2>&1 &
+            sleep $((2 * SLOW)); signal server-uc; wait; cat /tmp/uc.txt
+            section roce; req ctl roce
+            wait_signal done 600
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=600, model_args=ROCE_MODEL)
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            for kind in ("rc", "uc"):
+                s = section(r.job_log, kind)
+                # "8192000 bytes in 0.50 seconds = ..." and "200 iters in ..." from each side.
+                assert re.search(r"^\d+ bytes in [\d.]+ seconds", s, re.M) and \
+                    re.search(r"^200 iters in", s, re.M), f"{kind} pingpong failed:\n{s}\n{describe(r)}"
+                assert "Failed" not in s and "error" not in s.lower(), s
+                for line in re.findall(r"^\d+ (?:bytes|iters) in .*$", s, re.M):
+                    print(f"vm{rs.index(r)} {kind}: {line}", file=sys.stderr)
+            roce = section(r.job_log, "roce")
+            m = re.search(r"roce: tx (\d+) pkts \d+ bytes; rx (\d+) pkts", roce)
+            assert m and int(m.group(1)) >= 400 and int(m.group(2)) >= 400, roce
+            errs = mlx5_errors(r.dmesg)
+            assert not errs, "\n".join(errs)
+            check_clean_dmesg(r.dmesg)
+
+    yield "ibv_rc_pingpong and ibv_uc_pingpong between two VMs, data checked", \
+        rc_uc_pingpong_between_vms
+
+    @estimate(200)
+    def rc_pingpong_with_rxe():
+        """mlx5_ib on the model in vm0, soft-RoCE (rxe) over virtio-net in vm1, one segment: the
+        model's RoCEv2 packets (headers, ICRC, ACKs) are what another RoCE stack accepts and
+        vice versa. Unmodified ibv_rc_pingpong with --chk, 4 KiB over MTU 1024, 200 iterations,
+        with each side as the server in turn."""
+        opts = "-d $IBDEV -g $GIDX -m 1024 -s 4096 -c -n 200"
+        vm0 = IB + """
+            eth_up
+            ib_up
+        """ + gidx + f"""
+            reach $PEER
+            wait_signal server-1
+            section client; timeout $((120 * SLOW)) ibv_rc_pingpong {opts} $PEER
+            section server
+            timeout $((150 * SLOW)) ibv_rc_pingpong {opts} > /tmp/s.txt 2>&1 &
+            sleep $((2 * SLOW)); signal server-0; wait; cat /tmp/s.txt
+            section roce; req ctl roce
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        vm1 = IB + """
+            virtio_up
+            modprobe rdma_rxe
+            rdma link add rxe0 type rxe netdev $IF
+            IBDEV=rxe0
+            for i in $(seq $((100 * SLOW))); do
+                grep -q ACTIVE /sys/class/infiniband/$IBDEV/ports/1/state && break
+                sleep 0.1
+            done
+        """ + gidx + f"""
+            reach $PEER
+            section server
+            timeout $((150 * SLOW)) ibv_rc_pingpong {opts} > /tmp/s.txt 2>&1 &
+            sleep $((2 * SLOW)); signal server-1; wait; cat /tmp/s.txt
+            wait_signal server-0
+            section client; timeout $((120 * SLOW)) ibv_rc_pingpong {opts} $PEER
+            rdma link delete rxe0
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=600, model_args=ROCE_MODEL, virtio=(1,))
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            for kind in ("client", "server"):
+                s = section(r.job_log, kind)
+                assert re.search(r"^\d+ bytes in [\d.]+ seconds", s, re.M) and \
+                    re.search(r"^200 iters in", s, re.M), \
+                    f"{r.name} {kind}: pingpong failed:\n{s}\n{describe(r)}"
+                for line in re.findall(r"^\d+ iters in .*$", s, re.M):
+                    print(f"{r.name} {kind}: {line}", file=sys.stderr)
+            check_clean_dmesg(r.dmesg)
+        roce = section(rs[0].job_log, "roce")
+        m = re.search(r"roce: tx (\d+) pkts \d+ bytes; rx (\d+) pkts \d+ bytes \((\d+) malformed", roce)
+        assert m and int(m.group(1)) >= 800 and int(m.group(2)) >= 800, roce
+        assert m.group(3) == "0", f"rxe's packets rejected by the model:\n{roce}"
+        errs = mlx5_errors(rs[0].dmesg)
+        assert not errs, "\n".join(errs)
+
+    yield "mlx5_ib on the model <-> rxe over virtio-net: ibv_rc_pingpong both ways", \
+        rc_pingpong_with_rxe
