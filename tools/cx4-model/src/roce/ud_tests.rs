@@ -460,7 +460,10 @@ fn multicast_loops_back_to_the_senders_card_unless_blocked() {
     assert!(a.next_cqe(true).is_none());
     assert!(b.next_cqe(true).is_some());
     assert_eq!(
-        (a.d.roce.stats.ud_mc_loopback, a.d.roce.stats.ud_rx_no_target),
+        (
+            a.d.roce.stats.ud_mc_loopback,
+            a.d.roce.stats.ud_rx_no_target
+        ),
         (1, 0),
         "no copy for a group whose only local member is the blocked sender"
     );
@@ -647,6 +650,9 @@ fn fuzzed_ud_wqes_and_frames_never_panic() {
                 if rnd() % 2 == 0 {
                     b.post_recv(VA + rnd() % 0x1000, (rnd() % 3000) as u32);
                 }
+                if rnd() % 4 == 0 {
+                    g.post_recv(VA + rnd() % 0x1000, (rnd() % 600) as u32);
+                }
             }
             1 => {
                 let mut f = samples[0].clone();
@@ -665,7 +671,11 @@ fn fuzzed_ud_wqes_and_frames_never_panic() {
                     _ => rnd() as u32 & 0xff_ffff,
                 };
                 if let Some(d) = &mut p.ext.deth {
-                    d.qkey = if rnd() % 2 == 0 { QKEY } else { rnd() as u32 };
+                    d.qkey = match rnd() % 3 {
+                        0 => QKEY,
+                        1 => GSI_QKEY,
+                        _ => rnd() as u32,
+                    };
                     d.src_qp = rnd() as u32 & 0xff_ffff;
                 }
                 p.bth.solicited = rnd() % 2 == 0;
@@ -703,4 +713,11 @@ fn fuzzed_ud_wqes_and_frames_never_panic() {
         }
     }
     assert!(b.d.roce.stats.rx_packets > 0);
+    let (sb, sg) = (b.d.roce.stats, g.d.roce.stats);
+    assert!(
+        sb.ud_rx > 0 && sb.ud_rx_qkey > 0 && sb.ud_rx_no_target > 0,
+        "{}",
+        sb.line()
+    );
+    assert!(sg.ud_rx > 0, "the GSI QP took some: {}", sg.line());
 }
