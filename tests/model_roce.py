@@ -409,3 +409,105 @@ def tests(env: Env):
             check_clean_dmesg(r.dmesg)
 
     yield "perftest ib_write/read/send/atomic bw and lat between two VMs", perftest_between_vms
+
+    @estimate(300)
+    def ud_pingpong_and_rdma_cm_between_vms():
+        """Two VMs with mlx5_ib on modelled cards: unmodified ibv_ud_pingpong (UD SENDs, 1 KiB,
+        --chk: the data after the 40-byte GRH area), then rdma_cm, whose connection setup is
+        MADs on mlx5_ib's hardware GSI QP (QP1): udaddy (SIDR REQ/REP, UD QPs) and rping (CM
+        REQ/REP/RTU, an RC QP, data checked with -V). The cards' UD counters show the
+        traffic, nothing dropped for a wrong Q_Key."""
+        common = IB + """
+            eth_up
+            ib_up
+        """ + gidx
+        opts = "-d $IBDEV -g $GIDX -s 1024 -c"
+        vm0 = common + f"""
+            reach $PEER
+            wait_signal server-ud
+            section ud; timeout $((120 * SLOW)) ibv_ud_pingpong {opts} -n 200 $PEER
+            wait_signal server-udaddy
+            section udaddy; timeout $((60 * SLOW)) udaddy -s $PEER -C 20; echo "rc=$?"
+            wait_signal server-rping
+            section rping; timeout $((60 * SLOW)) rping -c -a $PEER -C 20 -S 64 -V -v; echo "rc=$?"
+            section roce; req ctl roce
+            signal done
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        vm1 = common + f"""
+            reach $PEER
+            section ud
+            timeout $((150 * SLOW)) ibv_ud_pingpong {opts} -n 200 > /tmp/ud.txt 2>&1 &
+            sleep $((2 * SLOW)); signal server-ud; wait; cat /tmp/ud.txt
+            section udaddy
+            timeout $((90 * SLOW)) udaddy -C 20 > /tmp/udaddy.txt 2>&1 & pid=$!
+            sleep $((2 * SLOW)); signal server-udaddy; wait $pid; echo "rc=$?"; cat /tmp/udaddy.txt
+            section rping
+            timeout $((90 * SLOW)) rping -s -a $IP -C 20 -S 64 -V -v > /tmp/rping.txt 2>&1 & pid=$!
+            sleep $((2 * SLOW)); signal server-rping; wait $pid; echo "rc=$?"; cat /tmp/rping.txt
+            section roce; req ctl roce
+            wait_signal done 600
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=600, model_args=ROCE_MODEL)
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            s = section(r.job_log, "ud")
+            assert re.search(r"^\d+ bytes in [\d.]+ seconds", s, re.M) and \
+                re.search(r"^200 iters in", s, re.M), f"ud pingpong failed:\n{s}\n{describe(r)}"
+            assert "invalid data" not in s and "Failed" not in s, s
+            s = section(r.job_log, "udaddy")
+            assert "rc=0" in s and "data transfers complete" in s, \
+                f"udaddy failed:\n{s}\n{describe(r)}"
+            s = section(r.job_log, "rping")
+            assert "rc=0" in s, f"rping failed:\n{s}\n{describe(r)}"
+            roce = section(r.job_log, "roce")
+            m = re.search(r"ud: tx (\d+) \(\d+ bad av, \d+ mc looped\) rx (\d+) \(dropped: (\d+) qkey",
+                          roce)
+            assert m and int(m.group(1)) >= 200 and int(m.group(2)) >= 200, roce
+            assert m.group(3) == "0", f"packets dropped for their Q_Key:\n{roce}"
+            errs = mlx5_errors(r.dmesg)
+            assert not errs, "\n".join(errs)
+            check_clean_dmesg(r.dmesg)
+
+    yield "ibv_ud_pingpong, rdma_cm over QP1 (udaddy, rping) between two VMs", \
+        ud_pingpong_and_rdma_cm_between_vms
+
+    @estimate(200)
+    def rdma_cm_multicast_between_vms():
+        """mckey: vm1 joins 239.1.2.3 through rdma_cm (mlx5_ib attaches its UD QP to the group
+        with ATTACH_TO_MCG) and receives the 20 datagrams vm0 sends to the group (BTH
+        destination QP 0xFFFFFF)."""
+        common = IB + """
+            eth_up
+            ib_up
+        """ + gidx
+        vm0 = common + """
+            reach $PEER
+            wait_signal joined
+            section mckey; timeout $((60 * SLOW)) mckey -m 239.1.2.3 -b $IP -s -C 20; echo "rc=$?"
+            signal done
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        vm1 = common + """
+            reach $PEER
+            section mckey
+            timeout $((90 * SLOW)) mckey -m 239.1.2.3 -b $IP -C 20 > /tmp/mc.txt 2>&1 & pid=$!
+            sleep $((3 * SLOW)); signal joined; wait $pid; echo "rc=$?"; cat /tmp/mc.txt
+            section roce; req ctl roce
+            wait_signal done 600
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=400, model_args=ROCE_MODEL)
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            s = section(r.job_log, "mckey")
+            assert "rc=0" in s, f"mckey failed:\n{s}\n{describe(r)}"
+            check_clean_dmesg(r.dmesg)
+        assert "data transfers complete" in section(rs[1].job_log, "mckey")
+
+    yield "rdma_cm multicast (mckey) between two VMs", rdma_cm_multicast_between_vms

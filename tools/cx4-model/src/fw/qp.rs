@@ -523,7 +523,11 @@ impl Firmware {
                 "{dbr:#x}"
             );
         }
-        let qpn = self.alloc_id();
+        // QP numbers 0 and 1 are the BTH's special QPs (SMI, GSI): never a real QP's number.
+        let mut qpn = self.alloc_id();
+        while qpn <= 1 {
+            qpn = self.alloc_id();
+        }
         let mut qp = Qp { qpn, buf, ctx: *c };
         qp.set_state(qpc_state::RST);
         if st == qpc_st::QP1 {

@@ -23,8 +23,10 @@
 //! The receive side (responses to the requester, requests to the responder, receive WQEs of
 //! the RQ or the SRQ, R_Key checks) is in `receive.rs`.
 //!
+//! UD and GSI (QP1) QPs take their own send and receive paths (`ud.rs`).
+//!
 //! Not done yet: SEND with invalidate does not invalidate the R_Key; LOCAL_INV and UMR WQEs;
-//! UD / GSI / XRC QPs; RoCE v1 framing (v1 GID entries send RoCE v2); PFC pause and DCQCN
+//! XRC QPs; RoCE v1 framing (v1 GID entries send RoCE v2); PFC pause and DCQCN
 //! for RoCE frames; the SRQ limit event.
 
 use cx4_hw::{
@@ -43,7 +45,7 @@ use crate::{
 
 use super::cqe::{self, CqeQp};
 use super::engine::{now_ns, Change, QpEngine, ReqSide};
-use super::headers::{AtomicEth, Bth, Ext, ExtHeaders, Ieth, ImmDt, Opcode, Reth};
+use super::headers::{AtomicEth, Bth, Ext, ExtHeaders, Ieth, ImmDt, Opcode, Reth, Service};
 use super::requester::{ReqAction, WorkRequest};
 use super::segment::{OpKind, RequestOp};
 use super::status::WcStatus;
@@ -65,6 +67,12 @@ pub(super) struct QpView {
     pub(super) srqn: Option<u32>,
     /// The PD of the receive WQEs' lkeys (the SRQ's for an SRQ).
     pub(super) recv_pd: u32,
+    /// The service type (`qpc_st`).
+    pub(super) st: u8,
+    /// The context's Q_Key (UD).
+    pub(super) qkey: u32,
+    /// The context's MTU code (`qpc.mtu`, IB encoding).
+    pub(super) mtu: u8,
 }
 
 impl QpView {
@@ -147,6 +155,9 @@ impl Device {
             recv_pd: srqn
                 .and_then(|n| self.fw.rdma.srqs.get(&n))
                 .map_or(qp.pd(), |s| s.pd),
+            st: qp.st(),
+            qkey: qp.ctx.q_key(),
+            mtu: qp.ctx.mtu() as u8,
         })
     }
 
@@ -256,6 +267,19 @@ impl Device {
                 mem: &self.mem,
             };
             let r = RingWqe::new(&ring, u32::from(log_sq), 6, q.sq_cc);
+            if q.service == Service::Ud && !q.error {
+                let decoded = super::ud::UdWqe::decode(&r, index);
+                let bbs = match &decoded {
+                    Ok(w) => w.wqe.bbs,
+                    Err(_) => SendWqe::peek(&r).map_or(1, |p| p.1),
+                };
+                let op = SendWqe::peek(&r).map_or(0, |p| p.0);
+                q.sq_cc = q.sq_cc.wrapping_add(u32::from(bbs));
+                budget = budget.saturating_sub(u32::from(bbs));
+                self.roce.stats.wqes += 1;
+                self.ud_post_send(q, v, decoded, index, op);
+                continue;
+            }
             if q.error {
                 let (op, bbs) = SendWqe::peek(&r).unwrap_or((0, 1));
                 self.flush_send(v, index, op);
@@ -337,7 +361,14 @@ impl Device {
 
     /// A WQE that failed locally: what is in flight is flushed, this one completes in error,
     /// the QP goes to error (later WQEs are flushed).
-    fn local_error(&mut self, q: &mut QpEngine, v: &QpView, index: u16, op: u8, s: WcStatus) {
+    pub(super) fn local_error(
+        &mut self,
+        q: &mut QpEngine,
+        v: &QpView,
+        index: u16,
+        op: u8,
+        s: WcStatus,
+    ) {
         self.roce.stats.errors += 1;
         while let Some(w) = q.wqes.pop_front() {
             self.flush_send(v, w.index, w.opcode);
@@ -566,7 +597,7 @@ impl Device {
             if self.fw.rdma.gids.values().any(|e| e.gid == g) {
                 self.roce.stats.tx_packets += 1;
                 self.roce.stats.tx_bytes += len;
-                self.roce.loopback.push_back(frame);
+                self.roce.loopback.push_back((frame, None));
                 return;
             }
         }
@@ -597,10 +628,10 @@ impl Device {
         }
         self.roce.draining = true;
         for _ in 0..1 << 16 {
-            let Some(f) = self.roce.loopback.pop_front() else {
+            let Some((f, blocked)) = self.roce.loopback.pop_front() else {
                 break;
             };
-            self.roce_receive_packet(&f);
+            self.roce_receive_packet(&f, blocked);
         }
         self.roce.draining = false;
     }

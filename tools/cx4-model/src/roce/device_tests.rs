@@ -1193,3 +1193,7 @@ fn fuzzed_wqes_and_frames_never_panic() {
     }
     assert!(b.d.roce.stats.rx_packets > 0);
 }
+
+/// UD and GSI QPs over the same two-card harness.
+#[path = "ud_tests.rs"]
+mod ud_tests;

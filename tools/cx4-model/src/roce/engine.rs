@@ -82,6 +82,9 @@ pub struct QpEngine {
     pub recv_open: Option<OpenRecv>,
     /// In the error state: every WQE is flushed.
     pub error: bool,
+    /// UD and GSI: the PSN of the next packet (the context's `next_send_psn` at the first
+    /// RTS; UD receivers do not check it).
+    pub ud_psn: Option<Psn>,
 }
 
 impl QpEngine {
@@ -98,6 +101,7 @@ impl QpEngine {
             wqes: VecDeque::new(),
             recv_open: None,
             error: false,
+            ud_psn: None,
         }
     }
 
@@ -146,11 +150,31 @@ pub struct RoceStats {
     pub errors: u64,
     /// WQEs flushed.
     pub flushed: u64,
-    /// Doorbells and packets for services the engine does not run (UD, GSI, UMR, XRC) or
-    /// SRQ-attached receive queues.
+    /// Doorbells and packets for services the engine does not run (UMR, XRC).
     pub unsupported: u64,
     /// Requester timer expiries handled.
     pub timer_runs: u64,
+    /// UD and GSI packets sent.
+    pub ud_tx: u64,
+    /// UD and GSI sends not put on the wire: their address vector names no usable source
+    /// GID entry, or mixes IPv4 and IPv6 (the WQE still completes, as a lost datagram).
+    pub ud_tx_bad_av: u64,
+    /// UD multicast sends looped back to QPs of the group on this port (besides the wire).
+    pub ud_mc_loopback: u64,
+    /// UD and GSI packets delivered to a receive WQE (multicast: once per attached QP).
+    pub ud_rx: u64,
+    /// UD packets dropped: the DETH Q_Key is not the QP's.
+    pub ud_rx_qkey: u64,
+    /// UD packets dropped: no receive WQE posted (UD has no RNR).
+    pub ud_rx_no_recv: u64,
+    /// UD packets dropped: payload larger than the receiving QP's MTU.
+    pub ud_rx_too_long: u64,
+    /// UD packets dropped: a UD opcode without a DETH (cannot be built by a sender; counted
+    /// for completeness).
+    pub ud_rx_malformed: u64,
+    /// UD packets dropped: multicast to a group with no attached QP, or to QP 1 on a port
+    /// without a GSI QP.
+    pub ud_rx_no_target: u64,
 }
 
 impl RoceStats {
@@ -158,7 +182,9 @@ impl RoceStats {
     pub fn line(&self) -> String {
         format!(
             "roce: tx {} pkts {} bytes; rx {} pkts {} bytes ({} malformed, {} no qp, {} dropped); \
-             {} doorbells {} wqes {} errors {} flushed {} unsupported {} timer runs",
+             {} doorbells {} wqes {} errors {} flushed {} unsupported {} timer runs; \
+             ud: tx {} ({} bad av, {} mc looped) rx {} (dropped: {} qkey, {} no recv, {} too long, \
+             {} malformed, {} no target)",
             self.tx_packets,
             self.tx_bytes,
             self.rx_packets,
@@ -171,7 +197,16 @@ impl RoceStats {
             self.errors,
             self.flushed,
             self.unsupported,
-            self.timer_runs
+            self.timer_runs,
+            self.ud_tx,
+            self.ud_tx_bad_av,
+            self.ud_mc_loopback,
+            self.ud_rx,
+            self.ud_rx_qkey,
+            self.ud_rx_no_recv,
+            self.ud_rx_too_long,
+            self.ud_rx_malformed,
+            self.ud_rx_no_target
         )
     }
 }
@@ -190,15 +225,17 @@ pub enum Change {
 /// How often QPs in the error state look for receive WQEs to flush, ns.
 pub const ERROR_FLUSH_PERIOD_NS: u64 = 10_000_000;
 
-/// The engine: every RC/UC QP's state.
+/// The engine: every RC, UC, UD and GSI QP's state.
 #[derive(Debug, Default)]
 pub struct Engine {
     /// Per-QP state by QP number.
     pub qps: BTreeMap<u32, QpEngine>,
     /// Statistics.
     pub stats: RoceStats,
-    /// Frames addressed to one of the port's own GIDs, looped back instead of sent.
-    pub loopback: VecDeque<Vec<u8>>,
+    /// Frames looped back inside the card: addressed to one of the port's own GIDs, or a
+    /// copy of a multicast send for the QPs attached here (with the sending QP when its
+    /// context blocks multicast loopback: it does not receive its own).
+    pub loopback: VecDeque<(Vec<u8>, Option<u32>)>,
     /// The device's place in each SRQ's free list, by SRQ number.
     pub srqs: BTreeMap<u32, SrqCursor>,
     /// The loopback queue is being drained (not re-entered).
@@ -220,6 +257,7 @@ fn service(st: u8) -> Option<Service> {
     match st {
         qpc_st::RC => Some(Service::Rc),
         qpc_st::UC => Some(Service::Uc),
+        qpc_st::UD | qpc_st::QP1 => Some(Service::Ud),
         _ => None,
     }
 }
@@ -270,6 +308,22 @@ impl Engine {
             .qps
             .entry(qpn)
             .or_insert_with(|| QpEngine::new(qpn, svc));
+        if svc == Service::Ud {
+            // No path, no transport state machines: the WQEs carry their addresses.
+            return match to {
+                qpc_state::RTS => {
+                    if q.ud_psn.is_none() {
+                        q.ud_psn = Some(Psn::new(qp.ctx.next_send_psn()));
+                    }
+                    Change::Ready
+                }
+                qpc_state::ERR if !q.error => {
+                    q.error = true;
+                    Change::Flush
+                }
+                _ => Change::None,
+            };
+        }
         let mtu = PathMtu::from_code(qp.ctx.mtu() as u8).unwrap_or(PathMtu::Mtu1024);
         let msg = max_msg(qp, log_max_msg);
         match to {

@@ -1,8 +1,8 @@
 //! The RoCE engine: RDMA over Converged Ethernet v2 (IBTA Annex A17) on the modelled port.
 //!
 //! The engine — RC and UC queue pairs, their send and receive state machines and
-//! retransmission — lives here (UD, GSI and the DCQCN reaction to ECN marks and CNPs are still
-//! to come). Its wire layer, pure functions with no queue state:
+//! retransmission, UD queue pairs and the GSI QP (QP1) — lives here (the DCQCN reaction to
+//! ECN marks and CNPs is still to come). Its wire layer, pure functions with no queue state:
 //!
 //! - [`headers`]: the InfiniBand transport headers (BTH and the extension headers) and the
 //!   opcode table of the RC, UC and UD services and the CNP;
@@ -30,7 +30,9 @@
 //! - [`engine`]: the per-QP engine state, created and dropped by the QP transitions;
 //! - [`device`]: the doorbell, send, timer and flush paths on the `Device`;
 //! - [`receive`]: the RoCEv2 receive path on the `Device` (requester responses, responder
-//!   requests, receive WQEs, R_Key checks).
+//!   requests, receive WQEs, R_Key checks);
+//! - [`ud`]: UD and GSI QPs on the `Device` (datagram WQEs, Q_Keys, the GRH area,
+//!   multicast groups).
 
 pub mod cqe;
 pub mod device;
@@ -46,6 +48,7 @@ pub mod responder;
 pub mod segment;
 pub mod status;
 pub mod timers;
+pub mod ud;
 pub mod unreliable;
 pub mod wire;
 pub mod wqe;

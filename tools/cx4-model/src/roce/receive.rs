@@ -31,9 +31,11 @@ use super::wqe::{sg_io, Sge};
 
 /// What a responder CQE reports of the packet's headers.
 #[derive(Clone, Copy, Debug)]
-struct RxMeta {
-    ipv4: bool,
-    vlan: Option<u16>,
+pub(super) struct RxMeta {
+    /// The packet came over IPv4 (else IPv6).
+    pub(super) ipv4: bool,
+    /// Its 802.1Q TCI, if tagged.
+    pub(super) vlan: Option<u16>,
 }
 
 /// Which remote right an access needs.
@@ -55,19 +57,22 @@ impl Device {
         let Some(g) = peek_dst_gid(frame) else {
             return false;
         };
-        if !self.fw.rdma.gids.values().any(|e| e.gid == g) {
+        // Unicast to one of the port's addresses, or to a multicast group a QP is attached to.
+        if !self.fw.rdma.gids.values().any(|e| e.gid == g) && !self.fw.rdma.mcgs.contains_key(&g) {
             return false;
         }
         let mut dmac = [0u8; 6];
         dmac.copy_from_slice(&frame[..6]);
         self.fw.count_rx(Cast::of(&dmac), frame.len() as u64);
         self.roce_sync();
-        self.roce_receive_packet(frame);
+        self.roce_receive_packet(frame, None);
         self.roce_drain_loopback();
         true
     }
 
-    pub(super) fn roce_receive_packet(&mut self, frame: &[u8]) {
+    /// A RoCEv2 frame for the port; `blocked` is a QP a looped-back multicast copy must not
+    /// reach (its sender).
+    pub(super) fn roce_receive_packet(&mut self, frame: &[u8], blocked: Option<u32>) {
         let p = match packet::parse(frame) {
             Ok(p) => p,
             Err(e) => {
@@ -83,6 +88,10 @@ impl Device {
             ipv4: matches!(p.ip, packet::Ip::V4(_)),
             vlan: p.eth.vlan_tci,
         };
+        if hdr.bth.opcode.info().service == super::headers::Service::Ud {
+            self.ud_receive_packet(frame, &p, meta, blocked);
+            return;
+        }
         let qpn = hdr.bth.dest_qp;
         let payload = p.payload.to_vec();
         if !self.fw.rdma.qps.contains_key(&qpn) || !self.roce.qps.contains_key(&qpn) {
@@ -142,7 +151,7 @@ impl Device {
     }
 
     /// Whether a receive WQE is posted and not taken (in the QP's RQ or its SRQ).
-    fn recv_available(&self, q: &QpEngine, v: &QpView) -> bool {
+    pub(super) fn recv_available(&self, q: &QpEngine, v: &QpView) -> bool {
         if let Some(srqn) = v.srqn {
             let Some(srq) = self.fw.rdma.srqs.get(&srqn).filter(|s| !s.error) else {
                 return false;
@@ -160,7 +169,7 @@ impl Device {
     }
 
     /// Takes the next receive WQE (of the QP's RQ or its SRQ).
-    fn take_recv(&mut self, q: &mut QpEngine, v: &QpView) -> Result<OpenRecv, DmaError> {
+    pub(super) fn take_recv(&mut self, q: &mut QpEngine, v: &QpView) -> Result<OpenRecv, DmaError> {
         if let Some(srqn) = v.srqn {
             return self.take_srq_wqe(srqn);
         }

@@ -38,7 +38,7 @@ pub struct Path {
 }
 
 /// The IPv4 address of an IPv4-mapped GID.
-fn v4(g: &[u8; 16]) -> Option<[u8; 4]> {
+pub(super) fn v4(g: &[u8; 16]) -> Option<[u8; 4]> {
     (g[..10].iter().all(|&b| b == 0) && g[10] == 0xff && g[11] == 0xff)
         .then(|| [g[12], g[13], g[14], g[15]])
 }

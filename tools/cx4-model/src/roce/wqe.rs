@@ -144,8 +144,9 @@ impl SendWqe {
         Ok((c.opcode() as u8, bbs))
     }
 
-    /// Decodes the WQE whose first basic block has producer index `index`.
-    pub fn decode<R: WqeReader + ?Sized>(r: &R, index: u16) -> Result<SendWqe, WqeError> {
+    /// Decodes the control segment of the WQE whose first basic block has producer index
+    /// `index`: the WQE with no remote, atomic or gather part yet, and its `ds`.
+    pub fn ctrl<R: WqeReader + ?Sized>(r: &R, index: u16) -> Result<(SendWqe, u8), WqeError> {
         let b = seg(r, 0)?;
         let c = WqeCtrlSeg::ref_from_bytes(&b[..]).map_err(|_| WqeError::BadSize { ds: 0 })?;
         let ds = c.ds() as u8;
@@ -154,7 +155,7 @@ impl SendWqe {
         let bbs = usize::from(ds)
             .div_ceil(wqe::SEND_WQEBB_NUM_DS)
             .clamp(1, wqe::SEND_WQE_MAX_WQEBBS) as u16;
-        let mut w = SendWqe {
+        let w = SendWqe {
             index,
             opcode: op,
             bbs,
@@ -169,6 +170,13 @@ impl SendWqe {
         if usize::from(ds) > wqe::SEND_WQE_MAX_SIZE / wqe::SEND_WQE_DS || ds == 0 {
             return Err(WqeError::BadSize { ds });
         }
+        Ok((w, ds))
+    }
+
+    /// Decodes the WQE whose first basic block has producer index `index`.
+    pub fn decode<R: WqeReader + ?Sized>(r: &R, index: u16) -> Result<SendWqe, WqeError> {
+        let (mut w, ds) = SendWqe::ctrl(r, index)?;
+        let op = w.opcode;
         if op == opcode::NOP {
             return Ok(w);
         }
@@ -310,7 +318,11 @@ pub fn sg_io(
 }
 
 /// The gather list from byte `at` to `end` of the WQE: data segments, or one inline segment.
-fn gather_list<R: WqeReader + ?Sized>(r: &R, at: usize, end: usize) -> Result<Gather, WqeError> {
+pub(super) fn gather_list<R: WqeReader + ?Sized>(
+    r: &R,
+    at: usize,
+    end: usize,
+) -> Result<Gather, WqeError> {
     if at >= end {
         return Ok(Gather::List(Vec::new()));
     }

@@ -1,0 +1,653 @@
+//! Unreliable datagram QPs (`st` UD) and the port's GSI QP (`st` QP1) on the device: one
+//! packet per message, addressed by the WQE, checked by Q_Key at the receiver.
+//!
+//! Send: a UD send WQE is a control segment, a datagram segment (the 48-byte `mlx5_av` that
+//! libmlx5 and mlx5_ib copy from their address handle: Q_Key, destination QP, UDP source
+//! port, destination MAC, traffic class, hop limit, source GID index and flow label,
+//! destination GID) and the gather list ([`UdWqe::decode`]). Each SEND / SEND with immediate
+//! becomes one RoCEv2 `UD_SEND_ONLY(_WITH_IMMEDIATE)` packet with a DETH {Q_Key, source QP}:
+//! the WQE's Q_Key, or the QP's when its high bit is set (`ud_send_qkey`); the source QP is
+//! the QP's number, 1 for the GSI QP. A payload over the QP's MTU completes with
+//! `LOCAL_LENGTH_ERR`. The source address, MAC and VLAN are those of the GID entry the vector
+//! names, the 802.1Q priority its SL (`stat_rate_sl` bits 3:1, as both drivers write it on
+//! Ethernet). The requester CQE is written as soon as the packet is out.
+//!
+//! mlx5_ib without `set_deth_sqpn` (the model does not advertise it; on an Ethernet port
+//! without LAG the capability would not matter) has one hardware GSI QP:
+//! `mlx5_ib_create_gsi` creates it as `MLX5_IB_QPT_HW_GSI` (`st` QP1, `qp_num` 1 to ib_core)
+//! and `mlx5_ib_gsi_post_send` posts ib_mad's UD sends on it (`get_tx_qp` returns `rx_qp`
+//! when `num_qps` is 0), with `set_datagram_seg` like any UD QP; its receives land there
+//! too. Its QPC has MTU 256 and `log_msg_max` 8 (`__mlx5_ib_modify_qp`, `is_sqp`).
+//!
+//! Receive: a UD packet goes to the QP its BTH names — destination QP 1 to the GSI QP,
+//! 0xFFFFFF to every QP attached to the destination multicast GID (`ATTACH_TO_MCG`), any
+//! other number to that UD QP — in RTR, RTS or SQD. The Q_Key must be the QP's (the GSI QP:
+//! 0x80010000, the IBTA well-known GSI Q_Key); the payload must fit the QP's MTU; a receive
+//! WQE must be posted (UD has no RNR: the packet is dropped and counted). The receive buffer
+//! gets the 40-byte GRH area first — the IPv6 header as received, or for IPv4 20 zero bytes
+//! then the IPv4 header, where ib_core's `rdma_network_hdr.roce4grh` looks for it — then the
+//! payload. The responder CQE: `byte_cnt` 40 + payload, `flags_rqpn` the DETH source QP with
+//! the GRH bit and the L3 type (IPv4 / IPv6, which mlx5_ib turns into `network_hdr_type`),
+//! the immediate, the VLAN of a tagged frame; for the GSI QP without immediate the word holds
+//! the BTH P_Key (mlx5_ib's `cqe->pkey` → `ib_find_cached_pkey`).
+//!
+//! A WQE that fails (a bad opcode or segment, an lkey check, a receive WQE too short or
+//! unwritable) completes in error and moves the QP to the error state, as the card does.
+
+use std::collections::BTreeMap;
+
+use cx4_hw::{
+    cq::cqe::opcode as cqe_op,
+    qp::{qpc_st, qpc_state},
+    wqe::{self, opcode, rdma::Av},
+};
+use zerocopy::FromBytes;
+
+use crate::{
+    device::Device,
+    eth::{
+        dma::{DmaError, WqeReader},
+        mkeys::MkeyDma,
+    },
+    fw::GidEntry,
+};
+
+use super::cqe::{self, RespInfo};
+use super::device::QpView;
+use super::engine::QpEngine;
+use super::headers::{Bth, Deth, ExtHeaders, ImmDt, Opcode, TransportHeaders};
+use super::packet::{Ecn, Ethernet, Ip, Ipv4, Ipv6, Packet};
+use super::psn::Psn;
+use super::receive::RxMeta;
+use super::segment::PathMtu;
+use super::status::WcStatus;
+use super::unreliable::{ud_receive, ud_send_qkey, UdDrop, UdVerdict};
+use super::wire::{peek_dst_gid, v4, Path};
+use super::wqe::{gather_list, sg_io, SendWqe, WqeError};
+
+/// The BTH destination QP of the port's GSI QP, and the DETH source QP of its packets.
+pub const GSI_QPN: u32 = 1;
+/// The IBTA well-known Q_Key of the GSI (QP1).
+pub const GSI_QKEY: u32 = 0x8001_0000;
+/// The BTH destination QP of multicast packets.
+pub const MULTICAST_QPN: u32 = 0xff_ffff;
+/// Bytes of the GRH area at the start of a UD receive buffer.
+pub const GRH_LEN: usize = 40;
+/// Bytes of the datagram segment (`struct mlx5_wqe_datagram_seg`, an `mlx5_av`).
+pub const DATAGRAM_SEG_LEN: usize = 48;
+
+/// The UDP source port when the address vector gives none (the dynamic range).
+const UDP_SPORT_BASE: u16 = 0xc000;
+/// The hop limit when the address vector gives none.
+const DEFAULT_HOP_LIMIT: u8 = 64;
+
+/// The addressing of one UD send, from its datagram segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UdAddress {
+    /// Q_Key as posted (high bit: use the QP's).
+    pub qkey: u32,
+    /// Destination QP.
+    pub dqpn: u32,
+    /// UDP source port (0: derived from the QPs).
+    pub udp_sport: u16,
+    /// Destination MAC.
+    pub rmac: [u8; 6],
+    /// Traffic class (DSCP and ECN).
+    pub tclass: u8,
+    /// Hop limit / TTL (0: the default).
+    pub hop_limit: u8,
+    /// Index of the source GID entry.
+    pub sgid_index: u8,
+    /// IPv6 flow label.
+    pub flow_label: u32,
+    /// Destination GID (IPv6, or IPv4-mapped).
+    pub rgid: [u8; 16],
+    /// The 802.1Q priority (the SL on Ethernet).
+    pub prio: u8,
+}
+
+impl UdAddress {
+    /// The addressing an `mlx5_av` holds.
+    pub fn from_av(av: &Av) -> UdAddress {
+        let mut rmac = [0u8; 6];
+        rmac.copy_from_slice(av.rmac());
+        let mut rgid = [0u8; 16];
+        rgid.copy_from_slice(av.rgid());
+        let gf = av.grh_gid_fl();
+        UdAddress {
+            qkey: av.qkey(),
+            dqpn: av.dqpn(),
+            udp_sport: av.udp_sport() as u16,
+            rmac,
+            tclass: av.tclass() as u8,
+            hop_limit: av.hop_limit() as u8,
+            sgid_index: ((gf >> 20) & 0xff) as u8,
+            flow_label: gf & 0xf_ffff,
+            rgid,
+            prio: ((av.sl() >> 1) & 7) as u8,
+        }
+    }
+
+    /// The path of a packet from QP `qpn` along this vector; fails when the source GID index
+    /// names no entry or the two GIDs are of different IP versions.
+    pub fn path(&self, qpn: u32, gids: &BTreeMap<u16, GidEntry>) -> Result<Path, String> {
+        let idx = u16::from(self.sgid_index);
+        let g = gids
+            .get(&idx)
+            .ok_or_else(|| format!("source GID index {idx} not in the RoCE address table"))?;
+        let ecn = Ecn::from_tos(self.tclass);
+        let dscp = self.tclass >> 2;
+        let hop = match self.hop_limit {
+            0 => DEFAULT_HOP_LIMIT,
+            h => h,
+        };
+        let ip = match (v4(&g.gid), v4(&self.rgid)) {
+            (Some(src), Some(dst)) => Ip::V4(Ipv4 {
+                src,
+                dst,
+                dscp,
+                ecn,
+                ttl: hop,
+                id: 0,
+                dont_fragment: true,
+            }),
+            (None, None) => Ip::V6(Ipv6 {
+                src: g.gid,
+                dst: self.rgid,
+                dscp,
+                ecn,
+                flow_label: self.flow_label,
+                hop_limit: hop,
+            }),
+            _ => return Err("source and destination GIDs of different IP versions".into()),
+        };
+        let udp_sport = match self.udp_sport {
+            0 => UDP_SPORT_BASE | ((qpn ^ self.dqpn ^ (qpn >> 14)) & 0x3fff) as u16,
+            s => s,
+        };
+        let vlan_tci = g
+            .vlan
+            .then_some((u16::from(self.prio) << 13) | (g.vlan_id & 0xfff));
+        Ok(Path {
+            eth: Ethernet {
+                dst: self.rmac,
+                src: g.mac,
+                vlan_tci,
+            },
+            ip,
+            udp_sport,
+            remote_qpn: self.dqpn,
+        })
+    }
+}
+
+/// A decoded UD send WQE.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UdWqe {
+    /// The control segment and gather list (no remote address, no atomic).
+    pub wqe: SendWqe,
+    /// The datagram segment (`None` for a NOP).
+    pub av: Option<UdAddress>,
+}
+
+impl UdWqe {
+    /// Decodes the UD send WQE whose first basic block has producer index `index`: SEND or
+    /// SEND with immediate (a datagram segment, then data segments or one inline segment), or
+    /// NOP. Any other opcode is refused ([`WqeError::BadOpcode`]: `LOCAL_QP_OP_ERR`).
+    pub fn decode<R: WqeReader + ?Sized>(r: &R, index: u16) -> Result<UdWqe, WqeError> {
+        let (mut w, ds) = SendWqe::ctrl(r, index)?;
+        match w.opcode {
+            opcode::NOP => return Ok(UdWqe { wqe: w, av: None }),
+            opcode::SEND | opcode::SEND_IMM => {}
+            op => return Err(WqeError::BadOpcode(op)),
+        }
+        let start = wqe::SEND_WQE_DS;
+        let end = usize::from(ds) * wqe::SEND_WQE_DS;
+        if start + DATAGRAM_SEG_LEN > end {
+            return Err(WqeError::BadSize { ds });
+        }
+        let mut b = [0u8; DATAGRAM_SEG_LEN];
+        r.read(start, &mut b).map_err(WqeError::Unreadable)?;
+        let av = Av::read_from_bytes(&b[..]).map_err(|_| WqeError::BadSize { ds })?;
+        w.gather = gather_list(r, start + DATAGRAM_SEG_LEN, end)?;
+        Ok(UdWqe {
+            wqe: w,
+            av: Some(UdAddress::from_av(&av)),
+        })
+    }
+}
+
+/// The 40-byte GRH area of a received packet `p` (parsed from `frame`): the IPv6 header, or
+/// 20 zero bytes then the IPv4 header (`union rdma_network_hdr`).
+pub fn grh_area(frame: &[u8], p: &Packet<'_>) -> [u8; GRH_LEN] {
+    let l3 = p.eth.wire_len();
+    let mut g = [0u8; GRH_LEN];
+    match p.ip {
+        Ip::V4(_) => {
+            if let Some(h) = frame.get(l3..l3 + 20) {
+                g[20..].copy_from_slice(h);
+            }
+        }
+        Ip::V6(_) => {
+            if let Some(h) = frame.get(l3..l3 + GRH_LEN) {
+                g.copy_from_slice(h);
+            }
+        }
+    }
+    g
+}
+
+/// The destination GID of a parsed packet (IPv4-mapped for IPv4).
+fn dst_gid(ip: &Ip) -> [u8; 16] {
+    match ip {
+        Ip::V4(h) => {
+            let mut g = [0u8; 16];
+            g[10] = 0xff;
+            g[11] = 0xff;
+            g[12..].copy_from_slice(&h.dst);
+            g
+        }
+        Ip::V6(h) => h.dst,
+    }
+}
+
+/// Whether a service type is run by this file.
+pub fn is_datagram(st: u8) -> bool {
+    matches!(st, qpc_st::UD | qpc_st::QP1)
+}
+
+impl QpView {
+    fn is_gsi(&self) -> bool {
+        self.st == qpc_st::QP1
+    }
+
+    /// The Q_Key the QP sends with (high-bit rule) and accepts.
+    fn ud_qkey(&self) -> u32 {
+        if self.is_gsi() {
+            GSI_QKEY
+        } else {
+            self.qkey
+        }
+    }
+
+    /// The largest UD payload (the context's MTU; mlx5_ib sets 4096 for UD, 256 for QP1).
+    fn ud_mtu(&self) -> PathMtu {
+        PathMtu::from_code(self.mtu).unwrap_or(PathMtu::Mtu4096)
+    }
+}
+
+impl Device {
+    /// Executes one decoded (or undecodable) UD send WQE with counter `index`, opcode `op`.
+    pub(super) fn ud_post_send(
+        &mut self,
+        q: &mut QpEngine,
+        v: &QpView,
+        decoded: Result<UdWqe, WqeError>,
+        index: u16,
+        op: u8,
+    ) {
+        let mtu = v.ud_mtu();
+        // The length first: a key check walks the whole (guest-given) range.
+        let checked = decoded.and_then(|w| {
+            if w.av.is_some() && w.wqe.len() > u64::from(mtu.bytes()) {
+                return Err(WqeError::BadSegment(format!(
+                    "{} bytes over the MTU of {}",
+                    w.wqe.len(),
+                    mtu.bytes()
+                )));
+            }
+            let dma = MkeyDma {
+                fw: &self.fw,
+                mem: &self.mem,
+                pd: v.pd,
+            };
+            w.wqe.check_keys(&|lkey, addr, len, write| {
+                dma.fw
+                    .translate(dma.mem, lkey, dma.pd, addr, len, write)
+                    .map(|_| ())
+                    .map_err(|_| DmaError::BadLkey { lkey })
+            })?;
+            Ok(w)
+        });
+        let w = match checked {
+            Ok(w) => w,
+            Err(e) => {
+                log::warn!(
+                    "UD QP {:#x} WQE {index:#x}: {e}: error CQE, QP to error",
+                    v.qpn
+                );
+                self.local_error(q, v, index, op, e.status());
+                return;
+            }
+        };
+        let Some(av) = w.av else {
+            if w.wqe.signaled {
+                let c = cqe::req_cqe(v.cqe_qp(), index, w.wqe.opcode, 0);
+                self.post(v.cqn_snd, &c, false);
+            }
+            return;
+        };
+        let len = w.wqe.len();
+        let mut payload = vec![0u8; len as usize];
+        let dma = MkeyDma {
+            fw: &self.fw,
+            mem: &self.mem,
+            pd: v.pd,
+        };
+        if let Err(e) = w.wqe.gather(&dma, 0, &mut payload) {
+            log::warn!("UD QP {:#x} WQE {index:#x}: gather failed: {e}", v.qpn);
+            self.local_error(q, v, index, op, WcStatus::LocalProtErr);
+            return;
+        }
+        let psn = q.ud_psn.unwrap_or(Psn::new(0));
+        q.ud_psn = Some(psn.next());
+        let src_qp = if v.is_gsi() { GSI_QPN } else { v.qpn };
+        let imm = w.wqe.opcode == opcode::SEND_IMM;
+        let mut bth = Bth::new(
+            if imm {
+                Opcode::UdSendOnlyWithImmediate
+            } else {
+                Opcode::UdSendOnly
+            },
+            av.dqpn,
+            psn.value(),
+        );
+        bth.solicited = w.wqe.solicited;
+        let ext = ExtHeaders {
+            deth: Some(Deth {
+                qkey: ud_send_qkey(av.qkey, v.ud_qkey()),
+                src_qp,
+            }),
+            imm: imm.then_some(ImmDt { imm: w.wqe.imm }),
+            ..Default::default()
+        };
+        match av
+            .path(v.qpn, &self.fw.rdma.gids)
+            .and_then(|p| p.frame(bth, ext, &payload).map_err(|e| e.to_string()))
+        {
+            Ok(f) => {
+                self.roce.stats.ud_tx += 1;
+                // A multicast send also reaches the group's QPs on this port (not the sender
+                // when its context has block_lb_mc, IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK).
+                let block = self
+                    .fw
+                    .rdma
+                    .qps
+                    .get(&v.qpn)
+                    .is_some_and(|qp| qp.ctx.block_lb_mc() != 0);
+                let local_members = peek_dst_gid(&f)
+                    .and_then(|g| self.fw.rdma.mcgs.get(&g))
+                    .is_some_and(|m| m.iter().any(|&q| !block || q != v.qpn));
+                if av.dqpn == MULTICAST_QPN && local_members {
+                    self.roce.stats.ud_mc_loopback += 1;
+                    self.roce
+                        .loopback
+                        .push_back((f.clone(), block.then_some(v.qpn)));
+                }
+                self.roce_transmit(f);
+            }
+            Err(e) => {
+                // The datagram is lost; the WQE completes (the card does not check vectors).
+                log::debug!("UD QP {:#x} WQE {index:#x}: not sent: {e}", v.qpn);
+                self.roce.stats.ud_tx_bad_av += 1;
+            }
+        }
+        if w.wqe.signaled {
+            let c = cqe::req_cqe(v.cqe_qp(), index, w.wqe.opcode, len as u32);
+            self.post(v.cqn_snd, &c, false);
+        }
+    }
+
+    /// A UD packet `p` (parsed from `frame`): to the GSI QP, the multicast group's QPs
+    /// (except `blocked`), or the UD QP its BTH names.
+    pub(super) fn ud_receive_packet(
+        &mut self,
+        frame: &[u8],
+        p: &Packet<'_>,
+        meta: RxMeta,
+        blocked: Option<u32>,
+    ) {
+        let hdr = p.transport();
+        let targets: Vec<u32> = match hdr.bth.dest_qp {
+            GSI_QPN => self.fw.rdma.gsi.into_iter().collect(),
+            MULTICAST_QPN => self
+                .fw
+                .rdma
+                .mcgs
+                .get(&dst_gid(&p.ip))
+                .map(|m| m.iter().copied().filter(|&q| Some(q) != blocked).collect())
+                .unwrap_or_default(),
+            n => vec![n],
+        };
+        if targets.is_empty() {
+            self.roce.stats.ud_rx_no_target += 1;
+            return;
+        }
+        let grh = grh_area(frame, p);
+        for qpn in targets {
+            let ud = self
+                .fw
+                .rdma
+                .qps
+                .get(&qpn)
+                .is_some_and(|qp| is_datagram(qp.st()));
+            if !ud || !self.roce.qps.contains_key(&qpn) {
+                self.roce.stats.rx_no_qp += 1;
+                continue;
+            }
+            self.with_qp(qpn, |d, q, v| {
+                d.ud_deliver(q, v, &hdr, &grh, p.payload, meta)
+            });
+        }
+    }
+
+    /// Delivers a UD packet to QP `q`: the receive rule, then the GRH area and payload into
+    /// the next receive WQE, and the responder CQE.
+    fn ud_deliver(
+        &mut self,
+        q: &mut QpEngine,
+        v: &QpView,
+        hdr: &TransportHeaders,
+        grh: &[u8; GRH_LEN],
+        payload: &[u8],
+        meta: RxMeta,
+    ) {
+        if q.error || !matches!(v.state, qpc_state::RTR | qpc_state::RTS | qpc_state::SQD) {
+            self.roce.stats.rx_no_qp += 1;
+            return;
+        }
+        let available = self.recv_available(q, v);
+        let len = u32::try_from(payload.len()).unwrap_or(u32::MAX);
+        let (len, imm, src_qp, solicited) =
+            match ud_receive(hdr, len, v.ud_mtu(), v.ud_qkey(), available) {
+                UdVerdict::Deliver {
+                    len,
+                    imm,
+                    src_qp,
+                    solicited,
+                } => (len, imm, src_qp, solicited),
+                UdVerdict::Drop(why) => {
+                    let s = &mut self.roce.stats;
+                    match why {
+                        UdDrop::QKey => s.ud_rx_qkey += 1,
+                        UdDrop::NoReceive => s.ud_rx_no_recv += 1,
+                        UdDrop::TooLong => s.ud_rx_too_long += 1,
+                        UdDrop::NotUd => s.ud_rx_malformed += 1,
+                    }
+                    log::trace!("UD QP {:#x}: packet dropped: {why:?}", v.qpn);
+                    return;
+                }
+            };
+        let o = match self.take_recv(q, v) {
+            Ok(o) => o,
+            Err(e) => {
+                log::warn!("UD QP {:#x}: receive WQE unreadable: {e}", v.qpn);
+                if v.srqn.is_none() {
+                    let index = q.rq_cc.wrapping_sub(1) as u16;
+                    self.ud_recv_error(q, v, index, WcStatus::LocalQpOpErr);
+                } else {
+                    self.roce.stats.errors += 1;
+                }
+                return;
+            }
+        };
+        let total = GRH_LEN as u64 + u64::from(len);
+        let cap: u64 = o.sges.iter().map(|s| u64::from(s.len)).sum();
+        if total > cap {
+            log::debug!(
+                "UD QP {:#x}: {total} bytes for a receive WQE of {cap}",
+                v.qpn
+            );
+            self.ud_recv_error(q, v, o.index, WcStatus::LocalLengthErr);
+            return;
+        }
+        let mut data = Vec::with_capacity(total as usize);
+        data.extend_from_slice(grh);
+        data.extend_from_slice(payload.get(..len as usize).unwrap_or_default());
+        let dma = MkeyDma {
+            fw: &self.fw,
+            mem: &self.mem,
+            pd: v.recv_pd,
+        };
+        let r = sg_io(&o.sges, 0, data.len(), |s, at, range| {
+            crate::eth::dma::Dma::write(&dma, s.lkey, at, &data[range])
+        });
+        if let Err(e) = r {
+            log::debug!("UD QP {:#x}: receive scatter: {e}", v.qpn);
+            self.ud_recv_error(q, v, o.index, WcStatus::LocalProtErr);
+            return;
+        }
+        let (opcode, immediate) = match imm {
+            Some(i) => (cqe_op::RESP_SEND_IMM, i),
+            // mlx5_ib reads a QP1 completion's P_Key from this word (`cqe->pkey`).
+            None if v.is_gsi() => (cqe_op::RESP_SEND, u32::from(hdr.bth.pkey)),
+            None => (cqe_op::RESP_SEND, 0),
+        };
+        let c = cqe::resp_cqe(
+            v.cqe_qp(),
+            &RespInfo {
+                wqe_counter: o.index,
+                byte_cnt: total as u32,
+                opcode,
+                immediate,
+                remote_qpn: src_qp,
+                ipv4: meta.ipv4,
+                vlan: meta.vlan,
+            },
+        );
+        self.roce.stats.ud_rx += 1;
+        self.post(v.cqn_rcv, &c, solicited);
+    }
+
+    /// A receive WQE that cannot take the packet: its error CQE, and the QP to error.
+    fn ud_recv_error(&mut self, q: &mut QpEngine, v: &QpView, index: u16, s: WcStatus) {
+        self.roce.stats.errors += 1;
+        let e = cqe::err_cqe(v.cqe_qp(), true, s, index, 0);
+        self.post(v.cqn_rcv, &e, false);
+        self.enter_error(q, v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ud_wqe(op: u8, ds: u8, av: &Av, tail: &[u8]) -> Vec<u8> {
+        let mut w = Vec::new();
+        w.extend(wqe::opmod_idx_opcode(0, 3, op).to_be_bytes());
+        w.extend(wqe::qpn_ds(0x42, ds).to_be_bytes());
+        w.extend([0, 0, 0, 0x08]);
+        w.extend(0x0102_0304u32.to_be_bytes());
+        w.extend(&av.0);
+        w.extend(tail);
+        w
+    }
+
+    fn av() -> Av {
+        let mut a = Av::new();
+        a.set_qkey(0x1111_1111);
+        a.set_dqp_dct(0x12_3456 | cx4_hw::wqe::rdma::EXTENDED_UD_AV);
+        a.set_stat_rate_sl(3 << 1);
+        a.set_udp_sport(0xc0de);
+        a.rmac_mut().copy_from_slice(&[2, 0, 0, 0, 0, 9]);
+        a.set_tclass(0x2 | (26 << 2));
+        a.set_hop_limit(0);
+        a.set_grh_gid_fl((1 << 20) | 0x1_2345);
+        a.rgid_mut()
+            .copy_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 9]);
+        a
+    }
+
+    #[test]
+    fn datagram_segment_and_inline_data_decode() {
+        let mut tail = Vec::new();
+        tail.extend((5u32 | wqe::INLINE_SEG).to_be_bytes());
+        tail.extend(b"hello");
+        tail.resize(16, 0);
+        let w = ud_wqe(opcode::SEND_IMM, 5, &av(), &tail);
+        let d = UdWqe::decode(&w[..], 3).unwrap();
+        let a = d.av.unwrap();
+        assert_eq!(
+            (
+                a.qkey,
+                a.dqpn,
+                a.udp_sport,
+                a.sgid_index,
+                a.flow_label,
+                a.prio
+            ),
+            (0x1111_1111, 0x12_3456, 0xc0de, 1, 0x1_2345, 3)
+        );
+        assert_eq!(d.wqe.imm, 0x0102_0304);
+        assert_eq!(
+            d.wqe.gather,
+            super::super::wqe::Gather::Inline(b"hello".to_vec())
+        );
+        assert_eq!(d.wqe.bbs, 2);
+        // No room for the datagram segment; an RDMA WRITE on UD.
+        let w = ud_wqe(opcode::SEND, 3, &av(), &[]);
+        assert_eq!(UdWqe::decode(&w[..], 0), Err(WqeError::BadSize { ds: 3 }));
+        let w = ud_wqe(opcode::RDMA_WRITE, 4, &av(), &[]);
+        assert_eq!(
+            UdWqe::decode(&w[..], 0).unwrap_err().status(),
+            WcStatus::LocalQpOpErr
+        );
+    }
+
+    #[test]
+    fn vector_to_path() {
+        let mut gids = BTreeMap::new();
+        let mut src = [0u8; 16];
+        src[10] = 0xff;
+        src[11] = 0xff;
+        src[12..].copy_from_slice(&[10, 0, 0, 1]);
+        gids.insert(
+            1,
+            GidEntry {
+                gid: src,
+                mac: [2, 0, 0, 0, 0, 1],
+                vlan_id: 5,
+                vlan: true,
+                version: 2,
+                l3_type: 0,
+            },
+        );
+        let a = UdAddress::from_av(&av());
+        let p = a.path(0x99, &gids).unwrap();
+        assert_eq!(p.eth.vlan_tci, Some(3 << 13 | 5));
+        assert_eq!(p.udp_sport, 0xc0de);
+        assert_eq!(p.remote_qpn, 0x12_3456);
+        match p.ip {
+            Ip::V4(h) => {
+                assert_eq!((h.dst, h.ttl, h.dscp), ([10, 0, 0, 9], 64, 26));
+                assert_eq!(h.ecn, Ecn::Ect0);
+            }
+            Ip::V6(_) => panic!("IPv4 expected"),
+        }
+        let mut b = a;
+        b.rgid = [0xfe; 16];
+        assert!(b.path(0x99, &gids).is_err(), "mixed IP versions");
+        b.sgid_index = 7;
+        assert!(b.path(0x99, &gids).is_err(), "no such GID entry");
+    }
+}
