@@ -238,7 +238,8 @@ def tests(env: Env):
     @estimate(300)
     def rc_uc_pingpong_between_vms():
         """Two VMs, each with upstream mlx5_ib on its own modelled card, one Ethernet segment:
-        unmodified ibv_rc_pingpong and ibv_uc_pingpong (RoCE v2, 4 KiB messages over a
+        unmodified ibv_rc_pingpong, ibv_uc_pingpong and ibv_srq_pingpong (16 RC QPs on one
+        SRQ) (RoCE v2, 4 KiB messages over a
         1024-byte path MTU, every received buffer checked with --chk) complete all their
         iterations both ways; the cards' RoCE counters show the packets went over the wire."""
         common = IB + """
@@ -252,6 +253,8 @@ def tests(env: Env):
             section rc; timeout $((120 * SLOW)) ibv_rc_pingpong {opts} -n 200 $PEER
             wait_signal server-uc
             section uc; timeout $((120 * SLOW)) ibv_uc_pingpong {opts} -n 200 $PEER
+            wait_signal server-srq
+            section srq; timeout $((120 * SLOW)) ibv_srq_pingpong {opts} -n 200 $PEER
             section roce; req ctl roce
             signal done
             rmmod mlx5_ib; rmmod mlx5_core
@@ -265,6 +268,9 @@ def tests(env: Env):
             section uc
             timeout $((150 * SLOW)) ibv_uc_pingpong {opts} -n 200 > /tmp/uc.txt 2>&1 &
             sleep $((2 * SLOW)); signal server-uc; wait; cat /tmp/uc.txt
+            section srq
+            timeout $((150 * SLOW)) ibv_srq_pingpong {opts} -n 200 > /tmp/srq.txt 2>&1 &
+            sleep $((2 * SLOW)); signal server-srq; wait; cat /tmp/srq.txt
             section roce; req ctl roce
             wait_signal done 600
             rmmod mlx5_ib; rmmod mlx5_core
@@ -273,7 +279,7 @@ def tests(env: Env):
         rs = eth_vms(env, [vm0, vm1], timeout=600, model_args=ROCE_MODEL)
         for r in rs:
             assert r.status == 0 and "unloaded" in r.job_log, describe(r)
-            for kind in ("rc", "uc"):
+            for kind in ("rc", "uc", "srq"):
                 s = section(r.job_log, kind)
                 # "8192000 bytes in 0.50 seconds = ..." and "200 iters in ..." from each side.
                 assert re.search(r"^\d+ bytes in [\d.]+ seconds", s, re.M) and \
@@ -288,7 +294,7 @@ def tests(env: Env):
             assert not errs, "\n".join(errs)
             check_clean_dmesg(r.dmesg)
 
-    yield "ibv_rc_pingpong and ibv_uc_pingpong between two VMs, data checked", \
+    yield "ibv_rc_pingpong, ibv_uc_pingpong, ibv_srq_pingpong between two VMs, data checked", \
         rc_uc_pingpong_between_vms
 
     @estimate(200)
@@ -357,26 +363,30 @@ def tests(env: Env):
                  ("ib_send_bw", "-s 65536 -n 200"), ("ib_atomic_bw", "-n 200"),
                  ("ib_write_lat", "-s 8 -n 200"), ("ib_read_lat", "-s 8 -n 200"),
                  ("ib_send_lat", "-s 8 -n 200"), ("ib_atomic_lat", "-n 200")]
+    # Each once with its connection exchanged over TCP and once through rdma_cm (-R: CM MADs
+    # on QP1), named `tool` and `tool-cm`.
+    perftests = [(t, t, o) for t, o in perftests] + [(f"{t}-cm", t, o + " -R") for t, o in perftests]
 
     @estimate(300)
     def perftest_between_vms():
         """Unmodified perftest between two mlx5_ib guests on the model: ib_write/read/send/
-        atomic, bandwidth (64 KiB, 200 iterations) and latency (8 B), each completes and
-        reports a result; the cards count the packets."""
+        atomic, bandwidth (64 KiB, 200 iterations) and latency (8 B), connected over TCP and
+        through rdma_cm (-R); each completes and reports a result; the cards count the
+        packets."""
         common = IB + """
             eth_up
             ib_up
         """ + gidx
         server = "".join(f"""
-            timeout $((200 * SLOW)) {tool} -d $IBDEV -x $GIDX -F {o} > /tmp/{tool}.txt 2>&1 &
-            sleep $((2 * SLOW)); signal {tool}; wait || echo "{tool} server failed rc=$?"
-            section {tool}; cat /tmp/{tool}.txt
-        """ for tool, o in perftests)
+            timeout $((200 * SLOW)) {tool} -d $IBDEV -x $GIDX -F {o} > /tmp/{name}.txt 2>&1 &
+            sleep $((2 * SLOW)); signal {name}; wait || echo "{name} server failed rc=$?"
+            section {name}; cat /tmp/{name}.txt
+        """ for name, tool, o in perftests)
         client = "".join(f"""
-            wait_signal {tool}
-            section {tool}
-            timeout $((180 * SLOW)) {tool} -d $IBDEV -x $GIDX -F {o} $PEER || echo "{tool} failed rc=$?"
-        """ for tool, o in perftests)
+            wait_signal {name}
+            section {name}
+            timeout $((180 * SLOW)) {tool} -d $IBDEV -x $GIDX -F {o} $PEER || echo "{name} failed rc=$?"
+        """ for name, tool, o in perftests)
         vm0 = common + "reach $PEER\n" + client + """
             section roce; req ctl roce
             signal done
@@ -393,13 +403,13 @@ def tests(env: Env):
         for r in rs:
             assert r.status == 0 and "unloaded" in r.job_log, describe(r)
         client_log = rs[0].job_log
-        for tool, _ in perftests:
-            s = section(client_log, tool)
-            assert "failed" not in s, f"{tool}:\n{s}\n{describe(rs[0])}\n{section(rs[1].job_log, tool)}"
+        for name, _, _ in perftests:
+            s = section(client_log, name)
+            assert "failed" not in s, f"{name}:\n{s}\n{describe(rs[0])}\n{section(rs[1].job_log, name)}"
             # The result row: "#bytes #iterations ..." then numbers.
             row = re.search(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)", s, re.M)
-            assert row, f"{tool}: no result row:\n{s}"
-            print(f"{tool}: {row.group(0).strip()}", file=sys.stderr)
+            assert row, f"{name}: no result row:\n{s}"
+            print(f"{name}: {row.group(0).strip()}", file=sys.stderr)
         for r in rs:
             roce = section(r.job_log, "roce")
             m = re.search(r"roce: tx (\d+) pkts \d+ bytes; rx (\d+) pkts", roce)
@@ -408,7 +418,8 @@ def tests(env: Env):
             assert not errs, "\n".join(errs)
             check_clean_dmesg(r.dmesg)
 
-    yield "perftest ib_write/read/send/atomic bw and lat between two VMs", perftest_between_vms
+    yield "perftest ib_write/read/send/atomic bw and lat, with and without rdma_cm, between two VMs", \
+        perftest_between_vms
 
     @estimate(300)
     def ud_pingpong_and_rdma_cm_between_vms():

@@ -117,7 +117,7 @@ impl RingMemory for Ring<'_> {
         let page_bytes = 1u64 << self.wq.page_shift;
         let mut done = 0usize;
         while done < out.len() {
-            let off = offset + done as u64;
+            let off = self.wq.offset + offset + done as u64;
             let fault = DmaError::Fault {
                 addr: off,
                 len: (out.len() - done) as u64,
@@ -788,6 +788,7 @@ pub(crate) mod tests {
                     log_size: 6,
                     page_shift: 12,
                     pas: vec![SQ_RING],
+                    offset: 0,
                     dbr: SQ_DBR,
                     pd: 1,
                     uar_page: UAR,

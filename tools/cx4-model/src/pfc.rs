@@ -348,6 +348,7 @@ mod tests {
             log_size: 6,
             page_shift: 12,
             pas: vec![RQ_RING],
+            offset: 0,
             dbr: RQ_DBR,
             pd: 1,
             uar_page: UAR,

@@ -156,7 +156,7 @@ impl Firmware {
                         buf: QpBuf {
                             pas: wq.pas.clone(),
                             page_shift: wq.page_shift,
-                            offset: 0,
+                            offset: wq.offset,
                             log_rq_size: wq.log_size,
                             log_rq_stride: wq.log_stride,
                             log_sq_size: None,

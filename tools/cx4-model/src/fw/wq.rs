@@ -67,6 +67,9 @@ pub struct WqDesc {
     pub page_shift: u8,
     /// Ring pages (guest addresses).
     pub pas: Vec<u64>,
+    /// Offset of the ring in its first page, bytes (`page_offset` counts 64ths of a page:
+    /// mlx5_ib places a user RMP's ring where its umem starts inside a large page).
+    pub offset: u64,
     /// Doorbell record (receive counter at +0, send counter at +4).
     pub dbr: u64,
     /// Protection domain of the WQEs' lkeys.
@@ -98,7 +101,7 @@ impl WqDesc {
             ));
         }
         let page_shift = 12 + wq.log_wq_pg_sz();
-        if page_shift > 30 || wq.page_offset() != 0 {
+        if page_shift > 30 {
             return Err(CmdError::new(
                 cx4_hw::status::BAD_PARAM,
                 "work queue page geometry unsupported",
@@ -129,13 +132,15 @@ impl WqDesc {
             ));
         }
         let bytes = 1u64 << (log_size + wq.log_wq_stride());
-        let list = ring_pas(ctx.mem, msg, bytes, page_shift, pas)?;
+        let offset = u64::from(wq.page_offset()) << (page_shift - 6);
+        let list = ring_pas(ctx.mem, msg, offset + bytes, page_shift, pas)?;
         Ok(WqDesc {
             wq_type: wq.wq_type() as u8,
             log_stride: wq.log_wq_stride() as u8,
             log_size: log_size as u8,
             page_shift: page_shift as u8,
             pas: list,
+            offset,
             dbr,
             pd,
             uar_page: wq.uar_page(),
@@ -146,7 +151,7 @@ impl WqDesc {
     /// Guest address of WQE `idx` (wrapping), or `None` if the ring page is missing.
     pub fn wqe_addr(&self, idx: u32) -> Option<u64> {
         let off = u64::from(idx & ((1u32 << self.log_size) - 1)) << self.log_stride;
-        super::ring_addr(&self.pas, self.page_shift, off)
+        super::ring_addr(&self.pas, self.page_shift, self.offset + off)
     }
 
     fn fill(&self, wq: &mut Wq) {
@@ -157,6 +162,7 @@ impl WqDesc {
         wq.set_dbr_addr(self.dbr);
         wq.set_log_wq_stride(self.log_stride.into());
         wq.set_log_wq_pg_sz(u32::from(self.page_shift) - 12);
+        wq.set_page_offset((self.offset >> (self.page_shift - 6)) as u32);
         wq.set_log_wq_sz(self.log_size.into());
     }
 }
