@@ -27,6 +27,8 @@ from model_core import mlx5_errors
 
 # Guest helpers, prepended to every job.
 PRELUDE = r"""
+# SLOW scales guest-side waits (eth_vms sets it from the run's slowness; 1 if nobody did).
+SLOW=${SLOW:-1}
 # The request counter lives in a file: `req` is also called inside $(...) subshells.
 echo 0 > /tmp/req-n
 req() {
