@@ -194,6 +194,7 @@ impl Firmware {
                 c.set_log_srq_size(s.buf.log_rq_size.into());
                 c.set_log_rq_stride(u32::from(s.buf.log_rq_stride) - 4);
                 c.set_log_page_size(u32::from(s.buf.page_shift) - 12);
+                c.set_page_offset((s.buf.offset >> (s.buf.page_shift - 6)) as u32);
                 c.set_pd(s.pd);
                 c.set_cqn(s.cqn);
                 c.set_lwm(s.lwm.into());
@@ -216,6 +217,7 @@ impl Firmware {
                 c.set_log_xrc_srq_size(s.buf.log_rq_size.into());
                 c.set_log_rq_stride(u32::from(s.buf.log_rq_stride) - 4);
                 c.set_log_page_size(u32::from(s.buf.page_shift) - 12);
+                c.set_page_offset((s.buf.offset >> (s.buf.page_shift - 6)) as u32);
                 c.set_pd(s.pd);
                 c.set_cqn(s.cqn);
                 c.set_xrcd(s.xrcd);
@@ -244,6 +246,7 @@ impl Firmware {
                 w.set_dbr_addr(s.dbr);
                 w.set_log_wq_stride(s.buf.log_rq_stride.into());
                 w.set_log_wq_pg_sz(u32::from(s.buf.page_shift) - 12);
+                w.set_page_offset((s.buf.offset >> (s.buf.page_shift - 6)) as u32);
                 w.set_log_wq_sz(s.buf.log_rq_size.into());
                 w.set_lwm(s.lwm.into());
                 Ok(())
