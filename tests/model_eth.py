@@ -554,6 +554,11 @@ def tests(env: Env):
                 ip addr add 192.168.$k.$((me + 1))/24 dev $t; ip link set $t up; k=$((k + 1))
             done
             section features; ethtool -k "$IF" | grep -E "udp_tnl|gre|tx-checksum|tcp-segmentation"
+            # mlx5e reopens its channels for the new MTU: each side says when it is done, so a
+            # jumbo frame never arrives while the peer still has 1500-byte buffers.
+            for i in $(seq 300); do [ "$(cat /sys/class/net/$IF/carrier)" = 1 ] && break; sleep 0.1; done
+            signal mtu-$me
+            wait_signal mtu-$peer
         """
         vm0 = common + """
             reach $PEER
