@@ -188,6 +188,16 @@ impl Device {
                 }
                 self.health_persist = false;
                 self.faults.add(f);
+                self.roce_wire_flush();
+            }
+            Fault::RoceWire(_) => {
+                self.faults.add(f);
+                if self.faults.roce_wire.is_some() {
+                    // Reproducible draws: the same spec on the same `--seed` does the same.
+                    self.roce.wire.seed(self.cfg.seed);
+                } else {
+                    self.roce_wire_flush();
+                }
             }
             _ => self.faults.add(f),
         }
