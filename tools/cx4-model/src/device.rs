@@ -324,6 +324,11 @@ impl Device {
         self.fw.reset();
         self.pause = Default::default();
         self.roce = Default::default();
+        if self.faults.roce_wire.is_some() {
+            // The fault stays (like rx-starve); what it held is gone with everything in flight
+            // and the draws start again from the seed.
+            self.roce.wire.seed(self.cfg.seed);
+        }
         if !self.health_persist {
             self.health_synd = None;
         } else if let Some(s) = self.health_synd {

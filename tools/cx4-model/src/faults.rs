@@ -37,6 +37,8 @@
 //!   (`Device::roce_deadline`). The draws come from a xorshift generator seeded from
 //!   `--seed` at each `roce-wire` spec, so a run is reproducible. A new spec replaces the
 //!   running one; `roce-wire off` (or `clear`) ends it and delivers what is held at once.
+//!   A function reset does not end it (frames it held are lost with the rest of the engine
+//!   state, the draws restart from the seed).
 //!   Counted on the `roce:` stats line: `wire faults: N dropped N reordered N flipped N delayed`;
 //! - `clear` — remove every pending fault;
 //! - `gen-cqe cqn=5 solicited=0` — test hook: write one completion (a REQ CQE) to a CQ now, as
