@@ -190,7 +190,7 @@ use std::time::Duration;
 #[test]
 fn delay_delivers_every_frame_late_through_the_deadline() {
     let (mut a, mut b) = pair(qpc_st::RC, 18);
-    inject(&mut b, "roce-wire delay-ms=50");
+    inject(&mut b, "roce-wire delay-ms=200");
     let msg: Vec<u8> = (0..3000u32).map(|i| (i * 5) as u8).collect();
     a.write(VA, &msg);
     b.post_recv(VA + 0x8000, 4096);
@@ -202,15 +202,15 @@ fn delay_delivers_every_frame_late_through_the_deadline() {
     let wait =
         b.d.roce_deadline()
             .expect("the wire thread wakes for the queue");
-    assert!(wait <= Duration::from_millis(50), "{wait:?}");
+    assert!(wait <= Duration::from_millis(200), "{wait:?}");
     let release = b.d.roce.wire.next_release().unwrap();
     assert!(
-        release >= t0 + 50_000_000,
-        "released 50 ms after arrival at the earliest"
+        release >= t0 + 200_000_000,
+        "released 200 ms after arrival at the earliest"
     );
-    b.d.roce_tick_at(t0 + 20_000_000);
-    assert_eq!(b.d.roce.stats.rx_packets, 0, "not before 50 ms");
-    b.d.roce_tick_at(now_ns() + 50_000_000);
+    b.d.roce_tick_at(t0 + 100_000_000);
+    assert_eq!(b.d.roce.stats.rx_packets, 0, "not before 200 ms");
+    b.d.roce_tick_at(now_ns() + 200_000_000);
     assert_eq!(b.d.roce.stats.rx_packets, 3);
     run(&mut a, &mut b);
     assert_eq!(b.read(VA + 0x8000, 3000), msg);
