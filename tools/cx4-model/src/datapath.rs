@@ -424,6 +424,7 @@ impl Device {
             .qps
             .values()
             .any(|q| q.deadline().is_some_and(|d| d <= now))
+            || self.roce.wire.next_release().is_some_and(|t| t <= now)
         {
             self.roce_tick();
         }
@@ -650,7 +651,8 @@ pub fn spawn_wire(
             loop {
                 // While a pause runs, frames are held, XOFF is asserted or an `rx-starve`
                 // fault runs, wake for the pause timer (`pfc.rs`) even if the segment is quiet.
-                // So does a RoCE requester's ACK or RNR timer.
+                // So does a RoCE requester's ACK or RNR timer, and a received RoCE frame the
+                // `roce-wire` fault delays or holds back.
                 let deadline = {
                     let d = lock(&rx_dev);
                     d.pause_deadline()

@@ -188,6 +188,16 @@ impl Device {
                 }
                 self.health_persist = false;
                 self.faults.add(f);
+                self.roce_wire_flush();
+            }
+            Fault::RoceWire(_) => {
+                self.faults.add(f);
+                if self.faults.roce_wire.is_some() {
+                    // Reproducible draws: the same spec on the same `--seed` does the same.
+                    self.roce.wire.seed(self.cfg.seed);
+                } else {
+                    self.roce_wire_flush();
+                }
             }
             _ => self.faults.add(f),
         }
@@ -314,6 +324,11 @@ impl Device {
         self.fw.reset();
         self.pause = Default::default();
         self.roce = Default::default();
+        if self.faults.roce_wire.is_some() {
+            // The fault stays (like rx-starve); what it held is gone with everything in flight
+            // and the draws start again from the seed.
+            self.roce.wire.seed(self.cfg.seed);
+        }
         if !self.health_persist {
             self.health_synd = None;
         } else if let Some(s) = self.health_synd {

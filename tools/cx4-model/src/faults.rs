@@ -24,6 +24,22 @@
 //!   the RQs take WQEs again and held frames drain in order (XON follows). A new `rx-starve`
 //!   replaces the running one's end; `rx-starve ms=0` (or `clear`) ends it now, so a test
 //!   can hold the starvation for exactly as long as its slowest step takes;
+//! - `roce-wire drop=PCT reorder=PCT flip=PCT delay-ms=N` — degrade the RoCEv2 frames this
+//!   card *receives* from the wire (UDP 4791 to one of its GIDs; other Ethernet frames and
+//!   frames looped back inside the card are untouched), for the retransmission tests. PCT is
+//!   a percentage 0..=100 with at most one decimal (`10`, `0.5`: kept in parts per thousand);
+//!   every key is optional, at least one is needed. Per frame, in this order: `drop` — it
+//!   vanishes; `flip` — one byte of the transport headers / payload / ICRC (never the BTH's
+//!   ICRC-masked reserved byte) is XORed with a non-zero value, so the ICRC check rejects it
+//!   (counted malformed); `reorder` — it is held back and delivered after the next RoCE frame,
+//!   or after [`crate::roce::wire_faults::REORDER_HOLD_NS`] if none comes; `delay-ms` (0..=10000)
+//!   — every frame is delivered N ms late, from a queue the wire thread wakes for
+//!   (`Device::roce_deadline`). The draws come from a xorshift generator seeded from
+//!   `--seed` at each `roce-wire` spec, so a run is reproducible. A new spec replaces the
+//!   running one; `roce-wire off` (or `clear`) ends it and delivers what is held at once.
+//!   A function reset does not end it (frames it held are lost with the rest of the engine
+//!   state, the draws restart from the seed).
+//!   Counted on the `roce:` stats line: `wire faults: N dropped N reordered N flipped N delayed`;
 //! - `clear` — remove every pending fault;
 //! - `gen-cqe cqn=5 solicited=0` — test hook: write one completion (a REQ CQE) to a CQ now, as
 //!   if a work request had finished (nothing else produces CQEs until QPs are modelled), so
@@ -90,8 +106,93 @@ pub enum Fault {
         /// Milliseconds, 1..=[`RX_STARVE_MAX_MS`].
         ms: u32,
     },
+    /// Degrade received RoCE frames (`None`: `roce-wire off`).
+    RoceWire(Option<RoceWire>),
     /// Clear all faults.
     Clear,
+}
+
+/// What `roce-wire` does to received RoCE frames; shares in parts per thousand.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RoceWire {
+    /// Frames dropped, per mille.
+    pub drop: u16,
+    /// Frames held back behind the next one, per mille.
+    pub reorder: u16,
+    /// Frames with one byte flipped, per mille.
+    pub flip: u16,
+    /// Delay of every frame, ms (0..=[`ROCE_WIRE_MAX_DELAY_MS`]).
+    pub delay_ms: u32,
+}
+
+/// Longest `roce-wire delay-ms`.
+pub const ROCE_WIRE_MAX_DELAY_MS: u32 = 10_000;
+
+/// A `roce-wire` share: a percentage 0..=100 with at most one decimal, in parts per thousand.
+fn percent(k: &str, v: &str) -> Result<u16, String> {
+    let bad = || {
+        format!(
+            "roce-wire: {k} must be a percentage 0..=100 with at most one decimal (10, 0.5), \
+             not {v:?}"
+        )
+    };
+    let (int, frac) = v.split_once('.').unwrap_or((v, "0"));
+    if int.is_empty()
+        || frac.len() != 1
+        || !int.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+        || int.len() > 3
+    {
+        return Err(bad());
+    }
+    let pm =
+        int.parse::<u16>().map_err(|_| bad())? * 10 + frac.parse::<u16>().map_err(|_| bad())?;
+    if pm > 1000 {
+        return Err(bad());
+    }
+    Ok(pm)
+}
+
+fn parse_roce_wire(rest: &[&str]) -> Result<Fault, String> {
+    if rest == ["off"] {
+        return Ok(Fault::RoceWire(None));
+    }
+    if rest.is_empty() {
+        return Err(
+            "roce-wire: give at least one of drop=, reorder=, flip=, delay-ms= (or off)".into(),
+        );
+    }
+    let mut w = RoceWire::default();
+    let mut seen = Vec::new();
+    for word in rest {
+        let (k, v) = word
+            .split_once('=')
+            .ok_or_else(|| format!("roce-wire: expected key=value or off, got {word:?}"))?;
+        if seen.contains(&k) {
+            return Err(format!("roce-wire: {k}= given twice"));
+        }
+        seen.push(k);
+        match k {
+            "drop" => w.drop = percent(k, v)?,
+            "reorder" => w.reorder = percent(k, v)?,
+            "flip" => w.flip = percent(k, v)?,
+            "delay-ms" => {
+                let ms: u32 = num(k, v)?;
+                if ms > ROCE_WIRE_MAX_DELAY_MS {
+                    return Err(format!(
+                        "roce-wire: delay-ms must be 0..={ROCE_WIRE_MAX_DELAY_MS}, not {ms}"
+                    ));
+                }
+                w.delay_ms = ms;
+            }
+            _ => {
+                return Err(format!(
+                    "roce-wire: unknown key {k:?} (drop, reorder, flip, delay-ms)"
+                ))
+            }
+        }
+    }
+    Ok(Fault::RoceWire(Some(w)))
 }
 
 /// Longest `rx-starve`, in milliseconds.
@@ -114,6 +215,9 @@ impl Fault {
     pub fn parse(spec: &str) -> Result<Fault, String> {
         let mut words = spec.split_whitespace();
         let kind = words.next().ok_or("empty fault spec")?;
+        if kind == "roce-wire" {
+            return parse_roce_wire(&words.collect::<Vec<_>>());
+        }
         let mut kv = std::collections::BTreeMap::new();
         for w in words {
             let (k, v) = w
@@ -233,6 +337,8 @@ pub struct FaultPlan {
     pub rq_errors: u32,
     /// While set and in the future, every RQ looks empty (`rx-starve`).
     pub rx_starve_until: Option<Instant>,
+    /// What `roce-wire` does to received RoCE frames, while it runs.
+    pub roce_wire: Option<RoceWire>,
 }
 
 /// What the firmware should do with a command.
@@ -286,6 +392,7 @@ impl FaultPlan {
             Fault::RxStarve { ms } => {
                 self.rx_starve_until = Some(Instant::now() + Duration::from_millis(u64::from(ms)));
             }
+            Fault::RoceWire(w) => self.roce_wire = w.filter(|w| *w != RoceWire::default()),
             Fault::Clear => {
                 *self = FaultPlan {
                     seen: std::mem::take(&mut self.seen),
@@ -500,6 +607,96 @@ mod tests {
         p.add(&Fault::RqError(1));
         p.add(&Fault::Clear);
         assert!(!p.rx_starved() && p.rq_errors == 0);
+    }
+
+    #[test]
+    fn roce_wire_parses_percentages_per_mille_and_off() {
+        let w = |drop, reorder, flip, delay_ms| {
+            Fault::RoceWire(Some(RoceWire {
+                drop,
+                reorder,
+                flip,
+                delay_ms,
+            }))
+        };
+        let p = |s| Fault::parse(s).unwrap();
+        assert_eq!(p("roce-wire drop=1"), w(10, 0, 0, 0));
+        assert_eq!(p("roce-wire drop=0.5 reorder=10"), w(5, 100, 0, 0));
+        assert_eq!(p("roce-wire flip=100 delay-ms=20"), w(0, 0, 1000, 20));
+        assert_eq!(
+            p("roce-wire delay-ms=10000 reorder=2.5 drop=0 flip=0.1"),
+            w(0, 25, 1, 10_000)
+        );
+        assert_eq!(p("roce-wire delay-ms=0x10"), w(0, 0, 0, 16));
+        assert_eq!(p("roce-wire off"), Fault::RoceWire(None));
+        assert_eq!(p("  roce-wire   off "), Fault::RoceWire(None));
+    }
+
+    #[test]
+    fn roce_wire_errors_say_what_is_wrong() {
+        let e = |s| Fault::parse(s).unwrap_err();
+        let need = "roce-wire: give at least one of drop=, reorder=, flip=, delay-ms= (or off)";
+        assert_eq!(e("roce-wire"), need);
+        let pct = |k: &str, v: &str| {
+            format!(
+                "roce-wire: {k} must be a percentage 0..=100 with at most one decimal \
+                 (10, 0.5), not {v:?}"
+            )
+        };
+        assert_eq!(e("roce-wire drop=101"), pct("drop", "101"));
+        assert_eq!(e("roce-wire drop=100.1"), pct("drop", "100.1"));
+        assert_eq!(e("roce-wire reorder=0.25"), pct("reorder", "0.25"));
+        assert_eq!(e("roce-wire flip=-1"), pct("flip", "-1"));
+        assert_eq!(e("roce-wire flip=.5"), pct("flip", ".5"));
+        assert_eq!(e("roce-wire flip=5."), pct("flip", "5."));
+        assert_eq!(e("roce-wire drop=10%"), pct("drop", "10%"));
+        assert_eq!(e("roce-wire drop=lots"), pct("drop", "lots"));
+        assert_eq!(
+            e("roce-wire delay-ms=10001"),
+            "roce-wire: delay-ms must be 0..=10000, not 10001"
+        );
+        assert_eq!(e("roce-wire delay-ms=-1"), "delay-ms=-1 out of range");
+        assert_eq!(
+            e("roce-wire delay-ms=1.5"),
+            "bad number \"1.5\" for delay-ms"
+        );
+        assert_eq!(
+            e("roce-wire loss=1"),
+            "roce-wire: unknown key \"loss\" (drop, reorder, flip, delay-ms)"
+        );
+        assert_eq!(e("roce-wire drop=1 drop=2"), "roce-wire: drop= given twice");
+        assert_eq!(
+            e("roce-wire off drop=1"),
+            "roce-wire: expected key=value or off, got \"off\""
+        );
+        assert_eq!(
+            e("roce-wire on"),
+            "roce-wire: expected key=value or off, got \"on\""
+        );
+    }
+
+    #[test]
+    fn roce_wire_runs_until_off_or_clear() {
+        let mut p = FaultPlan::default();
+        p.add(&Fault::parse("roce-wire drop=10").unwrap());
+        assert_eq!(p.roce_wire.unwrap().drop, 100);
+        // A new spec replaces the running one.
+        p.add(&Fault::parse("roce-wire delay-ms=5").unwrap());
+        assert_eq!(
+            p.roce_wire,
+            Some(RoceWire {
+                delay_ms: 5,
+                ..Default::default()
+            })
+        );
+        p.add(&Fault::parse("roce-wire off").unwrap());
+        assert!(p.roce_wire.is_none());
+        p.add(&Fault::parse("roce-wire flip=1").unwrap());
+        p.add(&Fault::Clear);
+        assert!(p.roce_wire.is_none());
+        // All shares 0 and no delay: nothing to do, the same as off.
+        p.add(&Fault::parse("roce-wire drop=0").unwrap());
+        assert!(p.roce_wire.is_none());
     }
 
     #[test]

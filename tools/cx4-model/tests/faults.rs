@@ -307,6 +307,48 @@ fn control_socket_takes_rx_starve_and_refuses_bad_durations_with_the_reason() {
 }
 
 #[test]
+fn control_socket_takes_roce_wire_and_refuses_bad_shares_with_the_reason() {
+    let mut d = Driver::start(&[]);
+    for (bad, why) in [
+        (
+            "roce-wire",
+            "error: roce-wire: give at least one of drop=, reorder=, flip=, delay-ms= (or off)",
+        ),
+        (
+            "roce-wire drop=101",
+            "error: roce-wire: drop must be a percentage 0..=100 with at most one decimal \
+             (10, 0.5), not \"101\"",
+        ),
+        (
+            "roce-wire delay-ms=10001",
+            "error: roce-wire: delay-ms must be 0..=10000, not 10001",
+        ),
+        (
+            "roce-wire loss=1",
+            "error: roce-wire: unknown key \"loss\" (drop, reorder, flip, delay-ms)",
+        ),
+        (
+            "roce-wire on",
+            "error: roce-wire: expected key=value or off, got \"on\"",
+        ),
+    ] {
+        assert_eq!(d.model.control(bad), why, "control {bad:?}");
+    }
+    d.model
+        .control_ok("roce-wire drop=1 reorder=0.5 flip=2 delay-ms=20");
+    d.model.control_ok("roce-wire delay-ms=5");
+    d.model.control_ok("roce-wire off");
+    d.model.control_ok("roce-wire flip=100");
+    d.model.control_ok("clear");
+    let stats = d.model.control("stats");
+    assert!(
+        stats.ends_with("wire faults: 0 dropped 0 reordered 0 flipped 0 delayed"),
+        "stats: expected the roce-wire counters at the end, seen {stats:?}"
+    );
+    assert!(d.model.is_alive());
+}
+
+#[test]
 fn bad_command_line_fault_is_rejected_at_start() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cx4-model"))
         .args(["--socket", "/nonexistent/x", "--fault", "fail opcode=nope"])

@@ -9,7 +9,8 @@
 //!   QP its BTH names: responses to the requester, requests to the responder. Receive WQEs
 //!   are taken from the QP's receive queue (counter at `dbr_addr + 0`) or its SRQ.
 //! - Timers: [`Device::roce_deadline`] is when the wire thread must call
-//!   [`Device::roce_tick`] (local ACK timeout, RNR timer).
+//!   [`Device::roce_tick`] (local ACK timeout, RNR timer, and the release of received frames
+//!   the `roce-wire` fault delays or holds back, `wire_faults.rs`).
 //! - State: [`Device::roce_sync`] applies the QP transitions the commands made.
 //!
 //! States: a QP in RTS executes its send queue; in RESET, INIT or RTR the doorbell is ignored
@@ -639,7 +640,12 @@ impl Device {
     /// When [`Device::roce_tick`] is next due, from now.
     pub fn roce_deadline(&self) -> Option<std::time::Duration> {
         let now = now_ns();
-        let d = self.roce.next_deadline(now)?;
+        let d = self
+            .roce
+            .next_deadline(now)
+            .into_iter()
+            .chain(self.roce.wire.next_release())
+            .min()?;
         Some(std::time::Duration::from_nanos(d.saturating_sub(now)))
     }
 
@@ -651,6 +657,8 @@ impl Device {
     /// Runs the requester timers due at `now` (engine clock, ns).
     pub fn roce_tick_at(&mut self, now: u64) {
         self.roce_sync();
+        // Frames the `roce-wire` fault delayed or held back, due by now.
+        self.roce_wire_release(now, false);
         let due: Vec<u32> = self
             .roce
             .qps

@@ -1197,3 +1197,7 @@ fn fuzzed_wqes_and_frames_never_panic() {
 /// UD and GSI QPs over the same two-card harness.
 #[path = "ud_tests.rs"]
 mod ud_tests;
+
+/// The `roce-wire` fault between two cards: drop, flip, reorder, delay, and clear.
+#[path = "wire_fault_tests.rs"]
+mod wire_fault_tests;

@@ -175,6 +175,14 @@ pub struct RoceStats {
     /// UD packets dropped: multicast to a group with no attached QP, or to QP 1 on a port
     /// without a GSI QP.
     pub ud_rx_no_target: u64,
+    /// `roce-wire` fault: received RoCE frames dropped.
+    pub wire_dropped: u64,
+    /// `roce-wire` fault: received RoCE frames held back behind the next one.
+    pub wire_reordered: u64,
+    /// `roce-wire` fault: received RoCE frames with a byte flipped (the ICRC rejects them).
+    pub wire_flipped: u64,
+    /// `roce-wire` fault: received RoCE frames delivered late.
+    pub wire_delayed: u64,
 }
 
 impl RoceStats {
@@ -184,7 +192,8 @@ impl RoceStats {
             "roce: tx {} pkts {} bytes; rx {} pkts {} bytes ({} malformed, {} no qp, {} dropped); \
              {} doorbells {} wqes {} errors {} flushed {} unsupported {} timer runs; \
              ud: tx {} ({} bad av, {} mc looped) rx {} (dropped: {} qkey, {} no recv, {} too long, \
-             {} malformed, {} no target)",
+             {} malformed, {} no target); \
+             wire faults: {} dropped {} reordered {} flipped {} delayed",
             self.tx_packets,
             self.tx_bytes,
             self.rx_packets,
@@ -206,7 +215,11 @@ impl RoceStats {
             self.ud_rx_no_recv,
             self.ud_rx_too_long,
             self.ud_rx_malformed,
-            self.ud_rx_no_target
+            self.ud_rx_no_target,
+            self.wire_dropped,
+            self.wire_reordered,
+            self.wire_flipped,
+            self.wire_delayed
         )
     }
 }
@@ -240,6 +253,8 @@ pub struct Engine {
     pub srqs: BTreeMap<u32, SrqCursor>,
     /// The loopback queue is being drained (not re-entered).
     pub draining: bool,
+    /// Received frames the `roce-wire` fault holds back or delays.
+    pub wire: super::wire_faults::WireFaults,
 }
 
 /// Where the device is in an SRQ: the WQE at the head of its free list, and how many WQEs it

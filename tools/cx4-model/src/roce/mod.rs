@@ -32,7 +32,8 @@
 //! - [`receive`]: the RoCEv2 receive path on the `Device` (requester responses, responder
 //!   requests, receive WQEs, R_Key checks);
 //! - [`ud`]: UD and GSI QPs on the `Device` (datagram WQEs, Q_Keys, the GRH area,
-//!   multicast groups).
+//!   multicast groups);
+//! - [`wire_faults`]: the `roce-wire` fault's dropped, flipped, reordered and delayed frames.
 
 pub mod cqe;
 pub mod device;
@@ -51,6 +52,7 @@ pub mod timers;
 pub mod ud;
 pub mod unreliable;
 pub mod wire;
+pub mod wire_faults;
 pub mod wqe;
 
 #[cfg(test)]

@@ -61,13 +61,62 @@ impl Device {
         if !self.fw.rdma.gids.values().any(|e| e.gid == g) && !self.fw.rdma.mcgs.contains_key(&g) {
             return false;
         }
+        if self.faults.roce_wire.is_none() && self.roce.wire.is_idle() {
+            self.roce_receive_wire(frame);
+            return true;
+        }
+        // The `roce-wire` fault (faults.rs): frames held or delayed before go first.
+        let now = now_ns();
+        let mut frames = self.roce.wire.due(now);
+        match self.faults.roce_wire {
+            Some(w) => {
+                let got = self
+                    .roce
+                    .wire
+                    .ingress(&w, frame.to_vec(), now, &mut self.roce.stats);
+                frames.extend(got);
+            }
+            None => {
+                frames.extend(self.roce.wire.take_all());
+                frames.push(frame.to_vec());
+            }
+        }
+        for f in frames {
+            self.roce_receive_wire(&f);
+        }
+        true
+    }
+
+    /// A RoCE frame off the wire for one of the port's addresses: counted, then received.
+    fn roce_receive_wire(&mut self, frame: &[u8]) {
         let mut dmac = [0u8; 6];
         dmac.copy_from_slice(&frame[..6]);
         self.fw.count_rx(Cast::of(&dmac), frame.len() as u64);
         self.roce_sync();
         self.roce_receive_packet(frame, None);
         self.roce_drain_loopback();
-        true
+    }
+
+    /// Receives the frames the `roce-wire` fault held or delayed that are due at `now` (all
+    /// of them with `all`: the fault ended). A port that went down meanwhile loses them.
+    pub(super) fn roce_wire_release(&mut self, now: u64, all: bool) {
+        let frames = if all {
+            self.roce.wire.take_all()
+        } else {
+            self.roce.wire.due(now)
+        };
+        for f in frames {
+            if self.fw.regs.oper_up() {
+                self.roce_receive_wire(&f);
+            } else {
+                self.path.rx_link_down += 1;
+            }
+        }
+    }
+
+    /// Ends the `roce-wire` fault's hold: what waits is received now.
+    pub fn roce_wire_flush(&mut self) {
+        self.roce_wire_release(0, true);
     }
 
     /// A RoCEv2 frame for the port; `blocked` is a QP a looped-back multicast copy must not
