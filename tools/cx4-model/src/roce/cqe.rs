@@ -94,19 +94,17 @@ pub fn err_cqe(
     wqe_counter: u16,
     wqe_opcode: u8,
 ) -> Cqe64 {
-    let mut e = ErrCqe::new();
+    let c = crate::eth::cqe::err_cqe(
+        responder,
+        status.syndrome().unwrap_or(0),
+        VENDOR_SYNDROME,
+        wqe_counter,
+        wqe_opcode,
+        qp.qpn & 0xff_ffff,
+    );
+    // The one field the Ethernet queues leave 0: the QP's user index (cqe_version 1).
+    let mut e = ErrCqe(c.0);
     e.set_srqn(qp.user_index & 0xff_ffff);
-    e.set_syndrome(status.syndrome().unwrap_or(0).into());
-    e.set_vendor_err_synd(VENDOR_SYNDROME.into());
-    e.set_s_wqe_opcode(wqe_opcode.into());
-    e.set_qpn(qp.qpn & 0xff_ffff);
-    e.set_wqe_counter(wqe_counter.into());
-    let op = if responder {
-        opcode::RESP_ERR
-    } else {
-        opcode::REQ_ERR
-    };
-    e.set_op_own(op_own(op, 0, 0).into());
     Cqe64(e.0)
 }
 

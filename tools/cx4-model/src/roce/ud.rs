@@ -76,11 +76,6 @@ pub const GRH_LEN: usize = 40;
 /// Bytes of the datagram segment (`struct mlx5_wqe_datagram_seg`, an `mlx5_av`).
 pub const DATAGRAM_SEG_LEN: usize = 48;
 
-/// The UDP source port when the address vector gives none (the dynamic range).
-const UDP_SPORT_BASE: u16 = 0xc000;
-/// The hop limit when the address vector gives none.
-const DEFAULT_HOP_LIMIT: u8 = 64;
-
 /// The addressing of one UD send, from its datagram segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UdAddress {
@@ -137,10 +132,7 @@ impl UdAddress {
             .ok_or_else(|| format!("source GID index {idx} not in the RoCE address table"))?;
         let ecn = Ecn::from_tos(self.tclass);
         let dscp = self.tclass >> 2;
-        let hop = match self.hop_limit {
-            0 => DEFAULT_HOP_LIMIT,
-            h => h,
-        };
+        let hop = super::wire::hop_limit(self.hop_limit);
         let ip = match (v4(&g.gid), v4(&self.rgid)) {
             (Some(src), Some(dst)) => Ip::V4(Ipv4 {
                 src,
@@ -161,10 +153,7 @@ impl UdAddress {
             }),
             _ => return Err("source and destination GIDs of different IP versions".into()),
         };
-        let udp_sport = match self.udp_sport {
-            0 => UDP_SPORT_BASE | ((qpn ^ self.dqpn ^ (qpn >> 14)) & 0x3fff) as u16,
-            s => s,
-        };
+        let udp_sport = super::wire::udp_sport(self.udp_sport, qpn, self.dqpn);
         let vlan_tci = g
             .vlan
             .then_some((u16::from(self.prio) << 13) | (g.vlan_id & 0xfff));

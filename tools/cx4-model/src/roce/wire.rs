@@ -21,8 +21,25 @@ use super::packet::{self, Ecn, Ethernet, Ip, Ipv4, Ipv6, Packet, UdpChecksum};
 
 /// The first UDP source port of the per-QP hash (the dynamic range, as rxe and the card use).
 const UDP_SPORT_BASE: u16 = 0xc000;
-/// The hop limit when the path gives none.
+/// The hop limit when the path (or a UD address vector) gives none.
 const DEFAULT_HOP_LIMIT: u8 = 64;
+
+/// The UDP source port of packets from `qpn` to `remote_qpn`: `given` unless 0, else a hash
+/// of the pair in the dynamic range (so flows spread over ECMP paths, stable per QP pair).
+pub(super) fn udp_sport(given: u16, qpn: u32, remote_qpn: u32) -> u16 {
+    match given {
+        0 => UDP_SPORT_BASE | ((qpn ^ remote_qpn ^ (qpn >> 14)) & 0x3fff) as u16,
+        s => s,
+    }
+}
+
+/// The hop limit (TTL): `given` unless 0, else the default.
+pub(super) fn hop_limit(given: u8) -> u8 {
+    match given {
+        0 => DEFAULT_HOP_LIMIT,
+        h => h,
+    }
+}
 
 /// Where a QP's packets go and come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,10 +91,7 @@ impl Path {
             tclass >> 2
         };
         let ecn = Ecn::from_tos(tclass);
-        let hop = match p.hop_limit() as u8 {
-            0 => DEFAULT_HOP_LIMIT,
-            h => h,
-        };
+        let hop = hop_limit(p.hop_limit() as u8);
         let prio = p.eth_prio() as u16;
         let vlan_tci = g.vlan.then_some((prio << 13) | (g.vlan_id & 0xfff));
         let ip = match (v4(&g.gid), v4(&dgid)) {
@@ -101,10 +115,7 @@ impl Path {
             _ => return Err("source and destination GIDs of different IP versions".into()),
         };
         let remote_qpn = ctx.remote_qpn();
-        let udp_sport = match p.udp_sport() as u16 {
-            0 => UDP_SPORT_BASE | ((qpn ^ remote_qpn ^ (qpn >> 14)) & 0x3fff) as u16,
-            s => s,
-        };
+        let udp_sport = udp_sport(p.udp_sport() as u16, qpn, remote_qpn);
         Ok(Path {
             eth: Ethernet {
                 dst,
