@@ -460,17 +460,24 @@ fn srqs_rmps_and_xrc_srqs() {
     let page = d.alloc_page();
     let dbr = d.alloc_page();
     let pd = b.pd;
-    let mut v = input::<cmds::CreateRmp>(|i| {
-        let c = i.ctx_mut();
-        c.set_state(rmpc_state::RDY.into());
-        let w = c.wq_mut();
-        w.set_pd(pd);
-        w.set_dbr_addr(dbr);
-        w.set_log_wq_stride(6);
-        w.set_log_wq_sz(6);
-    });
-    v.resize(CreateRmpIn::SIZE + 8, 0);
-    CreateRmpIn::set_wq_pas(&mut v, 0, page).unwrap();
+    let rmp_at = |pages: &[u64], page_offset: u32| {
+        let mut v = input::<cmds::CreateRmp>(|i| {
+            let c = i.ctx_mut();
+            c.set_state(rmpc_state::RDY.into());
+            let w = c.wq_mut();
+            w.set_pd(pd);
+            w.set_dbr_addr(dbr);
+            w.set_log_wq_stride(6);
+            w.set_log_wq_sz(6);
+            w.set_page_offset(page_offset);
+        });
+        v.resize(CreateRmpIn::SIZE + 8 * pages.len(), 0);
+        for (k, &p) in pages.iter().enumerate() {
+            CreateRmpIn::set_wq_pas(&mut v, k, p).unwrap();
+        }
+        v
+    };
+    let v = rmp_at(&[page], 0);
     let rmpn = view::<CreateRmpOut>(&d.run_ok(&v, CreateRmpOut::SIZE)).rmpn();
     let q = view::<QueryRmpOut>(&d.ok::<cmds::QueryRmp>(|i| i.set_rmpn(rmpn)));
     assert_eq!(q.rmp_context().wq().log_wq_sz(), 6);
@@ -491,27 +498,10 @@ fn srqs_rmps_and_xrc_srqs() {
 
     // A ring that starts inside its first page (mlx5_ib's user RMP in a large page):
     // page_offset counts 64ths of a page, the ring then reaches into a second page.
-    let rmp_at = |pages: &[u64]| {
-        let mut v = input::<cmds::CreateRmp>(|i| {
-            let c = i.ctx_mut();
-            c.set_state(rmpc_state::RDY.into());
-            let w = c.wq_mut();
-            w.set_pd(pd);
-            w.set_dbr_addr(dbr);
-            w.set_log_wq_stride(6);
-            w.set_log_wq_sz(6);
-            w.set_page_offset(8);
-        });
-        v.resize(CreateRmpIn::SIZE + 8 * pages.len(), 0);
-        for (k, &p) in pages.iter().enumerate() {
-            CreateRmpIn::set_wq_pas(&mut v, k, p).unwrap();
-        }
-        v
-    };
-    let one = rmp_at(&[page]);
+    let one = rmp_at(&[page], 8);
     d.run_err(&one, CreateRmpOut::SIZE, status::BAD_INP_LEN);
     let page2 = d.alloc_page();
-    let two = rmp_at(&[page, page2]);
+    let two = rmp_at(&[page, page2], 8);
     let off_rmpn = view::<CreateRmpOut>(&d.run_ok(&two, CreateRmpOut::SIZE)).rmpn();
     let q = view::<QueryRmpOut>(&d.ok::<cmds::QueryRmp>(|i| i.set_rmpn(off_rmpn)));
     assert_eq!(q.rmp_context().wq().page_offset(), 8, "page_offset kept");

@@ -238,14 +238,7 @@ impl Device {
         let segs = rx::rq_wqe_segments(&r, 1usize << v.buf.log_rq_stride)?;
         Ok(OpenRecv {
             index,
-            sges: segs
-                .into_iter()
-                .map(|s| Sge {
-                    lkey: s.lkey,
-                    addr: s.addr,
-                    len: s.len,
-                })
-                .collect(),
+            sges: segs.into_iter().map(Sge::from).collect(),
         })
     }
 
@@ -276,14 +269,7 @@ impl Device {
         cur.taken = cur.taken.wrapping_add(1);
         Ok(OpenRecv {
             index,
-            sges: segs
-                .into_iter()
-                .map(|s| Sge {
-                    lkey: s.lkey,
-                    addr: s.addr,
-                    len: s.len,
-                })
-                .collect(),
+            sges: segs.into_iter().map(Sge::from).collect(),
         })
     }
 

@@ -33,6 +33,17 @@ pub struct Sge {
     pub len: u32,
 }
 
+impl From<crate::eth::rx::RxSeg> for Sge {
+    /// A receive WQE's data segment (the layout RQs and SRQs share with Ethernet RQs).
+    fn from(s: crate::eth::rx::RxSeg) -> Sge {
+        Sge {
+            lkey: s.lkey,
+            addr: s.addr,
+            len: s.len,
+        }
+    }
+}
+
 /// The local data of a send WQE.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Gather {
