@@ -33,16 +33,20 @@
 //!   requests, receive WQEs, R_Key checks);
 //! - [`ud`]: UD and GSI QPs on the `Device` (datagram WQEs, Q_Keys, the GRH area,
 //!   multicast groups);
+//! - [`events`]: the affiliated asynchronous events of a responder's failures;
+//! - [`qcounters`]: the QPs' transport events in their queue counter sets (`hw_counters`);
 //! - [`wire_faults`]: the `roce-wire` fault's dropped, flipped, reordered and delayed frames.
 
 pub mod cqe;
 pub mod device;
 pub mod engine;
 pub mod error;
+pub mod events;
 pub mod headers;
 pub mod icrc;
 pub mod packet;
 pub mod psn;
+pub mod qcounters;
 pub mod receive;
 pub mod requester;
 pub mod responder;
