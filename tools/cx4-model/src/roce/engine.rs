@@ -85,6 +85,8 @@ pub struct QpEngine {
     /// UD and GSI: the PSN of the next packet (the context's `next_send_psn` at the first
     /// RTS; UD receivers do not check it).
     pub ud_psn: Option<Psn>,
+    /// XRC target: the XRC SRQ of the SEND being received (`xrc.rs`).
+    pub xrc: super::xrc::XrcState,
 }
 
 impl QpEngine {
@@ -102,6 +104,7 @@ impl QpEngine {
             recv_open: None,
             error: false,
             ud_psn: None,
+            xrc: Default::default(),
         }
     }
 
@@ -150,7 +153,7 @@ pub struct RoceStats {
     pub errors: u64,
     /// WQEs flushed.
     pub flushed: u64,
-    /// Doorbells and packets for services the engine does not run (UMR, XRC).
+    /// Doorbells and packets for services the engine does not run (UMR).
     pub unsupported: u64,
     /// Requester timer expiries handled.
     pub timer_runs: u64,
@@ -183,6 +186,11 @@ pub struct RoceStats {
     pub wire_flipped: u64,
     /// `roce-wire` fault: received RoCE frames delivered late.
     pub wire_delayed: u64,
+    /// XRC requests refused (NAKed): their XRCETH names no XRC SRQ, or one of another XRC
+    /// domain than the target QP's.
+    pub xrc_bad_srq: u64,
+    /// XRC packets dropped: a request to an initiator QP or a response to a target QP.
+    pub xrc_misdirected: u64,
 }
 
 impl RoceStats {
@@ -193,6 +201,7 @@ impl RoceStats {
              {} doorbells {} wqes {} errors {} flushed {} unsupported {} timer runs; \
              ud: tx {} ({} bad av, {} mc looped) rx {} (dropped: {} qkey, {} no recv, {} too long, \
              {} malformed, {} no target); \
+             xrc: {} bad srq {} misdirected; \
              wire faults: {} dropped {} reordered {} flipped {} delayed",
             self.tx_packets,
             self.tx_bytes,
@@ -216,6 +225,8 @@ impl RoceStats {
             self.ud_rx_too_long,
             self.ud_rx_malformed,
             self.ud_rx_no_target,
+            self.xrc_bad_srq,
+            self.xrc_misdirected,
             self.wire_dropped,
             self.wire_reordered,
             self.wire_flipped,
@@ -272,6 +283,8 @@ fn service(st: u8) -> Option<Service> {
     match st {
         qpc_st::RC => Some(Service::Rc),
         qpc_st::UC => Some(Service::Uc),
+        // Initiator and target alike: the RC state machines (`xrc.rs` maps the opcodes).
+        qpc_st::XRC => Some(Service::Xrc),
         qpc_st::UD | qpc_st::QP1 => Some(Service::Ud),
         _ => None,
     }
