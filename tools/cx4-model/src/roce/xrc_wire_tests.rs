@@ -146,9 +146,7 @@ fn every_xrc_opcode_is_its_rc_operation_with_an_xrceth_on_requests() {
                 assert_eq!(&op.name()[1..], &rc.name()[..], "names differ by X");
                 let (x, r) = (op.info(), rc.info());
                 assert_eq!(x.payload, r.payload, "{}", op.name());
-                let request =
-                    r.headers.first() != Some(&Ext::Aeth) && !rc.name().contains("RESPONSE");
-                let want: Vec<Ext> = if request {
+                let want: Vec<Ext> = if super::responder::is_rc_request(rc) {
                     std::iter::once(Ext::Xrceth)
                         .chain(r.headers.iter().copied())
                         .collect()
