@@ -143,7 +143,7 @@ fn every_xrc_opcode_is_its_rc_operation_with_an_xrceth_on_requests() {
             Service::Xrc => {
                 let rc = rc_equivalent(op).unwrap_or_else(|| panic!("{}", op.name()));
                 assert_eq!(xrc_equivalent(rc), Some(op));
-                assert_eq!(&op.name()[1..], &rc.name()[..], "names differ by X");
+                assert_eq!(&op.name()[1..], rc.name(), "names differ by X");
                 let (x, r) = (op.info(), rc.info());
                 assert_eq!(x.payload, r.payload, "{}", op.name());
                 let want: Vec<Ext> = if super::responder::is_rc_request(rc) {
