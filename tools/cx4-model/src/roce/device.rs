@@ -24,10 +24,11 @@
 //! The receive side (responses to the requester, requests to the responder, receive WQEs of
 //! the RQ or the SRQ, R_Key checks) is in `receive.rs`.
 //!
-//! UD and GSI (QP1) QPs take their own send and receive paths (`ud.rs`).
+//! UD and GSI (QP1) QPs take their own send and receive paths (`ud.rs`); XRC initiator and
+//! target QPs run the RC paths with the translation of `xrc.rs`.
 //!
 //! Not done yet: SEND with invalidate does not invalidate the R_Key; LOCAL_INV and UMR WQEs;
-//! XRC QPs; RoCE v1 framing (v1 GID entries send RoCE v2); PFC pause and DCQCN
+//! RoCE v1 framing (v1 GID entries send RoCE v2); PFC pause and DCQCN
 //! for RoCE frames; the SRQ limit event.
 
 use cx4_hw::{
@@ -289,7 +290,7 @@ impl Device {
                 budget = budget.saturating_sub(u32::from(bbs));
                 continue;
             }
-            let decoded = SendWqe::decode(&r, index).and_then(|w| {
+            let decoded = super::xrc::decode_send(q.service, &r, index).and_then(|w| {
                 let dma = MkeyDma {
                     fw: &self.fw,
                     mem: &self.mem,
@@ -421,19 +422,22 @@ impl Device {
                 }
             }
         }
-        let flush_recv = |d: &mut Device, index: u16| {
+        let flush_recv = |d: &mut Device, v: &QpView, index: u16| {
             d.roce.stats.flushed += 1;
             let e = cqe::err_cqe(v.cqe_qp(), true, WcStatus::WrFlushErr, index, 0);
             d.post(v.cqn_rcv, &e, false);
         };
         if let Some(o) = q.recv_open.take() {
-            flush_recv(self, o.index);
+            // An XRC target's belongs to the XRC SRQ of the SEND it was filling.
+            let ov = self.xrc_open_view(q, v);
+            q.xrc.msg_srqn = None;
+            flush_recv(self, &ov, o.index);
         }
         if v.buf.rq_bytes() > 0 {
             if let Some(pc) = self.read_be32_mem(v.dbr + DBR_RCV as u64) {
                 let mut budget = 1u32 << v.buf.log_rq_size;
                 while (q.rq_cc & 0xffff) != (pc & 0xffff) && budget > 0 {
-                    flush_recv(self, q.rq_cc as u16);
+                    flush_recv(self, v, q.rq_cc as u16);
                     q.rq_cc = q.rq_cc.wrapping_add(1);
                     budget -= 1;
                 }
@@ -586,6 +590,10 @@ impl Device {
                 return;
             }
         }
+        let Some((bth, ext)) = super::xrc::request_headers(q.service, bth, ext, w.xrc_srqn) else {
+            log::warn!("QP {:#x} WQE {:#x}: no XRC SRQ to send to", v.qpn, w.index);
+            return;
+        };
         match path.frame(bth, ext, &payload) {
             Ok(f) => self.roce_transmit(f),
             Err(e) => log::warn!("QP {:#x}: packet not built: {e}", v.qpn),

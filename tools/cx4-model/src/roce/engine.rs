@@ -88,6 +88,8 @@ pub struct QpEngine {
     /// The transport events already added to the QP's queue counter set
     /// (`qcounters.rs`).
     pub reported: crate::fw::RoceQCounts,
+    /// XRC target: the XRC SRQ of the SEND being received (`xrc.rs`).
+    pub xrc: super::xrc::XrcState,
 }
 
 impl QpEngine {
@@ -106,6 +108,7 @@ impl QpEngine {
             error: false,
             ud_psn: None,
             reported: Default::default(),
+            xrc: Default::default(),
         }
     }
 
@@ -154,7 +157,7 @@ pub struct RoceStats {
     pub errors: u64,
     /// WQEs flushed.
     pub flushed: u64,
-    /// Doorbells and packets for services the engine does not run (UMR, XRC).
+    /// Doorbells and packets for services the engine does not run (UMR).
     pub unsupported: u64,
     /// Requester timer expiries handled.
     pub timer_runs: u64,
@@ -187,6 +190,11 @@ pub struct RoceStats {
     pub wire_flipped: u64,
     /// `roce-wire` fault: received RoCE frames delivered late.
     pub wire_delayed: u64,
+    /// XRC requests refused (NAKed): their XRCETH names no XRC SRQ, or one of another XRC
+    /// domain than the target QP's.
+    pub xrc_bad_srq: u64,
+    /// XRC packets dropped: a request to an initiator QP or a response to a target QP.
+    pub xrc_misdirected: u64,
 }
 
 impl RoceStats {
@@ -197,6 +205,7 @@ impl RoceStats {
              {} doorbells {} wqes {} errors {} flushed {} unsupported {} timer runs; \
              ud: tx {} ({} bad av, {} mc looped) rx {} (dropped: {} qkey, {} no recv, {} too long, \
              {} malformed, {} no target); \
+             xrc: {} bad srq {} misdirected; \
              wire faults: {} dropped {} reordered {} flipped {} delayed",
             self.tx_packets,
             self.tx_bytes,
@@ -220,6 +229,8 @@ impl RoceStats {
             self.ud_rx_too_long,
             self.ud_rx_malformed,
             self.ud_rx_no_target,
+            self.xrc_bad_srq,
+            self.xrc_misdirected,
             self.wire_dropped,
             self.wire_reordered,
             self.wire_flipped,
@@ -276,6 +287,8 @@ fn service(st: u8) -> Option<Service> {
     match st {
         qpc_st::RC => Some(Service::Rc),
         qpc_st::UC => Some(Service::Uc),
+        // Initiator and target alike: the RC state machines (`xrc.rs` maps the opcodes).
+        qpc_st::XRC => Some(Service::Xrc),
         qpc_st::UD | qpc_st::QP1 => Some(Service::Ud),
         _ => None,
     }

@@ -1,6 +1,6 @@
 //! The InfiniBand transport headers a RoCEv2 packet carries after its UDP header (IBTA vol 1
 //! ch. 9 and Annex A17): the base transport header [`Bth`], the extension headers [`Reth`],
-//! [`Aeth`], [`AtomicEth`], [`AtomicAckEth`], [`ImmDt`], [`Ieth`] and [`Deth`], and the
+//! [`Aeth`], [`AtomicEth`], [`AtomicAckEth`], [`ImmDt`], [`Ieth`], [`Deth`] and [`Xrceth`], and the
 //! opcode table ([`Opcode`], [`OpcodeInfo`]) that says which extension headers follow each
 //! opcode, in which order, and whether a payload follows them.
 //!
@@ -13,7 +13,10 @@
 //! The opcode values and header layouts agree with the Linux soft-RoCE driver (rxe:
 //! `rxe_opcode.c`, `rxe_hdr.h`) and `include/rdma/ib_pack.h`; a test holds our table against
 //! a transcription of rxe's. RD opcodes, and the IBTA 1.5 FLUSH and ATOMIC_WRITE opcodes, are
-//! not implemented by the ConnectX-4 and decode as [`WireError::UnknownOpcode`].
+//! not implemented by the ConnectX-4 and decode as [`WireError::UnknownOpcode`]. Mainline rxe
+//! has no XRC; the XRC rows (IBTA vol 1 Annex A14: RC's operations at 0xa0 + the RC value,
+//! requests with an XRCETH right after the BTH, responses without) are held against the
+//! table of rxe's XRC patch series in `xrc_wire_tests.rs`.
 
 use super::error::WireError;
 
@@ -33,6 +36,8 @@ pub const IMMDT_LEN: usize = 4;
 pub const IETH_LEN: usize = 4;
 /// Length of the datagram extended transport header.
 pub const DETH_LEN: usize = 8;
+/// Length of the XRC extended transport header.
+pub const XRCETH_LEN: usize = 4;
 /// Length of the reserved block after a CNP's BTH (Annex A17.9.3).
 pub const CNP_RESERVED_LEN: usize = 16;
 
@@ -107,6 +112,8 @@ pub enum Service {
     Ud,
     /// Congestion notification (0x80–0x9f; RoCEv2 Annex A17.9).
     Cnp,
+    /// Extended reliable connection (0xa0–0xbf; IBTA vol 1 Annex A14).
+    Xrc,
 }
 
 /// An extension header that can follow the BTH.
@@ -126,6 +133,8 @@ pub enum Ext {
     ImmDt,
     /// Invalidate extended transport header ([`Ieth`]).
     Ieth,
+    /// XRC extended transport header ([`Xrceth`]).
+    Xrceth,
     /// The 16 reserved bytes of a CNP, sent as zeros.
     CnpReserved,
 }
@@ -141,6 +150,7 @@ impl Ext {
             Ext::AtomicAckEth => ATOMIC_ACK_ETH_LEN,
             Ext::ImmDt => IMMDT_LEN,
             Ext::Ieth => IETH_LEN,
+            Ext::Xrceth => XRCETH_LEN,
             Ext::CnpReserved => CNP_RESERVED_LEN,
         }
     }
@@ -155,6 +165,7 @@ impl Ext {
             Ext::AtomicAckEth => "AtomicAckETH",
             Ext::ImmDt => "ImmDt",
             Ext::Ieth => "IETH",
+            Ext::Xrceth => "XRCETH",
             Ext::CnpReserved => "CNP reserved bytes",
         }
     }
@@ -265,6 +276,29 @@ opcodes! {
     UdSendOnly = 0x64, "UD_SEND_ONLY", Ud, [Deth], true;
     UdSendOnlyWithImmediate = 0x65, "UD_SEND_ONLY_WITH_IMMEDIATE", Ud, [Deth, ImmDt], true;
     Cnp = 0x81, "CNP", Cnp, [CnpReserved], false;
+    XrcSendFirst = 0xa0, "XRC_SEND_FIRST", Xrc, [Xrceth], true;
+    XrcSendMiddle = 0xa1, "XRC_SEND_MIDDLE", Xrc, [Xrceth], true;
+    XrcSendLast = 0xa2, "XRC_SEND_LAST", Xrc, [Xrceth], true;
+    XrcSendLastWithImmediate = 0xa3, "XRC_SEND_LAST_WITH_IMMEDIATE", Xrc, [Xrceth, ImmDt], true;
+    XrcSendOnly = 0xa4, "XRC_SEND_ONLY", Xrc, [Xrceth], true;
+    XrcSendOnlyWithImmediate = 0xa5, "XRC_SEND_ONLY_WITH_IMMEDIATE", Xrc, [Xrceth, ImmDt], true;
+    XrcRdmaWriteFirst = 0xa6, "XRC_RDMA_WRITE_FIRST", Xrc, [Xrceth, Reth], true;
+    XrcRdmaWriteMiddle = 0xa7, "XRC_RDMA_WRITE_MIDDLE", Xrc, [Xrceth], true;
+    XrcRdmaWriteLast = 0xa8, "XRC_RDMA_WRITE_LAST", Xrc, [Xrceth], true;
+    XrcRdmaWriteLastWithImmediate = 0xa9, "XRC_RDMA_WRITE_LAST_WITH_IMMEDIATE", Xrc, [Xrceth, ImmDt], true;
+    XrcRdmaWriteOnly = 0xaa, "XRC_RDMA_WRITE_ONLY", Xrc, [Xrceth, Reth], true;
+    XrcRdmaWriteOnlyWithImmediate = 0xab, "XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", Xrc, [Xrceth, Reth, ImmDt], true;
+    XrcRdmaReadRequest = 0xac, "XRC_RDMA_READ_REQUEST", Xrc, [Xrceth, Reth], false;
+    XrcRdmaReadResponseFirst = 0xad, "XRC_RDMA_READ_RESPONSE_FIRST", Xrc, [Aeth], true;
+    XrcRdmaReadResponseMiddle = 0xae, "XRC_RDMA_READ_RESPONSE_MIDDLE", Xrc, [], true;
+    XrcRdmaReadResponseLast = 0xaf, "XRC_RDMA_READ_RESPONSE_LAST", Xrc, [Aeth], true;
+    XrcRdmaReadResponseOnly = 0xb0, "XRC_RDMA_READ_RESPONSE_ONLY", Xrc, [Aeth], true;
+    XrcAcknowledge = 0xb1, "XRC_ACKNOWLEDGE", Xrc, [Aeth], false;
+    XrcAtomicAcknowledge = 0xb2, "XRC_ATOMIC_ACKNOWLEDGE", Xrc, [Aeth, AtomicAckEth], false;
+    XrcCompareSwap = 0xb3, "XRC_COMPARE_SWAP", Xrc, [Xrceth, AtomicEth], false;
+    XrcFetchAdd = 0xb4, "XRC_FETCH_ADD", Xrc, [Xrceth, AtomicEth], false;
+    XrcSendLastWithInvalidate = 0xb6, "XRC_SEND_LAST_WITH_INVALIDATE", Xrc, [Xrceth, Ieth], true;
+    XrcSendOnlyWithInvalidate = 0xb7, "XRC_SEND_ONLY_WITH_INVALIDATE", Xrc, [Xrceth, Ieth], true;
 }
 
 impl Opcode {
@@ -647,6 +681,33 @@ impl Deth {
     }
 }
 
+/// XRC extended transport header (IBTA vol 1 Annex A14): the XRC SRQ at the responder that
+/// an XRC request is for (every request packet carries it, right after the BTH).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Xrceth {
+    /// The XRC SRQ number (24 bits; the byte before it is reserved).
+    pub srqn: u32,
+}
+
+impl Xrceth {
+    /// Length on the wire.
+    pub const LEN: usize = XRCETH_LEN;
+
+    /// Reads an XRCETH; the reserved byte is ignored.
+    pub fn decode(buf: &[u8]) -> Result<Xrceth, WireError> {
+        let b = input::<XRCETH_LEN>(buf, "XRCETH")?;
+        Ok(Xrceth {
+            srqn: u32::from_be_bytes(b) & MASK_24,
+        })
+    }
+
+    /// Writes the XRCETH.
+    pub fn encode(&self, buf: &mut [u8]) -> Result<(), WireError> {
+        let srqn = fits("XRCETH XRC SRQ", self.srqn.into(), 24)? as u32;
+        output(buf, &srqn.to_be_bytes(), "XRCETH")
+    }
+}
+
 /// The extension headers of one packet: exactly those its opcode's table entry lists are
 /// present after a decode, and required (and the only ones allowed) by an encode.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -665,6 +726,8 @@ pub struct ExtHeaders {
     pub imm: Option<ImmDt>,
     /// IETH (the WITH_INVALIDATE opcodes).
     pub ieth: Option<Ieth>,
+    /// XRCETH (XRC requests).
+    pub xrc: Option<Xrceth>,
 }
 
 impl ExtHeaders {
@@ -683,6 +746,7 @@ impl ExtHeaders {
                 Ext::AtomicAckEth => ext.atomic_ack = Some(AtomicAckEth::decode(rest)?),
                 Ext::ImmDt => ext.imm = Some(ImmDt::decode(rest)?),
                 Ext::Ieth => ext.ieth = Some(Ieth::decode(rest)?),
+                Ext::Xrceth => ext.xrc = Some(Xrceth::decode(rest)?),
                 Ext::CnpReserved => {
                     input::<CNP_RESERVED_LEN>(rest, kind.name())?;
                 }
@@ -702,6 +766,7 @@ impl ExtHeaders {
             Ext::AtomicAckEth => self.atomic_ack.is_some(),
             Ext::ImmDt => self.imm.is_some(),
             Ext::Ieth => self.ieth.is_some(),
+            Ext::Xrceth => self.xrc.is_some(),
             Ext::CnpReserved => true,
         }
     }
@@ -712,7 +777,7 @@ impl ExtHeaders {
         if let Some(missing) = wanted.iter().find(|&&k| !self.has(k)) {
             return Err(WireError::MissingHeader(missing.name()));
         }
-        const KINDS: [Ext; 7] = [
+        const KINDS: [Ext; 8] = [
             Ext::Deth,
             Ext::Reth,
             Ext::AtomicEth,
@@ -720,6 +785,7 @@ impl ExtHeaders {
             Ext::AtomicAckEth,
             Ext::ImmDt,
             Ext::Ieth,
+            Ext::Xrceth,
         ];
         match KINDS.iter().find(|&&k| self.has(k) && !wanted.contains(&k)) {
             Some(extra) => Err(WireError::UnexpectedHeader(extra.name())),
@@ -749,6 +815,7 @@ impl ExtHeaders {
                 Ext::AtomicAckEth => present(self.atomic_ack, kind)?.encode(rest)?,
                 Ext::ImmDt => present(self.imm, kind)?.encode(rest)?,
                 Ext::Ieth => present(self.ieth, kind)?.encode(rest)?,
+                Ext::Xrceth => present(self.xrc, kind)?.encode(rest)?,
                 Ext::CnpReserved => output(rest, &[0u8; CNP_RESERVED_LEN], kind.name())?,
             }
             at += kind.wire_len();
@@ -898,8 +965,12 @@ mod tests {
             assert_eq!(info.header_len(), len, "{name}");
             assert_eq!(info.payload, payload, "{name}");
         }
-        // Ours is rxe's set plus the CNP.
-        assert_eq!(Opcode::ALL.len(), RXE.len() + 1);
+        // Ours is rxe's set plus the CNP and the XRC rows (`xrc_wire_tests.rs`).
+        let xrc = Opcode::ALL
+            .iter()
+            .filter(|o| o.info().service == Service::Xrc)
+            .count();
+        assert_eq!(Opcode::ALL.len(), RXE.len() + 1 + xrc);
         let cnp = Opcode::Cnp.info();
         assert_eq!(Opcode::Cnp.value(), 0x81);
         assert_eq!(
@@ -920,6 +991,7 @@ mod tests {
                         Service::Uc => (v >> 5 == 1, "UC_"),
                         Service::Ud => (v >> 5 == 3, "UD_"),
                         Service::Cnp => (v >> 5 == 4, "CNP"),
+                        Service::Xrc => (v >> 5 == 5, "XRC_"),
                     };
                     assert!(prefix.0, "{v:#x} service");
                     assert!(op.name().starts_with(prefix.1), "{v:#x} name");
@@ -932,7 +1004,13 @@ mod tests {
             Err(WireError::UnknownOpcode(0x15)),
             "0x15 is reserved"
         );
-        assert_eq!(Opcode::ALL.iter().filter(|o| o.value() >= 0x80).count(), 1);
+        assert_eq!(
+            Opcode::ALL
+                .iter()
+                .filter(|o| (0x80..0xa0).contains(&o.value()))
+                .count(),
+            1
+        );
     }
 
     /// Sample extension headers for `op`, every field away from zero.
@@ -978,6 +1056,11 @@ mod tests {
                     })
                 }
                 Ext::Ieth => ext.ieth = Some(Ieth { rkey: 0x0bad_f00d }),
+                Ext::Xrceth => {
+                    ext.xrc = Some(Xrceth {
+                        srqn: 0x00fe_dcba ^ (seed & 0xff),
+                    })
+                }
                 Ext::CnpReserved => {}
             }
         }

@@ -1,11 +1,11 @@
 //! The RoCE engine: RDMA over Converged Ethernet v2 (IBTA Annex A17) on the modelled port.
 //!
-//! The engine — RC and UC queue pairs, their send and receive state machines and
+//! The engine — RC, UC and XRC queue pairs, their send and receive state machines and
 //! retransmission, UD queue pairs and the GSI QP (QP1) — lives here (the DCQCN reaction to
 //! ECN marks and CNPs is still to come). Its wire layer, pure functions with no queue state:
 //!
 //! - [`headers`]: the InfiniBand transport headers (BTH and the extension headers) and the
-//!   opcode table of the RC, UC and UD services and the CNP;
+//!   opcode table of the RC, UC, UD and XRC services and the CNP;
 //! - [`packet`]: a whole RoCEv2 frame, Ethernet / IP / UDP 4791 / transport headers /
 //!   payload / pad / ICRC — [`packet::build`] and [`packet::parse`];
 //! - [`icrc`]: the invariant CRC, computed as Linux's soft-RoCE (rxe) does;
@@ -35,6 +35,8 @@
 //!   multicast groups);
 //! - [`events`]: the affiliated asynchronous events of a responder's failures;
 //! - [`qcounters`]: the QPs' transport events in their queue counter sets (`hw_counters`);
+//! - [`xrc`]: XRC initiator and target QPs on the RC paths (the WQE's XRC segment, the
+//!   XRC opcodes and XRCETH, the XRC SRQ a request is for);
 //! - [`wire_faults`]: the `roce-wire` fault's dropped, flipped, reordered and delayed frames.
 
 pub mod cqe;
@@ -58,11 +60,16 @@ pub mod unreliable;
 pub mod wire;
 pub mod wire_faults;
 pub mod wqe;
+pub mod xrc;
 
 #[cfg(test)]
 mod device_tests;
 #[cfg(test)]
 mod loopback_tests;
+#[cfg(test)]
+mod xrc_tests;
+#[cfg(test)]
+mod xrc_wire_tests;
 
 pub use error::WireError;
 pub use psn::Psn;

@@ -1347,6 +1347,7 @@ mod tests {
                 Ext::AtomicAckEth => e.atomic_ack = Some(AtomicAckEth { orig: 0xabc }),
                 Ext::ImmDt => e.imm = Some(ImmDt { imm: 0x0102_0304 }),
                 Ext::Ieth => e.ieth = Some(Ieth { rkey: 0x77 }),
+                Ext::Xrceth => e.xrc = Some(crate::roce::headers::Xrceth { srqn: 0x42 }),
                 Ext::CnpReserved => {}
             }
         }

@@ -159,12 +159,29 @@ impl Device {
         payload: &[u8],
         meta: RxMeta,
     ) {
-        let op = hdr.bth.opcode;
-        let svc = op.info().service;
-        if svc != q.service {
+        if q.service == super::headers::Service::Xrc {
+            self.xrc_packet(q, v, hdr, payload, meta);
+            return;
+        }
+        if hdr.bth.opcode.info().service != q.service {
             self.roce.stats.rx_no_qp += 1;
             return;
         }
+        self.transport_packet(q, v, hdr, payload, meta);
+    }
+
+    /// An RC or UC packet (XRC's as RC, `xrc.rs`) for QP `q`: responses to the requester,
+    /// requests to the responder.
+    pub(super) fn transport_packet(
+        &mut self,
+        q: &mut QpEngine,
+        v: &QpView,
+        hdr: &TransportHeaders,
+        payload: &[u8],
+        meta: RxMeta,
+    ) {
+        let op = hdr.bth.opcode;
+        let svc = op.info().service;
         let rc_request = is_rc_request(op);
         let is_response = svc == super::headers::Service::Rc && !rc_request;
         if is_response {
@@ -302,7 +319,12 @@ impl Device {
             .map_err(|_| ())
     }
 
-    fn resp_fault(&mut self, q: &mut QpEngine, psn: Psn, f: RespFault) -> Vec<RespAction> {
+    pub(super) fn resp_fault(
+        &mut self,
+        q: &mut QpEngine,
+        psn: Psn,
+        f: RespFault,
+    ) -> Vec<RespAction> {
         match &mut q.resp {
             Some(RespSide::Rc(r)) => r.fault(psn, f),
             Some(RespSide::Uc(r)) => r.fault(f),
@@ -311,7 +333,7 @@ impl Device {
     }
 
     /// Carries out responder actions for the packet `hdr` / `payload`.
-    fn resp_actions(
+    pub(super) fn resp_actions(
         &mut self,
         q: &mut QpEngine,
         v: &QpView,
@@ -566,6 +588,7 @@ impl Device {
         let Some(path) = q.path else {
             return;
         };
+        let op = super::xrc::response_opcode(q.service, op);
         let bth = Bth::new(op, path.remote_qpn, psn.value());
         match path.frame(bth, ext, payload) {
             Ok(f) => self.roce_transmit(f),

@@ -77,6 +77,8 @@ pub struct SendWqe {
     pub atomic: Option<(u64, u64)>,
     /// The local data.
     pub gather: Gather,
+    /// The remote XRC SRQ an XRC initiator's WQE names (its XRC segment; `xrc.rs`).
+    pub xrc_srqn: Option<u32>,
 }
 
 /// Why a send WQE cannot be executed.
@@ -177,6 +179,7 @@ impl SendWqe {
             remote: None,
             atomic: None,
             gather: Gather::List(Vec::new()),
+            xrc_srqn: None,
         };
         if usize::from(ds) > wqe::SEND_WQE_MAX_SIZE / wqe::SEND_WQE_DS || ds == 0 {
             return Err(WqeError::BadSize { ds });
@@ -186,13 +189,23 @@ impl SendWqe {
 
     /// Decodes the WQE whose first basic block has producer index `index`.
     pub fn decode<R: WqeReader + ?Sized>(r: &R, index: u16) -> Result<SendWqe, WqeError> {
-        let (mut w, ds) = SendWqe::ctrl(r, index)?;
+        let (w, ds) = SendWqe::ctrl(r, index)?;
+        SendWqe::decode_segments(r, w, ds, wqe::SEND_WQE_DS)
+    }
+
+    /// Decodes the segments from byte `at` on (after the ctrl segment and any transport
+    /// segment, such as XRC's) into `w`, whose ctrl segment said `ds`.
+    pub fn decode_segments<R: WqeReader + ?Sized>(
+        r: &R,
+        mut w: SendWqe,
+        ds: u8,
+        mut at: usize,
+    ) -> Result<SendWqe, WqeError> {
         let op = w.opcode;
         if op == opcode::NOP {
             return Ok(w);
         }
         let rop = request_op(op).ok_or(WqeError::BadOpcode(op))?;
-        let mut at = wqe::SEND_WQE_DS;
         let end = usize::from(ds) * wqe::SEND_WQE_DS;
         let take = |at: &mut usize| -> Result<[u8; 16], WqeError> {
             if *at + 16 > end {
