@@ -220,7 +220,9 @@ impl Firmware {
             self.caps.general("cc_modify_allowed") != 0,
         );
         match op {
-            opcode::QUERY_CONG_STATUS | opcode::QUERY_CONG_PARAMS | opcode::QUERY_CONG_STATISTICS
+            opcode::QUERY_CONG_STATUS
+            | opcode::QUERY_CONG_PARAMS
+            | opcode::QUERY_CONG_STATISTICS
                 if !query =>
             {
                 fail!(BAD_OP, "congestion query without cc_query_allowed")
@@ -347,7 +349,11 @@ impl Firmware {
     /// The enable mask of a protocol after checking it and the priority.
     fn cong_mask(&self, proto: u32, prio: u32) -> Result<u8, super::CmdError> {
         if prio > 7 {
-            fail!(BAD_PARAM, "congestion status of a priority above 7", "{prio}");
+            fail!(
+                BAD_PARAM,
+                "congestion status of a priority above 7",
+                "{prio}"
+            );
         }
         self.cong_protocol(proto)?;
         Ok(if proto == u32::from(cong_protocol::ECN_RP) {
@@ -471,12 +477,7 @@ fn modify_np(
     };
     let mut p = cur;
     if sel.contains(NpFieldSelect::MIN_TIME_BETWEEN_CNPS) {
-        range(
-            "min_time_between_cnps",
-            i.min_time_between_cnps(),
-            0,
-            4095,
-        )?;
+        range("min_time_between_cnps", i.min_time_between_cnps(), 0, 4095)?;
         p.min_time_between_cnps_us = i.min_time_between_cnps();
     }
     if sel.contains(NpFieldSelect::CNP_DSCP) {

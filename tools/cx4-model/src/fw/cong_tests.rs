@@ -41,13 +41,11 @@ fn run<C: Command>(fw: &mut Firmware, f: impl FnOnce(&mut C::In)) -> Result<C::O
 }
 
 fn query_rp(fw: &mut Firmware) -> QueryCongParamsOut {
-    run::<cmds::QueryCongParams>(fw, |i| i.set_cong_protocol(cong_protocol::ECN_RP.into()))
-        .unwrap()
+    run::<cmds::QueryCongParams>(fw, |i| i.set_cong_protocol(cong_protocol::ECN_RP.into())).unwrap()
 }
 
 fn query_np(fw: &mut Firmware) -> QueryCongParamsOut {
-    run::<cmds::QueryCongParams>(fw, |i| i.set_cong_protocol(cong_protocol::ECN_NP.into()))
-        .unwrap()
+    run::<cmds::QueryCongParams>(fw, |i| i.set_cong_protocol(cong_protocol::ECN_NP.into())).unwrap()
 }
 
 fn bad_param<T: std::fmt::Debug>(r: Result<T, CmdError>) {
@@ -99,7 +97,9 @@ fn modify_params_changes_only_the_selected_fields() {
         i.set_cong_protocol(cong_protocol::ECN_RP.into());
         i.field_select_mut()
             .set_field_select_r_roce_rp(RpFieldSelect::AI_RATE.bits());
-        let p = i.congestion_parameters_mut().cong_control_r_roce_ecn_rp_mut();
+        let p = i
+            .congestion_parameters_mut()
+            .cong_control_r_roce_ecn_rp_mut();
         p.set_rpg_ai_rate(7);
         p.set_rpg_hai_rate(999);
         p.set_rpg_time_reset(5);
@@ -118,7 +118,9 @@ fn modify_params_changes_only_the_selected_fields() {
         i.field_select_mut().set_field_select_r_roce_np(
             (NpFieldSelect::CNP_PRIO_MODE | NpFieldSelect::MIN_TIME_BETWEEN_CNPS).bits(),
         );
-        let p = i.congestion_parameters_mut().cong_control_r_roce_ecn_np_mut();
+        let p = i
+            .congestion_parameters_mut()
+            .cong_control_r_roce_ecn_np_mut();
         p.set_cnp_prio_mode(0);
         p.set_cnp_802p_prio(3);
         p.set_min_time_between_cnps(50);
@@ -154,7 +156,9 @@ fn bad_protocols_fields_and_values_are_bad_param_and_change_nothing() {
         input::<cmds::ModifyCongParams>(|i| {
             i.set_cong_protocol(cong_protocol::ECN_RP.into());
             i.field_select_mut().set_field_select_r_roce_rp(sel.bits());
-            set(i.congestion_parameters_mut().cong_control_r_roce_ecn_rp_mut());
+            set(i
+                .congestion_parameters_mut()
+                .cong_control_r_roce_ecn_rp_mut());
         })
     };
     let cases: Vec<Vec<u8>> = vec![

@@ -441,7 +441,10 @@ impl Firmware {
                 self.require(&live, "SRQ command before INIT_HCA")?;
                 self.srq_cmd(ctx, op, input, out)
             }
-            QUERY_CONG_STATUS | MODIFY_CONG_STATUS | QUERY_CONG_PARAMS | MODIFY_CONG_PARAMS
+            QUERY_CONG_STATUS
+            | MODIFY_CONG_STATUS
+            | QUERY_CONG_PARAMS
+            | MODIFY_CONG_PARAMS
             | QUERY_CONG_STATISTICS => {
                 self.require(&live, "congestion command before INIT_HCA")?;
                 self.cong_cmd(op, input, out)

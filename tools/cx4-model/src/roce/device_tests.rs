@@ -1201,3 +1201,7 @@ mod ud_tests;
 /// The `roce-wire` fault between two cards: drop, flip, reorder, delay, and clear.
 #[path = "wire_fault_tests.rs"]
 mod wire_fault_tests;
+
+/// Congestion between two cards: ECN, CNPs, DCQCN pacing, PFC pause of RoCE frames.
+#[path = "cong_tests.rs"]
+mod cong_tests;

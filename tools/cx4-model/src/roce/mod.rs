@@ -35,7 +35,10 @@
 //!   multicast groups);
 //! - [`wire_faults`]: the `roce-wire` fault's dropped, flipped, reordered and delayed frames.
 
+pub mod cnp;
+pub mod congestion;
 pub mod cqe;
+pub mod dcqcn;
 pub mod device;
 pub mod engine;
 pub mod error;
