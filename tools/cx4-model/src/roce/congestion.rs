@@ -40,6 +40,23 @@ use super::headers::Opcode;
 use super::packet::{self, Ecn, Packet};
 use super::wire::peek_dst_gid;
 
+/// The ECN codepoint of a frame this engine built (Ethernet, optional 802.1Q tag, IPv4 or
+/// IPv6), read in place.
+fn frame_ecn(f: &[u8]) -> Option<Ecn> {
+    let be16 = |at: usize| Some(u16::from_be_bytes([*f.get(at)?, *f.get(at + 1)?]));
+    let (mut et, mut l3) = (be16(12)?, packet::ETH_HLEN);
+    if et == packet::ETHERTYPE_VLAN {
+        et = be16(16)?;
+        l3 += packet::VLAN_HLEN;
+    }
+    let tc = match et {
+        packet::ETHERTYPE_IPV4 => *f.get(l3 + 1)?,
+        packet::ETHERTYPE_IPV6 => (be16(l3)? >> 4) as u8,
+        _ => return None,
+    };
+    Some(Ecn::from_tos(tc))
+}
+
 /// A frame waiting to leave.
 #[derive(Clone, Debug)]
 struct Waiting {
@@ -95,10 +112,12 @@ impl CongEngine {
         self.limiters.get(&qpn)
     }
 
-    /// When the earliest packet the rate limiters hold back may leave (ns).
-    pub fn next_release(&self) -> Option<u64> {
+    /// When the earliest packet the rate limiters hold back may leave (ns); packets of a
+    /// priority `paused` rejects wait for the pause's end instead (`pause_tick`).
+    pub fn next_release(&self, paused: impl Fn(u8) -> bool) -> Option<u64> {
         self.waiting
             .iter()
+            .filter(|w| !paused(w.prio))
             .filter_map(|w| self.limiters.get(&w.qpn?))
             .map(RateLimiter::next_send)
             .min()
@@ -120,7 +139,7 @@ impl CongEngine {
 
 impl Device {
     /// Whether RoCE frames of priority `prio` may not leave now (a pause from the partner).
-    fn roce_paused(&self, prio: u8) -> bool {
+    pub(super) fn roce_paused(&self, prio: u8) -> bool {
         self.pause.any_paused() && self.pause.is_paused(prio, Instant::now())
     }
 
@@ -145,7 +164,7 @@ impl Device {
         }
         let prio = self.frame_prio(&frame);
         if self.fw.cong.rp_on(prio) {
-            let not_ect = packet::parse(&frame).is_ok_and(|p| p.ip.ecn() == Ecn::NotEct);
+            let not_ect = frame_ecn(&frame) == Some(Ecn::NotEct);
             if not_ect && packet::set_ecn(&mut frame, Ecn::Ect0).is_ok() {
                 self.roce.cong.stats.ect_marked += 1;
             }
@@ -370,5 +389,52 @@ impl Device {
             }
         }
         self.count_flows();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::roce::headers::{Bth, Opcode};
+    use crate::roce::packet::{Ethernet, Ip, Ipv4, Ipv6, UdpChecksum};
+
+    #[test]
+    fn frame_ecn_reads_ipv4_ipv6_tagged_or_not() {
+        let build = |ip, vlan_tci| {
+            packet::build(&Packet {
+                eth: Ethernet {
+                    vlan_tci,
+                    ..Default::default()
+                },
+                ip,
+                src_port: 0xc000,
+                udp_checksum: UdpChecksum::Zero,
+                bth: Bth::new(Opcode::RcSendOnly, 1, 1),
+                ext: Default::default(),
+                payload: &[],
+            })
+            .unwrap()
+        };
+        for ecn in [Ecn::NotEct, Ecn::Ect1, Ecn::Ect0, Ecn::Ce] {
+            let v4 = Ip::V4(Ipv4 {
+                dscp: 0x3f,
+                ecn,
+                ttl: 1,
+                ..Default::default()
+            });
+            let v6 = Ip::V6(Ipv6 {
+                dscp: 0x3f,
+                ecn,
+                flow_label: 0xf_ffff,
+                hop_limit: 1,
+                ..Default::default()
+            });
+            for ip in [v4, v6] {
+                for tag in [None, Some(0xe001)] {
+                    assert_eq!(frame_ecn(&build(ip, tag)), Some(ecn), "{ip:?} {tag:?}");
+                }
+            }
+        }
+        assert_eq!(frame_ecn(&[0u8; 10]), None);
     }
 }

@@ -127,7 +127,7 @@ impl RateLimiter {
         if first || p.clamp_tgt_rate || (p.clamp_tgt_rate_ati && self.timer_raised) {
             self.target = self.current;
         }
-        let cut = (u128::from(self.current) * u128::from(self.alpha) >> p.gd.min(63)) as u64;
+        let cut = ((u128::from(self.current) * u128::from(self.alpha)) >> p.gd.min(63)) as u64;
         let floor = (self.current * u64::from(p.min_dec_fac.min(100)) / 100)
             .max(kbps(p.min_rate))
             .min(self.max);

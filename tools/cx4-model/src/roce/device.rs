@@ -651,7 +651,7 @@ impl Device {
             .next_deadline(now)
             .into_iter()
             .chain(self.roce.wire.next_release())
-            .chain(self.roce.cong.next_release())
+            .chain(self.roce.cong.next_release(|p| self.roce_paused(p)))
             .min()?;
         Some(std::time::Duration::from_nanos(d.saturating_sub(now)))
     }
