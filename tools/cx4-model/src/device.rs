@@ -306,7 +306,13 @@ impl Device {
     /// [`crate::fw::RdmaObjects::line`]), then the engine's counters
     /// ([`crate::roce::engine::RoceStats::line`]).
     pub fn roce_line(&self) -> String {
-        format!("{} {}", self.fw.rdma.line(), self.roce.stats.line())
+        format!(
+            "{} {}; {}; {}",
+            self.fw.rdma.line(),
+            self.roce.stats.line(),
+            self.fw.cong.line(),
+            self.roce.cong.line()
+        )
     }
 
     /// The page accounting summary (logged at disconnect).

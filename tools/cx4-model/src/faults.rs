@@ -24,7 +24,7 @@
 //!   the RQs take WQEs again and held frames drain in order (XON follows). A new `rx-starve`
 //!   replaces the running one's end; `rx-starve ms=0` (or `clear`) ends it now, so a test
 //!   can hold the starvation for exactly as long as its slowest step takes;
-//! - `roce-wire drop=PCT reorder=PCT flip=PCT delay-ms=N` — degrade the RoCEv2 frames this
+//! - `roce-wire drop=PCT reorder=PCT flip=PCT delay-ms=N ecn=PCT` — degrade the RoCEv2 frames this
 //!   card *receives* from the wire (UDP 4791 to one of its GIDs; other Ethernet frames and
 //!   frames looped back inside the card are untouched), for the retransmission tests. PCT is
 //!   a percentage 0..=100 with at most one decimal (`10`, `0.5`: kept in parts per thousand);
@@ -34,12 +34,15 @@
 //!   (counted malformed); `reorder` — it is held back and delivered after the next RoCE frame,
 //!   or after [`crate::roce::wire_faults::REORDER_HOLD_NS`] if none comes; `delay-ms` (0..=10000)
 //!   — every frame is delivered N ms late, from a queue the wire thread wakes for
-//!   (`Device::roce_deadline`). The draws come from a xorshift generator seeded from
+//!   (`Device::roce_deadline`); `ecn` — a request frame (not a response, ACK or CNP) that is
+//!   delivered gets ECN CE, as a congested switch marks it, so the notification point answers
+//!   with CNPs (`roce::congestion`). The draws come from a xorshift generator seeded from
 //!   `--seed` at each `roce-wire` spec, so a run is reproducible. A new spec replaces the
 //!   running one; `roce-wire off` (or `clear`) ends it and delivers what is held at once.
 //!   A function reset does not end it (frames it held are lost with the rest of the engine
 //!   state, the draws restart from the seed).
-//!   Counted on the `roce:` stats line: `wire faults: N dropped N reordered N flipped N delayed`;
+//!   Counted on the `roce:` stats line: `wire faults: N dropped N reordered N flipped N delayed
+//!   N ce-marked`;
 //! - `clear` — remove every pending fault;
 //! - `gen-cqe cqn=5 solicited=0` — test hook: write one completion (a REQ CQE) to a CQ now, as
 //!   if a work request had finished (nothing else produces CQEs until QPs are modelled), so
@@ -123,6 +126,8 @@ pub struct RoceWire {
     pub flip: u16,
     /// Delay of every frame, ms (0..=[`ROCE_WIRE_MAX_DELAY_MS`]).
     pub delay_ms: u32,
+    /// Request frames marked ECN CE (as a congested switch does), per mille.
+    pub ecn: u16,
 }
 
 /// Longest `roce-wire delay-ms`.
@@ -159,7 +164,8 @@ fn parse_roce_wire(rest: &[&str]) -> Result<Fault, String> {
     }
     if rest.is_empty() {
         return Err(
-            "roce-wire: give at least one of drop=, reorder=, flip=, delay-ms= (or off)".into(),
+            "roce-wire: give at least one of drop=, reorder=, flip=, delay-ms=, ecn= (or off)"
+                .into(),
         );
     }
     let mut w = RoceWire::default();
@@ -176,6 +182,7 @@ fn parse_roce_wire(rest: &[&str]) -> Result<Fault, String> {
             "drop" => w.drop = percent(k, v)?,
             "reorder" => w.reorder = percent(k, v)?,
             "flip" => w.flip = percent(k, v)?,
+            "ecn" => w.ecn = percent(k, v)?,
             "delay-ms" => {
                 let ms: u32 = num(k, v)?;
                 if ms > ROCE_WIRE_MAX_DELAY_MS {
@@ -187,7 +194,7 @@ fn parse_roce_wire(rest: &[&str]) -> Result<Fault, String> {
             }
             _ => {
                 return Err(format!(
-                    "roce-wire: unknown key {k:?} (drop, reorder, flip, delay-ms)"
+                    "roce-wire: unknown key {k:?} (drop, reorder, flip, delay-ms, ecn)"
                 ))
             }
         }
@@ -617,6 +624,7 @@ mod tests {
                 reorder,
                 flip,
                 delay_ms,
+                ecn: 0,
             }))
         };
         let p = |s| Fault::parse(s).unwrap();
@@ -630,12 +638,20 @@ mod tests {
         assert_eq!(p("roce-wire delay-ms=0x10"), w(0, 0, 0, 16));
         assert_eq!(p("roce-wire off"), Fault::RoceWire(None));
         assert_eq!(p("  roce-wire   off "), Fault::RoceWire(None));
+        assert_eq!(
+            p("roce-wire ecn=12.5"),
+            Fault::RoceWire(Some(RoceWire {
+                ecn: 125,
+                ..Default::default()
+            }))
+        );
     }
 
     #[test]
     fn roce_wire_errors_say_what_is_wrong() {
         let e = |s| Fault::parse(s).unwrap_err();
-        let need = "roce-wire: give at least one of drop=, reorder=, flip=, delay-ms= (or off)";
+        let need =
+            "roce-wire: give at least one of drop=, reorder=, flip=, delay-ms=, ecn= (or off)";
         assert_eq!(e("roce-wire"), need);
         let pct = |k: &str, v: &str| {
             format!(
@@ -662,7 +678,7 @@ mod tests {
         );
         assert_eq!(
             e("roce-wire loss=1"),
-            "roce-wire: unknown key \"loss\" (drop, reorder, flip, delay-ms)"
+            "roce-wire: unknown key \"loss\" (drop, reorder, flip, delay-ms, ecn)"
         );
         assert_eq!(e("roce-wire drop=1 drop=2"), "roce-wire: drop= given twice");
         assert_eq!(

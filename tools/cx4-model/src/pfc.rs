@@ -121,8 +121,10 @@ impl Device {
                 .is_paused(self.frame_prio(first_frame), Instant::now())
     }
 
-    /// Runs the SQs stalled on a pause again (those that still exist).
+    /// Runs the SQs stalled on a pause again (those that still exist), and sends the RoCE
+    /// frames the pause held back (`roce::congestion`).
     fn resume_stalled(&mut self) {
+        self.roce_gate_release(crate::roce::engine::now_ns());
         let stalled = std::mem::take(&mut self.pause.stalled);
         for (page, sqn) in stalled {
             if self.fw.sq(sqn).is_some() {

@@ -312,7 +312,7 @@ fn control_socket_takes_roce_wire_and_refuses_bad_shares_with_the_reason() {
     for (bad, why) in [
         (
             "roce-wire",
-            "error: roce-wire: give at least one of drop=, reorder=, flip=, delay-ms= (or off)",
+            "error: roce-wire: give at least one of drop=, reorder=, flip=, delay-ms=, ecn= (or off)",
         ),
         (
             "roce-wire drop=101",
@@ -325,7 +325,7 @@ fn control_socket_takes_roce_wire_and_refuses_bad_shares_with_the_reason() {
         ),
         (
             "roce-wire loss=1",
-            "error: roce-wire: unknown key \"loss\" (drop, reorder, flip, delay-ms)",
+            "error: roce-wire: unknown key \"loss\" (drop, reorder, flip, delay-ms, ecn)",
         ),
         (
             "roce-wire on",
@@ -339,10 +339,11 @@ fn control_socket_takes_roce_wire_and_refuses_bad_shares_with_the_reason() {
     d.model.control_ok("roce-wire delay-ms=5");
     d.model.control_ok("roce-wire off");
     d.model.control_ok("roce-wire flip=100");
+    d.model.control_ok("roce-wire ecn=12.5");
     d.model.control_ok("clear");
     let stats = d.model.control("stats");
     assert!(
-        stats.ends_with("wire faults: 0 dropped 0 reordered 0 flipped 0 delayed"),
+        stats.ends_with("wire faults: 0 dropped 0 reordered 0 flipped 0 delayed 0 ce-marked"),
         "stats: expected the roce-wire counters at the end, seen {stats:?}"
     );
     assert!(d.model.is_alive());

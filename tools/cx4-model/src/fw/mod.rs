@@ -5,6 +5,7 @@
 //! real ConnectX-4 gives for the same mistake; none succeeds silently on input it ignores.
 
 mod caps;
+pub mod cong;
 mod counters;
 mod cq;
 mod eq;
@@ -176,6 +177,8 @@ pub struct Firmware {
     pub nic: nic::NicObjects,
     /// RDMA objects (QPs, XRC domains, GID table, multicast groups).
     pub rdma: rdma::RdmaObjects,
+    /// RoCE congestion control: enable state, RP/NP parameters, counters.
+    pub cong: cong::CongState,
     /// Statistics per opcode.
     pub stats: BTreeMap<u16, OpStats>,
     /// Driver version string from SET_DRIVER_VERSION.
@@ -222,6 +225,7 @@ impl Firmware {
             vport: vport::VportState::default(),
             nic: nic::NicObjects::default(),
             rdma: rdma::RdmaObjects::default(),
+            cong: cong::CongState::default(),
             stats: BTreeMap::new(),
             driver_version: String::new(),
             psid: psid.to_string(),
@@ -436,6 +440,14 @@ impl Firmware {
             | QUERY_XRC_SRQ | ARM_XRC_SRQ | CREATE_RMP | MODIFY_RMP | DESTROY_RMP | QUERY_RMP => {
                 self.require(&live, "SRQ command before INIT_HCA")?;
                 self.srq_cmd(ctx, op, input, out)
+            }
+            QUERY_CONG_STATUS
+            | MODIFY_CONG_STATUS
+            | QUERY_CONG_PARAMS
+            | MODIFY_CONG_PARAMS
+            | QUERY_CONG_STATISTICS => {
+                self.require(&live, "congestion command before INIT_HCA")?;
+                self.cong_cmd(op, input, out)
             }
             ADD_VXLAN_UDP_DPORT | DELETE_VXLAN_UDP_DPORT => {
                 self.require(&live, "VXLAN port command before INIT_HCA")?;

@@ -9,8 +9,11 @@
 //!   QP its BTH names: responses to the requester, requests to the responder. Receive WQEs
 //!   are taken from the QP's receive queue (counter at `dbr_addr + 0`) or its SRQ.
 //! - Timers: [`Device::roce_deadline`] is when the wire thread must call
-//!   [`Device::roce_tick`] (local ACK timeout, RNR timer, and the release of received frames
-//!   the `roce-wire` fault delays or holds back, `wire_faults.rs`).
+//!   [`Device::roce_tick`] (local ACK timeout, RNR timer, the release of received frames
+//!   the `roce-wire` fault delays or holds back, `wire_faults.rs`, and of request packets
+//!   the DCQCN rate limiter holds back, `congestion.rs`).
+//! - Congestion: request packets go through `congestion.rs` (ECT marking, PFC pause, DCQCN
+//!   pacing), every RoCE frame through its PFC gate.
 //! - State: [`Device::roce_sync`] applies the QP transitions the commands made.
 //!
 //! States: a QP in RTS executes its send queue; in RESET, INIT or RTR the doorbell is ignored
@@ -28,8 +31,8 @@
 //! target QPs run the RC paths with the translation of `xrc.rs`.
 //!
 //! Not done yet: SEND with invalidate does not invalidate the R_Key; LOCAL_INV and UMR WQEs;
-//! RoCE v1 framing (v1 GID entries send RoCE v2); PFC pause and DCQCN
-//! for RoCE frames; the SRQ limit event.
+//! RoCE v1 framing (v1 GID entries send RoCE v2); rate limiting of UD QPs and of
+//! responders (READ responses); the SRQ limit event.
 
 use cx4_hw::{
     qp::{qpc_state, rq_type},
@@ -595,7 +598,7 @@ impl Device {
             return;
         };
         match path.frame(bth, ext, &payload) {
-            Ok(f) => self.roce_transmit(f),
+            Ok(f) => self.roce_send_request(v.qpn, f),
             Err(e) => log::warn!("QP {:#x}: packet not built: {e}", v.qpn),
         }
     }
@@ -611,6 +614,9 @@ impl Device {
                 return;
             }
         }
+        let Some(frame) = self.roce_pfc_gate(frame) else {
+            return;
+        };
         if !self.fw.regs.oper_up() {
             self.path.tx_link_down += 1;
             return;
@@ -654,6 +660,7 @@ impl Device {
             .next_deadline(now)
             .into_iter()
             .chain(self.roce.wire.next_release())
+            .chain(self.roce.cong.next_release(|p| self.roce_paused(p)))
             .min()?;
         Some(std::time::Duration::from_nanos(d.saturating_sub(now)))
     }
@@ -668,11 +675,14 @@ impl Device {
         self.roce_sync();
         // Frames the `roce-wire` fault delayed or held back, due by now.
         self.roce_wire_release(now, false);
+        // Request packets the rate limiters or a pause held back, and the limiters' timers.
+        self.roce_gate_release(now);
+        self.roce_limiters_tick(now);
         let due: Vec<u32> = self
             .roce
             .qps
             .values()
-            .filter(|q| q.deadline().is_some_and(|d| d <= now))
+            .filter(|q| q.deadline().is_some_and(|d| d <= now) && !self.roce.cong.holds(q.qpn))
             .map(|q| q.qpn)
             .collect();
         // QPs in error flush what the driver posted since (ib_drain_rq posts a receive and

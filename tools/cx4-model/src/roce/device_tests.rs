@@ -1384,3 +1384,6 @@ fn a_responder_access_error_raises_the_qp_access_error_event_and_a_length_error_
     assert_eq!(b.next_cqe(true).unwrap()[0x37], syndrome::LOCAL_LENGTH_ERR);
     assert!(eqes(&b).iter().all(|e| e[1] == ev::COMP), "no QP event");
 }
+/// Congestion between two cards: ECN, CNPs, DCQCN pacing, PFC pause of RoCE frames.
+#[path = "cong_tests.rs"]
+mod cong_tests;

@@ -195,6 +195,8 @@ pub struct RoceStats {
     pub xrc_bad_srq: u64,
     /// XRC packets dropped: a request to an initiator QP or a response to a target QP.
     pub xrc_misdirected: u64,
+    /// `roce-wire` fault: received RoCE requests marked ECN CE.
+    pub wire_ce_marked: u64,
 }
 
 impl RoceStats {
@@ -206,7 +208,7 @@ impl RoceStats {
              ud: tx {} ({} bad av, {} mc looped) rx {} (dropped: {} qkey, {} no recv, {} too long, \
              {} malformed, {} no target); \
              xrc: {} bad srq {} misdirected; \
-             wire faults: {} dropped {} reordered {} flipped {} delayed",
+             wire faults: {} dropped {} reordered {} flipped {} delayed {} ce-marked",
             self.tx_packets,
             self.tx_bytes,
             self.rx_packets,
@@ -234,7 +236,8 @@ impl RoceStats {
             self.wire_dropped,
             self.wire_reordered,
             self.wire_flipped,
-            self.wire_delayed
+            self.wire_delayed,
+            self.wire_ce_marked
         )
     }
 }
@@ -270,6 +273,9 @@ pub struct Engine {
     pub draining: bool,
     /// Received frames the `roce-wire` fault holds back or delays.
     pub wire: super::wire_faults::WireFaults,
+    /// Congestion control: the QPs' rate limiters, the CNP pacing, frames waiting for the
+    /// rate limiter or a PFC pause (`congestion.rs`).
+    pub cong: super::congestion::CongEngine,
 }
 
 /// Where the device is in an SRQ: the WQE at the head of its free list, and how many WQEs it
@@ -304,7 +310,8 @@ fn max_msg(qp: &Qp, log_max_msg: u32) -> u32 {
 }
 
 impl Engine {
-    /// The earliest requester deadline; a QP in error asks to be woken every
+    /// The earliest requester deadline (none of a QP whose request frames wait to leave: its
+    /// ACK timer runs from their departure); a QP in error asks to be woken every
     /// [`ERROR_FLUSH_PERIOD_NS`] after `now` (for receive WQEs to flush).
     pub fn next_deadline(&self, now: u64) -> Option<u64> {
         let flush = self
@@ -314,6 +321,7 @@ impl Engine {
             .then(|| now.saturating_add(ERROR_FLUSH_PERIOD_NS));
         self.qps
             .values()
+            .filter(|q| !self.cong.holds(q.qpn))
             .filter_map(QpEngine::deadline)
             .chain(flush)
             .min()

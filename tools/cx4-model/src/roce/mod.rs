@@ -1,8 +1,9 @@
 //! The RoCE engine: RDMA over Converged Ethernet v2 (IBTA Annex A17) on the modelled port.
 //!
 //! The engine — RC, UC and XRC queue pairs, their send and receive state machines and
-//! retransmission, UD queue pairs and the GSI QP (QP1) — lives here (the DCQCN reaction to
-//! ECN marks and CNPs is still to come). Its wire layer, pure functions with no queue state:
+//! retransmission, UD queue pairs and the GSI QP (QP1), congestion control (ECN, CNPs, the
+//! DCQCN rate limiter) and PFC pause of RoCE frames — lives here. Its wire layer, pure
+//! functions with no queue state:
 //!
 //! - [`headers`]: the InfiniBand transport headers (BTH and the extension headers) and the
 //!   opcode table of the RC, UC, UD and XRC services and the CNP;
@@ -20,7 +21,10 @@
 //! - [`segment`]: the path MTU, the request operations, and their packets' opcodes and PSNs;
 //! - [`requester`]: the RC requester (ACK/NAK processing, go-back-N, timers, retry counters);
 //! - [`responder`]: the RC responder (sequence checks, NAK once, RNR, duplicates, resources);
-//! - [`unreliable`]: the UC and UD rules.
+//! - [`unreliable`]: the UC and UD rules;
+//! - [`dcqcn`]: the DCQCN reaction point's rate limiter of one QP (cut, alpha, recovery
+//!   timers and byte counter, pacing);
+//! - [`cnp`]: the notification point's rules and the CNP frame.
 //!
 //! Their integration with the device's queues, memory keys, CQs and wire:
 //!
@@ -37,9 +41,15 @@
 //! - [`qcounters`]: the QPs' transport events in their queue counter sets (`hw_counters`);
 //! - [`xrc`]: XRC initiator and target QPs on the RC paths (the WQE's XRC segment, the
 //!   XRC opcodes and XRCETH, the XRC SRQ a request is for);
-//! - [`wire_faults`]: the `roce-wire` fault's dropped, flipped, reordered and delayed frames.
+//! - [`congestion`]: ECT marking, CNPs sent and handled, pacing by the rate limiters and
+//!   the PFC gate every RoCE frame passes, on the `Device`;
+//! - [`wire_faults`]: the `roce-wire` fault's dropped, flipped, reordered, delayed and
+//!   CE-marked frames.
 
+pub mod cnp;
+pub mod congestion;
 pub mod cqe;
+pub mod dcqcn;
 pub mod device;
 pub mod engine;
 pub mod error;

@@ -132,6 +132,10 @@ impl Device {
         };
         self.roce.stats.rx_packets += 1;
         self.roce.stats.rx_bytes += frame.len() as u64;
+        // CNPs end here; a CE-marked request is answered with one, then processed.
+        if self.roce_congestion_rx(frame, &p, now_ns()) {
+            return;
+        }
         let hdr = p.transport();
         let meta = RxMeta {
             ipv4: matches!(p.ip, packet::Ip::V4(_)),

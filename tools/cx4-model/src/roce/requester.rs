@@ -311,6 +311,15 @@ impl Requester {
         self.rnr_deadline.or(self.ack_deadline)
     }
 
+    /// The packets it transmitted left the port only at `now` (they waited for a PFC pause or
+    /// the DCQCN rate limiter): the local ACK timer, if running, restarts from then, since a
+    /// request that has not left cannot have been lost.
+    pub fn departed(&mut self, now: u64) {
+        if self.ack_deadline.is_some() && self.rnr_deadline.is_none() && !self.error {
+            self.arm(now);
+        }
+    }
+
     /// How many READ/atomics may be outstanding.
     fn sra_limit(&self) -> usize {
         1usize << self.cfg.log_sra_max

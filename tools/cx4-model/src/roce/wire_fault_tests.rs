@@ -129,7 +129,7 @@ fn drop_loses_frames_both_ways_and_rc_retransmits_until_the_data_is_exact() {
     assert_eq!(sa.rx_malformed + sb.rx_malformed, 0, "nothing flipped");
     assert!(
         sb.line().ends_with(&format!(
-            "wire faults: {} dropped 0 reordered 0 flipped 0 delayed",
+            "wire faults: {} dropped 0 reordered 0 flipped 0 delayed 0 ce-marked",
             sb.wire_dropped
         )),
         "{}",

@@ -1,6 +1,6 @@
 //! The `roce-wire` fault (`crate::faults`): what happens to the RoCE frames a card receives
 //! while it runs — dropped, one byte flipped (the ICRC check rejects them), held back behind
-//! the next frame (reordered), or delivered late. The held and delayed frames wait here; the
+//! the next frame (reordered), delivered late, or (requests) marked ECN CE. The held and delayed frames wait here; the
 //! device asks [`WireFaults::due`] for those whose time has come (on every received RoCE frame
 //! and at [`crate::device::Device::roce_tick`], which the wire thread runs at
 //! [`WireFaults::next_release`] through `Device::roce_deadline`).
@@ -41,6 +41,15 @@ fn bth_offset(f: &[u8]) -> Option<usize> {
         _ => return None,
     };
     Some(off + ip + 8)
+}
+
+/// Whether a frame carries a RoCE request (what the `ecn` share marks CE; responses, ACKs
+/// and CNPs are left alone).
+fn is_request_frame(f: &[u8]) -> bool {
+    bth_offset(f)
+        .and_then(|b| f.get(b))
+        .and_then(|&op| super::headers::Opcode::from_u8(op).ok())
+        .is_some_and(super::cnp::is_request)
 }
 
 impl WireFaults {
@@ -99,6 +108,12 @@ impl WireFaults {
         }
         if self.hit(w.flip) && self.flip(&mut frame) {
             stats.wire_flipped += 1;
+        }
+        if is_request_frame(&frame)
+            && self.hit(w.ecn)
+            && super::packet::set_ecn(&mut frame, super::packet::Ecn::Ce).is_ok()
+        {
+            stats.wire_ce_marked += 1;
         }
         let delay = u64::from(w.delay_ms) * 1_000_000;
         let mut out = Vec::new();
@@ -172,6 +187,7 @@ mod tests {
             reorder,
             flip,
             delay_ms,
+            ecn: 0,
         }
     }
 
@@ -222,6 +238,47 @@ mod tests {
         assert_eq!(f.due(5_000_000), [vec![1]]);
         assert_eq!(f.take_all(), [vec![2]]);
         assert_eq!(s.wire_delayed, 2);
+    }
+
+    #[test]
+    fn ecn_marks_requests_ce_and_leaves_acks_alone() {
+        use crate::roce::headers::{Aeth, Bth, ExtHeaders, Opcode, Syndrome};
+        use crate::roce::packet::{self, Ecn, Ethernet, Ip, Ipv4, Packet, UdpChecksum};
+        let frame = |opcode, aeth| {
+            packet::build(&Packet {
+                eth: Ethernet::default(),
+                ip: Ip::V4(Ipv4 {
+                    ecn: Ecn::Ect0,
+                    ttl: 64,
+                    ..Default::default()
+                }),
+                src_port: 0xc000,
+                udp_checksum: UdpChecksum::Zero,
+                bth: Bth::new(opcode, 1, 2),
+                ext: ExtHeaders {
+                    aeth,
+                    ..Default::default()
+                },
+                payload: &[],
+            })
+            .unwrap()
+        };
+        let ack = Some(Aeth {
+            syndrome: Syndrome::Ack { credits: 0 },
+            msn: 0,
+        });
+        let mut f = WireFaults::default();
+        let mut s = RoceStats::default();
+        let all = RoceWire {
+            ecn: 1000,
+            ..Default::default()
+        };
+        let out = f.ingress(&all, frame(Opcode::RcSendOnly, None), 0, &mut s);
+        let p = packet::parse(&out[0]).expect("the ICRC and IPv4 checksum still hold");
+        assert_eq!(p.ip.ecn(), Ecn::Ce);
+        let out = f.ingress(&all, frame(Opcode::RcAcknowledge, ack), 0, &mut s);
+        assert_eq!(packet::parse(&out[0]).unwrap().ip.ecn(), Ecn::Ect0);
+        assert_eq!(s.wire_ce_marked, 1);
     }
 
     #[test]
