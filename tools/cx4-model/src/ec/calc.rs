@@ -178,7 +178,7 @@ mod tests {
     #[test]
     fn a_mebibyte_is_quick() {
         let c = calc(Field::Gf256, 4, 1 << 20, 4, 64);
-        let inputs: Vec<u8> = (0..4usize << 20).map(|i| (i * 131 >> 3) as u8).collect();
+        let inputs: Vec<u8> = (0..4usize << 20).map(|i| ((i * 131) >> 3) as u8).collect();
         let m: Vec<u8> = (0..16).map(|i| (i * 29 + 3) as u8).collect();
         let t = std::time::Instant::now();
         let s = c.compute(&m, &inputs);

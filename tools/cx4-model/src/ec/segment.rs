@@ -217,8 +217,14 @@ mod tests {
         assert_eq!(w.calc.field, Field::Gf16);
         assert_eq!(w.calc.outputs, 4, "m = 3 is four outputs");
         assert_eq!(w.calc.active, [true, true, true, false]);
-        assert_eq!((w.calc.vec_count, w.calc.vec_size, w.calc.chunk), (10, 4096, 64));
-        assert_eq!((w.cm_lkey, w.cm_addr, w.vec_lkey, w.vec_addr), (0x107, 0x5000, 0x209, 0x9000));
+        assert_eq!(
+            (w.calc.vec_count, w.calc.vec_size, w.calc.chunk),
+            (10, 4096, 64)
+        );
+        assert_eq!(
+            (w.cm_lkey, w.cm_addr, w.vec_lkey, w.vec_addr),
+            (0x107, 0x5000, 0x209, 0x9000)
+        );
         let w = decode(4, &seg(2, false, 1, 64).0, &CX4).unwrap();
         assert_eq!(w.calc.outputs, 2);
         let caps8 = EcCaps {
@@ -226,7 +232,10 @@ mod tests {
             ..CX4
         };
         assert_eq!(
-            decode(4, &seg(4, true, 16, 1 << 20).0, &caps8).unwrap().calc.field,
+            decode(4, &seg(4, true, 16, 1 << 20).0, &caps8)
+                .unwrap()
+                .calc
+                .field,
             Field::Gf256
         );
     }
@@ -239,14 +248,26 @@ mod tests {
             ..CX4
         };
         let mut cases: Vec<(VecCalcSeg, u8, EcCaps, WcStatus, &str)> = vec![
-            (seg(1, false, 4, 64), 4, EcCaps::default(), LocalQpOpErr, "without vector_calc"),
+            (
+                seg(1, false, 4, 64),
+                4,
+                EcCaps::default(),
+                LocalQpOpErr,
+                "without vector_calc",
+            ),
             (seg(1, false, 4, 64), 5, CX4, LocalQpOpErr, "ds 5"),
             (seg(1, true, 4, 64), 4, CX4, LocalQpOpErr, "8-bit matrix"),
             (seg(1, false, 0, 64), 4, CX4, LocalQpOpErr, "vec_count 0"),
             (seg(1, false, 17, 64), 4, CX4, LocalQpOpErr, "vec_count 17"),
             (seg(1, false, 4, 0), 4, CX4, LocalLengthErr, "vec_size 0"),
             (seg(1, false, 4, 66), 4, CX4, LocalLengthErr, "vec_size 66"),
-            (seg(1, true, 4, MAX_VEC_SIZE + 4), 4, caps8, LocalLengthErr, "vec_size"),
+            (
+                seg(1, true, 4, MAX_VEC_SIZE + 4),
+                4,
+                caps8,
+                LocalLengthErr,
+                "vec_size",
+            ),
         ];
         let mut s = seg(2, false, 4, 64);
         s.set_calc_op0(0);
@@ -270,7 +291,13 @@ mod tests {
             xor: [true, true, true, false],
             ..CX4
         };
-        cases.push((seg(4, false, 4, 64), 4, no_xor3, LocalQpOpErr, "calc3.op_xor"));
+        cases.push((
+            seg(4, false, 4, 64),
+            4,
+            no_xor3,
+            LocalQpOpErr,
+            "calc3.op_xor",
+        ));
         for (s, ds, caps, status, why) in cases {
             let e = decode(ds, &s.0, &caps).unwrap_err();
             assert_eq!(e.status, status, "{why}: {e}");

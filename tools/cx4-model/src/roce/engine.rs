@@ -183,6 +183,12 @@ pub struct RoceStats {
     pub wire_flipped: u64,
     /// `roce-wire` fault: received RoCE frames delivered late.
     pub wire_delayed: u64,
+    /// Vector-calc (erasure-coding) WQEs taken.
+    pub ec_calcs: u64,
+    /// Bytes of vector-calc results sent.
+    pub ec_bytes: u64,
+    /// Vector-calc WQEs refused (error CQE; also counted in `errors`).
+    pub ec_errors: u64,
 }
 
 impl RoceStats {
@@ -193,7 +199,8 @@ impl RoceStats {
              {} doorbells {} wqes {} errors {} flushed {} unsupported {} timer runs; \
              ud: tx {} ({} bad av, {} mc looped) rx {} (dropped: {} qkey, {} no recv, {} too long, \
              {} malformed, {} no target); \
-             wire faults: {} dropped {} reordered {} flipped {} delayed",
+             wire faults: {} dropped {} reordered {} flipped {} delayed; \
+             ec: {} calcs {} bytes {} errors",
             self.tx_packets,
             self.tx_bytes,
             self.rx_packets,
@@ -219,7 +226,10 @@ impl RoceStats {
             self.wire_dropped,
             self.wire_reordered,
             self.wire_flipped,
-            self.wire_delayed
+            self.wire_delayed,
+            self.ec_calcs,
+            self.ec_bytes,
+            self.ec_errors
         )
     }
 }

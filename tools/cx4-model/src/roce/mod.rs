@@ -33,7 +33,9 @@
 //!   requests, receive WQEs, R_Key checks);
 //! - [`ud`]: UD and GSI QPs on the `Device` (datagram WQEs, Q_Keys, the GRH area,
 //!   multicast groups);
-//! - [`wire_faults`]: the `roce-wire` fault's dropped, flipped, reordered and delayed frames.
+//! - [`wire_faults`]: the `roce-wire` fault's dropped, flipped, reordered and delayed frames;
+//! - [`vector_calc`]: MLNX_OFED's erasure-coding SEND (opmod 0xff), its payload computed by
+//!   the `ec` engine.
 
 pub mod cqe;
 pub mod device;
@@ -51,6 +53,7 @@ pub mod status;
 pub mod timers;
 pub mod ud;
 pub mod unreliable;
+pub mod vector_calc;
 pub mod wire;
 pub mod wire_faults;
 pub mod wqe;
@@ -59,6 +62,8 @@ pub mod wqe;
 mod device_tests;
 #[cfg(test)]
 mod loopback_tests;
+#[cfg(test)]
+mod vector_calc_tests;
 
 pub use error::WireError;
 pub use psn::Psn;
