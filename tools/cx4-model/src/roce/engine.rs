@@ -199,8 +199,8 @@ impl RoceStats {
              {} doorbells {} wqes {} errors {} flushed {} unsupported {} timer runs; \
              ud: tx {} ({} bad av, {} mc looped) rx {} (dropped: {} qkey, {} no recv, {} too long, \
              {} malformed, {} no target); \
-             wire faults: {} dropped {} reordered {} flipped {} delayed; \
-             ec: {} calcs {} bytes {} errors",
+             ec: {} calcs {} bytes {} errors; \
+             wire faults: {} dropped {} reordered {} flipped {} delayed",
             self.tx_packets,
             self.tx_bytes,
             self.rx_packets,
@@ -223,13 +223,13 @@ impl RoceStats {
             self.ud_rx_too_long,
             self.ud_rx_malformed,
             self.ud_rx_no_target,
+            self.ec_calcs,
+            self.ec_bytes,
+            self.ec_errors,
             self.wire_dropped,
             self.wire_reordered,
             self.wire_flipped,
-            self.wire_delayed,
-            self.ec_calcs,
-            self.ec_bytes,
-            self.ec_errors
+            self.wire_delayed
         )
     }
 }

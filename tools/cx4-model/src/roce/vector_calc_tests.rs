@@ -459,10 +459,13 @@ fn ec_ref() -> &'static PathBuf {
             .parent()
             .unwrap()
             .to_path_buf();
-        let bin = dir.join(format!("ec_ref-{}", std::process::id()));
+        // Built under a private name and renamed, so concurrent test runs never see half a
+        // binary; one file per target directory.
+        let bin = dir.join("ec_ref");
+        let tmp = dir.join(format!("ec_ref.tmp-{}", std::process::id()));
         let out = Command::new("gcc")
             .args(["-O2", "-Wall", "-Werror", "-I/usr/include/jerasure", "-o"])
-            .arg(&bin)
+            .arg(&tmp)
             .arg(&src)
             .args(["-lJerasure", "-lgf_complete", "-lisal"])
             .output()
@@ -475,6 +478,7 @@ fn ec_ref() -> &'static PathBuf {
             src.display(),
             String::from_utf8_lossy(&out.stderr)
         );
+        std::fs::rename(&tmp, &bin).unwrap();
         bin
     })
 }
