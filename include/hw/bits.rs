@@ -23,6 +23,11 @@ pub enum Source {
     Ifc,
     /// A byte-oriented C struct (`device.h`, core sources), checked by hand-written tests.
     CStruct,
+    /// Published only by MLNX_OFED (its `mlx5_ifc.h`, or libmlx5's `wqe.h`): layouts upstream
+    /// Linux dropped or never had, such as the vector-calc capability page and WQE segment.
+    /// Checked by hand-written tests against the cited MLNX sources, and by a conformance test
+    /// that they are still absent upstream.
+    Ofed,
 }
 
 /// A fixed-size PRM layout: a zerocopy wrapper around its big-endian bytes.

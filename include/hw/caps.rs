@@ -3,7 +3,9 @@
 //! capability types.
 //!
 //! The capability pages themselves live in [`general`] (`cmd_hca_cap`), [`net`] (Ethernet
-//! offloads, QoS), [`roce`] (RoCE, atomics) and [`flow`] (NIC flow tables).
+//! offloads, QoS), [`roce`] (RoCE, atomics), [`flow`] (NIC flow tables) and [`vector_calc`]
+//! (the erasure-coding engine; MLNX_OFED only, so not a member of the upstream-checked
+//! [`HcaCapUnion`]: read it from the page bytes with `VectorCalcCap::ref_from_prefix`).
 
 use crate::bits::ifc_layouts;
 
@@ -11,6 +13,7 @@ pub mod flow;
 pub mod general;
 pub mod net;
 pub mod roce;
+pub mod vector_calc;
 
 use flow::FlowTableNicCap;
 use general::CmdHcaCap;

@@ -769,7 +769,8 @@ fn crate_source_lines() -> Vec<String> {
 
 #[test]
 fn registry_lists_every_declared_layout_once() {
-    // Layout declarations look like `pub struct X: Ifc "..."` or `pub struct X: CStruct "..."`.
+    // Layout declarations look like `pub struct X: Ifc "..."`, `pub struct X: CStruct "..."`
+    // or `pub struct X: Ofed "..."`.
     let declared: BTreeSet<String> = crate_source_lines()
         .iter()
         .filter_map(|line| {
@@ -777,7 +778,10 @@ fn registry_lists_every_declared_layout_once() {
                 .trim_start()
                 .strip_prefix("pub struct ")?
                 .split_once(": ")?;
-            (tail.starts_with("Ifc \"") || tail.starts_with("CStruct \"")).then(|| name.to_string())
+            (tail.starts_with("Ifc \"")
+                || tail.starts_with("CStruct \"")
+                || tail.starts_with("Ofed \""))
+            .then(|| name.to_string())
         })
         .collect();
     let registered: Vec<_> = layouts().map(|l| l.rust_name.to_string()).collect();
@@ -837,12 +841,16 @@ const HAND_CHECKED: &[&str] = &[
     "mlx5_mkey_seg",
     "mlx5_mtt",
     "mlx5_klm",
+    // MLNX_OFED only (Source::Ofed): caps/vector_calc.rs, wqe/vector_calc.rs.
+    "vector_calc_cap",
+    "calc_op",
+    "mlx5_vec_calc_seg",
 ];
 
 #[test]
 fn every_c_struct_layout_has_hand_written_checks() {
     let c_structs: BTreeSet<_> = layouts()
-        .filter(|l| l.source == Source::CStruct)
+        .filter(|l| matches!(l.source, Source::CStruct | Source::Ofed))
         .map(|l| l.ifc_name)
         .collect();
     let hand: BTreeSet<_> = HAND_CHECKED.iter().copied().collect();
@@ -866,5 +874,27 @@ fn fields_are_listed_in_ascending_bit_order() {
                 w[1].1
             );
         }
+    }
+}
+
+#[test]
+fn mlnx_only_layouts_are_still_absent_upstream() {
+    // Source::Ofed layouts are copied from MLNX_OFED because upstream dropped them ("net/mlx5:
+    // Remove unused CAPs", 2023). Should upstream bring one back, it must become Source::Ifc
+    // and be checked field by field like the others.
+    let Some(root) = tree_or_skip("mlnx_only_layouts_are_still_absent_upstream") else {
+        return;
+    };
+    let src = ksrc::read_all(&root, ksrc::IFC_HEADERS).unwrap();
+    let ifc = Ifc::parse(&src).unwrap();
+    let ofed: Vec<_> = layouts().filter(|l| l.source == Source::Ofed).collect();
+    assert!(!ofed.is_empty());
+    for l in ofed {
+        assert!(
+            ifc.size(l.ifc_name).is_err(),
+            "{} ({}) is in the upstream headers again: declare it as Ifc",
+            l.rust_name,
+            l.ifc_name
+        );
     }
 }

@@ -10,11 +10,12 @@
 //! an array of [`WqeDataSeg`]s.
 //!
 //! The segments of the RDMA transports (remote address, atomic, datagram, UMR) are in
-//! [`rdma`].
+//! [`rdma`]; MLNX_OFED's erasure-coding segment is in [`vector_calc`].
 
 use crate::bits::ifc_layouts;
 
 pub mod rdma;
+pub mod vector_calc;
 
 ifc_layouts! {
     /// The control segment that starts every send WQE (`struct mlx5_wqe_ctrl_seg`, qp.h).

@@ -37,6 +37,11 @@ apt-get install -y -qq --no-install-recommends \
     rustc-web rust-web-src rust-web-clippy libclang-19-dev llvm-19 clang-19 lld-19 \
     flex bison bc libelf-dev libssl-dev dwarves cpio kmod xz-utils \
     debootstrap iproute2 iputils-ping psmisc util-linux ca-certificates git >/dev/null
+# The erasure-coding references of the model's vector-calc tests (tools/ec-ref): GF-Complete
+# and Jerasure (w = 4), ISA-L (w = 8), compiled against with gcc by the test.
+info "apt-get install (erasure-coding references: gf-complete, jerasure, isa-l)"
+apt-get install -y -qq --no-install-recommends \
+    gcc libc6-dev libgf-complete-dev libjerasure-dev libisal-dev >/dev/null
 
 # Host crates (schema, model) build with the machine's cargo; a machine without one gets
 # Debian's, which matches the kernel's rustc-web 1.96.
@@ -54,6 +59,9 @@ fi
 for t in "$RUSTC" /usr/bin/clippy-driver "$BINDGEN" debootstrap gcc make flex bison bc \
          dpkg-deb cpio unshare ip ping; do
     command -v "$t" >/dev/null || die "host prerequisite '$t' missing after installation"
+done
+for h in /usr/include/gf_complete.h /usr/include/jerasure.h /usr/include/isa-l/erasure_code.h; do
+    [ -e "$h" ] || die "host prerequisite header $h missing after installation"
 done
 [ -e "$LIBCLANG_PATH/libclang.so" ] || ls "$LIBCLANG_PATH"/libclang*.so* >/dev/null 2>&1 \
     || die "libclang not found in $LIBCLANG_PATH"

@@ -25,6 +25,9 @@ usage: cx4-model --socket PATH [options]
                         netdev moves traffic through the data path)
   --roce                advertise RoCE (implies --eth): mlx5_ib binds, verbs objects are
                         created; the RoCE transport engine is work in progress
+  --ec-8bit             advertise calc_matrix_type_8bit: the vector-calc engine also takes
+                        GF(2^8) matrices (poly 0x11d). A later card's capability, off on
+                        the ConnectX-4 and Lx (Documentation/ec.md)
   --tap NAME            the port's wire: attach to TAP device NAME (IFF_TAP|IFF_NO_PI);
                         its carrier is the cable
   -v, --verbose         log every BAR access
@@ -108,6 +111,9 @@ pub struct Config {
     pub roce: bool,
     /// TAP device of the port's wire.
     pub tap: Option<String>,
+    /// Advertise 8-bit vector-calc matrices (`calc_matrix_type_8bit`), which ConnectX-4
+    /// firmware does not: the GF(2^8) profile of the erasure-coding engine.
+    pub ec_8bit: bool,
 }
 
 /// Why the arguments were not accepted.
@@ -163,6 +169,7 @@ impl Config {
         let mut eth = false;
         let mut roce = false;
         let mut tap = None;
+        let mut ec_8bit = false;
         while let Some(a) = it.next() {
             let mut val = |name: &str| {
                 it.next()
@@ -205,6 +212,7 @@ impl Config {
                     eth = true;
                 }
                 "--tap" => tap = Some(val("--tap")?),
+                "--ec-8bit" => ec_8bit = true,
                 o => return Err(ArgError::Bad(format!("unknown argument {o:?}"))),
             }
         }
@@ -226,6 +234,7 @@ impl Config {
             eth,
             roce,
             tap,
+            ec_8bit,
         })
     }
 }
@@ -244,6 +253,12 @@ mod tests {
         assert_eq!(c.chip.device_id(), 0x1015);
         assert_eq!(c.fw.major, 14);
         assert_eq!(c.cmdif_rev, 5);
+        assert!(!c.ec_8bit, "ConnectX-4 has no 8-bit vector-calc matrices");
+        assert!(
+            Config::from_args(args("--socket /x --ec-8bit"))
+                .unwrap()
+                .ec_8bit
+        );
     }
 
     #[test]

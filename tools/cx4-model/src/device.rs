@@ -114,6 +114,9 @@ impl Device {
         if cfg.roce {
             caps.set_general("roce", 1);
         }
+        if cfg.ec_8bit {
+            caps.set_vector_calc("calc_matrix_type_8bit", 1);
+        }
         let psid = match cfg.chip {
             Chip::ConnectX4 => "MT_2190110032",
             Chip::ConnectX4Lx => "MT_2420110034",

@@ -6,6 +6,7 @@ pub mod cmdq;
 pub mod config;
 pub mod datapath;
 pub mod device;
+pub mod ec;
 pub mod eq;
 pub mod eth;
 pub mod faults;

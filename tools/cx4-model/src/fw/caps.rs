@@ -12,7 +12,9 @@ use cx4_hw::{
         general::CmdHcaCap,
         net::{PerProtocolNetworkingOffloadCaps, QosCap, RoceCap},
         roce::AtomicCaps,
-        split_query_op_mod, HcaCapUnion, QueryHcaCapIn, QueryHcaCapOut, SetHcaCapIn,
+        split_query_op_mod,
+        vector_calc::{CalcOp, VectorCalcCap, CAP_TYPE_VECTOR_CALC},
+        HcaCapUnion, QueryHcaCapIn, QueryHcaCapOut, SetHcaCapIn,
     },
 };
 
@@ -49,14 +51,21 @@ fn section_type(name: &str) -> Option<(u16, &'static [Field])> {
         "atomic" => (cap_type::ATOMIC, AtomicCaps::FIELDS),
         "qos" => (cap_type::QOS, QosCap::FIELDS),
         "flow_table" => (cap_type::FLOW_TABLE, FlowTableNicCap::FIELDS),
+        // MLNX_OFED's page (upstream dropped it): the erasure-coding engine, Documentation/ec.md.
+        "vector_calc" => (CAP_TYPE_VECTOR_CALC, VectorCalcCap::FIELDS),
         _ => return None,
     })
 }
 
 /// The layout of a nested capability field, by the field's name.
 fn nested_fields(name: &str) -> Option<&'static [Field]> {
-    name.starts_with("flow_table_properties_")
-        .then_some(FlowTablePropLayout::FIELDS)
+    if name.starts_with("flow_table_properties_") {
+        Some(FlowTablePropLayout::FIELDS)
+    } else if matches!(name, "calc0" | "calc1" | "calc2" | "calc3") {
+        Some(CalcOp::FIELDS)
+    } else {
+        None
+    }
 }
 
 /// Resolves `a` or `outer.inner` to (bit offset, width) inside the page.
@@ -177,6 +186,27 @@ impl CapProfile {
             .get(&cap_type::FLOW_TABLE)
             .and_then(|p| read_any(p, off, w))
             .unwrap_or(0)
+    }
+
+    /// Reads a field of the vector-calc capabilities (`calc0.op_xor` for a slot's operations;
+    /// 0 if the profile has none).
+    pub fn vector_calc(&self, name: &str) -> u64 {
+        let (off, w) = resolve(VectorCalcCap::FIELDS, name).expect("known vector-calc cap field");
+        self.cur
+            .get(&CAP_TYPE_VECTOR_CALC)
+            .and_then(|p| read_any(p, off, w))
+            .unwrap_or(0)
+    }
+
+    /// Sets a vector-calc capability in both the maximum and current pages (`--ec-8bit`); no
+    /// effect on a profile without the page.
+    pub fn set_vector_calc(&mut self, name: &str, v: u32) {
+        let (off, w) = resolve(VectorCalcCap::FIELDS, name).expect("known vector-calc cap field");
+        for pages in [&mut self.max, &mut self.cur] {
+            if let Some(p) = pages.get_mut(&CAP_TYPE_VECTOR_CALC) {
+                set32(p, off, w, v);
+            }
+        }
     }
 
     /// Sets a general capability in both the maximum and current pages (model options such as
@@ -322,6 +352,21 @@ mod tests {
             )
             .unwrap();
             assert_eq!(read_any(ft, off, w), Some(64));
+            // The ConnectX-4 EC profile: GF(2^4) matrices, XOR in all four slots, no 8-bit.
+            assert_eq!(p.general("vector_calc"), 1);
+            assert_eq!(p.vector_calc("calc_matrix"), 1);
+            assert_eq!(p.vector_calc("calc_matrix_type_8bit"), 0);
+            assert_eq!(p.vector_calc("max_vec_count"), 16);
+            for slot in ["calc0", "calc1", "calc2", "calc3"] {
+                assert_eq!(p.vector_calc(&format!("{slot}.op_xor")), 1);
+                assert_eq!(p.vector_calc(&format!("{slot}.op_add")), 0);
+            }
+            // The page is where MLNX mlx5_core reads it: type 0xb, calc3 word at byte 0x14.
+            assert_eq!(p.max[&CAP_TYPE_VECTOR_CALC][0x17], 0x10);
+            let mut p8 = p.clone();
+            p8.set_vector_calc("calc_matrix_type_8bit", 1);
+            assert_eq!(p8.vector_calc("calc_matrix_type_8bit"), 1);
+            assert_eq!(p8.max[&CAP_TYPE_VECTOR_CALC][0], 0xc0);
         }
     }
 

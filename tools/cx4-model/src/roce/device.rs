@@ -30,6 +30,9 @@
 //! UD and GSI (QP1) QPs take their own send and receive paths (`ud.rs`); XRC initiator and
 //! target QPs run the RC paths with the translation of `xrc.rs`.
 //!
+//! A SEND with opmod 0xff is MLNX_OFED's vector-calc (erasure-coding) WQE: its payload is
+//! computed from the segment that follows the ctrl (`vector_calc.rs`).
+//!
 //! Not done yet: SEND with invalidate does not invalidate the R_Key; LOCAL_INV and UMR WQEs;
 //! RoCE v1 framing (v1 GID entries send RoCE v2); rate limiting of UD QPs and of
 //! responders (READ responses); the SRQ limit event.
@@ -293,6 +296,15 @@ impl Device {
                 budget = budget.saturating_sub(u32::from(bbs));
                 continue;
             }
+            // MLNX_OFED's erasure-coding SEND (opmod 0xff): its payload is computed.
+            if let Some(bb) = super::vector_calc::peek(&r) {
+                let bbs = SendWqe::peek(&r).map_or(1, |p| p.1);
+                q.sq_cc = q.sq_cc.wrapping_add(u32::from(bbs));
+                budget = budget.saturating_sub(u32::from(bbs));
+                self.roce.stats.wqes += 1;
+                self.vector_calc(q, v, index, bb, now);
+                continue;
+            }
             let decoded = super::xrc::decode_send(q.service, &r, index).and_then(|w| {
                 let dma = MkeyDma {
                     fw: &self.fw,
@@ -329,7 +341,7 @@ impl Device {
     }
 
     /// Hands a decoded send WQE to the requester.
-    fn post_send(&mut self, q: &mut QpEngine, v: &QpView, w: SendWqe, now: u64) {
+    pub(super) fn post_send(&mut self, q: &mut QpEngine, v: &QpView, w: SendWqe, now: u64) {
         let Some(op) = w.op() else {
             // A NOP completes at once (the model does not order it behind requests in flight).
             if w.signaled {

@@ -197,6 +197,12 @@ pub struct RoceStats {
     pub xrc_misdirected: u64,
     /// `roce-wire` fault: received RoCE requests marked ECN CE.
     pub wire_ce_marked: u64,
+    /// Vector-calc (erasure-coding) WQEs taken.
+    pub ec_calcs: u64,
+    /// Bytes of vector-calc results sent.
+    pub ec_bytes: u64,
+    /// Vector-calc WQEs refused (error CQE; also counted in `errors`).
+    pub ec_errors: u64,
 }
 
 impl RoceStats {
@@ -208,6 +214,7 @@ impl RoceStats {
              ud: tx {} ({} bad av, {} mc looped) rx {} (dropped: {} qkey, {} no recv, {} too long, \
              {} malformed, {} no target); \
              xrc: {} bad srq {} misdirected; \
+             ec: {} calcs {} bytes {} errors; \
              wire faults: {} dropped {} reordered {} flipped {} delayed {} ce-marked",
             self.tx_packets,
             self.tx_bytes,
@@ -233,6 +240,9 @@ impl RoceStats {
             self.ud_rx_no_target,
             self.xrc_bad_srq,
             self.xrc_misdirected,
+            self.ec_calcs,
+            self.ec_bytes,
+            self.ec_errors,
             self.wire_dropped,
             self.wire_reordered,
             self.wire_flipped,

@@ -43,6 +43,8 @@
 //!   XRC opcodes and XRCETH, the XRC SRQ a request is for);
 //! - [`congestion`]: ECT marking, CNPs sent and handled, pacing by the rate limiters and
 //!   the PFC gate every RoCE frame passes, on the `Device`;
+//! - [`vector_calc`]: MLNX_OFED's erasure-coding SEND (opmod 0xff), its payload computed by
+//!   the `ec` engine;
 //! - [`wire_faults`]: the `roce-wire` fault's dropped, flipped, reordered, delayed and
 //!   CE-marked frames.
 
@@ -67,6 +69,7 @@ pub mod status;
 pub mod timers;
 pub mod ud;
 pub mod unreliable;
+pub mod vector_calc;
 pub mod wire;
 pub mod wire_faults;
 pub mod wqe;
@@ -76,6 +79,8 @@ pub mod xrc;
 mod device_tests;
 #[cfg(test)]
 mod loopback_tests;
+#[cfg(test)]
+mod vector_calc_tests;
 #[cfg(test)]
 mod xrc_tests;
 #[cfg(test)]

@@ -1,0 +1,189 @@
+//! One vector calculation: `vec_count` input vectors times the coefficient matrix, and the
+//! chunk-interleaved stream the card sends as the SEND's payload.
+//!
+//! The matrix is laid out as libmlx5 registers it (`reg_encode_matrix`,
+//! `mlx5_get_ec_decode_mat`): `vec_count` rows × N columns, row-major, one byte per entry;
+//! entry [i][j] is the coefficient of input i in output j. (That is Jerasure's
+//! `coding_matrix[j·k + i]` and ISA-L's `a[(k + j)·k + i]`: libmlx5 transposes.)
+//!
+//! The stream interleaves the N outputs per chunk: bytes `[c·chunk·N + j·chunk, +chunk)` are
+//! output j's bytes `[c·chunk, +chunk)` — what libmlx5's "repeat block" UMR mkey spreads back
+//! over the code blocks. A last, shorter chunk (vector size not a multiple of the chunk)
+//! contributes its remaining bytes of output 0, then of output 1, …: the model's reading,
+//! consistent with libmlx5's pattern for blocks smaller than a chunk (its chunk is then the
+//! block size); libmlx5 itself only documents 64-byte multiples.
+
+use super::gf::Field;
+
+/// The parameters of one calculation (already checked against the capabilities).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Calc {
+    /// The field of the coefficients.
+    pub field: Field,
+    /// Number of input vectors (k).
+    pub vec_count: usize,
+    /// Bytes per vector.
+    pub vec_size: usize,
+    /// Outputs N (1, 2 or 4); also the matrix's column count.
+    pub outputs: usize,
+    /// Which of the N outputs are computed; an unused slot (calc_op 0 — the fourth of
+    /// libmlx5's m = 3) sends zeros.
+    pub active: [bool; 4],
+    /// Interleaving chunk in bytes.
+    pub chunk: usize,
+}
+
+impl Calc {
+    /// Bytes of the coefficient matrix.
+    pub fn matrix_len(&self) -> usize {
+        self.vec_count * self.outputs
+    }
+
+    /// Bytes of the result stream (the SEND's payload).
+    pub fn stream_len(&self) -> usize {
+        self.vec_size * self.outputs
+    }
+
+    /// A fresh accumulator for the outputs (all zero).
+    pub fn outputs_zero(&self) -> Vec<Vec<u8>> {
+        vec![vec![0u8; self.vec_size]; self.outputs]
+    }
+
+    /// Adds input vector `i` (`vec_size` bytes) into the outputs: output j ^= entry[i][j] ⊗
+    /// input. Inputs can thus be read one at a time.
+    pub fn accumulate(&self, matrix: &[u8], i: usize, input: &[u8], outputs: &mut [Vec<u8>]) {
+        for (j, out) in outputs.iter_mut().enumerate() {
+            if !self.active.get(j).copied().unwrap_or(false) {
+                continue;
+            }
+            let entry = matrix.get(i * self.outputs + j).copied().unwrap_or(0);
+            self.field.mul_acc_region(entry, input, out);
+        }
+    }
+
+    /// The whole calculation on inputs given contiguously (`vec_count × vec_size` bytes,
+    /// vector i at `i·vec_size`, as the card reads them from `vec_addr`): the stream.
+    pub fn compute(&self, matrix: &[u8], inputs: &[u8]) -> Vec<u8> {
+        let mut outs = self.outputs_zero();
+        for (i, v) in inputs
+            .chunks(self.vec_size.max(1))
+            .take(self.vec_count)
+            .enumerate()
+        {
+            self.accumulate(matrix, i, v, &mut outs);
+        }
+        interleave(&outs, self.chunk)
+    }
+}
+
+/// The outputs (equal lengths) interleaved per `chunk` bytes, as the card sends them.
+pub fn interleave(outputs: &[Vec<u8>], chunk: usize) -> Vec<u8> {
+    let len = outputs.first().map_or(0, Vec::len);
+    let mut s = Vec::with_capacity(len * outputs.len());
+    let chunk = chunk.max(1);
+    let mut at = 0;
+    while at < len {
+        let n = chunk.min(len - at);
+        for o in outputs {
+            s.extend_from_slice(&o[at..at + n]);
+        }
+        at += n;
+    }
+    s
+}
+
+/// The inverse of [`interleave`]: `n` outputs of `len` bytes out of a stream (what the
+/// repeat-block mkey does on the receive side).
+pub fn deinterleave(stream: &[u8], n: usize, len: usize, chunk: usize) -> Vec<Vec<u8>> {
+    let mut outs = vec![Vec::with_capacity(len); n];
+    let chunk = chunk.max(1);
+    let mut at = 0;
+    let mut pos = 0;
+    while at < len {
+        let c = chunk.min(len - at);
+        for o in outs.iter_mut() {
+            let end = (pos + c).min(stream.len());
+            o.extend_from_slice(&stream[pos.min(end)..end]);
+            pos += c;
+        }
+        at += c;
+    }
+    outs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn calc(field: Field, k: usize, size: usize, n: usize, chunk: usize) -> Calc {
+        Calc {
+            field,
+            vec_count: k,
+            vec_size: size,
+            outputs: n,
+            active: [true, n > 1, n > 2, n > 3],
+            chunk,
+        }
+    }
+
+    #[test]
+    fn interleave_puts_each_outputs_chunk_in_turn() {
+        let a = vec![1u8; 130];
+        let b = vec![2u8; 130];
+        let s = interleave(&[a.clone(), b.clone()], 64);
+        assert_eq!(s.len(), 260);
+        assert!(s[..64].iter().all(|&x| x == 1));
+        assert!(s[64..128].iter().all(|&x| x == 2));
+        assert!(s[128..192].iter().all(|&x| x == 1));
+        // The short last chunk: 2 bytes of a, then 2 of b.
+        assert_eq!(&s[256..], &[1, 1, 2, 2]);
+        assert_eq!(deinterleave(&s, 2, 130, 64), vec![a, b]);
+    }
+
+    #[test]
+    fn xor_parity_of_gf16_ones_and_the_dump_slot() {
+        // w = 1: every coefficient 0x11 (1 with libmlx5's bit 4) is plain XOR.
+        let c = calc(Field::Gf16, 3, 64, 1, 64);
+        let inputs: Vec<u8> = (0..192u32).map(|i| (i * 37 + 5) as u8).collect();
+        let s = c.compute(&[0x11, 0x11, 0x11], &inputs);
+        for b in 0..64 {
+            assert_eq!(s[b], inputs[b] ^ inputs[64 + b] ^ inputs[128 + b]);
+        }
+        // m = 3: four columns, the fourth slot unused sends zeros (the dump).
+        let mut c = calc(Field::Gf16, 2, 128, 4, 64);
+        c.active = [true, true, true, false];
+        let m = [0x11, 0x12, 0x13, 0x00, 0x11, 0x11, 0x11, 0x00];
+        let inputs = vec![0x35u8; 256];
+        let outs = deinterleave(&c.compute(&m, &inputs), 4, 128, 64);
+        assert!(outs[0].iter().all(|&x| x == 0), "1·x + 1·x = 0");
+        // 2·0x35 ^ 1·0x35 = 3·0x35, nibble-wise: 3·5 = 0xf, 3·3 = 5.
+        assert!(outs[1].iter().all(|&x| x == 0x5f));
+        assert!(outs[3].iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn gf256_matrix_times_inputs_by_hand() {
+        let c = calc(Field::Gf256, 2, 4, 2, 64);
+        let m = [0x02, 0x01, 0x03, 0x01];
+        let inputs = [0x80, 0x01, 0x00, 0xff, 0x01, 0x02, 0x03, 0x04];
+        let outs = deinterleave(&c.compute(&m, &inputs), 2, 4, 64);
+        let f = Field::Gf256;
+        for b in 0..4 {
+            assert_eq!(outs[0][b], f.mul(2, inputs[b]) ^ f.mul(3, inputs[4 + b]));
+            assert_eq!(outs[1][b], inputs[b] ^ inputs[4 + b]);
+        }
+        assert_eq!(outs[0][0], 0x1d ^ 0x03);
+    }
+
+    #[test]
+    fn a_mebibyte_is_quick() {
+        let c = calc(Field::Gf256, 4, 1 << 20, 4, 64);
+        let inputs: Vec<u8> = (0..4usize << 20).map(|i| ((i * 131) >> 3) as u8).collect();
+        let m: Vec<u8> = (0..16).map(|i| (i * 29 + 3) as u8).collect();
+        let t = std::time::Instant::now();
+        let s = c.compute(&m, &inputs);
+        assert_eq!(s.len(), 4 << 20);
+        // Debug builds included: 16 region passes over 1 MiB.
+        assert!(t.elapsed().as_secs() < 20, "took {:?}", t.elapsed());
+    }
+}

@@ -1,0 +1,142 @@
+//! The vector-calc (erasure-coding) WQE on the device: a `SEND` with opmod 0xff whose payload
+//! the card computes.
+//!
+//! MLNX_OFED's libmlx5 (`ec.c`) posts, on an RC QP connected to itself: a receive WQE for
+//! the result (usually through a "repeat block" UMR mkey that spreads it over the m code
+//! blocks), optional UMR WQEs building the indirect mkeys, then the vector-calc SEND — ctrl
+//! (opcode SEND, opmod 0xff, `ds` 4) and the 48-byte segment (`ec::segment`). The card reads
+//! the matrix and the input vectors through their lkeys (plain, or indirect KLM mkeys: the
+//! translation is `Firmware::translate`, whatever the mkey's kind), computes the outputs
+//! (`ec::calc`) and sends them, interleaved per chunk, as the payload of an ordinary SEND —
+//! segmented at the path MTU, looped back inside the card when the QP is connected to one of
+//! its own GIDs, acknowledged, retransmitted like any SEND (from the computed copy) — so the
+//! result lands in the QP's posted receive WQE and both sides complete as for a SEND: the
+//! requester CQE if the WQE is signaled (libmlx5 never signals), the responder's RESP_SEND
+//! CQE with the byte count N × vec_size, which is what libmlx5 waits for.
+//!
+//! The model computes the whole result when it takes the WQE (real hardware streams it); a
+//! refused WQE (`ec::segment` lists why and with which status; unreadable matrix or vectors
+//! are LOCAL_PROT_ERR) completes in error and the QP goes to error, which flushes the receive
+//! WQE libmlx5 waits on (its calculation then reports failure). The QP need not be connected
+//! to itself: the result goes to whatever QP it is connected to.
+
+use cx4_hw::wqe::{fm_ce_se, opcode, vector_calc as vc, WqeCtrlSeg};
+use zerocopy::FromBytes;
+
+use crate::{
+    device::Device,
+    ec::{
+        calc::interleave,
+        segment::{self, EcCaps, VecCalcError},
+    },
+    eth::{
+        dma::{Dma, WqeReader},
+        mkeys::MkeyDma,
+    },
+};
+
+use super::device::QpView;
+use super::engine::QpEngine;
+use super::status::WcStatus;
+use super::wqe::{Gather, SendWqe};
+
+/// The first basic block of the WQE at the reader if it is a vector-calc SEND (opcode SEND,
+/// opmod [`vc::OPMOD_VEC_CALC`]); `None` for any other WQE (or an unreadable one, which the
+/// ordinary decoder then refuses).
+pub(super) fn peek<R: WqeReader + ?Sized>(r: &R) -> Option<[u8; 64]> {
+    let mut bb = [0u8; 64];
+    r.read(0, &mut bb).ok()?;
+    let c = WqeCtrlSeg::ref_from_bytes(&bb[..16]).ok()?;
+    (c.opcode() as u8 == opcode::SEND && c.opmod() as u8 == vc::OPMOD_VEC_CALC).then_some(bb)
+}
+
+impl Device {
+    /// The vector-calc capabilities in force (current pages).
+    pub(crate) fn ec_caps(&self) -> EcCaps {
+        let c = &self.fw.caps;
+        let on = |v: u64| v == 1;
+        EcCaps {
+            vector_calc: on(c.general("vector_calc")),
+            calc_matrix: on(c.vector_calc("calc_matrix")),
+            matrix_8bit: on(c.vector_calc("calc_matrix_type_8bit")),
+            max_vec_count: c.vector_calc("max_vec_count") as u8,
+            max_chunk_size: c.vector_calc("max_chunk_size") as u8,
+            xor: ["calc0", "calc1", "calc2", "calc3"]
+                .map(|s| on(c.vector_calc(&format!("{s}.op_xor")))),
+        }
+    }
+
+    /// Executes the vector-calc WQE `index` (its first basic block `bb`): the result is
+    /// computed and sent as a SEND, or the WQE completes in error.
+    pub(super) fn vector_calc(
+        &mut self,
+        q: &mut QpEngine,
+        v: &QpView,
+        index: u16,
+        bb: [u8; 64],
+        now: u64,
+    ) {
+        let Ok(c) = WqeCtrlSeg::read_from_bytes(&bb[..16]) else {
+            return;
+        };
+        let flags = c.fm_ce_se() as u8;
+        self.roce.stats.ec_calcs += 1;
+        match self.vector_calc_result(v, c.ds() as u8, &bb[16..]) {
+            Ok(stream) => {
+                self.roce.stats.ec_bytes += stream.len() as u64;
+                let w = SendWqe {
+                    index,
+                    opcode: opcode::SEND,
+                    bbs: 1,
+                    signaled: flags & fm_ce_se::CQ_UPDATE == fm_ce_se::CQ_UPDATE,
+                    solicited: flags & fm_ce_se::SOLICITED != 0,
+                    fence: flags & fm_ce_se::FENCE_MASK != 0,
+                    imm: c.imm(),
+                    remote: None,
+                    atomic: None,
+                    gather: Gather::Inline(stream),
+                    xrc_srqn: None,
+                };
+                self.post_send(q, v, w, now);
+            }
+            Err(e) => {
+                self.roce.stats.ec_errors += 1;
+                log::warn!(
+                    "QP {:#x} vector-calc WQE {index:#x}: {e}: error CQE, QP to error",
+                    v.qpn
+                );
+                self.local_error(q, v, index, opcode::SEND, e.status);
+            }
+        }
+    }
+
+    /// Checks the segment, reads the matrix and the vectors through their keys (in the QP's
+    /// PD) and computes the stream.
+    fn vector_calc_result(&self, v: &QpView, ds: u8, seg: &[u8]) -> Result<Vec<u8>, VecCalcError> {
+        let w = segment::decode(ds, seg, &self.ec_caps())?;
+        let dma = MkeyDma {
+            fw: &self.fw,
+            mem: &self.mem,
+            pd: v.pd,
+        };
+        let prot = |what: &str, e: crate::eth::dma::DmaError| VecCalcError {
+            status: WcStatus::LocalProtErr,
+            why: format!("{what}: {e}"),
+        };
+        let c = &w.calc;
+        let mut matrix = vec![0u8; c.matrix_len()];
+        dma.read(w.cm_lkey, w.cm_addr, &mut matrix)
+            .map_err(|e| prot("matrix", e))?;
+        let mut outs = c.outputs_zero();
+        let mut input = vec![0u8; c.vec_size];
+        for i in 0..c.vec_count {
+            let addr = w
+                .vec_addr
+                .wrapping_add((i as u64).wrapping_mul(c.vec_size as u64));
+            dma.read(w.vec_lkey, addr, &mut input)
+                .map_err(|e| prot(&format!("input vector {i}"), e))?;
+            c.accumulate(&matrix, i, &input, &mut outs);
+        }
+        Ok(interleave(&outs, c.chunk))
+    }
+}

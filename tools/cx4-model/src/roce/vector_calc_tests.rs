@@ -1,0 +1,863 @@
+//! The vector-calc (erasure-coding) engine through the device, as MLNX_OFED's libmlx5 drives
+//! it: an RC QP connected to its own GID and QPN, a receive WQE for the result, the SEND with
+//! opmod 0xff and the vector-calc segment, and the receive CQE libmlx5 waits for. Results are
+//! compared with independent references — GF-Complete/Jerasure (w = 4) and ISA-L (w = 8)
+//! through `tools/ec-ref/ec_ref.c`, compiled here with gcc — and decoding with the libraries'
+//! own decoding matrices must restore erased blocks.
+//!
+//! Until UMR WQEs are modelled the receive is a plain MR and the test de-interleaves the
+//! stream itself (what libmlx5's repeat-block mkey does); inputs are one contiguous range of
+//! a plain MTT MR (libmlx5's `contig` case, no input UMR).
+
+use std::{
+    io::Write,
+    path::PathBuf,
+    process::{Command, Stdio},
+    sync::{Arc, OnceLock},
+};
+
+use cx4_hw::{
+    bits::Layout,
+    caps::{query_op_mod, QueryHcaCapIn, QueryHcaCapOut},
+    cmd::MboxIn,
+    command::{self as cmds, Command as HwCommand},
+    cq::cqe::{opcode as cqe_op, syndrome},
+    mkey::{access_mode, mkey_from_index, CreateMkeyIn, CreateMkeyOut},
+    pd::AllocPdOut,
+    qp::{mtu, qpc_st, qpc_state, rq_type, CreateQpIn, CreateQpOut, QueryQpOut},
+    roce::{roce_l3_type, roce_version},
+    wqe::{
+        self, opcode as wop,
+        vector_calc::{calc_op, noutputs, VecCalcSeg, CALC_MATRIX, CALC_MATRIX_8BIT},
+    },
+};
+use zerocopy::FromBytes;
+
+use crate::{
+    config::Config,
+    device::Device,
+    ec::calc::deinterleave,
+    eq::Eq,
+    fw::{Arm, Cq, Ctx, HcaState},
+    guest_mem::test_backing,
+    wire::Loopback,
+};
+
+const BASE: u64 = 0x10_0000;
+const MEM: u64 = 0x280_0000;
+const EQ_RING: u64 = BASE;
+const SCQ_RING: u64 = BASE + 0x1000;
+const RCQ_RING: u64 = BASE + 0x2000;
+const DBRS: u64 = BASE + 0x3000;
+const QP_DBR: u64 = DBRS + 0x100;
+const QP_BUF: u64 = BASE + 0x4000;
+/// Receive queue: 16 WQEs of 64 bytes; the send queue (64 basic blocks) after it.
+const RQ_BYTES: u64 = 16 * 64;
+/// Guest memory of the MR: 32 MiB in 2 MiB pages.
+const DATA: u64 = 0x40_0000;
+const DATA_LEN: u64 = 0x200_0000;
+const VA: u64 = 0x7000_0000;
+/// Where the tests put things inside the MR.
+const VA_MATRIX: u64 = VA;
+const VA_OUT: u64 = VA + 0x10_0000;
+const VA_IN: u64 = VA + 0x80_0000;
+const UAR: u32 = 8;
+const SCQ: u32 = 0x10;
+const RCQ: u32 = 0x11;
+
+fn input<C: HwCommand>(f: impl FnOnce(&mut C::In)) -> Vec<u8> {
+    let mut v = vec![0u8; <C::In as Layout>::SIZE];
+    MboxIn::mut_from_prefix(&mut v[..])
+        .unwrap()
+        .0
+        .set_opcode(C::OPCODE.into());
+    f(C::In::mut_from_prefix(&mut v[..]).unwrap().0);
+    v
+}
+
+fn view<T: Layout>(bytes: &[u8]) -> T {
+    let mut b = vec![0u8; T::SIZE];
+    let n = bytes.len().min(T::SIZE);
+    b[..n].copy_from_slice(&bytes[..n]);
+    T::read_from_bytes(&b).unwrap()
+}
+
+fn exec(d: &mut Device, input: &[u8], out_len: usize) -> Vec<u8> {
+    let (mem, msix, faults) = (&d.mem, &mut d.msix, &mut d.faults);
+    let mut ctx = Ctx { mem, msix, faults };
+    let out = d.fw.execute(&mut ctx, input, out_len).unwrap();
+    assert_eq!(
+        out[0],
+        0,
+        "command {:02x?} failed: {:02x?}",
+        &input[..4],
+        &out[..8]
+    );
+    d.roce_sync();
+    out
+}
+
+fn ok<C: HwCommand>(d: &mut Device, f: impl FnOnce(&mut C::In)) -> Vec<u8> {
+    exec(d, &input::<C>(f), <C::Out as Layout>::SIZE)
+}
+
+fn cq(cqn: u32, ring: u64, dbr: u64) -> Cq {
+    Cq {
+        cqn,
+        log_size: 6,
+        cqe_size: 64,
+        pas: vec![ring],
+        page_shift: 12,
+        eqn: 5,
+        uar_page: UAR,
+        dbr,
+        pi: 0,
+        arm: Arm::None,
+        arm_sn: 0,
+        overrun: false,
+        moderation: (0, 0),
+        cqes: 0,
+    }
+}
+
+fn data_seg(len: u32, lkey: u32, addr: u64) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    b[0..4].copy_from_slice(&len.to_be_bytes());
+    b[4..8].copy_from_slice(&lkey.to_be_bytes());
+    b[8..16].copy_from_slice(&addr.to_be_bytes());
+    b
+}
+
+/// One card with libmlx5's calc QP: RC, connected to its own GID and QPN.
+struct EcCard {
+    d: Device,
+    port: Arc<Loopback>,
+    lkey: u32,
+    qpn: u32,
+    sq_pc: u16,
+    rq_pc: u16,
+    scq_ci: u32,
+    rcq_ci: u32,
+}
+
+/// What a calculation posts: libmlx5's segment fields.
+#[derive(Clone, Debug)]
+struct Post {
+    /// `calc_op` of the four slots.
+    ops: [u8; 4],
+    mat_flags: u8,
+    vec_count: u8,
+    vec_size: u32,
+    cm_lkey: u32,
+    cm_addr: u64,
+    vec_lkey: u32,
+    vec_addr: u64,
+    ds: u8,
+}
+
+impl EcCard {
+    fn new(extra: &str) -> EcCard {
+        let args = format!("--socket /x --init-delay-ms 0 --eth --roce {extra}");
+        let mut d =
+            Device::new(&Config::from_args(args.split_whitespace().map(String::from)).unwrap());
+        d.mem
+            .map(BASE, MEM, 0, Some(test_backing(MEM as usize)))
+            .unwrap();
+        d.fw.state = HcaState::Initialized;
+        d.fw.uars.insert(UAR, ());
+        d.fw.regs.admin_status = cx4_hw::regs::port_status::UP;
+        d.fw.eqs.insert(
+            5,
+            Eq {
+                eqn: 5,
+                log_size: 6,
+                pas: vec![EQ_RING],
+                page_shift: 12,
+                uar_page: UAR,
+                vector: 1,
+                mask: [1, 0, 0, 0],
+                pi: 0,
+                ci: 0,
+                armed: false,
+                overrun: false,
+                events: 0,
+                interrupts: 0,
+            },
+        );
+        d.fw.cqs.insert(SCQ, cq(SCQ, SCQ_RING, DBRS));
+        d.fw.cqs.insert(RCQ, cq(RCQ, RCQ_RING, DBRS + 0x40));
+        for ring in [SCQ_RING, RCQ_RING] {
+            for k in 0..64u64 {
+                d.mem.write(ring + k * 64 + 63, &[0xf1]).unwrap();
+            }
+        }
+        let port = Arc::new(Loopback::default());
+        d.attach(port.clone());
+        let mac = [0x02, 0xc4, 0, 0, 0, 1];
+        let gid = {
+            let mut g = [0u8; 16];
+            g[10] = 0xff;
+            g[11] = 0xff;
+            g[12..].copy_from_slice(&[10, 0, 0, 1]);
+            g
+        };
+        ok::<cmds::SetRoceAddress>(&mut d, |i| {
+            i.set_roce_address_index(0);
+            i.set_vhca_port_num(1);
+            let a = i.roce_address_mut();
+            a.source_l3_address_mut().copy_from_slice(&gid);
+            a.set_source_mac(mac);
+            a.set_roce_version(roce_version::V2.into());
+            a.set_roce_l3_type(roce_l3_type::IPV4.into());
+        });
+        let pd = view::<AllocPdOut>(&ok::<cmds::AllocPd>(&mut d, |_| {})).pd();
+        // An MTT MR over DATA in 2 MiB pages, local read and write (libmlx5 registers the
+        // matrix, data and code buffers with IBV_ACCESS_LOCAL_WRITE).
+        let pages = DATA_LEN >> 21;
+        let mut v = input::<cmds::CreateMkey>(|i| {
+            i.set_translations_octword_actual_size(pages.div_ceil(2) as u32);
+            let c = i.memory_key_mkey_entry_mut();
+            c.set_access_mode_1_0(access_mode::MTT.into());
+            c.set_pd(pd);
+            c.set_qpn(0xff_ffff);
+            c.set_lr(1);
+            c.set_lw(1);
+            c.set_start_addr(VA);
+            c.set_len(DATA_LEN);
+            c.set_log_page_size(21);
+            c.set_translations_octword_size(pages.div_ceil(2) as u32);
+            c.set_mkey_7_0(0x5a);
+        });
+        v.resize(CreateMkeyIn::SIZE + pages as usize * 8, 0);
+        for k in 0..pages as usize {
+            CreateMkeyIn::set_mtt(&mut v, k, DATA + (k as u64) * (1 << 21)).unwrap();
+        }
+        let idx = view::<CreateMkeyOut>(&exec(&mut d, &v, CreateMkeyOut::SIZE)).mkey_index();
+        let lkey = mkey_from_index(idx, 0x5a);
+        let mut v = input::<cmds::CreateQp>(|i| {
+            let c = i.qpc_mut();
+            c.set_st(qpc_st::RC.into());
+            c.set_pd(pd);
+            c.set_uar_page(UAR);
+            c.set_cqn_snd(SCQ);
+            c.set_cqn_rcv(RCQ);
+            c.set_log_rq_size(4);
+            c.set_log_rq_stride(2);
+            c.set_rq_type(rq_type::NON_ZERO_RQ.into());
+            c.set_log_sq_size(6);
+            c.set_dbr_addr(QP_DBR);
+        });
+        v.resize(CreateQpIn::SIZE + 16, 0);
+        CreateQpIn::set_pas(&mut v, 0, QP_BUF).unwrap();
+        CreateQpIn::set_pas(&mut v, 1, QP_BUF + 0x1000).unwrap();
+        let qpn = view::<CreateQpOut>(&exec(&mut d, &v, CreateQpOut::SIZE)).qpn();
+        // alloc_calc_qp: INIT, RTR to itself (dest QPN = own, dgid = own GID 0, MTU 1024,
+        // hop limit 1), RTS (timeout 14, retry and RNR retry 7).
+        ok::<cmds::Rst2InitQp>(&mut d, |i| {
+            i.set_qpn(qpn);
+            i.qpc_mut().primary_address_path_mut().set_vhca_port_num(1);
+        });
+        ok::<cmds::Init2RtrQp>(&mut d, |i| {
+            i.set_qpn(qpn);
+            let c = i.qpc_mut();
+            c.set_mtu(mtu::MTU_1K.into());
+            c.set_log_msg_max(30);
+            c.set_remote_qpn(qpn);
+            c.set_min_rnr_nak(12);
+            let p = c.primary_address_path_mut();
+            p.set_src_addr_index(0);
+            p.set_hop_limit(1);
+            p.set_rmac_47_32(u32::from(u16::from_be_bytes([mac[0], mac[1]])));
+            p.set_rmac_31_0(u32::from_be_bytes([mac[2], mac[3], mac[4], mac[5]]));
+            p.rgid_rip_mut().copy_from_slice(&gid);
+            p.set_vhca_port_num(1);
+        });
+        ok::<cmds::Rtr2RtsQp>(&mut d, |i| {
+            i.set_qpn(qpn);
+            let c = i.qpc_mut();
+            c.set_retry_count(7);
+            c.set_rnr_retry(7);
+            c.set_log_sra_max(0);
+            c.primary_address_path_mut().set_ack_timeout(14);
+        });
+        EcCard {
+            d,
+            port,
+            lkey,
+            qpn,
+            sq_pc: 0,
+            rq_pc: 0,
+            scq_ci: 0,
+            rcq_ci: 0,
+        }
+    }
+
+    fn write(&self, va: u64, b: &[u8]) {
+        self.d.mem.write(DATA + (va - VA), b).unwrap();
+    }
+
+    fn read(&self, va: u64, len: usize) -> Vec<u8> {
+        let mut b = vec![0u8; len];
+        self.d.mem.read(DATA + (va - VA), &mut b).unwrap();
+        b
+    }
+
+    /// ec_post_recv: one data segment (and the terminator).
+    fn post_recv(&mut self, va: u64, len: u32) {
+        let slot = u64::from(self.rq_pc) % 16;
+        let mut w = [0u8; 64];
+        w[..16].copy_from_slice(&data_seg(len, self.lkey, va));
+        w[16..32].copy_from_slice(&data_seg(0, wqe::TERMINATE_SCATTER_LIST_LKEY, 0));
+        self.d.mem.write(QP_BUF + slot * 64, &w).unwrap();
+        self.rq_pc = self.rq_pc.wrapping_add(1);
+        self.d
+            .mem
+            .write(QP_DBR, &u32::from(self.rq_pc).to_be_bytes())
+            .unwrap();
+    }
+
+    /// The segment libmlx5's post_ec_vec_calc writes for `m` used outputs over the matrix at
+    /// VA_MATRIX and the inputs at VA_IN.
+    fn libmlx5(&self, k: u8, m: u8, w8: bool, size: u32) -> Post {
+        let mut ops = [calc_op::NONE; 4];
+        ops[..usize::from(m)].fill(calc_op::XOR);
+        Post {
+            ops,
+            mat_flags: CALC_MATRIX | if w8 { CALC_MATRIX_8BIT } else { 0 },
+            vec_count: k,
+            vec_size: size & !3,
+            cm_lkey: self.lkey,
+            cm_addr: VA_MATRIX,
+            vec_lkey: self.lkey,
+            vec_addr: VA_IN,
+            ds: 4,
+        }
+    }
+
+    /// Posts the vector-calc SEND (unsignaled, as libmlx5) and rings the doorbell.
+    fn post_calc(&mut self, p: &Post) {
+        let idx = self.sq_pc;
+        let mut s = VecCalcSeg::new();
+        s.set_calc_op0(p.ops[0].into());
+        s.set_calc_op1(p.ops[1].into());
+        s.set_calc_op2(p.ops[2].into());
+        s.set_calc_op3(p.ops[3].into());
+        s.set_mat_le_tag_cs(p.mat_flags.into());
+        s.set_vec_count(p.vec_count.into());
+        s.set_cm_lkey(p.cm_lkey);
+        s.set_cm_addr(p.cm_addr);
+        s.set_vec_size(p.vec_size);
+        s.set_vec_lkey(p.vec_lkey);
+        s.set_vec_addr(p.vec_addr);
+        let mut w = Vec::new();
+        w.extend(wqe::opmod_idx_opcode(0xff, idx, wop::SEND).to_be_bytes());
+        w.extend(wqe::qpn_ds(self.qpn, p.ds).to_be_bytes());
+        w.extend([0, 0, 0, 0]);
+        w.extend(0u32.to_be_bytes());
+        w.extend(s.0);
+        let slot = u64::from(idx) % 64;
+        self.d.mem.write(QP_BUF + RQ_BYTES + slot * 64, &w).unwrap();
+        self.sq_pc = self.sq_pc.wrapping_add(1);
+        self.d
+            .mem
+            .write(QP_DBR + 4, &u32::from(self.sq_pc).to_be_bytes())
+            .unwrap();
+        let db: [u8; 8] = w[..8].try_into().unwrap();
+        self.d
+            .region_write(0, u64::from(UAR) * 4096 + 0x800, &db)
+            .unwrap();
+    }
+
+    fn next_cqe(&mut self, recv: bool) -> Option<[u8; 64]> {
+        let (ring, dbr, ci) = if recv {
+            (RCQ_RING, DBRS + 0x40, &mut self.rcq_ci)
+        } else {
+            (SCQ_RING, DBRS, &mut self.scq_ci)
+        };
+        let mut c = [0u8; 64];
+        self.d
+            .mem
+            .read(ring + u64::from(*ci % 64) * 64, &mut c)
+            .unwrap();
+        let owner = ((*ci >> 6) & 1) as u8;
+        if c[63] >> 4 == cqe_op::INVALID || c[63] & 1 != owner {
+            return None;
+        }
+        *ci += 1;
+        self.d
+            .mem
+            .write(dbr, &(*ci & 0xff_ffff).to_be_bytes())
+            .unwrap();
+        Some(c)
+    }
+
+    fn state(&mut self) -> u8 {
+        let qpn = self.qpn;
+        let out = ok::<cmds::QueryQp>(&mut self.d, |i| i.set_qpn(qpn));
+        view::<QueryQpOut>(&out).qpc().state() as u8
+    }
+
+    /// libmlx5's encode/decode: matrix (k × NOUTPUTS(m), its layout) and inputs written, the
+    /// receive posted for the whole stream, the SEND posted; returns the m outputs as the
+    /// repeat-block mkey would spread them (and the dump for m = 3).
+    fn calc(
+        &mut self,
+        matrix: &[u8],
+        inputs: &[u8],
+        k: u8,
+        m: u8,
+        w8: bool,
+        size: u32,
+    ) -> Vec<Vec<u8>> {
+        let n = noutputs(m);
+        assert_eq!(matrix.len(), usize::from(k) * usize::from(n));
+        self.write(VA_MATRIX, matrix);
+        self.write(VA_IN, inputs);
+        let stream = size as usize * usize::from(n);
+        self.post_recv(VA_OUT, stream as u32);
+        let p = self.libmlx5(k, m, w8, size);
+        self.post_calc(&p);
+        assert!(
+            self.port.take().is_empty(),
+            "a self-connected QP loops back inside the card"
+        );
+        let c = self
+            .next_cqe(true)
+            .expect("the receive CQE libmlx5 waits for");
+        assert_eq!(c[63] >> 4, cqe_op::RESP_SEND, "receive CQE {c:02x?}");
+        assert_eq!(
+            u32::from_be_bytes(c[0x2c..0x30].try_into().unwrap()) as usize,
+            stream
+        );
+        assert!(self.next_cqe(false).is_none(), "the SEND is unsignaled");
+        let got = self.read(VA_OUT, stream);
+        deinterleave(&got, usize::from(n), size as usize, 64)
+    }
+}
+
+/// libmlx5's matrix layout from a Jerasure/ISA-L coding matrix (`m` rows × k, row j = output
+/// j): k rows × NOUTPUTS(m) columns, bit 4 set on every w ≠ 8 entry, the m = 3 dump column 0
+/// (`reg_encode_matrix`, `mlx5_get_ec_decode_mat`).
+fn libmlx5_matrix(coding: &[u8], k: usize, m: usize, w8: bool) -> Vec<u8> {
+    let n = usize::from(noutputs(m as u8));
+    let mut mat = vec![0u8; k * n];
+    for i in 0..k {
+        for j in 0..m {
+            mat[i * n + j] = coding[j * k + i] | if w8 { 0 } else { 0x10 };
+        }
+    }
+    mat
+}
+
+/// The reference program, built once per test run with gcc.
+fn ec_ref() -> &'static PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../ec-ref/ec_ref.c");
+        let dir = std::env::current_exe()
+            .unwrap()
+            .parent()
+            .unwrap()
+            .to_path_buf();
+        // Built under a private name and renamed, so concurrent test runs never see half a
+        // binary; one file per target directory.
+        let bin = dir.join("ec_ref");
+        let tmp = dir.join(format!("ec_ref.tmp-{}", std::process::id()));
+        let out = Command::new("gcc")
+            .args(["-O2", "-Wall", "-Werror", "-I/usr/include/jerasure", "-o"])
+            .arg(&tmp)
+            .arg(&src)
+            .args(["-lJerasure", "-lgf_complete", "-lisal"])
+            .output()
+            .expect("gcc (a host prerequisite) must be installed");
+        assert!(
+            out.status.success(),
+            "building {} failed — the references GF-Complete, Jerasure and ISA-L are host \
+             prerequisites (apt-get install libgf-complete-dev libjerasure-dev libisal-dev; \
+             tools/testbed/host-deps.sh installs them):\n{}",
+            src.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::rename(&tmp, &bin).unwrap();
+        bin
+    })
+}
+
+/// Runs the reference; `None` when it has no such matrix (exit 2) or the survivors cannot
+/// decode (exit 3).
+fn run_ref(args: &[String], stdin: &[u8]) -> Option<Vec<u8>> {
+    let mut child = Command::new(ec_ref())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut si = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || si.write_all(&data));
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    match out.status.code() {
+        Some(0) => Some(out.stdout),
+        Some(2) | Some(3) => None,
+        _ => panic!(
+            "ec_ref {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    }
+}
+
+/// xorshift64*.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| (self.next() >> 32) as u8).collect()
+    }
+}
+
+/// What a round did.
+#[derive(Debug, PartialEq, Eq)]
+enum Round {
+    /// The reference has no such matrix.
+    NoMatrix,
+    /// Encoded (and, if asked, decoded `decoded` erasure patterns).
+    Done { decoded: usize },
+}
+
+/// One encode and (if `erase`) decode round against the reference.
+/// One round: k, m, the matrix kind, the block size, whether to erase and decode too.
+type Case = (usize, usize, String, u32, bool);
+
+fn round(card: &mut EcCard, rng: &mut Rng, w: u32, case: &Case) -> Round {
+    let (k, m, kind, size, erase) = (case.0, case.1, case.2.as_str(), case.3, case.4);
+    let w8 = w == 8;
+    let ctx = format!("w={w} k={k} m={m} {kind} size={size}");
+    let data = rng.bytes(k * size as usize);
+    let args = |cmd: &str, tail: Vec<String>| {
+        let mut a = vec![
+            cmd.to_string(),
+            w.to_string(),
+            k.to_string(),
+            m.to_string(),
+            kind.to_string(),
+        ];
+        a.extend(tail);
+        a
+    };
+    let Some(out) = run_ref(&args("encode", vec![size.to_string()]), &data) else {
+        return Round::NoMatrix;
+    };
+    let (coding, code) = out.split_at(m * k);
+    assert_eq!(code.len(), m * size as usize, "{ctx}");
+    let got = card.calc(
+        &libmlx5_matrix(coding, k, m, w8),
+        &data,
+        k as u8,
+        m as u8,
+        w8,
+        size,
+    );
+    for j in 0..m {
+        assert!(
+            got[j] == code[j * size as usize..(j + 1) * size as usize],
+            "{ctx}: code block {j} differs from the reference"
+        );
+    }
+    if m == 3 {
+        assert!(
+            got[3].iter().all(|&b| b == 0),
+            "{ctx}: the dump output is zero"
+        );
+    }
+    if !erase {
+        return Round::Done { decoded: 0 };
+    }
+    // Erase 1..=m blocks (data or code), decode from the first k survivors with the
+    // reference's decoding matrix, as libmlx5's decode does.
+    let blocks: Vec<&[u8]> = data
+        .chunks(size as usize)
+        .chain(code.chunks(size as usize))
+        .collect();
+    for _ in 0..4 {
+        let e = 1 + rng.below(m as u64) as usize;
+        let mut erased: Vec<usize> = Vec::new();
+        while erased.len() < e {
+            let b = rng.below((k + m) as u64) as usize;
+            if !erased.contains(&b) {
+                erased.push(b);
+            }
+        }
+        erased.sort_unstable();
+        let tail = erased.iter().map(|e| e.to_string()).collect();
+        let Some(dec) = run_ref(&args("decode", tail), &[]) else {
+            continue; // a Vandermonde matrix that is not MDS for this pattern
+        };
+        let survivors: Vec<u8> = (0..k + m)
+            .filter(|i| !erased.contains(i))
+            .take(k)
+            .flat_map(|i| blocks[i].to_vec())
+            .collect();
+        let got = card.calc(
+            &libmlx5_matrix(&dec, k, e, w8),
+            &survivors,
+            k as u8,
+            e as u8,
+            w8,
+            size,
+        );
+        for (r, &b) in erased.iter().enumerate() {
+            assert!(
+                got[r] == blocks[b],
+                "{ctx}: erased block {b} of {erased:?} not restored"
+            );
+        }
+        return Round::Done { decoded: 1 };
+    }
+    Round::Done { decoded: 0 }
+}
+
+/// Runs rounds; returns (encoded, decoded).
+fn rounds(card: &mut EcCard, rng: &mut Rng, w: u32, cases: &[Case]) -> (usize, usize) {
+    let (mut enc, mut dec) = (0, 0);
+    for case in cases {
+        let (k, m, kind) = (case.0, case.1, &case.2);
+        match round(card, rng, w, case) {
+            Round::Done { decoded } => {
+                enc += 1;
+                dec += decoded;
+            }
+            Round::NoMatrix => panic!("w={w} k={k} m={m} {kind}: the reference has no matrix"),
+        }
+    }
+    (enc, dec)
+}
+
+#[test]
+fn gf16_engine_matches_gf_complete_and_decodes() {
+    let mut card = EcCard::new("");
+    let mut rng = Rng(0x4e43_3416);
+    // Vandermonde and Cauchy (Jerasure's need k + m <= 16 at w = 4), m = 3 with its dump
+    // column, 64 B to 1 MiB; then random matrices (any k <= 16, m <= 4), encode only.
+    let mut cases: Vec<Case> = [
+        (10, 4, "vand", 4096),
+        (8, 3, "cauchy", 64),
+        (12, 3, "vand", 1 << 20),
+        (4, 2, "cauchy", 1088),
+        (1, 1, "vand", 64),
+        (13, 3, "cauchy", 65536),
+        (11, 4, "cauchy", 512),
+    ]
+    .iter()
+    .map(|&(k, m, kind, size)| (k, m, kind.to_string(), size, true))
+    .collect();
+    for i in 0..8 {
+        let (k, m) = (1 + rng.below(16) as usize, 1 + rng.below(4) as usize);
+        let kind = format!("random:{}", rng.below(1 << 30));
+        cases.push((k, m, kind, [64, 256, 4096, 8192][i % 4], false));
+    }
+    let (enc, dec) = rounds(&mut card, &mut rng, 4, &cases);
+    assert_eq!(
+        (enc, dec),
+        (15, 7),
+        "every round encoded, every MDS round decoded"
+    );
+    assert_eq!(card.d.roce.stats.ec_calcs, 22);
+    assert_eq!(card.d.roce.stats.ec_errors, 0);
+    assert_eq!(card.state(), qpc_state::RTS);
+}
+
+#[test]
+fn gf256_profile_matches_isa_l_and_decodes() {
+    let mut card = EcCard::new("--ec-8bit");
+    let mut rng = Rng(0x15a1_0008);
+    let mut cases: Vec<Case> = [
+        (16, 4, "cauchy", 1 << 20),
+        (10, 4, "vand", 4096),
+        (6, 3, "cauchy", 64),
+        (9, 3, "vand", 65536),
+        (16, 2, "vand", 1088),
+        (3, 1, "cauchy", 256),
+    ]
+    .iter()
+    .map(|&(k, m, kind, size)| (k, m, kind.to_string(), size, true))
+    .collect();
+    for i in 0..6 {
+        let (k, m) = (1 + rng.below(16) as usize, 1 + rng.below(4) as usize);
+        let kind = if i % 2 == 0 { "cauchy" } else { "vand" };
+        cases.push((k, m, kind.to_string(), [64, 512, 4096][i % 3], true));
+    }
+    let (enc, dec) = rounds(&mut card, &mut rng, 8, &cases);
+    assert_eq!(enc, 12);
+    // ISA-L's Vandermonde is not MDS for every erasure pattern; Cauchy always decodes.
+    assert!(dec >= 9, "only {dec} of 12 rounds decoded");
+    assert_eq!(card.d.roce.stats.ec_errors, 0);
+}
+
+#[test]
+fn the_cap_pages_say_which_profile_runs() {
+    for (extra, bit8) in [("", 0u8), ("--ec-8bit", 1)] {
+        let mut card = EcCard::new(extra);
+        let general = ok::<cmds::QueryHcaCap>(&mut card.d, |i| {
+            i.set_op_mod(query_op_mod(0, true).into());
+        });
+        let g = view::<QueryHcaCapOut>(&general);
+        assert_eq!(g.capability().cmd_hca_cap().vector_calc(), 1);
+        for cur in [false, true] {
+            // MLNX mlx5_core: op_mod 0x16 max, 0x17 current.
+            let op_mod = query_op_mod(0xb, cur);
+            assert_eq!(op_mod, if cur { 0x17 } else { 0x16 });
+            let out = ok::<cmds::QueryHcaCap>(&mut card.d, |i: &mut QueryHcaCapIn| {
+                i.set_op_mod(op_mod.into());
+            });
+            let o = view::<QueryHcaCapOut>(&out);
+            let page =
+                cx4_hw::caps::vector_calc::VectorCalcCap::read_from_prefix(&o.capability().0)
+                    .unwrap()
+                    .0;
+            assert_eq!(page.calc_matrix(), 1);
+            assert_eq!(page.calc_matrix_type_8bit(), u32::from(bit8), "{extra:?}");
+            assert_eq!(page.max_vec_count(), 16);
+            for s in [page.calc0(), page.calc1(), page.calc2(), page.calc3()] {
+                assert_eq!((s.op_xor(), s.op_add()), (1, 0));
+            }
+        }
+    }
+}
+
+/// Posts a bad calculation; returns the send and receive error syndromes.
+fn refused(card: &mut EcCard, p: &Post) -> (u8, u8) {
+    card.post_recv(VA_OUT, 1 << 20);
+    card.post_calc(p);
+    let s = card
+        .next_cqe(false)
+        .expect("an error CQE even for an unsignaled WQE");
+    assert_eq!(s[63] >> 4, cqe_op::REQ_ERR, "{p:?}");
+    let r = card
+        .next_cqe(true)
+        .expect("the receive libmlx5 waits on is flushed");
+    assert_eq!(r[63] >> 4, cqe_op::RESP_ERR);
+    assert_eq!(card.state(), qpc_state::ERR);
+    (s[0x37], r[0x37])
+}
+
+#[test]
+fn bad_parameters_complete_in_error_and_never_panic() {
+    let w8_on_cx4 = |c: &EcCard| c.libmlx5(4, 2, true, 64);
+    let bad_count = |c: &EcCard| Post {
+        vec_count: 17,
+        ..c.libmlx5(4, 2, false, 64)
+    };
+    let zero_count = |c: &EcCard| Post {
+        vec_count: 0,
+        ..c.libmlx5(4, 2, false, 64)
+    };
+    let bad_size = |c: &EcCard| Post {
+        vec_size: 66,
+        ..c.libmlx5(4, 2, false, 64)
+    };
+    let bad_ops = |c: &EcCard| Post {
+        ops: [calc_op::XOR, 0, calc_op::XOR, 0],
+        ..c.libmlx5(4, 2, false, 64)
+    };
+    let no_matrix_flag = |c: &EcCard| Post {
+        mat_flags: 0,
+        ..c.libmlx5(4, 2, false, 64)
+    };
+    let big_ds = |c: &EcCard| Post {
+        ds: 5,
+        ..c.libmlx5(4, 2, false, 64)
+    };
+    let bad_matrix_key = |c: &EcCard| Post {
+        cm_lkey: c.lkey ^ 0x100,
+        ..c.libmlx5(4, 2, false, 64)
+    };
+    let inputs_past_the_mr = |c: &EcCard| Post {
+        vec_addr: VA + DATA_LEN - 64,
+        ..c.libmlx5(4, 2, false, 64)
+    };
+    type Case = (&'static str, fn(&EcCard) -> Post, u8);
+    let cases: Vec<Case> = vec![
+        (
+            "8-bit matrix on ConnectX-4",
+            w8_on_cx4,
+            syndrome::LOCAL_QP_OP_ERR,
+        ),
+        (
+            "vec_count above max_vec_count",
+            bad_count,
+            syndrome::LOCAL_QP_OP_ERR,
+        ),
+        (
+            "vec_count 0 (libmlx5's k = 256)",
+            zero_count,
+            syndrome::LOCAL_QP_OP_ERR,
+        ),
+        (
+            "vec_size not a multiple of 4",
+            bad_size,
+            syndrome::LOCAL_LENGTH_ERR,
+        ),
+        (
+            "calc_op slots not contiguous",
+            bad_ops,
+            syndrome::LOCAL_QP_OP_ERR,
+        ),
+        ("no CALC_MATRIX", no_matrix_flag, syndrome::LOCAL_QP_OP_ERR),
+        ("ds 5", big_ds, syndrome::LOCAL_QP_OP_ERR),
+        (
+            "unknown matrix lkey",
+            bad_matrix_key,
+            syndrome::LOCAL_PROT_ERR,
+        ),
+        (
+            "inputs beyond the MR",
+            inputs_past_the_mr,
+            syndrome::LOCAL_PROT_ERR,
+        ),
+    ];
+    for (i, (why, post, want)) in cases.into_iter().enumerate() {
+        let mut card = EcCard::new("");
+        let p = post(&card);
+        let (s, r) = refused(&mut card, &p);
+        assert_eq!(s, want, "{why}");
+        assert_eq!(r, syndrome::WR_FLUSH_ERR, "{why}");
+        assert_eq!(card.d.roce.stats.ec_errors, 1, "{why} ({i}) counted");
+        assert!(card
+            .d
+            .roce
+            .stats
+            .line()
+            .contains("ec: 1 calcs 0 bytes 1 errors"));
+    }
+}
+
+#[test]
+fn a_result_longer_than_the_receive_fails_at_the_responder() {
+    // The result (2 × 4 KiB) does not fit the posted receive: the responder's length error.
+    let mut card = EcCard::new("");
+    card.write(VA_MATRIX, &[0x11; 8]);
+    card.post_recv(VA_OUT, 4096);
+    let p = card.libmlx5(4, 2, false, 4096);
+    card.post_calc(&p);
+    let r = card.next_cqe(true).expect("receive completes in error");
+    assert_eq!(r[63] >> 4, cqe_op::RESP_ERR);
+    assert_eq!(r[0x37], syndrome::LOCAL_LENGTH_ERR);
+    assert_eq!(card.d.roce.stats.ec_calcs, 1);
+    assert_eq!(
+        card.d.roce.stats.ec_errors, 0,
+        "the calculation itself was fine"
+    );
+}
