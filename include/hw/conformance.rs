@@ -831,6 +831,7 @@ const HAND_CHECKED: &[&str] = &[
     "mlx5_mkey_seg",
     "mlx5_mtt",
     "mlx5_klm",
+    "mlx5_ksm",
 ];
 
 #[test]

@@ -149,6 +149,13 @@ impl CreateMkeyIn {
         Some(crate::bits::get64(&msg[r], 0, 64))
     }
 
+    /// Indirect translation entry `i` (16 bytes: a `struct mlx5_klm` in KLMS mode, a
+    /// `struct mlx5_ksm` in KSM mode) after the fixed part of a whole CREATE_MKEY message.
+    pub fn klm(msg: &[u8], i: usize) -> Option<&[u8]> {
+        let r = crate::bits::tail_range(msg.len(), Self::SIZE, 16, i)?;
+        Some(&msg[r])
+    }
+
     /// Writes translation entry `i` of a whole CREATE_MKEY message.
     pub fn set_mtt(msg: &mut [u8], i: usize, pa: u64) -> Result<(), crate::bits::OutOfBounds> {
         let r =

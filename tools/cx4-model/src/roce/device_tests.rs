@@ -1201,3 +1201,8 @@ mod ud_tests;
 /// The `roce-wire` fault between two cards: drop, flip, reorder, delay, and clear.
 #[path = "wire_fault_tests.rs"]
 mod wire_fault_tests;
+
+/// Memory-key work requests: fast registration, local and remote invalidation, KLM mkeys,
+/// the REG_UMR QP.
+#[path = "umr_tests.rs"]
+mod umr_tests;

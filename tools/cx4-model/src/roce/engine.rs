@@ -150,7 +150,7 @@ pub struct RoceStats {
     pub errors: u64,
     /// WQEs flushed.
     pub flushed: u64,
-    /// Doorbells and packets for services the engine does not run (UMR, XRC).
+    /// Doorbells and packets for services the engine does not run (XRC).
     pub unsupported: u64,
     /// Requester timer expiries handled.
     pub timer_runs: u64,
@@ -183,6 +183,10 @@ pub struct RoceStats {
     pub wire_flipped: u64,
     /// `roce-wire` fault: received RoCE frames delivered late.
     pub wire_delayed: u64,
+    /// UMR WQEs applied (fast registrations, local invalidates, mlx5_ib's MR updates).
+    pub umrs: u64,
+    /// R_Keys invalidated by a SEND with invalidate.
+    pub remote_invalidations: u64,
 }
 
 impl RoceStats {
@@ -191,7 +195,7 @@ impl RoceStats {
         format!(
             "roce: tx {} pkts {} bytes; rx {} pkts {} bytes ({} malformed, {} no qp, {} dropped); \
              {} doorbells {} wqes {} errors {} flushed {} unsupported {} timer runs; \
-             ud: tx {} ({} bad av, {} mc looped) rx {} (dropped: {} qkey, {} no recv, {} too long, \
+             mkeys: {} umrs {} remote invalidations; ud: tx {} ({} bad av, {} mc looped) rx {} (dropped: {} qkey, {} no recv, {} too long, \
              {} malformed, {} no target); \
              wire faults: {} dropped {} reordered {} flipped {} delayed",
             self.tx_packets,
@@ -207,6 +211,8 @@ impl RoceStats {
             self.flushed,
             self.unsupported,
             self.timer_runs,
+            self.umrs,
+            self.remote_invalidations,
             self.ud_tx,
             self.ud_tx_bad_av,
             self.ud_mc_loopback,
@@ -255,6 +261,8 @@ pub struct Engine {
     pub draining: bool,
     /// Received frames the `roce-wire` fault holds back or delays.
     pub wire: super::wire_faults::WireFaults,
+    /// mlx5_ib's `REG_UMR` QPs (`local_ops.rs`), by QP number.
+    pub umr_qps: BTreeMap<u32, super::local_ops::UmrQpState>,
 }
 
 /// Where the device is in an SRQ: the WQE at the head of its free list, and how many WQEs it

@@ -33,6 +33,11 @@
 //!   requests, receive WQEs, R_Key checks);
 //! - [`ud`]: UD and GSI QPs on the `Device` (datagram WQEs, Q_Keys, the GRH area,
 //!   multicast groups);
+//! - [`umr`]: UMR WQEs (fast registration, local invalidate, mlx5_ib's MR updates) decoded
+//!   and applied to an mkey, with the PRM's checks;
+//! - [`local_ops`]: WQEs without the wire (UMR, NOP) on RC/UC QPs in send-queue order, and
+//!   mlx5_ib's `REG_UMR` QP;
+//! - [`invalidate`]: SEND with invalidate at the responder;
 //! - [`wire_faults`]: the `roce-wire` fault's dropped, flipped, reordered and delayed frames.
 
 pub mod cqe;
@@ -41,6 +46,8 @@ pub mod engine;
 pub mod error;
 pub mod headers;
 pub mod icrc;
+pub mod invalidate;
+pub mod local_ops;
 pub mod packet;
 pub mod psn;
 pub mod receive;
@@ -50,6 +57,7 @@ pub mod segment;
 pub mod status;
 pub mod timers;
 pub mod ud;
+pub mod umr;
 pub mod unreliable;
 pub mod wire;
 pub mod wire_faults;
