@@ -201,6 +201,12 @@ mod tests {
         assert_eq!(msg[0x4b] & 0x3f, 12);
         assert_eq!(CreateMkeyIn::mtt(&msg, 1), Some(0x1234_5000));
         assert_eq!(CreateMkeyIn::mtt(&msg, 2), None);
+        // The same tail as one 16-byte indirect entry (KLM/KSM).
+        assert_eq!(
+            &CreateMkeyIn::klm(&msg, 0).unwrap()[8..],
+            &[0, 0, 0, 0, 0x12, 0x34, 0x50, 0]
+        );
+        assert_eq!(CreateMkeyIn::klm(&msg, 1), None);
         assert_eq!(mkey_from_index(3, 0x5a), 0x35a);
         assert_eq!(mkey_index(0x35a), 3);
     }

@@ -422,3 +422,64 @@ fn write_entries(m: &mut Mkey, offset: u64, entries: &[u8]) -> Result<(), UmrErr
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// mlx5_ib's IB_WR_LOCAL_INV (wr.c `set_linv_wr`) for rkey 0x1234_5678: ds 8.
+    fn linv() -> Vec<u8> {
+        let mut w = vec![0u8; 128];
+        w[0..4].copy_from_slice(&wqe::opmod_idx_opcode(0, 9, wqe::opcode::UMR).to_be_bytes());
+        w[4..8].copy_from_slice(&wqe::qpn_ds(0x42, 8).to_be_bytes());
+        w[11] = 0x08;
+        w[12..16].copy_from_slice(&0x1234_5678u32.to_be_bytes());
+        w[16] = UMR_INLINE;
+        w[24..32].copy_from_slice(&MkeyMask::FREE.bits().to_be_bytes());
+        w[64] = MKEY_STATUS_FREE;
+        w
+    }
+
+    #[test]
+    fn local_invalidate_decodes_as_mlx5_ib_posts_it() {
+        let u = UmrWqe::decode(&linv()[..], 9).unwrap();
+        assert_eq!(u.mkey, 0x1234_5678);
+        assert_eq!(u.mask, MkeyMask::FREE);
+        assert_eq!(u.xlt, Xlt::None);
+        assert!(u.wqe.signaled);
+        assert_eq!(u.seg.status() as u8, MKEY_STATUS_FREE);
+    }
+
+    #[test]
+    fn short_or_overlong_umr_wqes_are_local_qp_operation_errors() {
+        let mut w = linv();
+        w[7] = 7;
+        assert_eq!(
+            UmrWqe::decode(&w[..], 0).unwrap_err().status,
+            WcStatus::LocalQpOpErr
+        );
+        // Two octowords of inline entries in a WQE of ds 8.
+        let mut w = linv();
+        w[20..22].copy_from_slice(&2u16.to_be_bytes());
+        assert_eq!(
+            UmrWqe::decode(&w[..], 0).unwrap_err().status,
+            WcStatus::LocalQpOpErr
+        );
+        // The same through a pointer: the data segment is read.
+        w[7] = 9;
+        w[16] = 0;
+        w.resize(144, 0);
+        w[128..132].copy_from_slice(&32u32.to_be_bytes());
+        w[132..136].copy_from_slice(&0x300u32.to_be_bytes());
+        w[136..144].copy_from_slice(&0x9000u64.to_be_bytes());
+        let u = UmrWqe::decode(&w[..], 0).unwrap();
+        assert_eq!(
+            u.xlt,
+            Xlt::Pointer(Sge {
+                lkey: 0x300,
+                addr: 0x9000,
+                len: 32
+            })
+        );
+    }
+}
