@@ -134,6 +134,11 @@ fn code_tables() -> Vec<CodeTable> {
             eq::event_type::ALL
         ),
         t(
+            "event_queue_type",
+            eq::event_queue_type::HEADER_PREFIX,
+            eq::event_queue_type::ALL
+        ),
+        t(
             "port_change_subtype",
             eq::port_change_subtype::HEADER_PREFIX,
             eq::port_change_subtype::ALL
@@ -813,6 +818,7 @@ const HAND_CHECKED: &[&str] = &[
     "mlx5_eqe_cq_err",
     "mlx5_eqe_port_state",
     "mlx5_eqe_page_req",
+    "mlx5_eqe_qp_srq",
     "mlx5_cqe64",
     "mlx5_err_cqe",
     "mlx5_reg_host_endianness",

@@ -129,6 +129,19 @@ pub mod event_type {
     }
 }
 
+/// What the number of a QP/SRQ event names (`MLX5_EVENT_QUEUE_TYPE_*`, device.h): the
+/// `type` byte of [`eqe::EqeQpSrq`].
+pub mod event_queue_type {
+    use crate::bits::code_table;
+
+    code_table! { u8, "MLX5_EVENT_QUEUE_TYPE_", event_queue_type_name;
+        QP = 0, "QP";
+        RQ = 1, "RQ";
+        SQ = 2, "SQ";
+        DCT = 6, "DCT";
+    }
+}
+
 /// `sub_type` of a [`event_type::PORT_CHANGE`] EQE (`MLX5_PORT_CHANGE_SUBTYPE_*`, device.h).
 pub mod port_change_subtype {
     use crate::bits::code_table;

@@ -25,6 +25,8 @@ ifc_layouts! {
         port, port_mut: EqePortState @ 0x100, 0xe0;
         /// Payload of a page request event.
         req_pages, req_pages_mut: EqePageReq @ 0x100, 0xe0;
+        /// Payload of a QP/SRQ event (WQ_*_ERROR, PATH_MIG, COMM_EST, SRQ_*).
+        qp_srq, qp_srq_mut: EqeQpSrq @ 0x100, 0xe0;
         /// Signature (unused).
         signature, set_signature: u32 @ 0x1f0, 0x8;
         /// Ownership byte; bit 0 alternates per pass over the EQ (see [`super::eqe_owned_by_sw`]).
@@ -55,6 +57,14 @@ ifc_layouts! {
     pub struct EqePortState: CStruct "mlx5_eqe_port_state", 0x1c {
         /// The port number: the upper nibble of the `port` byte (`port >> 4`).
         port, set_port: u32 @ 0x040, 0x4;
+    }
+
+    /// QP/SRQ event payload (`struct mlx5_eqe_qp_srq`).
+    pub struct EqeQpSrq: CStruct "mlx5_eqe_qp_srq", 0x1c {
+        /// What the number names ([`super::event_queue_type`]: QP, RQ, SQ, DCT).
+        queue_type, set_queue_type: u32 @ 0x0a0, 0x8;
+        /// The QP or SRQ number: low 24 bits of the `qp_srq_n` word.
+        qp_srq_n, set_qp_srq_n: u32 @ 0x0c8, 0x18;
     }
 
     /// Page request payload (`struct mlx5_eqe_page_req`).
@@ -90,7 +100,7 @@ mod tests {
         assert_eq!(byte(f, "data"), 0x20);
         assert_eq!(byte(f, "signature"), 0x3e);
         assert_eq!(byte(f, "owner"), 0x3f);
-        for payload in ["cmd", "comp", "cq_err", "port", "req_pages"] {
+        for payload in ["cmd", "comp", "cq_err", "port", "req_pages", "qp_srq"] {
             assert_eq!(byte(f, payload), 0x20, "{payload}");
         }
         // union ev_data is __be32 raw[7].
@@ -105,6 +115,11 @@ mod tests {
         );
         // mlx5_eqe_port_state: u8 reserved0[8]; u8 port -> 0x28, port number in bits 7:4.
         assert_eq!(EqePortState::FIELDS, &[("port", 0x8 * 8, 4)]);
+        // mlx5_eqe_qp_srq: __be32 reserved1[5]; u8 type; u8 reserved2[3]; __be32 qp_srq_n.
+        assert_eq!(
+            EqeQpSrq::FIELDS,
+            &[("queue_type", 0x14 * 8, 8), ("qp_srq_n", 0x18 * 8 + 8, 24)]
+        );
         // mlx5_eqe_page_req: __be16 ec_function; __be16 func_id; __be32 num_pages.
         assert_eq!(0x20 + byte(EqePageReq::FIELDS, "func_id"), 0x22);
         assert_eq!(0x20 + byte(EqePageReq::FIELDS, "num_pages"), 0x24);

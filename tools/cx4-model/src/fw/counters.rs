@@ -1,5 +1,5 @@
 //! Counters: queue counters (ALLOC/DEALLOC/QUERY_Q_COUNTER: out-of-buffer drops of the RQs
-//! that name them), the vport's traffic counters (QUERY_VPORT_COUNTER) and the port counters
+//! that name them, the RoCE transport events of the QPs that name them), the vport's traffic counters (QUERY_VPORT_COUNTER) and the port counters
 //! behind the PPCNT groups `ethtool -S` reads. The data path bumps them through
 //! [`Firmware::count_rx`], [`Firmware::count_tx`] and [`Firmware::count_out_of_buffer`].
 
@@ -24,6 +24,67 @@ pub const DEFAULT_Q_COUNTERS: u64 = 128;
 pub struct QCounter {
     /// Packets dropped because their RQ had no WQE posted.
     pub out_of_buffer: u32,
+    /// The RoCE transport events of the QPs that name this set (their `counter_set_id`).
+    pub roce: RoceQCounts,
+}
+
+/// The RoCE transport counters of a queue counter set, as QUERY_Q_COUNTER reports them (the
+/// basic set, `out_of_seq_cnt` and `retransmission_q_counters`); the RoCE engine adds to them
+/// as its QPs' responders and requesters see the events. 32-bit, wrapping, like the
+/// command's fields.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RoceQCounts {
+    /// RDMA WRITE requests received (responder, first time).
+    pub rx_write_requests: u32,
+    /// RDMA READ requests received (responder, first time).
+    pub rx_read_requests: u32,
+    /// Atomic requests received (responder, first time).
+    pub rx_atomic_requests: u32,
+    /// Request packets received out of sequence (responder: NAKed or dropped).
+    pub out_of_sequence: u32,
+    /// Duplicate request packets received (responder).
+    pub duplicate_request: u32,
+    /// RNR NAKs received (requester), the retry limit not yet exceeded.
+    pub rnr_nak_retry_err: u32,
+    /// PSN sequence error NAKs received (requester).
+    pub packet_seq_err: u32,
+    /// Implied NAKs: a response beyond an unanswered READ/atomic (requester).
+    pub implied_nak_seq_err: u32,
+    /// Local ACK timeouts (requester).
+    pub local_ack_timeout_err: u32,
+}
+
+impl RoceQCounts {
+    /// Field-wise `self - before` (wrapping): the events since `before`.
+    pub fn since(self, before: RoceQCounts) -> RoceQCounts {
+        let d = |a: u32, b: u32| a.wrapping_sub(b);
+        RoceQCounts {
+            rx_write_requests: d(self.rx_write_requests, before.rx_write_requests),
+            rx_read_requests: d(self.rx_read_requests, before.rx_read_requests),
+            rx_atomic_requests: d(self.rx_atomic_requests, before.rx_atomic_requests),
+            out_of_sequence: d(self.out_of_sequence, before.out_of_sequence),
+            duplicate_request: d(self.duplicate_request, before.duplicate_request),
+            rnr_nak_retry_err: d(self.rnr_nak_retry_err, before.rnr_nak_retry_err),
+            packet_seq_err: d(self.packet_seq_err, before.packet_seq_err),
+            implied_nak_seq_err: d(self.implied_nak_seq_err, before.implied_nak_seq_err),
+            local_ack_timeout_err: d(self.local_ack_timeout_err, before.local_ack_timeout_err),
+        }
+    }
+
+    /// Field-wise `self += d` (wrapping).
+    pub fn add(&mut self, d: RoceQCounts) {
+        self.rx_write_requests = self.rx_write_requests.wrapping_add(d.rx_write_requests);
+        self.rx_read_requests = self.rx_read_requests.wrapping_add(d.rx_read_requests);
+        self.rx_atomic_requests = self.rx_atomic_requests.wrapping_add(d.rx_atomic_requests);
+        self.out_of_sequence = self.out_of_sequence.wrapping_add(d.out_of_sequence);
+        self.duplicate_request = self.duplicate_request.wrapping_add(d.duplicate_request);
+        self.rnr_nak_retry_err = self.rnr_nak_retry_err.wrapping_add(d.rnr_nak_retry_err);
+        self.packet_seq_err = self.packet_seq_err.wrapping_add(d.packet_seq_err);
+        self.implied_nak_seq_err = self.implied_nak_seq_err.wrapping_add(d.implied_nak_seq_err);
+        self.local_ack_timeout_err = self
+            .local_ack_timeout_err
+            .wrapping_add(d.local_ack_timeout_err);
+    }
 }
 
 /// How a frame was addressed (for the unicast/multicast/broadcast split of the counters).
@@ -165,7 +226,18 @@ impl Firmware {
                 if inp.clear() != 0 {
                     *c = QCounter::default();
                 }
-                resp::<QueryQCounterOut>(out)?.set_out_of_buffer(v.out_of_buffer);
+                let o = resp::<QueryQCounterOut>(out)?;
+                o.set_out_of_buffer(v.out_of_buffer);
+                let r = v.roce;
+                o.set_rx_write_requests(r.rx_write_requests);
+                o.set_rx_read_requests(r.rx_read_requests);
+                o.set_rx_atomic_requests(r.rx_atomic_requests);
+                o.set_out_of_sequence(r.out_of_sequence);
+                o.set_duplicate_request(r.duplicate_request);
+                o.set_rnr_nak_retry_err(r.rnr_nak_retry_err);
+                o.set_packet_seq_err(r.packet_seq_err);
+                o.set_implied_nak_seq_err(r.implied_nak_seq_err);
+                o.set_local_ack_timeout_err(r.local_ack_timeout_err);
                 Ok(())
             }
             opcode::QUERY_VPORT_COUNTER => {

@@ -36,7 +36,7 @@ use cx4_hw::{
 };
 
 pub use caps::{CapProfile, ProfileError};
-pub use counters::{Cast, CastCounts, PortCounters, QCounter};
+pub use counters::{Cast, CastCounts, PortCounters, QCounter, RoceQCounts};
 pub use cq::{Arm, Cq};
 pub use flow::{Dest, FlowCount, FlowGroup, FlowTable, Fte, Miss};
 pub use mkey::{Access, IndirectEntry, Mkey, MkeyMap, XlateError, MKEY_QPN_NONE, RESERVED_LKEY};

@@ -218,6 +218,7 @@ impl Device {
             return;
         };
         f(self, &mut q, &v);
+        self.report_q_counts(&mut q);
         // The QP may have been reset meanwhile (it cannot from here), keep the state.
         self.roce.qps.insert(qpn, q);
         self.roce_drain_loopback();

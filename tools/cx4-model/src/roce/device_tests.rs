@@ -95,6 +95,8 @@ struct Card {
     /// The GID index the QP sends from.
     sgid_index: u32,
     qpn: u32,
+    /// The queue counter set the QP names at RST2INIT (0: none, as before mlx5_ib).
+    counter_set: u8,
     /// Bytes of the QP's own receive queue (0 with an SRQ).
     rq_bytes: u64,
     srq_pc: u16,
@@ -266,6 +268,7 @@ impl Card {
             lkey,
             sgid_index: 0,
             qpn,
+            counter_set: 0,
             rq_bytes: if srq { 0 } else { RQ_BYTES },
             srq_pc: 0,
             sq_pc: 0,
@@ -283,10 +286,11 @@ impl Card {
         snd_psn: u32,
         ack_timeout: u8,
     ) {
-        let (qpn, sgid) = (self.qpn, self.sgid_index);
+        let (qpn, sgid, set) = (self.qpn, self.sgid_index, self.counter_set);
         ok::<cmds::Rst2InitQp>(&mut self.d, |i| {
             i.set_qpn(qpn);
             let c = i.qpc_mut();
+            c.set_counter_set_id(set.into());
             c.set_rre(1);
             c.set_rwe(1);
             c.set_rae(1);
@@ -1201,6 +1205,185 @@ mod ud_tests;
 /// The `roce-wire` fault between two cards: drop, flip, reorder, delay, and clear.
 #[path = "wire_fault_tests.rs"]
 mod wire_fault_tests;
+
+/// The queue counter set `c`'s QP names, as QUERY_Q_COUNTER reports it.
+fn q_counter(c: &mut Card) -> cx4_hw::counters::QueryQCounterOut {
+    let set = c.counter_set;
+    view(&ok::<cmds::QueryQCounter>(&mut c.d, |i| {
+        i.set_counter_set_id(set.into())
+    }))
+}
+
+#[test]
+fn transport_events_count_in_the_qps_queue_counter_set() {
+    // As mlx5_ib: a queue counter set per port, named by every QP at RST2INIT.
+    let mut a = Card::new(1, qpc_st::RC);
+    let mut b = Card::new(2, qpc_st::RC);
+    for c in [&mut a, &mut b] {
+        let out = ok::<cmds::AllocQCounter>(&mut c.d, |_| {});
+        c.counter_set = view::<cx4_hw::counters::AllocQCounterOut>(&out).counter_set_id() as u8;
+    }
+    let (ia, ib) = (a.id(), b.id());
+    a.connect(ib, 0x200, 0x100, 18);
+    b.connect(ia, 0x100, 0x200, 18);
+    // A WRITE, a READ and an atomic: the responder's request counters.
+    a.write(VA, &[7u8; 3000]);
+    a.post_send(
+        wop::RDMA_WRITE,
+        &[raddr(VA + 0x4000, b.lkey), data(3000, a.lkey, VA)],
+        0,
+        true,
+    );
+    a.post_send(
+        wop::RDMA_READ,
+        &[raddr(VA + 0x4000, b.lkey), data(3000, a.lkey, VA + 0x8000)],
+        0,
+        true,
+    );
+    a.post_send(
+        wop::ATOMIC_FA,
+        &[
+            raddr(VA + 0x6000, b.lkey),
+            atomic(1, 0),
+            data(8, a.lkey, VA + 0x9000),
+        ],
+        0,
+        true,
+    );
+    run(&mut a, &mut b);
+    for _ in 0..3 {
+        assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+    }
+    let qb = q_counter(&mut b);
+    assert_eq!(
+        (
+            qb.rx_write_requests(),
+            qb.rx_read_requests(),
+            qb.rx_atomic_requests()
+        ),
+        (1, 1, 1)
+    );
+    assert_eq!((qb.out_of_sequence(), qb.duplicate_request()), (0, 0));
+    // Lose the second packet of a 3-packet SEND: b sees the third out of sequence and NAKs
+    // it, a counts the sequence NAK.
+    b.post_recv(VA + 0x8000, 4096);
+    a.post_send(wop::SEND, &[data(3000, a.lkey, VA)], 0, true);
+    let mut k = 0;
+    shuttle(&mut a, &mut b, &mut |from_a, _| {
+        k += 1;
+        from_a && k == 2
+    });
+    assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+    let (qa, qb) = (q_counter(&mut a), q_counter(&mut b));
+    assert_eq!(
+        qa.packet_seq_err(),
+        1,
+        "a's requester acted on one sequence NAK"
+    );
+    assert_eq!(
+        qb.out_of_sequence(),
+        1,
+        "b's responder saw one packet out of sequence"
+    );
+    assert_eq!(qa.local_ack_timeout_err(), 0);
+    // Lose every ACK of a one-packet SEND: a's timer resends, b sees a duplicate.
+    b.post_recv(VA + 0x8000, 4096);
+    a.post_send(wop::SEND, &[data(100, a.lkey, VA)], 0, true);
+    shuttle(&mut a, &mut b, &mut |from_a, _| !from_a);
+    a.d.roce_tick_at(super::engine::now_ns() + 5_000_000_000);
+    run(&mut a, &mut b);
+    assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+    let (qa, qb) = (q_counter(&mut a), q_counter(&mut b));
+    assert_eq!(qa.local_ack_timeout_err(), 1);
+    assert_eq!(qb.duplicate_request(), 1);
+    // An RNR NAK: no receive posted on b.
+    a.post_send(wop::SEND, &[data(10, a.lkey, VA)], 0, true);
+    run(&mut a, &mut b);
+    assert_eq!(q_counter(&mut a).rnr_nak_retry_err(), 1);
+    // Clear: the set restarts from 0; the QPs' later events count from there.
+    let set = a.counter_set;
+    ok::<cmds::QueryQCounter>(&mut a.d, |i| {
+        i.set_counter_set_id(set.into());
+        i.set_clear(1);
+    });
+    assert_eq!(q_counter(&mut a).packet_seq_err(), 0);
+    b.post_recv(VA + 0x40, 64);
+    a.d.roce_tick_at(super::engine::now_ns() + 10_000_000_000);
+    run(&mut a, &mut b);
+    assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+    let qa = q_counter(&mut a);
+    assert_eq!(
+        (
+            qa.rnr_nak_retry_err(),
+            qa.packet_seq_err(),
+            qa.local_ack_timeout_err()
+        ),
+        (0, 0, 0)
+    );
+    // Clearing a's set left b's alone.
+    assert_eq!(q_counter(&mut b).rx_write_requests(), 1);
+}
+
+/// The EQEs on the test card's EQ, in order (it takes completion events, and whatever else
+/// the test added to its mask).
+fn eqes(c: &Card) -> Vec<[u8; 64]> {
+    let n = c.d.fw.eqs[&5].pi as u64;
+    (0..n)
+        .map(|k| {
+            let mut e = [0u8; 64];
+            c.d.mem.read(EQ_RING + (k % 64) * 64, &mut e).unwrap();
+            e
+        })
+        .collect()
+}
+
+#[test]
+fn a_responder_access_error_raises_the_qp_access_error_event_and_a_length_error_does_not() {
+    use cx4_hw::eq::event_type as ev;
+    let (mut a, mut b) = pair(qpc_st::RC, 14);
+    // The EQ also takes the QP error events, as mlx5_core's async EQ does.
+    b.d.fw.eqs.get_mut(&5).unwrap().mask[0] |=
+        1 << ev::WQ_ACCESS_ERROR | 1 << ev::WQ_INVAL_REQ_ERROR | 1 << ev::WQ_CATAS_ERROR;
+    b.post_recv(VA + 0x100, 64);
+    a.post_send(
+        wop::RDMA_WRITE,
+        &[raddr(VA, 0xdead_0000), data(100, a.lkey, VA)],
+        0,
+        true,
+    );
+    run(&mut a, &mut b);
+    assert_eq!(
+        a.next_cqe(false).unwrap()[0x37],
+        syndrome::REMOTE_ACCESS_ERR
+    );
+    let events: Vec<_> = eqes(&b).into_iter().filter(|e| e[1] != ev::COMP).collect();
+    assert_eq!(events.len(), 1, "one QP event: {events:02x?}");
+    let e = events[0];
+    assert_eq!(e[1], ev::WQ_ACCESS_ERROR);
+    assert_eq!(e[0x34], cx4_hw::eq::event_queue_type::QP);
+    assert_eq!(be32(&e, 0x38) & 0xff_ffff, b.qpn);
+    // The posted receive was flushed (a completion event came with it).
+    let r = b.next_cqe(true).unwrap();
+    assert_eq!(
+        (r[63] >> 4, r[0x37]),
+        (cqe_op::RESP_ERR, syndrome::WR_FLUSH_ERR)
+    );
+
+    // A SEND longer than the receive: the receive completes with a local length error and
+    // the requester gets a remote invalid request error; no affiliated event.
+    let (mut a, mut b) = pair(qpc_st::RC, 14);
+    b.d.fw.eqs.get_mut(&5).unwrap().mask[0] |=
+        1 << ev::WQ_ACCESS_ERROR | 1 << ev::WQ_INVAL_REQ_ERROR | 1 << ev::WQ_CATAS_ERROR;
+    b.post_recv(VA + 0x100, 64);
+    a.post_send(wop::SEND, &[data(100, a.lkey, VA)], 0, true);
+    run(&mut a, &mut b);
+    assert_eq!(
+        a.next_cqe(false).unwrap()[0x37],
+        syndrome::REMOTE_INVAL_REQ_ERR
+    );
+    assert_eq!(b.next_cqe(true).unwrap()[0x37], syndrome::LOCAL_LENGTH_ERR);
+    assert!(eqes(&b).iter().all(|e| e[1] == ev::COMP), "no QP event");
+}
 
 /// Memory-key work requests: fast registration, local and remote invalidation, KLM mkeys,
 /// the REG_UMR QP.

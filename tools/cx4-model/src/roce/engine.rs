@@ -85,6 +85,9 @@ pub struct QpEngine {
     /// UD and GSI: the PSN of the next packet (the context's `next_send_psn` at the first
     /// RTS; UD receivers do not check it).
     pub ud_psn: Option<Psn>,
+    /// The transport events already added to the QP's queue counter set
+    /// (`qcounters.rs`).
+    pub reported: crate::fw::RoceQCounts,
 }
 
 impl QpEngine {
@@ -102,6 +105,7 @@ impl QpEngine {
             recv_open: None,
             error: false,
             ud_psn: None,
+            reported: Default::default(),
         }
     }
 

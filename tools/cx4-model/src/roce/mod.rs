@@ -38,18 +38,22 @@
 //! - [`local_ops`]: WQEs without the wire (UMR, NOP) on RC/UC QPs in send-queue order, and
 //!   mlx5_ib's `REG_UMR` QP;
 //! - [`invalidate`]: SEND with invalidate at the responder;
+//! - [`events`]: the affiliated asynchronous events of a responder's failures;
+//! - [`qcounters`]: the QPs' transport events in their queue counter sets (`hw_counters`);
 //! - [`wire_faults`]: the `roce-wire` fault's dropped, flipped, reordered and delayed frames.
 
 pub mod cqe;
 pub mod device;
 pub mod engine;
 pub mod error;
+pub mod events;
 pub mod headers;
 pub mod icrc;
 pub mod invalidate;
 pub mod local_ops;
 pub mod packet;
 pub mod psn;
+pub mod qcounters;
 pub mod receive;
 pub mod requester;
 pub mod responder;

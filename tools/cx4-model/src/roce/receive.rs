@@ -322,6 +322,7 @@ impl Device {
     ) {
         let mut queue: std::collections::VecDeque<RespAction> = acts.into();
         let mut error = false;
+        let mut recv_failed = false;
         while let Some(a) = queue.pop_front() {
             match a {
                 RespAction::RecvData {
@@ -526,6 +527,7 @@ impl Device {
                     self.send_response(q, Opcode::RcAcknowledge, psn, ext, &[]);
                 }
                 RespAction::RecvError(s) => {
+                    recv_failed = true;
                     let index = match q.recv_open.take() {
                         Some(o) => o.index,
                         None => match self.take_recv(q, v) {
@@ -544,6 +546,9 @@ impl Device {
                         hdr.bth.psn
                     );
                     error = true;
+                    if !recv_failed {
+                        self.responder_error_event(v.qpn, code);
+                    }
                 }
                 RespAction::Dropped(why) => {
                     self.roce.stats.rx_dropped += 1;

@@ -293,6 +293,8 @@ pub struct RespStats {
     pub rnr_naks: u64,
     /// ACKs sent (not counting READ responses and atomic ACKs).
     pub acks: u64,
+    /// RDMA WRITE messages taken (their first or only packet, first time).
+    pub writes: u64,
     /// READs executed (first time).
     pub reads: u64,
     /// READs answered again from the resources.
@@ -776,6 +778,9 @@ impl Responder {
                 if with_imm && !recv_available {
                     self.rnr(psn, out);
                     return;
+                }
+                if !matches!(self.ctx, Ctx::Write { .. }) {
+                    self.stats.writes += 1;
                 }
                 if len > 0 {
                     out.push(RespAction::WriteData { psn, rkey, va, len });
