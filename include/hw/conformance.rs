@@ -841,6 +841,7 @@ const HAND_CHECKED: &[&str] = &[
     "mlx5_mkey_seg",
     "mlx5_mtt",
     "mlx5_klm",
+    "mlx5_ksm",
     // MLNX_OFED only (Source::Ofed): caps/vector_calc.rs, wqe/vector_calc.rs.
     "vector_calc_cap",
     "calc_op",

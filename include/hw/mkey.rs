@@ -149,6 +149,13 @@ impl CreateMkeyIn {
         Some(crate::bits::get64(&msg[r], 0, 64))
     }
 
+    /// Indirect translation entry `i` (16 bytes: a `struct mlx5_klm` in KLMS mode, a
+    /// `struct mlx5_ksm` in KSM mode) after the fixed part of a whole CREATE_MKEY message.
+    pub fn klm(msg: &[u8], i: usize) -> Option<&[u8]> {
+        let r = crate::bits::tail_range(msg.len(), Self::SIZE, 16, i)?;
+        Some(&msg[r])
+    }
+
     /// Writes translation entry `i` of a whole CREATE_MKEY message.
     pub fn set_mtt(msg: &mut [u8], i: usize, pa: u64) -> Result<(), crate::bits::OutOfBounds> {
         let r =
@@ -194,6 +201,12 @@ mod tests {
         assert_eq!(msg[0x4b] & 0x3f, 12);
         assert_eq!(CreateMkeyIn::mtt(&msg, 1), Some(0x1234_5000));
         assert_eq!(CreateMkeyIn::mtt(&msg, 2), None);
+        // The same tail as one 16-byte indirect entry (KLM/KSM).
+        assert_eq!(
+            &CreateMkeyIn::klm(&msg, 0).unwrap()[8..],
+            &[0, 0, 0, 0, 0x12, 0x34, 0x50, 0]
+        );
+        assert_eq!(CreateMkeyIn::klm(&msg, 1), None);
         assert_eq!(mkey_from_index(3, 0x5a), 0x35a);
         assert_eq!(mkey_index(0x35a), 3);
     }

@@ -162,6 +162,15 @@ ifc_layouts! {
         ptag, set_ptag: u64 @ 0x000, 0x40;
     }
 
+    /// A fixed-size indirect (KSM) translation entry (`struct mlx5_ksm`, qp.h): the next
+    /// `2^log_page_size` bytes of the range are at `va` of the mkey `key`.
+    pub struct Ksm: CStruct "mlx5_ksm", 0x10 {
+        /// Memory key.
+        key, set_key: u32 @ 0x020, 0x20;
+        /// Virtual address inside the key.
+        va, set_va: u64 @ 0x040, 0x40;
+    }
+
     /// An indirect (KLM) translation entry (`struct mlx5_klm`, qp.h): `bcount` bytes at `va` of
     /// the mkey `key`.
     pub struct Klm: CStruct "mlx5_klm", 0x10 {
@@ -189,10 +198,18 @@ pub const AV_GRH: u32 = 1 << 30;
 
 /// [`WqeUmrCtrlSeg::flags`]: `xlt_offset` is valid (`MLX5_UMR_TRANSLATION_OFFSET_EN`).
 pub const UMR_TRANSLATION_OFFSET_EN: u8 = 1 << 4;
-/// [`WqeUmrCtrlSeg::flags`]: fail unless the mkey is in use (`MLX5_UMR_CHECK_NOT_FREE`).
+/// [`WqeUmrCtrlSeg::flags`]: fail unless the mkey is free (`MLX5_UMR_CHECK_NOT_FREE`; the
+/// kernel's name reads the other way round, its use does not: umr.c
+/// `mlx5r_umr_set_update_xlt_ctrl_seg` sets it with the comment "fail if not free" to enable
+/// a free cache mkey, wr.c sets it for IB_WR_REG_MR on a free mkey, and libmlx5 calls the
+/// same bit `MLX5_WQE_UMR_CTRL_FLAG_CHECK_FREE` for binding a free type 2 memory window).
 pub const UMR_CHECK_NOT_FREE: u8 = 1 << 5;
-/// [`WqeUmrCtrlSeg::flags`]: fail unless the mkey is free (`MLX5_UMR_CHECK_FREE`).
+/// [`WqeUmrCtrlSeg::flags`]: fail if the mkey is free (`MLX5_UMR_CHECK_FREE`; umr.c "fail if
+/// free", used to change a live MR's PD and access rights).
 pub const UMR_CHECK_FREE: u8 = 2 << 5;
+/// [`WqeUmrCtrlSeg::flags`]: fail unless the mkey is bound to this QP or to none
+/// (`MLX5_WQE_UMR_CTRL_FLAG_CHECK_QPN`, rdma-core mlx5dv.h; libmlx5 sets it to invalidate).
+pub const UMR_CHECK_QPN: u8 = 1 << 3;
 /// [`WqeUmrCtrlSeg::flags`]: the translation entries are inline in the WQE (`MLX5_UMR_INLINE`).
 pub const UMR_INLINE: u8 = 1 << 7;
 /// Alignment of a UMR translation buffer (`MLX5_UMR_ALIGN`).
@@ -431,6 +448,10 @@ mod tests {
         assert_eq!(at(Klm::FIELDS, "bcount"), (0, 32));
         assert_eq!(at(Klm::FIELDS, "key"), (4, 32));
         assert_eq!(at(Klm::FIELDS, "va"), (8, 64));
+        // struct mlx5_ksm: __be32 reserved; __be32 key; __be64 va;
+        assert_eq!(Ksm::SIZE, 16);
+        assert_eq!(at(Ksm::FIELDS, "key"), (4, 32));
+        assert_eq!(at(Ksm::FIELDS, "va"), (8, 64));
         assert_eq!(UMR_FLEX_ALIGNMENT / Mtt::SIZE, 8);
         assert_eq!(UMR_FLEX_ALIGNMENT / Klm::SIZE, 4);
     }

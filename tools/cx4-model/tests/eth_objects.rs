@@ -956,7 +956,16 @@ fn mkeys_check_pd_mode_and_translation_size() {
         let c = i.memory_key_mkey_entry_mut();
         c.set_pd(b.pd);
         c.set_qpn(0xff_ffff);
+        // Mode 4 (MEMIC/SW ICM): not a mode the model maps.
+        c.set_access_mode_4_2(1);
+    });
+    d.err::<cmds::CreateMkey>(status::BAD_PARAM, |i| {
+        // An indirect list longer than 2^log_max_klm_list_size.
+        let c = i.memory_key_mkey_entry_mut();
+        c.set_pd(b.pd);
+        c.set_qpn(0xff_ffff);
         c.set_access_mode_1_0(access_mode::KLMS.into());
+        c.set_translations_octword_size(1 << 20);
     });
     // MTT: two 4 KiB pages for 0x1800 bytes starting 0x800 into a page.
     let pages = [d.alloc_page(), d.alloc_page()];

@@ -1,8 +1,11 @@
-//! Memory keys: CREATE/QUERY/DESTROY_MKEY in PA and MTT access modes, QUERY_SPECIAL_CONTEXTS,
-//! and the translation the data path applies to every data segment ([`Firmware::translate`]).
+//! Memory keys: CREATE/QUERY/DESTROY_MKEY in PA, MTT, KLMS and KSM access modes,
+//! QUERY_SPECIAL_CONTEXTS, and the translation the data path applies to every data segment
+//! ([`Firmware::translate`]; the walk through indirect mkeys is in `mkey_map.rs`).
 //!
 //! An mkey is `index << 8 | variant`: the firmware picks the index, the driver the variant
-//! (`mkc.mkey_7_0`); a key whose variant does not match the live mkey is refused.
+//! (`mkc.mkey_7_0`); a key whose variant does not match the live mkey is refused. An mkey may
+//! be created free (`mkc.free`, as mlx5_ib's `ib_alloc_mr` does) for UMR WQEs to fill in
+//! later (`roce/umr.rs`); a free mkey translates nothing.
 
 use cx4_hw::{
     mkey::{
@@ -35,6 +38,64 @@ pub enum MkeyMap {
         /// Guest page addresses.
         pages: Vec<u64>,
     },
+    /// Indirect (KLMS): the range is the concatenation of the entries' byte ranges, each
+    /// in another mkey.
+    Klm {
+        /// The entries, in order.
+        entries: Vec<IndirectEntry>,
+    },
+    /// Indirect with fixed-size entries (KSM): entry `i` holds bytes
+    /// `i << page_shift..(i + 1) << page_shift` of the range.
+    Ksm {
+        /// log2 of the entry size.
+        page_shift: u8,
+        /// The entries (their `len` is unused).
+        entries: Vec<IndirectEntry>,
+    },
+}
+
+/// One entry of an indirect mkey: `len` bytes at `va` of the mkey `key` (`struct mlx5_klm`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IndirectEntry {
+    /// Byte count (KLM).
+    pub len: u32,
+    /// The mkey the bytes are in.
+    pub key: u32,
+    /// Their address in that mkey.
+    pub va: u64,
+}
+
+impl IndirectEntry {
+    /// A 16-byte KLM or KSM entry as the guest wrote it (big endian: byte count, key, va).
+    pub fn from_bytes(b: &[u8]) -> IndirectEntry {
+        let be32 = |at: usize| u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+        IndirectEntry {
+            len: be32(0),
+            key: be32(4),
+            va: (u64::from(be32(8)) << 32) | u64::from(be32(12)),
+        }
+    }
+}
+
+impl MkeyMap {
+    /// The access mode code of the map (`MLX5_MKC_ACCESS_MODE_*`).
+    pub fn access_mode(&self) -> u8 {
+        match self {
+            MkeyMap::Pa => access_mode::PA,
+            MkeyMap::Mtt { .. } => access_mode::MTT,
+            MkeyMap::Klm { .. } => access_mode::KLMS,
+            MkeyMap::Ksm { .. } => access_mode::KSM,
+        }
+    }
+
+    /// Bytes one translation entry takes (MTT 8, KLM and KSM 16; PA none).
+    pub fn entry_bytes(&self) -> usize {
+        match self {
+            MkeyMap::Pa => 0,
+            MkeyMap::Mtt { .. } => 8,
+            MkeyMap::Klm { .. } | MkeyMap::Ksm { .. } => 16,
+        }
+    }
 }
 
 /// One memory key.
@@ -52,6 +113,17 @@ pub struct Mkey {
     pub access: Access,
     /// Mapping.
     pub map: MkeyMap,
+    /// Free: not usable for any access until a UMR makes it valid (`mkc.free`).
+    pub free: bool,
+    /// UMR WQEs may change it (`mkc.umr_en`).
+    pub umr_en: bool,
+    /// A SEND with invalidate may invalidate it (`mkc.en_rinval`).
+    pub remote_inval: bool,
+    /// The QP it is bound to ([`MKEY_QPN_NONE`]: none).
+    pub qpn: u32,
+    /// Size of its translation table in 16-byte units (`mkc.translations_octword_size`,
+    /// at least what CREATE_MKEY filled in): how many entries a UMR may write.
+    pub xlt_octowords: u64,
 }
 
 /// Access rights of an mkey.
@@ -117,7 +189,11 @@ impl Firmware {
                 let c = resp::<QueryMkeyOut>(out)?.memory_key_mkey_entry_mut();
                 c.set_mkey_7_0(m.key & 0xff);
                 c.set_pd(m.pd);
-                c.set_qpn(MKEY_QPN_NONE);
+                c.set_qpn(m.qpn);
+                c.set_free(m.free.into());
+                c.set_umr_en(m.umr_en.into());
+                c.set_en_rinval(m.remote_inval.into());
+                c.set_translations_octword_size(m.xlt_octowords.min(u32::MAX.into()) as u32);
                 c.set_start_addr(m.start);
                 c.set_len(m.len.unwrap_or(0));
                 c.set_length64(m.len.is_none().into());
@@ -126,12 +202,12 @@ impl Firmware {
                 c.set_rr(m.access.remote_read.into());
                 c.set_rw(m.access.remote_write.into());
                 c.set_a(m.access.atomic.into());
+                c.set_access_mode_1_0(m.map.access_mode().into());
                 match &m.map {
-                    MkeyMap::Pa => c.set_access_mode_1_0(access_mode::PA.into()),
-                    MkeyMap::Mtt { page_shift, .. } => {
-                        c.set_access_mode_1_0(access_mode::MTT.into());
+                    MkeyMap::Mtt { page_shift, .. } | MkeyMap::Ksm { page_shift, .. } => {
                         c.set_log_page_size((*page_shift).into());
                     }
+                    MkeyMap::Pa | MkeyMap::Klm { .. } => {}
                 }
                 Ok(())
             }
@@ -148,12 +224,10 @@ impl Firmware {
     fn create_mkey(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {
         let inp = req::<CreateMkeyIn>(input)?;
         let c = inp.memory_key_mkey_entry();
-        if inp.pg_access() != 0 || inp.mkey_umem_valid() != 0 || c.free() != 0 {
-            fail!(
-                BAD_PARAM,
-                "CREATE_MKEY with on-demand paging, a umem or in the free state"
-            );
+        if inp.pg_access() != 0 || inp.mkey_umem_valid() != 0 {
+            fail!(BAD_PARAM, "CREATE_MKEY with on-demand paging or a umem");
         }
+        let free = c.free() != 0;
         let pd = c.pd();
         if !self.pds.contains_key(&pd) {
             fail!(
@@ -190,8 +264,13 @@ impl Firmware {
                 let Some(end) = start.checked_add(len) else {
                     fail!(BAD_PARAM, "CREATE_MKEY range wraps", "{start:#x}+{len:#x}");
                 };
-                let npages = (end.div_ceil(page) * page - first) / page;
+                let mut npages = (end.div_ceil(page) * page - first) / page;
                 let have = c.translations_octword_size() as u64 * 2;
+                if free {
+                    // Filled in by UMR later (mlx5_ib's ib_alloc_mr and its free cache
+                    // mkeys pass no entries).
+                    npages = npages.min(inp.translations_octword_actual_size() as u64 * 2);
+                }
                 if npages > have.max(inp.translations_octword_actual_size() as u64 * 2) {
                     fail!(
                         BAD_PARAM,
@@ -226,12 +305,54 @@ impl Firmware {
                     pages,
                 }
             }
+            mode @ (access_mode::KLMS | access_mode::KSM) => {
+                let cap = 1u64 << self.caps.general("log_max_klm_list_size").min(24);
+                let size = u64::from(c.translations_octword_size());
+                let n = u64::from(inp.translations_octword_actual_size());
+                if size.max(n) > cap {
+                    fail!(
+                        BAD_PARAM,
+                        "CREATE_MKEY indirect list longer than log_max_klm_list_size",
+                        "{} entries, at most {cap}",
+                        size.max(n)
+                    );
+                }
+                let mut entries = Vec::with_capacity(n as usize);
+                for i in 0..n as usize {
+                    let Some(b) = CreateMkeyIn::klm(input, i) else {
+                        fail!(
+                            BAD_INP_LEN,
+                            "CREATE_MKEY shorter than its indirect entries",
+                            "{n} needed"
+                        );
+                    };
+                    entries.push(IndirectEntry::from_bytes(b));
+                }
+                if mode == access_mode::KLMS {
+                    MkeyMap::Klm { entries }
+                } else {
+                    let page_shift = c.log_page_size();
+                    if !(12..=30).contains(&page_shift) {
+                        fail!(
+                            BAD_PARAM,
+                            "CREATE_MKEY KSM entity size out of range",
+                            "log_page_size {page_shift}"
+                        );
+                    }
+                    MkeyMap::Ksm {
+                        page_shift: page_shift as u8,
+                        entries,
+                    }
+                }
+            }
             m => fail!(
                 BAD_PARAM,
                 "CREATE_MKEY access mode not supported",
                 "access mode {m}"
             ),
         };
+        let xlt_octowords = u64::from(c.translations_octword_size())
+            .max(inp.translations_octword_actual_size().into());
         let max = 1u64 << self.caps.general("log_max_mkey").min(24);
         if self.nic.mkeys.len() as u64 >= max - u64::from(FIRST_MKEY_INDEX) {
             fail!(NO_RES, "CREATE_MKEY: no mkeys left");
@@ -255,18 +376,23 @@ impl Firmware {
                     atomic: c.a() != 0,
                 },
                 map,
+                free,
+                umr_en: c.umr_en() != 0,
+                remote_inval: c.en_rinval() != 0,
+                qpn: MKEY_QPN_NONE,
+                xlt_octowords,
             },
         );
         resp::<CreateMkeyOut>(out)?.set_mkey_index(idx);
         Ok(())
     }
 
-    /// The mkey an lkey/rkey names, if live and of the same variant.
+    /// The mkey an lkey/rkey names, if live (not free) and of the same variant.
     pub fn mkey(&self, key: u32) -> Option<&Mkey> {
         self.nic
             .mkeys
             .get(&mkey_index(key))
-            .filter(|m| m.key == key)
+            .filter(|m| m.key == key && !m.free)
     }
 
     /// Translates `len` bytes at `addr` through `lkey` for a queue in protection domain `pd`,
@@ -308,32 +434,8 @@ impl Firmware {
         if m.pd != pd || !allowed {
             return Err(XlateError::Protection);
         }
-        let end = addr
-            .checked_add(u64::from(len))
-            .ok_or(XlateError::Protection)?;
-        if let Some(l) = m.len {
-            if addr < m.start || end > m.start.saturating_add(l) {
-                return Err(XlateError::Protection);
-            }
-        }
-        let pieces = match &m.map {
-            MkeyMap::Pa => vec![(addr, len)],
-            MkeyMap::Mtt { page_shift, pages } => {
-                let page = 1u64 << page_shift;
-                let base = m.start & !(page - 1);
-                let mut v = Vec::new();
-                let mut a = addr;
-                while a < end {
-                    let i = ((a - base) >> page_shift) as usize;
-                    let in_page = a & (page - 1);
-                    let n = (page - in_page).min(end - a);
-                    let pa = pages.get(i).ok_or(XlateError::Protection)? + in_page;
-                    v.push((pa, n as u32));
-                    a += n;
-                }
-                v
-            }
-        };
+        let mut pieces = Vec::new();
+        self.map_range(m, addr, len, write, &mut Vec::new(), &mut pieces)?;
         if pieces.iter().all(|&(pa, n)| mapped(pa, n)) {
             Ok(pieces)
         } else {

@@ -33,9 +33,13 @@
 //! A SEND with opmod 0xff is MLNX_OFED's vector-calc (erasure-coding) WQE: its payload is
 //! computed from the segment that follows the ctrl (`vector_calc.rs`).
 //!
-//! Not done yet: SEND with invalidate does not invalidate the R_Key; LOCAL_INV and UMR WQEs;
-//! RoCE v1 framing (v1 GID entries send RoCE v2); rate limiting of UD QPs and of
-//! responders (READ responses); the SRQ limit event.
+//! UMR WQEs (fast registration, local invalidate) and NOPs complete in send-queue order
+//! without the wire (`local_ops.rs`, `umr.rs`), as do the WQEs of mlx5_ib's `REG_UMR` QP; a
+//! SEND with invalidate frees the R_Key at the responder (`invalidate.rs`).
+//!
+//! Not done yet: memory windows (type 1 and 2 binds); signature (BSF) mkeys; RoCE v1 framing
+//! (v1 GID entries send RoCE v2); rate limiting of UD QPs and of responders (READ responses);
+//! the SRQ limit event.
 
 use cx4_hw::{
     qp::{qpc_state, rq_type},
@@ -188,6 +192,9 @@ impl Device {
         let events = std::mem::take(&mut self.fw.rdma.qp_events);
         let log_max_msg = self.fw.caps.general("log_max_msg") as u32;
         for (qpn, to) in events {
+            if self.umr_qp_event(qpn, to) {
+                continue;
+            }
             let change = self.roce.apply(
                 qpn,
                 to,
@@ -231,6 +238,10 @@ impl Device {
             return false;
         };
         self.roce.stats.doorbells += 1;
+        if v.st == cx4_hw::qp::qpc_st::REG_UMR {
+            self.umr_qp_doorbell(&v);
+            return true;
+        }
         if !self.roce.qps.contains_key(&qpn) {
             if v.state == qpc_state::RST {
                 log::debug!("doorbell on QP {qpn:#x} in RST, ignored");
@@ -296,6 +307,14 @@ impl Device {
                 budget = budget.saturating_sub(u32::from(bbs));
                 continue;
             }
+            if let Ok((cx4_hw::wqe::opcode::UMR, bbs)) = SendWqe::peek(&r) {
+                q.sq_cc = q.sq_cc.wrapping_add(u32::from(bbs));
+                budget = budget.saturating_sub(u32::from(bbs));
+                self.roce.stats.wqes += 1;
+                let w = super::local_ops::copy_wqe(&r, bbs);
+                self.post_umr(q, v, &w[..], index);
+                continue;
+            }
             // MLNX_OFED's erasure-coding SEND (opmod 0xff): its payload is computed.
             if let Some(bb) = super::vector_calc::peek(&r) {
                 let bbs = SendWqe::peek(&r).map_or(1, |p| p.1);
@@ -343,11 +362,8 @@ impl Device {
     /// Hands a decoded send WQE to the requester.
     pub(super) fn post_send(&mut self, q: &mut QpEngine, v: &QpView, w: SendWqe, now: u64) {
         let Some(op) = w.op() else {
-            // A NOP completes at once (the model does not order it behind requests in flight).
-            if w.signaled {
-                let c = cqe::req_cqe(v.cqe_qp(), w.index, w.opcode, 0);
-                self.post(v.cqn_snd, &c, false);
-            }
+            // A NOP completes in send-queue order, behind the requests in flight.
+            self.complete_local(q, v, w);
             return;
         };
         let len = u32::try_from(w.len()).unwrap_or(u32::MAX);
@@ -539,6 +555,8 @@ impl Device {
                         let e = cqe::req_cqe(v.cqe_qp(), c.wqe_index, op, bytes);
                         self.post(v.cqn_snd, &e, false);
                     }
+                    // UMRs and NOPs posted behind it complete now.
+                    self.complete_local_front(q, v);
                 }
                 ReqAction::EnterError(s) => {
                     log::warn!("QP {:#x}: requester error {s:?}, QP to error", v.qpn);

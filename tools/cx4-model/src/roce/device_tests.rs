@@ -1387,3 +1387,8 @@ fn a_responder_access_error_raises_the_qp_access_error_event_and_a_length_error_
 /// Congestion between two cards: ECN, CNPs, DCQCN pacing, PFC pause of RoCE frames.
 #[path = "cong_tests.rs"]
 mod cong_tests;
+
+/// Memory-key work requests: fast registration, local and remote invalidation, KLM mkeys,
+/// the REG_UMR QP.
+#[path = "umr_tests.rs"]
+mod umr_tests;

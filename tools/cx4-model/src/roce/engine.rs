@@ -157,7 +157,7 @@ pub struct RoceStats {
     pub errors: u64,
     /// WQEs flushed.
     pub flushed: u64,
-    /// Doorbells and packets for services the engine does not run (UMR).
+    /// Doorbells and packets for services the engine does not run.
     pub unsupported: u64,
     /// Requester timer expiries handled.
     pub timer_runs: u64,
@@ -203,6 +203,10 @@ pub struct RoceStats {
     pub ec_bytes: u64,
     /// Vector-calc WQEs refused (error CQE; also counted in `errors`).
     pub ec_errors: u64,
+    /// UMR WQEs applied (fast registrations, local invalidates, mlx5_ib's MR updates).
+    pub umrs: u64,
+    /// R_Keys invalidated by a SEND with invalidate.
+    pub remote_invalidations: u64,
 }
 
 impl RoceStats {
@@ -211,7 +215,7 @@ impl RoceStats {
         format!(
             "roce: tx {} pkts {} bytes; rx {} pkts {} bytes ({} malformed, {} no qp, {} dropped); \
              {} doorbells {} wqes {} errors {} flushed {} unsupported {} timer runs; \
-             ud: tx {} ({} bad av, {} mc looped) rx {} (dropped: {} qkey, {} no recv, {} too long, \
+             mkeys: {} umrs {} remote invalidations; ud: tx {} ({} bad av, {} mc looped) rx {} (dropped: {} qkey, {} no recv, {} too long, \
              {} malformed, {} no target); \
              xrc: {} bad srq {} misdirected; \
              ec: {} calcs {} bytes {} errors; \
@@ -229,6 +233,8 @@ impl RoceStats {
             self.flushed,
             self.unsupported,
             self.timer_runs,
+            self.umrs,
+            self.remote_invalidations,
             self.ud_tx,
             self.ud_tx_bad_av,
             self.ud_mc_loopback,
@@ -286,6 +292,8 @@ pub struct Engine {
     /// Congestion control: the QPs' rate limiters, the CNP pacing, frames waiting for the
     /// rate limiter or a PFC pause (`congestion.rs`).
     pub cong: super::congestion::CongEngine,
+    /// mlx5_ib's `REG_UMR` QPs (`local_ops.rs`), by QP number.
+    pub umr_qps: BTreeMap<u32, super::local_ops::UmrQpState>,
 }
 
 /// Where the device is in an SRQ: the WQE at the head of its free list, and how many WQEs it

@@ -37,6 +37,11 @@
 //!   requests, receive WQEs, R_Key checks);
 //! - [`ud`]: UD and GSI QPs on the `Device` (datagram WQEs, Q_Keys, the GRH area,
 //!   multicast groups);
+//! - [`umr`]: UMR WQEs (fast registration, local invalidate, mlx5_ib's MR updates) decoded
+//!   and applied to an mkey, with the PRM's checks;
+//! - [`local_ops`]: WQEs without the wire (UMR, NOP) on RC/UC QPs in send-queue order, and
+//!   mlx5_ib's `REG_UMR` QP;
+//! - [`invalidate`]: SEND with invalidate at the responder;
 //! - [`events`]: the affiliated asynchronous events of a responder's failures;
 //! - [`qcounters`]: the QPs' transport events in their queue counter sets (`hw_counters`);
 //! - [`xrc`]: XRC initiator and target QPs on the RC paths (the WQE's XRC segment, the
@@ -58,6 +63,8 @@ pub mod error;
 pub mod events;
 pub mod headers;
 pub mod icrc;
+pub mod invalidate;
+pub mod local_ops;
 pub mod packet;
 pub mod psn;
 pub mod qcounters;
@@ -68,6 +75,7 @@ pub mod segment;
 pub mod status;
 pub mod timers;
 pub mod ud;
+pub mod umr;
 pub mod unreliable;
 pub mod vector_calc;
 pub mod wire;

@@ -420,6 +420,13 @@ impl Device {
                     }
                 }
                 RespAction::RecvComplete(rc) => {
+                    if let Some(rkey) = rc.invalidate {
+                        if let Err(why) = self.remote_invalidate(v, rkey) {
+                            log::debug!("QP {:#x}: SEND with invalidate: {why}", v.qpn);
+                            queue = self.resp_fault(q, rc.psn, RespFault::Invalidate).into();
+                            continue;
+                        }
+                    }
                     let (opcode, immediate) = match (rc.rdma_write, rc.imm, rc.invalidate) {
                         (true, imm, _) => (cqe_op::RESP_WR_IMM, imm.unwrap_or(0)),
                         (false, Some(imm), _) => (cqe_op::RESP_SEND_IMM, imm),

@@ -255,6 +255,8 @@ pub enum RespFault {
     RecvLength,
     /// Another failure (e.g. DMA to unmapped memory).
     Operational,
+    /// The R_Key of a SEND with invalidate may not be invalidated (`invalidate.rs`).
+    Invalidate,
 }
 
 impl RespFault {
@@ -263,7 +265,7 @@ impl RespFault {
         match self {
             RespFault::RemoteAccess => NakCode::RemoteAccessError,
             RespFault::RecvProtection | RespFault::Operational => NakCode::RemoteOperationalError,
-            RespFault::RecvLength => NakCode::InvalidRequest,
+            RespFault::RecvLength | RespFault::Invalidate => NakCode::InvalidRequest,
         }
     }
 
@@ -273,6 +275,7 @@ impl RespFault {
             RespFault::RemoteAccess | RespFault::Operational => None,
             RespFault::RecvProtection => Some(WcStatus::LocalProtErr),
             RespFault::RecvLength => Some(WcStatus::LocalLengthErr),
+            RespFault::Invalidate => Some(WcStatus::RemoteInvalReqErr),
         }
     }
 }

@@ -16,6 +16,9 @@ pub enum WcStatus {
     LocalProtErr,
     /// Flushed: the QP was in (or went to) the error state before the request completed.
     WrFlushErr,
+    /// A memory registration (UMR, local invalidate) the mkey's state or rights forbid
+    /// (ib_core's "memory management operation error").
+    MwBindErr,
     /// The responder answered with an unexpected opcode or length.
     BadRespErr,
     /// A local access violation at the responder (e.g. an invalidated key).
@@ -41,6 +44,7 @@ impl WcStatus {
             WcStatus::LocalQpOpErr => syndrome::LOCAL_QP_OP_ERR,
             WcStatus::LocalProtErr => syndrome::LOCAL_PROT_ERR,
             WcStatus::WrFlushErr => syndrome::WR_FLUSH_ERR,
+            WcStatus::MwBindErr => syndrome::MW_BIND_ERR,
             WcStatus::BadRespErr => syndrome::BAD_RESP_ERR,
             WcStatus::LocalAccessErr => syndrome::LOCAL_ACCESS_ERR,
             WcStatus::RemoteInvalReqErr => syndrome::REMOTE_INVAL_REQ_ERR,
@@ -69,6 +73,7 @@ mod tests {
             (LocalQpOpErr, "LOCAL_QP_OP_ERR"),
             (LocalProtErr, "LOCAL_PROT_ERR"),
             (WrFlushErr, "WR_FLUSH_ERR"),
+            (MwBindErr, "MW_BIND_ERR"),
             (BadRespErr, "BAD_RESP_ERR"),
             (LocalAccessErr, "LOCAL_ACCESS_ERR"),
             (RemoteInvalReqErr, "REMOTE_INVAL_REQ_ERR"),
