@@ -65,4 +65,7 @@ pub use ops::{
     DriverId,
     IbDriver, //
 };
-pub use udata::Udata;
+pub use udata::{
+    eopnotsupp,
+    Udata, //
+};

@@ -84,7 +84,8 @@ impl<'a> Udata<'a> {
     }
 }
 
-/// `EOPNOTSUPP`, which the `kernel` crate does not name.
-pub(crate) fn eopnotsupp() -> Error {
+/// `EOPNOTSUPP`, which the `kernel` crate does not name (the uverbs answer to a request for
+/// something the driver does not offer).
+pub fn eopnotsupp() -> Error {
     Error::from_errno(-(ksys::EOPNOTSUPP as i32))
 }
