@@ -122,7 +122,9 @@ impl<T: IbDriver> Registration<T> {
         let ib = raw.as_ptr().cast::<ksys::ib_device>();
         let ops = OpsTable::<T>::build(module);
         // CAST: `device::Device` wraps `bindings::device` transparently.
-        let parent = core::ptr::from_ref(parent).cast::<ksys::device>().cast_mut();
+        let parent = core::ptr::from_ref(parent)
+            .cast::<ksys::device>()
+            .cast_mut();
         // SAFETY: Just allocated and not registered: nothing else uses it. The data field
         // lies within the allocation (`Container<T>`'s size was requested). `ops` is copied.
         // `parent` is a live device; the device core takes a reference when registering.
@@ -154,7 +156,9 @@ impl<T: IbDriver> Registration<T> {
     /// registration is dropped (drop the RDMA device first).
     pub fn set_netdev(&mut self, port: u32, ndev: &netdev::Device) -> Result {
         // SAFETY: A live device and a live netdev; the core takes its own reference.
-        to_result(unsafe { ksys::ib_device_set_netdev(self.device().as_raw(), ndev.as_raw(), port) })
+        to_result(unsafe {
+            ksys::ib_device_set_netdev(self.device().as_raw(), ndev.as_raw(), port)
+        })
     }
 
     /// Registers the device as `name` (a `%d` pattern, as `cx4_%d`), doing DMA for it through
@@ -164,10 +168,14 @@ impl<T: IbDriver> Registration<T> {
             return Err(EBUSY);
         }
         // CAST: as in `new`.
-        let dma = core::ptr::from_ref(dma_device).cast::<ksys::device>().cast_mut();
+        let dma = core::ptr::from_ref(dma_device)
+            .cast::<ksys::device>()
+            .cast_mut();
         // SAFETY: Fully set up and not registered; `dma` is bound (it has DMA parameters)
         // and outlives the registration (the driver drops it before unbinding).
-        to_result(unsafe { ksys::ib_register_device(self.device().as_raw(), name.as_char_ptr(), dma) })?;
+        to_result(unsafe {
+            ksys::ib_register_device(self.device().as_raw(), name.as_char_ptr(), dma)
+        })?;
         self.registered = true;
         Ok(())
     }

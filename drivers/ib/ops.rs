@@ -252,7 +252,12 @@ impl<T: IbDriver> OpsTable<T> {
     /// The GID cache calls it with an entry of a device registered by `Registration<T>`.
     unsafe extern "C" fn add_gid(attr: *const ksys::ib_gid_attr, _ctx: *mut *mut c_void) -> c_int {
         // SAFETY: The entry is valid for the op, its device is ours and live.
-        let (dev, attr) = unsafe { (Device::<T>::from_raw((*attr).device), GidAttr::from_raw(attr)) };
+        let (dev, attr) = unsafe {
+            (
+                Device::<T>::from_raw((*attr).device),
+                GidAttr::from_raw(attr),
+            )
+        };
         from_result(|| T::add_gid(dev, attr).map(|()| 0))
     }
 
@@ -261,7 +266,12 @@ impl<T: IbDriver> OpsTable<T> {
     /// As for `add_gid`.
     unsafe extern "C" fn del_gid(attr: *const ksys::ib_gid_attr, _ctx: *mut *mut c_void) -> c_int {
         // SAFETY: As in `add_gid`.
-        let (dev, attr) = unsafe { (Device::<T>::from_raw((*attr).device), GidAttr::from_raw(attr)) };
+        let (dev, attr) = unsafe {
+            (
+                Device::<T>::from_raw((*attr).device),
+                GidAttr::from_raw(attr),
+            )
+        };
         from_result(|| T::del_gid(dev, attr).map(|()| 0))
     }
 
@@ -297,7 +307,10 @@ impl<T: IbDriver> OpsTable<T> {
     /// # Safety
     ///
     /// uverbs calls it with a live context of ours and the area under the mmap lock.
-    unsafe extern "C" fn mmap(uctx: *mut ksys::ib_ucontext, vma: *mut ksys::vm_area_struct) -> c_int {
+    unsafe extern "C" fn mmap(
+        uctx: *mut ksys::ib_ucontext,
+        vma: *mut ksys::vm_area_struct,
+    ) -> c_int {
         // SAFETY: A context initialised by `alloc_ucontext`, live during the op.
         let uctx = unsafe { Ucontext::<T>::from_raw(uctx) };
         // SAFETY: The area of this op.

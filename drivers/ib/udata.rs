@@ -58,8 +58,7 @@ impl<'a> Udata<'a> {
         }
         let mut r = R::new_zeroed();
         let n = len.min(size_of::<R>());
-        let mut reader =
-            UserSlice::new(UserPtr::from_ptr(self.raw.inbuf.cast_mut()), len).reader();
+        let mut reader = UserSlice::new(UserPtr::from_ptr(self.raw.inbuf.cast_mut()), len).reader();
         reader.read_slice(&mut r.as_mut_bytes()[..n])?;
         let mut chunk = [0u8; 64];
         let mut left = len - n;

@@ -122,7 +122,11 @@ impl ib::IbDriver for IbDev {
         let sh = dev.data();
         let nd = sh.netdev.device();
         let up = nd.is_running() && nd.carrier_ok();
-        a.state = if up { PortState::Active } else { PortState::Down };
+        a.state = if up {
+            PortState::Active
+        } else {
+            PortState::Down
+        };
         a.phys_state = if up {
             PhysState::LinkUp
         } else {

@@ -97,7 +97,5 @@ pub(crate) fn set(mdev: &Mdev, index: u32, a: &RoceAddr) -> Result {
     }
     e.set_roce_version(a.version.into());
     e.set_roce_l3_type(a.l3_type.into());
-    mdev.cmdq
-        .exec::<command::SetRoceAddress>(&m, 0)
-        .map(|_| ())
+    mdev.cmdq.exec::<command::SetRoceAddress>(&m, 0).map(|_| ())
 }

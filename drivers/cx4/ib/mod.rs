@@ -82,7 +82,9 @@ impl Ib {
             caps: caps.clone(),
             netdev: netdev.clone(),
             bar_pfn,
-            fw_ver: (u64::from(fw.major) << 32) | (u64::from(fw.minor) << 16) | u64::from(fw.subminor),
+            fw_ver: (u64::from(fw.major) << 32)
+                | (u64::from(fw.minor) << 16)
+                | u64::from(fw.subminor),
             node_guid,
             part_id: pdev.device_id().into(),
             hw_ver: pdev.revision_id().into(),
@@ -127,7 +129,11 @@ impl RoceEnable {
 impl Drop for RoceEnable {
     fn drop(&mut self) {
         if let Err(e) = set_vport_roce(&self.mdev, false) {
-            dev_warn!(self.mdev.dev.dev(), "could not disable RoCE on the vport: {:?}\n", e);
+            dev_warn!(
+                self.mdev.dev.dev(),
+                "could not disable RoCE on the vport: {:?}\n",
+                e
+            );
         }
     }
 }

@@ -81,8 +81,8 @@ impl Ucontext {
             num_uars_per_page: 1,
             ..Default::default()
         };
-        resp.response_length = u32::try_from(udata.out_len().min(size_of::<AllocUcontextResp>()))
-            .unwrap_or(0);
+        resp.response_length =
+            u32::try_from(udata.out_len().min(size_of::<AllocUcontextResp>())).unwrap_or(0);
         udata.respond(&resp)?;
         Ok(Self { uars })
     }

@@ -1,0 +1,145 @@
+"""cx4's RDMA device on the model in RoCE mode, judged by the guest's unmodified rdma-core and
+by the card: the ib device registers on cx4's netdev with driver id MLX5, so libibverbs binds
+rdma-core's mlx5 provider (libmlx5) to it; its port follows the netdev; the GID table the RDMA
+core manages is the card's RoCE address table (programmed with SET_ROCE_ADDRESS) as addresses
+come and go; libmlx5 opens a user context (the mlx5 user ABI, static UAR pages mapped) and
+allocates PDs through it; rmmod leaves the card's table empty.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from en import CX4_UP, cx4_errors
+from harness import Env, check_clean_dmesg, describe, estimate
+from model_eth import eth_vms, section
+from model_roce import IB, ROCE_MODEL, addresses, model_gids, sysfs_gids, v6
+
+VERBS_PD = Path(__file__).resolve().parent / "verbs_pd.py"
+
+# Guest helper: the ib device cx4 registered on the modelled card, its port ACTIVE.
+CX4_IB = r"""
+DBG=/sys/kernel/debug/cx4/0000:01:00.0
+cx4_ib_up() {
+    for i in $(seq $((100 * SLOW))); do
+        IBDEV=$(ls /sys/bus/pci/devices/0000:01:00.0/infiniband/ 2>/dev/null | head -1)
+        [ -n "$IBDEV" ] && break
+        sleep 0.1
+    done
+    [ -n "$IBDEV" ] || { echo "no IB device from cx4"; dmesg | tail -30; return 1; }
+    for i in $(seq $((100 * SLOW))); do
+        grep -q ACTIVE /sys/class/infiniband/$IBDEV/ports/1/state && break
+        sleep 0.1
+    done
+}
+cmds() { grep -E "^(ALLOC_PD|DEALLOC_PD|ALLOC_UAR|DEALLOC_UAR|SET_ROCE_ADDRESS) " $DBG/commands; }
+"""
+
+
+def cmd_counts(text: str) -> dict[str, tuple[int, int]]:
+    """opcode name → (count, errors) from cx4's debugfs `commands` lines."""
+    return {m.group(1): (int(m.group(2)), int(m.group(3)))
+            for m in re.finditer(r"^(\w+)\s+0x[0-9a-f]+\s+(\d+)\s+(\d+)", text, re.M)}
+
+
+def tests(env: Env):
+    @estimate(200)
+    def cx4_ib_device_gids_pd():
+        """cx4's ib device: ibv_devices lists it, ibv_devinfo -v shows the port ACTIVE on
+        Ethernet with the card's identity and limits, `rdma link` binds it to cx4's netdev;
+        the GID table equals the card's RoCE address table (v1 and v2 for each address) as
+        IPv4/IPv6 addresses are added and removed; libmlx5 (pyverbs) opens the device and
+        allocates and frees PDs (ALLOC_PD/DEALLOC_PD and the context's UAR pages seen by
+        the card's command counters); rmmod cx4 leaves no GID on the card."""
+        vm0 = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+            section devices; ibv_devices 2>&1
+            section devinfo; ibv_devinfo -v -d $IBDEV 2>&1
+            section link; rdma link show
+            section driver; basename $(readlink /sys/class/infiniband/$IBDEV/device/driver)
+            wait_gid ffff:0a63:0001
+            wait_gid fd00:0000:0000:0000:0000:0000:0000:0001
+            section gids-up; gids; req ctl roce
+            ip addr add 10.99.7.1/24 dev $IF
+            ip -6 addr add fd07::1/64 dev $IF nodad
+            wait_gid ffff:0a63:0701
+            wait_gid fd07:0000:0000:0000:0000:0000:0000:0001
+            section gids-added; gids; req ctl roce
+            ip addr del 10.99.7.1/24 dev $IF
+            ip -6 addr del fd07::1/64 dev $IF
+            wait_gid '!ffff:0a63:0701'
+            wait_gid '!fd07:0000:0000:0000:0000:0000:0000:0001'
+            section gids-removed; gids; req ctl roce
+            section cmds-before; cmds
+            section verbs; python3 /cx4/verbs_pd.py $IBDEV --pds 4 2>&1
+            section cmds-after; cmds
+            ip link set "$IF" down
+            section port-down; cat /sys/class/infiniband/$IBDEV/ports/1/state
+            rmmod cx4
+            section after-rmmod; req ctl roce
+            echo unloaded
+        """
+        r = eth_vms(env, [vm0], timeout=400, model_args=ROCE_MODEL, files=[env.ko, VERBS_PD])[0]
+        assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        log = r.job_log
+
+        devices = section(log, "devices")
+        assert re.search(r"^\s+cx4_\d+\s+[0-9a-f]{16}\s*$", devices, re.M), devices
+        assert "couldn't load driver" not in devices, devices
+        info = section(log, "devinfo")
+        for want in (r"hca_id:\s+cx4_\d+", r"transport:\s+InfiniBand \(0\)",
+                     r"link_layer:\s+Ethernet", r"state:\s+PORT_ACTIVE \(4\)",
+                     r"vendor_id:\s+0x02c9", r"vendor_part_id:\s+4115",
+                     r"phys_port_cnt:\s+1", r"fw_ver:\s+12\.\d+\.\d+", r"max_pkeys:\s+1",
+                     r"active_mtu:\s+1024 \(3\)", r"max_mtu:\s+4096 \(5\)"):
+            assert re.search(want, info), f"ibv_devinfo lacks {want!r}:\n{info}"
+        lim = {k: int(v) for k, v in re.findall(r"^\s+(max_qp|max_cq|max_pd|max_mr|max_qp_wr):\s+(\d+)",
+                                                 info, re.M)}
+        for k in ("max_qp", "max_cq", "max_pd", "max_mr", "max_qp_wr"):
+            v = lim.get(k, 0)
+            assert v >= 1024 and v & (v - 1) == 0, f"{k} = {v}: not a power of two ≥ 1024\n{info}"
+        link = section(log, "link")
+        assert re.search(r"link cx4_\d+/1 state ACTIVE physical_state LINK_UP netdev \S+", link), link
+        assert section(log, "driver").strip() == "cx4", section(log, "driver")
+
+        def same(name: str) -> set[tuple[int, str, int]]:
+            s, m = sysfs_gids(section(log, name)), model_gids(section(log, name))
+            assert s == m, f"{name}: the RDMA core and the card disagree:\ncore {sorted(s)}\ncard {sorted(m)}"
+            return s
+
+        up = addresses(same("gids-up"))
+        for a in (v6("::ffff:10.99.0.1"), "fd00::1"):
+            assert up.get(a) == {1, 2}, f"{a}: versions {up.get(a)} in {up}"
+        assert any(a.startswith("fe80::") and v == {1, 2} for a, v in up.items()), up
+        added = addresses(same("gids-added"))
+        for a in (v6("::ffff:10.99.7.1"), "fd07::1"):
+            assert added.get(a) == {1, 2}, f"{a}: versions {added.get(a)} in {added}"
+        removed = addresses(same("gids-removed"))
+        assert v6("::ffff:10.99.7.1") not in removed and "fd07::1" not in removed, removed
+
+        v = section(log, "verbs")
+        steps = {s["step"]: s for s in (json.loads(l) for l in v.splitlines() if l.startswith("{"))}
+        assert "closed" in steps, f"the verbs program did not finish:\n{v}"
+        dev = steps["device"]
+        assert (dev["vendor_id"], dev["vendor_part_id"], dev["port_state"], dev["link_layer"]) == \
+            (0x2c9, 4115, 4, 2), dev
+        assert dev["max_qp"] == lim["max_qp"] and dev["gid_tbl_len"] > 0, (dev, lim)
+        assert len(set(steps["pds"]["handles"])) == 4, steps["pds"]
+        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
+        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
+        # One user context: its 8 static UAR pages; 4 PDs; nothing failed.
+        assert (rise.get("ALLOC_PD"), rise.get("DEALLOC_PD")) == (4, 4), (before, after)
+        assert (rise.get("ALLOC_UAR"), rise.get("DEALLOC_UAR")) == (8, 8), (before, after)
+        assert all(e == 0 for _, e in after.values()), after
+
+        assert section(log, "port-down").strip().endswith("DOWN"), section(log, "port-down")
+        assert re.search(r"^gids=0 qps=0", section(log, "after-rmmod"), re.M), section(log, "after-rmmod")
+        errs = cx4_errors(r.dmesg)
+        assert not errs, "cx4 reported:\n" + "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+
+    yield "cx4 ib device: ibv_devinfo, rdma link ACTIVE, GID table = the card's, libmlx5 PD", \
+        cx4_ib_device_gids_pd
