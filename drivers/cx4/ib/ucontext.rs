@@ -71,7 +71,7 @@ impl Ucontext {
             max_rq_desc_sz: gen.max_wqe_sz_rq() as u16,
             max_send_wqebb: 1 << gen.log_max_qp_sz(),
             max_recv_wr: 1 << gen.log_max_qp_sz(),
-            max_srq_recv_wr: (1 << gen.log_max_srq_sz()) - 1,
+            max_srq_recv_wr: 1 << gen.log_max_srq_sz(),
             num_ports: 1,
             cqe_version,
             cmds_supp_uhw: abi::CMDS_SUPP_UHW_CREATE_AH,
