@@ -140,6 +140,10 @@ def tests(env: Env):
         errs = cx4_errors(r.dmesg)
         assert not errs, "cx4 reported:\n" + "\n".join(errs)
         check_clean_dmesg(r.dmesg)
+        name = re.search(r"hca_id:\s+(\S+)", info).group(1)
+        print(f"    {name}: max_qp {lim['max_qp']}, max_qp_wr {lim['max_qp_wr']}, GIDs up/added/removed "
+              f"{len(same('gids-up'))}/{len(same('gids-added'))}/{len(same('gids-removed'))}, "
+              f"libmlx5: 4 PDs on 8 UAR pages; {section(log, 'link').strip()}")
 
     yield "cx4 ib device: ibv_devinfo, rdma link ACTIVE, GID table = the card's, libmlx5 PD", \
         cx4_ib_device_gids_pd
