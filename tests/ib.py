@@ -18,6 +18,7 @@ from model_eth import eth_vms, section
 from model_roce import IB, ROCE_MODEL, addresses, model_gids, sysfs_gids, v6
 
 VERBS_PD = Path(__file__).resolve().parent / "verbs_pd.py"
+UDATA_TOOL = Path(__file__).resolve().parent / "ib_udata.py"
 
 # Guest helper: the ib device cx4 registered on the modelled card, its port ACTIVE.
 CX4_IB = r"""
@@ -52,10 +53,12 @@ def tests(env: Env):
         the GID table equals the card's RoCE address table (v1 and v2 for each address) as
         IPv4/IPv6 addresses are added and removed; libmlx5 (pyverbs) opens the device and
         allocates and frees PDs (ALLOC_PD/DEALLOC_PD and the context's UAR pages seen by
-        the card's command counters); rmmod cx4 leaves no GID on the card."""
+        the card's command counters); the port follows the link down and up, and user space
+        gets the PORT_ERR and PORT_ACTIVE events; rmmod cx4 leaves no GID on the card."""
         vm0 = CX4_UP + IB + CX4_IB + """
             cx4_up
             cx4_ib_up
+            PORT=/sys/class/infiniband/$IBDEV/ports/1
             section devices; ibv_devices 2>&1
             section devinfo; ibv_devinfo -v -d $IBDEV 2>&1
             section link; rdma link show
@@ -76,13 +79,26 @@ def tests(env: Env):
             section cmds-before; cmds
             section verbs; python3 /cx4/verbs_pd.py $IBDEV --pds 4 2>&1
             section cmds-after; cmds
+            section udata; python3 /cx4/ib_udata.py /dev/infiniband/$(ls /sys/class/infiniband/$IBDEV/device/infiniband_verbs/) 2>&1
+            section cmds-udata; cmds
+            stdbuf -oL ibv_asyncwatch -d $IBDEV > /tmp/async.txt 2>&1 &
+            AW=$!
+            for i in $(seq $((100 * SLOW))); do grep -q "async event FD" /tmp/async.txt && break; sleep 0.1; done
             ip link set "$IF" down
-            section port-down; cat /sys/class/infiniband/$IBDEV/ports/1/state
+            for i in $(seq $((100 * SLOW))); do grep -q DOWN $PORT/state && break; sleep 0.1; done
+            section port-down; cat $PORT/state; rdma link show
+            ip link set "$IF" up
+            for i in $(seq $((300 * SLOW))); do grep -q ACTIVE $PORT/state && break; sleep 0.1; done
+            section port-up; cat $PORT/state
+            for i in $(seq $((100 * SLOW))); do grep -q PORT_ACTIVE /tmp/async.txt && break; sleep 0.1; done
+            kill $AW; wait $AW || true
+            section async; cat /tmp/async.txt
+            ip link set "$IF" down
             rmmod cx4
             section after-rmmod; req ctl roce
             echo unloaded
         """
-        r = eth_vms(env, [vm0], timeout=400, model_args=ROCE_MODEL, files=[env.ko, VERBS_PD])[0]
+        r = eth_vms(env, [vm0], timeout=400, model_args=ROCE_MODEL, files=[env.ko, VERBS_PD, UDATA_TOOL])[0]
         assert r.status == 0 and "unloaded" in r.job_log, describe(r)
         log = r.job_log
 
@@ -135,7 +151,31 @@ def tests(env: Env):
         assert (rise.get("ALLOC_UAR"), rise.get("DEALLOC_UAR")) == (8, 8), (before, after)
         assert all(e == 0 for _, e in after.values()), after
 
-        assert section(log, "port-down").strip().endswith("DOWN"), section(log, "port-down")
+        down = section(log, "port-down")
+        assert re.search(r"^1: DOWN$", down, re.M) and re.search(r"state DOWN physical_state DISABLED", down), down
+        # Malformed requests are refused before anything is allocated; a good one gets the
+        # option-A geometry; bad mmaps are refused; closing frees the context's UAR pages.
+        u = {c["case"]: c for c in (json.loads(l) for l in section(log, "udata").splitlines()
+                                    if l.startswith("{"))}
+        assert "closed" in u, section(log, "udata")
+        want = {"short": 22, "devx": 95, "unknown-flag": 95, "comp-mask": 95, "reserved": 95,
+                "longer-dirty": 95, "good": 0, "second-context": 22, "uar-0": 0, "uar-7": 0,
+                "uar-8": 22, "two-pages": 22, "private": 22, "unknown-cmd": 22}
+        got = {k: u[k]["errno"] for k in want if k in u}
+        assert got == want, f"errnos {got}, wanted {want}"
+        good = u["good"]
+        assert (good["tot_bfregs"], good["bf_reg_size"], good["cache_line_size"], good["num_ports"],
+                good["response_length"], good["log_uar_size"], good["num_uars_per_page"],
+                good["num_dyn_bfregs"], good["comp_mask"]) == (16, 0, 64, 1, 72, 12, 1, 0, 0), good
+        assert good["cqe_version"] in (0, 1) and good["qp_tab_size"] == lim["max_qp"], good
+        c2 = cmd_counts(section(log, "cmds-udata"))
+        rise2 = {k: c2.get(k, (0, 0))[0] - after.get(k, (0, 0))[0] for k in c2}
+        assert (rise2.get("ALLOC_UAR"), rise2.get("DEALLOC_UAR")) == (8, 8), (after, c2)
+        assert all(e == 0 for _, e in c2.values()), c2
+        assert section(log, "port-up").strip() == "4: ACTIVE", section(log, "port-up")
+        # The port's events reach user space: the link went down, then up again.
+        events = re.findall(r"event_type (IBV_EVENT_\w+) \(\d+\), port 1", section(log, "async"))
+        assert events[-2:] == ["IBV_EVENT_PORT_ERR", "IBV_EVENT_PORT_ACTIVE"], section(log, "async")
         assert re.search(r"^gids=0 qps=0", section(log, "after-rmmod"), re.M), section(log, "after-rmmod")
         errs = cx4_errors(r.dmesg)
         assert not errs, "cx4 reported:\n" + "\n".join(errs)

@@ -31,9 +31,8 @@ impl<'a> Udata<'a> {
     /// `raw` must be the `ib_udata` the core passes to an op, valid for `'a`.
     pub(crate) unsafe fn from_raw(raw: *const ksys::ib_udata) -> Self {
         // SAFETY: The caller's guarantee.
-        Self {
-            raw: unsafe { &*raw },
-        }
+        let raw = unsafe { &*raw };
+        Self { raw }
     }
 
     /// The length of the driver request.
