@@ -91,7 +91,7 @@ def tests(env: Env):
             for i in $(seq $((300 * SLOW))); do grep -q ACTIVE $PORT/state && break; sleep 0.1; done
             section port-up; cat $PORT/state
             for i in $(seq $((100 * SLOW))); do grep -q PORT_ACTIVE /tmp/async.txt && break; sleep 0.1; done
-            kill $AW; wait $AW || true
+            { kill $AW; wait $AW; } 2>/dev/null || true
             section async; cat /tmp/async.txt
             ip link set "$IF" down
             rmmod cx4
@@ -172,7 +172,7 @@ def tests(env: Env):
         rise2 = {k: c2.get(k, (0, 0))[0] - after.get(k, (0, 0))[0] for k in c2}
         assert (rise2.get("ALLOC_UAR"), rise2.get("DEALLOC_UAR")) == (8, 8), (after, c2)
         assert all(e == 0 for _, e in c2.values()), c2
-        assert section(log, "port-up").strip() == "4: ACTIVE", section(log, "port-up")
+        assert section(log, "port-up").strip().splitlines()[0] == "4: ACTIVE", section(log, "port-up")
         # The port's events reach user space: the link went down, then up again.
         events = re.findall(r"event_type (IBV_EVENT_\w+) \(\d+\), port 1", section(log, "async"))
         assert events[-2:] == ["IBV_EVENT_PORT_ERR", "IBV_EVENT_PORT_ACTIVE"], section(log, "async")

@@ -28,6 +28,7 @@
 //! The ops of this layer run in process context and may sleep.
 
 mod attr;
+mod build_check;
 mod device;
 mod gid;
 mod mmap;

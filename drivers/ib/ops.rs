@@ -131,7 +131,7 @@ macro_rules! op {
 pub(crate) struct OpsTable<T>(PhantomData<T>);
 
 impl<T: IbDriver> OpsTable<T> {
-    const OPS: ksys::ib_device_ops = ksys::ib_device_ops {
+    pub(crate) const OPS: ksys::ib_device_ops = ksys::ib_device_ops {
         driver_id: T::DRIVER_ID as ksys::rdma_driver_id,
         uverbs_abi_ver: T::UVERBS_ABI_VER,
         query_device: Some(Self::query_device),
