@@ -53,8 +53,10 @@ def tests(env: Env):
         the GID table equals the card's RoCE address table (v1 and v2 for each address) as
         IPv4/IPv6 addresses are added and removed; libmlx5 (pyverbs) opens the device and
         allocates and frees PDs (ALLOC_PD/DEALLOC_PD and the context's UAR pages seen by
-        the card's command counters); the port follows the link down and up, and user space
-        gets the PORT_ERR and PORT_ACTIVE events; rmmod cx4 leaves no GID on the card."""
+        the card's command counters); malformed mlx5 ABI requests and bad UAR mmaps are
+        refused; the port follows the link down and up, and user space gets the PORT_ERR and
+        PORT_ACTIVE events; rmmod cx4 while a process holds a context disassociates it (its
+        next verb fails) and leaves no GID on the card."""
         vm0 = CX4_UP + IB + CX4_IB + """
             cx4_up
             cx4_ib_up
@@ -93,9 +95,14 @@ def tests(env: Env):
             for i in $(seq $((100 * SLOW))); do grep -q PORT_ACTIVE /tmp/async.txt && break; sleep 0.1; done
             { kill $AW; wait $AW; } 2>/dev/null || true
             section async; cat /tmp/async.txt
+            python3 /cx4/verbs_pd.py $IBDEV --pds 2 --hold /tmp/h-ready /tmp/h-go > /tmp/hold.txt 2>&1 &
+            HP=$!
+            for i in $(seq $((300 * SLOW))); do [ -e /tmp/h-ready ] && break; sleep 0.1; done
             ip link set "$IF" down
-            rmmod cx4
+            section rmmod-busy; timeout $((120 * SLOW)) rmmod cx4 && echo removed
             section after-rmmod; req ctl roce
+            touch /tmp/h-go; wait $HP || true
+            section holder; cat /tmp/hold.txt
             echo unloaded
         """
         r = eth_vms(env, [vm0], timeout=400, model_args=ROCE_MODEL, files=[env.ko, VERBS_PD, UDATA_TOOL])[0]
@@ -176,7 +183,14 @@ def tests(env: Env):
         # The port's events reach user space: the link went down, then up again.
         events = re.findall(r"event_type (IBV_EVENT_\w+) \(\d+\), port 1", section(log, "async"))
         assert events[-2:] == ["IBV_EVENT_PORT_ERR", "IBV_EVENT_PORT_ACTIVE"], section(log, "async")
+        # rmmod while a process holds a user context and PDs: the context is disassociated
+        # (its objects destroyed, its UAR mappings zapped), the module goes, the process's
+        # next verb fails.
+        assert "removed" in section(log, "rmmod-busy"), section(log, "rmmod-busy") + describe(r)
         assert re.search(r"^gids=0 qps=0", section(log, "after-rmmod"), re.M), section(log, "after-rmmod")
+        held = {j["step"]: j for j in (json.loads(l) for l in section(log, "holder").splitlines()
+                                       if l.startswith("{"))}
+        assert held.get("after-removal", {}).get("refused") is True, section(log, "holder")
         errs = cx4_errors(r.dmesg)
         assert not errs, "cx4 reported:\n" + "\n".join(errs)
         check_clean_dmesg(r.dmesg)

@@ -22,6 +22,8 @@
 //! returned in [`Registration`]'s drop, so every op sees it. Objects live in the memory
 //! ib_core allocated for them, from the create op's success to the destroy op, which drops
 //! them in place (destroy is infallible: the object's `Drop` releases what it holds).
+//! Unregistering under an open user context disassociates it (uverbs destroys its objects
+//! and zaps its mappings), so dropping a [`Registration`] never waits for user space.
 //!
 //! # Contexts
 //!

@@ -143,6 +143,7 @@ impl<T: IbDriver> OpsTable<T> {
         del_gid: op!(T::HAS_DEL_GID, Self::del_gid),
         alloc_ucontext: op!(T::HAS_ALLOC_UCONTEXT, Self::alloc_ucontext),
         dealloc_ucontext: op!(T::HAS_ALLOC_UCONTEXT, Self::dealloc_ucontext),
+        disassociate_ucontext: op!(T::HAS_ALLOC_UCONTEXT, Self::disassociate_ucontext),
         mmap: op!(T::HAS_MMAP, Self::mmap),
         alloc_pd: op!(T::HAS_ALLOC_PD, Self::alloc_pd),
         dealloc_pd: op!(T::HAS_ALLOC_PD, Self::dealloc_pd),
@@ -303,6 +304,18 @@ impl<T: IbDriver> OpsTable<T> {
         // SAFETY: Initialised by `alloc_ucontext`, destroyed once.
         unsafe { Ucontext::<T>::destroy(uctx) };
     }
+
+    /// `disassociate_ucontext`: the device is going away while a process still has the
+    /// context open. Nothing to do here: uverbs destroys the context's objects (their
+    /// destroy ops drop them), zaps the mappings made with `rdma_user_mmap_io()` and then
+    /// deallocates the context, all before unregistration returns. Having the op lets
+    /// unregistration go ahead instead of waiting for every process to close the device (and
+    /// uverbs then does not pin the module while a context is open).
+    ///
+    /// # Safety
+    ///
+    /// uverbs calls it with a live context of ours.
+    unsafe extern "C" fn disassociate_ucontext(_uctx: *mut ksys::ib_ucontext) {}
 
     /// # Safety
     ///
