@@ -17,6 +17,8 @@
 //! - debugfs.rs and selftest.rs: debugfs views and test hooks;
 //! - en/: the Ethernet layer's hardware objects (resources, port, TIS, SQ/RQ rings, RQT/TIR/RSS,
 //!   flow steering) for the netdev glue;
+//! - ib/: the RDMA layer: the ib device on the netdev's port (over the `ib` abstraction crate,
+//!   drivers/ib/), RoCE GIDs, user contexts with the mlx5 user ABI, PDs;
 //! - dmabuf.rs: coherent DMA buffers.
 //!
 //! The kernel C APIs the `kernel` crate does not wrap (MSI-X, interrupt lines, `IrqSafeLock`,
@@ -38,6 +40,7 @@ mod eq;
 mod function;
 mod hca;
 mod health;
+mod ib;
 mod iseg;
 mod mbox;
 mod mdev;

@@ -41,6 +41,7 @@ use crate::{
     en::netdev::En,
     eq::EqTable,
     health,
+    ib::Ib,
     iseg::Bar0,
     mdev::Mdev,
     pages::Stage,
@@ -104,6 +105,9 @@ pub(crate) struct Hca {
     eqs: Option<EqTable>,
     health: bool,
     debugfs: Option<DebugFs>,
+    /// The RDMA device on the netdev's port (when the device has RoCE); before `en` in
+    /// teardown.
+    ib: Option<Ib>,
     /// The Ethernet netdev (when the device has Ethernet offloads).
     en: Option<En>,
 }
@@ -165,6 +169,7 @@ impl Hca {
             eqs: None,
             health: false,
             debugfs: None,
+            ib: None,
             en: None,
         };
         // On error `hca` is dropped here, which tears down what was brought up.
@@ -255,6 +260,19 @@ impl Hca {
                 ))?;
                 self.en = Some(En::probe(&m, &caps, eqs.comp_eqns()?, ver, health)?);
             }
+            // The RDMA function (mlx5_ib's auxiliary device) on the netdev's port. Not fatal:
+            // without it the Ethernet function still works.
+            if caps.gen().roce() != 0 && caps.roce().is_some() {
+                if let Some(en) = self.en.as_ref() {
+                    let vectors = eqs.comp_eqns()?.len() as u32;
+                    if let Some(ndev) = en.device_ref() {
+                        match Ib::probe(pdev, &m, &caps, ndev, en.min_inline(), vectors) {
+                            Ok(ib) => self.ib = Some(ib),
+                            Err(e) => dev_warn!(pdev, "no RDMA device: {:?}\n", e),
+                        }
+                    }
+                }
+            }
         }
         dev_info!(
             pdev,
@@ -339,7 +357,9 @@ impl Hca {
     fn teardown(&mut self) {
         let m = self.mdev.clone();
         let cmdq = &m.cmdq;
-        // The netdev first: it uses the EQs, the UAR and commands.
+        // The RDMA device first (its port is the netdev's), then the netdev: it uses the EQs,
+        // the UAR and commands.
+        self.ib = None;
         self.en = None;
         self.debugfs = None;
         if self.health {

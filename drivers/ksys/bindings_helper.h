@@ -18,6 +18,11 @@
 #include <net/netdev_queues.h>
 #include <net/page_pool/helpers.h>
 #include <net/udp_tunnel.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "helpers.h"
 
@@ -30,3 +35,8 @@ const unsigned int KSYS_CONST_PP_FLAG_DMA_SYNC_DEV = PP_FLAG_DMA_SYNC_DEV;
 const u8 KSYS_CONST_ETH_RSS_HASH_TOP = ETH_RSS_HASH_TOP;
 const u8 KSYS_CONST_ETH_RSS_HASH_NO_CHANGE = ETH_RSS_HASH_NO_CHANGE;
 const int KSYS_CONST_NAPI_POLL_WEIGHT = NAPI_POLL_WEIGHT;
+const unsigned int KSYS_CONST_IB_MGMT_MAD_SIZE = IB_MGMT_MAD_SIZE;
+const unsigned int KSYS_CONST_RDMA_CORE_PORT_IBA_ROCE = RDMA_CORE_PORT_IBA_ROCE;
+const unsigned int KSYS_CONST_RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+const unsigned int KSYS_CONST_RDMA_NODE_IB_CA = RDMA_NODE_IB_CA;
+const unsigned int KSYS_CONST_IB_PORT_CM_SUP = IB_PORT_CM_SUP;

@@ -362,3 +362,10 @@ void ksys_helper_udp_tunnel_nic_reset_ntf(struct net_device *dev)
 {
 	udp_tunnel_nic_reset_ntf(dev);
 }
+
+/* <rdma/ib_verbs.h> */
+
+pgprot_t ksys_helper_ib_vma_prot_noncached(const struct vm_area_struct *vma)
+{
+	return pgprot_noncached(vma->vm_page_prot);
+}

@@ -17,6 +17,7 @@
 #include <net/netdev_queues.h>
 #include <net/page_pool/helpers.h>
 #include <net/udp_tunnel.h>
+#include <rdma/ib_verbs.h>
 
 struct devlink *ksys_helper_devlink_alloc(const struct devlink_ops *ops, size_t priv_size,
 					  struct device *dev);
@@ -111,5 +112,8 @@ void ksys_helper_page_pool_put_full_page(struct page_pool *pool, struct page *pa
 
 /* <net/udp_tunnel.h> */
 void ksys_helper_udp_tunnel_nic_reset_ntf(struct net_device *dev);
+
+/* <rdma/ib_verbs.h>, <linux/mm.h>: the protection of an uncached I/O mapping of `vma`. */
+pgprot_t ksys_helper_ib_vma_prot_noncached(const struct vm_area_struct *vma);
 
 #endif

@@ -70,8 +70,9 @@ impl Device {
         unsafe { &*ptr.cast::<Self>() }
     }
 
-    /// The C `net_device`.
-    pub(crate) fn as_raw(&self) -> *mut ksys::net_device {
+    /// The C `net_device`, for the other abstractions over `ksys` (the RDMA layer binds its
+    /// RoCE port to it).
+    pub fn as_raw(&self) -> *mut ksys::net_device {
         self.0.get()
     }
 

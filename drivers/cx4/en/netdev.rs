@@ -814,6 +814,18 @@ impl En {
     }
 }
 
+impl En {
+    /// A counted reference to the netdev (the RDMA layer binds its port to it).
+    pub(crate) fn device_ref(&self) -> Option<DeviceRef> {
+        self.reg.as_ref().map(Registration::device_ref)
+    }
+
+    /// The device's minimum inline mode of the SQs (`cx4_hw::wq::inline_mode`).
+    pub(crate) fn min_inline(&self) -> u8 {
+        self.priv_.res.min_inline()
+    }
+}
+
 impl Drop for En {
     fn drop(&mut self) {
         // devlink's `tx` and `rx` reporters stop reaching this netdev (a `diagnose` in

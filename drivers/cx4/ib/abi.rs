@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The mlx5 user ABI (`include/uapi/rdma/mlx5-abi.h`, identical to rdma-core's copy) that
+//! libmlx5 speaks in the driver-private part of uverbs calls. Layouts are the C ones, sizes
+//! checked below against what gcc gives the uapi structs.
+
+use zerocopy_derive::{
+    FromBytes,
+    Immutable,
+    IntoBytes,
+    KnownLayout, //
+};
+
+/// The ABI version libmlx5 accepts (`MLX5_IB_UVERBS_ABI_VERSION`).
+pub(crate) const UVERBS_ABI_VERSION: u32 = 1;
+
+/// `MLX5_IB_ALLOC_UCTX_DEVX`: the context wants DEVX (raw PRM commands from user space),
+/// which this driver does not offer; libmlx5 then asks again without it.
+pub(crate) const ALLOC_UCTX_DEVX: u32 = 1 << 0;
+
+/// `struct mlx5_ib_alloc_ucontext_req_v2`: what libmlx5 asks for when it opens the device.
+/// Version 0 is its first 8 bytes.
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct AllocUcontextReq {
+    pub(crate) total_num_bfregs: u32,
+    pub(crate) num_low_latency_bfregs: u32,
+    pub(crate) flags: u32,
+    pub(crate) comp_mask: u32,
+    pub(crate) max_cqe_version: u8,
+    pub(crate) reserved0: u8,
+    pub(crate) reserved1: u16,
+    pub(crate) reserved2: u32,
+    pub(crate) lib_caps: u64,
+}
+
+/// The smallest request (`struct mlx5_ib_alloc_ucontext_req`, version 0).
+pub(crate) const ALLOC_UCONTEXT_REQ_V0_LEN: usize = 8;
+
+/// `struct mlx5_ib_alloc_ucontext_resp`: the context's geometry as libmlx5 uses it.
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct AllocUcontextResp {
+    pub(crate) qp_tab_size: u32,
+    pub(crate) bf_reg_size: u32,
+    pub(crate) tot_bfregs: u32,
+    pub(crate) cache_line_size: u32,
+    pub(crate) max_sq_desc_sz: u16,
+    pub(crate) max_rq_desc_sz: u16,
+    pub(crate) max_send_wqebb: u32,
+    pub(crate) max_recv_wr: u32,
+    pub(crate) max_srq_recv_wr: u32,
+    pub(crate) num_ports: u16,
+    pub(crate) flow_action_flags: u16,
+    pub(crate) comp_mask: u32,
+    pub(crate) response_length: u32,
+    pub(crate) cqe_version: u8,
+    pub(crate) cmds_supp_uhw: u8,
+    pub(crate) eth_min_inline: u8,
+    pub(crate) clock_info_versions: u8,
+    pub(crate) hca_core_clock_offset: u64,
+    pub(crate) log_uar_size: u32,
+    pub(crate) num_uars_per_page: u32,
+    pub(crate) num_dyn_bfregs: u32,
+    pub(crate) dump_fill_mkey: u32,
+}
+
+/// `MLX5_USER_CMDS_SUPP_UHW_CREATE_AH`: create_ah answers with the destination MAC.
+pub(crate) const CMDS_SUPP_UHW_CREATE_AH: u8 = 1 << 1;
+
+/// `struct mlx5_ib_alloc_pd_resp`: the PD number, which libmlx5 puts into its objects.
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct AllocPdResp {
+    pub(crate) pdn: u32,
+}
+
+/// mmap commands (`enum mlx5_ib_mmap_cmd`), in bits 8..16 of the page offset.
+pub(crate) mod mmap_cmd {
+    /// `MLX5_IB_MMAP_REGULAR_PAGE`: static UAR page `index`.
+    pub(crate) const REGULAR_PAGE: usize = 0;
+}
+
+/// The command and index libmlx5 encodes in an mmap page offset (mlx5.h `set_command`,
+/// `set_index`; mlx5_ib `get_command`, `get_index`): command in bits 8..16, index in bits
+/// 0..8 and, above 255, from bit 16 on.
+pub(crate) fn decode_pgoff(pgoff: usize) -> (usize, usize) {
+    ((pgoff >> 8) & 0xff, (pgoff & 0xff) | ((pgoff >> 16) << 8))
+}
+
+// gcc: sizeof(struct mlx5_ib_alloc_ucontext_req_v2) = 32, resp = 72, alloc_pd_resp = 4.
+const _: () = assert!(size_of::<AllocUcontextReq>() == 32);
+const _: () = assert!(size_of::<AllocUcontextResp>() == 72);
+const _: () = assert!(size_of::<AllocPdResp>() == 4);
+const _: () = assert!(core::mem::offset_of!(AllocUcontextResp, hca_core_clock_offset) == 48);

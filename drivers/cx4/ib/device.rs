@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The ib device's operations (mlx5_ib main.c): attributes from the card's capabilities,
+//! the port from the netdev (ACTIVE while it is running with carrier, its MTU), RoCE v1 and
+//! v2 GIDs into the card's RoCE address table, user contexts and PDs.
+
+use cx4_hw::roce::roce_version;
+use ib::{
+    AtomicCap,
+    Device,
+    DeviceAttr,
+    DriverId,
+    GidAttr,
+    LinkLayer,
+    Mtu,
+    PhysState,
+    PortAttr,
+    PortImmutable,
+    PortState,
+    Udata, //
+};
+use kernel::prelude::*;
+
+use crate::{
+    caps::Caps,
+    en::res::Pd,
+    ib::{
+        abi::{
+            self,
+            AllocPdResp, //
+        },
+        gid::{
+            self,
+            RoceAddr, //
+        },
+        ucontext::Ucontext,
+        IbShared, //
+    },
+};
+
+/// The Mellanox vendor ID RDMA devices report (the IEEE OUI, not the PCI vendor ID).
+const VENDOR_ID: u32 = 0x02c9;
+/// The only P_Key of a RoCE port: the default full-membership key.
+const DEFAULT_PKEY: u16 = 0xffff;
+/// Send WQE segments (ctrl, remote address, data), 16 bytes each (mlx5_ib `max_sq_sg`).
+const WQE_SEG: u32 = 16;
+
+/// The ib device type of cx4.
+pub(crate) struct IbDev;
+
+/// The GID table length: the card's RoCE address table.
+pub(crate) fn gid_table_len(caps: &Caps) -> u32 {
+    caps.roce().map_or(0, |r| r.roce_address_table_size())
+}
+
+/// The RoCE versions the card supports, as the core's port capability flags.
+fn core_cap_flags(caps: &Caps) -> u32 {
+    let versions = caps.roce().map_or(0, |r| r.roce_version());
+    let mut flags = 0;
+    if versions & (1 << roce_version::V1) != 0 {
+        flags |= ib::CORE_PORT_IBA_ROCE;
+    }
+    if versions & (1 << roce_version::V2) != 0 {
+        flags |= ib::CORE_PORT_IBA_ROCE_UDP_ENCAP;
+    }
+    flags
+}
+
+#[vtable]
+impl ib::IbDriver for IbDev {
+    type Data = IbShared;
+    type Ucontext = Ucontext;
+    type Pd = Pd;
+
+    const DRIVER_ID: DriverId = DriverId::Mlx5;
+    const UVERBS_ABI_VER: u32 = abi::UVERBS_ABI_VERSION;
+
+    /// mlx5_ib `mlx5_ib_query_device`, from the general capabilities.
+    fn query_device(dev: &Device<Self>, a: &mut DeviceAttr) -> Result {
+        let sh = dev.data();
+        let g = sh.caps.gen();
+        let max_sq_sg = g.max_wqe_sz_sq().saturating_sub(2 * WQE_SEG) / WQE_SEG;
+        let max_rq_sg = g.max_wqe_sz_rq() / WQE_SEG;
+        a.fw_ver = sh.fw_ver;
+        a.sys_image_guid = sh.node_guid;
+        a.max_mr_size = u64::MAX;
+        a.page_size_cap = !((1u64 << g.log_pg_sz().clamp(12, 63)) - 1);
+        a.vendor_id = VENDOR_ID;
+        a.vendor_part_id = sh.part_id;
+        a.hw_ver = sh.hw_ver;
+        a.max_qp = 1 << g.log_max_qp();
+        a.max_qp_wr = 1 << g.log_max_qp_sz();
+        a.max_send_sge = max_sq_sg;
+        a.max_recv_sge = max_rq_sg;
+        // MLX5_MAX_SGE_RD: what fits a 512-byte WQE after ctrl and remote address segments.
+        a.max_sge_rd = (512 - 2 * WQE_SEG) / WQE_SEG;
+        a.max_cq = 1 << g.log_max_cq();
+        a.max_cqe = (1 << g.log_max_cq_sz()) - 1;
+        a.max_mr = 1 << g.log_max_mkey();
+        a.max_pd = 1 << g.log_max_pd();
+        a.max_qp_rd_atom = 1 << g.log_max_ra_res_qp();
+        a.max_qp_init_rd_atom = 1 << g.log_max_ra_req_qp();
+        a.max_res_rd_atom = a.max_qp_rd_atom.saturating_mul(a.max_qp);
+        a.atomic_cap = if g.atomic() != 0 {
+            AtomicCap::Hca
+        } else {
+            AtomicCap::None
+        };
+        a.max_srq = 1 << g.log_max_srq();
+        a.max_srq_wr = (1 << g.log_max_srq_sz()) - 1;
+        a.max_srq_sge = max_rq_sg.saturating_sub(1);
+        a.max_mcast_grp = 1 << g.log_max_mcg();
+        a.max_mcast_qp_attach = g.max_qp_mcg();
+        a.max_total_mcast_qp_attach = a.max_mcast_qp_attach.saturating_mul(a.max_mcast_grp);
+        a.max_ah = i32::MAX as u32;
+        a.max_pkeys = 1;
+        a.local_ca_ack_delay = g.local_ca_ack_delay() as u8;
+        Ok(())
+    }
+
+    /// mlx5_ib `mlx5_query_port_roce`: the port follows its netdev.
+    fn query_port(dev: &Device<Self>, port: u32, a: &mut PortAttr) -> Result {
+        let sh = dev.data();
+        let nd = sh.netdev.device();
+        let up = nd.is_running() && nd.carrier_ok();
+        a.state = if up {
+            PortState::Active
+        } else {
+            PortState::Down
+        };
+        a.phys_state = if up {
+            PhysState::LinkUp
+        } else {
+            PhysState::Disabled
+        };
+        a.max_mtu = Mtu::Mtu4096;
+        a.active_mtu = ib::mtu_of(nd.mtu()).unwrap_or(Mtu::Mtu256);
+        a.phys_mtu = nd.mtu();
+        a.gid_tbl_len = gid_table_len(&sh.caps);
+        a.ip_gids = true;
+        a.port_cap_flags = ib::PORT_CM_SUP;
+        a.max_msg_sz = 1 << sh.caps.gen().log_max_msg();
+        a.pkey_tbl_len = 1;
+        // The IB speed and width equivalent to the netdev's link (ethtool link settings).
+        if let Ok((speed, width)) = dev.eth_speed(port) {
+            a.active_speed = speed;
+            a.active_width = width;
+        }
+        Ok(())
+    }
+
+    /// mlx5_ib `mlx5_port_immutable` for a RoCE port.
+    fn port_immutable(dev: &Device<Self>, _port: u32) -> Result<PortImmutable> {
+        let caps = &dev.data().caps;
+        Ok(PortImmutable {
+            pkey_tbl_len: 1,
+            gid_tbl_len: gid_table_len(caps),
+            core_cap_flags: core_cap_flags(caps),
+            max_mad_size: ib::MGMT_MAD_SIZE,
+        })
+    }
+
+    fn link_layer(_dev: &Device<Self>, _port: u32) -> LinkLayer {
+        LinkLayer::Ethernet
+    }
+
+    fn query_pkey(_dev: &Device<Self>, _port: u32, index: u16) -> Result<u16> {
+        if index == 0 {
+            Ok(DEFAULT_PKEY)
+        } else {
+            Err(EINVAL)
+        }
+    }
+
+    fn add_gid(dev: &Device<Self>, attr: &GidAttr) -> Result {
+        gid::set(&dev.data().mdev, attr.index(), &RoceAddr::of(attr)?)
+    }
+
+    fn del_gid(dev: &Device<Self>, attr: &GidAttr) -> Result {
+        gid::set(&dev.data().mdev, attr.index(), &RoceAddr::cleared(attr)?)
+    }
+
+    fn alloc_ucontext(dev: &Device<Self>, udata: &mut Udata<'_>) -> Result<Ucontext> {
+        Ucontext::alloc(dev.data(), udata)
+    }
+
+    fn mmap(uctx: &ib::Ucontext<Self>, vma: &ib::Vma) -> Result {
+        Ucontext::mmap(uctx, vma)
+    }
+
+    /// `ALLOC_PD`; a user PD's number goes back to libmlx5.
+    fn alloc_pd(dev: &Device<Self>, udata: Option<&mut Udata<'_>>) -> Result<Pd> {
+        let pd = Pd::alloc(&dev.data().mdev)?;
+        if let Some(u) = udata {
+            u.respond(&AllocPdResp { pdn: pd.pdn() })?;
+        }
+        Ok(pd)
+    }
+}

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The RDMA layer (upstream mlx5_ib): the function's ib device over the `ib` abstraction
+//! crate, with one RoCE port bound to the Ethernet netdev.
+//!
+//! - mod.rs: [`Ib`], probe and teardown (RoCE enabled on the NIC vport, the device
+//!   registered as `cx4_%d` with driver id MLX5 so that rdma-core's mlx5 provider binds);
+//! - device.rs: the ops (device and port attributes from the caps and the netdev, P_Key,
+//!   link layer, GIDs, user contexts, PDs);
+//! - gid.rs: the card's RoCE address table (`SET_ROCE_ADDRESS`);
+//! - ucontext.rs: user contexts with static UAR pages and their mmap;
+//! - abi.rs: the mlx5 user ABI structs libmlx5 exchanges with the driver.
+
+pub(crate) mod abi;
+mod device;
+mod gid;
+mod ucontext;
+
+use cx4_hw::command;
+use kernel::{
+    device::Bound,
+    page::PAGE_SHIFT,
+    pci,
+    prelude::*,
+    sync::Arc, //
+};
+use netdev::DeviceRef;
+
+use crate::{
+    caps::Caps,
+    cmd::input,
+    mdev::Mdev, //
+};
+
+pub(crate) use device::IbDev;
+
+/// What the ops share: the device data of the registration.
+pub(crate) struct IbShared {
+    pub(crate) mdev: Arc<Mdev>,
+    pub(crate) caps: Arc<Caps>,
+    /// The RoCE port's netdev (state, MTU).
+    pub(crate) netdev: DeviceRef,
+    /// BAR0's first page frame: UAR page `i` is at `bar_pfn + i`.
+    pub(crate) bar_pfn: u64,
+    /// Firmware version, packed as mlx5_ib reports it.
+    pub(crate) fw_ver: u64,
+    /// Node and system image GUID (EUI-64 of the port's MAC).
+    pub(crate) node_guid: u64,
+    /// PCI device ID and revision.
+    pub(crate) part_id: u32,
+    pub(crate) hw_ver: u32,
+    /// The SQs' minimum inline mode (`cx4_hw::wq::inline_mode`).
+    pub(crate) min_inline: u8,
+}
+
+/// The function's ib device. Dropping it unregisters the device (the RDMA core destroys
+/// every user object and deletes every GID first, so the card's RoCE address table ends
+/// empty), then turns RoCE off on the vport.
+pub(crate) struct Ib {
+    // Field order is drop order.
+    _reg: ib::Registration<IbDev>,
+    _roce: RoceEnable,
+}
+
+impl Ib {
+    /// Enables RoCE on the NIC vport and registers the ib device on `netdev`
+    /// (mlx5_ib `mlx5r_probe`).
+    pub(crate) fn probe(
+        pdev: &pci::Device<Bound>,
+        mdev: &Arc<Mdev>,
+        caps: &Arc<Caps>,
+        netdev: DeviceRef,
+        min_inline: u8,
+        comp_vectors: u32,
+    ) -> Result<Self> {
+        let roce = RoceEnable::new(mdev)?;
+        let fw = mdev.bar.fw_version()?;
+        let mac = netdev.device().dev_addr();
+        let node_guid = eui64(&mac);
+        let bar_pfn = pdev.resource_start(0)? >> PAGE_SHIFT;
+        let shared = IbShared {
+            mdev: mdev.clone(),
+            caps: caps.clone(),
+            netdev: netdev.clone(),
+            bar_pfn,
+            fw_ver: (u64::from(fw.major) << 32)
+                | (u64::from(fw.minor) << 16)
+                | u64::from(fw.subminor),
+            node_guid,
+            part_id: pdev.device_id().into(),
+            hw_ver: pdev.revision_id().into(),
+            min_inline,
+        };
+        let mut reg = ib::Registration::<IbDev>::new(
+            pdev.as_ref(),
+            &crate::THIS_MODULE,
+            node_guid,
+            comp_vectors,
+            shared,
+        )?;
+        reg.set_netdev(1, netdev.device())?;
+        reg.register(c"cx4_%d", pdev.as_ref())?;
+        dev_info!(
+            pdev,
+            "{}: RDMA device on {}, RoCE address table of {} entries\n",
+            reg.device().name(),
+            netdev.device().name(),
+            device::gid_table_len(caps)
+        );
+        Ok(Self {
+            _reg: reg,
+            _roce: roce,
+        })
+    }
+}
+
+/// The NIC vport's `roce_en` (vport.c `mlx5_nic_vport_enable_roce`), set while the ib device
+/// exists.
+struct RoceEnable {
+    mdev: Arc<Mdev>,
+}
+
+impl RoceEnable {
+    fn new(mdev: &Arc<Mdev>) -> Result<Self> {
+        set_vport_roce(mdev, true)?;
+        Ok(Self { mdev: mdev.clone() })
+    }
+}
+
+impl Drop for RoceEnable {
+    fn drop(&mut self) {
+        if let Err(e) = set_vport_roce(&self.mdev, false) {
+            dev_warn!(
+                self.mdev.dev.dev(),
+                "could not disable RoCE on the vport: {:?}\n",
+                e
+            );
+        }
+    }
+}
+
+/// `MODIFY_NIC_VPORT_CONTEXT` with only `roce_en` selected.
+fn set_vport_roce(mdev: &Mdev, on: bool) -> Result {
+    let mut m = input::<command::ModifyNicVportContext>(0)?;
+    m.field_select_mut().set_roce_en(1);
+    m.nic_vport_context_mut().set_roce_en(on.into());
+    mdev.cmdq
+        .exec::<command::ModifyNicVportContext>(&m, 0)
+        .map(|_| ())
+}
+
+/// The modified EUI-64 of a MAC address (`addrconf_addr_eui48`), as a GUID in host order.
+fn eui64(mac: &[u8; 6]) -> u64 {
+    u64::from_be_bytes([
+        mac[0] ^ 2,
+        mac[1],
+        mac[2],
+        0xff,
+        0xfe,
+        mac[3],
+        mac[4],
+        mac[5],
+    ])
+}

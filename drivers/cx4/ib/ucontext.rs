@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+//! User contexts (mlx5_ib main.c `mlx5_ib_alloc_ucontext`, `mlx5_ib_mmap`): what a process
+//! gets when libmlx5 opens the device.
+//!
+//! This driver offers libmlx5 the static-UAR layout ("option A" of ib-from-rust.md): no
+//! BlueFlame (`bf_reg_size` 0, doorbells only, at offset 0x800 of each page), a fixed
+//! [`STATIC_BFREGS`] doorbell registers on [`STATIC_UAR_PAGES`] UAR pages that the context
+//! owns and libmlx5 maps at open (mmap command `REGULAR_PAGE`, index = page), no dynamic UARs
+//! and no DEVX (a request for DEVX is refused, and libmlx5 asks again without it).
+
+use kernel::{
+    page::PAGE_SIZE,
+    prelude::*, //
+};
+
+use crate::{
+    en::res::UarPage,
+    ib::{
+        abi::{
+            self,
+            mmap_cmd,
+            AllocUcontextReq,
+            AllocUcontextResp, //
+        },
+        IbDev,
+        IbShared, //
+    },
+};
+
+/// Doorbell registers (bfregs) of a context: two per UAR page (`MLX5_NON_FP_BFREGS_PER_UAR`).
+pub(crate) const STATIC_BFREGS: u32 = 16;
+/// The UAR pages they sit on.
+pub(crate) const STATIC_UAR_PAGES: usize = (STATIC_BFREGS / 2) as usize;
+/// libmlx5 divides by the cache line size (dbrec.c), so it must not be 0.
+const CACHE_LINE_SIZE: u32 = 64;
+
+/// A user context: its UAR pages, returned to the card when the context goes.
+pub(crate) struct Ucontext {
+    uars: KVec<UarPage>,
+}
+
+impl Ucontext {
+    /// Checks libmlx5's request, allocates the context's UAR pages and answers with the
+    /// context's geometry.
+    pub(crate) fn alloc(sh: &IbShared, udata: &mut ib::Udata<'_>) -> Result<Self> {
+        let req: AllocUcontextReq = udata.read(abi::ALLOC_UCONTEXT_REQ_V0_LEN)?;
+        // main.c: DEVX, unknown flags, a comp_mask or reserved bits are not supported.
+        if req.flags != 0
+            || req.comp_mask != 0
+            || req.reserved0 != 0
+            || req.reserved1 != 0
+            || req.reserved2 != 0
+        {
+            if req.flags & abi::ALLOC_UCTX_DEVX != 0 {
+                pr_debug!("cx4: user context with DEVX refused\n");
+            }
+            return Err(ib::eopnotsupp());
+        }
+        let gen = sh.caps.gen();
+        let cqe_version = (gen.cqe_version() as u8).min(req.max_cqe_version);
+        let mut uars = KVec::with_capacity(STATIC_UAR_PAGES, GFP_KERNEL)?;
+        for _ in 0..STATIC_UAR_PAGES {
+            uars.push(UarPage::alloc(&sh.mdev)?, GFP_KERNEL)?;
+        }
+        let mut resp = AllocUcontextResp {
+            qp_tab_size: 1 << gen.log_max_qp(),
+            bf_reg_size: 0,
+            tot_bfregs: STATIC_BFREGS,
+            cache_line_size: CACHE_LINE_SIZE,
+            max_sq_desc_sz: gen.max_wqe_sz_sq() as u16,
+            max_rq_desc_sz: gen.max_wqe_sz_rq() as u16,
+            max_send_wqebb: 1 << gen.log_max_qp_sz(),
+            max_recv_wr: 1 << gen.log_max_qp_sz(),
+            max_srq_recv_wr: 1 << gen.log_max_srq_sz(),
+            num_ports: 1,
+            cqe_version,
+            cmds_supp_uhw: abi::CMDS_SUPP_UHW_CREATE_AH,
+            // mlx5_ib: the device's minimum inline mode + 1 (0 means "ask the library").
+            eth_min_inline: sh.min_inline + 1,
+            log_uar_size: 12,
+            num_uars_per_page: 1,
+            ..Default::default()
+        };
+        resp.response_length =
+            u32::try_from(udata.out_len().min(size_of::<AllocUcontextResp>())).unwrap_or(0);
+        udata.respond(&resp)?;
+        Ok(Self { uars })
+    }
+
+    /// Maps one of the context's UAR pages (`REGULAR_PAGE`, index = page) uncached; every
+    /// other command is refused.
+    pub(crate) fn mmap(uctx: &ib::Ucontext<IbDev>, vma: &ib::Vma) -> Result {
+        if vma.len() != PAGE_SIZE {
+            return Err(EINVAL);
+        }
+        let (cmd, idx) = abi::decode_pgoff(vma.pgoff());
+        if cmd != mmap_cmd::REGULAR_PAGE {
+            return Err(EINVAL);
+        }
+        let uar = uctx.uars.get(idx).ok_or(EINVAL)?;
+        let sh = uctx.device().data();
+        vma.map_io_noncached(uctx, sh.bar_pfn + u64::from(uar.index()))
+    }
+}

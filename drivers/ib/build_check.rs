@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0
+//! A build-time check, not code that runs: a driver implementing every operation, whose ops
+//! table is evaluated here, so that each trampoline and the `const` table of the crate are
+//! instantiated (and type- and const-checked) even before a driver uses them.
+
+use kernel::prelude::*;
+
+use crate::{
+    Device,
+    DeviceAttr,
+    DriverId,
+    GidAttr,
+    IbDriver,
+    LinkLayer,
+    PortAttr,
+    PortImmutable,
+    Udata,
+    Ucontext,
+    Vma, //
+};
+
+struct Check;
+
+#[vtable]
+impl IbDriver for Check {
+    type Data = ();
+    type Ucontext = ();
+    type Pd = ();
+
+    const DRIVER_ID: DriverId = DriverId::Mlx5;
+    const UVERBS_ABI_VER: u32 = 1;
+
+    fn query_device(_dev: &Device<Self>, _attr: &mut DeviceAttr) -> Result {
+        Ok(())
+    }
+
+    fn query_port(_dev: &Device<Self>, _port: u32, _attr: &mut PortAttr) -> Result {
+        Ok(())
+    }
+
+    fn port_immutable(_dev: &Device<Self>, _port: u32) -> Result<PortImmutable> {
+        Ok(PortImmutable::default())
+    }
+
+    fn link_layer(_dev: &Device<Self>, _port: u32) -> LinkLayer {
+        LinkLayer::Ethernet
+    }
+
+    fn query_pkey(_dev: &Device<Self>, _port: u32, _index: u16) -> Result<u16> {
+        Ok(0xffff)
+    }
+
+    fn add_gid(_dev: &Device<Self>, _attr: &GidAttr) -> Result {
+        Ok(())
+    }
+
+    fn del_gid(_dev: &Device<Self>, _attr: &GidAttr) -> Result {
+        Ok(())
+    }
+
+    fn alloc_ucontext(_dev: &Device<Self>, _udata: &mut Udata<'_>) -> Result {
+        Ok(())
+    }
+
+    fn mmap(_uctx: &Ucontext<Self>, _vma: &Vma) -> Result {
+        Err(EINVAL)
+    }
+
+    fn alloc_pd(_dev: &Device<Self>, _udata: Option<&mut Udata<'_>>) -> Result {
+        Ok(())
+    }
+}
+
+// The table, evaluated at build time.
+const _: ksys::ib_device_ops = crate::ops::OpsTable::<Check>::OPS;

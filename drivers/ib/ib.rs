@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0
+//! RDMA devices (`include/rdma/ib_verbs.h`): a safe abstraction over the `ksys` bindings of
+//! ib_core, written as a future `kernel::rdma` module would be. The 7.2 `kernel` crate has
+//! none of it.
+//!
+//! - [`Registration`]: an `ib_device` allocated with `_ib_alloc_device()` together with the
+//!   driver data ([`IbDriver::Data`]), its ops table built from [`IbDriver`], its RoCE port's
+//!   netdev, `ib_register_device()`; dropping it unregisters and frees.
+//! - [`Device`]: the `ib_device` as the ops see it (`&Device<T>`), with the driver data.
+//! - [`IbDriver`]: the device, port, GID, user-context, mmap and PD operations, with the
+//!   objects' types ([`IbDriver::Ucontext`], [`IbDriver::Pd`]).
+//! - [`Ucontext`], [`Pd`]: the containers ib_core allocates for the objects (`size_ib_*`),
+//!   holding the `ib_*` struct and the driver's object; handled once, in `object.rs`.
+//! - [`Udata`]: the driver-private request and response of a uverbs call.
+//! - [`GidAttr`]: a GID table entry the core adds or deletes; [`Vma`]: an mmap request.
+//! - [`DeviceAttr`], [`PortAttr`], [`PortImmutable`] and their enums: what the query ops
+//!   answer, as plain Rust values that the layer copies into the C structs.
+//!
+//! # Lifetimes
+//!
+//! The driver data lives from [`Registration::new`] until after `ib_unregister_device()` has
+//! returned in [`Registration`]'s drop, so every op sees it. Objects live in the memory
+//! ib_core allocated for them, from the create op's success to the destroy op, which drops
+//! them in place (destroy is infallible: the object's `Drop` releases what it holds).
+//! Unregistering under an open user context disassociates it (uverbs destroys its objects
+//! and zaps its mappings), so dropping a [`Registration`] never waits for user space.
+//!
+//! # Contexts
+//!
+//! The ops of this layer run in process context and may sleep.
+
+mod attr;
+mod build_check;
+mod device;
+mod gid;
+mod mmap;
+mod object;
+mod ops;
+mod udata;
+
+pub use attr::{
+    mtu_of,
+    AtomicCap,
+    DeviceAttr,
+    GidType,
+    LinkLayer,
+    Mtu,
+    PhysState,
+    PortAttr,
+    PortImmutable,
+    PortState,
+    CORE_PORT_IBA_ROCE,
+    CORE_PORT_IBA_ROCE_UDP_ENCAP,
+    MGMT_MAD_SIZE,
+    PORT_CM_SUP, //
+};
+pub use device::{
+    Device,
+    Registration, //
+};
+pub use gid::GidAttr;
+pub use mmap::Vma;
+pub use object::{
+    Pd,
+    Ucontext, //
+};
+pub use ops::{
+    DriverId,
+    IbDriver, //
+};
+pub use udata::{
+    eopnotsupp,
+    Udata, //
+};

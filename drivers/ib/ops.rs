@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0
+//! [`IbDriver`]: a driver's ib_device operations, and the `ib_device_ops` table built from
+//! them with the trampolines that turn the core's pointers into the layer's types.
+
+use core::marker::PhantomData;
+
+use kernel::{
+    build_error,
+    error::{
+        from_result,
+        VTABLE_DEFAULT_ERROR, //
+    },
+    ffi::{
+        c_int,
+        c_void, //
+    },
+    prelude::*,
+    ThisModule,
+};
+
+use crate::{
+    attr::{
+        DeviceAttr,
+        LinkLayer,
+        PortAttr,
+        PortImmutable, //
+    },
+    device::Device,
+    gid::GidAttr,
+    mmap::Vma,
+    object::{
+        Pd,
+        Ucontext, //
+    },
+    udata::Udata,
+};
+
+/// Which user-space provider binds to the device (`enum rdma_driver_id`): libibverbs matches
+/// it against its providers' tables before names and PCI IDs, and the ioctl path requires the
+/// provider's ioctls to carry it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum DriverId {
+    /// `RDMA_DRIVER_MLX5`: rdma-core's mlx5 provider (libmlx5).
+    Mlx5 = ksys::rdma_driver_id_RDMA_DRIVER_MLX5,
+}
+
+/// An RDMA device driver's operations (`struct ib_device_ops`).
+///
+/// The mandatory ones (device and port queries, immutable port data) must be implemented;
+/// the others are set in the C table only when implemented. Objects are the associated
+/// types: the create op returns one, the layer stores it in the container the core allocated
+/// ([`Ucontext`], [`Pd`]), and the destroy op drops it there (its `Drop` releases what it
+/// holds, so destroying cannot fail). All ops run in process context and may sleep.
+#[vtable]
+pub trait IbDriver: Sized + 'static {
+    /// The device's driver data, owned by the [`crate::Registration`].
+    type Data: Send + Sync;
+    /// A user context's state ([`IbDriver::alloc_ucontext`]).
+    type Ucontext: Send + Sync;
+    /// A protection domain's state ([`IbDriver::alloc_pd`]).
+    type Pd: Send + Sync;
+
+    /// The provider that binds in user space (`ops.driver_id`).
+    const DRIVER_ID: DriverId;
+    /// The provider ABI version (`ops.uverbs_abi_ver`), which the provider checks.
+    const UVERBS_ABI_VER: u32;
+
+    /// `query_device`: the device's attributes (cached by the core at registration and asked
+    /// again by `ibv_query_device_ex`).
+    fn query_device(dev: &Device<Self>, attr: &mut DeviceAttr) -> Result;
+
+    /// `query_port`: the port's current attributes (`port` is 1-based).
+    fn query_port(dev: &Device<Self>, port: u32, attr: &mut PortAttr) -> Result;
+
+    /// `get_port_immutable`: the port's fixed properties, asked once at registration.
+    fn port_immutable(dev: &Device<Self>, port: u32) -> Result<PortImmutable>;
+
+    /// `get_link_layer`: without it a CA port is InfiniBand.
+    fn link_layer(_dev: &Device<Self>, _port: u32) -> LinkLayer {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `query_pkey`: P_Key table entry `index`.
+    fn query_pkey(_dev: &Device<Self>, _port: u32, _index: u16) -> Result<u16> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `add_gid`: program a GID table entry (RoCE: the core manages the table from the
+    /// netdev's addresses and calls this on every change). Implement with `del_gid`.
+    fn add_gid(_dev: &Device<Self>, _attr: &GidAttr) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `del_gid`: clear a GID table entry programmed by `add_gid`.
+    fn del_gid(_dev: &Device<Self>, _attr: &GidAttr) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `alloc_ucontext`: a process opened the device; `udata` holds the provider's request
+    /// and takes the driver's response. Implementing it creates the uverbs char device.
+    fn alloc_ucontext(_dev: &Device<Self>, _udata: &mut Udata<'_>) -> Result<Self::Ucontext> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `mmap`: a process maps part of the device through its context (`vma.pgoff()` says
+    /// what, in the provider's encoding).
+    fn mmap(_uctx: &Ucontext<Self>, _vma: &Vma) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `alloc_pd`: a protection domain, for a user context (`udata` is `Some`) or a kernel
+    /// user (`None`).
+    fn alloc_pd(_dev: &Device<Self>, _udata: Option<&mut Udata<'_>>) -> Result<Self::Pd> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+}
+
+/// Expands to `Some(callback)` if the driver implements it, `None` otherwise.
+macro_rules! op {
+    ($has:expr, $f:expr) => {
+        if $has {
+            Some($f)
+        } else {
+            None
+        }
+    };
+}
+
+/// The `ib_device_ops` of `T` and its trampolines.
+pub(crate) struct OpsTable<T>(PhantomData<T>);
+
+impl<T: IbDriver> OpsTable<T> {
+    pub(crate) const OPS: ksys::ib_device_ops = ksys::ib_device_ops {
+        driver_id: T::DRIVER_ID as ksys::rdma_driver_id,
+        uverbs_abi_ver: T::UVERBS_ABI_VER,
+        query_device: Some(Self::query_device),
+        query_port: Some(Self::query_port),
+        get_port_immutable: Some(Self::get_port_immutable),
+        get_link_layer: op!(T::HAS_LINK_LAYER, Self::get_link_layer),
+        query_pkey: op!(T::HAS_QUERY_PKEY, Self::query_pkey),
+        add_gid: op!(T::HAS_ADD_GID, Self::add_gid),
+        del_gid: op!(T::HAS_DEL_GID, Self::del_gid),
+        alloc_ucontext: op!(T::HAS_ALLOC_UCONTEXT, Self::alloc_ucontext),
+        dealloc_ucontext: op!(T::HAS_ALLOC_UCONTEXT, Self::dealloc_ucontext),
+        disassociate_ucontext: op!(T::HAS_ALLOC_UCONTEXT, Self::disassociate_ucontext),
+        mmap: op!(T::HAS_MMAP, Self::mmap),
+        alloc_pd: op!(T::HAS_ALLOC_PD, Self::alloc_pd),
+        dealloc_pd: op!(T::HAS_ALLOC_PD, Self::dealloc_pd),
+        size_ib_ucontext: Ucontext::<T>::SIZE,
+        size_ib_pd: Pd::<T>::SIZE,
+        ..pin_init::zeroed()
+    };
+
+    /// The table for a device of `module` (`ib_set_device_ops()` copies it; `owner` makes
+    /// uverbs hold the module while a user context is open).
+    pub(crate) fn build(module: &'static ThisModule) -> ksys::ib_device_ops {
+        let mut ops = Self::OPS;
+        ops.owner = module.as_ptr();
+        ops
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it with a device registered by `Registration<T>` and a zeroed or
+    /// cached attribute struct.
+    unsafe extern "C" fn query_device(
+        dev: *mut ksys::ib_device,
+        attr: *mut ksys::ib_device_attr,
+        _udata: *mut ksys::ib_udata,
+    ) -> c_int {
+        // SAFETY: A device of `Registration<T>`, live for the op.
+        let dev = unsafe { Device::<T>::from_raw(dev) };
+        from_result(|| {
+            let mut a = DeviceAttr::default();
+            T::query_device(dev, &mut a)?;
+            // SAFETY: The core passes a valid struct only this op writes.
+            a.write_to(unsafe { &mut *attr });
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// As for `query_device`; `attr` is zeroed by the core.
+    unsafe extern "C" fn query_port(
+        dev: *mut ksys::ib_device,
+        port: u32,
+        attr: *mut ksys::ib_port_attr,
+    ) -> c_int {
+        // SAFETY: As in `query_device`.
+        let dev = unsafe { Device::<T>::from_raw(dev) };
+        from_result(|| {
+            let mut a = PortAttr::default();
+            T::query_port(dev, port, &mut a)?;
+            // SAFETY: As in `query_device`.
+            a.write_to(unsafe { &mut *attr });
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// As for `query_device`.
+    unsafe extern "C" fn get_port_immutable(
+        dev: *mut ksys::ib_device,
+        port: u32,
+        imm: *mut ksys::ib_port_immutable,
+    ) -> c_int {
+        // SAFETY: As in `query_device`.
+        let dev = unsafe { Device::<T>::from_raw(dev) };
+        from_result(|| {
+            let p = T::port_immutable(dev, port)?;
+            // SAFETY: As in `query_device`.
+            p.write_to(unsafe { &mut *imm });
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// As for `query_device`.
+    unsafe extern "C" fn get_link_layer(
+        dev: *mut ksys::ib_device,
+        port: u32,
+    ) -> ksys::rdma_link_layer {
+        // SAFETY: As in `query_device`.
+        let dev = unsafe { Device::<T>::from_raw(dev) };
+        T::link_layer(dev, port) as ksys::rdma_link_layer
+    }
+
+    /// # Safety
+    ///
+    /// As for `query_device`; `pkey` is writable.
+    unsafe extern "C" fn query_pkey(
+        dev: *mut ksys::ib_device,
+        port: u32,
+        index: u16,
+        pkey: *mut u16,
+    ) -> c_int {
+        // SAFETY: As in `query_device`.
+        let dev = unsafe { Device::<T>::from_raw(dev) };
+        from_result(|| {
+            let k = T::query_pkey(dev, port, index)?;
+            // SAFETY: The core passes a writable `u16`.
+            unsafe { *pkey = k };
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// The GID cache calls it with an entry of a device registered by `Registration<T>`.
+    unsafe extern "C" fn add_gid(attr: *const ksys::ib_gid_attr, _ctx: *mut *mut c_void) -> c_int {
+        // SAFETY: The entry is valid for the op, its device is ours and live.
+        let (dev, attr) = unsafe {
+            (
+                Device::<T>::from_raw((*attr).device),
+                GidAttr::from_raw(attr),
+            )
+        };
+        from_result(|| T::add_gid(dev, attr).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// As for `add_gid`.
+    unsafe extern "C" fn del_gid(attr: *const ksys::ib_gid_attr, _ctx: *mut *mut c_void) -> c_int {
+        // SAFETY: As in `add_gid`.
+        let (dev, attr) = unsafe {
+            (
+                Device::<T>::from_raw((*attr).device),
+                GidAttr::from_raw(attr),
+            )
+        };
+        from_result(|| T::del_gid(dev, attr).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// uverbs calls it with a freshly allocated container of `size_ib_ucontext` bytes whose
+    /// `device` is ours, and the call's udata.
+    unsafe extern "C" fn alloc_ucontext(
+        uctx: *mut ksys::ib_ucontext,
+        udata: *mut ksys::ib_udata,
+    ) -> c_int {
+        // SAFETY: The core set `device` to our registered device.
+        let dev = unsafe { Device::<T>::from_raw((*uctx).device) };
+        // SAFETY: The core's udata for this call.
+        let mut udata = unsafe { Udata::from_raw(udata) };
+        from_result(|| {
+            let data = T::alloc_ucontext(dev, &mut udata)?;
+            // SAFETY: The fresh container of `Ucontext::<T>::SIZE` bytes.
+            unsafe { Ucontext::<T>::init(uctx, data) };
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// uverbs calls it once for a context `alloc_ucontext` initialised, after every object
+    /// and mapping of the context is gone.
+    unsafe extern "C" fn dealloc_ucontext(uctx: *mut ksys::ib_ucontext) {
+        // SAFETY: Initialised by `alloc_ucontext`, destroyed once.
+        unsafe { Ucontext::<T>::destroy(uctx) };
+    }
+
+    /// `disassociate_ucontext`: the device is going away while a process still has the
+    /// context open. Nothing to do here: uverbs destroys the context's objects (their
+    /// destroy ops drop them), zaps the mappings made with `rdma_user_mmap_io()` and then
+    /// deallocates the context, all before unregistration returns. Having the op lets
+    /// unregistration go ahead instead of waiting for every process to close the device (and
+    /// uverbs then does not pin the module while a context is open).
+    ///
+    /// # Safety
+    ///
+    /// uverbs calls it with a live context of ours.
+    unsafe extern "C" fn disassociate_ucontext(_uctx: *mut ksys::ib_ucontext) {}
+
+    /// # Safety
+    ///
+    /// uverbs calls it with a live context of ours and the area under the mmap lock.
+    unsafe extern "C" fn mmap(
+        uctx: *mut ksys::ib_ucontext,
+        vma: *mut ksys::vm_area_struct,
+    ) -> c_int {
+        // SAFETY: A context initialised by `alloc_ucontext`, live during the op.
+        let uctx = unsafe { Ucontext::<T>::from_raw(uctx) };
+        // SAFETY: The area of this op.
+        let vma = unsafe { Vma::from_raw(vma) };
+        from_result(|| T::mmap(uctx, vma).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it with a fresh container of `size_ib_pd` bytes whose `device` is ours;
+    /// `udata` is NULL for a kernel PD.
+    unsafe extern "C" fn alloc_pd(pd: *mut ksys::ib_pd, udata: *mut ksys::ib_udata) -> c_int {
+        // SAFETY: The core set `device` to our registered device.
+        let dev = unsafe { Device::<T>::from_raw((*pd).device) };
+        let mut udata = if udata.is_null() {
+            None
+        } else {
+            // SAFETY: The core's udata for this call.
+            Some(unsafe { Udata::from_raw(udata) })
+        };
+        from_result(|| {
+            let data = T::alloc_pd(dev, udata.as_mut())?;
+            // SAFETY: The fresh container of `Pd::<T>::SIZE` bytes.
+            unsafe { Pd::<T>::init(pd, data) };
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it once for a PD `alloc_pd` initialised, with no object left on it.
+    unsafe extern "C" fn dealloc_pd(pd: *mut ksys::ib_pd, _udata: *mut ksys::ib_udata) -> c_int {
+        // SAFETY: Initialised by `alloc_pd`, destroyed once.
+        unsafe { Pd::<T>::destroy(pd) };
+        0
+    }
+}

@@ -1,0 +1,203 @@
+"""cx4's RDMA device on the model in RoCE mode, judged by the guest's unmodified rdma-core and
+by the card: the ib device registers on cx4's netdev with driver id MLX5, so libibverbs binds
+rdma-core's mlx5 provider (libmlx5) to it; its port follows the netdev; the GID table the RDMA
+core manages is the card's RoCE address table (programmed with SET_ROCE_ADDRESS) as addresses
+come and go; libmlx5 opens a user context (the mlx5 user ABI, static UAR pages mapped) and
+allocates PDs through it; rmmod leaves the card's table empty.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from en import CX4_UP, cx4_errors
+from harness import Env, check_clean_dmesg, describe, estimate
+from model_eth import eth_vms, section
+from model_roce import IB, ROCE_MODEL, addresses, model_gids, sysfs_gids, v6
+
+VERBS_PD = Path(__file__).resolve().parent / "verbs_pd.py"
+UDATA_TOOL = Path(__file__).resolve().parent / "ib_udata.py"
+
+# Guest helper: the ib device cx4 registered on the modelled card, its port ACTIVE.
+CX4_IB = r"""
+DBG=/sys/kernel/debug/cx4/0000:01:00.0
+cx4_ib_up() {
+    for i in $(seq $((100 * SLOW))); do
+        IBDEV=$(ls /sys/bus/pci/devices/0000:01:00.0/infiniband/ 2>/dev/null | head -1)
+        [ -n "$IBDEV" ] && break
+        sleep 0.1
+    done
+    [ -n "$IBDEV" ] || { echo "no IB device from cx4"; dmesg | tail -30; return 1; }
+    for i in $(seq $((100 * SLOW))); do
+        grep -q ACTIVE /sys/class/infiniband/$IBDEV/ports/1/state && break
+        sleep 0.1
+    done
+}
+cmds() { grep -E "^(ALLOC_PD|DEALLOC_PD|ALLOC_UAR|DEALLOC_UAR|SET_ROCE_ADDRESS) " $DBG/commands; }
+"""
+
+
+def cmd_counts(text: str) -> dict[str, tuple[int, int]]:
+    """opcode name → (count, errors) from cx4's debugfs `commands` lines."""
+    return {m.group(1): (int(m.group(2)), int(m.group(3)))
+            for m in re.finditer(r"^(\w+)\s+0x[0-9a-f]+\s+(\d+)\s+(\d+)", text, re.M)}
+
+
+def tests(env: Env):
+    @estimate(200)
+    def cx4_ib_device_gids_pd():
+        """cx4's ib device: ibv_devices lists it, ibv_devinfo -v shows the port ACTIVE on
+        Ethernet with the card's identity and limits, `rdma link` binds it to cx4's netdev;
+        the GID table equals the card's RoCE address table (v1 and v2 for each address) as
+        IPv4/IPv6 addresses are added and removed; libmlx5 (pyverbs) opens the device and
+        allocates and frees PDs (ALLOC_PD/DEALLOC_PD and the context's UAR pages seen by
+        the card's command counters); malformed mlx5 ABI requests and bad UAR mmaps are
+        refused; the port follows the link down and up, and user space gets the PORT_ERR and
+        PORT_ACTIVE events; rmmod cx4 while a process holds a context disassociates it (its
+        next verb fails) and leaves no GID on the card."""
+        vm0 = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+            PORT=/sys/class/infiniband/$IBDEV/ports/1
+            section devices; ibv_devices 2>&1
+            section devinfo; ibv_devinfo -v -d $IBDEV 2>&1
+            section link; rdma link show
+            section driver; basename $(readlink /sys/class/infiniband/$IBDEV/device/driver)
+            wait_gid ffff:0a63:0001
+            wait_gid fd00:0000:0000:0000:0000:0000:0000:0001
+            section gids-up; gids; req ctl roce
+            ip addr add 10.99.7.1/24 dev $IF
+            ip -6 addr add fd07::1/64 dev $IF nodad
+            wait_gid ffff:0a63:0701
+            wait_gid fd07:0000:0000:0000:0000:0000:0000:0001
+            section gids-added; gids; req ctl roce
+            ip addr del 10.99.7.1/24 dev $IF
+            ip -6 addr del fd07::1/64 dev $IF
+            wait_gid '!ffff:0a63:0701'
+            wait_gid '!fd07:0000:0000:0000:0000:0000:0000:0001'
+            section gids-removed; gids; req ctl roce
+            section cmds-before; cmds
+            section verbs; python3 /cx4/verbs_pd.py $IBDEV --pds 4 2>&1
+            section cmds-after; cmds
+            section udata; python3 /cx4/ib_udata.py /dev/infiniband/$(ls /sys/class/infiniband/$IBDEV/device/infiniband_verbs/) 2>&1
+            section cmds-udata; cmds
+            stdbuf -oL ibv_asyncwatch -d $IBDEV > /tmp/async.txt 2>&1 &
+            AW=$!
+            for i in $(seq $((100 * SLOW))); do grep -q "async event FD" /tmp/async.txt && break; sleep 0.1; done
+            ip link set "$IF" down
+            for i in $(seq $((100 * SLOW))); do grep -q DOWN $PORT/state && break; sleep 0.1; done
+            section port-down; cat $PORT/state; rdma link show
+            ip link set "$IF" up
+            for i in $(seq $((300 * SLOW))); do grep -q ACTIVE $PORT/state && break; sleep 0.1; done
+            section port-up; cat $PORT/state
+            for i in $(seq $((100 * SLOW))); do grep -q PORT_ACTIVE /tmp/async.txt && break; sleep 0.1; done
+            { kill $AW; wait $AW; } 2>/dev/null || true
+            section async; cat /tmp/async.txt
+            python3 /cx4/verbs_pd.py $IBDEV --pds 2 --hold /tmp/h-ready /tmp/h-go > /tmp/hold.txt 2>&1 &
+            HP=$!
+            for i in $(seq $((300 * SLOW))); do [ -e /tmp/h-ready ] && break; sleep 0.1; done
+            ip link set "$IF" down
+            section rmmod-busy; timeout $((120 * SLOW)) rmmod cx4 && echo removed
+            section after-rmmod; req ctl roce
+            touch /tmp/h-go; wait $HP || true
+            section holder; cat /tmp/hold.txt
+            echo unloaded
+        """
+        r = eth_vms(env, [vm0], timeout=400, model_args=ROCE_MODEL, files=[env.ko, VERBS_PD, UDATA_TOOL])[0]
+        assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        log = r.job_log
+
+        devices = section(log, "devices")
+        assert re.search(r"^\s+cx4_\d+\s+[0-9a-f]{16}\s*$", devices, re.M), devices
+        assert "couldn't load driver" not in devices, devices
+        info = section(log, "devinfo")
+        for want in (r"hca_id:\s+cx4_\d+", r"transport:\s+InfiniBand \(0\)",
+                     r"link_layer:\s+Ethernet", r"state:\s+PORT_ACTIVE \(4\)",
+                     r"vendor_id:\s+0x02c9", r"vendor_part_id:\s+4115",
+                     r"phys_port_cnt:\s+1", r"fw_ver:\s+12\.\d+\.\d+", r"max_pkeys:\s+1",
+                     r"active_mtu:\s+1024 \(3\)", r"max_mtu:\s+4096 \(5\)"):
+            assert re.search(want, info), f"ibv_devinfo lacks {want!r}:\n{info}"
+        lim = {k: int(v) for k, v in re.findall(r"^\s+(max_qp|max_cq|max_pd|max_mr|max_qp_wr):\s+(\d+)",
+                                                 info, re.M)}
+        for k in ("max_qp", "max_cq", "max_pd", "max_mr", "max_qp_wr"):
+            v = lim.get(k, 0)
+            assert v >= 1024 and v & (v - 1) == 0, f"{k} = {v}: not a power of two ≥ 1024\n{info}"
+        link = section(log, "link")
+        assert re.search(r"link cx4_\d+/1 state ACTIVE physical_state LINK_UP netdev \S+", link), link
+        assert section(log, "driver").strip() == "cx4", section(log, "driver")
+
+        def same(name: str) -> set[tuple[int, str, int]]:
+            s, m = sysfs_gids(section(log, name)), model_gids(section(log, name))
+            assert s == m, f"{name}: the RDMA core and the card disagree:\ncore {sorted(s)}\ncard {sorted(m)}"
+            return s
+
+        up = addresses(same("gids-up"))
+        for a in (v6("::ffff:10.99.0.1"), "fd00::1"):
+            assert up.get(a) == {1, 2}, f"{a}: versions {up.get(a)} in {up}"
+        assert any(a.startswith("fe80::") and v == {1, 2} for a, v in up.items()), up
+        added = addresses(same("gids-added"))
+        for a in (v6("::ffff:10.99.7.1"), "fd07::1"):
+            assert added.get(a) == {1, 2}, f"{a}: versions {added.get(a)} in {added}"
+        removed = addresses(same("gids-removed"))
+        assert v6("::ffff:10.99.7.1") not in removed and "fd07::1" not in removed, removed
+
+        v = section(log, "verbs")
+        steps = {s["step"]: s for s in (json.loads(l) for l in v.splitlines() if l.startswith("{"))}
+        assert "closed" in steps, f"the verbs program did not finish:\n{v}"
+        dev = steps["device"]
+        assert (dev["vendor_id"], dev["vendor_part_id"], dev["port_state"], dev["link_layer"]) == \
+            (0x2c9, 4115, 4, 2), dev
+        assert dev["max_qp"] == lim["max_qp"] and dev["gid_tbl_len"] > 0, (dev, lim)
+        assert len(set(steps["pds"]["handles"])) == 4, steps["pds"]
+        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
+        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
+        # One user context: its 8 static UAR pages; 4 PDs; nothing failed.
+        assert (rise.get("ALLOC_PD"), rise.get("DEALLOC_PD")) == (4, 4), (before, after)
+        assert (rise.get("ALLOC_UAR"), rise.get("DEALLOC_UAR")) == (8, 8), (before, after)
+        assert all(e == 0 for _, e in after.values()), after
+
+        down = section(log, "port-down")
+        assert re.search(r"^1: DOWN$", down, re.M) and re.search(r"state DOWN physical_state DISABLED", down), down
+        # Malformed requests are refused before anything is allocated; a good one gets the
+        # option-A geometry; bad mmaps are refused; closing frees the context's UAR pages.
+        u = {c["case"]: c for c in (json.loads(l) for l in section(log, "udata").splitlines()
+                                    if l.startswith("{"))}
+        assert "closed" in u, section(log, "udata")
+        want = {"short": 22, "devx": 95, "unknown-flag": 95, "comp-mask": 95, "reserved": 95,
+                "longer-dirty": 95, "good": 0, "second-context": 22, "uar-0": 0, "uar-7": 0,
+                "uar-8": 22, "two-pages": 22, "private": 22, "unknown-cmd": 22}
+        got = {k: u[k]["errno"] for k in want if k in u}
+        assert got == want, f"errnos {got}, wanted {want}"
+        good = u["good"]
+        assert (good["tot_bfregs"], good["bf_reg_size"], good["cache_line_size"], good["num_ports"],
+                good["response_length"], good["log_uar_size"], good["num_uars_per_page"],
+                good["num_dyn_bfregs"], good["comp_mask"]) == (16, 0, 64, 1, 72, 12, 1, 0, 0), good
+        assert good["cqe_version"] in (0, 1) and good["qp_tab_size"] == lim["max_qp"], good
+        c2 = cmd_counts(section(log, "cmds-udata"))
+        rise2 = {k: c2.get(k, (0, 0))[0] - after.get(k, (0, 0))[0] for k in c2}
+        assert (rise2.get("ALLOC_UAR"), rise2.get("DEALLOC_UAR")) == (8, 8), (after, c2)
+        assert all(e == 0 for _, e in c2.values()), c2
+        assert section(log, "port-up").strip().splitlines()[0] == "4: ACTIVE", section(log, "port-up")
+        # The port's events reach user space: the link went down, then up again.
+        events = re.findall(r"event_type (IBV_EVENT_\w+) \(\d+\), port 1", section(log, "async"))
+        assert events[-2:] == ["IBV_EVENT_PORT_ERR", "IBV_EVENT_PORT_ACTIVE"], section(log, "async")
+        # rmmod while a process holds a user context and PDs: the context is disassociated
+        # (its objects destroyed, its UAR mappings zapped), the module goes, the process's
+        # next verb fails.
+        assert "removed" in section(log, "rmmod-busy"), section(log, "rmmod-busy") + describe(r)
+        assert re.search(r"^gids=0 qps=0", section(log, "after-rmmod"), re.M), section(log, "after-rmmod")
+        held = {j["step"]: j for j in (json.loads(l) for l in section(log, "holder").splitlines()
+                                       if l.startswith("{"))}
+        assert held.get("after-removal", {}).get("refused") is True, section(log, "holder")
+        errs = cx4_errors(r.dmesg)
+        assert not errs, "cx4 reported:\n" + "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+        name = re.search(r"hca_id:\s+(\S+)", info).group(1)
+        print(f"    {name}: max_qp {lim['max_qp']}, max_qp_wr {lim['max_qp_wr']}, GIDs up/added/removed "
+              f"{len(same('gids-up'))}/{len(same('gids-added'))}/{len(same('gids-removed'))}, "
+              f"libmlx5: 4 PDs on 8 UAR pages; {section(log, 'link').strip()}")
+
+    yield "cx4 ib device: ibv_devinfo, rdma link ACTIVE, GID table = the card's, libmlx5 PD", \
+        cx4_ib_device_gids_pd
