@@ -58,6 +58,7 @@ shell: module model guest
 bench: module model guest
 	@python3 tools/bench/core_bench.py
 	@python3 tools/bench/eth_bench.py
+	@python3 tools/bench/roce_bench.py
 
 clean:
 	@if [ -e "$(CX4_CACHE)/kernel" ]; then \

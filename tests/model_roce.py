@@ -522,3 +522,337 @@ def tests(env: Env):
         assert "data transfers complete" in section(rs[1].job_log, "mckey")
 
     yield "rdma_cm multicast (mckey) between two VMs", rdma_cm_multicast_between_vms
+
+    ERRORS_TOOL = Path(__file__).resolve().parent / "verbs_errors.py"
+
+    @estimate(250)
+    def rc_error_paths_between_vms():
+        """The RC error paths through mlx5_ib and libmlx5 on both sides (tests/verbs_errors.py):
+        RNR retries exhausted (RNR_RETRY_EXC_ERR, the next WQE flushed, the responder still
+        RTS) and an RNR recovered when the receive comes late (the requester's
+        rnr_nak_retry_err counter rises); an RDMA WRITE to a read-only buffer and a READ past a
+        buffer's end (REM_ACCESS_ERR at the requester; at the responder the QP in ERR, the
+        IBV_EVENT_QP_ACCESS_ERR async event, the posted receive flushed); a SEND longer than the
+        receive (REM_INV_REQ_ERR and LOC_LEN_ERR)."""
+        common = IB + """
+            eth_up
+            ib_up
+        """ + gidx
+        vm0 = common + """
+            reach $PEER
+            wait_signal server-errors
+            section errors
+            timeout $((240 * SLOW)) python3 /cx4/verbs_errors.py client $IBDEV $GIDX $PEER 18600; echo "rc=$?"
+            signal done
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        vm1 = common + """
+            reach $PEER
+            section errors
+            timeout $((260 * SLOW)) python3 /cx4/verbs_errors.py server $IBDEV $GIDX 18600 > /tmp/e.txt 2>&1 & pid=$!
+            sleep $((3 * SLOW)); signal server-errors; wait $pid; echo "rc=$?"; cat /tmp/e.txt
+            wait_signal done 600
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=700, model_args=ROCE_MODEL, files=[ERRORS_TOOL])
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            s = section(r.job_log, "errors")
+            assert "rc=0" in s, f"{r.name}: verbs_errors failed:\n{s}\n{describe(r)}"
+            check_clean_dmesg(r.dmesg)
+        recs = {}
+        for r in rs:
+            for line in section(r.job_log, "errors").splitlines():
+                if line.startswith("{") and '"scenario"' in line:
+                    d = json.loads(line)
+                    recs[(d["side"], d["scenario"])] = d
+        print(json.dumps(recs, indent=1), file=sys.stderr)
+        # ibv_wc_status and ibv_event_type values (verbs.h); QP state 6 = IBV_QPS_ERR, 3 = RTS.
+        SUCCESS, LOC_LEN, FLUSH, REM_INV_REQ, REM_ACCESS, RNR_EXC = 0, 1, 5, 9, 10, 13
+        QP_ACCESS_ERR, RTS, ERR = 3, 3, 6
+        st = lambda side, name: [w["status"] for w in recs[(side, name)]["wcs"]]
+        assert st("client", "rnr_exceeded") == [RNR_EXC, FLUSH], recs[("client", "rnr_exceeded")]
+        assert recs[("client", "rnr_exceeded")]["qp_state"] == ERR
+        assert st("server", "rnr_exceeded") == [] and \
+            recs[("server", "rnr_exceeded")]["qp_state"] == RTS, recs[("server", "rnr_exceeded")]
+        assert st("client", "rnr_recovers") == [SUCCESS], recs[("client", "rnr_recovers")]
+        assert st("server", "rnr_recovers") == [SUCCESS] and \
+            recs[("server", "rnr_recovers")]["data_ok"], recs[("server", "rnr_recovers")]
+        assert recs[("client", "rnr_recovers")]["counters"]["rnr_nak_retry_err"] >= 1, \
+            recs[("client", "rnr_recovers")]
+        for name in ("remote_access", "read_out_of_bounds"):
+            assert st("client", name) == [REM_ACCESS], recs[("client", name)]
+            srv = recs[("server", name)]
+            assert srv["qp_state"] == ERR and QP_ACCESS_ERR in srv["events"], srv
+        assert st("server", "remote_access") == [FLUSH], recs[("server", "remote_access")]
+        assert st("client", "too_long") == [REM_INV_REQ], recs[("client", "too_long")]
+        assert st("server", "too_long") == [LOC_LEN] and \
+            recs[("server", "too_long")]["qp_state"] == ERR, recs[("server", "too_long")]
+        for r in rs:
+            errs = [l for l in mlx5_errors(r.dmesg) if "QP" not in l and "qp" not in l]
+            assert not errs, "\n".join(errs)
+
+    yield "RC error paths: RNR exhausted and recovered, remote access errors with the async " \
+        "event, too-long SEND — statuses on both sides", rc_error_paths_between_vms
+
+    @estimate(300)
+    def rc_over_a_lossy_wire():
+        """Both cards drop 1 % and reorder 1 % of the RoCE frames they receive (`roce-wire`):
+        ibv_rc_pingpong --chk (16 KiB messages, 300 iterations each way), rping -V (RDMA READ
+        and WRITE of 64 KiB, verified) and ib_write_bw all complete with correct data; the
+        wire faults were applied and mlx5_ib's retransmission counters (hw_counters:
+        packet_seq_err, local_ack_timeout_err, out_of_sequence, duplicate_request) rose."""
+        common = IB + """
+            eth_up
+            ib_up
+        """ + gidx + """
+            d=/sys/class/infiniband/$IBDEV/ports/1/hw_counters
+            hw() { for c in packet_seq_err local_ack_timeout_err out_of_sequence duplicate_request implied_nak_seq_err; do echo "hw $c $(cat $d/$c)"; done; }
+            reach $PEER
+            req ctl roce-wire drop=1 reorder=1
+        """
+        opts = "-d $IBDEV -g $GIDX -m 1024 -s 16384 -c -n 300"
+        vm0 = common + f"""
+            wait_signal server-rc
+            section rc; timeout $((240 * SLOW)) ibv_rc_pingpong {opts} $PEER; echo "rc=$?"
+            wait_signal server-rping
+            section rping; timeout $((240 * SLOW)) rping -c -a $PEER -C 40 -S 65536 -V; echo "rc=$?"
+            wait_signal server-bw
+            section bw; timeout $((240 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 300 $PEER; echo "rc=$?"
+            section hw; hw
+            section roce; req ctl roce
+            signal done
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        vm1 = common + f"""
+            section rc
+            timeout $((260 * SLOW)) ibv_rc_pingpong {opts} > /tmp/rc.txt 2>&1 & pid=$!
+            sleep $((2 * SLOW)); signal server-rc; wait $pid; echo "rc=$?"; cat /tmp/rc.txt
+            section rping
+            timeout $((260 * SLOW)) rping -s -a $IP -C 40 -S 65536 -V > /tmp/rp.txt 2>&1 & pid=$!
+            sleep $((2 * SLOW)); signal server-rping; wait $pid; echo "rc=$?"; cat /tmp/rp.txt
+            section bw
+            timeout $((260 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 300 > /tmp/bw.txt 2>&1 & pid=$!
+            sleep $((2 * SLOW)); signal server-bw; wait $pid; echo "rc=$?"; cat /tmp/bw.txt
+            section hw; hw
+            section roce; req ctl roce
+            wait_signal done 900
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=1000, model_args=ROCE_MODEL)
+        retrans = 0
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            for kind in ("rc", "rping", "bw"):
+                s = section(r.job_log, kind)
+                assert "rc=0" in s, f"{r.name} {kind} failed over the lossy wire:\n{s}\n{describe(r)}"
+            s = section(r.job_log, "rc")
+            assert re.search(r"^300 iters in", s, re.M), s
+            roce = section(r.job_log, "roce")
+            m = re.search(r"wire faults: (\d+) dropped (\d+) reordered", roce)
+            assert m and int(m.group(1)) > 0 and int(m.group(2)) > 0, roce
+            hw = dict(re.findall(r"^hw (\w+) (\d+)$", section(r.job_log, "hw"), re.M))
+            print(f"{r.name}: {hw}; {m.group(0)}", file=sys.stderr)
+            retrans += sum(int(v) for v in hw.values())
+            check_clean_dmesg(r.dmesg)
+        assert retrans > 0, "no retransmission counted by either side"
+
+    yield "RC over a lossy wire (1% drop, 1% reorder): pingpong, rping -V, ib_write_bw " \
+        "complete, retransmission counters rise", rc_over_a_lossy_wire
+
+    @estimate(250)
+    def xrc_and_ucmatose_between_vms():
+        """XRC through mlx5_ib and libmlx5: unmodified ibv_xsrq_pingpong with a server serving
+        two clients (XRC initiator QPs in vm0 sending to the XRC SRQs behind vm1's target QPs,
+        and back), 100 messages each; then rdma_cm's ucmatose (4 connections, RC QPs, 50
+        messages each way) — the cards count the XRC packets and refuse none."""
+        common = IB + """
+            eth_up
+            ib_up
+        """ + gidx
+        xopts = "-d $IBDEV -g $GIDX -m 1024 -n 100"
+        vm0 = common + f"""
+            reach $PEER
+            wait_signal server-xrc
+            section xrc
+            timeout $((120 * SLOW)) ibv_xsrq_pingpong {xopts} $PEER > /tmp/x1.txt 2>&1 & p1=$!
+            timeout $((120 * SLOW)) ibv_xsrq_pingpong {xopts} $PEER > /tmp/x2.txt 2>&1 & p2=$!
+            wait $p1; echo "rc1=$?"; wait $p2; echo "rc2=$?"; cat /tmp/x1.txt /tmp/x2.txt
+            wait_signal server-cma
+            section cma; timeout $((120 * SLOW)) ucmatose -s $PEER -b $IP -c 4 -C 50; echo "rc=$?"
+            section roce; req ctl roce
+            signal done
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        vm1 = common + f"""
+            reach $PEER
+            section xrc
+            timeout $((150 * SLOW)) ibv_xsrq_pingpong {xopts} -c 2 > /tmp/x.txt 2>&1 & pid=$!
+            sleep $((2 * SLOW)); signal server-xrc; wait $pid; echo "rc=$?"; cat /tmp/x.txt
+            section cma
+            timeout $((150 * SLOW)) ucmatose -b $IP -c 4 -C 50 > /tmp/c.txt 2>&1 & pid=$!
+            sleep $((2 * SLOW)); signal server-cma; wait $pid; echo "rc=$?"; cat /tmp/c.txt
+            section roce; req ctl roce
+            wait_signal done 600
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=600, model_args=ROCE_MODEL)
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            s = section(r.job_log, "xrc")
+            ok = ("rc1=0" in s and "rc2=0" in s) if r.name == "vm0" else "rc=0" in s
+            assert ok and s.count("success") == (2 if r.name == "vm0" else 1), \
+                f"{r.name}: ibv_xsrq_pingpong failed:\n{s}\n{describe(r)}"
+            s = section(r.job_log, "cma")
+            assert "rc=0" in s and "data transfers complete" in s, \
+                f"{r.name}: ucmatose failed:\n{s}\n{describe(r)}"
+            roce = section(r.job_log, "roce")
+            m = re.search(r"xrc: (\d+) bad srq (\d+) misdirected", roce)
+            assert m and m.groups() == ("0", "0"), roce
+            errs = mlx5_errors(r.dmesg)
+            assert not errs, "\n".join(errs)
+            check_clean_dmesg(r.dmesg)
+
+    yield "ibv_xsrq_pingpong (XRC, two clients) and ucmatose between two VMs", \
+        xrc_and_ucmatose_between_vms
+
+    @estimate(300)
+    def ecn_cnp_and_dcqcn_between_vms():
+        """Congestion control seen through mlx5_ib: vm1's card marks half the RoCE requests it
+        receives CE (`roce-wire ecn=50`, as a congested switch would); while ib_write_bw runs
+        from vm0, vm1's notification point answers with CNPs (hw_counters
+        np_ecn_marked_roce_packets, np_cnp_sent) and vm0's reaction point handles them
+        (rp_cnp_handled) — the transfer still completes. mlx5_ib's cc_params debugfs reads the
+        card's parameters and a write changes them (MODIFY/QUERY_CONG_PARAMS)."""
+        common = IB + """
+            eth_up
+            ib_up
+        """ + gidx + """
+            d=/sys/class/infiniband/$IBDEV/ports/1/hw_counters
+            hw() { for c in np_ecn_marked_roce_packets np_cnp_sent rp_cnp_handled rp_cnp_ignored; do echo "hw $c $(cat $d/$c)"; done; }
+            mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+            cc=/sys/kernel/debug/mlx5/0000:01:00.0/cc_params
+            reach $PEER
+        """
+        vm0 = common + """
+            section cc
+            echo "before $(cat $cc/rp_ai_rate)"
+            echo 17 > $cc/rp_ai_rate
+            echo "after $(cat $cc/rp_ai_rate)"
+            wait_signal server-bw
+            section bw; timeout $((240 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 400 $PEER; echo "rc=$?"
+            section hw; hw
+            signal done
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        vm1 = common + """
+            req ctl roce-wire ecn=50
+            section bw
+            timeout $((260 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 400 > /tmp/bw.txt 2>&1 & pid=$!
+            sleep $((2 * SLOW)); signal server-bw; wait $pid; echo "rc=$?"; cat /tmp/bw.txt
+            section hw; hw
+            section roce; req ctl roce
+            wait_signal done 600
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=700, model_args=ROCE_MODEL)
+        hw = {}
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            s = section(r.job_log, "bw")
+            assert "rc=0" in s, f"{r.name}: ib_write_bw failed:\n{s}\n{describe(r)}"
+            hw[r.name] = {k: int(v) for k, v in
+                          re.findall(r"^hw (\w+) (\d+)$", section(r.job_log, "hw"), re.M)}
+            errs = mlx5_errors(r.dmesg)
+            assert not errs, "\n".join(errs)
+            check_clean_dmesg(r.dmesg)
+        print(f"hw_counters: {hw}", file=sys.stderr)
+        cc = section(rs[0].job_log, "cc")
+        assert re.search(r"^after 17$", cc, re.M) and re.search(r"^before \d+$", cc, re.M), cc
+        assert hw["vm1"]["np_ecn_marked_roce_packets"] > 0 and hw["vm1"]["np_cnp_sent"] > 0, hw
+        assert hw["vm0"]["rp_cnp_handled"] > 0, hw
+        assert hw["vm0"]["rp_cnp_handled"] <= hw["vm1"]["np_cnp_sent"], hw
+
+    yield "ECN marks -> CNPs -> DCQCN between two VMs, cc_params through mlx5_ib's debugfs", \
+        ecn_cnp_and_dcqcn_between_vms
+
+    @estimate(350)
+    def more_traffic_with_rxe():
+        """mlx5_ib on the model (vm0) and soft-RoCE (vm1, virtio-net), each as the server in
+        turn: ib_write_bw (64 KiB), ib_read_lat (8 B), ibv_ud_pingpong --chk and rping -V all
+        complete both ways; the model rejects none of rxe's packets."""
+        def side(server: bool) -> str:
+            if server:
+                return """
+                section bw-S; timeout $((200 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 200 > /tmp/o.txt 2>&1 & pid=$!
+                sleep $((2 * SLOW)); signal s-bw-$me; wait $pid; echo "rc=$?"; cat /tmp/o.txt
+                section lat-S; timeout $((200 * SLOW)) ib_read_lat -d $IBDEV -x $GIDX -F -s 8 -n 200 > /tmp/o.txt 2>&1 & pid=$!
+                sleep $((2 * SLOW)); signal s-lat-$me; wait $pid; echo "rc=$?"; cat /tmp/o.txt
+                section ud-S; timeout $((200 * SLOW)) ibv_ud_pingpong -d $IBDEV -g $GIDX -s 1024 -c -n 200 > /tmp/o.txt 2>&1 & pid=$!
+                sleep $((2 * SLOW)); signal s-ud-$me; wait $pid; echo "rc=$?"; cat /tmp/o.txt
+                section rping-S; timeout $((200 * SLOW)) rping -s -a $IP -C 20 -S 4096 -V > /tmp/o.txt 2>&1 & pid=$!
+                sleep $((2 * SLOW)); signal s-rping-$me; wait $pid; echo "rc=$?"; cat /tmp/o.txt
+                """
+            return """
+                wait_signal s-bw-$peer
+                section bw-C; timeout $((180 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 200 $PEER; echo "rc=$?"
+                wait_signal s-lat-$peer
+                section lat-C; timeout $((180 * SLOW)) ib_read_lat -d $IBDEV -x $GIDX -F -s 8 -n 200 $PEER; echo "rc=$?"
+                wait_signal s-ud-$peer
+                section ud-C; timeout $((180 * SLOW)) ibv_ud_pingpong -d $IBDEV -g $GIDX -s 1024 -c -n 200 $PEER; echo "rc=$?"
+                wait_signal s-rping-$peer
+                section rping-C; timeout $((180 * SLOW)) rping -c -a $PEER -C 20 -S 4096 -V; echo "rc=$?"
+                """
+        vm0 = IB + """
+            eth_up
+            ib_up
+        """ + gidx + "reach $PEER\n" + side(True) + "signal half\n" + side(False) + """
+            section roce; req ctl roce
+            signal done
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        vm1 = IB + """
+            virtio_up
+            modprobe rdma_rxe
+            rdma link add rxe0 type rxe netdev $IF
+            IBDEV=rxe0
+            for i in $(seq $((100 * SLOW))); do
+                grep -q ACTIVE /sys/class/infiniband/$IBDEV/ports/1/state && break
+                sleep 0.1
+            done
+        """ + gidx + "reach $PEER\n" + side(False) + "wait_signal half\n" + side(True) + """
+            wait_signal done 900
+            rdma link delete rxe0
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=1000, model_args=ROCE_MODEL, virtio=(1,))
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            for tool in ("bw", "lat", "ud", "rping"):
+                for role in ("S", "C"):
+                    s = section(r.job_log, f"{tool}-{role}")
+                    assert "rc=0" in s, f"{r.name} {tool} as {role}:\n{s}\n{describe(r)}"
+                    if tool == "ud":
+                        assert re.search(r"^200 iters in", s, re.M), s
+                    if tool in ("bw", "lat"):
+                        row = re.search(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)", s, re.M)
+                        if row:
+                            print(f"{r.name} {tool}-{role}: {row.group(0).strip()}", file=sys.stderr)
+            check_clean_dmesg(r.dmesg)
+        roce = section(rs[0].job_log, "roce")
+        m = re.search(r"rx (\d+) pkts \d+ bytes \((\d+) malformed", roce)
+        assert m and int(m.group(1)) > 1000 and m.group(2) == "0", roce
+        errs = mlx5_errors(rs[0].dmesg)
+        assert not errs, "\n".join(errs)
+
+    yield "mlx5_ib on the model <-> rxe: ib_write_bw, ib_read_lat, ibv_ud_pingpong, rping " \
+        "both ways", more_traffic_with_rxe

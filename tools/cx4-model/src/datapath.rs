@@ -418,7 +418,7 @@ impl Device {
         }
         self.receive_frame(frame);
         // A busy segment must not starve the RoCE timers the wire thread wakes for.
-        let now = crate::roce::engine::now_ns();
+        let now = crate::clock::now_ns();
         if self
             .roce
             .qps

@@ -2,6 +2,7 @@
 //!
 //! `transport` speaks the wire protocol; `device` is the card; the other modules are its parts.
 
+pub mod clock;
 pub mod cmdq;
 pub mod config;
 pub mod datapath;

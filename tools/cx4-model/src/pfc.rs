@@ -124,7 +124,7 @@ impl Device {
     /// Runs the SQs stalled on a pause again (those that still exist), and sends the RoCE
     /// frames the pause held back (`roce::congestion`).
     fn resume_stalled(&mut self) {
-        self.roce_gate_release(crate::roce::engine::now_ns());
+        self.roce_gate_release(crate::clock::now_ns());
         let stalled = std::mem::take(&mut self.pause.stalled);
         for (page, sqn) in stalled {
             if self.fw.sq(sqn).is_some() {

@@ -308,7 +308,7 @@ impl Firmware {
                 let (h, l) = split(s.rp_cnp_handled);
                 o.set_rp_cnp_handled_high(h);
                 o.set_rp_cnp_handled_low(l);
-                let (h, l) = split(crate::roce::engine::now_ns() / 1000);
+                let (h, l) = split(crate::clock::now_ns() / 1000);
                 o.set_time_stamp_high(h);
                 o.set_time_stamp_low(l);
                 let (h, l) = split(s.np_ecn_marked_roce_packets);

@@ -10,8 +10,6 @@
 //! `roce::device`), RESET and DESTROY drop it.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::OnceLock;
-use std::time::Instant;
 
 use cx4_hw::qp::{qpc_st, qpc_state};
 
@@ -26,11 +24,7 @@ use super::unreliable::{UcRequester, UcResponder};
 use super::wire::Path;
 use super::wqe::{SendWqe, Sge};
 
-/// Nanoseconds on the engine's monotonic clock (since its first use).
-pub fn now_ns() -> u64 {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
-}
+pub use crate::clock::now_ns;
 
 /// The requester of a QP.
 #[derive(Clone, Debug)]
