@@ -42,6 +42,17 @@ gids() {
         echo "gid $i $(cat $f) $t $(cat $d/gid_attrs/ndevs/$i 2>/dev/null)"
     done
 }
+# A VM without a modelled card: soft-RoCE (rxe) on its virtio-net NIC, as $IBDEV.
+rxe_up() {
+    virtio_up
+    modprobe rdma_rxe
+    rdma link add rxe0 type rxe netdev $IF
+    IBDEV=rxe0
+    for i in $(seq $((100 * SLOW))); do
+        grep -q ACTIVE /sys/class/infiniband/$IBDEV/ports/1/state && break
+        sleep 0.1
+    done
+}
 # Waits until the GID table shows (or, with !, no longer shows) an address.
 wait_gid() {
     for i in $(seq $((100 * SLOW))); do
@@ -82,6 +93,11 @@ def addresses(gids: set[tuple[int, str, int]]) -> dict[str, set[int]]:
     for _, a, v in gids:
         out.setdefault(a, set()).add(v)
     return out
+
+
+def logs(rs) -> str:
+    """Every VM's job log, console and model log, for a failure message."""
+    return "\n".join(describe(r) for r in rs)
 
 
 def tests(env: Env):
@@ -319,14 +335,7 @@ def tests(env: Env):
             echo unloaded
         """
         vm1 = IB + """
-            virtio_up
-            modprobe rdma_rxe
-            rdma link add rxe0 type rxe netdev $IF
-            IBDEV=rxe0
-            for i in $(seq $((100 * SLOW))); do
-                grep -q ACTIVE /sys/class/infiniband/$IBDEV/ports/1/state && break
-                sleep 0.1
-            done
+            rxe_up
         """ + gidx + f"""
             reach $PEER
             section server
@@ -542,7 +551,7 @@ def tests(env: Env):
             reach $PEER
             wait_signal server-errors
             section errors
-            timeout $((240 * SLOW)) python3 /cx4/verbs_errors.py client $IBDEV $GIDX $PEER 18600; echo "rc=$?"
+            timeout $((240 * SLOW)) python3 /cx4/verbs_errors.py client $IBDEV $GIDX $PEER 18600 && echo rc=0 || echo "rc=$?"
             signal done
             rmmod mlx5_ib; rmmod mlx5_core
             echo unloaded
@@ -551,16 +560,16 @@ def tests(env: Env):
             reach $PEER
             section errors
             timeout $((260 * SLOW)) python3 /cx4/verbs_errors.py server $IBDEV $GIDX 18600 > /tmp/e.txt 2>&1 & pid=$!
-            sleep $((3 * SLOW)); signal server-errors; wait $pid; echo "rc=$?"; cat /tmp/e.txt
+            sleep $((3 * SLOW)); signal server-errors; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/e.txt
             wait_signal done 600
             rmmod mlx5_ib; rmmod mlx5_core
             echo unloaded
         """
         rs = eth_vms(env, [vm0, vm1], timeout=700, model_args=ROCE_MODEL, files=[ERRORS_TOOL])
         for r in rs:
-            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            assert r.status == 0 and "unloaded" in r.job_log, logs(rs)
             s = section(r.job_log, "errors")
-            assert "rc=0" in s, f"{r.name}: verbs_errors failed:\n{s}\n{describe(r)}"
+            assert "rc=0" in s, f"{r.name}: verbs_errors failed:\n{s}\n{logs(rs)}"
             check_clean_dmesg(r.dmesg)
         recs = {}
         for r in rs:
@@ -601,7 +610,7 @@ def tests(env: Env):
     def rc_over_a_lossy_wire():
         """Both cards drop 1 % and reorder 1 % of the RoCE frames they receive (`roce-wire`):
         ibv_rc_pingpong --chk (16 KiB messages, 300 iterations each way), rping -V (RDMA READ
-        and WRITE of 64 KiB, verified) and ib_write_bw all complete with correct data; the
+        and WRITE of 65000 bytes, verified) and ib_write_bw all complete with correct data; the
         wire faults were applied and mlx5_ib's retransmission counters (hw_counters:
         packet_seq_err, local_ack_timeout_err, out_of_sequence, duplicate_request) rose."""
         common = IB + """
@@ -616,11 +625,11 @@ def tests(env: Env):
         opts = "-d $IBDEV -g $GIDX -m 1024 -s 16384 -c -n 300"
         vm0 = common + f"""
             wait_signal server-rc
-            section rc; timeout $((240 * SLOW)) ibv_rc_pingpong {opts} $PEER; echo "rc=$?"
+            section rc; timeout $((240 * SLOW)) ibv_rc_pingpong {opts} $PEER && echo rc=0 || echo "rc=$?"
             wait_signal server-rping
-            section rping; timeout $((240 * SLOW)) rping -c -a $PEER -C 40 -S 65536 -V; echo "rc=$?"
+            section rping; timeout $((240 * SLOW)) rping -c -a $PEER -C 40 -S 65000 -V && echo rc=0 || echo "rc=$?"
             wait_signal server-bw
-            section bw; timeout $((240 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 300 $PEER; echo "rc=$?"
+            section bw; timeout $((240 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 300 $PEER && echo rc=0 || echo "rc=$?"
             section hw; hw
             section roce; req ctl roce
             signal done
@@ -630,13 +639,13 @@ def tests(env: Env):
         vm1 = common + f"""
             section rc
             timeout $((260 * SLOW)) ibv_rc_pingpong {opts} > /tmp/rc.txt 2>&1 & pid=$!
-            sleep $((2 * SLOW)); signal server-rc; wait $pid; echo "rc=$?"; cat /tmp/rc.txt
+            sleep $((2 * SLOW)); signal server-rc; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/rc.txt
             section rping
-            timeout $((260 * SLOW)) rping -s -a $IP -C 40 -S 65536 -V > /tmp/rp.txt 2>&1 & pid=$!
-            sleep $((2 * SLOW)); signal server-rping; wait $pid; echo "rc=$?"; cat /tmp/rp.txt
+            timeout $((260 * SLOW)) rping -s -a $IP -C 40 -S 65000 -V > /tmp/rp.txt 2>&1 & pid=$!
+            sleep $((2 * SLOW)); signal server-rping; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/rp.txt
             section bw
             timeout $((260 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 300 > /tmp/bw.txt 2>&1 & pid=$!
-            sleep $((2 * SLOW)); signal server-bw; wait $pid; echo "rc=$?"; cat /tmp/bw.txt
+            sleep $((2 * SLOW)); signal server-bw; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/bw.txt
             section hw; hw
             section roce; req ctl roce
             wait_signal done 900
@@ -646,10 +655,10 @@ def tests(env: Env):
         rs = eth_vms(env, [vm0, vm1], timeout=1000, model_args=ROCE_MODEL)
         retrans = 0
         for r in rs:
-            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            assert r.status == 0 and "unloaded" in r.job_log, logs(rs)
             for kind in ("rc", "rping", "bw"):
                 s = section(r.job_log, kind)
-                assert "rc=0" in s, f"{r.name} {kind} failed over the lossy wire:\n{s}\n{describe(r)}"
+                assert "rc=0" in s, f"{r.name} {kind} failed over the lossy wire:\n{s}\n{logs(rs)}"
             s = section(r.job_log, "rc")
             assert re.search(r"^300 iters in", s, re.M), s
             roce = section(r.job_log, "roce")
@@ -681,9 +690,9 @@ def tests(env: Env):
             section xrc
             timeout $((120 * SLOW)) ibv_xsrq_pingpong {xopts} $PEER > /tmp/x1.txt 2>&1 & p1=$!
             timeout $((120 * SLOW)) ibv_xsrq_pingpong {xopts} $PEER > /tmp/x2.txt 2>&1 & p2=$!
-            wait $p1; echo "rc1=$?"; wait $p2; echo "rc2=$?"; cat /tmp/x1.txt /tmp/x2.txt
+            rc1=0; wait $p1 || rc1=$?; rc2=0; wait $p2 || rc2=$?; echo "rc1=$rc1 rc2=$rc2"; cat /tmp/x1.txt /tmp/x2.txt
             wait_signal server-cma
-            section cma; timeout $((120 * SLOW)) ucmatose -s $PEER -b $IP -c 4 -C 50; echo "rc=$?"
+            section cma; timeout $((120 * SLOW)) ucmatose -s $PEER -b $IP -c 4 -C 50 && echo rc=0 || echo "rc=$?"
             section roce; req ctl roce
             signal done
             rmmod mlx5_ib; rmmod mlx5_core
@@ -693,10 +702,10 @@ def tests(env: Env):
             reach $PEER
             section xrc
             timeout $((150 * SLOW)) ibv_xsrq_pingpong {xopts} -c 2 > /tmp/x.txt 2>&1 & pid=$!
-            sleep $((2 * SLOW)); signal server-xrc; wait $pid; echo "rc=$?"; cat /tmp/x.txt
+            sleep $((2 * SLOW)); signal server-xrc; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/x.txt
             section cma
             timeout $((150 * SLOW)) ucmatose -b $IP -c 4 -C 50 > /tmp/c.txt 2>&1 & pid=$!
-            sleep $((2 * SLOW)); signal server-cma; wait $pid; echo "rc=$?"; cat /tmp/c.txt
+            sleep $((2 * SLOW)); signal server-cma; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/c.txt
             section roce; req ctl roce
             wait_signal done 600
             rmmod mlx5_ib; rmmod mlx5_core
@@ -704,14 +713,14 @@ def tests(env: Env):
         """
         rs = eth_vms(env, [vm0, vm1], timeout=600, model_args=ROCE_MODEL)
         for r in rs:
-            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            assert r.status == 0 and "unloaded" in r.job_log, logs(rs)
             s = section(r.job_log, "xrc")
             ok = ("rc1=0" in s and "rc2=0" in s) if r.name == "vm0" else "rc=0" in s
             assert ok and s.count("success") == (2 if r.name == "vm0" else 1), \
-                f"{r.name}: ibv_xsrq_pingpong failed:\n{s}\n{describe(r)}"
+                f"{r.name}: ibv_xsrq_pingpong failed:\n{s}\n{logs(rs)}"
             s = section(r.job_log, "cma")
             assert "rc=0" in s and "data transfers complete" in s, \
-                f"{r.name}: ucmatose failed:\n{s}\n{describe(r)}"
+                f"{r.name}: ucmatose failed:\n{s}\n{logs(rs)}"
             roce = section(r.job_log, "roce")
             m = re.search(r"xrc: (\d+) bad srq (\d+) misdirected", roce)
             assert m and m.groups() == ("0", "0"), roce
@@ -746,7 +755,7 @@ def tests(env: Env):
             echo 17 > $cc/rp_ai_rate
             echo "after $(cat $cc/rp_ai_rate)"
             wait_signal server-bw
-            section bw; timeout $((240 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 400 $PEER; echo "rc=$?"
+            section bw; timeout $((240 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 400 $PEER && echo rc=0 || echo "rc=$?"
             section hw; hw
             signal done
             rmmod mlx5_ib; rmmod mlx5_core
@@ -756,7 +765,7 @@ def tests(env: Env):
             req ctl roce-wire ecn=50
             section bw
             timeout $((260 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 400 > /tmp/bw.txt 2>&1 & pid=$!
-            sleep $((2 * SLOW)); signal server-bw; wait $pid; echo "rc=$?"; cat /tmp/bw.txt
+            sleep $((2 * SLOW)); signal server-bw; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/bw.txt
             section hw; hw
             section roce; req ctl roce
             wait_signal done 600
@@ -766,11 +775,14 @@ def tests(env: Env):
         rs = eth_vms(env, [vm0, vm1], timeout=700, model_args=ROCE_MODEL)
         hw = {}
         for r in rs:
-            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            assert r.status == 0 and "unloaded" in r.job_log, logs(rs)
             s = section(r.job_log, "bw")
-            assert "rc=0" in s, f"{r.name}: ib_write_bw failed:\n{s}\n{describe(r)}"
-            hw[r.name] = {k: int(v) for k, v in
-                          re.findall(r"^hw (\w+) (\d+)$", section(r.job_log, "hw"), re.M)}
+            assert "rc=0" in s, f"{r.name}: ib_write_bw failed:\n{s}\n{logs(rs)}"
+            hs = section(r.job_log, "hw")
+            hw[r.name] = {k: int(v) for k, v in re.findall(r"^hw (\w+) (\d+)$", hs, re.M)}
+            assert len(hw[r.name]) == 4, f"{r.name}: congestion hw_counters missing:\n{hs}\n" \
+                f"{describe(r)}"
+
             errs = mlx5_errors(r.dmesg)
             assert not errs, "\n".join(errs)
             check_clean_dmesg(r.dmesg)
@@ -788,28 +800,30 @@ def tests(env: Env):
     def more_traffic_with_rxe():
         """mlx5_ib on the model (vm0) and soft-RoCE (vm1, virtio-net), each as the server in
         turn: ib_write_bw (64 KiB), ib_read_lat (8 B), ibv_ud_pingpong --chk and rping -V all
-        complete both ways; the model rejects none of rxe's packets."""
+        complete both ways; the model rejects none of rxe's packets. (ib_read_lat runs with
+        -o 16: perftest gives each QP the peer's outstanding-READ count, rxe offers 128 and the
+        card takes 16, its log_max_ra_req_qp, as a real ConnectX-4 does.)"""
         def side(server: bool) -> str:
             if server:
                 return """
                 section bw-S; timeout $((200 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 200 > /tmp/o.txt 2>&1 & pid=$!
-                sleep $((2 * SLOW)); signal s-bw-$me; wait $pid; echo "rc=$?"; cat /tmp/o.txt
-                section lat-S; timeout $((200 * SLOW)) ib_read_lat -d $IBDEV -x $GIDX -F -s 8 -n 200 > /tmp/o.txt 2>&1 & pid=$!
-                sleep $((2 * SLOW)); signal s-lat-$me; wait $pid; echo "rc=$?"; cat /tmp/o.txt
+                sleep $((2 * SLOW)); signal s-bw-$me; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/o.txt
+                section lat-S; timeout $((200 * SLOW)) ib_read_lat -d $IBDEV -x $GIDX -F -s 8 -n 200 -o 16 > /tmp/o.txt 2>&1 & pid=$!
+                sleep $((2 * SLOW)); signal s-lat-$me; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/o.txt
                 section ud-S; timeout $((200 * SLOW)) ibv_ud_pingpong -d $IBDEV -g $GIDX -s 1024 -c -n 200 > /tmp/o.txt 2>&1 & pid=$!
-                sleep $((2 * SLOW)); signal s-ud-$me; wait $pid; echo "rc=$?"; cat /tmp/o.txt
+                sleep $((2 * SLOW)); signal s-ud-$me; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/o.txt
                 section rping-S; timeout $((200 * SLOW)) rping -s -a $IP -C 20 -S 4096 -V > /tmp/o.txt 2>&1 & pid=$!
-                sleep $((2 * SLOW)); signal s-rping-$me; wait $pid; echo "rc=$?"; cat /tmp/o.txt
+                sleep $((2 * SLOW)); signal s-rping-$me; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/o.txt
                 """
             return """
                 wait_signal s-bw-$peer
-                section bw-C; timeout $((180 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 200 $PEER; echo "rc=$?"
+                section bw-C; timeout $((180 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 200 $PEER && echo rc=0 || echo "rc=$?"
                 wait_signal s-lat-$peer
-                section lat-C; timeout $((180 * SLOW)) ib_read_lat -d $IBDEV -x $GIDX -F -s 8 -n 200 $PEER; echo "rc=$?"
+                section lat-C; timeout $((180 * SLOW)) ib_read_lat -d $IBDEV -x $GIDX -F -s 8 -n 200 -o 16 $PEER && echo rc=0 || echo "rc=$?"
                 wait_signal s-ud-$peer
-                section ud-C; timeout $((180 * SLOW)) ibv_ud_pingpong -d $IBDEV -g $GIDX -s 1024 -c -n 200 $PEER; echo "rc=$?"
+                section ud-C; timeout $((180 * SLOW)) ibv_ud_pingpong -d $IBDEV -g $GIDX -s 1024 -c -n 200 $PEER && echo rc=0 || echo "rc=$?"
                 wait_signal s-rping-$peer
-                section rping-C; timeout $((180 * SLOW)) rping -c -a $PEER -C 20 -S 4096 -V; echo "rc=$?"
+                section rping-C; timeout $((180 * SLOW)) rping -c -a $PEER -C 20 -S 4096 -V && echo rc=0 || echo "rc=$?"
                 """
         vm0 = IB + """
             eth_up
@@ -821,14 +835,7 @@ def tests(env: Env):
             echo unloaded
         """
         vm1 = IB + """
-            virtio_up
-            modprobe rdma_rxe
-            rdma link add rxe0 type rxe netdev $IF
-            IBDEV=rxe0
-            for i in $(seq $((100 * SLOW))); do
-                grep -q ACTIVE /sys/class/infiniband/$IBDEV/ports/1/state && break
-                sleep 0.1
-            done
+            rxe_up
         """ + gidx + "reach $PEER\n" + side(False) + "wait_signal half\n" + side(True) + """
             wait_signal done 900
             rdma link delete rxe0
@@ -836,11 +843,11 @@ def tests(env: Env):
         """
         rs = eth_vms(env, [vm0, vm1], timeout=1000, model_args=ROCE_MODEL, virtio=(1,))
         for r in rs:
-            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            assert r.status == 0 and "unloaded" in r.job_log, logs(rs)
             for tool in ("bw", "lat", "ud", "rping"):
                 for role in ("S", "C"):
                     s = section(r.job_log, f"{tool}-{role}")
-                    assert "rc=0" in s, f"{r.name} {tool} as {role}:\n{s}\n{describe(r)}"
+                    assert "rc=0" in s, f"{r.name} {tool} as {role}:\n{s}\n{logs(rs)}"
                     if tool == "ud":
                         assert re.search(r"^200 iters in", s, re.M), s
                     if tool in ("bw", "lat"):

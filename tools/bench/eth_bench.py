@@ -25,10 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tools/testbed"))
 
-import harness  # noqa: E402
 import run as testrun  # noqa: E402
 import vmrun  # noqa: E402
-from model_eth import PRELUDE, Relay  # noqa: E402
+from vmpair import run_jobs  # noqa: E402
 
 # Both VMs: the virtio NIC and the mlx5e netdev up; ARP answered only on the NIC that owns the
 # address (both NICs share the segment).
@@ -101,27 +100,11 @@ def main() -> int:
     env = testrun.setup()
     specs = [vmrun.VmSpec(name=f"vm{i}", wire=True, cards=2, mac=f"52:54:00:c4:00:{i + 1:02x}")
              for i in range(2)]
-    with vmrun.Run(env.kdir, env.tree, env.model, specs, net=True, log=lambda m: None) as run:
-        relays = []
-        for spec, job in zip(specs, (CLIENT, SERVER)):
-            ctl = run.dir / f"{spec.name}.ctl"
-            spec.model_args += ["--control", str(run.dir / "{card}.ctl")]
-            text = job.replace("ROUNDS", str(args.rounds)).replace("SECONDS", str(args.seconds))
-            (run.dir / f"job-{spec.name}.sh").write_text("set -e\n" + PRELUDE + text)
-            run.put(run.dir / f"job-{spec.name}.sh", "job.sh", vms=[spec.name])
-            relays.append(Relay(run, spec.name, ctl))
-        run.put(env.ko)
-        for r in relays:
-            r.__enter__()
-        try:
-            res = run.boot(timeout=600 + args.rounds * 9 * (args.seconds + 30))
-        finally:
-            for r in relays:
-                r.__exit__()
-    for r in res:
-        if r.status != 0:
-            print(harness.describe(r))
-            return 1
+    jobs = [job.replace("ROUNDS", str(args.rounds)).replace("SECONDS", str(args.seconds))
+            for job in (CLIENT, SERVER)]
+    res = run_jobs(env, specs, jobs, 600 + args.rounds * 9 * (args.seconds + 30), files=[env.ko])
+    if res is None:
+        return 1
     tput: dict[tuple[str, str], list[float]] = {}
     rtt: dict[str, list[float]] = {}
     cpu_s, nframes, ndb, path_s = 0.0, 0, 0, 0.0

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Benchmark (not a test): RoCE between two VMs: upstream mlx5_ib on the modelled card against
+soft-RoCE (rxe) over virtio-net, on the same VMs, in one run.
+
+Boots two VMs on one segment, each with a virtio-net NIC (10.99.1.N, rxe0 on top of it) and a
+modelled ConnectX-4 with `--roce` driven by mlx5_core + mlx5_ib (10.99.0.N). vm0 runs, for
+each device in turn, perftest's ib_write_bw (64 KiB messages, for a fixed time) and
+ib_write_lat and ib_send_lat (8 bytes) against vm1; around the mlx5_ib runs it asks the host
+for the model's CPU time (/proc/PID/stat) and RoCE packet counters (control socket `roce`).
+Prints medians side by side with the mlx5_ib/rxe ratios and the model's host CPU per RoCE
+packet.
+
+    python3 tools/bench/roce_bench.py [--rounds 3] [--seconds 10]      (make bench)
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tools/testbed"))
+
+import run as testrun  # noqa: E402
+import vmrun  # noqa: E402
+from model_roce import IB  # noqa: E402
+from vmpair import run_jobs  # noqa: E402
+
+# Both VMs: the virtio NIC with rxe on it, the modelled card with mlx5_ib; ARP answered only
+# on the NIC that owns the address (both NICs share the segment). MG/RG: the RoCE v2 GID
+# index of each device's IPv4 address.
+SETUP = IB + r"""
+sysctl -qw net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2
+VIF=$(for d in /sys/class/net/*; do
+        [ "$(basename $(readlink $d/device/driver 2>/dev/null) 2>/dev/null)" = virtio_net ] && basename $d
+      done | head -1)
+ip link set "$VIF" up
+ip addr add 10.99.1.$((me + 1))/24 dev "$VIF"
+eth_up
+ib_up
+MDEV=$IBDEV
+modprobe rdma_rxe
+rdma link add rxe0 type rxe netdev $VIF
+gid_of() {
+    d=/sys/class/infiniband/$1/ports/1
+    for i in $(seq $((100 * SLOW))); do
+        for f in $d/gids/*; do
+            k=${f##*/}
+            grep -qi "$2" $f && grep -q "RoCE v2" $d/gid_attrs/types/$k 2>/dev/null && { echo $k; return 0; }
+        done
+        sleep 0.1
+    done
+    echo "no RoCE v2 GID $2 on $1" >&2; return 1
+}
+MG=$(gid_of $MDEV ffff:0a63:000$((me + 1)))
+RG=$(gid_of rxe0 ffff:0a63:010$((me + 1)))
+echo "mlx5_ib $MDEV gid $MG, rxe0 gid $RG"
+pick() {
+    case $1 in
+        mlx5) D=$MDEV; G=$MG; dst=10.99.0.$((peer + 1));;
+        rxe) D=rxe0; G=$RG; dst=10.99.1.$((peer + 1));;
+    esac
+}
+"""
+
+TESTS = {
+    "bw": "ib_write_bw -s 65536 -D SECONDS",
+    "wlat": "ib_write_lat -s 8 -n 2000",
+    "slat": "ib_send_lat -s 8 -n 2000",
+}
+
+CLIENT = SETUP + r"""
+reach 10.99.0.$((peer + 1)); reach 10.99.1.$((peer + 1))
+for r in $(seq ROUNDS); do
+  for dev in mlx5 rxe; do
+    pick $dev
+    [ $dev = mlx5 ] && { echo "cpu0 $(req cpu)"; echo "roce0 $(req ctl roce)"; }
+""" + "".join(f"""
+    wait_signal {t}-$r-$dev 600
+    echo "{t} $dev $(timeout $((300 * SLOW)) {cmd} -d $D -x $G -F $dst | grep -E '^ *[0-9]+ +[0-9]+ ' | tail -1)"
+""" for t, cmd in TESTS.items()) + r"""
+    [ $dev = mlx5 ] && { echo "cpu1 $(req cpu)"; echo "roce1 $(req ctl roce)"; }
+  done
+done
+signal done
+"""
+
+SERVER = SETUP + r"""
+reach 10.99.0.$((peer + 1)); reach 10.99.1.$((peer + 1))
+for r in $(seq ROUNDS); do
+  for dev in mlx5 rxe; do
+    pick $dev
+""" + "".join(f"""
+    timeout $((320 * SLOW)) {cmd} -d $D -x $G -F > /tmp/s.txt 2>&1 & pid=$!
+    sleep 1; signal {t}-$r-$dev; wait $pid || {{ echo "{t} $dev server failed"; cat /tmp/s.txt; }}
+""" for t, cmd in TESTS.items()) + r"""
+  done
+done
+wait_signal done 3600
+"""
+
+
+def roce_packets(line: str) -> int:
+    m = re.search(r"roce: tx (\d+) pkts \d+ bytes; rx (\d+) pkts", line)
+    return int(m.group(1)) + int(m.group(2)) if m else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=10)
+    args = ap.parse_args()
+    env = testrun.setup()
+    specs = [vmrun.VmSpec(name=f"vm{i}", wire=True, mac=f"52:54:00:c4:00:{i + 1:02x}",
+                          model_args=["--roce"])
+             for i in range(2)]
+    jobs = [job.replace("ROUNDS", str(args.rounds)).replace("SECONDS", str(args.seconds))
+            for job in (CLIENT, SERVER)]
+    res = run_jobs(env, specs, jobs, 600 + args.rounds * 2 * (args.seconds + 180))
+    if res is None:
+        return 1
+    bw: dict[str, list[float]] = {}
+    lat: dict[tuple[str, str], list[float]] = {}
+    cpu_s, pkts = 0.0, 0
+    t0 = p0 = None
+    for line in res[0].job_log.splitlines():
+        w = line.split()
+        if len(w) >= 6 and w[0] == "bw":
+            # "#bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]"
+            bw.setdefault(w[1], []).append(float(w[5]) * 8)  # Mbit/s
+        elif len(w) >= 7 and w[0] in ("wlat", "slat"):
+            # "#bytes #iterations t_min t_max t_typical t_avg ..." (µs)
+            lat.setdefault((w[0], w[1]), []).append(float(w[6]))
+        elif w and w[0] in ("cpu0", "cpu1"):
+            m = re.search(r"ticks=(\d+) hz=(\d+)", line)
+            t = int(m.group(1)) / int(m.group(2)) if m else 0.0
+            if w[0] == "cpu0":
+                t0 = t
+            elif t0 is not None:
+                cpu_s += t - t0
+        elif w and w[0] in ("roce0", "roce1"):
+            if w[0] == "roce0":
+                p0 = roce_packets(line)
+            elif p0 is not None:
+                pkts += roce_packets(line) - p0
+    med = lambda v: statistics.median(v) if v else float("nan")
+    print(f"\nRoCE between two TCG VMs, {args.rounds} rounds (medians)\n")
+    print(f"{'':40} {'rxe':>10} {'mlx5_ib':>10} {'mlx5_ib/rxe':>12} {'goal':>6}")
+    r, m = med(bw.get("rxe", [])), med(bw.get("mlx5", []))
+    print(f"{'ib_write_bw 64 KiB (Mbit/s)':40} {r:10.1f} {m:10.1f} {m / r if r else float('nan'):12.2f} "
+          f"{'>= 20':>6}")
+    for t, name in (("wlat", "ib_write_lat 8 B, t_typical (us)"), ("slat", "ib_send_lat 8 B, t_typical (us)")):
+        r, m = med(lat.get((t, "rxe"), [])), med(lat.get((t, "mlx5"), []))
+        print(f"{name:40} {r:10.2f} {m:10.2f} {m / r if r else float('nan'):12.2f} {'<= 0.2':>6}")
+    print("\nbandwidth ratio: higher is better; latency ratio: lower is better")
+    if pkts:
+        print(f"\nmodel of vm0 over the mlx5_ib runs: {cpu_s:.2f} s CPU for {pkts} RoCE packets "
+              f"(sent + received) = {cpu_s / pkts * 1e6:.1f} us per packet")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
