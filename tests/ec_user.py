@@ -160,7 +160,8 @@ def tests(env: Env):
         blocks; every code and recovered block equals GF-Complete's. `probe` finds w = 4
         computed right and w = 8 refused, with w = 4 working again after the refusal; an
         encode with --w 8 fails with the card's refusal; k = 17, a block size that is not a
-        multiple of 64 and a short input file are usage errors that never reach the card."""
+        multiple of 64, a short input file and more erasures than m are usage errors that never
+        reach the card. Without -g the library picks the RoCE v2 GID of the IPv4 address."""
         cases = [
             Case("a", 4, 4, 2, "vand", 4096, [[1], [0, 5]]),
             Case("b", 4, 10, 4, "cauchy", 65536, [[2, 7, 11, 13]]),
@@ -168,8 +169,9 @@ def tests(env: Env):
             Case("d", 4, 16, 1, "random:7", 1024, []),
             Case("e", 4, 4, 2, "cauchy", 1 << 20, [[3, 4]]),
         ]
+        # probe without -g: the library picks the RoCE v2 GID of the IPv4 address itself.
         extra = """
-            section probe; /tmp/cx4ec probe -d $IBDEV -g $GIDX 2>&1 || echo "exit=$?"
+            section probe; echo "GIDX=$GIDX"; /tmp/cx4ec probe -d $IBDEV 2>&1 || echo "exit=$?"
             section w8-refused
             head -c 4096 /dev/urandom > /tmp/w8.d0
             /tmp/cx4ec encode -d $IBDEV -g $GIDX -k 1 -m 1 --block-size 4096 --w 8 /tmp/w8.d0 /tmp/w8.c0 2>&1 || echo "exit=$?"
@@ -179,12 +181,17 @@ def tests(env: Env):
             /tmp/cx4ec encode -d $IBDEV -k 1 -m 1 --block-size 100 /tmp/w8.d0 /tmp/o 2>&1 || echo "exit=$?"
             section short-file
             /tmp/cx4ec encode -d $IBDEV -k 1 -m 1 --block-size 8192 /tmp/w8.d0 /tmp/o 2>&1 || echo "exit=$?"
+            section bad-erasures
+            /tmp/cx4ec decode -d $IBDEV -k 1 -m 1 --block-size 4096 --erased 0,1 /tmp/w8.d0 /tmp/o 2>&1 || echo "exit=$?"
         """
         r, calcs = run_cases(env, cases, [], extra)
         log = r.job_log
         probe = section(log, "probe")
         print(probe.strip(), file=sys.stderr)
         assert "exit=" not in probe, probe
+        gidx = re.search(r"^GIDX=(\d+)$", probe, re.M)
+        assert gidx and re.search(rf"^probe: mlx5_\d+ gid {gidx.group(1)} qpn", probe, re.M), \
+            f"the library did not pick the RoCE v2 GID of the IPv4 address:\n{probe}"
         assert re.search(r"^w=4: yes", probe, re.M) and \
             re.search(r"^w=8: no \(the card refused", probe, re.M) and \
             re.search(r"^w=4: yes .* after the w=8 probe", probe, re.M), probe
@@ -192,10 +199,11 @@ def tests(env: Env):
         assert "exit=1" in refused and "the card refused the calculation" in refused and \
             "8-bit matrices" in refused, refused
         for sec, want in (("bad-k", "1 to 16 data blocks"), ("bad-block", "multiple of 64"),
-                          ("short-file", "has 4096 bytes, the block size is 8192")):
+                          ("short-file", "has 4096 bytes, the block size is 8192"),
+                          ("bad-erasures", "--erased: 1 to 1 block indices")):
             s = section(log, sec)
             assert "exit=2" in s and want in s, f"{sec}: expected a usage error naming {want!r}:\n{s}"
-        for sec in ("w8-refused", "bad-k", "bad-block", "short-file"):
+        for sec in ("w8-refused", "bad-k", "bad-block", "short-file", "bad-erasures"):
             print(f"{sec}: {section(log, sec).strip().splitlines()[0]}", file=sys.stderr)
         done, errors = ec_stats(section(log, "roce"))
         # probe: w=4, w=8 (refused), w=4; the refused --w 8 encode; then the cases (the
