@@ -66,7 +66,7 @@ struct cx4ec_stats {
  * registered buffer (room for CX4EC_MAX_K inputs and 4 outputs of `max_block` bytes), a CQ
  * and the self-connected RC QP over the RoCE GID `gid_index` (-1: the first RoCE v2 GID of
  * an IPv4 address, else the first RoCE v2 GID, else index 0). On failure returns NULL and
- * writes the reason into err (errlen bytes).
+ * writes the reason into err (errlen bytes; err may be NULL).
  */
 struct cx4ec *cx4ec_open(const char *dev, int gid_index, size_t max_block, char *err,
 			 size_t errlen);

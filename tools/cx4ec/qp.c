@@ -217,7 +217,8 @@ struct cx4ec *cx4ec_open(const char *dev, int gid_index, size_t max_block, char 
 
 	ec = calloc(1, sizeof(*ec));
 	if (!ec) {
-		snprintf(err, errlen, "out of memory");
+		if (err && errlen)
+			snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	t = getenv("CX4EC_TIMEOUT_MS");
@@ -293,7 +294,8 @@ struct cx4ec *cx4ec_open(const char *dev, int gid_index, size_t max_block, char 
 		goto fail;
 	return ec;
 fail:
-	snprintf(err, errlen, "%s", ec->err);
+	if (err && errlen)
+		snprintf(err, errlen, "%s", ec->err);
 	cx4ec_close(ec);
 	return NULL;
 }
