@@ -10,6 +10,7 @@
 #   make bench     benchmarks (cx4 vs upstream mlx5_core on the same model), not tests
 #   make module    cx4.ko against the cached test kernel (CLIPPY=1 to lint it)
 #   make model     the device model (release build)
+#   make cx4ec     the erasure-coding user library and CLI, tools/cx4ec (-> target/cx4ec)
 #   make kernel    the pinned test kernel (cached under $(CX4_CACHE))
 #   make guest     the guest tree (cached under $(CX4_CACHE))
 #   make clean     remove module build outputs
@@ -21,9 +22,9 @@ KERNEL ?= default
 export CX4_KERNEL_FLAVOUR := $(KERNEL)
 VMS ?= 1
 
-.PHONY: all demo test soak shell bench module model kernel guest host-deps clean
+.PHONY: all demo test soak shell bench module model cx4ec kernel guest host-deps clean
 
-all: module model
+all: module model cx4ec
 
 host-deps:
 	@bash $(TB)/host-deps.sh
@@ -39,6 +40,9 @@ module: kernel
 
 model:
 	@cargo build --release --locked --quiet -p cx4-model
+
+cx4ec:
+	@$(MAKE) -s -C tools/cx4ec
 
 demo:
 	@bash $(TB)/demo.sh

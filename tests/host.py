@@ -43,6 +43,14 @@ def tests(env: Env):
         assert not warn, "clippy/rustc warnings in the module:\n" + out[-4000:]
         assert env.ko.exists(), "cx4.ko was not produced"
 
+    def cx4ec_field_arithmetic():
+        # libcx4ec's host-side GF code (decoding matrices, Cauchy matrices, table layout)
+        # against ISA-L and GF-Complete/Jerasure; the card's side is the VM suite ec_user.
+        r = _run(env, ["make", "-s", "-C", "tools/cx4ec", "check"])
+        out = r.stdout + r.stderr
+        assert r.returncode == 0 and re.search(r"^\d+ checks passed$", r.stdout, re.M), \
+            "tools/cx4ec gf_check:\n" + out[-3000:]
+
     def boot_race_detector():
         import vmrun
         race = ("[    0.015000] RIP: 0010:mp_irqdomain_alloc+0xcf/0x2b0\n"
@@ -61,5 +69,6 @@ def tests(env: Env):
     yield "rustfmt", rustfmt
     yield "clippy (workspace, warnings are errors)", clippy
     yield "cargo test (workspace)", cargo_test
+    yield "libcx4ec field arithmetic = ISA-L, GF-Complete, Jerasure", cx4ec_field_arithmetic
     yield "VM runs retry only the early-boot IO-APIC race", boot_race_detector
     yield "cx4.ko builds under CLIPPY=1 with no warnings", module_builds_clean_under_kernel_clippy

@@ -42,7 +42,8 @@ HOST_SUITES = ["host"]
 # Suites whose tests depend on each other in order: run as one chain beside the VM tests
 # (the set-up checks are mostly network and disk, one CPU at most).
 CHAINED_SUITES = ["setup"]
-VM_SUITES = ["testbed", "model_core", "driver_core", "model_eth", "en", "model_roce", "ib"]
+VM_SUITES = ["testbed", "model_core", "driver_core", "model_eth", "en", "model_roce", "ib",
+             "ec_user"]
 
 
 def sh(cmd: list[str] | str, **kw) -> str:
@@ -63,8 +64,10 @@ def setup() -> harness.Env:
     sh(["bash", str(TB / "host-deps.sh")])
     kdir = Path(sh(["bash", str(TB / "kernel.sh")]).strip().splitlines()[-1])
     tree = Path(sh(["bash", str(TB / "guest.sh"), str(kdir)]).strip().splitlines()[-1])
-    stage("setup: device model (release), cx4.ko")
+    stage("setup: device model (release), tools/cx4ec, cx4.ko")
     sh(["cargo", "build", "--release", "--locked", "--quiet", "-p", "cx4-model"])
+    # The erasure-coding user library and CLI (run in the guest) and the host reference.
+    sh(["make", "-s", "-C", "tools/cx4ec"])
     sh(["bash", str(TB / "module.sh"), str(kdir)])
     print(f"    setup took {time.time() - t0:.0f} s", file=sys.stderr)
     return harness.Env(root=ROOT, kdir=kdir, tree=tree,

@@ -42,6 +42,10 @@ apt-get install -y -qq --no-install-recommends \
 info "apt-get install (erasure-coding references: gf-complete, jerasure, isa-l)"
 apt-get install -y -qq --no-install-recommends \
     gcc libc6-dev libgf-complete-dev libjerasure-dev libisal-dev >/dev/null
+# The erasure-coding user library (tools/cx4ec) builds on the host against bookworm's
+# rdma-core 44 headers (mlx5dv_wr_raw_wqe since v36) and runs in the guest on its 56.1.
+info "apt-get install (rdma-core headers for tools/cx4ec: libibverbs-dev)"
+apt-get install -y -qq --no-install-recommends libibverbs-dev >/dev/null
 
 # Host crates (schema, model) build with the machine's cargo; a machine without one gets
 # Debian's, which matches the kernel's rustc-web 1.96.
@@ -60,7 +64,8 @@ for t in "$RUSTC" /usr/bin/clippy-driver "$BINDGEN" debootstrap gcc make flex bi
          dpkg-deb cpio unshare ip ping; do
     command -v "$t" >/dev/null || die "host prerequisite '$t' missing after installation"
 done
-for h in /usr/include/gf_complete.h /usr/include/jerasure.h /usr/include/isa-l/erasure_code.h; do
+for h in /usr/include/gf_complete.h /usr/include/jerasure.h /usr/include/isa-l/erasure_code.h \
+         /usr/include/infiniband/mlx5dv.h; do
     [ -e "$h" ] || die "host prerequisite header $h missing after installation"
 done
 [ -e "$LIBCLANG_PATH/libclang.so" ] || ls "$LIBCLANG_PATH"/libclang*.so* >/dev/null 2>&1 \
