@@ -577,7 +577,8 @@ def tests(env: Env):
                 if line.startswith("{") and '"scenario"' in line:
                     d = json.loads(line)
                     recs[(d["side"], d["scenario"])] = d
-        print(json.dumps(recs, indent=1), file=sys.stderr)
+        for (side, name), d in sorted(recs.items()):
+            print(f"{side} {name}: {json.dumps(d)}", file=sys.stderr)
         # ibv_wc_status and ibv_event_type values (verbs.h); QP state 6 = IBV_QPS_ERR, 3 = RTS.
         SUCCESS, LOC_LEN, FLUSH, REM_INV_REQ, REM_ACCESS, RNR_EXC = 0, 1, 5, 9, 10, 13
         QP_ACCESS_ERR, RTS, ERR = 3, 3, 6

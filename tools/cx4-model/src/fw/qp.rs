@@ -423,8 +423,10 @@ impl Firmware {
         if st != qpc_st::XRC && c.cqn_snd() == 0 && c.no_sq() == 0 {
             fail!(BAD_PARAM, "CREATE_QP: a send queue without a send CQ");
         }
+        // The UAR page is where the send queue's doorbells ring: a QP without one (an XRC
+        // target, `no_sq`; mlx5_ib's create_xrc_tgt_qp leaves it 0) names none.
         let uar = c.uar_page();
-        if !self.uars.contains_key(&uar) {
+        if c.no_sq() == 0 && !self.uars.contains_key(&uar) {
             fail!(
                 BAD_RES,
                 "CREATE_QP with a UAR page not allocated",

@@ -336,7 +336,7 @@ impl Card {
             let c = i.qpc_mut();
             c.set_st(qpc_st::XRC.into());
             c.set_pd(p0);
-            c.set_uar_page(UAR);
+            // No UAR page: the target has no send queue to ring (mlx5_ib leaves it 0).
             c.set_rq_type(rq_type::SRQ_RQ.into());
             c.set_no_sq(1);
             c.set_cqn_rcv(C0);
