@@ -32,11 +32,14 @@
 mod attr;
 mod build_check;
 mod device;
+mod events;
 mod gid;
 mod mmap;
 mod object;
 mod ops;
+mod qp_attr;
 mod udata;
+mod umem;
 
 pub use attr::{
     mtu_of,
@@ -60,9 +63,32 @@ pub use device::{
 };
 pub use gid::GidAttr;
 pub use mmap::Vma;
+pub use events::{
+    CqEvents,
+    QpEvent,
+    QpEvents, //
+};
 pub use object::{
+    Cq,
+    Mr,
     Pd,
+    Qp,
     Ucontext, //
+};
+pub use qp_attr::{
+    qp_attr_mask,
+    AhAttr,
+    CqInitAttr,
+    QpAttr,
+    QpCap,
+    QpInitAttr,
+    QpState,
+    QpType,
+    AH_GRH, //
+};
+pub use umem::{
+    Access,
+    Umem, //
 };
 pub use ops::{
     DriverId,

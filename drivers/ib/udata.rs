@@ -9,6 +9,10 @@ use kernel::{
         UserSlice, //
     },
 };
+use crate::{
+    object::Ucontext,
+    ops::IbDriver, //
+};
 use zerocopy::{
     FromBytes,
     Immutable,
@@ -33,6 +37,18 @@ impl<'a> Udata<'a> {
         // SAFETY: The caller's guarantee.
         let raw = unsafe { &*raw };
         Self { raw }
+    }
+
+    /// The user context of the call (`rdma_udata_to_drv_context()`): the one the process's
+    /// uverbs file holds, live during the call and beyond the objects it creates.
+    pub fn ucontext<T: IbDriver>(&self) -> Option<&'a Ucontext<T>> {
+        let raw = core::ptr::from_ref(self.raw).cast_mut();
+        // SAFETY: A udata of the core is the `driver_udata` of a bundle (the only kind of
+        // udata the core passes to drivers); its context is set for user calls.
+        let p = unsafe { ksys::ib_udata_ucontext(raw) };
+        // SAFETY: The context of a device of `T` (the driver's own call), initialised by
+        // `alloc_ucontext` and alive during the call.
+        (!p.is_null()).then(|| unsafe { Ucontext::<T>::from_raw(p) })
     }
 
     /// The length of the driver request.

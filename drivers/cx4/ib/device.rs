@@ -5,7 +5,13 @@
 
 use cx4_hw::roce::roce_version;
 use ib::{
+    Access,
     AtomicCap,
+    CqEvents,
+    CqInitAttr,
+    QpAttr,
+    QpEvents,
+    QpInitAttr,
     Device,
     DeviceAttr,
     DriverId,
@@ -18,7 +24,10 @@ use ib::{
     PortState,
     Udata, //
 };
-use kernel::prelude::*;
+use kernel::{
+    prelude::*,
+    sync::Arc, //
+};
 
 use crate::{
     caps::Caps,
@@ -32,6 +41,9 @@ use crate::{
             self,
             RoceAddr, //
         },
+        cq::IbCq,
+        mr::IbMr,
+        qp::IbQp,
         ucontext::Ucontext,
         IbShared, //
     },
@@ -70,6 +82,9 @@ impl ib::IbDriver for IbDev {
     type Data = IbShared;
     type Ucontext = Ucontext;
     type Pd = Pd;
+    type Cq = IbCq;
+    type Qp = IbQp;
+    type Mr = IbMr;
 
     const DRIVER_ID: DriverId = DriverId::Mlx5;
     const UVERBS_ABI_VER: u32 = abi::UVERBS_ABI_VERSION;
@@ -194,5 +209,51 @@ impl ib::IbDriver for IbDev {
             u.respond(&AllocPdResp { pdn: pd.pdn() })?;
         }
         Ok(pd)
+    }
+
+    fn create_cq(
+        dev: &Device<Self>,
+        attr: &CqInitAttr,
+        udata: Option<&mut Udata<'_>>,
+        events: &Arc<CqEvents>,
+    ) -> Result<(IbCq, u32)> {
+        IbCq::create(dev, attr, udata, events)
+    }
+
+    fn reg_user_mr(
+        pd: &ib::Pd<Self>,
+        start: u64,
+        len: u64,
+        iova: u64,
+        access: Access,
+        _udata: &mut Udata<'_>,
+    ) -> Result<(IbMr, u32, u32)> {
+        IbMr::reg_user(pd, start, len, iova, access)
+    }
+
+    fn get_dma_mr(pd: &ib::Pd<Self>, access: Access) -> Result<(IbMr, u32, u32)> {
+        IbMr::dma(pd, access)
+    }
+
+    fn create_qp(
+        pd: &ib::Pd<Self>,
+        attr: &QpInitAttr<'_, Self>,
+        udata: Option<&mut Udata<'_>>,
+        events: &Arc<QpEvents>,
+    ) -> Result<(IbQp, u32)> {
+        IbQp::create(pd, attr, udata, events)
+    }
+
+    fn modify_qp(
+        qp: &ib::Qp<Self>,
+        attr: &QpAttr,
+        mask: u32,
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result {
+        IbQp::modify(qp, attr, mask, udata)
+    }
+
+    fn query_qp(qp: &ib::Qp<Self>) -> Result<QpAttr> {
+        IbQp::query(qp)
     }
 }
