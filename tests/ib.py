@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 from en import CX4_UP, cx4_errors
 from harness import Env, check_clean_dmesg, describe, estimate
 from model_eth import eth_vms, section
+from model_core import mlx5_errors
 from model_roce import IB, ROCE_MODEL, addresses, model_gids, sysfs_gids, v6
 
 VERBS_PD = Path(__file__).resolve().parent / "verbs_pd.py"
@@ -35,7 +37,7 @@ cx4_ib_up() {
         sleep 0.1
     done
 }
-cmds() { grep -E "^(ALLOC_PD|DEALLOC_PD|ALLOC_UAR|DEALLOC_UAR|SET_ROCE_ADDRESS) " $DBG/commands; }
+cmds() { grep -E "^(ALLOC_PD|DEALLOC_PD|ALLOC_UAR|DEALLOC_UAR|SET_ROCE_ADDRESS|CREATE_CQ|DESTROY_CQ|CREATE_MKEY|DESTROY_MKEY|CREATE_QP|DESTROY_QP|RST2INIT_QP|INIT2RTR_QP|RTR2RTS_QP|2ERR_QP|2RST_QP) " $DBG/commands; }
 """
 
 
@@ -201,3 +203,90 @@ def tests(env: Env):
 
     yield "cx4 ib device: ibv_devinfo, rdma link ACTIVE, GID table = the card's, libmlx5 PD", \
         cx4_ib_device_gids_pd
+
+    # The RoCE v2 GID index of the VM's IPv4 address, in $GIDX.
+    gidx = r"""
+        wait_gid ffff:0a63:000$((me + 1))
+        d=/sys/class/infiniband/$IBDEV/ports/1
+        GIDX=$(for f in $d/gids/*; do i=${f##*/};
+               grep -qi ffff:0a63:000$((me + 1)) $f && grep -q "RoCE v2" $d/gid_attrs/types/$i 2>/dev/null && echo $i;
+               done | head -1)
+        echo "RoCE v2 GID of $IP: index $GIDX"
+    """
+
+    @estimate(300)
+    def cx4_rc_pingpong_with_mlx5_ib():
+        """cx4 (vm0) and upstream mlx5_ib (vm1), each on its own modelled card, one Ethernet
+        segment: unmodified ibv_rc_pingpong (RoCE v2, 4 KiB messages over a 1024-byte path
+        MTU, every received buffer checked with --chk) completes all its iterations with cx4
+        as the client (both sides waiting on completion events, -e: the card's completion
+        events reach libibverbs through cx4's CQ table and ib_core) and as the server
+        (polling). libmlx5 created user CQs, MRs and RC QPs on cx4 and took them through
+        RST→INIT→RTR→RTS; every object was destroyed (the card's command counts pair up, no
+        command failed) and after rmmod the card has no QP and no GID left."""
+        opts = "-d $IBDEV -g $GIDX -m 1024 -s 4096 -c -n 200"
+        vm0 = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+        """ + gidx + f"""
+            reach $PEER
+            section cmds-before; cmds
+            wait_signal server-1
+            section client; timeout $((120 * SLOW)) ibv_rc_pingpong {opts} -e $PEER 2>&1
+            section server
+            timeout $((150 * SLOW)) ibv_rc_pingpong {opts} > /tmp/s.txt 2>&1 &
+            sleep $((2 * SLOW)); signal server-2; wait; cat /tmp/s.txt
+            section cmds-after; cmds
+            section cqs; cat $DBG/cqs 2>/dev/null || true
+            section roce; req ctl roce
+            wait_signal done 600
+            ip link set "$IF" down
+            rmmod cx4
+            section after-rmmod; req ctl roce
+            echo unloaded
+        """
+        vm1 = IB + """
+            eth_up
+            ib_up
+        """ + gidx + f"""
+            reach $PEER
+            section server
+            timeout $((150 * SLOW)) ibv_rc_pingpong {opts} -e > /tmp/s.txt 2>&1 &
+            sleep $((2 * SLOW)); signal server-1; wait; cat /tmp/s.txt
+            wait_signal server-2
+            section client; timeout $((120 * SLOW)) ibv_rc_pingpong {opts} $PEER 2>&1
+            signal done
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=600, model_args=ROCE_MODEL, files=[env.ko])
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            for kind in ("client", "server"):
+                s = section(r.job_log, kind)
+                # "819200 bytes in 0.50 seconds = ..." and "200 iters in ..." from each side.
+                assert re.search(r"^\d+ bytes in [\d.]+ seconds", s, re.M) and \
+                    re.search(r"^200 iters in", s, re.M), \
+                    f"vm{rs.index(r)} {kind} pingpong failed:\n{s}\n{describe(r)}"
+                assert "Failed" not in s and "error" not in s.lower(), s
+                for line in re.findall(r"^\d+ (?:bytes|iters) in .*$", s, re.M):
+                    print(f"    vm{rs.index(r)} {kind}: {line}", file=sys.stderr)
+        log = rs[0].job_log
+        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
+        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
+        # Two runs, each: one RC QP, one CQ (send and receive share it), one MR, all destroyed;
+        # each QP went RST→INIT→RTR→RTS.
+        for made, gone in (("CREATE_QP", "DESTROY_QP"), ("CREATE_CQ", "DESTROY_CQ"),
+                           ("CREATE_MKEY", "DESTROY_MKEY")):
+            assert rise.get(made, 0) >= 2 and rise.get(made) == rise.get(gone), (made, before, after)
+        for t in ("RST2INIT_QP", "INIT2RTR_QP", "RTR2RTS_QP"):
+            assert rise.get(t, 0) >= 2, (t, before, after)
+        assert all(e == 0 for _, e in after.values()), after
+        assert re.search(r"^gids=0 qps=0", section(log, "after-rmmod"), re.M), section(log, "after-rmmod")
+        errs = cx4_errors(rs[0].dmesg) + mlx5_errors(rs[1].dmesg)
+        assert not errs, "\n".join(errs)
+        for r in rs:
+            check_clean_dmesg(r.dmesg)
+
+    yield "ibv_rc_pingpong between cx4 and mlx5_ib, both ways, data checked", \
+        cx4_rc_pingpong_with_mlx5_ib
