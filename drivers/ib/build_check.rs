@@ -29,6 +29,7 @@ impl IbDriver for Check {
     type Cq = ();
     type Qp = ();
     type Mr = ();
+    type Ah = ();
 
     const DRIVER_ID: DriverId = DriverId::Mlx5;
     const UVERBS_ABI_VER: u32 = 1;

@@ -69,6 +69,7 @@ pub use events::{
     QpEvents, //
 };
 pub use object::{
+    Ah,
     Cq,
     Mr,
     Pd,

@@ -54,6 +54,11 @@ fn qp_device(p: *mut ksys::ib_qp) -> *mut ksys::ib_device {
     unsafe { ksys::ib_qp_device(p) }
 }
 
+fn ah_device(p: *mut ksys::ib_ah) -> *mut ksys::ib_device {
+    // SAFETY: As in `ucontext_device`.
+    unsafe { ksys::ib_ah_device(p) }
+}
+
 macro_rules! container {
     ($(#[$doc:meta])* $name:ident, $raw:ident, $assoc:ident, $dev:ident $(, $ev:ident)?) => {
         $(#[$doc])*
@@ -181,6 +186,14 @@ container!(
     Qp,
     qp_device,
     QpEvents
+);
+
+container!(
+    /// An address handle (`struct ib_ah`).
+    Ah,
+    ib_ah,
+    Ah,
+    ah_device
 );
 
 impl<T: IbDriver> Qp<T> {

@@ -26,6 +26,7 @@ use crate::{
         QpEvents, //
     },
     qp_attr::{
+        AhAttr,
         CqInitAttr,
         QpAttr,
         QpInitAttr, //
@@ -41,6 +42,7 @@ use crate::{
     gid::GidAttr,
     mmap::Vma,
     object::{
+        Ah,
         Cq,
         Mr,
         Pd,
@@ -81,6 +83,8 @@ pub trait IbDriver: Sized + 'static {
     type Qp: Send + Sync;
     /// A memory region's state ([`IbDriver::reg_user_mr`], [`IbDriver::get_dma_mr`]).
     type Mr: Send + Sync;
+    /// An address handle's state ([`IbDriver::create_user_ah`]).
+    type Ah: Send + Sync;
 
     /// The provider that binds in user space (`ops.driver_id`).
     const DRIVER_ID: DriverId;
@@ -198,6 +202,17 @@ pub trait IbDriver: Sized + 'static {
     fn query_qp(_qp: &Qp<Self>) -> Result<QpAttr> {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
+
+    /// `create_user_ah`: an address handle for a process's UD sends (the core resolved a
+    /// RoCE destination's MAC into `attr`); `udata` takes what the provider needs to build
+    /// the address vector itself.
+    fn create_user_ah(
+        _dev: &Device<Self>,
+        _attr: &AhAttr,
+        _udata: &mut Udata<'_>,
+    ) -> Result<Self::Ah> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 }
 
 /// Expands to `Some(callback)` if the driver implements it, `None` otherwise.
@@ -242,6 +257,9 @@ impl<T: IbDriver> OpsTable<T> {
         query_qp: op!(T::HAS_QUERY_QP, Self::query_qp),
         size_ib_ucontext: Ucontext::<T>::SIZE,
         size_ib_pd: Pd::<T>::SIZE,
+        create_user_ah: op!(T::HAS_CREATE_USER_AH, Self::create_user_ah),
+        destroy_ah: op!(T::HAS_CREATE_USER_AH, Self::destroy_ah),
+        size_ib_ah: Ah::<T>::SIZE,
         size_ib_cq: Cq::<T>::SIZE,
         size_ib_qp: Qp::<T>::SIZE,
         ..pin_init::zeroed()
@@ -639,5 +657,37 @@ impl<T: IbDriver> OpsTable<T> {
             }
             Ok(0)
         })
+    }
+
+    /// # Safety
+    ///
+    /// uverbs calls it with a fresh container of `size_ib_ah` bytes whose `device` is ours,
+    /// valid attributes (their GID entry held) and the call's udata.
+    unsafe extern "C" fn create_user_ah(
+        ah: *mut ksys::ib_ah,
+        init: *mut ksys::rdma_ah_init_attr,
+        udata: *mut ksys::ib_udata,
+    ) -> c_int {
+        // SAFETY: The core set `device` to our registered device.
+        let dev = unsafe { Device::<T>::from_raw(ksys::ib_ah_device(ah)) };
+        // SAFETY: The core's udata for this call.
+        let mut udata = unsafe { Udata::from_raw(udata) };
+        from_result(|| {
+            // SAFETY: Valid attributes of this call.
+            let attr = unsafe { AhAttr::from_raw(&*(*init).ah_attr) };
+            let data = T::create_user_ah(dev, &attr, &mut udata)?;
+            // SAFETY: The fresh container of `Ah::<T>::SIZE` bytes.
+            unsafe { Ah::<T>::init(ah, data) };
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it once for an AH `create_user_ah` initialised.
+    unsafe extern "C" fn destroy_ah(ah: *mut ksys::ib_ah, _flags: u32) -> c_int {
+        // SAFETY: Initialised by `create_user_ah`, destroyed once.
+        unsafe { Ah::<T>::destroy(ah) };
+        0
     }
 }

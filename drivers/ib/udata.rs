@@ -88,6 +88,15 @@ impl<'a> Udata<'a> {
         Ok(r)
     }
 
+    /// Writes the first `len` bytes of the driver response (a response whose length the
+    /// driver reports in it), as much of them as the library has room for.
+    pub fn respond_prefix<W: IntoBytes + Immutable>(&mut self, resp: &W, len: usize) -> Result<usize> {
+        let n = self.out_len().min(size_of::<W>()).min(len);
+        let mut writer = UserSlice::new(UserPtr::from_ptr(self.raw.outbuf), n).writer();
+        writer.write_slice(&resp.as_bytes()[..n])?;
+        Ok(n)
+    }
+
     /// Writes the driver response: as much of `resp` as the library has room for (an older
     /// library's shorter response struct gets its prefix). Returns the bytes written.
     pub fn respond<W: IntoBytes + Immutable>(&mut self, resp: &W) -> Result<usize> {

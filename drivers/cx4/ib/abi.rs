@@ -172,6 +172,19 @@ pub(crate) struct ModifyQpReq {
     pub(crate) ece_options: u32,
 }
 
+/// `struct mlx5_ib_create_ah_resp`: the destination MAC, from which libmlx5 builds the
+/// address vector of its UD sends itself.
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct CreateAhResp {
+    pub(crate) response_length: u32,
+    pub(crate) dmac: [u8; 6],
+    pub(crate) reserved: [u8; 6],
+}
+
+/// The response mlx5_ib writes (up to `dmac`); a library with less room is refused.
+pub(crate) const CREATE_AH_RESP_MIN_LEN: usize = 10;
+
 // gcc: sizeof(struct mlx5_ib_create_cq) = 32, _resp = 8, create_qp = 56 (with 4 bytes of
 // DCI streams and padding), create_qp_resp = 40, modify_qp = 16.
 const _: () = assert!(size_of::<CreateCqReq>() == 32);
@@ -179,6 +192,7 @@ const _: () = assert!(size_of::<CreateCqResp>() == 8);
 const _: () = assert!(size_of::<CreateQpReq>() == 56);
 const _: () = assert!(size_of::<CreateQpResp>() == 40);
 const _: () = assert!(size_of::<ModifyQpReq>() == 16);
+const _: () = assert!(size_of::<CreateAhResp>() == 16);
 
 // gcc: sizeof(struct mlx5_ib_alloc_ucontext_req_v2) = 32, resp = 72, alloc_pd_resp = 4.
 const _: () = assert!(size_of::<AllocUcontextReq>() == 32);

@@ -6,6 +6,7 @@
 use cx4_hw::roce::roce_version;
 use ib::{
     Access,
+    AhAttr,
     AtomicCap,
     CqEvents,
     CqInitAttr,
@@ -35,7 +36,8 @@ use crate::{
     ib::{
         abi::{
             self,
-            AllocPdResp, //
+            AllocPdResp,
+            CreateAhResp, //
         },
         gid::{
             self,
@@ -85,6 +87,7 @@ impl ib::IbDriver for IbDev {
     type Cq = IbCq;
     type Qp = IbQp;
     type Mr = IbMr;
+    type Ah = ();
 
     const DRIVER_ID: DriverId = DriverId::Mlx5;
     const UVERBS_ABI_VER: u32 = abi::UVERBS_ABI_VERSION;
@@ -255,5 +258,26 @@ impl ib::IbDriver for IbDev {
 
     fn query_qp(qp: &ib::Qp<Self>) -> Result<QpAttr> {
         IbQp::query(qp)
+    }
+
+    /// mlx5_ib `mlx5_ib_create_ah` for a process: a RoCE address must have a GRH; the
+    /// answer is the destination MAC (libmlx5 builds the address vector in user space, the
+    /// card keeps no AH object).
+    fn create_user_ah(_dev: &Device<Self>, attr: &AhAttr, udata: &mut Udata<'_>) -> Result {
+        if !attr.roce || !attr.has_grh() {
+            return Err(EINVAL);
+        }
+        if udata.out_len() < abi::CREATE_AH_RESP_MIN_LEN {
+            return Err(EINVAL);
+        }
+        udata.respond_prefix(
+            &CreateAhResp {
+                response_length: abi::CREATE_AH_RESP_MIN_LEN as u32,
+                dmac: attr.dmac,
+                reserved: [0; 6],
+            },
+            abi::CREATE_AH_RESP_MIN_LEN,
+        )?;
+        Ok(())
     }
 }

@@ -37,6 +37,7 @@ use ib::{
     Qp,
     QpAttr,
     QpCap,
+    QpEvent,
     QpEvents,
     QpInitAttr,
     QpState,
@@ -72,7 +73,12 @@ use crate::{
         IbDev, //
     },
     mdev::Mdev,
+    qp_events::{
+        QpEventReg,
+        QpHandler, //
+    },
 };
+use cx4_hw::eq::event_type;
 
 /// A send queue basic block (`MLX5_SEND_WQE_BB`).
 const SEND_WQE_BB: u32 = 64;
@@ -107,7 +113,7 @@ pub(crate) struct IbQp {
     rq_wqe_count: u32,
     cap: QpCap,
     soft: Pin<KBox<Mutex<Soft>>>,
-    _events: Arc<QpEvents>,
+    _events: QpEventReg,
     _buf: Umem,
     _db: Umem,
 }
@@ -238,7 +244,13 @@ impl IbQp {
                     return Err(e);
                 }
             },
-            _events: events.clone(),
+            _events: match QpEventReg::new(&sh.mdev, qpn, Arc::new(Notify(events.clone()), GFP_KERNEL)?) {
+                Ok(r) => r,
+                Err(e) => {
+                    destroy(&sh.mdev, qpn);
+                    return Err(e);
+                }
+            },
             _buf: buf,
             _db: db,
         };
@@ -447,6 +459,26 @@ fn destroy(mdev: &Mdev, qpn: u32) {
         if let Err(e) = mdev.cmdq.exec::<command::DestroyQp>(&msg, 0) {
             dev_warn!(mdev.dev.dev(), "DESTROY_QP {:#x}: {:?}\n", qpn, e);
         }
+    }
+}
+
+/// Forwards the card's asynchronous events of one QP to ib_core (from the async EQ).
+struct Notify(Arc<QpEvents>);
+
+impl QpHandler for Notify {
+    fn event(&self, _qpn: u32, ty: u8) {
+        let ev = match ty {
+            event_type::PATH_MIG => QpEvent::PathMig,
+            event_type::COMM_EST => QpEvent::CommEst,
+            event_type::SQ_DRAINED => QpEvent::SqDrained,
+            event_type::SRQ_LAST_WQE => QpEvent::LastWqeReached,
+            event_type::WQ_CATAS_ERROR => QpEvent::Fatal,
+            event_type::PATH_MIG_FAILED => QpEvent::PathMigErr,
+            event_type::WQ_INVAL_REQ_ERROR => QpEvent::ReqErr,
+            event_type::WQ_ACCESS_ERROR => QpEvent::AccessErr,
+            _ => return,
+        };
+        self.0.event(ev);
     }
 }
 
