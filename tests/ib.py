@@ -21,6 +21,7 @@ from model_roce import IB, ROCE_MODEL, addresses, model_gids, sysfs_gids, v6
 
 VERBS_PD = Path(__file__).resolve().parent / "verbs_pd.py"
 UDATA_TOOL = Path(__file__).resolve().parent / "ib_udata.py"
+BAD_TOOL = Path(__file__).resolve().parent / "ib_objects_bad.py"
 
 # Guest helper: the ib device cx4 registered on the modelled card, its port ACTIVE.
 CX4_IB = r"""
@@ -221,10 +222,12 @@ def tests(env: Env):
         MTU, every received buffer checked with --chk) completes all its iterations with cx4
         as the client (both sides waiting on completion events, -e: the card's completion
         events reach libibverbs through cx4's CQ table and ib_core) and as the server
-        (polling). libmlx5 created user CQs, MRs and RC QPs on cx4 and took them through
+        (polling); so does ibv_ud_pingpong (UD QPs, 1 KiB sends through address handles
+        whose destination MAC cx4 answers libmlx5) both ways. libmlx5 created user CQs, MRs and RC QPs on cx4 and took them through
         RST→INIT→RTR→RTS; every object was destroyed (the card's command counts pair up, no
         command failed) and after rmmod the card has no QP and no GID left."""
         opts = "-d $IBDEV -g $GIDX -m 1024 -s 4096 -c -n 200"
+        ud = "-d $IBDEV -g $GIDX -s 1024 -c -n 200"
         vm0 = CX4_UP + IB + CX4_IB + """
             cx4_up
             cx4_ib_up
@@ -236,6 +239,11 @@ def tests(env: Env):
             section server
             timeout $((150 * SLOW)) ibv_rc_pingpong {opts} > /tmp/s.txt 2>&1 &
             sleep $((2 * SLOW)); signal server-2; wait; cat /tmp/s.txt
+            wait_signal server-3
+            section ud-client; timeout $((120 * SLOW)) ibv_ud_pingpong {ud} $PEER 2>&1
+            section ud-server
+            timeout $((150 * SLOW)) ibv_ud_pingpong {ud} > /tmp/u.txt 2>&1 &
+            sleep $((2 * SLOW)); signal server-4; wait; cat /tmp/u.txt
             section cmds-after; cmds
             section cqs; cat $DBG/cqs 2>/dev/null || true
             section roce; req ctl roce
@@ -255,6 +263,11 @@ def tests(env: Env):
             sleep $((2 * SLOW)); signal server-1; wait; cat /tmp/s.txt
             wait_signal server-2
             section client; timeout $((120 * SLOW)) ibv_rc_pingpong {opts} $PEER 2>&1
+            section ud-server
+            timeout $((150 * SLOW)) ibv_ud_pingpong {ud} > /tmp/u.txt 2>&1 &
+            sleep $((2 * SLOW)); signal server-3; wait; cat /tmp/u.txt
+            wait_signal server-4
+            section ud-client; timeout $((120 * SLOW)) ibv_ud_pingpong {ud} $PEER 2>&1
             signal done
             rmmod mlx5_ib; rmmod mlx5_core
             echo unloaded
@@ -262,7 +275,7 @@ def tests(env: Env):
         rs = eth_vms(env, [vm0, vm1], timeout=600, model_args=ROCE_MODEL, files=[env.ko])
         for r in rs:
             assert r.status == 0 and "unloaded" in r.job_log, describe(r)
-            for kind in ("client", "server"):
+            for kind in ("client", "server", "ud-client", "ud-server"):
                 s = section(r.job_log, kind)
                 # "819200 bytes in 0.50 seconds = ..." and "200 iters in ..." from each side.
                 assert re.search(r"^\d+ bytes in [\d.]+ seconds", s, re.M) and \
@@ -288,5 +301,99 @@ def tests(env: Env):
         for r in rs:
             check_clean_dmesg(r.dmesg)
 
-    yield "ibv_rc_pingpong between cx4 and mlx5_ib, both ways, data checked", \
+    yield "ibv_rc_pingpong, ibv_ud_pingpong between cx4 and mlx5_ib, both ways, data checked", \
         cx4_rc_pingpong_with_mlx5_ib
+
+    @estimate(240)
+    def cx4_rc_pingpong_between_cx4_vms():
+        """Two VMs with cx4 on their own modelled cards: unmodified ibv_rc_pingpong (RoCE v2,
+        4 KiB over MTU 1024, --chk) between them, events on both sides."""
+        opts = "-d $IBDEV -g $GIDX -m 1024 -s 4096 -c -n 200 -e"
+        common = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+        """ + gidx
+        vm0 = common + f"""
+            reach $PEER
+            wait_signal server
+            section client; timeout $((120 * SLOW)) ibv_rc_pingpong {opts} $PEER 2>&1
+            signal done
+            echo unloaded
+        """
+        vm1 = common + f"""
+            reach $PEER
+            section server
+            timeout $((150 * SLOW)) ibv_rc_pingpong {opts} > /tmp/s.txt 2>&1 &
+            sleep $((2 * SLOW)); signal server; wait; cat /tmp/s.txt
+            wait_signal done 600
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=400, model_args=ROCE_MODEL, files=[env.ko])
+        for r, kind in zip(rs, ("client", "server")):
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            s = section(r.job_log, kind)
+            assert re.search(r"^\d+ bytes in [\d.]+ seconds", s, re.M) and \
+                re.search(r"^200 iters in", s, re.M), f"{kind} pingpong failed:\n{s}\n{describe(r)}"
+            for line in re.findall(r"^\d+ (?:bytes|iters) in .*$", s, re.M):
+                print(f"    vm{rs.index(r)} {kind}: {line}", file=sys.stderr)
+            errs = cx4_errors(r.dmesg)
+            assert not errs, "\n".join(errs)
+            check_clean_dmesg(r.dmesg)
+
+    yield "ibv_rc_pingpong between two cx4 VMs, data checked", cx4_rc_pingpong_between_cx4_vms
+
+    @estimate(150)
+    def cx4_verbs_objects_bad_input():
+        """Hostile CQ, QP and MR requests from user space (raw uverbs commands with libmlx5's
+        driver data): short or dirty requests, unknown flags, bad CQE sizes, queue geometry
+        that is not a power of two, huge sizes, rings, doorbell records and MRs over unmapped
+        memory, a foreign UAR page, a raw packet QP: each gets its errno, nothing oopses; the
+        good objects work and are destroyed (a CQ in use by QPs is busy), every object the
+        card created is destroyed again, and after rmmod the card has no QP left."""
+        vm0 = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+            section cmds-before; cmds
+            section bad; python3 /cx4/ib_objects_bad.py /dev/infiniband/$(ls /sys/class/infiniband/$IBDEV/device/infiniband_verbs/) 2>&1
+            section cmds-after; cmds
+            section roce; req ctl roce
+            ip link set "$IF" down
+            rmmod cx4
+            section after-rmmod; req ctl roce
+            echo unloaded
+        """
+        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL, files=[env.ko, BAD_TOOL])[0]
+        assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        log = r.job_log
+        u = {c["case"]: c for c in (json.loads(l) for l in section(log, "bad").splitlines()
+                                    if l.startswith("{"))}
+        assert "closed" in u, section(log, "bad") + describe(r)
+        EINVAL, EFAULT, EOPNOTSUPP, EBUSY = 22, 14, 95, 16
+        want = {"pd": 0, "cq-short": EINVAL, "cq-cqe-size": EINVAL, "cq-flags": EINVAL,
+                "cq-reserved": EINVAL, "cq-compression": EOPNOTSUPP, "cq-foreign-uar": EINVAL,
+                "cq-misaligned": EINVAL, "cq-unmapped-ring": EFAULT, "cq-unmapped-dbrec": EFAULT,
+                "cq-longer-dirty": EOPNOTSUPP, "cq-huge": EINVAL, "cq-good": 0,
+                "qp-short": EINVAL, "qp-flags": EINVAL, "qp-sq-not-pow2": EINVAL,
+                "qp-rq-stride": EINVAL, "qp-huge": EINVAL, "qp-empty": EINVAL,
+                "qp-sq-buf": EINVAL, "qp-unmapped": EFAULT, "qp-misaligned": EINVAL,
+                "qp-raw-packet": EOPNOTSUPP, "qp-good-rc": 0, "qp-good-ud": 0,
+                "mr-unmapped": EFAULT, "mr-offset-mismatch": EINVAL, "mr-good": 0, "mr-good-dereg": 0,
+                "cq-busy": EBUSY, "qp-destroyed": 0, "cq-destroyed": 0, "pd-freed": 0}
+        got = {k: u[k]["errno"] for k in want if k in u}
+        assert got == want, f"errnos {got},\nwanted {want}\n" + section(log, "bad")
+        assert u["cq-good"]["cqe"] == 255 and u["cq-good"]["cqn"], u["cq-good"]
+        assert u["qp-good-rc"]["qpn"] != u["qp-good-ud"]["qpn"], u
+        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
+        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
+        # The good objects reached the card and went again; the bad ones never reached it.
+        assert (rise.get("CREATE_CQ"), rise.get("DESTROY_CQ")) == (1, 1), (before, after)
+        assert (rise.get("CREATE_QP"), rise.get("DESTROY_QP")) == (2, 2), (before, after)
+        assert (rise.get("CREATE_MKEY"), rise.get("DESTROY_MKEY")) == (1, 1), (before, after)
+        assert all(e == 0 for _, e in after.values()), after
+        assert re.search(r"^gids=0 qps=0", section(log, "after-rmmod"), re.M), section(log, "after-rmmod")
+        errs = cx4_errors(r.dmesg)
+        assert not errs, "cx4 reported:\n" + "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+
+    yield "cx4 verbs objects: malformed CQ/QP/MR requests refused, no leak", \
+        cx4_verbs_objects_bad_input
