@@ -31,11 +31,11 @@ use cx4_hw::{
     eq::{
         eqe::Eqe,
         eqe_owned_by_sw,
+        event_queue_type,
         event_type::{
             self,
             event_type_name, //
         },
-        event_queue_type,
         CreateEqIn,
         EventMask,
         EQE_OWNER_INIT_VAL, //

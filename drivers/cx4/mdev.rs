@@ -26,14 +26,14 @@ use kernel::{
 use crate::{
     cmd::Cmdq,
     cq::CqTable,
-    qp_events::QpEventTable,
     eq::PortEvents,
     health::{
         self,
         HealthState, //
     },
     iseg::Bar0,
-    pages::Pages, //
+    pages::Pages,
+    qp_events::QpEventTable, //
 };
 
 /// Work item id of the page-request work.

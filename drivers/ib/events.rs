@@ -123,6 +123,7 @@ impl QpEvents {
     /// Delivers `ev` to the QP's event handler (uverbs queues it for the process).
     pub fn event(&self, ev: QpEvent) {
         // SAFETY: Not revoked, so the QP is live.
-        self.0.with(|qp| unsafe { ksys::ib_qp_event(qp, ev as ksys::ib_event_type) });
+        self.0
+            .with(|qp| unsafe { ksys::ib_qp_event(qp, ev as ksys::ib_event_type) });
     }
 }

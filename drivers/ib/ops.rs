@@ -21,17 +21,6 @@ use kernel::{
 use kernel::sync::Arc;
 
 use crate::{
-    events::{
-        CqEvents,
-        QpEvents, //
-    },
-    qp_attr::{
-        AhAttr,
-        CqInitAttr,
-        QpAttr,
-        QpInitAttr, //
-    },
-    umem::Access,
     attr::{
         DeviceAttr,
         LinkLayer,
@@ -39,6 +28,10 @@ use crate::{
         PortImmutable, //
     },
     device::Device,
+    events::{
+        CqEvents,
+        QpEvents, //
+    },
     gid::GidAttr,
     mmap::Vma,
     object::{
@@ -49,7 +42,14 @@ use crate::{
         Qp,
         Ucontext, //
     },
+    qp_attr::{
+        AhAttr,
+        CqInitAttr,
+        QpAttr,
+        QpInitAttr, //
+    },
     udata::Udata,
+    umem::Access,
 };
 
 /// Which user-space provider binds to the device (`enum rdma_driver_id`): libibverbs matches
@@ -535,8 +535,15 @@ impl<T: IbDriver> OpsTable<T> {
         let pd = unsafe { Pd::<T>::from_raw(pd) };
         // SAFETY: The core's udata for this call.
         let mut udata = unsafe { Udata::from_raw(udata) };
-        let r = T::reg_user_mr(pd, start, length, virt_addr, Access(access as u32), &mut udata)
-            .and_then(|(mr, lkey, rkey)| Mr::<T>::into_raw(mr, lkey, rkey));
+        let r = T::reg_user_mr(
+            pd,
+            start,
+            length,
+            virt_addr,
+            Access(access as u32),
+            &mut udata,
+        )
+        .and_then(|(mr, lkey, rkey)| Mr::<T>::into_raw(mr, lkey, rkey));
         match r {
             Ok(p) => p,
             Err(e) => e.to_ptr(),

@@ -311,9 +311,9 @@ impl AhAttr {
             flow_label: g.flow_label,
             // SAFETY: Every member of `union ib_gid` is plain bytes.
             dgid: unsafe { *g.dgid.raw.as_ref() },
-            // SAFETY: The union's RoCE member is plain bytes, meaningful for RoCE addresses
-            // (and read as zero/garbage-free bytes otherwise: the core zeroes the struct).
             dmac: if roce {
+                // SAFETY: The union's RoCE member is plain bytes, the one in use for a RoCE
+                // address.
                 unsafe { a.__bindgen_anon_1.roce.as_ref().dmac }
             } else {
                 [0; 6]

@@ -2,16 +2,16 @@
 //! [`Udata`]: the driver-private part of a uverbs call (`struct ib_udata`): the request the
 //! provider library appended to the core's, and the room for the driver's response.
 
+use crate::{
+    object::Ucontext,
+    ops::IbDriver, //
+};
 use kernel::{
     prelude::*,
     uaccess::{
         UserPtr,
         UserSlice, //
     },
-};
-use crate::{
-    object::Ucontext,
-    ops::IbDriver, //
 };
 use zerocopy::{
     FromBytes,
@@ -90,7 +90,11 @@ impl<'a> Udata<'a> {
 
     /// Writes the first `len` bytes of the driver response (a response whose length the
     /// driver reports in it), as much of them as the library has room for.
-    pub fn respond_prefix<W: IntoBytes + Immutable>(&mut self, resp: &W, len: usize) -> Result<usize> {
+    pub fn respond_prefix<W: IntoBytes + Immutable>(
+        &mut self,
+        resp: &W,
+        len: usize,
+    ) -> Result<usize> {
         let n = self.out_len().min(size_of::<W>()).min(len);
         let mut writer = UserSlice::new(UserPtr::from_ptr(self.raw.outbuf), n).writer();
         writer.write_slice(&resp.as_bytes()[..n])?;

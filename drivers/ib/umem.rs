@@ -63,16 +63,20 @@ impl Umem {
     /// device if `access` has `LOCAL_WRITE` (or a remote write right). Fails with `EFAULT`
     /// (or what `pin_user_pages` says) if the range is not mapped, `ENOMEM` past the pinning
     /// limit, `EINVAL` for an empty or wrapping range.
-    pub fn get<T: IbDriver>(dev: &Device<T>, addr: u64, len: usize, access: Access) -> Result<Self> {
+    pub fn get<T: IbDriver>(
+        dev: &Device<T>,
+        addr: u64,
+        len: usize,
+        access: Access,
+    ) -> Result<Self> {
         if len == 0 || addr.checked_add(len as u64).is_none() {
             return Err(EINVAL);
         }
         let a = usize::try_from(addr).map_err(|_| EINVAL)?;
         // SAFETY: A live device; the core checks the range against the calling process's
         // address space (this runs in a uverbs call, in that process).
-        let raw = from_err_ptr(unsafe {
-            ksys::ib_umem_get_va(dev.as_raw(), a, len, access.0 as i32)
-        })?;
+        let raw =
+            from_err_ptr(unsafe { ksys::ib_umem_get_va(dev.as_raw(), a, len, access.0 as i32) })?;
         let raw = NonNull::new(raw).ok_or(EINVAL)?;
         // INVARIANT: returned by `ib_umem_get_va()`.
         Ok(Self { raw, addr, len })

@@ -7,6 +7,13 @@
 //! of the asked vector. The card's completion and error events for the CQ reach ib_core
 //! through the CQ table of the EQ dispatch.
 
+use cx4_hw::{
+    command,
+    cq::{
+        cqe_stride,
+        CreateCqIn, //
+    },
+};
 use ib::{
     Access,
     CqEvents,
@@ -14,13 +21,6 @@ use ib::{
     Device,
     Udata,
     Umem, //
-};
-use cx4_hw::{
-    command,
-    cq::{
-        cqe_stride,
-        CreateCqIn, //
-    },
 };
 use kernel::{
     prelude::*,
@@ -129,11 +129,7 @@ impl IbCq {
         for (i, pa) in pas.iter().enumerate() {
             CreateCqIn::set_pas(m.bytes_mut(), i, *pa).map_err(|_| EINVAL)?;
         }
-        let cq = ExtCq::create(
-            &sh.mdev,
-            &m,
-            Arc::new(Notify(events.clone()), GFP_KERNEL)?,
-        )?;
+        let cq = ExtCq::create(&sh.mdev, &m, Arc::new(Notify(events.clone()), GFP_KERNEL)?)?;
         udata.respond(&CreateCqResp {
             cqn: cq.cqn(),
             reserved: 0,

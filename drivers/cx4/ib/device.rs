@@ -10,9 +10,6 @@ use ib::{
     AtomicCap,
     CqEvents,
     CqInitAttr,
-    QpAttr,
-    QpEvents,
-    QpInitAttr,
     Device,
     DeviceAttr,
     DriverId,
@@ -23,6 +20,9 @@ use ib::{
     PortAttr,
     PortImmutable,
     PortState,
+    QpAttr,
+    QpEvents,
+    QpInitAttr,
     Udata, //
 };
 use kernel::{
@@ -39,11 +39,11 @@ use crate::{
             AllocPdResp,
             CreateAhResp, //
         },
+        cq::IbCq,
         gid::{
             self,
             RoceAddr, //
         },
-        cq::IbCq,
         mr::IbMr,
         qp::IbQp,
         ucontext::Ucontext,

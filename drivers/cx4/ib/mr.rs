@@ -135,7 +135,12 @@ impl Drop for IbMr {
         if let Ok(mut m) = input::<command::DestroyMkey>(0) {
             m.set_mkey_index(mkey_index(self.key));
             if let Err(e) = self.mdev.cmdq.exec::<command::DestroyMkey>(&m, 0) {
-                dev_warn!(self.mdev.dev.dev(), "DESTROY_MKEY {:#x}: {:?}\n", self.key, e);
+                dev_warn!(
+                    self.mdev.dev.dev(),
+                    "DESTROY_MKEY {:#x}: {:?}\n",
+                    self.key,
+                    e
+                );
             }
         }
     }

@@ -244,7 +244,11 @@ impl IbQp {
                     return Err(e);
                 }
             },
-            _events: match QpEventReg::new(&sh.mdev, qpn, Arc::new(Notify(events.clone()), GFP_KERNEL)?) {
+            _events: match QpEventReg::new(
+                &sh.mdev,
+                qpn,
+                Arc::new(Notify(events.clone()), GFP_KERNEL)?,
+            ) {
                 Ok(r) => r,
                 Err(e) => {
                     destroy(&sh.mdev, qpn);
