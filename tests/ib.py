@@ -349,17 +349,22 @@ def tests(env: Env):
         that is not a power of two, huge sizes, rings, doorbell records and MRs over unmapped
         memory, a foreign UAR page, a raw packet QP: each gets its errno, nothing oopses; the
         good objects work and are destroyed (a CQ in use by QPs is busy), every object the
-        card created is destroyed again, and after rmmod the card has no QP left."""
+        card created is destroyed again. rmmod while ibv_rc_pingpong holds a CQ, an MR and a
+        QP in INIT disassociates its context: the module goes, the card has no QP left."""
         vm0 = CX4_UP + IB + CX4_IB + """
             cx4_up
             cx4_ib_up
             section cmds-before; cmds
             section bad; python3 /cx4/ib_objects_bad.py /dev/infiniband/$(ls /sys/class/infiniband/$IBDEV/device/infiniband_verbs/) 2>&1
             section cmds-after; cmds
-            section roce; req ctl roce
+            ibv_rc_pingpong -d $IBDEV -g 1 > /tmp/hold.txt 2>&1 &
+            HP=$!
+            for i in $(seq $((100 * SLOW))); do req ctl roce | grep -q "qp=" && break; sleep 0.1; done
+            section roce-held; req ctl roce
             ip link set "$IF" down
-            rmmod cx4
+            section rmmod-busy; timeout $((120 * SLOW)) rmmod cx4 && echo removed
             section after-rmmod; req ctl roce
+            kill $HP 2>/dev/null || true; wait $HP 2>/dev/null || true
             echo unloaded
         """
         r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL, files=[env.ko, BAD_TOOL])[0]
@@ -390,6 +395,11 @@ def tests(env: Env):
         assert (rise.get("CREATE_QP"), rise.get("DESTROY_QP")) == (2, 2), (before, after)
         assert (rise.get("CREATE_MKEY"), rise.get("DESTROY_MKEY")) == (1, 1), (before, after)
         assert all(e == 0 for _, e in after.values()), after
+        # rmmod while ibv_rc_pingpong holds a context, PD, MR, CQ and an RC QP (in INIT,
+        # waiting for a client): the context is disassociated, its objects destroyed.
+        assert re.search(r"qps=1 .*qp=0x[0-9a-f]+/RC/INIT", section(log, "roce-held")), \
+            section(log, "roce-held")
+        assert "removed" in section(log, "rmmod-busy"), section(log, "rmmod-busy") + describe(r)
         assert re.search(r"^gids=0 qps=0", section(log, "after-rmmod"), re.M), section(log, "after-rmmod")
         errs = cx4_errors(r.dmesg)
         assert not errs, "cx4 reported:\n" + "\n".join(errs)
