@@ -407,3 +407,66 @@ def tests(env: Env):
 
     yield "cx4 verbs objects: malformed CQ/QP/MR requests refused, no leak", \
         cx4_verbs_objects_bad_input
+
+    # perftest with the connection exchanged over TCP (rdma_cm needs kernel verbs): cx4 is
+    # the client, mlx5_ib the server. (name, tool, options).
+    perftests = [("uc", "ibv_uc_pingpong", "-g $GIDX -m 1024 -s 4096 -c -n 200"),
+                 ("write", "ib_write_bw", "-x $GIDX -F -s 65536 -n 200"),
+                 ("read", "ib_read_bw", "-x $GIDX -F -s 65536 -n 200"),
+                 ("send", "ib_send_bw", "-x $GIDX -F -s 65536 -n 200"),
+                 ("atomic", "ib_atomic_bw", "-x $GIDX -F -n 200"),
+                 ("write-lat", "ib_write_lat", "-x $GIDX -F -s 8 -n 200")]
+
+    @estimate(300)
+    def cx4_perftest_with_mlx5_ib():
+        """cx4 (vm0, client) and mlx5_ib (vm1, server): unmodified ibv_uc_pingpong (UC, data
+        checked) and perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw and
+        ib_write_lat (RDMA writes into and reads from the peer's MR by rkey, atomics: the
+        remote access rights of cx4's MRs and QPs) complete and report a result."""
+        server = "".join(f"""
+            timeout $((200 * SLOW)) {tool} -d $IBDEV {o} > /tmp/{name}.txt 2>&1 &
+            sleep $((2 * SLOW)); signal {name}; wait || echo "{name} server failed rc=$?"
+            section {name}; cat /tmp/{name}.txt
+        """ for name, tool, o in perftests)
+        client = "".join(f"""
+            wait_signal {name}
+            section {name}
+            timeout $((180 * SLOW)) {tool} -d $IBDEV {o} $PEER 2>&1 || echo "{name} failed rc=$?"
+        """ for name, tool, o in perftests)
+        vm0 = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+        """ + gidx + "reach $PEER\nsection cmds-before; cmds\n" + client + """
+            section cmds-after; cmds
+            signal done
+            echo unloaded
+        """
+        vm1 = IB + """
+            eth_up
+            ib_up
+        """ + gidx + "reach $PEER\n" + server + """
+            wait_signal done 600
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=900, model_args=ROCE_MODEL, files=[env.ko])
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        log = rs[0].job_log
+        s = section(log, "uc")
+        assert re.search(r"^200 iters in", s, re.M), f"uc:\n{s}\n{describe(rs[0])}"
+        for name, _, _ in perftests[1:]:
+            s = section(log, name)
+            assert "failed" not in s, f"{name}:\n{s}\n{describe(rs[0])}\n{section(rs[1].job_log, name)}"
+            row = re.search(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)", s, re.M)
+            assert row, f"{name}: no result row:\n{s}"
+            print(f"    {name}: {row.group(0).strip()}", file=sys.stderr)
+        after = cmd_counts(section(log, "cmds-after"))
+        assert all(e == 0 for _, e in after.values()), after
+        errs = cx4_errors(rs[0].dmesg) + mlx5_errors(rs[1].dmesg)
+        assert not errs, "\n".join(errs)
+        for r in rs:
+            check_clean_dmesg(r.dmesg)
+
+    yield "cx4 -> mlx5_ib: ibv_uc_pingpong, perftest write/read/send/atomic bw, write lat", \
+        cx4_perftest_with_mlx5_ib
