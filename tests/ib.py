@@ -411,6 +411,7 @@ def tests(env: Env):
     # perftest with the connection exchanged over TCP (rdma_cm needs kernel verbs): cx4 is
     # the client, mlx5_ib the server. (name, tool, options).
     perftests = [("uc", "ibv_uc_pingpong", "-g $GIDX -m 1024 -s 4096 -c -n 200"),
+                 ("srq", "ibv_srq_pingpong", "-g $GIDX -m 1024 -s 4096 -c -n 200"),
                  ("write", "ib_write_bw", "-x $GIDX -F -s 65536 -n 200"),
                  ("read", "ib_read_bw", "-x $GIDX -F -s 65536 -n 200"),
                  ("send", "ib_send_bw", "-x $GIDX -F -s 65536 -n 200"),
@@ -420,7 +421,8 @@ def tests(env: Env):
     @estimate(300)
     def cx4_perftest_with_mlx5_ib():
         """cx4 (vm0, client) and mlx5_ib (vm1, server): unmodified ibv_uc_pingpong (UC, data
-        checked) and perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw and
+        checked), ibv_srq_pingpong (16 RC QPs receiving through one SRQ, cx4's an RMP) and
+        perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw and
         ib_write_lat (RDMA writes into and reads from the peer's MR by rkey, atomics: the
         remote access rights of cx4's MRs and QPs) complete and report a result."""
         server = "".join(f"""
@@ -453,9 +455,10 @@ def tests(env: Env):
         for r in rs:
             assert r.status == 0 and "unloaded" in r.job_log, describe(r)
         log = rs[0].job_log
-        s = section(log, "uc")
-        assert re.search(r"^200 iters in", s, re.M), f"uc:\n{s}\n{describe(rs[0])}"
-        for name, _, _ in perftests[1:]:
+        for name in ("uc", "srq"):
+            s = section(log, name)
+            assert re.search(r"^200 iters in", s, re.M), f"{name}:\n{s}\n{describe(rs[0])}"
+        for name, _, _ in perftests[2:]:
             s = section(log, name)
             assert "failed" not in s, f"{name}:\n{s}\n{describe(rs[0])}\n{section(rs[1].job_log, name)}"
             row = re.search(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)", s, re.M)
@@ -468,5 +471,5 @@ def tests(env: Env):
         for r in rs:
             check_clean_dmesg(r.dmesg)
 
-    yield "cx4 -> mlx5_ib: ibv_uc_pingpong, perftest write/read/send/atomic bw, write lat", \
+    yield "cx4 -> mlx5_ib: ibv_uc/srq_pingpong, perftest write/read/send/atomic bw, write lat", \
         cx4_perftest_with_mlx5_ib

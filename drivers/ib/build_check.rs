@@ -30,6 +30,7 @@ impl IbDriver for Check {
     type Qp = ();
     type Mr = ();
     type Ah = ();
+    type Srq = ();
 
     const DRIVER_ID: DriverId = DriverId::Mlx5;
     const UVERBS_ABI_VER: u32 = 1;

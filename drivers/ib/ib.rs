@@ -9,7 +9,7 @@
 //! - [`Device`]: the `ib_device` as the ops see it (`&Device<T>`), with the driver data.
 //! - [`IbDriver`]: the device, port, GID, user-context, mmap, PD, CQ, MR, QP and AH
 //!   operations, with the objects' types ([`IbDriver::Ucontext`], [`IbDriver::Pd`], ...).
-//! - [`Ucontext`], [`Pd`], [`Cq`], [`Qp`], [`Ah`]: the containers ib_core allocates for the
+//! - [`Ucontext`], [`Pd`], [`Cq`], [`Qp`], [`Srq`], [`Ah`]: the containers ib_core allocates for the
 //!   objects (`size_ib_*`), holding the `ib_*` struct and the driver's object; [`Mr`], which
 //!   the layer allocates; handled once, in `object.rs`.
 //! - [`CqEvents`], [`QpEvents`]: the CQ and QP event sinks the driver's interrupt handlers
@@ -81,6 +81,7 @@ pub use object::{
     Mr,
     Pd,
     Qp,
+    Srq,
     Ucontext, //
 };
 pub use ops::{
@@ -96,6 +97,7 @@ pub use qp_attr::{
     QpInitAttr,
     QpState,
     QpType,
+    SrqInitAttr,
     AH_GRH, //
 };
 pub use umem::{

@@ -59,6 +59,11 @@ fn ah_device(p: *mut ksys::ib_ah) -> *mut ksys::ib_device {
     unsafe { ksys::ib_ah_device(p) }
 }
 
+fn srq_device(p: *mut ksys::ib_srq) -> *mut ksys::ib_device {
+    // SAFETY: As in `ucontext_device`.
+    unsafe { ksys::ib_srq_device(p) }
+}
+
 macro_rules! container {
     ($(#[$doc:meta])* $name:ident, $raw:ident, $assoc:ident, $dev:ident $(, $ev:ident)?) => {
         $(#[$doc])*
@@ -195,6 +200,23 @@ container!(
     Ah,
     ah_device
 );
+
+container!(
+    /// A shared receive queue (`struct ib_srq`).
+    Srq,
+    ib_srq,
+    Srq,
+    srq_device
+);
+
+impl<T: IbDriver> Srq<T> {
+    /// The SRQ's PD, as the driver's object.
+    pub fn pd(&self) -> &Pd<T> {
+        // SAFETY: The core sets `pd` before the create op and holds a reference on the PD
+        // while the SRQ exists.
+        unsafe { Pd::from_raw(ksys::ib_srq_pd(self.ib.get())) }
+    }
+}
 
 impl<T: IbDriver> Qp<T> {
     /// The QP's PD, as the driver's object.

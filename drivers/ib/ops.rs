@@ -40,13 +40,15 @@ use crate::{
         Mr,
         Pd,
         Qp,
+        Srq,
         Ucontext, //
     },
     qp_attr::{
         AhAttr,
         CqInitAttr,
         QpAttr,
-        QpInitAttr, //
+        QpInitAttr,
+        SrqInitAttr, //
     },
     udata::Udata,
     umem::Access,
@@ -85,6 +87,8 @@ pub trait IbDriver: Sized + 'static {
     type Mr: Send + Sync;
     /// An address handle's state ([`IbDriver::create_user_ah`]).
     type Ah: Send + Sync;
+    /// A shared receive queue's state ([`IbDriver::create_srq`]).
+    type Srq: Send + Sync;
 
     /// The provider that binds in user space (`ops.driver_id`).
     const DRIVER_ID: DriverId;
@@ -203,6 +207,16 @@ pub trait IbDriver: Sized + 'static {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// `create_srq`: a shared receive queue in `pd`, for a user context (`udata`) or a
+    /// kernel user.
+    fn create_srq(
+        _pd: &Pd<Self>,
+        _attr: &SrqInitAttr,
+        _udata: Option<&mut Udata<'_>>,
+    ) -> Result<Self::Srq> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `create_user_ah`: an address handle for a process's UD sends (the core resolved a
     /// RoCE destination's MAC into `attr`); `udata` takes what the provider needs to build
     /// the address vector itself.
@@ -259,6 +273,9 @@ impl<T: IbDriver> OpsTable<T> {
         size_ib_pd: Pd::<T>::SIZE,
         create_user_ah: op!(T::HAS_CREATE_USER_AH, Self::create_user_ah),
         destroy_ah: op!(T::HAS_CREATE_USER_AH, Self::destroy_ah),
+        create_srq: op!(T::HAS_CREATE_SRQ, Self::create_srq),
+        destroy_srq: op!(T::HAS_CREATE_SRQ, Self::destroy_srq),
+        size_ib_srq: Srq::<T>::SIZE,
         size_ib_ah: Ah::<T>::SIZE,
         size_ib_cq: Cq::<T>::SIZE,
         size_ib_qp: Qp::<T>::SIZE,
@@ -695,6 +712,43 @@ impl<T: IbDriver> OpsTable<T> {
     unsafe extern "C" fn destroy_ah(ah: *mut ksys::ib_ah, _flags: u32) -> c_int {
         // SAFETY: Initialised by `create_user_ah`, destroyed once.
         unsafe { Ah::<T>::destroy(ah) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it with a fresh container of `size_ib_srq` bytes whose `device` and
+    /// `pd` are set (ours, live), valid attributes and the call's udata (NULL for a kernel
+    /// SRQ).
+    unsafe extern "C" fn create_srq(
+        srq: *mut ksys::ib_srq,
+        attr: *mut ksys::ib_srq_init_attr,
+        udata: *mut ksys::ib_udata,
+    ) -> c_int {
+        // SAFETY: The core set `pd` to a live PD of ours.
+        let pd = unsafe { Pd::<T>::from_raw(ksys::ib_srq_pd(srq)) };
+        // SAFETY: Valid for the call.
+        let attr = SrqInitAttr::from_raw(unsafe { &*attr });
+        let mut udata = if udata.is_null() {
+            None
+        } else {
+            // SAFETY: The core's udata for this call.
+            Some(unsafe { Udata::from_raw(udata) })
+        };
+        from_result(|| {
+            let data = T::create_srq(pd, &attr, udata.as_mut())?;
+            // SAFETY: The fresh container of `Srq::<T>::SIZE` bytes.
+            unsafe { Srq::<T>::init(srq, data) };
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it once for an SRQ `create_srq` initialised, with no QP left on it.
+    unsafe extern "C" fn destroy_srq(srq: *mut ksys::ib_srq, _udata: *mut ksys::ib_udata) -> c_int {
+        // SAFETY: Initialised by `create_srq`, destroyed once.
+        unsafe { Srq::<T>::destroy(srq) };
         0
     }
 }

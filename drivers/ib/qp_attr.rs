@@ -7,7 +7,10 @@ use core::marker::PhantomData;
 
 use crate::{
     attr::GidType,
-    object::Cq,
+    object::{
+        Cq,
+        Srq, //
+    },
     ops::IbDriver, //
 };
 
@@ -132,9 +135,11 @@ impl<'a, T: IbDriver> QpInitAttr<'a, T> {
         self.raw.create_flags
     }
 
-    /// Whether the QP receives through a shared receive queue.
-    pub fn has_srq(&self) -> bool {
-        !self.raw.srq.is_null()
+    /// The shared receive queue the QP receives through, if any.
+    pub fn srq(&self) -> Option<&'a Srq<T>> {
+        let p = self.raw.srq;
+        // SAFETY: An SRQ of this device, alive during the op (the caller's guarantee).
+        (!p.is_null()).then(|| unsafe { Srq::<T>::from_raw(p) })
     }
 
     /// Whether it is an XRC target QP or an RSS QP (an XRC domain or indirection table).
@@ -154,6 +159,30 @@ impl<'a, T: IbDriver> QpInitAttr<'a, T> {
         let p = self.raw.recv_cq;
         // SAFETY: As in `send_cq`.
         (!p.is_null()).then(|| unsafe { Cq::<T>::from_raw(p) })
+    }
+}
+
+/// An SRQ's creation attributes (`struct ib_srq_init_attr`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SrqInitAttr {
+    /// Whether it is a basic SRQ (`IB_SRQT_BASIC`; XRC and tag-matching SRQs are not).
+    pub basic: bool,
+    /// Receive work requests.
+    pub max_wr: u32,
+    /// Scatter entries per request.
+    pub max_sge: u32,
+    /// The limit event's watermark.
+    pub srq_limit: u32,
+}
+
+impl SrqInitAttr {
+    pub(crate) fn from_raw(a: &ksys::ib_srq_init_attr) -> Self {
+        Self {
+            basic: a.srq_type == ksys::ib_srq_type_IB_SRQT_BASIC,
+            max_wr: a.attr.max_wr,
+            max_sge: a.attr.max_sge,
+            srq_limit: a.attr.srq_limit,
+        }
     }
 }
 

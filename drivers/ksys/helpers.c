@@ -433,6 +433,16 @@ struct ib_device *ksys_helper_ib_ah_device(const struct ib_ah *ah)
 	return ah->device;
 }
 
+struct ib_device *ksys_helper_ib_srq_device(const struct ib_srq *srq)
+{
+	return srq->device;
+}
+
+struct ib_pd *ksys_helper_ib_srq_pd(const struct ib_srq *srq)
+{
+	return srq->pd;
+}
+
 /* <rdma/uverbs_ioctl.h> */
 
 struct ib_ucontext *ksys_helper_ib_udata_ucontext(struct ib_udata *udata)

@@ -132,6 +132,8 @@ u32 ksys_helper_ib_qp_num(const struct ib_qp *qp);
 void ksys_helper_ib_qp_event(struct ib_qp *qp, enum ib_event_type type);
 void ksys_helper_ib_mr_set_keys(struct ib_mr *mr, u32 lkey, u32 rkey);
 struct ib_device *ksys_helper_ib_ah_device(const struct ib_ah *ah);
+struct ib_device *ksys_helper_ib_srq_device(const struct ib_srq *srq);
+struct ib_pd *ksys_helper_ib_srq_pd(const struct ib_srq *srq);
 
 /* <rdma/uverbs_ioctl.h>: rdma_udata_to_drv_context(); the driver udata of a bundle. */
 struct ib_ucontext *ksys_helper_ib_udata_ucontext(struct ib_udata *udata);

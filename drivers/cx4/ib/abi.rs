@@ -172,6 +172,30 @@ pub(crate) struct ModifyQpReq {
     pub(crate) ece_options: u32,
 }
 
+/// `struct mlx5_ib_create_srq`: a user SRQ's WQE buffer and doorbell record, flags (the WQ
+/// signature, not offered) and the user index (XRC SRQs only).
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct CreateSrqReq {
+    pub(crate) buf_addr: u64,
+    pub(crate) db_addr: u64,
+    pub(crate) flags: u32,
+    pub(crate) reserved0: u32,
+    pub(crate) uidx: u32,
+    pub(crate) reserved1: u32,
+}
+
+/// The shortest create_srq request mlx5_ib takes (up to `flags`).
+pub(crate) const CREATE_SRQ_REQ_MIN_LEN: usize = 20;
+
+/// `struct mlx5_ib_create_srq_resp`.
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct CreateSrqResp {
+    pub(crate) srqn: u32,
+    pub(crate) reserved: u32,
+}
+
 /// `struct mlx5_ib_create_ah_resp`: the destination MAC, from which libmlx5 builds the
 /// address vector of its UD sends itself.
 #[repr(C)]
@@ -193,6 +217,8 @@ const _: () = assert!(size_of::<CreateQpReq>() == 56);
 const _: () = assert!(size_of::<CreateQpResp>() == 40);
 const _: () = assert!(size_of::<ModifyQpReq>() == 16);
 const _: () = assert!(size_of::<CreateAhResp>() == 16);
+const _: () = assert!(size_of::<CreateSrqReq>() == 32);
+const _: () = assert!(size_of::<CreateSrqResp>() == 8);
 
 // gcc: sizeof(struct mlx5_ib_alloc_ucontext_req_v2) = 32, resp = 72, alloc_pd_resp = 4.
 const _: () = assert!(size_of::<AllocUcontextReq>() == 32);

@@ -23,6 +23,7 @@ use ib::{
     QpAttr,
     QpEvents,
     QpInitAttr,
+    SrqInitAttr,
     Udata, //
 };
 use kernel::{
@@ -46,6 +47,7 @@ use crate::{
         },
         mr::IbMr,
         qp::IbQp,
+        srq::IbSrq,
         ucontext::Ucontext,
         IbShared, //
     },
@@ -88,6 +90,7 @@ impl ib::IbDriver for IbDev {
     type Qp = IbQp;
     type Mr = IbMr;
     type Ah = ();
+    type Srq = IbSrq;
 
     const DRIVER_ID: DriverId = DriverId::Mlx5;
     const UVERBS_ABI_VER: u32 = abi::UVERBS_ABI_VERSION;
@@ -279,5 +282,13 @@ impl ib::IbDriver for IbDev {
             abi::CREATE_AH_RESP_MIN_LEN,
         )?;
         Ok(())
+    }
+
+    fn create_srq(
+        pd: &ib::Pd<Self>,
+        attr: &SrqInitAttr,
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result<IbSrq> {
+        IbSrq::create(pd, attr, udata)
     }
 }

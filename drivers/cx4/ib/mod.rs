@@ -9,6 +9,7 @@
 //! - cq.rs: user CQs (the process's ring and doorbell record, events to ib_core);
 //! - mr.rs: memory regions (MTT mkeys over pinned user pages; the DMA MR);
 //! - qp.rs: user RC/UC/UD QPs and their state transitions;
+//! - srq.rs: user SRQs (RMPs);
 //! - gid.rs: the card's RoCE address table (`SET_ROCE_ADDRESS`);
 //! - ucontext.rs: user contexts with static UAR pages and their mmap;
 //! - abi.rs: the mlx5 user ABI structs libmlx5 exchanges with the driver.
@@ -19,6 +20,7 @@ mod device;
 mod gid;
 mod mr;
 mod qp;
+mod srq;
 mod ucontext;
 
 use cx4_hw::command;

@@ -147,7 +147,7 @@ impl IbQp {
         // Kernel QPs (QP1 for ib_mad, ULPs) come with the kernel data path.
         let udata = udata.ok_or_else(ib::eopnotsupp)?;
         let st = st_of(attr.qp_type())?;
-        if attr.has_srq() || attr.has_xrcd_or_rwq_table() || attr.create_flags() != 0 {
+        if attr.has_xrcd_or_rwq_table() || attr.create_flags() != 0 {
             return Err(ib::eopnotsupp());
         }
         let dev = pd.device();
@@ -197,7 +197,10 @@ impl IbQp {
             c.set_pm_state(pm_state::MIGRATED.into());
             c.set_pd(pd.pdn());
             c.set_uar_page(uar);
-            if req.rq_wqe_count > 0 {
+            if let Some(srq) = attr.srq() {
+                c.set_rq_type(rq_type::SRQ_RQ.into());
+                c.set_srqn_rmpn_xrqn(srq.rmpn());
+            } else if req.rq_wqe_count > 0 {
                 c.set_rq_type(rq_type::NON_ZERO_RQ.into());
                 c.set_log_rq_size(log_rq);
                 c.set_log_rq_stride(req.rq_wqe_shift - 4);
