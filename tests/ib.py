@@ -38,7 +38,7 @@ cx4_ib_up() {
         sleep 0.1
     done
 }
-cmds() { grep -E "^(ALLOC_PD|DEALLOC_PD|ALLOC_UAR|DEALLOC_UAR|SET_ROCE_ADDRESS|CREATE_CQ|DESTROY_CQ|CREATE_MKEY|DESTROY_MKEY|CREATE_QP|DESTROY_QP|RST2INIT_QP|INIT2RTR_QP|RTR2RTS_QP|2ERR_QP|2RST_QP) " $DBG/commands; }
+cmds() { grep -E "^(ALLOC_PD|DEALLOC_PD|ALLOC_UAR|DEALLOC_UAR|SET_ROCE_ADDRESS|CREATE_CQ|DESTROY_CQ|CREATE_MKEY|DESTROY_MKEY|CREATE_QP|DESTROY_QP|RST2INIT_QP|INIT2RTR_QP|RTR2RTS_QP|2ERR_QP|2RST_QP|CREATE_RMP|DESTROY_RMP) " $DBG/commands; }
 """
 
 
@@ -344,7 +344,7 @@ def tests(env: Env):
 
     @estimate(150)
     def cx4_verbs_objects_bad_input():
-        """Hostile CQ, QP and MR requests from user space (raw uverbs commands with libmlx5's
+        """Hostile CQ, SRQ, QP and MR requests from user space (raw uverbs commands with libmlx5's
         driver data): short or dirty requests, unknown flags, bad CQE sizes, queue geometry
         that is not a power of two, huge sizes, rings, doorbell records and MRs over unmapped
         memory, a foreign UAR page, a raw packet QP: each gets its errno, nothing oopses; the
@@ -381,7 +381,10 @@ def tests(env: Env):
                 "qp-short": EINVAL, "qp-flags": EINVAL, "qp-sq-not-pow2": EINVAL,
                 "qp-rq-stride": EINVAL, "qp-huge": EINVAL, "qp-empty": EINVAL,
                 "qp-sq-buf": EINVAL, "qp-unmapped": EFAULT, "qp-misaligned": EINVAL,
-                "qp-raw-packet": EOPNOTSUPP, "qp-good-rc": 0, "qp-good-ud": 0,
+                "qp-raw-packet": EOPNOTSUPP, "qp-good-rc": 0, "qp-good-ud": 0, "qp-good-srq": 0,
+                "srq-short": EINVAL, "srq-flags": EINVAL, "srq-reserved": EINVAL,
+                "srq-misaligned": EINVAL, "srq-unmapped": EFAULT, "srq-huge": EINVAL,
+                "srq-good": 0, "srq-destroyed": 0,
                 "mr-unmapped": EFAULT, "mr-offset-mismatch": EINVAL, "mr-good": 0, "mr-good-dereg": 0,
                 "cq-busy": EBUSY, "qp-destroyed": 0, "cq-destroyed": 0, "pd-freed": 0}
         got = {k: u[k]["errno"] for k in want if k in u}
@@ -392,7 +395,8 @@ def tests(env: Env):
         rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
         # The good objects reached the card and went again; the bad ones never reached it.
         assert (rise.get("CREATE_CQ"), rise.get("DESTROY_CQ")) == (1, 1), (before, after)
-        assert (rise.get("CREATE_QP"), rise.get("DESTROY_QP")) == (2, 2), (before, after)
+        assert (rise.get("CREATE_QP"), rise.get("DESTROY_QP")) == (3, 3), (before, after)
+        assert (rise.get("CREATE_RMP"), rise.get("DESTROY_RMP")) == (1, 1), (before, after)
         assert (rise.get("CREATE_MKEY"), rise.get("DESTROY_MKEY")) == (1, 1), (before, after)
         assert all(e == 0 for _, e in after.values()), after
         # rmmod while ibv_rc_pingpong holds a context, PD, MR, CQ and an RC QP (in INIT,
@@ -405,7 +409,7 @@ def tests(env: Env):
         assert not errs, "cx4 reported:\n" + "\n".join(errs)
         check_clean_dmesg(r.dmesg)
 
-    yield "cx4 verbs objects: malformed CQ/QP/MR requests refused, no leak", \
+    yield "cx4 verbs objects: malformed CQ/SRQ/QP/MR requests refused, no leak", \
         cx4_verbs_objects_bad_input
 
     # perftest with the connection exchanged over TCP (rdma_cm needs kernel verbs): cx4 is

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Guest side of tests/ib.py: malformed and hostile CQ, QP and MR requests against cx4's ib
+"""Guest side of tests/ib.py: malformed and hostile CQ, SRQ, QP and MR requests against cx4's ib
 device through the uverbs write interface (the core command with libmlx5's driver request
 appended, as libibverbs' fallback path sends them): short or dirty driver data, unknown flags,
 bad geometry, huge sizes, buffers over unmapped memory. Prints one JSON line per case with the
@@ -19,6 +19,7 @@ import sys
 
 GET_CONTEXT, ALLOC_PD, DEALLOC_PD, REG_MR, DEREG_MR = 0, 3, 4, 9, 13
 CREATE_CQ, DESTROY_CQ, CREATE_QP, DESTROY_QP = 18, 20, 24, 27
+CREATE_SRQ, DESTROY_SRQ = 32, 35
 QPT_RC, QPT_UD, QPT_RAW_PACKET = 2, 4, 8
 ACCESS_LOCAL_WRITE = 1
 PAGE = mmap.PAGESIZE
@@ -119,10 +120,39 @@ def main() -> int:
         destroy_cq(h)
     cq = create_cq("cq-good", cq_req(ring_a, db_a))
 
-    def create_qp(name, drv, qp_type=QPT_RC, send=None, recv=None):
+    def srq_req(buf, db, flags=0, r0=0, uidx=0, r1=0):
+        """struct mlx5_ib_create_srq (32 bytes)."""
+        return struct.pack("<QQIIII", buf, db, flags, r0, uidx, r1)
+
+    def create_srq(name, drv, max_wr=63, max_sge=1):
+        body = struct.pack("<QIIII", 0x9abc, pd, max_wr, max_sge, 0) + drv
+        e, r = cmd(fd, CREATE_SRQ, body, 16 + 8)
+        h = struct.unpack_from("<I", r, 0)[0] if not e else None
+        out(case=name, errno=e, name=errno.errorcode.get(e, "OK"))
+        return h
+
+    def destroy_srq(h):
+        return cmd(fd, DESTROY_SRQ, struct.pack("<II", h, 0), 4)[0]
+
+    sbuf, sbuf_a = buffer(64 * 32)
+    bad_srq = {
+        "srq-short": (srq_req(sbuf_a, db_a + 192)[:16], 63),
+        "srq-flags": (srq_req(sbuf_a, db_a + 192, flags=1), 63),
+        "srq-reserved": (srq_req(sbuf_a, db_a + 192, r1=1), 63),
+        "srq-misaligned": (srq_req(sbuf_a + 64, db_a + 192), 63),
+        "srq-unmapped": (srq_req(unmapped(64 * 32), db_a + 192), 63),
+        "srq-huge": (srq_req(sbuf_a, db_a + 192), 1 << 30),
+    }
+    for name, (drv, n) in bad_srq.items():
+        h = create_srq(name, drv, max_wr=n)
+        if h is not None:
+            destroy_srq(h)
+    srq = create_srq("srq-good", srq_req(sbuf_a, db_a + 192))
+
+    def create_qp(name, drv, qp_type=QPT_RC, send=None, recv=None, srq_h=None):
         s, r = (cq if send is None else send), (cq if recv is None else recv)
-        body = struct.pack("<QIIIIIIIIIBBBB", 0x5678, pd, s, r, 0, 64, 64, 1, 1, 0, 0,
-                           qp_type, 0, 0) + drv
+        body = struct.pack("<QIIIIIIIIIBBBB", 0x5678, pd, s, r, srq_h or 0, 64, 64, 1, 1, 0, 0,
+                           qp_type, 0 if srq_h is None else 1, 0) + drv
         e, rs = cmd(fd, CREATE_QP, body, 32 + 40)
         h = struct.unpack_from("<I", rs, 0)[0] if not e else None
         qpn = struct.unpack_from("<I", rs, 4)[0] if not e else None
@@ -150,7 +180,8 @@ def main() -> int:
         if h is not None:
             destroy_qp(h)
     qps = [create_qp("qp-good-rc", qp_req(qbuf_a, db_a + 64)),
-           create_qp("qp-good-ud", qp_req(qbuf_a, db_a + 128), QPT_UD)]
+           create_qp("qp-good-ud", qp_req(qbuf_a, db_a + 128), QPT_UD),
+           create_qp("qp-good-srq", qp_req(qbuf_a, db_a + 256, rq=0), srq_h=srq)]
 
     def reg_mr(name, start, length, va=None, acc=ACCESS_LOCAL_WRITE):
         body = struct.pack("<QQQII", start, length, start if va is None else va, pd, acc)
@@ -168,11 +199,12 @@ def main() -> int:
     # A CQ still used by QPs cannot go; the QPs first, then it, then the PD.
     out(case="cq-busy", errno=destroy_cq(cq))
     out(case="qp-destroyed", errno=max(destroy_qp(h) for h in qps if h is not None))
+    out(case="srq-destroyed", errno=destroy_srq(srq))
     out(case="cq-destroyed", errno=destroy_cq(cq))
     out(case="pd-freed", errno=cmd_bare(fd, DEALLOC_PD, struct.pack("<I", pd)))
     os.close(async_fd)
     os.close(fd)
-    for m in (ring, dbp, qbuf, mbuf):
+    for m in (ring, dbp, qbuf, mbuf, sbuf):
         m.close()
     out(case="closed")
     return 0

@@ -79,7 +79,9 @@ impl IbSrq {
             return Err(EINVAL);
         }
         let max = (attr.max_wr + 1).next_power_of_two();
-        let desc = (NEXT_SEG + attr.max_sge * DATA_SEG).next_power_of_two().max(32);
+        let desc = (NEXT_SEG + attr.max_sge * DATA_SEG)
+            .next_power_of_two()
+            .max(32);
         let bytes = usize::try_from(max)? * usize::try_from(desc)?;
         // The work queue's page offset is not offered: libmlx5's buffers are page aligned.
         if req.buf_addr % ADAPTER_PAGE as u64 != 0 || req.db_addr % 8 != 0 {
@@ -123,7 +125,12 @@ impl Drop for IbSrq {
         if let Ok(mut m) = input::<command::DestroyRmp>(0) {
             m.set_rmpn(self.rmpn);
             if let Err(e) = self.mdev.cmdq.exec::<command::DestroyRmp>(&m, 0) {
-                dev_warn!(self.mdev.dev.dev(), "DESTROY_RMP {:#x}: {:?}\n", self.rmpn, e);
+                dev_warn!(
+                    self.mdev.dev.dev(),
+                    "DESTROY_RMP {:#x}: {:?}\n",
+                    self.rmpn,
+                    e
+                );
             }
         }
     }
