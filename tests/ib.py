@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 from en import CX4_UP, cx4_errors
 from harness import Env, check_clean_dmesg, describe, estimate
 from model_eth import eth_vms, section
+from model_core import mlx5_errors
 from model_roce import IB, ROCE_MODEL, addresses, model_gids, sysfs_gids, v6
 
 VERBS_PD = Path(__file__).resolve().parent / "verbs_pd.py"
 UDATA_TOOL = Path(__file__).resolve().parent / "ib_udata.py"
+BAD_TOOL = Path(__file__).resolve().parent / "ib_objects_bad.py"
 
 # Guest helper: the ib device cx4 registered on the modelled card, its port ACTIVE.
 CX4_IB = r"""
@@ -35,7 +38,7 @@ cx4_ib_up() {
         sleep 0.1
     done
 }
-cmds() { grep -E "^(ALLOC_PD|DEALLOC_PD|ALLOC_UAR|DEALLOC_UAR|SET_ROCE_ADDRESS) " $DBG/commands; }
+cmds() { grep -E "^(ALLOC_PD|DEALLOC_PD|ALLOC_UAR|DEALLOC_UAR|SET_ROCE_ADDRESS|CREATE_CQ|DESTROY_CQ|CREATE_MKEY|DESTROY_MKEY|CREATE_QP|DESTROY_QP|RST2INIT_QP|INIT2RTR_QP|RTR2RTS_QP|2ERR_QP|2RST_QP|CREATE_RMP|DESTROY_RMP) " $DBG/commands; }
 """
 
 
@@ -201,3 +204,276 @@ def tests(env: Env):
 
     yield "cx4 ib device: ibv_devinfo, rdma link ACTIVE, GID table = the card's, libmlx5 PD", \
         cx4_ib_device_gids_pd
+
+    # The RoCE v2 GID index of the VM's IPv4 address, in $GIDX.
+    gidx = r"""
+        wait_gid ffff:0a63:000$((me + 1))
+        d=/sys/class/infiniband/$IBDEV/ports/1
+        GIDX=$(for f in $d/gids/*; do i=${f##*/};
+               grep -qi ffff:0a63:000$((me + 1)) $f && grep -q "RoCE v2" $d/gid_attrs/types/$i 2>/dev/null && echo $i;
+               done | head -1)
+        echo "RoCE v2 GID of $IP: index $GIDX"
+    """
+
+    @estimate(300)
+    def cx4_rc_pingpong_with_mlx5_ib():
+        """cx4 (vm0) and upstream mlx5_ib (vm1), each on its own modelled card, one Ethernet
+        segment: unmodified ibv_rc_pingpong (RoCE v2, 4 KiB messages over a 1024-byte path
+        MTU, every received buffer checked with --chk) completes all its iterations with cx4
+        as the client (both sides waiting on completion events, -e: the card's completion
+        events reach libibverbs through cx4's CQ table and ib_core) and as the server
+        (polling); so does ibv_ud_pingpong (UD QPs, 1 KiB sends through address handles
+        whose destination MAC cx4 answers libmlx5) both ways. libmlx5 created user CQs, MRs and RC QPs on cx4 and took them through
+        RST→INIT→RTR→RTS; every object was destroyed (the card's command counts pair up, no
+        command failed) and after rmmod the card has no QP and no GID left."""
+        opts = "-d $IBDEV -g $GIDX -m 1024 -s 4096 -c -n 200"
+        ud = "-d $IBDEV -g $GIDX -s 1024 -c -n 200"
+        vm0 = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+        """ + gidx + f"""
+            reach $PEER
+            section cmds-before; cmds
+            wait_signal server-1
+            section client; timeout $((120 * SLOW)) ibv_rc_pingpong {opts} -e $PEER 2>&1
+            section server
+            timeout $((150 * SLOW)) ibv_rc_pingpong {opts} > /tmp/s.txt 2>&1 &
+            sleep $((2 * SLOW)); signal server-2; wait; cat /tmp/s.txt
+            wait_signal server-3
+            section ud-client; timeout $((120 * SLOW)) ibv_ud_pingpong {ud} $PEER 2>&1
+            section ud-server
+            timeout $((150 * SLOW)) ibv_ud_pingpong {ud} > /tmp/u.txt 2>&1 &
+            sleep $((2 * SLOW)); signal server-4; wait; cat /tmp/u.txt
+            section cmds-after; cmds
+            section cqs; cat $DBG/cqs 2>/dev/null || true
+            section roce; req ctl roce
+            wait_signal done 600
+            ip link set "$IF" down
+            rmmod cx4
+            section after-rmmod; req ctl roce
+            echo unloaded
+        """
+        vm1 = IB + """
+            eth_up
+            ib_up
+        """ + gidx + f"""
+            reach $PEER
+            section server
+            timeout $((150 * SLOW)) ibv_rc_pingpong {opts} -e > /tmp/s.txt 2>&1 &
+            sleep $((2 * SLOW)); signal server-1; wait; cat /tmp/s.txt
+            wait_signal server-2
+            section client; timeout $((120 * SLOW)) ibv_rc_pingpong {opts} $PEER 2>&1
+            section ud-server
+            timeout $((150 * SLOW)) ibv_ud_pingpong {ud} > /tmp/u.txt 2>&1 &
+            sleep $((2 * SLOW)); signal server-3; wait; cat /tmp/u.txt
+            wait_signal server-4
+            section ud-client; timeout $((120 * SLOW)) ibv_ud_pingpong {ud} $PEER 2>&1
+            signal done
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=600, model_args=ROCE_MODEL, files=[env.ko])
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            for kind in ("client", "server", "ud-client", "ud-server"):
+                s = section(r.job_log, kind)
+                # "819200 bytes in 0.50 seconds = ..." and "200 iters in ..." from each side.
+                assert re.search(r"^\d+ bytes in [\d.]+ seconds", s, re.M) and \
+                    re.search(r"^200 iters in", s, re.M), \
+                    f"vm{rs.index(r)} {kind} pingpong failed:\n{s}\n{describe(r)}"
+                assert "Failed" not in s and "error" not in s.lower(), s
+                for line in re.findall(r"^\d+ (?:bytes|iters) in .*$", s, re.M):
+                    print(f"    vm{rs.index(r)} {kind}: {line}", file=sys.stderr)
+        log = rs[0].job_log
+        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
+        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
+        # Two runs, each: one RC QP, one CQ (send and receive share it), one MR, all destroyed;
+        # each QP went RST→INIT→RTR→RTS.
+        for made, gone in (("CREATE_QP", "DESTROY_QP"), ("CREATE_CQ", "DESTROY_CQ"),
+                           ("CREATE_MKEY", "DESTROY_MKEY")):
+            assert rise.get(made, 0) >= 2 and rise.get(made) == rise.get(gone), (made, before, after)
+        for t in ("RST2INIT_QP", "INIT2RTR_QP", "RTR2RTS_QP"):
+            assert rise.get(t, 0) >= 2, (t, before, after)
+        assert all(e == 0 for _, e in after.values()), after
+        assert re.search(r"^gids=0 qps=0", section(log, "after-rmmod"), re.M), section(log, "after-rmmod")
+        errs = cx4_errors(rs[0].dmesg) + mlx5_errors(rs[1].dmesg)
+        assert not errs, "\n".join(errs)
+        for r in rs:
+            check_clean_dmesg(r.dmesg)
+
+    yield "ibv_rc_pingpong, ibv_ud_pingpong between cx4 and mlx5_ib, both ways, data checked", \
+        cx4_rc_pingpong_with_mlx5_ib
+
+    @estimate(240)
+    def cx4_rc_pingpong_between_cx4_vms():
+        """Two VMs with cx4 on their own modelled cards: unmodified ibv_rc_pingpong (RoCE v2,
+        4 KiB over MTU 1024, --chk) between them, events on both sides."""
+        opts = "-d $IBDEV -g $GIDX -m 1024 -s 4096 -c -n 200 -e"
+        common = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+        """ + gidx
+        vm0 = common + f"""
+            reach $PEER
+            wait_signal server
+            section client; timeout $((120 * SLOW)) ibv_rc_pingpong {opts} $PEER 2>&1
+            signal done
+            echo unloaded
+        """
+        vm1 = common + f"""
+            reach $PEER
+            section server
+            timeout $((150 * SLOW)) ibv_rc_pingpong {opts} > /tmp/s.txt 2>&1 &
+            sleep $((2 * SLOW)); signal server; wait; cat /tmp/s.txt
+            wait_signal done 600
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=400, model_args=ROCE_MODEL, files=[env.ko])
+        for r, kind in zip(rs, ("client", "server")):
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            s = section(r.job_log, kind)
+            assert re.search(r"^\d+ bytes in [\d.]+ seconds", s, re.M) and \
+                re.search(r"^200 iters in", s, re.M), f"{kind} pingpong failed:\n{s}\n{describe(r)}"
+            for line in re.findall(r"^\d+ (?:bytes|iters) in .*$", s, re.M):
+                print(f"    vm{rs.index(r)} {kind}: {line}", file=sys.stderr)
+            errs = cx4_errors(r.dmesg)
+            assert not errs, "\n".join(errs)
+            check_clean_dmesg(r.dmesg)
+
+    yield "ibv_rc_pingpong between two cx4 VMs, data checked", cx4_rc_pingpong_between_cx4_vms
+
+    @estimate(150)
+    def cx4_verbs_objects_bad_input():
+        """Hostile CQ, SRQ, QP and MR requests from user space (raw uverbs commands with libmlx5's
+        driver data): short or dirty requests, unknown flags, bad CQE sizes, queue geometry
+        that is not a power of two, huge sizes, rings, doorbell records and MRs over unmapped
+        memory, a foreign UAR page, a raw packet QP: each gets its errno, nothing oopses; the
+        good objects work and are destroyed (a CQ in use by QPs is busy), every object the
+        card created is destroyed again. rmmod while ibv_rc_pingpong holds a CQ, an MR and a
+        QP in INIT disassociates its context: the module goes, the card has no QP left."""
+        vm0 = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+            section cmds-before; cmds
+            section bad; python3 /cx4/ib_objects_bad.py /dev/infiniband/$(ls /sys/class/infiniband/$IBDEV/device/infiniband_verbs/) 2>&1
+            section cmds-after; cmds
+            ibv_rc_pingpong -d $IBDEV -g 1 > /tmp/hold.txt 2>&1 &
+            HP=$!
+            for i in $(seq $((100 * SLOW))); do req ctl roce | grep -q "qp=" && break; sleep 0.1; done
+            section roce-held; req ctl roce
+            ip link set "$IF" down
+            section rmmod-busy; timeout $((120 * SLOW)) rmmod cx4 && echo removed
+            section after-rmmod; req ctl roce
+            kill $HP 2>/dev/null || true; wait $HP 2>/dev/null || true
+            echo unloaded
+        """
+        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL, files=[env.ko, BAD_TOOL])[0]
+        assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        log = r.job_log
+        u = {c["case"]: c for c in (json.loads(l) for l in section(log, "bad").splitlines()
+                                    if l.startswith("{"))}
+        assert "closed" in u, section(log, "bad") + describe(r)
+        EINVAL, EFAULT, EOPNOTSUPP, EBUSY = 22, 14, 95, 16
+        want = {"pd": 0, "cq-short": EINVAL, "cq-cqe-size": EINVAL, "cq-flags": EINVAL,
+                "cq-reserved": EINVAL, "cq-compression": EOPNOTSUPP, "cq-foreign-uar": EINVAL,
+                "cq-misaligned": EINVAL, "cq-unmapped-ring": EFAULT, "cq-unmapped-dbrec": EFAULT,
+                "cq-longer-dirty": EOPNOTSUPP, "cq-huge": EINVAL, "cq-good": 0,
+                "qp-short": EINVAL, "qp-flags": EINVAL, "qp-sq-not-pow2": EINVAL,
+                "qp-rq-stride": EINVAL, "qp-huge": EINVAL, "qp-empty": EINVAL,
+                "qp-sq-buf": EINVAL, "qp-unmapped": EFAULT, "qp-misaligned": EINVAL,
+                "qp-raw-packet": EOPNOTSUPP, "qp-good-rc": 0, "qp-good-ud": 0, "qp-good-srq": 0,
+                "srq-short": EINVAL, "srq-flags": EINVAL, "srq-reserved": EINVAL,
+                "srq-misaligned": EINVAL, "srq-unmapped": EFAULT, "srq-huge": EINVAL,
+                "srq-good": 0, "srq-destroyed": 0,
+                "mr-unmapped": EFAULT, "mr-offset-mismatch": EINVAL, "mr-good": 0, "mr-good-dereg": 0,
+                "cq-busy": EBUSY, "qp-destroyed": 0, "cq-destroyed": 0, "pd-freed": 0}
+        got = {k: u[k]["errno"] for k in want if k in u}
+        assert got == want, f"errnos {got},\nwanted {want}\n" + section(log, "bad")
+        assert u["cq-good"]["cqe"] == 255 and u["cq-good"]["cqn"], u["cq-good"]
+        assert u["qp-good-rc"]["qpn"] != u["qp-good-ud"]["qpn"], u
+        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
+        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
+        # The good objects reached the card and went again; the bad ones never reached it.
+        assert (rise.get("CREATE_CQ"), rise.get("DESTROY_CQ")) == (1, 1), (before, after)
+        assert (rise.get("CREATE_QP"), rise.get("DESTROY_QP")) == (3, 3), (before, after)
+        assert (rise.get("CREATE_RMP"), rise.get("DESTROY_RMP")) == (1, 1), (before, after)
+        assert (rise.get("CREATE_MKEY"), rise.get("DESTROY_MKEY")) == (1, 1), (before, after)
+        assert all(e == 0 for _, e in after.values()), after
+        # rmmod while ibv_rc_pingpong holds a context, PD, MR, CQ and an RC QP (in INIT,
+        # waiting for a client): the context is disassociated, its objects destroyed.
+        assert re.search(r"qps=1 .*qp=0x[0-9a-f]+/RC/INIT", section(log, "roce-held")), \
+            section(log, "roce-held")
+        assert "removed" in section(log, "rmmod-busy"), section(log, "rmmod-busy") + describe(r)
+        assert re.search(r"^gids=0 qps=0", section(log, "after-rmmod"), re.M), section(log, "after-rmmod")
+        errs = cx4_errors(r.dmesg)
+        assert not errs, "cx4 reported:\n" + "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+
+    yield "cx4 verbs objects: malformed CQ/SRQ/QP/MR requests refused, no leak", \
+        cx4_verbs_objects_bad_input
+
+    # perftest with the connection exchanged over TCP (rdma_cm needs kernel verbs): cx4 is
+    # the client, mlx5_ib the server. (name, tool, options).
+    perftests = [("uc", "ibv_uc_pingpong", "-g $GIDX -m 1024 -s 4096 -c -n 200"),
+                 ("srq", "ibv_srq_pingpong", "-g $GIDX -m 1024 -s 4096 -c -n 200"),
+                 ("write", "ib_write_bw", "-x $GIDX -F -s 65536 -n 200"),
+                 ("read", "ib_read_bw", "-x $GIDX -F -s 65536 -n 200"),
+                 ("send", "ib_send_bw", "-x $GIDX -F -s 65536 -n 200"),
+                 ("atomic", "ib_atomic_bw", "-x $GIDX -F -n 200"),
+                 ("write-lat", "ib_write_lat", "-x $GIDX -F -s 8 -n 200")]
+
+    @estimate(300)
+    def cx4_perftest_with_mlx5_ib():
+        """cx4 (vm0, client) and mlx5_ib (vm1, server): unmodified ibv_uc_pingpong (UC, data
+        checked), ibv_srq_pingpong (16 RC QPs receiving through one SRQ, cx4's an RMP) and
+        perftest ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw and
+        ib_write_lat (RDMA writes into and reads from the peer's MR by rkey, atomics: the
+        remote access rights of cx4's MRs and QPs) complete and report a result."""
+        server = "".join(f"""
+            timeout $((200 * SLOW)) {tool} -d $IBDEV {o} > /tmp/{name}.txt 2>&1 &
+            sleep $((2 * SLOW)); signal {name}; wait || echo "{name} server failed rc=$?"
+            section {name}; cat /tmp/{name}.txt
+        """ for name, tool, o in perftests)
+        client = "".join(f"""
+            wait_signal {name}
+            section {name}
+            timeout $((180 * SLOW)) {tool} -d $IBDEV {o} $PEER 2>&1 || echo "{name} failed rc=$?"
+        """ for name, tool, o in perftests)
+        vm0 = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+        """ + gidx + "reach $PEER\nsection cmds-before; cmds\n" + client + """
+            section cmds-after; cmds
+            signal done
+            echo unloaded
+        """
+        vm1 = IB + """
+            eth_up
+            ib_up
+        """ + gidx + "reach $PEER\n" + server + """
+            wait_signal done 600
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=900, model_args=ROCE_MODEL, files=[env.ko])
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        log = rs[0].job_log
+        for name in ("uc", "srq"):
+            s = section(log, name)
+            assert re.search(r"^200 iters in", s, re.M), f"{name}:\n{s}\n{describe(rs[0])}"
+        for name, _, _ in perftests[2:]:
+            s = section(log, name)
+            assert "failed" not in s, f"{name}:\n{s}\n{describe(rs[0])}\n{section(rs[1].job_log, name)}"
+            row = re.search(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)", s, re.M)
+            assert row, f"{name}: no result row:\n{s}"
+            print(f"    {name}: {row.group(0).strip()}", file=sys.stderr)
+        after = cmd_counts(section(log, "cmds-after"))
+        assert all(e == 0 for _, e in after.values()), after
+        errs = cx4_errors(rs[0].dmesg) + mlx5_errors(rs[1].dmesg)
+        assert not errs, "\n".join(errs)
+        for r in rs:
+            check_clean_dmesg(r.dmesg)
+
+    yield "cx4 -> mlx5_ib: ibv_uc/srq_pingpong, perftest write/read/send/atomic bw, write lat", \
+        cx4_perftest_with_mlx5_ib

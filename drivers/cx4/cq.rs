@@ -317,3 +317,58 @@ impl Drop for Cq {
         drop(entry);
     }
 }
+
+/// A CQ whose buffer and doorbell record its owner provides (the RDMA layer's user CQs,
+/// whose memory is the process's): created from a CREATE_CQ input the owner filled in,
+/// registered in the CQ table so that its events reach `handler`. Dropping it destroys it.
+pub(crate) struct ExtCq {
+    mdev: Arc<Mdev>,
+    cqn: u32,
+}
+
+impl ExtCq {
+    /// Creates the CQ described by `m` (context and page list).
+    pub(crate) fn create(
+        mdev: &Arc<Mdev>,
+        m: &Msg<CreateCqIn>,
+        handler: Arc<dyn CqHandler>,
+    ) -> Result<Self> {
+        let entry = Arc::new(
+            CqEntry {
+                handler: Some(handler),
+                events: AtomicU64::new(0),
+                errors: AtomicU64::new(0),
+            },
+            GFP_KERNEL,
+        )?;
+        // Reserve the table node first: once the CQ exists, registering it cannot fail.
+        let node = RBTreeNodeReservation::new(GFP_KERNEL)?;
+        let out = mdev.cmdq.exec::<command::CreateCq>(m, 0)?;
+        let cqn = out.cqn();
+        let stale = mdev.cqs.map.lock().insert(node.into_node(cqn, entry));
+        drop(stale);
+        Ok(Self {
+            mdev: mdev.clone(),
+            cqn,
+        })
+    }
+
+    /// The CQ number.
+    pub(crate) fn cqn(&self) -> u32 {
+        self.cqn
+    }
+}
+
+impl Drop for ExtCq {
+    fn drop(&mut self) {
+        if let Ok(mut m) = input::<command::DestroyCq>(0) {
+            m.set_cqn(self.cqn);
+            if let Err(e) = self.mdev.cmdq.exec::<command::DestroyCq>(&m, 0) {
+                dev_warn!(self.mdev.dev.dev(), "DESTROY_CQ {:#x}: {:?}\n", self.cqn, e);
+            }
+        }
+        // The entry is dropped after the table lock (and with it interrupts) is released.
+        let entry = self.mdev.cqs.map.lock().remove(&self.cqn);
+        drop(entry);
+    }
+}

@@ -46,6 +46,7 @@ mod mbox;
 mod mdev;
 mod msg;
 mod pages;
+mod qp_events;
 mod selftest;
 mod stats;
 mod uar;

@@ -3,8 +3,8 @@
 //! (`commands`: a header line, then count, errors, mean and max latency and how completions were
 //! seen, per opcode), the command queue mode and totals (`cmdq`), the
 //! EQs and their interrupt and event counters (`eqs`), firmware pages (`pages`), the
-//! capabilities in human-readable form (`caps`), health (`health`), CQs (`cqs`) and the test
-//! hooks (`selftest`, see selftest.rs).
+//! capabilities in human-readable form (`caps`), health (`health`), CQs (`cqs`), QP event
+//! routing (`qp_events`) and the test hooks (`selftest`, see selftest.rs).
 
 use core::fmt;
 
@@ -108,6 +108,10 @@ fn cqs(d: &DebugData, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     d.mdev.cqs.show(f)
 }
 
+fn qp_events(d: &DebugData, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    d.mdev.qps.show(f)
+}
+
 fn selftest(d: &DebugData, r: &mut UserSliceReader) -> Result {
     d.selftest.write(r)
 }
@@ -130,6 +134,7 @@ impl DebugFs {
                 dir.read_callback_file(c"caps", d, &caps);
                 dir.read_callback_file(c"health", d, &health);
                 dir.read_callback_file(c"cqs", d, &cqs);
+                dir.read_callback_file(c"qp_events", d, &qp_events);
                 dir.write_only_callback_file(c"selftest", d, &selftest);
             }),
             GFP_KERNEL,

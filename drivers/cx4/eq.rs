@@ -31,6 +31,7 @@ use cx4_hw::{
     eq::{
         eqe::Eqe,
         eqe_owned_by_sw,
+        event_queue_type,
         event_type::{
             self,
             event_type_name, //
@@ -251,6 +252,19 @@ impl Eq {
                     e.syndrome()
                 );
                 m.cqs.error(e.cqn(), e.syndrome() as u8);
+            }
+            event_type::PATH_MIG
+            | event_type::COMM_EST
+            | event_type::SQ_DRAINED
+            | event_type::SRQ_LAST_WQE
+            | event_type::WQ_CATAS_ERROR
+            | event_type::PATH_MIG_FAILED
+            | event_type::WQ_INVAL_REQ_ERROR
+            | event_type::WQ_ACCESS_ERROR => {
+                let q = eqe.qp_srq();
+                if q.queue_type() as u8 == event_queue_type::QP {
+                    m.qps.event(q.qp_srq_n(), ty);
+                }
             }
             event_type::PORT_CHANGE => {
                 dev_info!(

@@ -264,9 +264,9 @@ impl Hca {
             // without it the Ethernet function still works.
             if caps.gen().roce() != 0 && caps.roce().is_some() {
                 if let Some(en) = self.en.as_ref() {
-                    let vectors = eqs.comp_eqns()?.len() as u32;
+                    let comp_eqns = eqs.comp_eqns()?;
                     if let Some(ndev) = en.device_ref() {
-                        match Ib::probe(pdev, &m, &caps, ndev, en.min_inline(), vectors) {
+                        match Ib::probe(pdev, &m, &caps, ndev, en.min_inline(), comp_eqns) {
                             Ok(ib) => self.ib = Some(ib),
                             Err(e) => dev_warn!(pdev, "no RDMA device: {:?}\n", e),
                         }

@@ -32,7 +32,8 @@ use crate::{
         HealthState, //
     },
     iseg::Bar0,
-    pages::Pages, //
+    pages::Pages,
+    qp_events::QpEventTable, //
 };
 
 /// Work item id of the page-request work.
@@ -56,6 +57,9 @@ pub(crate) struct Mdev {
     /// CQs by number, for event dispatch.
     #[pin]
     pub(crate) cqs: CqTable,
+    /// QP number → the owner of its asynchronous events.
+    #[pin]
+    pub(crate) qps: QpEventTable,
     /// The port change listener (the Ethernet layer), called from the async EQ's handler.
     #[pin]
     port_events: IrqSafeLock<Option<Arc<dyn PortEvents>>>,
@@ -118,6 +122,7 @@ impl Mdev {
             cmdq <- cmdq,
             pages <- Pages::new(),
             cqs <- CqTable::new(),
+            qps <- QpEventTable::new(),
             port_events <- new_irq_safe_lock!(None, "cx4::port_events"),
             page_work <- new_work!("cx4::pages"),
             health: HealthState::new(),

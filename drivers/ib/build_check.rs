@@ -26,6 +26,11 @@ impl IbDriver for Check {
     type Data = ();
     type Ucontext = ();
     type Pd = ();
+    type Cq = ();
+    type Qp = ();
+    type Mr = ();
+    type Ah = ();
+    type Srq = ();
 
     const DRIVER_ID: DriverId = DriverId::Mlx5;
     const UVERBS_ABI_VER: u32 = 1;

@@ -7,10 +7,16 @@
 //!   driver data ([`IbDriver::Data`]), its ops table built from [`IbDriver`], its RoCE port's
 //!   netdev, `ib_register_device()`; dropping it unregisters and frees.
 //! - [`Device`]: the `ib_device` as the ops see it (`&Device<T>`), with the driver data.
-//! - [`IbDriver`]: the device, port, GID, user-context, mmap and PD operations, with the
-//!   objects' types ([`IbDriver::Ucontext`], [`IbDriver::Pd`]).
-//! - [`Ucontext`], [`Pd`]: the containers ib_core allocates for the objects (`size_ib_*`),
-//!   holding the `ib_*` struct and the driver's object; handled once, in `object.rs`.
+//! - [`IbDriver`]: the device, port, GID, user-context, mmap, PD, CQ, MR, QP and AH
+//!   operations, with the objects' types ([`IbDriver::Ucontext`], [`IbDriver::Pd`], ...).
+//! - [`Ucontext`], [`Pd`], [`Cq`], [`Qp`], [`Srq`], [`Ah`]: the containers ib_core allocates for the
+//!   objects (`size_ib_*`), holding the `ib_*` struct and the driver's object; [`Mr`], which
+//!   the layer allocates; handled once, in `object.rs`.
+//! - [`CqEvents`], [`QpEvents`]: the CQ and QP event sinks the driver's interrupt handlers
+//!   call, revoked by the layer before the object goes.
+//! - [`Umem`]: user memory pinned for the device, with its DMA blocks.
+//! - [`CqInitAttr`], [`QpInitAttr`], [`QpAttr`], [`AhAttr`]: the objects' attributes as
+//!   plain values.
 //! - [`Udata`]: the driver-private request and response of a uverbs call.
 //! - [`GidAttr`]: a GID table entry the core adds or deletes; [`Vma`]: an mmap request.
 //! - [`DeviceAttr`], [`PortAttr`], [`PortImmutable`] and their enums: what the query ops
@@ -27,16 +33,20 @@
 //!
 //! # Contexts
 //!
-//! The ops of this layer run in process context and may sleep.
+//! The ops of this layer run in process context and may sleep; the event sinks may be called
+//! from any context, hard interrupts included.
 
 mod attr;
 mod build_check;
 mod device;
+mod events;
 mod gid;
 mod mmap;
 mod object;
 mod ops;
+mod qp_attr;
 mod udata;
+mod umem;
 
 pub use attr::{
     mtu_of,
@@ -58,15 +68,41 @@ pub use device::{
     Device,
     Registration, //
 };
+pub use events::{
+    CqEvents,
+    QpEvent,
+    QpEvents, //
+};
 pub use gid::GidAttr;
 pub use mmap::Vma;
 pub use object::{
+    Ah,
+    Cq,
+    Mr,
     Pd,
+    Qp,
+    Srq,
     Ucontext, //
 };
 pub use ops::{
     DriverId,
     IbDriver, //
+};
+pub use qp_attr::{
+    qp_attr_mask,
+    AhAttr,
+    CqInitAttr,
+    QpAttr,
+    QpCap,
+    QpInitAttr,
+    QpState,
+    QpType,
+    SrqInitAttr,
+    AH_GRH, //
+};
+pub use umem::{
+    Access,
+    Umem, //
 };
 pub use udata::{
     eopnotsupp,

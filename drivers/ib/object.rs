@@ -8,19 +8,64 @@
 //! pointer is the container's) and the driver's object second. The create trampoline writes
 //! the object in place when the driver's create op succeeds (on failure nothing is written
 //! and nothing needs dropping); the destroy trampoline drops it in place. `size_of` the
-//! container is what the ops table announces ([`Ucontext::SIZE`], [`Pd::SIZE`]).
+//! container is what the ops table announces ([`Ucontext::SIZE`], [`Pd::SIZE`], ...).
+//!
+//! CQs and QPs also hold their event sink ([`CqEvents`], [`QpEvents`]), which the destroy
+//! trampoline revokes before dropping the driver's object, so that an event interrupt racing
+//! with the destruction never reaches the freed `ib_*` struct.
+//!
+//! MRs are the exception: the driver allocates `ib_mr` itself, so [`Mr`] is a box the layer
+//! allocates, hands to the core as the `ib_mr` pointer and frees in `dereg_mr`.
 
 use core::ops::Deref;
 
-use kernel::types::Opaque;
+use kernel::{
+    prelude::*,
+    sync::Arc,
+    types::Opaque, //
+};
 
 use crate::{
     device::Device,
+    events::{
+        CqEvents,
+        QpEvents, //
+    },
     ops::IbDriver, //
 };
 
+fn ucontext_device(p: *mut ksys::ib_ucontext) -> *mut ksys::ib_device {
+    // SAFETY: Called on live containers only (see `device()`); `device` is set by the core.
+    unsafe { (*p).device }
+}
+
+fn pd_device(p: *mut ksys::ib_pd) -> *mut ksys::ib_device {
+    // SAFETY: As in `ucontext_device`.
+    unsafe { (*p).device }
+}
+
+fn cq_device(p: *mut ksys::ib_cq) -> *mut ksys::ib_device {
+    // SAFETY: As in `ucontext_device`.
+    unsafe { ksys::ib_cq_device(p) }
+}
+
+fn qp_device(p: *mut ksys::ib_qp) -> *mut ksys::ib_device {
+    // SAFETY: As in `ucontext_device`.
+    unsafe { ksys::ib_qp_device(p) }
+}
+
+fn ah_device(p: *mut ksys::ib_ah) -> *mut ksys::ib_device {
+    // SAFETY: As in `ucontext_device`.
+    unsafe { ksys::ib_ah_device(p) }
+}
+
+fn srq_device(p: *mut ksys::ib_srq) -> *mut ksys::ib_device {
+    // SAFETY: As in `ucontext_device`.
+    unsafe { ksys::ib_srq_device(p) }
+}
+
 macro_rules! container {
-    ($(#[$doc:meta])* $name:ident, $raw:ident, $assoc:ident) => {
+    ($(#[$doc:meta])* $name:ident, $raw:ident, $assoc:ident, $dev:ident $(, $ev:ident)?) => {
         $(#[$doc])*
         ///
         /// # Invariants
@@ -31,26 +76,34 @@ macro_rules! container {
         pub struct $name<T: IbDriver> {
             ib: Opaque<ksys::$raw>,
             data: T::$assoc,
+            $(ev: Arc<$ev>,)?
         }
 
         impl<T: IbDriver> $name<T> {
             /// The size the core allocates (`ops.size_<raw>`).
             pub(crate) const SIZE: usize = size_of::<Self>();
 
-            /// Writes the driver's object into the container the core allocated.
+            /// Writes the driver's object (and the event sink) into the container the core
+            /// allocated.
             ///
             /// # Safety
             ///
             /// `raw` must be the core's freshly allocated, not yet initialised container of
             /// [`Self::SIZE`] bytes (passed to the create op).
-            pub(crate) unsafe fn init(raw: *mut ksys::$raw, data: T::$assoc) {
+            pub(crate) unsafe fn init(raw: *mut ksys::$raw, data: T::$assoc $(, ev: Arc<$ev>)?) {
                 let this = raw.cast::<Self>();
                 // SAFETY: The container spans `SIZE` bytes (the caller's guarantee); the `ib`
                 // field is at offset 0 (`repr(C)`, first field), so `raw` is the container.
                 unsafe { core::ptr::addr_of_mut!((*this).data).write(data) };
+                $(
+                    let _: Option<&$ev> = None;
+                    // SAFETY: As above.
+                    unsafe { core::ptr::addr_of_mut!((*this).ev).write(ev) };
+                )?
             }
 
-            /// Drops the driver's object in place (the destroy op).
+            /// Drops the driver's object in place (the destroy op), after revoking the event
+            /// sink.
             ///
             /// # Safety
             ///
@@ -58,15 +111,24 @@ macro_rules! container {
             /// used any more and is not dropped again (the core calls destroy once).
             pub(crate) unsafe fn destroy(raw: *mut ksys::$raw) {
                 let this = raw.cast::<Self>();
+                $(
+                    let _: Option<&$ev> = None;
+                    // SAFETY: Initialised (the caller's guarantee).
+                    unsafe { (*this).ev.revoke() };
+                )?
                 // SAFETY: The caller's guarantee: initialised, dropped once.
                 unsafe { core::ptr::drop_in_place(core::ptr::addr_of_mut!((*this).data)) };
+                $(
+                    let _: Option<&$ev> = None;
+                    // SAFETY: As above.
+                    unsafe { core::ptr::drop_in_place(core::ptr::addr_of_mut!((*this).ev)) };
+                )?
             }
 
             /// # Safety
             ///
             /// `raw` must be a container initialised by [`Self::init`] and not destroyed
             /// during `'a`.
-            // Not every kind's ops need it yet (a PD's ops only create and destroy).
             #[allow(dead_code)]
             pub(crate) unsafe fn from_raw<'a>(raw: *mut ksys::$raw) -> &'a Self {
                 // SAFETY: The caller's guarantee; the container starts at `raw`.
@@ -83,7 +145,7 @@ macro_rules! container {
             pub fn device(&self) -> &Device<T> {
                 // SAFETY: The core sets `device` before the create op; the device outlives
                 // its objects (unregistration destroys them first).
-                unsafe { Device::from_raw((*self.ib.get()).device) }
+                unsafe { Device::from_raw($dev(self.ib.get())) }
             }
         }
 
@@ -101,12 +163,117 @@ container!(
     /// A user context (`struct ib_ucontext`): what one opened uverbs file owns on the device.
     Ucontext,
     ib_ucontext,
-    Ucontext
+    Ucontext,
+    ucontext_device
 );
 
 container!(
     /// A protection domain (`struct ib_pd`).
     Pd,
     ib_pd,
-    Pd
+    Pd,
+    pd_device
 );
+
+container!(
+    /// A completion queue (`struct ib_cq`), with its event sink.
+    Cq,
+    ib_cq,
+    Cq,
+    cq_device,
+    CqEvents
+);
+
+container!(
+    /// A queue pair (`struct ib_qp`), with its event sink.
+    Qp,
+    ib_qp,
+    Qp,
+    qp_device,
+    QpEvents
+);
+
+container!(
+    /// An address handle (`struct ib_ah`).
+    Ah,
+    ib_ah,
+    Ah,
+    ah_device
+);
+
+container!(
+    /// A shared receive queue (`struct ib_srq`).
+    Srq,
+    ib_srq,
+    Srq,
+    srq_device
+);
+
+impl<T: IbDriver> Srq<T> {
+    /// The SRQ's PD, as the driver's object.
+    pub fn pd(&self) -> &Pd<T> {
+        // SAFETY: The core sets `pd` before the create op and holds a reference on the PD
+        // while the SRQ exists.
+        unsafe { Pd::from_raw(ksys::ib_srq_pd(self.ib.get())) }
+    }
+}
+
+impl<T: IbDriver> Qp<T> {
+    /// The QP's PD, as the driver's object.
+    pub fn pd(&self) -> &Pd<T> {
+        // SAFETY: The core sets `pd` before the create op and holds a reference on the PD
+        // while the QP exists; a user QP's PD does not change.
+        unsafe { Pd::from_raw(ksys::ib_qp_pd(self.ib.get())) }
+    }
+
+    /// The QP number (set from the create op's answer).
+    pub fn qpn(&self) -> u32 {
+        // SAFETY: A live QP.
+        unsafe { ksys::ib_qp_num(self.ib.get()) }
+    }
+}
+
+/// A memory region: the `ib_mr` (allocated by the layer, zeroed, since the driver owns MR
+/// memory in ib_core's model) and the driver's object.
+#[repr(C)]
+pub struct Mr<T: IbDriver> {
+    ib: Opaque<ksys::ib_mr>,
+    data: T::Mr,
+}
+
+impl<T: IbDriver> Mr<T> {
+    /// Boxes the driver's MR with its keys and hands the `ib_mr` to the core.
+    pub(crate) fn into_raw(data: T::Mr, lkey: u32, rkey: u32) -> Result<*mut ksys::ib_mr> {
+        let b = KBox::new(
+            Self {
+                ib: Opaque::zeroed(),
+                data,
+            },
+            GFP_KERNEL,
+        )?;
+        let p = KBox::into_raw(b);
+        // SAFETY: Just allocated; `ib` is at offset 0.
+        let ib = unsafe { (*p).ib.get() };
+        // SAFETY: A valid, zeroed `ib_mr` the core does not use yet.
+        unsafe { ksys::ib_mr_set_keys(ib, lkey, rkey) };
+        Ok(ib)
+    }
+
+    /// Frees an MR made by [`Mr::into_raw`].
+    ///
+    /// # Safety
+    ///
+    /// `raw` must come from [`Mr::into_raw`] and not be used after (the core's `dereg_mr`).
+    pub(crate) unsafe fn free(raw: *mut ksys::ib_mr) {
+        // SAFETY: The caller's guarantee; `ib` at offset 0 makes `raw` the box's pointer.
+        drop(unsafe { KBox::from_raw(raw.cast::<Self>()) });
+    }
+}
+
+impl<T: IbDriver> Deref for Mr<T> {
+    type Target = T::Mr;
+
+    fn deref(&self) -> &T::Mr {
+        &self.data
+    }
+}

@@ -18,6 +18,8 @@ use kernel::{
     ThisModule,
 };
 
+use kernel::sync::Arc;
+
 use crate::{
     attr::{
         DeviceAttr,
@@ -26,13 +28,30 @@ use crate::{
         PortImmutable, //
     },
     device::Device,
+    events::{
+        CqEvents,
+        QpEvents, //
+    },
     gid::GidAttr,
     mmap::Vma,
     object::{
+        Ah,
+        Cq,
+        Mr,
         Pd,
+        Qp,
+        Srq,
         Ucontext, //
     },
+    qp_attr::{
+        AhAttr,
+        CqInitAttr,
+        QpAttr,
+        QpInitAttr,
+        SrqInitAttr, //
+    },
     udata::Udata,
+    umem::Access,
 };
 
 /// Which user-space provider binds to the device (`enum rdma_driver_id`): libibverbs matches
@@ -60,6 +79,16 @@ pub trait IbDriver: Sized + 'static {
     type Ucontext: Send + Sync;
     /// A protection domain's state ([`IbDriver::alloc_pd`]).
     type Pd: Send + Sync;
+    /// A completion queue's state ([`IbDriver::create_cq`]).
+    type Cq: Send + Sync;
+    /// A queue pair's state ([`IbDriver::create_qp`]).
+    type Qp: Send + Sync;
+    /// A memory region's state ([`IbDriver::reg_user_mr`], [`IbDriver::get_dma_mr`]).
+    type Mr: Send + Sync;
+    /// An address handle's state ([`IbDriver::create_user_ah`]).
+    type Ah: Send + Sync;
+    /// A shared receive queue's state ([`IbDriver::create_srq`]).
+    type Srq: Send + Sync;
 
     /// The provider that binds in user space (`ops.driver_id`).
     const DRIVER_ID: DriverId;
@@ -114,6 +143,90 @@ pub trait IbDriver: Sized + 'static {
     fn alloc_pd(_dev: &Device<Self>, _udata: Option<&mut Udata<'_>>) -> Result<Self::Pd> {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
+
+    /// `create_cq`: a completion queue, for a user context (`udata` is `Some`: the buffer
+    /// and doorbell record are in the process's memory, as the provider's request says) or a
+    /// kernel user. `events` is the CQ's event sink: the driver's interrupt handler calls it
+    /// (it stays valid, as a no-op, after the CQ is destroyed). Returns the CQ and its
+    /// actual number of CQEs (at least `attr.cqe`).
+    fn create_cq(
+        _dev: &Device<Self>,
+        _attr: &CqInitAttr,
+        _udata: Option<&mut Udata<'_>>,
+        _events: &Arc<CqEvents>,
+    ) -> Result<(Self::Cq, u32)> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `reg_user_mr`: registers `len` bytes of the process's memory at `start`, addressed by
+    /// the device as `iova`, with `access` rights, in `pd`. Returns the MR, its lkey and
+    /// rkey.
+    fn reg_user_mr(
+        _pd: &Pd<Self>,
+        _start: u64,
+        _len: u64,
+        _iova: u64,
+        _access: Access,
+        _udata: &mut Udata<'_>,
+    ) -> Result<(Self::Mr, u32, u32)> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `get_dma_mr`: an MR over all of memory by bus address, for kernel users. Returns
+    /// the MR, its lkey and rkey.
+    fn get_dma_mr(_pd: &Pd<Self>, _access: Access) -> Result<(Self::Mr, u32, u32)> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `create_qp`: a queue pair in `pd` (in RESET), for a user context (`udata`) or a
+    /// kernel user. `events` is the QP's event sink (as for CQs). Returns the QP and its
+    /// number.
+    fn create_qp(
+        _pd: &Pd<Self>,
+        _attr: &QpInitAttr<'_, Self>,
+        _udata: Option<&mut Udata<'_>>,
+        _events: &Arc<QpEvents>,
+    ) -> Result<(Self::Qp, u32)> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `modify_qp`: moves the QP to `attr.qp_state` setting the attributes `mask`
+    /// (`qp_attr_mask`) selects. The core checked the transition and the mask are valid for
+    /// the QP type (`ib_modify_qp_is_ok`) and resolved a RoCE destination's MAC.
+    fn modify_qp(
+        _qp: &Qp<Self>,
+        _attr: &QpAttr,
+        _mask: u32,
+        _udata: Option<&mut Udata<'_>>,
+    ) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `query_qp`: the QP's current attributes.
+    fn query_qp(_qp: &Qp<Self>) -> Result<QpAttr> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `create_srq`: a shared receive queue in `pd`, for a user context (`udata`) or a
+    /// kernel user.
+    fn create_srq(
+        _pd: &Pd<Self>,
+        _attr: &SrqInitAttr,
+        _udata: Option<&mut Udata<'_>>,
+    ) -> Result<Self::Srq> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `create_user_ah`: an address handle for a process's UD sends (the core resolved a
+    /// RoCE destination's MAC into `attr`); `udata` takes what the provider needs to build
+    /// the address vector itself.
+    fn create_user_ah(
+        _dev: &Device<Self>,
+        _attr: &AhAttr,
+        _udata: &mut Udata<'_>,
+    ) -> Result<Self::Ah> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 }
 
 /// Expands to `Some(callback)` if the driver implements it, `None` otherwise.
@@ -147,8 +260,25 @@ impl<T: IbDriver> OpsTable<T> {
         mmap: op!(T::HAS_MMAP, Self::mmap),
         alloc_pd: op!(T::HAS_ALLOC_PD, Self::alloc_pd),
         dealloc_pd: op!(T::HAS_ALLOC_PD, Self::dealloc_pd),
+        create_cq: op!(T::HAS_CREATE_CQ, Self::create_cq),
+        destroy_cq: op!(T::HAS_CREATE_CQ, Self::destroy_cq),
+        reg_user_mr: op!(T::HAS_REG_USER_MR, Self::reg_user_mr),
+        get_dma_mr: op!(T::HAS_GET_DMA_MR, Self::get_dma_mr),
+        dereg_mr: op!(T::HAS_REG_USER_MR || T::HAS_GET_DMA_MR, Self::dereg_mr),
+        create_qp: op!(T::HAS_CREATE_QP, Self::create_qp),
+        destroy_qp: op!(T::HAS_CREATE_QP, Self::destroy_qp),
+        modify_qp: op!(T::HAS_MODIFY_QP, Self::modify_qp),
+        query_qp: op!(T::HAS_QUERY_QP, Self::query_qp),
         size_ib_ucontext: Ucontext::<T>::SIZE,
         size_ib_pd: Pd::<T>::SIZE,
+        create_user_ah: op!(T::HAS_CREATE_USER_AH, Self::create_user_ah),
+        destroy_ah: op!(T::HAS_CREATE_USER_AH, Self::destroy_ah),
+        create_srq: op!(T::HAS_CREATE_SRQ, Self::create_srq),
+        destroy_srq: op!(T::HAS_CREATE_SRQ, Self::destroy_srq),
+        size_ib_srq: Srq::<T>::SIZE,
+        size_ib_ah: Ah::<T>::SIZE,
+        size_ib_cq: Cq::<T>::SIZE,
+        size_ib_qp: Qp::<T>::SIZE,
         ..pin_init::zeroed()
     };
 
@@ -358,6 +488,267 @@ impl<T: IbDriver> OpsTable<T> {
     unsafe extern "C" fn dealloc_pd(pd: *mut ksys::ib_pd, _udata: *mut ksys::ib_udata) -> c_int {
         // SAFETY: Initialised by `alloc_pd`, destroyed once.
         unsafe { Pd::<T>::destroy(pd) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it with a fresh container of `size_ib_cq` bytes whose `device` is
+    /// ours, valid attributes and, for a user CQ, the call's attribute bundle.
+    unsafe extern "C" fn create_cq(
+        cq: *mut ksys::ib_cq,
+        attr: *const ksys::ib_cq_init_attr,
+        attrs: *mut ksys::uverbs_attr_bundle,
+    ) -> c_int {
+        // SAFETY: The core set `device` to our registered device.
+        let dev = unsafe { Device::<T>::from_raw(ksys::ib_cq_device(cq)) };
+        // SAFETY: Valid for the call.
+        let attr = CqInitAttr::from_raw(unsafe { &*attr });
+        // SAFETY: The bundle of this call (or NULL).
+        let udata = unsafe { ksys::ib_attrs_udata(attrs) };
+        let mut udata = if udata.is_null() {
+            None
+        } else {
+            // SAFETY: The core's udata for this call.
+            Some(unsafe { Udata::from_raw(udata) })
+        };
+        from_result(|| {
+            let events = Arc::new(CqEvents::new(cq), GFP_KERNEL)?;
+            let (data, cqe) = T::create_cq(dev, &attr, udata.as_mut(), &events)?;
+            let cqe = i32::try_from(cqe).map_err(|_| EINVAL)?;
+            // SAFETY: The fresh container of `Cq::<T>::SIZE` bytes; `cqe` is the core's
+            // field for the size it reports.
+            unsafe {
+                Cq::<T>::init(cq, data, events);
+                ksys::ib_cq_set_cqe(cq, cqe);
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it once for a CQ `create_cq` initialised, with no QP left on it.
+    unsafe extern "C" fn destroy_cq(cq: *mut ksys::ib_cq, _udata: *mut ksys::ib_udata) -> c_int {
+        // SAFETY: Initialised by `create_cq`, destroyed once.
+        unsafe { Cq::<T>::destroy(cq) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// uverbs calls it with a live PD of ours and the call's udata.
+    #[allow(clippy::too_many_arguments)]
+    unsafe extern "C" fn reg_user_mr(
+        pd: *mut ksys::ib_pd,
+        start: u64,
+        length: u64,
+        virt_addr: u64,
+        access: c_int,
+        _dmah: *mut ksys::ib_dmah,
+        udata: *mut ksys::ib_udata,
+    ) -> *mut ksys::ib_mr {
+        // SAFETY: A PD initialised by `alloc_pd`, live during the call.
+        let pd = unsafe { Pd::<T>::from_raw(pd) };
+        // SAFETY: The core's udata for this call.
+        let mut udata = unsafe { Udata::from_raw(udata) };
+        let r = T::reg_user_mr(
+            pd,
+            start,
+            length,
+            virt_addr,
+            Access(access as u32),
+            &mut udata,
+        )
+        .and_then(|(mr, lkey, rkey)| Mr::<T>::into_raw(mr, lkey, rkey));
+        match r {
+            Ok(p) => p,
+            Err(e) => e.to_ptr(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it with a live PD of ours.
+    unsafe extern "C" fn get_dma_mr(pd: *mut ksys::ib_pd, access: c_int) -> *mut ksys::ib_mr {
+        // SAFETY: A PD initialised by `alloc_pd`, live during the call.
+        let pd = unsafe { Pd::<T>::from_raw(pd) };
+        let r = T::get_dma_mr(pd, Access(access as u32))
+            .and_then(|(mr, lkey, rkey)| Mr::<T>::into_raw(mr, lkey, rkey));
+        match r {
+            Ok(p) => p,
+            Err(e) => e.to_ptr(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it once for an MR `reg_user_mr`/`get_dma_mr` returned.
+    unsafe extern "C" fn dereg_mr(mr: *mut ksys::ib_mr, _udata: *mut ksys::ib_udata) -> c_int {
+        // SAFETY: Made by `Mr::into_raw`, not used after.
+        unsafe { Mr::<T>::free(mr) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it with a fresh container of `size_ib_qp` bytes whose `device`, `pd`
+    /// and CQs are set (ours, live), valid attributes and the call's udata (NULL for a
+    /// kernel QP).
+    unsafe extern "C" fn create_qp(
+        qp: *mut ksys::ib_qp,
+        attr: *mut ksys::ib_qp_init_attr,
+        udata: *mut ksys::ib_udata,
+    ) -> c_int {
+        // SAFETY: The core set `pd` to a live PD of ours.
+        let pd = unsafe { Pd::<T>::from_raw(ksys::ib_qp_pd(qp)) };
+        // SAFETY: The attributes of this call; its CQs are ours and live.
+        let attr = unsafe { QpInitAttr::<T>::from_raw(attr) };
+        let mut udata = if udata.is_null() {
+            None
+        } else {
+            // SAFETY: The core's udata for this call.
+            Some(unsafe { Udata::from_raw(udata) })
+        };
+        from_result(|| {
+            let events = Arc::new(QpEvents::new(qp), GFP_KERNEL)?;
+            let (data, qpn) = T::create_qp(pd, &attr, udata.as_mut(), &events)?;
+            // SAFETY: The fresh container of `Qp::<T>::SIZE` bytes; `qp_num` is the core's
+            // field for the QP number it reports.
+            unsafe {
+                Qp::<T>::init(qp, data, events);
+                ksys::ib_qp_set_num(qp, qpn);
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it once for a QP `create_qp` initialised.
+    unsafe extern "C" fn destroy_qp(qp: *mut ksys::ib_qp, _udata: *mut ksys::ib_udata) -> c_int {
+        // SAFETY: Initialised by `create_qp`, destroyed once.
+        unsafe { Qp::<T>::destroy(qp) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it with a live QP of ours, valid attributes and the call's udata
+    /// (NULL for a kernel caller).
+    unsafe extern "C" fn modify_qp(
+        qp: *mut ksys::ib_qp,
+        attr: *mut ksys::ib_qp_attr,
+        mask: c_int,
+        udata: *mut ksys::ib_udata,
+    ) -> c_int {
+        // SAFETY: Initialised by `create_qp`, live during the call.
+        let qp = unsafe { Qp::<T>::from_raw(qp) };
+        let mut udata = if udata.is_null() {
+            None
+        } else {
+            // SAFETY: The core's udata for this call.
+            Some(unsafe { Udata::from_raw(udata) })
+        };
+        from_result(|| {
+            // SAFETY: The attributes of this call, their GID entries held by the core.
+            let a = unsafe { QpAttr::from_raw(&*attr) }?;
+            T::modify_qp(qp, &a, mask as u32, udata.as_mut()).map(|()| 0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it with a live QP of ours and writable attribute structs.
+    unsafe extern "C" fn query_qp(
+        qp: *mut ksys::ib_qp,
+        attr: *mut ksys::ib_qp_attr,
+        _mask: c_int,
+        init: *mut ksys::ib_qp_init_attr,
+    ) -> c_int {
+        // SAFETY: Initialised by `create_qp`, live during the call.
+        let qp = unsafe { Qp::<T>::from_raw(qp) };
+        from_result(|| {
+            let a = T::query_qp(qp)?;
+            // SAFETY: Writable structs of this call.
+            unsafe {
+                a.write_to(&mut *attr);
+                (*init).cap.max_send_wr = a.cap.max_send_wr;
+                (*init).cap.max_recv_wr = a.cap.max_recv_wr;
+                (*init).cap.max_send_sge = a.cap.max_send_sge;
+                (*init).cap.max_recv_sge = a.cap.max_recv_sge;
+                (*init).cap.max_inline_data = a.cap.max_inline_data;
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// uverbs calls it with a fresh container of `size_ib_ah` bytes whose `device` is ours,
+    /// valid attributes (their GID entry held) and the call's udata.
+    unsafe extern "C" fn create_user_ah(
+        ah: *mut ksys::ib_ah,
+        init: *mut ksys::rdma_ah_init_attr,
+        udata: *mut ksys::ib_udata,
+    ) -> c_int {
+        // SAFETY: The core set `device` to our registered device.
+        let dev = unsafe { Device::<T>::from_raw(ksys::ib_ah_device(ah)) };
+        // SAFETY: The core's udata for this call.
+        let mut udata = unsafe { Udata::from_raw(udata) };
+        from_result(|| {
+            // SAFETY: Valid attributes of this call.
+            let attr = unsafe { AhAttr::from_raw(&*(*init).ah_attr) };
+            let data = T::create_user_ah(dev, &attr, &mut udata)?;
+            // SAFETY: The fresh container of `Ah::<T>::SIZE` bytes.
+            unsafe { Ah::<T>::init(ah, data) };
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it once for an AH `create_user_ah` initialised.
+    unsafe extern "C" fn destroy_ah(ah: *mut ksys::ib_ah, _flags: u32) -> c_int {
+        // SAFETY: Initialised by `create_user_ah`, destroyed once.
+        unsafe { Ah::<T>::destroy(ah) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it with a fresh container of `size_ib_srq` bytes whose `device` and
+    /// `pd` are set (ours, live), valid attributes and the call's udata (NULL for a kernel
+    /// SRQ).
+    unsafe extern "C" fn create_srq(
+        srq: *mut ksys::ib_srq,
+        attr: *mut ksys::ib_srq_init_attr,
+        udata: *mut ksys::ib_udata,
+    ) -> c_int {
+        // SAFETY: The core set `pd` to a live PD of ours.
+        let pd = unsafe { Pd::<T>::from_raw(ksys::ib_srq_pd(srq)) };
+        // SAFETY: Valid for the call.
+        let attr = SrqInitAttr::from_raw(unsafe { &*attr });
+        let mut udata = if udata.is_null() {
+            None
+        } else {
+            // SAFETY: The core's udata for this call.
+            Some(unsafe { Udata::from_raw(udata) })
+        };
+        from_result(|| {
+            let data = T::create_srq(pd, &attr, udata.as_mut())?;
+            // SAFETY: The fresh container of `Srq::<T>::SIZE` bytes.
+            unsafe { Srq::<T>::init(srq, data) };
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it once for an SRQ `create_srq` initialised, with no QP left on it.
+    unsafe extern "C" fn destroy_srq(srq: *mut ksys::ib_srq, _udata: *mut ksys::ib_udata) -> c_int {
+        // SAFETY: Initialised by `create_srq`, destroyed once.
+        unsafe { Srq::<T>::destroy(srq) };
         0
     }
 }

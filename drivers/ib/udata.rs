@@ -2,6 +2,10 @@
 //! [`Udata`]: the driver-private part of a uverbs call (`struct ib_udata`): the request the
 //! provider library appended to the core's, and the room for the driver's response.
 
+use crate::{
+    object::Ucontext,
+    ops::IbDriver, //
+};
 use kernel::{
     prelude::*,
     uaccess::{
@@ -33,6 +37,18 @@ impl<'a> Udata<'a> {
         // SAFETY: The caller's guarantee.
         let raw = unsafe { &*raw };
         Self { raw }
+    }
+
+    /// The user context of the call (`rdma_udata_to_drv_context()`): the one the process's
+    /// uverbs file holds, live during the call and beyond the objects it creates.
+    pub fn ucontext<T: IbDriver>(&self) -> Option<&'a Ucontext<T>> {
+        let raw = core::ptr::from_ref(self.raw).cast_mut();
+        // SAFETY: A udata of the core is the `driver_udata` of a bundle (the only kind of
+        // udata the core passes to drivers); its context is set for user calls.
+        let p = unsafe { ksys::ib_udata_ucontext(raw) };
+        // SAFETY: The context of a device of `T` (the driver's own call), initialised by
+        // `alloc_ucontext` and alive during the call.
+        (!p.is_null()).then(|| unsafe { Ucontext::<T>::from_raw(p) })
     }
 
     /// The length of the driver request.
@@ -70,6 +86,19 @@ impl<'a> Udata<'a> {
             left -= k;
         }
         Ok(r)
+    }
+
+    /// Writes the first `len` bytes of the driver response (a response whose length the
+    /// driver reports in it), as much of them as the library has room for.
+    pub fn respond_prefix<W: IntoBytes + Immutable>(
+        &mut self,
+        resp: &W,
+        len: usize,
+    ) -> Result<usize> {
+        let n = self.out_len().min(size_of::<W>()).min(len);
+        let mut writer = UserSlice::new(UserPtr::from_ptr(self.raw.outbuf), n).writer();
+        writer.write_slice(&resp.as_bytes()[..n])?;
+        Ok(n)
     }
 
     /// Writes the driver response: as much of `resp` as the library has room for (an older

@@ -369,3 +369,122 @@ pgprot_t ksys_helper_ib_vma_prot_noncached(const struct vm_area_struct *vma)
 {
 	return pgprot_noncached(vma->vm_page_prot);
 }
+
+struct ib_device *ksys_helper_ib_cq_device(const struct ib_cq *cq)
+{
+	return cq->device;
+}
+
+void ksys_helper_ib_cq_set_cqe(struct ib_cq *cq, int cqe)
+{
+	cq->cqe = cqe;
+}
+
+void ksys_helper_ib_cq_comp(struct ib_cq *cq)
+{
+	if (cq->comp_handler)
+		cq->comp_handler(cq, cq->cq_context);
+}
+
+void ksys_helper_ib_cq_event(struct ib_cq *cq, enum ib_event_type type)
+{
+	struct ib_event ev = { .device = cq->device, .element.cq = cq, .event = type };
+
+	if (cq->event_handler)
+		cq->event_handler(&ev, cq->cq_context);
+}
+
+struct ib_device *ksys_helper_ib_qp_device(const struct ib_qp *qp)
+{
+	return qp->device;
+}
+
+struct ib_pd *ksys_helper_ib_qp_pd(const struct ib_qp *qp)
+{
+	return qp->pd;
+}
+
+void ksys_helper_ib_qp_set_num(struct ib_qp *qp, u32 qpn)
+{
+	qp->qp_num = qpn;
+}
+
+u32 ksys_helper_ib_qp_num(const struct ib_qp *qp)
+{
+	return qp->qp_num;
+}
+
+void ksys_helper_ib_qp_event(struct ib_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = { .device = qp->device, .element.qp = qp, .event = type };
+
+	if (qp->event_handler)
+		qp->event_handler(&ev, qp->qp_context);
+}
+
+void ksys_helper_ib_mr_set_keys(struct ib_mr *mr, u32 lkey, u32 rkey)
+{
+	mr->lkey = lkey;
+	mr->rkey = rkey;
+}
+
+struct ib_device *ksys_helper_ib_ah_device(const struct ib_ah *ah)
+{
+	return ah->device;
+}
+
+struct ib_device *ksys_helper_ib_srq_device(const struct ib_srq *srq)
+{
+	return srq->device;
+}
+
+struct ib_pd *ksys_helper_ib_srq_pd(const struct ib_srq *srq)
+{
+	return srq->pd;
+}
+
+/* <rdma/uverbs_ioctl.h> */
+
+struct ib_ucontext *ksys_helper_ib_udata_ucontext(struct ib_udata *udata)
+{
+	return udata ? rdma_udata_to_uverbs_attr_bundle(udata)->context : NULL;
+}
+
+struct ib_udata *ksys_helper_ib_attrs_udata(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
+}
+
+/* <rdma/ib_umem.h>, <rdma/iter.h> */
+
+struct ib_umem *ksys_helper_ib_umem_get_va(struct ib_device *device, unsigned long addr,
+					   size_t size, int access)
+{
+	return ib_umem_get_va(device, addr, size, access);
+}
+
+dma_addr_t ksys_helper_ib_umem_start_dma_addr(struct ib_umem *umem)
+{
+	return ib_umem_start_dma_addr(umem);
+}
+
+size_t ksys_helper_ib_umem_num_dma_blocks(struct ib_umem *umem, unsigned long pgsz)
+{
+	return ib_umem_num_dma_blocks(umem, pgsz);
+}
+
+void ksys_helper_rdma_umem_block_iter_start(struct ib_block_iter *biter, struct ib_umem *umem,
+					    unsigned long pgsz)
+{
+	__rdma_umem_block_iter_start(biter, umem, pgsz);
+}
+
+bool ksys_helper_rdma_umem_block_iter_next(struct ib_block_iter *biter)
+{
+	return __rdma_umem_block_iter_next(biter);
+}
+
+dma_addr_t ksys_helper_rdma_block_iter_dma_address(struct ib_block_iter *biter)
+{
+	return rdma_block_iter_dma_address(biter);
+}

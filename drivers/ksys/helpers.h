@@ -17,7 +17,10 @@
 #include <net/netdev_queues.h>
 #include <net/page_pool/helpers.h>
 #include <net/udp_tunnel.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/iter.h>
+#include <rdma/uverbs_ioctl.h>
 
 struct devlink *ksys_helper_devlink_alloc(const struct devlink_ops *ops, size_t priv_size,
 					  struct device *dev);
@@ -115,5 +118,35 @@ void ksys_helper_udp_tunnel_nic_reset_ntf(struct net_device *dev);
 
 /* <rdma/ib_verbs.h>, <linux/mm.h>: the protection of an uncached I/O mapping of `vma`. */
 pgprot_t ksys_helper_ib_vma_prot_noncached(const struct vm_area_struct *vma);
+
+/* <rdma/ib_verbs.h>: the fields of the core-allocated objects the layer reads or sets (the
+ * structs stay opaque to Rust: the core owns them), and the objects' event callbacks. */
+struct ib_device *ksys_helper_ib_cq_device(const struct ib_cq *cq);
+void ksys_helper_ib_cq_set_cqe(struct ib_cq *cq, int cqe);
+void ksys_helper_ib_cq_comp(struct ib_cq *cq);
+void ksys_helper_ib_cq_event(struct ib_cq *cq, enum ib_event_type type);
+struct ib_device *ksys_helper_ib_qp_device(const struct ib_qp *qp);
+struct ib_pd *ksys_helper_ib_qp_pd(const struct ib_qp *qp);
+void ksys_helper_ib_qp_set_num(struct ib_qp *qp, u32 qpn);
+u32 ksys_helper_ib_qp_num(const struct ib_qp *qp);
+void ksys_helper_ib_qp_event(struct ib_qp *qp, enum ib_event_type type);
+void ksys_helper_ib_mr_set_keys(struct ib_mr *mr, u32 lkey, u32 rkey);
+struct ib_device *ksys_helper_ib_ah_device(const struct ib_ah *ah);
+struct ib_device *ksys_helper_ib_srq_device(const struct ib_srq *srq);
+struct ib_pd *ksys_helper_ib_srq_pd(const struct ib_srq *srq);
+
+/* <rdma/uverbs_ioctl.h>: rdma_udata_to_drv_context(); the driver udata of a bundle. */
+struct ib_ucontext *ksys_helper_ib_udata_ucontext(struct ib_udata *udata);
+struct ib_udata *ksys_helper_ib_attrs_udata(struct uverbs_attr_bundle *attrs);
+
+/* <rdma/ib_umem.h>, <rdma/iter.h> */
+struct ib_umem *ksys_helper_ib_umem_get_va(struct ib_device *device, unsigned long addr,
+					   size_t size, int access);
+dma_addr_t ksys_helper_ib_umem_start_dma_addr(struct ib_umem *umem);
+size_t ksys_helper_ib_umem_num_dma_blocks(struct ib_umem *umem, unsigned long pgsz);
+void ksys_helper_rdma_umem_block_iter_start(struct ib_block_iter *biter, struct ib_umem *umem,
+					    unsigned long pgsz);
+bool ksys_helper_rdma_umem_block_iter_next(struct ib_block_iter *biter);
+dma_addr_t ksys_helper_rdma_block_iter_dma_address(struct ib_block_iter *biter);
 
 #endif

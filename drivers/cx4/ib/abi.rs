@@ -87,6 +87,139 @@ pub(crate) fn decode_pgoff(pgoff: usize) -> (usize, usize) {
     ((pgoff >> 8) & 0xff, (pgoff & 0xff) | ((pgoff >> 16) << 8))
 }
 
+/// `struct mlx5_ib_create_cq`: a user CQ's buffer and doorbell record in the process's
+/// memory, its CQE size, optional CQE compression and the UAR page of its doorbell.
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct CreateCqReq {
+    pub(crate) buf_addr: u64,
+    pub(crate) db_addr: u64,
+    pub(crate) cqe_size: u32,
+    pub(crate) cqe_comp_en: u8,
+    pub(crate) cqe_comp_res_format: u8,
+    pub(crate) flags: u16,
+    pub(crate) uar_page_index: u16,
+    pub(crate) reserved0: u16,
+    pub(crate) reserved1: u32,
+}
+
+/// The shortest create_cq request mlx5_ib takes (up to `cqe_comp_res_format`).
+pub(crate) const CREATE_CQ_REQ_MIN_LEN: usize = 22;
+
+/// `MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX`: `uar_page_index` names the doorbell's page.
+pub(crate) const CREATE_CQ_FLAGS_UAR_PAGE_INDEX: u16 = 1 << 1;
+
+/// `struct mlx5_ib_create_cq_resp`.
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct CreateCqResp {
+    pub(crate) cqn: u32,
+    pub(crate) reserved: u32,
+}
+
+/// `struct mlx5_ib_create_qp` (without the DCI streams tail, which must be zero): a user
+/// QP's buffer (receive queue first, then send queue) and doorbell record, its queue
+/// geometry, flags, user index and doorbell register.
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct CreateQpReq {
+    pub(crate) buf_addr: u64,
+    pub(crate) db_addr: u64,
+    pub(crate) sq_wqe_count: u32,
+    pub(crate) rq_wqe_count: u32,
+    pub(crate) rq_wqe_shift: u32,
+    pub(crate) flags: u32,
+    pub(crate) uidx: u32,
+    pub(crate) bfreg_index: u32,
+    pub(crate) sq_buf_addr: u64,
+    pub(crate) ece_options: u32,
+    pub(crate) dci_streams: u16,
+    pub(crate) reserved: u16,
+}
+
+/// The shortest create_qp request mlx5_ib takes (up to `sq_buf_addr`).
+pub(crate) const CREATE_QP_REQ_MIN_LEN: usize = 48;
+
+/// `enum mlx5_ib_create_qp_flags` this driver accepts from libmlx5 for plain QPs:
+/// `MLX5_QP_FLAG_SCATTER_CQE` (libmlx5's default; small receives may land in the CQE, an
+/// optimisation the card need not do, so it is accepted and not enabled).
+pub(crate) const QP_FLAG_SCATTER_CQE: u32 = 1 << 1;
+
+/// `struct mlx5_ib_create_qp_resp`.
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct CreateQpResp {
+    pub(crate) bfreg_index: u32,
+    pub(crate) ece_options: u32,
+    pub(crate) comp_mask: u32,
+    pub(crate) tirn: u32,
+    pub(crate) tisn: u32,
+    pub(crate) rqn: u32,
+    pub(crate) sqn: u32,
+    pub(crate) reserved1: u32,
+    pub(crate) tir_icm_addr: u64,
+}
+
+/// `struct mlx5_ib_modify_qp`: nothing this driver takes (rate limiting and ECE), so an
+/// optional request must be all zero.
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct ModifyQpReq {
+    pub(crate) comp_mask: u32,
+    pub(crate) max_burst_sz: u32,
+    pub(crate) typical_pkt_sz: u16,
+    pub(crate) burst_reserved: u16,
+    pub(crate) ece_options: u32,
+}
+
+/// `struct mlx5_ib_create_srq`: a user SRQ's WQE buffer and doorbell record, flags (the WQ
+/// signature, not offered) and the user index (XRC SRQs only).
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct CreateSrqReq {
+    pub(crate) buf_addr: u64,
+    pub(crate) db_addr: u64,
+    pub(crate) flags: u32,
+    pub(crate) reserved0: u32,
+    pub(crate) uidx: u32,
+    pub(crate) reserved1: u32,
+}
+
+/// The shortest create_srq request mlx5_ib takes (up to `flags`).
+pub(crate) const CREATE_SRQ_REQ_MIN_LEN: usize = 20;
+
+/// `struct mlx5_ib_create_srq_resp`.
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct CreateSrqResp {
+    pub(crate) srqn: u32,
+    pub(crate) reserved: u32,
+}
+
+/// `struct mlx5_ib_create_ah_resp`: the destination MAC, from which libmlx5 builds the
+/// address vector of its UD sends itself.
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct CreateAhResp {
+    pub(crate) response_length: u32,
+    pub(crate) dmac: [u8; 6],
+    pub(crate) reserved: [u8; 6],
+}
+
+/// The response mlx5_ib writes (up to `dmac`); a library with less room is refused.
+pub(crate) const CREATE_AH_RESP_MIN_LEN: usize = 10;
+
+// gcc: sizeof(struct mlx5_ib_create_cq) = 32, _resp = 8, create_qp = 56 (with 4 bytes of
+// DCI streams and padding), create_qp_resp = 40, modify_qp = 16.
+const _: () = assert!(size_of::<CreateCqReq>() == 32);
+const _: () = assert!(size_of::<CreateCqResp>() == 8);
+const _: () = assert!(size_of::<CreateQpReq>() == 56);
+const _: () = assert!(size_of::<CreateQpResp>() == 40);
+const _: () = assert!(size_of::<ModifyQpReq>() == 16);
+const _: () = assert!(size_of::<CreateAhResp>() == 16);
+const _: () = assert!(size_of::<CreateSrqReq>() == 32);
+const _: () = assert!(size_of::<CreateSrqResp>() == 8);
+
 // gcc: sizeof(struct mlx5_ib_alloc_ucontext_req_v2) = 32, resp = 72, alloc_pd_resp = 4.
 const _: () = assert!(size_of::<AllocUcontextReq>() == 32);
 const _: () = assert!(size_of::<AllocUcontextResp>() == 72);

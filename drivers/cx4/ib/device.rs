@@ -5,7 +5,11 @@
 
 use cx4_hw::roce::roce_version;
 use ib::{
+    Access,
+    AhAttr,
     AtomicCap,
+    CqEvents,
+    CqInitAttr,
     Device,
     DeviceAttr,
     DriverId,
@@ -16,9 +20,16 @@ use ib::{
     PortAttr,
     PortImmutable,
     PortState,
+    QpAttr,
+    QpEvents,
+    QpInitAttr,
+    SrqInitAttr,
     Udata, //
 };
-use kernel::prelude::*;
+use kernel::{
+    prelude::*,
+    sync::Arc, //
+};
 
 use crate::{
     caps::Caps,
@@ -26,12 +37,17 @@ use crate::{
     ib::{
         abi::{
             self,
-            AllocPdResp, //
+            AllocPdResp,
+            CreateAhResp, //
         },
+        cq::IbCq,
         gid::{
             self,
             RoceAddr, //
         },
+        mr::IbMr,
+        qp::IbQp,
+        srq::IbSrq,
         ucontext::Ucontext,
         IbShared, //
     },
@@ -70,6 +86,11 @@ impl ib::IbDriver for IbDev {
     type Data = IbShared;
     type Ucontext = Ucontext;
     type Pd = Pd;
+    type Cq = IbCq;
+    type Qp = IbQp;
+    type Mr = IbMr;
+    type Ah = ();
+    type Srq = IbSrq;
 
     const DRIVER_ID: DriverId = DriverId::Mlx5;
     const UVERBS_ABI_VER: u32 = abi::UVERBS_ABI_VERSION;
@@ -194,5 +215,80 @@ impl ib::IbDriver for IbDev {
             u.respond(&AllocPdResp { pdn: pd.pdn() })?;
         }
         Ok(pd)
+    }
+
+    fn create_cq(
+        dev: &Device<Self>,
+        attr: &CqInitAttr,
+        udata: Option<&mut Udata<'_>>,
+        events: &Arc<CqEvents>,
+    ) -> Result<(IbCq, u32)> {
+        IbCq::create(dev, attr, udata, events)
+    }
+
+    fn reg_user_mr(
+        pd: &ib::Pd<Self>,
+        start: u64,
+        len: u64,
+        iova: u64,
+        access: Access,
+        _udata: &mut Udata<'_>,
+    ) -> Result<(IbMr, u32, u32)> {
+        IbMr::reg_user(pd, start, len, iova, access)
+    }
+
+    fn get_dma_mr(pd: &ib::Pd<Self>, access: Access) -> Result<(IbMr, u32, u32)> {
+        IbMr::dma(pd, access)
+    }
+
+    fn create_qp(
+        pd: &ib::Pd<Self>,
+        attr: &QpInitAttr<'_, Self>,
+        udata: Option<&mut Udata<'_>>,
+        events: &Arc<QpEvents>,
+    ) -> Result<(IbQp, u32)> {
+        IbQp::create(pd, attr, udata, events)
+    }
+
+    fn modify_qp(
+        qp: &ib::Qp<Self>,
+        attr: &QpAttr,
+        mask: u32,
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result {
+        IbQp::modify(qp, attr, mask, udata)
+    }
+
+    fn query_qp(qp: &ib::Qp<Self>) -> Result<QpAttr> {
+        IbQp::query(qp)
+    }
+
+    /// mlx5_ib `mlx5_ib_create_ah` for a process: a RoCE address must have a GRH; the
+    /// answer is the destination MAC (libmlx5 builds the address vector in user space, the
+    /// card keeps no AH object).
+    fn create_user_ah(_dev: &Device<Self>, attr: &AhAttr, udata: &mut Udata<'_>) -> Result {
+        if !attr.roce || !attr.has_grh() {
+            return Err(EINVAL);
+        }
+        if udata.out_len() < abi::CREATE_AH_RESP_MIN_LEN {
+            return Err(EINVAL);
+        }
+        udata.respond_prefix(
+            &CreateAhResp {
+                response_length: abi::CREATE_AH_RESP_MIN_LEN as u32,
+                dmac: attr.dmac,
+                reserved: [0; 6],
+            },
+            abi::CREATE_AH_RESP_MIN_LEN,
+        )?;
+        Ok(())
+    }
+
+    fn create_srq(
+        pd: &ib::Pd<Self>,
+        attr: &SrqInitAttr,
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result<IbSrq> {
+        IbSrq::create(pd, attr, udata)
     }
 }

@@ -5,14 +5,22 @@
 //! - mod.rs: [`Ib`], probe and teardown (RoCE enabled on the NIC vport, the device
 //!   registered as `cx4_%d` with driver id MLX5 so that rdma-core's mlx5 provider binds);
 //! - device.rs: the ops (device and port attributes from the caps and the netdev, P_Key,
-//!   link layer, GIDs, user contexts, PDs);
+//!   link layer, GIDs, user contexts, PDs, and the objects below);
+//! - cq.rs: user CQs (the process's ring and doorbell record, events to ib_core);
+//! - mr.rs: memory regions (MTT mkeys over pinned user pages; the DMA MR);
+//! - qp.rs: user RC/UC/UD QPs and their state transitions;
+//! - srq.rs: user SRQs (RMPs);
 //! - gid.rs: the card's RoCE address table (`SET_ROCE_ADDRESS`);
 //! - ucontext.rs: user contexts with static UAR pages and their mmap;
 //! - abi.rs: the mlx5 user ABI structs libmlx5 exchanges with the driver.
 
 pub(crate) mod abi;
+mod cq;
 mod device;
 mod gid;
+mod mr;
+mod qp;
+mod srq;
 mod ucontext;
 
 use cx4_hw::command;
@@ -50,6 +58,8 @@ pub(crate) struct IbShared {
     pub(crate) hw_ver: u32,
     /// The SQs' minimum inline mode (`cx4_hw::wq::inline_mode`).
     pub(crate) min_inline: u8,
+    /// The completion EQs, by completion vector.
+    pub(crate) comp_eqns: KVec<u8>,
 }
 
 /// The function's ib device. Dropping it unregisters the device (the RDMA core destroys
@@ -70,8 +80,9 @@ impl Ib {
         caps: &Arc<Caps>,
         netdev: DeviceRef,
         min_inline: u8,
-        comp_vectors: u32,
+        comp_eqns: KVec<u8>,
     ) -> Result<Self> {
+        let comp_vectors = comp_eqns.len() as u32;
         let roce = RoceEnable::new(mdev)?;
         let fw = mdev.bar.fw_version()?;
         let mac = netdev.device().dev_addr();
@@ -89,6 +100,7 @@ impl Ib {
             part_id: pdev.device_id().into(),
             hw_ver: pdev.revision_id().into(),
             min_inline,
+            comp_eqns,
         };
         let mut reg = ib::Registration::<IbDev>::new(
             pdev.as_ref(),

@@ -87,6 +87,12 @@ impl Ucontext {
         Ok(Self { uars })
     }
 
+    /// The indices of the context's UAR pages, in bfreg order (page `i` holds bfregs `2i`
+    /// and `2i + 1`).
+    pub(crate) fn uar_indices(&self) -> impl Iterator<Item = u32> + '_ {
+        self.uars.iter().map(UarPage::index)
+    }
+
     /// Maps one of the context's UAR pages (`REGULAR_PAGE`, index = page) uncached; every
     /// other command is refused.
     pub(crate) fn mmap(uctx: &ib::Ucontext<IbDev>, vma: &ib::Vma) -> Result {

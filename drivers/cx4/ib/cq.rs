@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+//! User completion queues (mlx5_ib cq.c `create_cq_user`): libmlx5 allocates the CQE ring
+//! and the doorbell record in the process's memory and sends their addresses; the driver
+//! pins them, gives the ring's pages to `CREATE_CQ` as the page list (4 KiB pages, the ring's
+//! offset in its first page in 64ths of a page) with the doorbell record's bus address, on
+//! the context's first UAR page (where libmlx5 rings the arm doorbell) and the completion EQ
+//! of the asked vector. The card's completion and error events for the CQ reach ib_core
+//! through the CQ table of the EQ dispatch.
+
+use cx4_hw::{
+    command,
+    cq::{
+        cqe_stride,
+        CreateCqIn, //
+    },
+};
+use ib::{
+    Access,
+    CqEvents,
+    CqInitAttr,
+    Device,
+    Udata,
+    Umem, //
+};
+use kernel::{
+    prelude::*,
+    sync::Arc, //
+};
+
+use crate::{
+    cmd::input,
+    cq::{
+        CqHandler,
+        ExtCq, //
+    },
+    ib::{
+        abi::{
+            self,
+            CreateCqReq,
+            CreateCqResp, //
+        },
+        IbDev, //
+    },
+};
+
+/// The card's page size for queue buffers (`MLX5_ADAPTER_PAGE_SHIFT`).
+pub(crate) const ADAPTER_PAGE: usize = 4096;
+/// A buffer may start anywhere in its first page at this granularity (`page_offset` counts
+/// 64ths of a page).
+pub(crate) const PAGE_OFFSET_UNIT: u64 = (ADAPTER_PAGE / 64) as u64;
+
+/// A user CQ: the card's CQ (destroyed first), then its pinned ring and doorbell record.
+pub(crate) struct IbCq {
+    cq: ExtCq,
+    _buf: Umem,
+    _db: Umem,
+}
+
+impl IbCq {
+    /// The CQ number.
+    pub(crate) fn cqn(&self) -> u32 {
+        self.cq.cqn()
+    }
+
+    /// Creates a user CQ from libmlx5's request; returns it and its number of CQEs minus
+    /// one (the ring is a power of two, one entry kept free, as mlx5_ib reports it).
+    pub(crate) fn create(
+        dev: &Device<IbDev>,
+        attr: &CqInitAttr,
+        udata: Option<&mut Udata<'_>>,
+        events: &Arc<CqEvents>,
+    ) -> Result<(Self, u32)> {
+        // Kernel CQs (ib_mad, ULPs) come with the kernel data path (poll_cq, post_send).
+        let udata = udata.ok_or_else(ib::eopnotsupp)?;
+        let sh = dev.data();
+        let uctx = udata.ucontext::<IbDev>().ok_or(EINVAL)?;
+        let req: CreateCqReq = udata.read(abi::CREATE_CQ_REQ_MIN_LEN)?;
+        if req.flags & !abi::CREATE_CQ_FLAGS_UAR_PAGE_INDEX != 0
+            || (req.cqe_size != 64 && req.cqe_size != 128)
+            || req.reserved0 != 0
+            || req.reserved1 != 0
+        {
+            return Err(EINVAL);
+        }
+        if req.cqe_comp_en != 0 {
+            // CQE compression is not offered (the caps say so).
+            return Err(ib::eopnotsupp());
+        }
+        let max = 1u32 << sh.caps.gen().log_max_cq_sz();
+        let entries = attr
+            .cqe
+            .checked_add(1)
+            .and_then(u32::checked_next_power_of_two)
+            .filter(|&n| attr.cqe >= 1 && n <= max)
+            .ok_or(EINVAL)?;
+        let uar = if req.flags & abi::CREATE_CQ_FLAGS_UAR_PAGE_INDEX != 0 {
+            // Only one of the context's own pages.
+            let want = u32::from(req.uar_page_index);
+            uctx.uar_indices().find(|&u| u == want).ok_or(EINVAL)?
+        } else {
+            uctx.uar_indices().next().ok_or(EINVAL)?
+        };
+        if req.buf_addr % PAGE_OFFSET_UNIT != 0 || req.db_addr % 8 != 0 {
+            return Err(EINVAL);
+        }
+        let bytes = usize::try_from(entries)? * usize::try_from(req.cqe_size)?;
+        let buf = Umem::get(dev, req.buf_addr, bytes, Access::LOCAL_WRITE)?;
+        let db = Umem::get(dev, req.db_addr, 8, Access::LOCAL_WRITE)?;
+        let pas = buf.dma_blocks(ADAPTER_PAGE)?;
+        let eqns = &sh.comp_eqns;
+        let eqn = *eqns
+            .get(attr.comp_vector as usize % eqns.len().max(1))
+            .ok_or(EINVAL)?;
+        let mut m = input::<command::CreateCq>(pas.len() * 8)?;
+        {
+            let c = m.cq_context_mut();
+            c.set_cqe_sz(if req.cqe_size == 64 {
+                cqe_stride::S64.into()
+            } else {
+                cqe_stride::S128.into()
+            });
+            c.set_log_cq_size(entries.ilog2());
+            c.set_uar_page(uar);
+            c.set_c_eqn_or_apu_element(eqn.into());
+            c.set_log_page_size(0);
+            c.set_page_offset(((req.buf_addr % ADAPTER_PAGE as u64) / PAGE_OFFSET_UNIT) as u32);
+            c.set_dbr_addr(db.start_dma());
+        }
+        for (i, pa) in pas.iter().enumerate() {
+            CreateCqIn::set_pas(m.bytes_mut(), i, *pa).map_err(|_| EINVAL)?;
+        }
+        let cq = ExtCq::create(&sh.mdev, &m, Arc::new(Notify(events.clone()), GFP_KERNEL)?)?;
+        udata.respond(&CreateCqResp {
+            cqn: cq.cqn(),
+            reserved: 0,
+        })?;
+        Ok((
+            Self {
+                cq,
+                _buf: buf,
+                _db: db,
+            },
+            entries - 1,
+        ))
+    }
+}
+
+/// Forwards the CQ table's events of one CQ to ib_core (from the EQ interrupt).
+struct Notify(Arc<CqEvents>);
+
+impl CqHandler for Notify {
+    fn completion(&self, _cqn: u32) {
+        self.0.completion();
+    }
+
+    fn error(&self, _cqn: u32, _syndrome: u8) {
+        self.0.error();
+    }
+}

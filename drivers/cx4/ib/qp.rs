@@ -1,0 +1,719 @@
+// SPDX-License-Identifier: GPL-2.0
+//! User queue pairs (mlx5_ib qp.c `create_user_qp`, `__mlx5_ib_modify_qp`,
+//! `mlx5_ib_query_qp`): RC, UC and UD QPs whose work queues and doorbell record libmlx5
+//! allocates in the process's memory.
+//!
+//! - Create: the buffer (receive queue first, then send queue, `rq_wqe_count <<
+//!   rq_wqe_shift` + `sq_wqe_count` 64-byte basic blocks) is pinned and its 4 KiB pages are
+//!   `CREATE_QP`'s page list; the doorbell register is the context's bfreg 0 (libmlx5 sends
+//!   no UAR flag with static UARs, so the driver picks: mlx5_ib's index encoding
+//!   `bfregn / 2 * 4 + bfregn % 2` goes back, the QP context names that bfreg's UAR page).
+//! - Modify: each IB transition is the PRM command of the (current, next) state pair with a
+//!   QP context built from the attributes exactly as mlx5_ib builds it for RoCE (address
+//!   path: GID index → `src_addr_index`, the destination MAC the core resolved, the RoCE v2
+//!   UDP source port from the flow label, hop limit, traffic class, DSCP, priority), and the
+//!   optional-parameter mask of the attributes the transition may change (mlx5_ib's
+//!   `opt_mask` table).
+
+use cx4_hw::{
+    command,
+    qp::{
+        atomic_mode,
+        pm_state,
+        qpc_st,
+        qpc_state,
+        rq_type,
+        Ads,
+        CreateQpIn,
+        OptParam,
+        Qpc, //
+    },
+};
+use ib::{
+    qp_attr_mask as m,
+    Access,
+    AhAttr,
+    Pd,
+    Qp,
+    QpAttr,
+    QpCap,
+    QpEvent,
+    QpEvents,
+    QpInitAttr,
+    QpState,
+    QpType,
+    Udata,
+    Umem,
+    AH_GRH, //
+};
+use kernel::{
+    new_mutex,
+    prelude::*,
+    sync::{
+        Arc,
+        Mutex, //
+    },
+};
+use zerocopy::FromZeros;
+
+use crate::{
+    cmd::input,
+    ib::{
+        abi::{
+            self,
+            CreateQpReq,
+            CreateQpResp,
+            ModifyQpReq, //
+        },
+        cq::{
+            ADAPTER_PAGE,
+            PAGE_OFFSET_UNIT, //
+        },
+        device::gid_table_len,
+        IbDev, //
+    },
+    mdev::Mdev,
+    qp_events::{
+        QpEventReg,
+        QpHandler, //
+    },
+};
+use cx4_hw::eq::event_type;
+
+/// A send queue basic block (`MLX5_SEND_WQE_BB`).
+const SEND_WQE_BB: u32 = 64;
+/// `MLX5_IB_ACK_REQ_FREQ`: the requester asks for an ACK every 2^8 packets.
+const ACK_REQ_FREQ: u32 = 8;
+/// The user index when the context has CQE version 0 (`MLX5_IB_DEFAULT_UIDX`).
+const DEFAULT_UIDX: u32 = 0xff_ffff;
+/// RoCE v2 UDP source ports are drawn from 0xc000.. (`IB_ROCE_UDP_ENCAP_VALID_PORT_MIN`).
+const ROCE_UDP_SPORT_MIN: u32 = 0xc000;
+/// `MLX5_STAT_RATE_OFFSET`: `stat_rate` = `enum ib_rate` + 5.
+const STAT_RATE_OFFSET: u8 = 5;
+
+/// What modify and query need to remember (mlx5_ib's `trans_qp` fields).
+#[derive(Default)]
+struct Soft {
+    state: QpState,
+    port: u32,
+    /// Remote access rights, and the responder depth they are gated on.
+    access: u32,
+    resp_depth: u8,
+    /// The last attributes set, for query.
+    attr: QpAttr,
+}
+
+/// A user QP. Dropping it destroys it, then unpins its memory.
+pub(crate) struct IbQp {
+    mdev: Arc<Mdev>,
+    qpn: u32,
+    st: u8,
+    cqn_snd: u32,
+    cqn_rcv: u32,
+    rq_wqe_count: u32,
+    cap: QpCap,
+    soft: Pin<KBox<Mutex<Soft>>>,
+    _events: QpEventReg,
+    _buf: Umem,
+    _db: Umem,
+}
+
+fn st_of(t: QpType) -> Result<u8> {
+    match t {
+        QpType::Rc => Ok(qpc_st::RC),
+        QpType::Uc => Ok(qpc_st::UC),
+        QpType::Ud => Ok(qpc_st::UD),
+        QpType::Other(_) => Err(ib::eopnotsupp()),
+    }
+}
+
+/// log2 of a power-of-two count (0 for 0), `EINVAL` otherwise.
+fn log2_exact(n: u32) -> Result<u32> {
+    match n {
+        0 => Ok(0),
+        n if n.is_power_of_two() => Ok(n.ilog2()),
+        _ => Err(EINVAL),
+    }
+}
+
+impl IbQp {
+    /// Creates a user QP from libmlx5's request; returns it and its number.
+    pub(crate) fn create(
+        pd: &Pd<IbDev>,
+        attr: &QpInitAttr<'_, IbDev>,
+        udata: Option<&mut Udata<'_>>,
+        events: &Arc<QpEvents>,
+    ) -> Result<(Self, u32)> {
+        // Kernel QPs (QP1 for ib_mad, ULPs) come with the kernel data path.
+        let udata = udata.ok_or_else(ib::eopnotsupp)?;
+        let st = st_of(attr.qp_type())?;
+        if attr.has_xrcd_or_rwq_table() || attr.create_flags() != 0 {
+            return Err(ib::eopnotsupp());
+        }
+        let dev = pd.device();
+        let sh = dev.data();
+        let uctx = udata.ucontext::<IbDev>().ok_or(EINVAL)?;
+        let req: CreateQpReq = udata.read(abi::CREATE_QP_REQ_MIN_LEN)?;
+        if req.flags & !abi::QP_FLAG_SCATTER_CQE != 0
+            || req.sq_buf_addr != 0
+            || req.dci_streams != 0
+            || req.reserved != 0
+            || (req.uidx != DEFAULT_UIDX && req.uidx > 0xff_ffff)
+        {
+            return Err(EINVAL);
+        }
+        let g = sh.caps.gen();
+        let max_wqes = 1u32 << g.log_max_qp_sz();
+        let log_rq = log2_exact(req.rq_wqe_count)?;
+        let log_sq = log2_exact(req.sq_wqe_count)?;
+        if req.rq_wqe_count > max_wqes || req.sq_wqe_count > max_wqes {
+            return Err(EINVAL);
+        }
+        if req.rq_wqe_count > 0
+            && !(4..=g.max_wqe_sz_rq().max(16).ilog2()).contains(&req.rq_wqe_shift)
+        {
+            return Err(EINVAL);
+        }
+        let rq_bytes = if req.rq_wqe_count > 0 {
+            req.rq_wqe_count << req.rq_wqe_shift
+        } else {
+            0
+        };
+        let bytes = rq_bytes as usize + (req.sq_wqe_count * SEND_WQE_BB) as usize;
+        if bytes == 0 || req.buf_addr % PAGE_OFFSET_UNIT != 0 || req.db_addr % 8 != 0 {
+            return Err(EINVAL);
+        }
+        let send_cq = attr.send_cq().ok_or(EINVAL)?;
+        let recv_cq = attr.recv_cq().ok_or(EINVAL)?;
+        // bfreg 0 on the context's first UAR page (see the module documentation).
+        let uar = uctx.uar_indices().next().ok_or(EINVAL)?;
+        let buf = Umem::get(dev, req.buf_addr, bytes, Access::LOCAL_WRITE)?;
+        let db = Umem::get(dev, req.db_addr, 8, Access::LOCAL_WRITE)?;
+        let pas = buf.dma_blocks(ADAPTER_PAGE)?;
+        let mut msg = input::<command::CreateQp>(pas.len() * 8)?;
+        {
+            let c = msg.qpc_mut();
+            c.set_st(st.into());
+            c.set_pm_state(pm_state::MIGRATED.into());
+            c.set_pd(pd.pdn());
+            c.set_uar_page(uar);
+            if let Some(srq) = attr.srq() {
+                c.set_rq_type(rq_type::SRQ_RQ.into());
+                c.set_srqn_rmpn_xrqn(srq.rmpn());
+            } else if req.rq_wqe_count > 0 {
+                c.set_rq_type(rq_type::NON_ZERO_RQ.into());
+                c.set_log_rq_size(log_rq);
+                c.set_log_rq_stride(req.rq_wqe_shift - 4);
+            } else {
+                c.set_rq_type(rq_type::ZERO_LEN_RQ.into());
+            }
+            if req.sq_wqe_count > 0 {
+                c.set_log_sq_size(log_sq);
+            } else {
+                c.set_no_sq(1);
+            }
+            c.set_cqn_snd(send_cq.cqn());
+            c.set_cqn_rcv(recv_cq.cqn());
+            if g.cqe_version() == 1 {
+                c.set_user_index(req.uidx);
+            }
+            c.set_log_page_size(0);
+            c.set_page_offset(((req.buf_addr % ADAPTER_PAGE as u64) / PAGE_OFFSET_UNIT) as u32);
+            c.set_dbr_addr(db.start_dma());
+        }
+        for (i, pa) in pas.iter().enumerate() {
+            CreateQpIn::set_pas(msg.bytes_mut(), i, *pa).map_err(|_| EINVAL)?;
+        }
+        let out = sh.mdev.cmdq.exec::<command::CreateQp>(&msg, 0)?;
+        let qpn = out.qpn();
+        let soft = KBox::pin_init(new_mutex!(Soft::default(), "cx4::ib_qp"), GFP_KERNEL);
+        let qp = Self {
+            mdev: sh.mdev.clone(),
+            qpn,
+            st,
+            cqn_snd: send_cq.cqn(),
+            cqn_rcv: recv_cq.cqn(),
+            rq_wqe_count: req.rq_wqe_count,
+            cap: QpCap {
+                max_send_wr: req.sq_wqe_count,
+                max_recv_wr: req.rq_wqe_count,
+                ..attr.cap()
+            },
+            // A failure below drops `qp`, which destroys the card's QP.
+            soft: match soft {
+                Ok(s) => s,
+                Err(e) => {
+                    destroy(&sh.mdev, qpn);
+                    return Err(e);
+                }
+            },
+            _events: match QpEventReg::new(
+                &sh.mdev,
+                qpn,
+                Arc::new(Notify(events.clone()), GFP_KERNEL)?,
+            ) {
+                Ok(r) => r,
+                Err(e) => {
+                    destroy(&sh.mdev, qpn);
+                    return Err(e);
+                }
+            },
+            _buf: buf,
+            _db: db,
+        };
+        // bfregn 0: index 0 in mlx5_ib's encoding.
+        udata.respond(&CreateQpResp::default())?;
+        Ok((qp, qpn))
+    }
+
+    /// Moves the QP through one transition (`__mlx5_ib_modify_qp`).
+    pub(crate) fn modify(
+        qp: &Qp<IbDev>,
+        attr: &QpAttr,
+        mask: u32,
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result {
+        let this: &IbQp = qp;
+        if let Some(u) = udata {
+            if u.in_len() > 0 {
+                let r: ModifyQpReq = u.read(0)?;
+                if r.comp_mask != 0 || r.max_burst_sz != 0 || r.typical_pkt_sz != 0 {
+                    return Err(ib::eopnotsupp());
+                }
+            }
+        }
+        let dev = qp.device();
+        let sh = dev.data();
+        let mut soft = this.soft.lock();
+        let cur = if mask & m::CUR_STATE != 0 {
+            attr.cur_qp_state
+        } else {
+            soft.state
+        };
+        let new = if mask & m::STATE != 0 {
+            attr.qp_state
+        } else {
+            cur
+        };
+        let port = if mask & m::PORT != 0 {
+            attr.port_num
+        } else {
+            soft.port.max(1)
+        };
+        let op = Transition::of(cur, new).ok_or(EINVAL)?;
+        let mut c = Qpc::new_zeroed();
+        c.set_st(this.st.into());
+        c.set_pm_state(
+            if mask & m::PATH_MIG_STATE != 0 {
+                match attr.path_mig_state {
+                    ksys_mig::REARM => pm_state::REARM,
+                    ksys_mig::ARMED => pm_state::ARMED,
+                    _ => pm_state::MIGRATED,
+                }
+            } else {
+                pm_state::MIGRATED
+            }
+            .into(),
+        );
+        if this.st == qpc_st::UD {
+            c.set_mtu(5);
+            c.set_log_msg_max(12);
+        } else if mask & m::PATH_MTU != 0 {
+            if !(1..=5).contains(&attr.path_mtu) {
+                return Err(EINVAL);
+            }
+            c.set_mtu(attr.path_mtu);
+            c.set_log_msg_max(sh.caps.gen().log_max_msg());
+        }
+        if mask & m::DEST_QPN != 0 {
+            c.set_remote_qpn(attr.dest_qp_num);
+        }
+        {
+            let p = c.primary_address_path_mut();
+            if mask & m::PKEY_INDEX != 0 {
+                p.set_pkey_index(attr.pkey_index.into());
+            }
+            if mask & m::PORT != 0 {
+                p.set_vhca_port_num(attr.port_num);
+            }
+            if mask & m::AV != 0 {
+                set_path(
+                    p,
+                    &attr.ah_attr,
+                    port,
+                    this.st,
+                    mask,
+                    this.qpn,
+                    attr.dest_qp_num,
+                    gid_table_len(&sh.caps),
+                )?;
+            }
+            if mask & m::TIMEOUT != 0 {
+                p.set_ack_timeout(attr.timeout.into());
+            }
+            if op == Transition::Rst2Init {
+                p.set_vhca_port_num(port);
+            }
+        }
+        if mask & m::ALT_PATH != 0 {
+            // No alternate paths on RoCE (no path migration).
+            return Err(EINVAL);
+        }
+        c.set_pd(qp.pd().pdn());
+        c.set_cqn_snd(this.cqn_snd);
+        c.set_cqn_rcv(this.cqn_rcv);
+        c.set_log_ack_req_freq(ACK_REQ_FREQ);
+        if mask & m::RNR_RETRY != 0 {
+            c.set_rnr_retry(attr.rnr_retry.into());
+        }
+        if mask & m::RETRY_CNT != 0 {
+            c.set_retry_count(attr.retry_cnt.into());
+        }
+        if mask & m::MAX_QP_RD_ATOMIC != 0 && attr.max_rd_atomic != 0 {
+            c.set_log_sra_max(fls(u32::from(attr.max_rd_atomic) - 1));
+        }
+        if mask & m::SQ_PSN != 0 {
+            c.set_next_send_psn(attr.sq_psn);
+        }
+        if mask & m::MAX_DEST_RD_ATOMIC != 0 && attr.max_dest_rd_atomic != 0 {
+            c.set_log_rra_max(fls(u32::from(attr.max_dest_rd_atomic) - 1));
+        }
+        let (mut access, mut depth) = (soft.access, soft.resp_depth);
+        if mask & (m::ACCESS_FLAGS | m::MAX_DEST_RD_ATOMIC) != 0 {
+            // set_qpc_atomic_flags: without a responder depth only writes are allowed.
+            if mask & m::MAX_DEST_RD_ATOMIC != 0 {
+                depth = attr.max_dest_rd_atomic;
+            }
+            if mask & m::ACCESS_FLAGS != 0 {
+                access = attr.qp_access_flags;
+            }
+            let mut a = Access(access);
+            if depth == 0 {
+                a = Access(a.0 & Access::REMOTE_WRITE.0);
+            }
+            c.set_rre(a.contains(Access::REMOTE_READ).into());
+            c.set_rwe(a.contains(Access::REMOTE_WRITE).into());
+            if a.contains(Access::REMOTE_ATOMIC) {
+                c.set_rae(1);
+                c.set_atomic_mode(atomic_mode::IB_SPEC.into());
+            }
+        }
+        if mask & m::MIN_RNR_TIMER != 0 {
+            c.set_min_rnr_nak(attr.min_rnr_timer.into());
+        }
+        if mask & m::RQ_PSN != 0 {
+            c.set_next_rcv_psn(attr.rq_psn);
+        }
+        if mask & m::QKEY != 0 {
+            c.set_q_key(attr.qkey);
+        }
+        if op == Transition::Rst2Init && this.rq_wqe_count > 0 {
+            c.set_dbr_addr(this._db.start_dma());
+        }
+        let opt = OptParam::from_bits_retain(opt_of(mask)) & op.allowed(this.st);
+        op.run(&this.mdev, this.qpn, opt.bits(), &c)?;
+        soft.state = new;
+        soft.port = port;
+        soft.access = access;
+        soft.resp_depth = depth;
+        merge(&mut soft.attr, attr, mask);
+        if new == QpState::Reset {
+            soft.attr = QpAttr::default();
+            soft.access = 0;
+            soft.resp_depth = 0;
+        }
+        Ok(())
+    }
+
+    /// The QP's attributes: its state from the card, the rest as last set.
+    pub(crate) fn query(qp: &Qp<IbDev>) -> Result<QpAttr> {
+        let this: &IbQp = qp;
+        let mut q = input::<command::QueryQp>(0)?;
+        q.set_qpn(this.qpn);
+        let out = this.mdev.cmdq.exec::<command::QueryQp>(&q, 0)?;
+        let c = out.qpc();
+        let soft = this.soft.lock();
+        let mut a = soft.attr;
+        a.qp_state = match c.state() as u8 {
+            qpc_state::RST => QpState::Reset,
+            qpc_state::INIT => QpState::Init,
+            qpc_state::RTR => QpState::Rtr,
+            qpc_state::RTS => QpState::Rts,
+            qpc_state::SQER => QpState::Sqe,
+            qpc_state::SQD => QpState::Sqd,
+            _ => QpState::Err,
+        };
+        a.cur_qp_state = a.qp_state;
+        a.sq_psn = c.next_send_psn();
+        a.rq_psn = c.next_rcv_psn();
+        a.qp_access_flags = soft.access;
+        a.max_dest_rd_atomic = soft.resp_depth;
+        a.port_num = soft.port;
+        a.cap = this.cap;
+        Ok(a)
+    }
+}
+
+impl Drop for IbQp {
+    fn drop(&mut self) {
+        destroy(&self.mdev, self.qpn);
+    }
+}
+
+fn destroy(mdev: &Mdev, qpn: u32) {
+    if let Ok(mut msg) = input::<command::DestroyQp>(0) {
+        msg.set_qpn(qpn);
+        if let Err(e) = mdev.cmdq.exec::<command::DestroyQp>(&msg, 0) {
+            dev_warn!(mdev.dev.dev(), "DESTROY_QP {:#x}: {:?}\n", qpn, e);
+        }
+    }
+}
+
+/// Forwards the card's asynchronous events of one QP to ib_core (from the async EQ).
+struct Notify(Arc<QpEvents>);
+
+impl QpHandler for Notify {
+    fn event(&self, _qpn: u32, ty: u8) {
+        let ev = match ty {
+            event_type::PATH_MIG => QpEvent::PathMig,
+            event_type::COMM_EST => QpEvent::CommEst,
+            event_type::SQ_DRAINED => QpEvent::SqDrained,
+            event_type::SRQ_LAST_WQE => QpEvent::LastWqeReached,
+            event_type::WQ_CATAS_ERROR => QpEvent::Fatal,
+            event_type::PATH_MIG_FAILED => QpEvent::PathMigErr,
+            event_type::WQ_INVAL_REQ_ERROR => QpEvent::ReqErr,
+            event_type::WQ_ACCESS_ERROR => QpEvent::AccessErr,
+            _ => return,
+        };
+        self.0.event(ev);
+    }
+}
+
+/// `enum ib_mig_state`.
+mod ksys_mig {
+    pub(super) const REARM: u32 = 1;
+    pub(super) const ARMED: u32 = 2;
+}
+
+/// `fls()`: the 1-based index of the highest set bit, 0 for 0.
+fn fls(x: u32) -> u32 {
+    32 - x.leading_zeros()
+}
+
+/// Records the attributes a modify set, for query.
+fn merge(s: &mut QpAttr, a: &QpAttr, mask: u32) {
+    if mask & m::PATH_MTU != 0 {
+        s.path_mtu = a.path_mtu;
+    }
+    if mask & m::QKEY != 0 {
+        s.qkey = a.qkey;
+    }
+    if mask & m::DEST_QPN != 0 {
+        s.dest_qp_num = a.dest_qp_num;
+    }
+    if mask & m::AV != 0 {
+        s.ah_attr = a.ah_attr;
+    }
+    if mask & m::PKEY_INDEX != 0 {
+        s.pkey_index = a.pkey_index;
+    }
+    if mask & m::MAX_QP_RD_ATOMIC != 0 {
+        s.max_rd_atomic = a.max_rd_atomic;
+    }
+    if mask & m::MIN_RNR_TIMER != 0 {
+        s.min_rnr_timer = a.min_rnr_timer;
+    }
+    if mask & m::TIMEOUT != 0 {
+        s.timeout = a.timeout;
+    }
+    if mask & m::RETRY_CNT != 0 {
+        s.retry_cnt = a.retry_cnt;
+    }
+    if mask & m::RNR_RETRY != 0 {
+        s.rnr_retry = a.rnr_retry;
+    }
+}
+
+/// `ib_mask_to_mlx5_opt`.
+fn opt_of(mask: u32) -> u32 {
+    let mut o = OptParam::empty();
+    let map: [(u32, OptParam); 12] = [
+        (
+            m::ACCESS_FLAGS,
+            OptParam::RWE.union(OptParam::RRE).union(OptParam::RAE),
+        ),
+        (m::PKEY_INDEX, OptParam::PKEY_INDEX),
+        (m::PORT, OptParam::PRI_PORT),
+        (m::QKEY, OptParam::Q_KEY),
+        (m::AV, OptParam::PRIMARY_ADDR_PATH.union(OptParam::PRI_PORT)),
+        (m::TIMEOUT, OptParam::ACK_TIMEOUT),
+        (m::RETRY_CNT, OptParam::RETRY_COUNT),
+        (m::RNR_RETRY, OptParam::RNR_RETRY),
+        (m::MAX_QP_RD_ATOMIC, OptParam::SRA_MAX),
+        (m::ALT_PATH, OptParam::ALT_ADDR_PATH),
+        (m::MIN_RNR_TIMER, OptParam::RNR_TIMEOUT),
+        (
+            m::MAX_DEST_RD_ATOMIC,
+            OptParam::RRA_MAX
+                .union(OptParam::RWE)
+                .union(OptParam::RRE)
+                .union(OptParam::RAE),
+        ),
+    ];
+    for (bit, opt) in map {
+        if mask & bit != 0 {
+            o |= opt;
+        }
+    }
+    if mask & m::PATH_MIG_STATE != 0 {
+        o |= OptParam::PM_STATE;
+    }
+    o.bits()
+}
+
+/// `rdma_calc_flow_label` and `rdma_flow_label_to_udp_sport`: the RoCE v2 UDP source port
+/// of a connection, from the flow label or, without one, from the two QP numbers.
+fn udp_sport(flow_label: u32, lqpn: u32, rqpn: u32) -> u32 {
+    let fl = if flow_label != 0 {
+        flow_label
+    } else {
+        let mut v = u64::from(lqpn) * u64::from(rqpn);
+        v ^= v >> 20;
+        v ^= v >> 40;
+        (v & 0xf_ffff) as u32
+    };
+    let low = (fl & 0x3fff) ^ ((fl & 0xf_c000) >> 14);
+    low | ROCE_UDP_SPORT_MIN
+}
+
+/// `mlx5_set_path` for a RoCE address.
+#[allow(clippy::too_many_arguments)]
+fn set_path(
+    p: &mut Ads,
+    ah: &AhAttr,
+    port: u32,
+    st: u8,
+    mask: u32,
+    lqpn: u32,
+    rqpn: u32,
+    gid_tbl_len: u32,
+) -> Result {
+    if !ah.roce || ah.ah_flags & AH_GRH == 0 {
+        return Err(EINVAL);
+    }
+    if u32::from(ah.sgid_index) >= gid_tbl_len {
+        return Err(EINVAL);
+    }
+    let v2 = ah.sgid_type == Some(ib::GidType::RoceV2);
+    let d = ah.dmac;
+    p.set_rmac_47_32(u32::from(d[0]) << 8 | u32::from(d[1]));
+    p.set_rmac_31_0(u32::from_be_bytes([d[2], d[3], d[4], d[5]]));
+    if (st == qpc_st::RC || st == qpc_st::UC) && v2 && mask & m::DEST_QPN != 0 {
+        p.set_udp_sport(udp_sport(ah.flow_label, lqpn, rqpn));
+    }
+    p.set_eth_prio((ah.sl & 7).into());
+    if v2 {
+        p.set_dscp((ah.traffic_class >> 2).into());
+    }
+    p.set_src_addr_index(ah.sgid_index.into());
+    p.set_hop_limit(ah.hop_limit.into());
+    p.set_tclass(ah.traffic_class.into());
+    p.set_flow_label(ah.flow_label);
+    p.rgid_rip_mut().copy_from_slice(&ah.dgid);
+    let rate = match ah.static_rate {
+        0 => 0,
+        r if r + STAT_RATE_OFFSET <= 0xf => r + STAT_RATE_OFFSET,
+        _ => return Err(EINVAL),
+    };
+    p.set_stat_rate(rate.into());
+    p.set_vhca_port_num(port);
+    Ok(())
+}
+
+/// The PRM command of an IB state transition (mlx5_ib's `optab`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Transition {
+    Rst2Init,
+    Init2Init,
+    Init2Rtr,
+    Rtr2Rts,
+    Rts2Rts,
+    Sqerr2Rts,
+    Sqd2Rts,
+    ToErr,
+    ToRst,
+}
+
+impl Transition {
+    fn of(cur: QpState, new: QpState) -> Option<Self> {
+        use QpState::*;
+        Some(match (cur, new) {
+            (_, Reset) => Self::ToRst,
+            (_, Err) => Self::ToErr,
+            (Reset, Init) => Self::Rst2Init,
+            (Init, Init) => Self::Init2Init,
+            (Init, Rtr) => Self::Init2Rtr,
+            (Rtr, Rts) => Self::Rtr2Rts,
+            (Rts, Rts) => Self::Rts2Rts,
+            (Sqe, Rts) => Self::Sqerr2Rts,
+            (Sqd, Rts) => Self::Sqd2Rts,
+            _ => return None,
+        })
+    }
+
+    /// The optional parameters the transition takes for service type `st` (`opt_mask`).
+    fn allowed(self, st: u8) -> OptParam {
+        use OptParam as O;
+        let (rc, uc, ud) = (st == qpc_st::RC, st == qpc_st::UC, st == qpc_st::UD);
+        let rw = O::RRE | O::RAE | O::RWE;
+        match self {
+            Self::Init2Init if rc => rw | O::PKEY_INDEX | O::PRI_PORT | O::LAG_TX_AFF,
+            Self::Init2Init if uc => O::RWE | O::PKEY_INDEX | O::PRI_PORT | O::LAG_TX_AFF,
+            Self::Init2Init if ud => O::PKEY_INDEX | O::Q_KEY | O::PRI_PORT,
+            Self::Init2Rtr if rc => O::ALT_ADDR_PATH | rw | O::PKEY_INDEX | O::LAG_TX_AFF,
+            Self::Init2Rtr if uc => O::ALT_ADDR_PATH | O::RWE | O::PKEY_INDEX | O::LAG_TX_AFF,
+            Self::Init2Rtr if ud => O::PKEY_INDEX | O::Q_KEY,
+            Self::Rtr2Rts if rc => O::ALT_ADDR_PATH | rw | O::PM_STATE | O::RNR_TIMEOUT,
+            Self::Rtr2Rts if uc => O::ALT_ADDR_PATH | O::RWE | O::PM_STATE | O::PP_INDEX,
+            Self::Rtr2Rts if ud => O::Q_KEY | O::PP_INDEX,
+            Self::Rts2Rts if rc => rw | O::RNR_TIMEOUT | O::PM_STATE | O::ALT_ADDR_PATH,
+            Self::Rts2Rts if uc => O::RWE | O::PM_STATE | O::ALT_ADDR_PATH | O::PP_INDEX,
+            Self::Rts2Rts if ud => O::Q_KEY | O::SRQN | O::CQN_RCV | O::PP_INDEX,
+            Self::Sqerr2Rts | Self::Sqd2Rts if rc => O::RNR_TIMEOUT | rw,
+            Self::Sqerr2Rts | Self::Sqd2Rts if uc => O::RWE,
+            Self::Sqerr2Rts | Self::Sqd2Rts if ud => O::Q_KEY,
+            _ => O::empty(),
+        }
+    }
+
+    /// Executes the transition's command on QP `qpn`.
+    fn run(self, mdev: &Mdev, qpn: u32, opt: u32, c: &Qpc) -> Result {
+        macro_rules! with_ctx {
+            ($cmd:ident) => {{
+                let mut msg = input::<command::$cmd>(0)?;
+                msg.set_qpn(qpn);
+                msg.set_opt_param_mask(opt);
+                *msg.qpc_mut() = *c;
+                mdev.cmdq.exec::<command::$cmd>(&msg, 0).map(|_| ())
+            }};
+        }
+        macro_rules! bare {
+            ($cmd:ident) => {{
+                let mut msg = input::<command::$cmd>(0)?;
+                msg.set_qpn(qpn);
+                mdev.cmdq.exec::<command::$cmd>(&msg, 0).map(|_| ())
+            }};
+        }
+        match self {
+            Self::Rst2Init => with_ctx!(Rst2InitQp),
+            Self::Init2Init => with_ctx!(Init2InitQp),
+            Self::Init2Rtr => with_ctx!(Init2RtrQp),
+            Self::Rtr2Rts => with_ctx!(Rtr2RtsQp),
+            Self::Rts2Rts => with_ctx!(Rts2RtsQp),
+            Self::Sqerr2Rts => with_ctx!(Sqerr2RtsQp),
+            Self::Sqd2Rts => with_ctx!(Sqd2RtsQp),
+            Self::ToErr => bare!(ToErrQp),
+            Self::ToRst => bare!(ToRstQp),
+        }
+    }
+}
