@@ -6,9 +6,7 @@
 use std::sync::Arc;
 
 use cx4_hw::{
-    bits::Layout,
-    cmd::MboxIn,
-    command::{self as cmds, Command},
+    command::{self as cmds},
     cq::cqe::{opcode as cqe_op, syndrome},
     mkey::{access_mode, mkey_from_index, CreateMkeyIn, CreateMkeyOut},
     pd::AllocPdOut,
@@ -16,14 +14,11 @@ use cx4_hw::{
     roce::{roce_l3_type, roce_version},
     wqe::{self, opcode as wop},
 };
-use zerocopy::FromBytes;
 
+use super::fixture::{self, exec, input, ok, view};
 use crate::{
-    config::Config,
     device::Device,
-    eq::Eq,
-    fw::{Arm, Cq, Ctx, HcaState},
-    guest_mem::test_backing,
+    fw::{Ctx, HcaState},
     wire::Loopback,
 };
 
@@ -48,42 +43,7 @@ const SCQ: u32 = 0x10;
 const RCQ: u32 = 0x11;
 const UIDX: u32 = 0x33;
 
-fn input<C: Command>(f: impl FnOnce(&mut C::In)) -> Vec<u8> {
-    let mut v = vec![0u8; <C::In as Layout>::SIZE];
-    MboxIn::mut_from_prefix(&mut v[..])
-        .unwrap()
-        .0
-        .set_opcode(C::OPCODE.into());
-    f(C::In::mut_from_prefix(&mut v[..]).unwrap().0);
-    v
-}
-
-fn view<T: Layout>(bytes: &[u8]) -> T {
-    let mut b = vec![0u8; T::SIZE];
-    let n = bytes.len().min(T::SIZE);
-    b[..n].copy_from_slice(&bytes[..n]);
-    T::read_from_bytes(&b).unwrap()
-}
-
 /// Runs a command as the command queue would (then the engine sees the QP transitions).
-fn exec(d: &mut Device, input: &[u8], out_len: usize) -> Vec<u8> {
-    let (mem, msix, faults) = (&d.mem, &mut d.msix, &mut d.faults);
-    let mut ctx = Ctx { mem, msix, faults };
-    let out = d.fw.execute(&mut ctx, input, out_len).unwrap();
-    assert_eq!(
-        out[0],
-        0,
-        "command {:02x?} failed: {:02x?}",
-        &input[..4],
-        &out[..8]
-    );
-    d.roce_sync();
-    out
-}
-
-fn ok<C: Command>(d: &mut Device, f: impl FnOnce(&mut C::In)) -> Vec<u8> {
-    exec(d, &input::<C>(f), <C::Out as Layout>::SIZE)
-}
 
 /// One card.
 struct Card {
@@ -114,25 +74,6 @@ fn v4_gid(ip: [u8; 4]) -> [u8; 16] {
     g
 }
 
-fn cq(cqn: u32, ring: u64, dbr: u64) -> Cq {
-    Cq {
-        cqn,
-        log_size: 6,
-        cqe_size: 64,
-        pas: vec![ring],
-        page_shift: 12,
-        eqn: 5,
-        uar_page: UAR,
-        dbr,
-        pi: 0,
-        arm: Arm::None,
-        arm_sn: 0,
-        overrun: false,
-        moderation: (0, 0),
-        cqes: 0,
-    }
-}
-
 impl Card {
     fn new(n: u8, st: u8) -> Card {
         Card::with_srq(n, st, false)
@@ -140,33 +81,10 @@ impl Card {
 
     fn with_srq(n: u8, st: u8, srq: bool) -> Card {
         let args = "--socket /x --init-delay-ms 0 --eth --roce";
-        let mut d = Device::new(&Config::from_args(args.split(' ').map(String::from)).unwrap());
-        d.mem
-            .map(BASE, MEM, 0, Some(test_backing(MEM as usize)))
-            .unwrap();
-        d.fw.state = HcaState::Initialized;
-        d.fw.uars.insert(UAR, ());
-        d.fw.regs.admin_status = cx4_hw::regs::port_status::UP;
-        d.fw.eqs.insert(
-            5,
-            Eq {
-                eqn: 5,
-                log_size: 6,
-                pas: vec![EQ_RING],
-                page_shift: 12,
-                uar_page: UAR,
-                vector: 1,
-                mask: [1, 0, 0, 0],
-                pi: 0,
-                ci: 0,
-                armed: false,
-                overrun: false,
-                events: 0,
-                interrupts: 0,
-            },
-        );
-        d.fw.cqs.insert(SCQ, cq(SCQ, SCQ_RING, DBRS));
-        d.fw.cqs.insert(RCQ, cq(RCQ, RCQ_RING, DBRS + 0x40));
+        let mut d = fixture::device(args, BASE, MEM, UAR);
+        d.fw.cqs.insert(SCQ, fixture::cq(SCQ, SCQ_RING, DBRS, UAR));
+        d.fw.cqs
+            .insert(RCQ, fixture::cq(RCQ, RCQ_RING, DBRS + 0x40, UAR));
         // Software pre-fills CQ entries with an invalid opcode and owner 1.
         for ring in [SCQ_RING, RCQ_RING] {
             for k in 0..64u64 {

@@ -86,6 +86,8 @@ pub mod xrc;
 #[cfg(test)]
 mod device_tests;
 #[cfg(test)]
+mod fixture;
+#[cfg(test)]
 mod loopback_tests;
 #[cfg(test)]
 mod vector_calc_tests;

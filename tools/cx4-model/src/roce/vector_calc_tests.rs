@@ -17,10 +17,8 @@ use std::{
 };
 
 use cx4_hw::{
-    bits::Layout,
     caps::{query_op_mod, QueryHcaCapIn, QueryHcaCapOut},
-    cmd::MboxIn,
-    command::{self as cmds, Command as HwCommand},
+    command::{self as cmds},
     cq::cqe::{opcode as cqe_op, syndrome},
     mkey::{access_mode, mkey_from_index, CreateMkeyIn, CreateMkeyOut},
     pd::AllocPdOut,
@@ -33,19 +31,11 @@ use cx4_hw::{
 };
 use zerocopy::FromBytes;
 
-use crate::{
-    config::Config,
-    device::Device,
-    ec::calc::deinterleave,
-    eq::Eq,
-    fw::{Arm, Cq, Ctx, HcaState},
-    guest_mem::test_backing,
-    wire::Loopback,
-};
+use super::fixture::{self, exec, input, ok, view};
+use crate::{device::Device, ec::calc::deinterleave, wire::Loopback};
 
 const BASE: u64 = 0x10_0000;
 const MEM: u64 = 0x280_0000;
-const EQ_RING: u64 = BASE;
 const SCQ_RING: u64 = BASE + 0x1000;
 const RCQ_RING: u64 = BASE + 0x2000;
 const DBRS: u64 = BASE + 0x3000;
@@ -64,61 +54,6 @@ const VA_IN: u64 = VA + 0x80_0000;
 const UAR: u32 = 8;
 const SCQ: u32 = 0x10;
 const RCQ: u32 = 0x11;
-
-fn input<C: HwCommand>(f: impl FnOnce(&mut C::In)) -> Vec<u8> {
-    let mut v = vec![0u8; <C::In as Layout>::SIZE];
-    MboxIn::mut_from_prefix(&mut v[..])
-        .unwrap()
-        .0
-        .set_opcode(C::OPCODE.into());
-    f(C::In::mut_from_prefix(&mut v[..]).unwrap().0);
-    v
-}
-
-fn view<T: Layout>(bytes: &[u8]) -> T {
-    let mut b = vec![0u8; T::SIZE];
-    let n = bytes.len().min(T::SIZE);
-    b[..n].copy_from_slice(&bytes[..n]);
-    T::read_from_bytes(&b).unwrap()
-}
-
-fn exec(d: &mut Device, input: &[u8], out_len: usize) -> Vec<u8> {
-    let (mem, msix, faults) = (&d.mem, &mut d.msix, &mut d.faults);
-    let mut ctx = Ctx { mem, msix, faults };
-    let out = d.fw.execute(&mut ctx, input, out_len).unwrap();
-    assert_eq!(
-        out[0],
-        0,
-        "command {:02x?} failed: {:02x?}",
-        &input[..4],
-        &out[..8]
-    );
-    d.roce_sync();
-    out
-}
-
-fn ok<C: HwCommand>(d: &mut Device, f: impl FnOnce(&mut C::In)) -> Vec<u8> {
-    exec(d, &input::<C>(f), <C::Out as Layout>::SIZE)
-}
-
-fn cq(cqn: u32, ring: u64, dbr: u64) -> Cq {
-    Cq {
-        cqn,
-        log_size: 6,
-        cqe_size: 64,
-        pas: vec![ring],
-        page_shift: 12,
-        eqn: 5,
-        uar_page: UAR,
-        dbr,
-        pi: 0,
-        arm: Arm::None,
-        arm_sn: 0,
-        overrun: false,
-        moderation: (0, 0),
-        cqes: 0,
-    }
-}
 
 fn data_seg(len: u32, lkey: u32, addr: u64) -> [u8; 16] {
     let mut b = [0u8; 16];
@@ -158,34 +93,10 @@ struct Post {
 impl EcCard {
     fn new(extra: &str) -> EcCard {
         let args = format!("--socket /x --init-delay-ms 0 --eth --roce {extra}");
-        let mut d =
-            Device::new(&Config::from_args(args.split_whitespace().map(String::from)).unwrap());
-        d.mem
-            .map(BASE, MEM, 0, Some(test_backing(MEM as usize)))
-            .unwrap();
-        d.fw.state = HcaState::Initialized;
-        d.fw.uars.insert(UAR, ());
-        d.fw.regs.admin_status = cx4_hw::regs::port_status::UP;
-        d.fw.eqs.insert(
-            5,
-            Eq {
-                eqn: 5,
-                log_size: 6,
-                pas: vec![EQ_RING],
-                page_shift: 12,
-                uar_page: UAR,
-                vector: 1,
-                mask: [1, 0, 0, 0],
-                pi: 0,
-                ci: 0,
-                armed: false,
-                overrun: false,
-                events: 0,
-                interrupts: 0,
-            },
-        );
-        d.fw.cqs.insert(SCQ, cq(SCQ, SCQ_RING, DBRS));
-        d.fw.cqs.insert(RCQ, cq(RCQ, RCQ_RING, DBRS + 0x40));
+        let mut d = fixture::device(&args, BASE, MEM, UAR);
+        d.fw.cqs.insert(SCQ, fixture::cq(SCQ, SCQ_RING, DBRS, UAR));
+        d.fw.cqs
+            .insert(RCQ, fixture::cq(RCQ, RCQ_RING, DBRS + 0x40, UAR));
         for ring in [SCQ_RING, RCQ_RING] {
             for k in 0..64u64 {
                 d.mem.write(ring + k * 64 + 63, &[0xf1]).unwrap();

@@ -6,9 +6,7 @@
 use std::sync::Arc;
 
 use cx4_hw::{
-    bits::Layout,
-    cmd::MboxIn,
-    command::{self as cmds, Command},
+    command::{self as cmds},
     cq::cqe::{opcode as cqe_op, syndrome},
     mkey::{access_mode, mkey_from_index, CreateMkeyIn, CreateMkeyOut},
     pd::AllocPdOut,
@@ -17,23 +15,15 @@ use cx4_hw::{
     srq::{CreateXrcSrqIn, CreateXrcSrqOut},
     wqe::{self, opcode as wop},
 };
-use zerocopy::FromBytes;
 
-use crate::{
-    config::Config,
-    device::Device,
-    eq::Eq,
-    fw::{Arm, Cq, Ctx, HcaState},
-    guest_mem::test_backing,
-    wire::Loopback,
-};
+use super::fixture::{self, exec, input, ok, view};
+use crate::{device::Device, wire::Loopback};
 
 use super::headers::{Aeth, Opcode, Service, Syndrome, Xrceth};
 use super::packet;
 
 const BASE: u64 = 0x10_0000;
 const MEM: u64 = 0x40_0000;
-const EQ_RING: u64 = BASE;
 const DBRS: u64 = BASE + 0x3000;
 const QP_DBR: u64 = DBRS + 0x200;
 const QP_BUF: u64 = BASE + 0x4000;
@@ -54,42 +44,6 @@ const UIDX_TGT: u32 = 0x22;
 const UIDX_S1: u32 = 0x31;
 /// mlx5_ib's "cqe_version 0" user index.
 const NO_UIDX: u32 = 0xff_ffff;
-
-fn input<C: Command>(f: impl FnOnce(&mut C::In)) -> Vec<u8> {
-    let mut v = vec![0u8; <C::In as Layout>::SIZE];
-    MboxIn::mut_from_prefix(&mut v[..])
-        .unwrap()
-        .0
-        .set_opcode(C::OPCODE.into());
-    f(C::In::mut_from_prefix(&mut v[..]).unwrap().0);
-    v
-}
-
-fn view<T: Layout>(bytes: &[u8]) -> T {
-    let mut b = vec![0u8; T::SIZE];
-    let n = bytes.len().min(T::SIZE);
-    b[..n].copy_from_slice(&bytes[..n]);
-    T::read_from_bytes(&b).unwrap()
-}
-
-fn exec(d: &mut Device, input: &[u8], out_len: usize) -> Vec<u8> {
-    let (mem, msix, faults) = (&d.mem, &mut d.msix, &mut d.faults);
-    let mut ctx = Ctx { mem, msix, faults };
-    let out = d.fw.execute(&mut ctx, input, out_len).unwrap();
-    assert_eq!(
-        out[0],
-        0,
-        "command {:02x?} failed: {:02x?}",
-        &input[..4],
-        &out[..8]
-    );
-    d.roce_sync();
-    out
-}
-
-fn ok<C: Command>(d: &mut Device, f: impl FnOnce(&mut C::In)) -> Vec<u8> {
-    exec(d, &input::<C>(f), <C::Out as Layout>::SIZE)
-}
 
 fn cq_ring(cqn: u32) -> u64 {
     BASE + 0x20000 + u64::from(cqn - SCQ) * 0x1000
@@ -131,52 +85,11 @@ struct Card {
 impl Card {
     fn new(n: u8) -> Card {
         let args = "--socket /x --init-delay-ms 0 --eth --roce";
-        let mut d = Device::new(&Config::from_args(args.split(' ').map(String::from)).unwrap());
-        d.mem
-            .map(BASE, MEM, 0, Some(test_backing(MEM as usize)))
-            .unwrap();
-        d.fw.state = HcaState::Initialized;
-        d.fw.uars.insert(UAR, ());
-        d.fw.regs.admin_status = cx4_hw::regs::port_status::UP;
-        d.fw.eqs.insert(
-            5,
-            Eq {
-                eqn: 5,
-                log_size: 6,
-                pas: vec![EQ_RING],
-                page_shift: 12,
-                uar_page: UAR,
-                vector: 1,
-                mask: [1, 0, 0, 0],
-                pi: 0,
-                ci: 0,
-                armed: false,
-                overrun: false,
-                events: 0,
-                interrupts: 0,
-            },
-        );
+        let mut d = fixture::device(args, BASE, MEM, UAR);
         for cqn in [SCQ, C0, C1, C2, C3] {
             let ring = cq_ring(cqn);
-            d.fw.cqs.insert(
-                cqn,
-                Cq {
-                    cqn,
-                    log_size: 6,
-                    cqe_size: 64,
-                    pas: vec![ring],
-                    page_shift: 12,
-                    eqn: 5,
-                    uar_page: UAR,
-                    dbr: cq_dbr(cqn),
-                    pi: 0,
-                    arm: Arm::None,
-                    arm_sn: 0,
-                    overrun: false,
-                    moderation: (0, 0),
-                    cqes: 0,
-                },
-            );
+            d.fw.cqs
+                .insert(cqn, fixture::cq(cqn, ring, cq_dbr(cqn), UAR));
             for k in 0..64u64 {
                 d.mem.write(ring + k * 64 + 63, &[0xf1]).unwrap();
             }
