@@ -15,7 +15,7 @@ use cx4_hw::{
     wqe::{self, opcode as wop},
 };
 
-use super::fixture::{self, exec, input, ok, view};
+use super::fixture::{self, exec, input, ok, v4_gid, view};
 use crate::{
     device::Device,
     fw::{Ctx, HcaState},
@@ -43,8 +43,6 @@ const SCQ: u32 = 0x10;
 const RCQ: u32 = 0x11;
 const UIDX: u32 = 0x33;
 
-/// Runs a command as the command queue would (then the engine sees the QP transitions).
-
 /// One card.
 struct Card {
     d: Device,
@@ -64,14 +62,6 @@ struct Card {
     rq_pc: u16,
     scq_ci: u32,
     rcq_ci: u32,
-}
-
-fn v4_gid(ip: [u8; 4]) -> [u8; 16] {
-    let mut g = [0u8; 16];
-    g[10] = 0xff;
-    g[11] = 0xff;
-    g[12..].copy_from_slice(&ip);
-    g
 }
 
 impl Card {
@@ -95,41 +85,10 @@ impl Card {
         d.attach(port.clone());
         let mac = [0x02, 0xc4, 0, 0, 0, n];
         let gid = v4_gid([10, 0, 0, n]);
-        ok::<cmds::SetRoceAddress>(&mut d, |i| {
-            i.set_roce_address_index(0);
-            i.set_vhca_port_num(1);
-            let a = i.roce_address_mut();
-            a.source_l3_address_mut().copy_from_slice(&gid);
-            a.set_source_mac(mac);
-            a.set_roce_version(roce_version::V2.into());
-            a.set_roce_l3_type(roce_l3_type::IPV4.into());
-        });
+        fixture::set_gid0_v2_ipv4(&mut d, &gid, mac);
         let pd = view::<AllocPdOut>(&ok::<cmds::AllocPd>(&mut d, |_| {})).pd();
         // An MTT MR over DATA at VA, all rights (ibv_reg_mr with every access flag).
-        let pages = DATA_LEN / 4096;
-        let mut v = input::<cmds::CreateMkey>(|i| {
-            i.set_translations_octword_actual_size((pages / 2) as u32);
-            let c = i.memory_key_mkey_entry_mut();
-            c.set_access_mode_1_0(access_mode::MTT.into());
-            c.set_pd(pd);
-            c.set_qpn(0xff_ffff);
-            c.set_lr(1);
-            c.set_lw(1);
-            c.set_rr(1);
-            c.set_rw(1);
-            c.set_a(1);
-            c.set_start_addr(VA);
-            c.set_len(DATA_LEN);
-            c.set_log_page_size(12);
-            c.set_translations_octword_size((pages / 2) as u32);
-            c.set_mkey_7_0(0x5a);
-        });
-        v.resize(CreateMkeyIn::SIZE + pages as usize * 8, 0);
-        for k in 0..pages as usize {
-            CreateMkeyIn::set_mtt(&mut v, k, DATA + k as u64 * 4096).unwrap();
-        }
-        let idx = view::<CreateMkeyOut>(&exec(&mut d, &v, CreateMkeyOut::SIZE)).mkey_index();
-        let lkey = mkey_from_index(idx, 0x5a);
+        let lkey = fixture::mtt_mr(&mut d, pd, (VA, DATA, DATA_LEN), 12, true);
         // An RMP as mlx5_ib's create_rmp_cmd builds it: 2^6 WQEs of 64 bytes.
         let mut srqn = 0;
         if srq {

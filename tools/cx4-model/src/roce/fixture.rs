@@ -3,7 +3,13 @@
 //! the firmware command helpers they build their objects with (real command inputs,
 //! executed through [`crate::fw::Firmware::execute`], the QP transitions applied).
 
-use cx4_hw::{bits::Layout, cmd::MboxIn, command::Command};
+use cx4_hw::{
+    bits::Layout,
+    cmd::MboxIn,
+    command::{self as cmds, Command},
+    mkey::{access_mode, mkey_from_index, CreateMkeyIn, CreateMkeyOut},
+    roce::{roce_l3_type, roce_version},
+};
 use zerocopy::FromBytes;
 
 use crate::{
@@ -107,4 +113,66 @@ pub(super) fn exec(d: &mut Device, input: &[u8], out_len: usize) -> Vec<u8> {
 /// [`exec`] of command `C` built by `f`.
 pub(super) fn ok<C: Command>(d: &mut Device, f: impl FnOnce(&mut C::In)) -> Vec<u8> {
     exec(d, &input::<C>(f), <C::Out as Layout>::SIZE)
+}
+
+/// The IPv4-mapped GID of `ip`.
+pub(super) fn v4_gid(ip: [u8; 4]) -> [u8; 16] {
+    let mut g = [0u8; 16];
+    g[10] = 0xff;
+    g[11] = 0xff;
+    g[12..].copy_from_slice(&ip);
+    g
+}
+
+/// RoCE address table entry 0: RoCE v2 over IPv4, `gid` from `mac` (SET_ROCE_ADDRESS).
+pub(super) fn set_gid0_v2_ipv4(d: &mut Device, gid: &[u8; 16], mac: [u8; 6]) {
+    ok::<cmds::SetRoceAddress>(d, |i| {
+        i.set_roce_address_index(0);
+        i.set_vhca_port_num(1);
+        let a = i.roce_address_mut();
+        a.source_l3_address_mut().copy_from_slice(gid);
+        a.set_source_mac(mac);
+        a.set_roce_version(roce_version::V2.into());
+        a.set_roce_l3_type(roce_l3_type::IPV4.into());
+    });
+}
+
+/// An MTT memory key (variant 0x5a) in `pd` mapping `len` bytes at virtual `va` onto the
+/// guest-physical pages from `pa` (contiguous, 2^`page_shift` bytes each), with the local
+/// rights and, if `remote`, remote read, write and atomic (ibv_reg_mr with every access
+/// flag); returns its lkey.
+pub(super) fn mtt_mr(
+    d: &mut Device,
+    pd: u32,
+    (va, pa, len): (u64, u64, u64),
+    page_shift: u8,
+    remote: bool,
+) -> u32 {
+    let pages = len >> page_shift;
+    let octwords = pages.div_ceil(2) as u32;
+    let mut v = input::<cmds::CreateMkey>(|i| {
+        i.set_translations_octword_actual_size(octwords);
+        let c = i.memory_key_mkey_entry_mut();
+        c.set_access_mode_1_0(access_mode::MTT.into());
+        c.set_pd(pd);
+        c.set_qpn(0xff_ffff);
+        c.set_lr(1);
+        c.set_lw(1);
+        if remote {
+            c.set_rr(1);
+            c.set_rw(1);
+            c.set_a(1);
+        }
+        c.set_start_addr(va);
+        c.set_len(len);
+        c.set_log_page_size(page_shift.into());
+        c.set_translations_octword_size(octwords);
+        c.set_mkey_7_0(0x5a);
+    });
+    v.resize(CreateMkeyIn::SIZE + pages as usize * 8, 0);
+    for k in 0..pages as usize {
+        CreateMkeyIn::set_mtt(&mut v, k, pa + ((k as u64) << page_shift)).unwrap();
+    }
+    let idx = view::<CreateMkeyOut>(&exec(d, &v, CreateMkeyOut::SIZE)).mkey_index();
+    mkey_from_index(idx, 0x5a)
 }

@@ -20,10 +20,8 @@ use cx4_hw::{
     caps::{query_op_mod, QueryHcaCapIn, QueryHcaCapOut},
     command::{self as cmds},
     cq::cqe::{opcode as cqe_op, syndrome},
-    mkey::{access_mode, mkey_from_index, CreateMkeyIn, CreateMkeyOut},
     pd::AllocPdOut,
     qp::{mtu, qpc_st, qpc_state, rq_type, CreateQpIn, CreateQpOut, QueryQpOut},
-    roce::{roce_l3_type, roce_version},
     wqe::{
         self, opcode as wop,
         vector_calc::{calc_op, noutputs, VecCalcSeg, CALC_MATRIX, CALC_MATRIX_8BIT},
@@ -105,46 +103,12 @@ impl EcCard {
         let port = Arc::new(Loopback::default());
         d.attach(port.clone());
         let mac = [0x02, 0xc4, 0, 0, 0, 1];
-        let gid = {
-            let mut g = [0u8; 16];
-            g[10] = 0xff;
-            g[11] = 0xff;
-            g[12..].copy_from_slice(&[10, 0, 0, 1]);
-            g
-        };
-        ok::<cmds::SetRoceAddress>(&mut d, |i| {
-            i.set_roce_address_index(0);
-            i.set_vhca_port_num(1);
-            let a = i.roce_address_mut();
-            a.source_l3_address_mut().copy_from_slice(&gid);
-            a.set_source_mac(mac);
-            a.set_roce_version(roce_version::V2.into());
-            a.set_roce_l3_type(roce_l3_type::IPV4.into());
-        });
+        let gid = fixture::v4_gid([10, 0, 0, 1]);
+        fixture::set_gid0_v2_ipv4(&mut d, &gid, mac);
         let pd = view::<AllocPdOut>(&ok::<cmds::AllocPd>(&mut d, |_| {})).pd();
         // An MTT MR over DATA in 2 MiB pages, local read and write (libmlx5 registers the
         // matrix, data and code buffers with IBV_ACCESS_LOCAL_WRITE).
-        let pages = DATA_LEN >> 21;
-        let mut v = input::<cmds::CreateMkey>(|i| {
-            i.set_translations_octword_actual_size(pages.div_ceil(2) as u32);
-            let c = i.memory_key_mkey_entry_mut();
-            c.set_access_mode_1_0(access_mode::MTT.into());
-            c.set_pd(pd);
-            c.set_qpn(0xff_ffff);
-            c.set_lr(1);
-            c.set_lw(1);
-            c.set_start_addr(VA);
-            c.set_len(DATA_LEN);
-            c.set_log_page_size(21);
-            c.set_translations_octword_size(pages.div_ceil(2) as u32);
-            c.set_mkey_7_0(0x5a);
-        });
-        v.resize(CreateMkeyIn::SIZE + pages as usize * 8, 0);
-        for k in 0..pages as usize {
-            CreateMkeyIn::set_mtt(&mut v, k, DATA + (k as u64) * (1 << 21)).unwrap();
-        }
-        let idx = view::<CreateMkeyOut>(&exec(&mut d, &v, CreateMkeyOut::SIZE)).mkey_index();
-        let lkey = mkey_from_index(idx, 0x5a);
+        let lkey = fixture::mtt_mr(&mut d, pd, (VA, DATA, DATA_LEN), 21, false);
         let mut v = input::<cmds::CreateQp>(|i| {
             let c = i.qpc_mut();
             c.set_st(qpc_st::RC.into());

@@ -8,10 +8,9 @@ use std::sync::Arc;
 use cx4_hw::{
     command::{self as cmds},
     cq::cqe::{opcode as cqe_op, syndrome},
-    mkey::{access_mode, mkey_from_index, CreateMkeyIn, CreateMkeyOut},
     pd::AllocPdOut,
     qp::{mtu, qpc_st, qpc_state, rq_type, CreateQpIn, CreateQpOut, QueryQpOut},
-    roce::{roce_l3_type, roce_version, AllocXrcdOut},
+    roce::AllocXrcdOut,
     srq::{CreateXrcSrqIn, CreateXrcSrqOut},
     wqe::{self, opcode as wop},
 };
@@ -97,50 +96,18 @@ impl Card {
         let port = Arc::new(Loopback::default());
         d.attach(port.clone());
         let mac = [0x02, 0xc4, 0, 0, 0x10, n];
-        let mut gid = [0u8; 16];
-        gid[10..12].copy_from_slice(&[0xff, 0xff]);
-        gid[12..].copy_from_slice(&[10, 0, 1, n]);
-        ok::<cmds::SetRoceAddress>(&mut d, |i| {
-            i.set_roce_address_index(0);
-            i.set_vhca_port_num(1);
-            let a = i.roce_address_mut();
-            a.source_l3_address_mut().copy_from_slice(&gid);
-            a.set_source_mac(mac);
-            a.set_roce_version(roce_version::V2.into());
-            a.set_roce_l3_type(roce_l3_type::IPV4.into());
-        });
+        let gid = fixture::v4_gid([10, 0, 1, n]);
+        fixture::set_gid0_v2_ipv4(&mut d, &gid, mac);
         let p0 = view::<AllocPdOut>(&ok::<cmds::AllocPd>(&mut d, |_| {})).pd();
         let pd = view::<AllocPdOut>(&ok::<cmds::AllocPd>(&mut d, |_| {})).pd();
-        let pages = DATA_LEN / 4096;
-        let mut v = input::<cmds::CreateMkey>(|i| {
-            i.set_translations_octword_actual_size((pages / 2) as u32);
-            let c = i.memory_key_mkey_entry_mut();
-            c.set_access_mode_1_0(access_mode::MTT.into());
-            c.set_pd(pd);
-            c.set_qpn(0xff_ffff);
-            c.set_lr(1);
-            c.set_lw(1);
-            c.set_rr(1);
-            c.set_rw(1);
-            c.set_a(1);
-            c.set_start_addr(VA);
-            c.set_len(DATA_LEN);
-            c.set_log_page_size(12);
-            c.set_translations_octword_size((pages / 2) as u32);
-            c.set_mkey_7_0(0x5a);
-        });
-        v.resize(CreateMkeyIn::SIZE + pages as usize * 8, 0);
-        for k in 0..pages as usize {
-            CreateMkeyIn::set_mtt(&mut v, k, DATA + k as u64 * 4096).unwrap();
-        }
-        let idx = view::<CreateMkeyOut>(&exec(&mut d, &v, CreateMkeyOut::SIZE)).mkey_index();
+        let lkey = fixture::mtt_mr(&mut d, pd, (VA, DATA, DATA_LEN), 12, true);
         let mut c = Card {
             d,
             port,
             mac,
             gid,
             pd,
-            lkey: mkey_from_index(idx, 0x5a),
+            lkey,
             p0,
             s0: 0,
             x1: 0,
