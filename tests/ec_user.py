@@ -19,18 +19,13 @@ from pathlib import Path
 from harness import Env, check_clean_dmesg, describe, estimate
 from model_core import mlx5_errors
 from model_eth import eth_vms, section
+from model_roce import GIDX as ROCE_GIDX
 from model_roce import IB
 
 BUILD = "target/cx4ec"
 
-# The RoCE v2 GID index of the VM's IPv4 address, in $GIDX (as model_roce's tests).
-GIDX = r"""
-    wait_gid ffff:0a63:0001
-    d=/sys/class/infiniband/$IBDEV/ports/1
-    GIDX=$(for f in $d/gids/*; do i=${f##*/};
-           grep -qi ffff:0a63:0001 $f && grep -q "RoCE v2" $d/gid_attrs/types/$i 2>/dev/null && echo $i;
-           done | head -1)
-    echo "RoCE v2 GID of $IP: index $GIDX"
+# The RoCE v2 GID index of the VM's IPv4 address in $GIDX, and the CLI where it can run.
+GIDX = ROCE_GIDX + r"""
     cp /cx4/cx4ec /tmp/cx4ec && chmod +x /tmp/cx4ec
 """
 

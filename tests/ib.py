@@ -17,7 +17,8 @@ from en import CX4_UP, cx4_errors
 from harness import Env, check_clean_dmesg, describe, estimate
 from model_eth import eth_vms, section
 from model_core import mlx5_errors
-from model_roce import IB, ROCE_MODEL, addresses, model_gids, sysfs_gids, v6
+from model_roce import GIDX as gidx
+from model_roce import IB, ROCE_MODEL, check_gid_sections
 
 VERBS_PD = Path(__file__).resolve().parent / "verbs_pd.py"
 UDATA_TOOL = Path(__file__).resolve().parent / "ib_udata.py"
@@ -131,20 +132,7 @@ def tests(env: Env):
         assert re.search(r"link cx4_\d+/1 state ACTIVE physical_state LINK_UP netdev \S+", link), link
         assert section(log, "driver").strip() == "cx4", section(log, "driver")
 
-        def same(name: str) -> set[tuple[int, str, int]]:
-            s, m = sysfs_gids(section(log, name)), model_gids(section(log, name))
-            assert s == m, f"{name}: the RDMA core and the card disagree:\ncore {sorted(s)}\ncard {sorted(m)}"
-            return s
-
-        up = addresses(same("gids-up"))
-        for a in (v6("::ffff:10.99.0.1"), "fd00::1"):
-            assert up.get(a) == {1, 2}, f"{a}: versions {up.get(a)} in {up}"
-        assert any(a.startswith("fe80::") and v == {1, 2} for a, v in up.items()), up
-        added = addresses(same("gids-added"))
-        for a in (v6("::ffff:10.99.7.1"), "fd07::1"):
-            assert added.get(a) == {1, 2}, f"{a}: versions {added.get(a)} in {added}"
-        removed = addresses(same("gids-removed"))
-        assert v6("::ffff:10.99.7.1") not in removed and "fd07::1" not in removed, removed
+        gids = check_gid_sections(log)
 
         v = section(log, "verbs")
         steps = {s["step"]: s for s in (json.loads(l) for l in v.splitlines() if l.startswith("{"))}
@@ -199,21 +187,12 @@ def tests(env: Env):
         check_clean_dmesg(r.dmesg)
         name = re.search(r"hca_id:\s+(\S+)", info).group(1)
         print(f"    {name}: max_qp {lim['max_qp']}, max_qp_wr {lim['max_qp_wr']}, GIDs up/added/removed "
-              f"{len(same('gids-up'))}/{len(same('gids-added'))}/{len(same('gids-removed'))}, "
+              f"{'/'.join(str(len(t)) for t in gids)}, "
               f"libmlx5: 4 PDs on 8 UAR pages; {section(log, 'link').strip()}")
 
     yield "cx4 ib device: ibv_devinfo, rdma link ACTIVE, GID table = the card's, libmlx5 PD", \
         cx4_ib_device_gids_pd
 
-    # The RoCE v2 GID index of the VM's IPv4 address, in $GIDX.
-    gidx = r"""
-        wait_gid ffff:0a63:000$((me + 1))
-        d=/sys/class/infiniband/$IBDEV/ports/1
-        GIDX=$(for f in $d/gids/*; do i=${f##*/};
-               grep -qi ffff:0a63:000$((me + 1)) $f && grep -q "RoCE v2" $d/gid_attrs/types/$i 2>/dev/null && echo $i;
-               done | head -1)
-        echo "RoCE v2 GID of $IP: index $GIDX"
-    """
 
     @estimate(300)
     def cx4_rc_pingpong_with_mlx5_ib():

@@ -64,6 +64,16 @@ wait_gid() {
 }
 """
 
+# Guest helper: the RoCE v2 GID index of the VM's IPv4 address, in $GIDX (after ib_up).
+GIDX = r"""
+    wait_gid ffff:0a63:000$((me + 1))
+    d=/sys/class/infiniband/$IBDEV/ports/1
+    GIDX=$(for f in $d/gids/*; do i=${f##*/};
+           grep -qi ffff:0a63:000$((me + 1)) $f && grep -q "RoCE v2" $d/gid_attrs/types/$i 2>/dev/null && echo $i;
+           done | head -1)
+    echo "RoCE v2 GID of $IP: index $GIDX"
+"""
+
 
 def sysfs_gids(text: str) -> set[tuple[int, str, int]]:
     """(index, address, RoCE version) of each `gid` line."""
@@ -93,6 +103,28 @@ def addresses(gids: set[tuple[int, str, int]]) -> dict[str, set[int]]:
     for _, a, v in gids:
         out.setdefault(a, set()).add(v)
     return out
+
+
+def check_gid_sections(log: str) -> tuple[set, set, set]:
+    """The `gids-up`, `gids-added` and `gids-removed` sections of a job (sysfs GIDs and the
+    card's `roce` line printed together): at each point the RDMA core's GID table equals the
+    card's RoCE address table, with v1 and v2 entries for the link-local, IPv4 and IPv6
+    addresses; 10.99.7.1 and fd07::1 appear when added and are gone when removed. Returns the
+    three tables."""
+    def same(name: str) -> set[tuple[int, str, int]]:
+        s, m = sysfs_gids(section(log, name)), model_gids(section(log, name))
+        assert s == m, f"{name}: the RDMA core and the card disagree:\ncore {sorted(s)}\ncard {sorted(m)}"
+        return s
+
+    tables = same("gids-up"), same("gids-added"), same("gids-removed")
+    up, added, removed = (addresses(t) for t in tables)
+    for a in (v6("::ffff:10.99.0.1"), "fd00::1"):
+        assert up.get(a) == {1, 2}, f"{a}: versions {up.get(a)} in {up}"
+    assert any(a.startswith("fe80::") and v == {1, 2} for a, v in up.items()), up
+    for a in (v6("::ffff:10.99.7.1"), "fd07::1"):
+        assert added.get(a) == {1, 2}, f"{a}: versions {added.get(a)} in {added}"
+    assert v6("::ffff:10.99.7.1") not in removed and "fd07::1" not in removed, removed
+    return tables
 
 
 def logs(rs) -> str:
@@ -146,20 +178,7 @@ def tests(env: Env):
         link = section(log, "link")
         assert re.search(r"link mlx5_\d+/1 state ACTIVE physical_state LINK_UP netdev \S+", link), link
 
-        def same(name: str) -> set[tuple[int, str, int]]:
-            s, m = sysfs_gids(section(log, name)), model_gids(section(log, name))
-            assert s == m, f"{name}: the RDMA core and the card disagree:\ncore {sorted(s)}\ncard {sorted(m)}"
-            return s
-
-        up = addresses(same("gids-up"))
-        for a in (v6("::ffff:10.99.0.1"), "fd00::1"):
-            assert up.get(a) == {1, 2}, f"{a}: versions {up.get(a)} in {up}"
-        assert any(a.startswith("fe80::") and v == {1, 2} for a, v in up.items()), up
-        added = addresses(same("gids-added"))
-        for a in (v6("::ffff:10.99.7.1"), "fd07::1"):
-            assert added.get(a) == {1, 2}, f"{a}: versions {added.get(a)} in {added}"
-        removed = addresses(same("gids-removed"))
-        assert v6("::ffff:10.99.7.1") not in removed and "fd07::1" not in removed, removed
+        check_gid_sections(log)
         # The GSI QP (QP1) and mlx5_ib's UMR QP were created and brought to RTS.
         roce = section(log, "gids-up")
         assert re.search(r"qp=0x[0-9a-f]+/QP1/RTS", roce), roce
@@ -241,15 +260,7 @@ def tests(env: Env):
     yield "libmlx5 from user space: PD, MR, CQ, RC/UC/UD QPs to RTS and back, queried", \
         verbs_objects_from_user_space
 
-    # The RoCE v2 GID index of the VM's IPv4 address, in $GIDX.
-    gidx = r"""
-        wait_gid ffff:0a63:000$((me + 1))
-        d=/sys/class/infiniband/$IBDEV/ports/1
-        GIDX=$(for f in $d/gids/*; do i=${f##*/};
-               grep -qi ffff:0a63:000$((me + 1)) $f && grep -q "RoCE v2" $d/gid_attrs/types/$i 2>/dev/null && echo $i;
-               done | head -1)
-        echo "RoCE v2 GID of $IP: index $GIDX"
-    """
+    gidx = GIDX
 
     @estimate(300)
     def rc_uc_pingpong_between_vms():

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "tools/testbed"))
 
 import run as testrun  # noqa: E402
 import vmrun  # noqa: E402
-from vmpair import run_jobs  # noqa: E402
+from vmpair import cpu_seconds, run_jobs  # noqa: E402
 
 # Both VMs: the virtio NIC and the mlx5e netdev up; ARP answered only on the NIC that owns the
 # address (both NICs share the segment).
@@ -118,8 +118,7 @@ def main() -> int:
             if m:
                 rtt.setdefault(w[1], []).append(float(m.group(1)))
         elif w and w[0] in ("cpu0", "cpu1"):
-            m = re.search(r"ticks=(\d+) hz=(\d+)", line)
-            t = int(m.group(1)) / int(m.group(2)) if m else 0.0
+            t = cpu_seconds(line)
             if w[0] == "cpu0":
                 t0 = t
             elif t0 is not None:

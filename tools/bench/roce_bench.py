@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "tools/testbed"))
 import run as testrun  # noqa: E402
 import vmrun  # noqa: E402
 from model_roce import IB  # noqa: E402
-from vmpair import run_jobs  # noqa: E402
+from vmpair import cpu_seconds, run_jobs  # noqa: E402
 
 # Both VMs: the virtio NIC with rxe on it, the modelled card with mlx5_ib; ARP answered only
 # on the NIC that owns the address (both NICs share the segment). MG/RG: the RoCE v2 GID
@@ -136,8 +136,7 @@ def main() -> int:
             # "#bytes #iterations t_min t_max t_typical t_avg ..." (µs)
             lat.setdefault((w[0], w[1]), []).append(float(w[6]))
         elif w and w[0] in ("cpu0", "cpu1"):
-            m = re.search(r"ticks=(\d+) hz=(\d+)", line)
-            t = int(m.group(1)) / int(m.group(2)) if m else 0.0
+            t = cpu_seconds(line)
             if w[0] == "cpu0":
                 t0 = t
             elif t0 is not None:

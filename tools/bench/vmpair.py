@@ -4,6 +4,7 @@ host for the model's CPU time (`req cpu`) and counters (`req ctl ...`)."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -42,3 +43,9 @@ def run_jobs(env, specs: list[vmrun.VmSpec], jobs: list[str], timeout: float,
             print(harness.describe(r))
             return None
     return res
+
+
+def cpu_seconds(line: str) -> float:
+    """The model's CPU seconds in a job's `req cpu` answer (`ticks=N hz=N`; 0 if absent)."""
+    m = re.search(r"ticks=(\d+) hz=(\d+)", line)
+    return int(m.group(1)) / int(m.group(2)) if m else 0.0
