@@ -38,7 +38,6 @@ use super::dcqcn::RateLimiter;
 use super::engine::{now_ns, ReqSide};
 use super::headers::Opcode;
 use super::packet::{self, Ecn, Packet};
-use super::wire::peek_dst_gid;
 
 /// The ECN codepoint of a frame this engine built (Ethernet, optional 802.1Q tag, IPv4 or
 /// IPv6), read in place.
@@ -156,11 +155,9 @@ impl Device {
     /// Sends the request packet `frame` of QP `qpn` (see the module documentation).
     pub(super) fn roce_send_request(&mut self, qpn: u32, mut frame: Vec<u8>) {
         // Looped back inside the card: no port, no pause, no pacing.
-        if let Some(g) = peek_dst_gid(&frame) {
-            if self.fw.rdma.gids.values().any(|e| e.gid == g) {
-                self.roce_transmit(frame);
-                return;
-            }
+        if self.roce_is_local(&frame) {
+            self.roce_loop_back(frame);
+            return;
         }
         let prio = self.frame_prio(&frame);
         if self.fw.cong.rp_on(prio) {
@@ -210,7 +207,8 @@ impl Device {
         if let Some(l) = self.roce.cong.limiters.get_mut(&qpn) {
             l.on_sent(frame.len(), now, &rp);
         }
-        self.roce_transmit(frame);
+        // Not local: roce_send_request looped those back.
+        self.roce_transmit_remote(frame);
     }
 
     /// A RoCE frame on its way to the wire: `Some` to send it now, `None` when a pause of its

@@ -635,15 +635,28 @@ impl Device {
 
     /// Puts a RoCE frame on the wire (or loops it back when it is for one of our GIDs).
     pub(super) fn roce_transmit(&mut self, frame: Vec<u8>) {
-        let len = frame.len() as u64;
-        if let Some(g) = peek_dst_gid(&frame) {
-            if self.fw.rdma.gids.values().any(|e| e.gid == g) {
-                self.roce.stats.tx_packets += 1;
-                self.roce.stats.tx_bytes += len;
-                self.roce.loopback.push_back((frame, None));
-                return;
-            }
+        if self.roce_is_local(&frame) {
+            self.roce_loop_back(frame);
+        } else {
+            self.roce_transmit_remote(frame);
         }
+    }
+
+    /// Whether `frame` is addressed to one of the port's own GIDs (it never leaves the card).
+    pub(super) fn roce_is_local(&self, frame: &[u8]) -> bool {
+        peek_dst_gid(frame).is_some_and(|g| self.fw.rdma.gids.values().any(|e| e.gid == g))
+    }
+
+    /// Queues a frame for one of our own GIDs to be received inside the card.
+    pub(super) fn roce_loop_back(&mut self, frame: Vec<u8>) {
+        self.roce.stats.tx_packets += 1;
+        self.roce.stats.tx_bytes += frame.len() as u64;
+        self.roce.loopback.push_back((frame, None));
+    }
+
+    /// Puts a frame for another host on the wire, through the PFC gate.
+    pub(super) fn roce_transmit_remote(&mut self, frame: Vec<u8>) {
+        let len = frame.len() as u64;
         let Some(frame) = self.roce_pfc_gate(frame) else {
             return;
         };
