@@ -3,7 +3,9 @@ by the card: the ib device registers on cx4's netdev with driver id MLX5, so lib
 rdma-core's mlx5 provider (libmlx5) to it; its port follows the netdev; the GID table the RDMA
 core manages is the card's RoCE address table (programmed with SET_ROCE_ADDRESS) as addresses
 come and go; libmlx5 opens a user context (the mlx5 user ABI, static UAR pages mapped) and
-allocates PDs through it; rmmod leaves the card's table empty.
+allocates PDs through it; rmmod leaves the card's table empty. With cx4's kernel verbs and
+its GSI QP (QP1) the kernel's connection manager runs over the device: rdma_cm tools (rping,
+ucmatose, perftest -R) connect to upstream mlx5_ib on another modelled card.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from harness import Env, check_clean_dmesg, describe, estimate
 from model_eth import eth_vms, section
 from model_core import mlx5_errors
 from model_roce import GIDX as gidx
-from model_roce import IB, ROCE_MODEL, check_gid_sections
+from model_roce import IB, ROCE_MODEL, check_gid_sections, logs
 
 VERBS_PD = Path(__file__).resolve().parent / "verbs_pd.py"
 UDATA_TOOL = Path(__file__).resolve().parent / "ib_udata.py"
@@ -41,6 +43,14 @@ cx4_ib_up() {
 }
 cmds() { grep -E "^(ALLOC_PD|DEALLOC_PD|ALLOC_UAR|DEALLOC_UAR|SET_ROCE_ADDRESS|CREATE_CQ|DESTROY_CQ|CREATE_MKEY|DESTROY_MKEY|CREATE_QP|DESTROY_QP|RST2INIT_QP|INIT2RTR_QP|RTR2RTS_QP|2ERR_QP|2RST_QP|CREATE_RMP|DESTROY_RMP) " $DBG/commands; }
 """
+
+
+def rping_payload(n: int, size: int) -> str:
+    """The text rping's client puts in its buffer for ping `n` of a `size`-byte run, as
+    `-v` prints it (rping_test_client): "rdma-ping-N: ", then letters from 'A' + N (mod 58)
+    upward, wrapping from 'z' to 'A', up to the buffer's last byte (a NUL)."""
+    prefix = f"rdma-ping-{n}: "
+    return prefix + "".join(chr(65 + (n + k) % 58) for k in range(size - 1 - len(prefix)))
 
 
 def cmd_counts(text: str) -> dict[str, tuple[int, int]]:
@@ -394,7 +404,7 @@ def tests(env: Env):
     yield "cx4 verbs objects: malformed CQ/SRQ/QP/MR requests refused, no leak", \
         cx4_verbs_objects_bad_input
 
-    # perftest with the connection exchanged over TCP (rdma_cm needs kernel verbs): cx4 is
+    # perftest with the connection exchanged over TCP (rdma_cm, -R: the test below): cx4 is
     # the client, mlx5_ib the server. (name, tool, options).
     perftests = [("uc", "ibv_uc_pingpong", "-g $GIDX -m 1024 -s 4096 -c -n 200"),
                  ("srq", "ibv_srq_pingpong", "-g $GIDX -m 1024 -s 4096 -c -n 200"),
@@ -459,3 +469,144 @@ def tests(env: Env):
 
     yield "cx4 -> mlx5_ib: ibv_uc/srq_pingpong, perftest write/read/send/atomic bw, write lat", \
         cx4_perftest_with_mlx5_ib
+
+    # rping: pings per run, bytes per ping; -V the client checks each echo, -v both sides
+    # print each ping's buffer.
+    RPING_COUNT, RPING_SIZE = 20, 64
+    RPING = f"-C {RPING_COUNT} -S {RPING_SIZE} -V -v"
+    SEND_BW = "-F -s 65536 -n 100 -R"
+
+    @estimate(300)
+    def cx4_rdma_cm_with_mlx5_ib():
+        """rdma_cm over cx4: its kernel verbs and GSI QP (QP1) carry the connection manager's
+        MADs (REQ/REP/RTU, DREQ/DREP) to and from upstream mlx5_ib on another modelled card.
+        Unmodified rping (RC; the server RDMA-READs the client's buffer and RDMA-WRITEs it
+        back, 20 pings of 64 bytes, -V: the client compares every echo) with cx4 as the server,
+        then as the client: both exit 0 and both sides print all 20 pings with the exact text
+        rping's client generated. ucmatose with cx4 as the server (4 connections accepted at
+        once, 50 messages each way): "data transfers complete", "return status 0" on both
+        sides. ib_send_bw -R (QPs connected by rdma_cm, 100 SENDs of 64 KiB) with cx4 as the
+        client: both sides report rdma_cm QPs and a result row, the client's bandwidth is not
+        zero. The card shows cx4's QP1 in RTS and counted the MADs as UD packets, none dropped
+        for its Q_Key (nor on the mlx5_ib side); every user QP, CQ and MR rdma_cm made on cx4
+        went RST→INIT→RTR→RTS and was destroyed, no command failed; after rmmod the card has no
+        QP (QP1 included) and no GID."""
+        vm0 = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+        """ + gidx + f"""
+            reach $PEER
+            section cmds-before; cmds
+            section rping-server
+            timeout $((90 * SLOW)) rping -s -a $IP {RPING} > /tmp/rps.txt 2> /tmp/rps.err & pid=$!
+            sleep $((2 * SLOW)); signal server-rping-0; rc=0; wait $pid || rc=$?; echo "rc=$rc"
+            cat /tmp/rps.txt /tmp/rps.err
+            wait_signal server-rping-1
+            section rping-client
+            timeout $((60 * SLOW)) rping -c -a $PEER {RPING} > /tmp/rpc.txt 2> /tmp/rpc.err \\
+                && echo rc=0 || echo "rc=$?"
+            cat /tmp/rpc.txt /tmp/rpc.err
+            section cma
+            timeout $((150 * SLOW)) ucmatose -b $IP -c 4 -C 50 > /tmp/c.txt 2>&1 & pid=$!
+            sleep $((2 * SLOW)); signal server-cma; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/c.txt
+            wait_signal server-bw
+            section bw
+            timeout $((180 * SLOW)) ib_send_bw -d $IBDEV -x $GIDX {SEND_BW} $PEER 2>&1 \\
+                && echo rc=0 || echo "rc=$?"
+            section cmds-after; cmds
+            section roce; req ctl roce
+            wait_signal done 600
+            ip link set "$IF" down
+            rmmod cx4
+            section after-rmmod; req ctl roce
+            echo unloaded
+        """
+        vm1 = IB + """
+            eth_up
+            ib_up
+        """ + gidx + f"""
+            reach $PEER
+            wait_signal server-rping-0
+            section rping-client
+            timeout $((60 * SLOW)) rping -c -a $PEER {RPING} > /tmp/rpc.txt 2> /tmp/rpc.err \\
+                && echo rc=0 || echo "rc=$?"
+            cat /tmp/rpc.txt /tmp/rpc.err
+            section rping-server
+            timeout $((90 * SLOW)) rping -s -a $IP {RPING} > /tmp/rps.txt 2> /tmp/rps.err & pid=$!
+            sleep $((2 * SLOW)); signal server-rping-1; rc=0; wait $pid || rc=$?; echo "rc=$rc"
+            cat /tmp/rps.txt /tmp/rps.err
+            wait_signal server-cma
+            section cma
+            timeout $((120 * SLOW)) ucmatose -s $PEER -b $IP -c 4 -C 50 2>&1 && echo rc=0 || echo "rc=$?"
+            section bw
+            timeout $((200 * SLOW)) ib_send_bw -d $IBDEV -x $GIDX {SEND_BW} > /tmp/bw.txt 2>&1 & pid=$!
+            sleep $((2 * SLOW)); signal server-bw; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/bw.txt
+            section roce; req ctl roce
+            signal done
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=600, model_args=ROCE_MODEL, files=[env.ko])
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, logs(rs)
+        ok = lambda s: re.search(r"^rc=0$", s, re.M)
+        for r in rs:
+            who = "cx4" if r is rs[0] else "mlx5_ib"
+            # rping: the client checked every echo (-V: "data mismatch!" and a failure
+            # otherwise); both sides print each ping's buffer (-v), the server what it read from
+            # the client, the client what the server wrote back: all 20, in order, the text the
+            # client generated.
+            for role, tag in (("server", "server ping data: "), ("client", "ping data: ")):
+                s = section(r.job_log, f"rping-{role}")
+                assert ok(s) and "data mismatch" not in s, \
+                    f"rping with {who} as the {role} failed:\n{s}\n{logs(rs)}"
+                pings = re.findall(rf"^{tag}(rdma-ping-(\d+): \S*)$", s, re.M)
+                assert [int(n) for _, n in pings] == list(range(RPING_COUNT)), \
+                    f"{who} rping {role}: pings {[n for _, n in pings]}:\n{s}"
+                bad = [p for p, n in pings if p != rping_payload(int(n), RPING_SIZE)]
+                assert not bad, f"{who} rping {role}: wrong data {bad[:3]}, wanted e.g. " \
+                    f"{rping_payload(0, RPING_SIZE)!r}"
+            s = section(r.job_log, "cma")
+            for want in ("data transfers complete", "test complete", "return status 0"):
+                assert ok(s) and want in s, f"ucmatose on {who} lacks {want!r}:\n{s}\n{logs(rs)}"
+            # perftest -R: the test QPs connected through rdma_cm, a result row
+            # "#bytes #iterations BW-peak BW-average MsgRate".
+            s = section(r.job_log, "bw")
+            assert ok(s), f"ib_send_bw -R on {who} failed:\n{s}\n{logs(rs)}"
+            assert re.search(r"rdma_cm QPs\s*:\s*ON", s) and \
+                re.search(r"Data ex\. method\s*:\s*rdma_cm", s), s
+            row = re.search(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+([\d.]+)", s, re.M)
+            assert row and int(row.group(1)) == 65536, f"ib_send_bw -R on {who}: no result row:\n{s}"
+            print(f"    ib_send_bw -R {who}: {row.group(0).strip()}", file=sys.stderr)
+            # CM MADs are UD packets on the card; none was dropped for a wrong Q_Key.
+            roce = section(r.job_log, "roce")
+            m = re.search(r"ud: tx (\d+) \(\d+ bad av, \d+ mc looped\) rx (\d+) \(dropped: (\d+) qkey",
+                          roce)
+            assert m and int(m.group(1)) > 0 and int(m.group(2)) > 0 and m.group(3) == "0", \
+                f"{who}: {roce}"
+        log = rs[0].job_log
+        assert re.search(r"Device\s*:\s*cx4_\d+", section(log, "bw")), section(log, "bw")
+        row = re.search(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+([\d.]+)", section(log, "bw"), re.M)
+        assert int(row.group(2)) == 100 and float(row.group(4)) > 0, row.group(0)
+        # cx4's QP1 on the card, in RTS; seven connections (2 rping, 4 ucmatose, 1 perftest)
+        # each took at least one MAD each way through it.
+        roce = section(log, "roce")
+        assert re.search(r"qp=0x[0-9a-f]+/QP1/RTS", roce), roce
+        m = re.search(r"ud: tx (\d+) \(\d+ bad av, \d+ mc looped\) rx (\d+)", roce)
+        assert int(m.group(1)) >= 7 and int(m.group(2)) >= 7, roce
+        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
+        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
+        for made, gone in (("CREATE_QP", "DESTROY_QP"), ("CREATE_CQ", "DESTROY_CQ"),
+                           ("CREATE_MKEY", "DESTROY_MKEY")):
+            assert rise.get(made, 0) >= 7 and rise.get(made) == rise.get(gone), (made, before, after)
+        for t in ("RST2INIT_QP", "INIT2RTR_QP", "RTR2RTS_QP"):
+            assert rise.get(t, 0) >= 7, (t, before, after)
+        assert all(e == 0 for _, e in after.values()), after
+        assert re.search(r"^gids=0 qps=0", section(log, "after-rmmod"), re.M), section(log, "after-rmmod")
+        errs = cx4_errors(rs[0].dmesg) + mlx5_errors(rs[1].dmesg)
+        assert not errs, "\n".join(errs)
+        for r in rs:
+            check_clean_dmesg(r.dmesg)
+
+    yield "rdma_cm between cx4 and mlx5_ib: rping -V both ways, ucmatose, ib_send_bw -R", \
+        cx4_rdma_cm_with_mlx5_ib
