@@ -610,3 +610,148 @@ def tests(env: Env):
 
     yield "rdma_cm between cx4 and mlx5_ib: rping -V both ways, ucmatose, ib_send_bw -R", \
         cx4_rdma_cm_with_mlx5_ib
+
+    # cx4 <-> rxe: the tools and options of model_roce's rxe test (the same on both sides;
+    # the server gets no address), RC and UD pingpong and rping both ways, perftest with cx4
+    # the client. rping also prints every ping's buffer (-v), 4 KiB: several packets per READ
+    # and WRITE.
+    RXE_SIZE = 4096
+    RXE_TOOLS = {
+        "ud": "ibv_ud_pingpong -d $IBDEV -g $GIDX -s 1024 -c -n 200",
+        "rc": "ibv_rc_pingpong -d $IBDEV -g $GIDX -m 1024 -s 4096 -c -n 200",
+        "rping": f"rping -C {RPING_COUNT} -S {RXE_SIZE} -V -v",
+        "bw": "ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 200",
+        "lat": "ib_read_lat -d $IBDEV -x $GIDX -F -s 8 -n 200 -o 16",
+    }
+
+    def rxe_steps(server: bool, tools: list[str]) -> str:
+        """The job steps of one side: as the server each tool starts, signals s-TOOL-$me and
+        is waited for; as the client each waits for the peer's signal and connects. Sections
+        TOOL-S / TOOL-C hold `rc=N`, the tool's stdout, then its stderr."""
+        out = ""
+        for t in tools:
+            cmd = RXE_TOOLS[t]
+            if server:
+                cmd += " -s -a $IP" if t == "rping" else ""
+                out += f"""
+                section {t}-S
+                timeout $((200 * SLOW)) {cmd} > /tmp/o.txt 2> /tmp/e.txt & pid=$!
+                sleep $((2 * SLOW)); signal s-{t}-$me; rc=0; wait $pid || rc=$?; echo "rc=$rc"
+                cat /tmp/o.txt /tmp/e.txt
+                """
+            else:
+                cmd += " -c -a $PEER" if t == "rping" else " $PEER"
+                out += f"""
+                wait_signal s-{t}-$peer
+                section {t}-C
+                timeout $((180 * SLOW)) {cmd} > /tmp/o.txt 2> /tmp/e.txt && echo rc=0 || echo "rc=$?"
+                cat /tmp/o.txt /tmp/e.txt
+                """
+        return out
+
+    @estimate(330)
+    def cx4_rxe_interop():
+        """cx4 (vm0, on the modelled card) and soft-RoCE (vm1: rxe on a virtio-net NIC, no
+        card), so that cx4's RoCEv2 packets (headers, ICRC, ACKs, READ responses) are what
+        another RoCE stack accepts and vice versa — model_roce's rxe test with cx4 in place of
+        mlx5_ib, in one VM pair. cx4 the server, then the client: ibv_ud_pingpong --chk (1 KiB)
+        and ibv_rc_pingpong --chk (4 KiB over MTU 1024) exit 0 with all 200 iterations on both
+        sides; rping -V (rdma_cm through cx4's GSI QP; 20 pings of 4 KiB the server
+        RDMA-READs and RDMA-WRITEs back) exits 0 on both sides, which print every ping with
+        the exact text rping's client generated. cx4 the client only: ib_write_bw (64 KiB, 200
+        WRITEs) and ib_read_lat -o 16 (8 B, 200 READs answered by rxe) exit 0 on both sides
+        and cx4's side reports its result row. The card took over 1000 of rxe's packets and
+        found none malformed, counted the CM MADs as UD with none dropped for its Q_Key, and
+        holds cx4's QP1 in RTS; every user QP, CQ and MR made on cx4 went RST→INIT→RTR→RTS and
+        was destroyed, no command failed; after rmmod the card has no QP and no GID."""
+        both, cx4_client = ["ud", "rc", "rping"], ["bw", "lat", "ud", "rc", "rping"]
+        vm0 = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+        """ + gidx + """
+            reach $PEER
+            section cmds-before; cmds
+        """ + rxe_steps(True, both) + "signal half\n" + rxe_steps(False, cx4_client) + """
+            wait_signal rxe-done 600
+            section cmds-after; cmds
+            section roce; req ctl roce
+            signal done
+            ip link set "$IF" down
+            rmmod cx4
+            section after-rmmod; req ctl roce
+            echo unloaded
+        """
+        vm1 = IB + """
+            rxe_up
+        """ + gidx + "reach $PEER\n" + rxe_steps(False, both) + "wait_signal half\n" \
+            + rxe_steps(True, cx4_client) + """
+            signal rxe-done
+            wait_signal done 900
+            rdma link delete rxe0
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=1000, model_args=ROCE_MODEL, virtio=(1,),
+                     files=[env.ko])
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, logs(rs)
+        for r in rs:
+            who = "cx4" if r is rs[0] else "rxe"
+            for t in cx4_client:
+                for role in ("S", "C") if t in both else (("C",) if who == "cx4" else ("S",)):
+                    s = section(r.job_log, f"{t}-{role}")
+                    what = f"{t} with {who} as the {'server' if role == 'S' else 'client'}"
+                    assert re.search(r"^rc=0$", s, re.M), f"{what} failed:\n{s[:3000]}\n{logs(rs)}"
+                    if t in ("ud", "rc"):
+                        # "819200 bytes in 0.50 seconds = ..." and "200 iters in ...".
+                        assert re.search(r"^\d+ bytes in [\d.]+ seconds", s, re.M) and \
+                            re.search(r"^200 iters in", s, re.M), f"{what}:\n{s}"
+                        assert "Failed" not in s and "error" not in s.lower(), f"{what}:\n{s}"
+                    if t == "rping":
+                        # The client compared every echo (-V); each side printed each ping's
+                        # buffer (-v): the server what it read from the client, the client
+                        # what came back; all 20, in order, the client's text.
+                        assert "data mismatch" not in s, f"{what}:\n{s[:3000]}"
+                        tag = "server ping data: " if role == "S" else "ping data: "
+                        pings = re.findall(rf"^{tag}(rdma-ping-(\d+): \S*)$", s, re.M)
+                        assert [int(n) for _, n in pings] == list(range(RPING_COUNT)), \
+                            f"{what}: pings {[n for _, n in pings]}:\n{s[:3000]}"
+                        bad = [n for p, n in pings if p != rping_payload(int(n), RXE_SIZE)]
+                        assert not bad, f"{what}: wrong data in pings {bad}:\n{s[:3000]}"
+                    if t in ("bw", "lat") and who == "cx4":
+                        # "#bytes #iterations ...": the run cx4 asked for, all of it.
+                        row = re.search(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+([\d.]+)", s, re.M)
+                        want = "65536" if t == "bw" else "8"
+                        assert row and row.group(1) == want and row.group(2) == "200", \
+                            f"{what}: no result row:\n{s}"
+                        assert t != "bw" or float(row.group(4)) > 0, row.group(0)
+                        print(f"    cx4 -> rxe {t}: {row.group(0).strip()}", file=sys.stderr)
+                    if t in ("ud", "rc"):
+                        for line in re.findall(r"^\d+ (?:bytes|iters) in .*$", s, re.M):
+                            print(f"    {who} {t}-{role}: {line}", file=sys.stderr)
+            check_clean_dmesg(r.dmesg)
+        log = rs[0].job_log
+        roce = section(log, "roce")
+        m = re.search(r"rx (\d+) pkts \d+ bytes \((\d+) malformed", roce)
+        assert m and int(m.group(1)) > 1000 and m.group(2) == "0", roce
+        # rxe's CM MADs reached cx4's QP1 (the GSI QP, in RTS) as UD packets, none dropped
+        # for a wrong Q_Key; cx4's went out.
+        assert re.search(r"qp=0x[0-9a-f]+/QP1/RTS", roce), roce
+        m = re.search(r"ud: tx (\d+) \(\d+ bad av, \d+ mc looped\) rx (\d+) \(dropped: (\d+) qkey",
+                      roce)
+        assert m and int(m.group(1)) > 0 and int(m.group(2)) > 0 and m.group(3) == "0", roce
+        # Eight runs on cx4 (RC, UD and rping twice, ib_write_bw, ib_read_lat): a QP, a CQ and
+        # an MR at least each, all destroyed; each QP went RST→INIT→RTR→RTS.
+        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
+        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
+        for made, gone in (("CREATE_QP", "DESTROY_QP"), ("CREATE_CQ", "DESTROY_CQ"),
+                           ("CREATE_MKEY", "DESTROY_MKEY")):
+            assert rise.get(made, 0) >= 8 and rise.get(made) == rise.get(gone), (made, before, after)
+        for t in ("RST2INIT_QP", "INIT2RTR_QP", "RTR2RTS_QP"):
+            assert rise.get(t, 0) >= 8, (t, before, after)
+        assert all(e == 0 for _, e in after.values()), after
+        assert re.search(r"^gids=0 qps=0", section(log, "after-rmmod"), re.M), section(log, "after-rmmod")
+        errs = cx4_errors(rs[0].dmesg)
+        assert not errs, "cx4 reported:\n" + "\n".join(errs)
+
+    yield "cx4 <-> rxe: ibv_rc/ud_pingpong and rping -V both ways, ib_write_bw, ib_read_lat", \
+        cx4_rxe_interop
