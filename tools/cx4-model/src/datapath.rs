@@ -447,7 +447,8 @@ impl Device {
             self.fw.count_rx_length_error();
             return;
         }
-        // RoCEv2 to one of the port's GIDs: the RDMA receive path, which the netdev never sees.
+        // RoCE (v2 over UDP 4791, or v1 over EtherType 0x8915) to one of the port's GIDs: the
+        // RDMA receive path, which the netdev never sees.
         if self.roce_receive(frame) {
             return;
         }

@@ -76,7 +76,8 @@ impl Notifier {
 }
 
 /// The CNP answering the marked packet `rx` (received as parsed), to QP `dest_qp`, with
-/// DSCP `dscp` and 802.1p priority `prio`.
+/// DSCP `dscp` and 802.1p priority `prio`. CNPs are RoCEv2's: a RoCE v1 packet (which has no
+/// ECN to be marked) gets none ([`WireError::NoEcn`]).
 pub fn cnp_frame(rx: &Packet<'_>, dest_qp: u32, dscp: u8, prio: u8) -> Result<Vec<u8>, WireError> {
     let eth = Ethernet {
         dst: rx.eth.src,
@@ -104,6 +105,7 @@ pub fn cnp_frame(rx: &Packet<'_>, dest_qp: u32, dscp: u8, prio: u8) -> Result<Ve
             flow_label: 0,
             hop_limit: CNP_HOP_LIMIT,
         }),
+        Ip::Grh(_) => return Err(WireError::NoEcn),
     };
     packet::build(&Packet {
         eth,

@@ -374,3 +374,65 @@ fn responder_frames_wait_for_a_pause_of_their_priority_too() {
     assert!(a.next_cqe(false).is_some(), "the ACK left at XON");
     assert_eq!(b.d.roce.cong.waiting(), 0);
 }
+
+#[test]
+fn roce_v1_frames_are_never_ecn_marked_and_draw_no_cnps() {
+    let mut a = Card::new(1, qpc_st::RC);
+    let mut b = Card::new(2, qpc_st::RC);
+    for c in [&mut a, &mut b] {
+        let g = fixture::link_local_gid(c.mac);
+        c.use_v1(g, None);
+    }
+    let (ia, ib) = (a.id(), b.id());
+    a.connect(ib, 0x200, 0x100, 18);
+    b.connect(ia, 0x100, 0x200, 18);
+    set_min_time_between_cnps(&mut b, 0);
+    // The RP is on for priority 0, yet a v1 request is not made ECN-capable.
+    write(&mut a, &b, 100);
+    let f = a.port.take();
+    assert_eq!(be16(&f[0], 12), 0x8915);
+    assert_eq!(parsed(&f), [(Opcode::RcRdmaWriteOnly, Ecn::NotEct, b.qpn)]);
+    assert_eq!(a.d.roce.cong.stats.ect_marked, 0);
+    for x in &f {
+        b.d.receive(x);
+    }
+    run(&mut a, &mut b);
+    // The wire fault's CE marking passes v1 frames by: no CE, no CNP, still delivered.
+    inject(&mut b, "roce-wire ecn=100");
+    a.write(VA, &[0x77; 2048]);
+    write(&mut a, &b, 2048);
+    run(&mut a, &mut b);
+    assert_eq!(b.read(VA + 0x8000, 2048), vec![0x77; 2048]);
+    assert_eq!(b.d.roce.stats.wire_ce_marked, 0);
+    let sb = stats(&mut b, false);
+    assert_eq!(
+        (sb.np_ecn_marked_roce_packets_low(), sb.np_cnp_sent_low()),
+        (0, 0)
+    );
+    // Even a CE-marked traffic class byte is no ECN in a GRH.
+    let mut p = packet::parse(&f[0]).unwrap();
+    if let packet::Ip::Grh(h) = &mut p.ip {
+        h.traffic_class = 0x03;
+    }
+    let ce = packet::build(&p).unwrap();
+    let q = packet::parse(&ce).unwrap();
+    assert!(!b.d.roce_congestion_rx(&ce, &q, now_ns()));
+    assert!(b.port.take().is_empty(), "no CNP");
+    // A CNP opcode in v1 framing is consumed and ignored: no rate limiter.
+    let v1_cnp = packet::build(&packet::Packet {
+        bth: crate::roce::headers::Bth {
+            becn: true,
+            ..crate::roce::headers::Bth::new(Opcode::Cnp, a.qpn, 0)
+        },
+        ext: Default::default(),
+        payload: &[],
+        ..q
+    })
+    .unwrap();
+    let p = packet::parse(&v1_cnp).unwrap();
+    assert!(a.d.roce_congestion_rx(&v1_cnp, &p, now_ns()));
+    assert!(a.d.roce.cong.limiter(a.qpn).is_none());
+    let sa = stats(&mut a, false);
+    assert_eq!((sa.rp_cnp_handled_low(), sa.rp_cnp_ignored_low()), (0, 1));
+    assert!(a.next_cqe(false).is_some());
+}

@@ -27,6 +27,11 @@
 //! for its priority or the QP has no RC/UC requester) and goes no further; a CE-marked
 //! request on a priority with the NP enabled is counted and answered with a CNP (`cnp.rs`),
 //! then processed as usual.
+//!
+//! All of it is RoCEv2's: a RoCE v1 frame (EtherType 0x8915, an IB GRH) has no ECN field, so
+//! its requests are never made ECN-capable ([`frame_ecn`] sees no IP header) or found CE, and
+//! a CNP opcode in v1 framing is ignored (`rp_cnp_ignored`). v1 frames still pass the PFC
+//! gate and, as requests, the QP's rate limiter.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Instant;
@@ -40,7 +45,7 @@ use super::headers::Opcode;
 use super::packet::{self, Ecn, Packet};
 
 /// The ECN codepoint of a frame this engine built (Ethernet, optional 802.1Q tag, IPv4 or
-/// IPv6), read in place.
+/// IPv6), read in place; `None` for a RoCE v1 frame, which has none.
 fn frame_ecn(f: &[u8]) -> Option<Ecn> {
     let be16 = |at: usize| Some(u16::from_be_bytes([*f.get(at)?, *f.get(at + 1)?]));
     let (mut et, mut l3) = (be16(12)?, packet::ETH_HLEN);
@@ -314,6 +319,12 @@ impl Device {
     pub(super) fn roce_congestion_rx(&mut self, frame: &[u8], p: &Packet<'_>, now: u64) -> bool {
         let op = p.bth.opcode;
         if op == Opcode::Cnp {
+            if p.ip.is_v1() {
+                // CNPs are RoCEv2's (Annex A17.9): one in RoCE v1 framing is not a congestion
+                // notification for the reaction point.
+                self.fw.cong.stats.rp_cnp_ignored += 1;
+                return true;
+            }
             let qpn = p.bth.dest_qp;
             let prio = match self.roce.cong.qp_prio.get(&qpn) {
                 Some(&p) => p,

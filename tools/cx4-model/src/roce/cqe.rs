@@ -18,6 +18,7 @@
 
 use cx4_hw::cq::cqe::{op_own, opcode, roce_l3_header_type, Cqe64, ErrCqe};
 
+use super::packet::Ip;
 use super::status::WcStatus;
 
 /// Vendor syndrome the model writes with every RDMA error CQE (no vendor detail).
@@ -57,21 +58,27 @@ pub struct RespInfo {
     pub immediate: u32,
     /// The remote QP.
     pub remote_qpn: u32,
-    /// The packet's IP version was 4 (else 6).
-    pub ipv4: bool,
+    /// The packet's network header, as `flags_rqpn` reports it (`roce_l3_header_type`: GRH
+    /// for RoCE v1, IPV4 or IPV6 for RoCEv2).
+    pub l3: u8,
     /// The packet's 802.1Q TCI, if tagged (mlx5_ib reports the VLAN and its priority).
     pub vlan: Option<u16>,
+}
+
+/// The `roce_l3_header_type` of a packet with network header `ip`: GRH (0) for RoCE v1, which
+/// mlx5_ib reports as `RDMA_NETWORK_ROCE_V1`, IPV4 or IPV6 for RoCEv2.
+pub fn l3_header_type(ip: &Ip) -> u8 {
+    match ip {
+        Ip::V4(_) => roce_l3_header_type::IPV4,
+        Ip::V6(_) => roce_l3_header_type::IPV6,
+        Ip::Grh(_) => roce_l3_header_type::GRH,
+    }
 }
 
 /// A responder completion.
 pub fn resp_cqe(qp: CqeQp, i: &RespInfo) -> Cqe64 {
     let mut c = Cqe64::new();
-    let l3 = if i.ipv4 {
-        roce_l3_header_type::IPV4
-    } else {
-        roce_l3_header_type::IPV6
-    };
-    c.set_flags_rqpn((1 << 28) | (u32::from(l3) << 24) | (i.remote_qpn & 0xff_ffff));
+    c.set_flags_rqpn((1 << 28) | (u32::from(i.l3 & 0xf) << 24) | (i.remote_qpn & 0xff_ffff));
     c.set_srqn(qp.user_index & 0xff_ffff);
     if let Some(tci) = i.vlan {
         c.set_cvlan_stripped(1);
@@ -137,7 +144,7 @@ mod tests {
                 opcode: opcode::RESP_SEND_IMM,
                 immediate: 0x0102_0304,
                 remote_qpn: 0x99,
-                ipv4: true,
+                l3: roce_l3_header_type::IPV4,
                 vlan: Some(0x6005),
             },
         )

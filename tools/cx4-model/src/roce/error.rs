@@ -1,4 +1,4 @@
-//! Why RoCEv2 wire bytes could not be decoded, or a packet could not be encoded.
+//! Why RoCE wire bytes could not be decoded, or a packet could not be encoded.
 //!
 //! One error type for the whole wire layer: the header codecs ([`super::headers`]), the frame
 //! parser and builder ([`super::packet`]) and the ICRC ([`super::icrc`]) all return it, so
@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-/// A RoCEv2 packet or header the wire layer rejects.
+/// A RoCE packet or header the wire layer rejects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WireError {
     /// The input ends inside `what`: `need` bytes were required, `have` were left.
@@ -42,10 +42,14 @@ pub enum WireError {
     TransportVersion(u8),
     /// The AETH syndrome uses a reserved type (bit 7 set, or type 0b10) or NAK code.
     AethSyndrome(u8),
-    /// The EtherType (after an optional 802.1Q tag) is neither IPv4 nor IPv6.
+    /// The EtherType (after an optional 802.1Q tag) is not IPv4, IPv6 or RoCE v1 (0x8915).
     EtherType(u16),
-    /// The IP version nibble disagrees with the EtherType.
+    /// The IP version nibble disagrees with the EtherType (a RoCE v1 GRH's IPVer is not 6).
     IpVersion(u8),
+    /// The GRH of a RoCE v1 frame names a next header other than the BTH (0x1B).
+    GrhNextHeader(u8),
+    /// ECN was asked of a RoCE v1 frame, whose GRH has no ECN field.
+    NoEcn,
     /// The IPv4 header carries options (IHL other than 5): RoCEv2's ICRC covers a fixed
     /// 20-byte header, and no RoCE implementation sends options.
     Ipv4Options(u8),
@@ -60,8 +64,9 @@ pub enum WireError {
     Fragment,
     /// The IP (next) header is not UDP; IPv6 extension headers are not accepted either.
     NotUdp(u8),
-    /// The IP length field disagrees with the frame: it claims `claimed` bytes (header
-    /// included) where `available` are present, or less than its own header.
+    /// The IP length field (a GRH's payload length) disagrees with the frame: it claims
+    /// `claimed` bytes (header included) where `available` are present, or less than its own
+    /// header.
     IpLength {
         /// Datagram length from the header.
         claimed: usize,
@@ -110,7 +115,7 @@ pub enum WireError {
     MissingHeader(&'static str),
     /// Extension header `0` was given for an opcode that does not carry it (encode side).
     UnexpectedHeader(&'static str),
-    /// The packet does not fit an IP length field (encode side).
+    /// The packet does not fit an IP (or GRH payload) length field (encode side).
     TooLong(usize),
 }
 
@@ -130,8 +135,10 @@ impl fmt::Display for WireError {
             UnknownOpcode(op) => write!(f, "unknown BTH opcode {op:#04x}"),
             TransportVersion(v) => write!(f, "BTH transport version {v}, not 0"),
             AethSyndrome(s) => write!(f, "reserved AETH syndrome {s:#04x}"),
-            EtherType(t) => write!(f, "EtherType {t:#06x} is neither IPv4 nor IPv6"),
+            EtherType(t) => write!(f, "EtherType {t:#06x} is not IPv4, IPv6 or RoCE v1"),
             IpVersion(v) => write!(f, "IP version {v} disagrees with the EtherType"),
+            GrhNextHeader(n) => write!(f, "GRH next header {n:#04x} is not the BTH (0x1b)"),
+            NoEcn => write!(f, "a RoCE v1 (GRH) frame has no ECN field"),
             Ipv4Options(ihl) => write!(f, "IPv4 IHL {ihl}: options are not accepted"),
             Ipv4Checksum { found, expected } => {
                 write!(

@@ -137,6 +137,49 @@ pub(super) fn set_gid0_v2_ipv4(d: &mut Device, gid: &[u8; 16], mac: [u8; 6]) {
     });
 }
 
+/// The link-local GID mlx5_ib's RoCE v1 entry holds for `mac` (`fe80::` + the EUI-64 of the
+/// MAC: universal/local bit flipped, ff:fe in the middle).
+pub(super) fn link_local_gid(mac: [u8; 6]) -> [u8; 16] {
+    let mut g = [0u8; 16];
+    g[0] = 0xfe;
+    g[1] = 0x80;
+    g[8..11].copy_from_slice(&[mac[0] ^ 2, mac[1], mac[2]]);
+    g[11] = 0xff;
+    g[12] = 0xfe;
+    g[13..].copy_from_slice(&mac[3..]);
+    g
+}
+
+/// RoCE address table entry `index`: RoCE v1 (EtherType 0x8915 framing), `gid` (link-local
+/// or IPv4-mapped), source `mac`, tagged with `vlan` if given (SET_ROCE_ADDRESS as mlx5_core
+/// sends it for a v1 GID: `roce_l3_type` from the GID's form, though v1 ignores it).
+pub(super) fn set_gid_v1(
+    d: &mut Device,
+    index: u16,
+    gid: &[u8; 16],
+    mac: [u8; 6],
+    vlan: Option<u16>,
+) {
+    let l3 = if gid[..12] == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff] {
+        roce_l3_type::IPV4
+    } else {
+        roce_l3_type::IPV6
+    };
+    ok::<cmds::SetRoceAddress>(d, |i| {
+        i.set_roce_address_index(index.into());
+        i.set_vhca_port_num(1);
+        let a = i.roce_address_mut();
+        a.source_l3_address_mut().copy_from_slice(gid);
+        a.set_source_mac(mac);
+        a.set_roce_version(roce_version::V1.into());
+        a.set_roce_l3_type(l3.into());
+        if let Some(id) = vlan {
+            a.set_vlan_valid(1);
+            a.set_vlan_id(id.into());
+        }
+    });
+}
+
 /// An MTT memory key (variant 0x5a) in `pd` mapping `len` bytes at virtual `va` onto the
 /// guest-physical pages from `pa` (contiguous, 2^`page_shift` bytes each), with the local
 /// rights and, if `remote`, remote read, write and atomic (ibv_reg_mr with every access

@@ -1,4 +1,4 @@
-//! The InfiniBand transport headers a RoCEv2 packet carries after its UDP header (IBTA vol 1
+//! The InfiniBand transport headers a RoCE packet carries after its UDP header or GRH (IBTA vol 1
 //! ch. 9 and Annex A17): the base transport header [`Bth`], the extension headers [`Reth`],
 //! [`Aeth`], [`AtomicEth`], [`AtomicAckEth`], [`ImmDt`], [`Ieth`], [`Deth`] and [`Xrceth`], and the
 //! opcode table ([`Opcode`], [`OpcodeInfo`]) that says which extension headers follow each

@@ -1,8 +1,9 @@
-//! The invariant CRC of a RoCEv2 packet (IBTA Annex A17.3.3), computed as the Linux soft-RoCE
-//! driver does (`drivers/infiniband/sw/rxe/rxe_icrc.c`), which is what real peers check.
+//! The invariant CRC (ICRC) of a RoCE packet: RoCEv2 (IBTA Annex A17.3.3), computed as the
+//! Linux soft-RoCE driver does (`drivers/infiniband/sw/rxe/rxe_icrc.c`), which is what real
+//! peers check, and RoCE v1 (IBTA Annex A16: the IBA ICRC of a packet with a GRH and no LRH).
 //!
 //! The ICRC is the CRC-32 of IEEE 802.3 (polynomial 0x04C11DB7, reflected, register preset to
-//! all ones, result inverted) over:
+//! all ones, result inverted). Over a RoCEv2 packet ([`compute`]) it covers:
 //!
 //! 1. 8 bytes of 0xFF standing for the InfiniBand LRH that RoCEv2 does not carry (64 bits —
 //!    rxe folds them into its seed 0xDEBB20E3, the register after those 8 bytes);
@@ -18,6 +19,22 @@
 //! scapy's `contrib.roce` packs `zlib.crc32` byte-reversed, and the two agree (see the test
 //! vectors in [`super::packet`]).
 //!
+//! Over a RoCE v1 packet ([`compute_grh`]: Ethernet, then the 40-byte IB GRH, no IP, no UDP)
+//! it covers the same 8 bytes of 0xFF for the absent LRH (the same seed), then the GRH with
+//! its variant fields — traffic class, flow label, hop limit — set to all ones (bytes 0 low
+//! nibble, 1–3 and 7: the GRH has the IPv6 header's layout), then the BTH with byte 4
+//! (resv8a) set to all ones, then the rest. Checked against two sources: the IBA 1.x
+//! §7.8.1 rule for a global packet (a GRH present) as quoted in the NVIDIA developer forum
+//! thread "How to calculate the CRC32 for BF2 RDMA?" and in Shanley's *InfiniBand Network
+//! Architecture* ch. 25 "Packet CRCs" — the ICRC includes GRH IPVer, PayLen, NxtHdr, SGID and
+//! DGID, the BTH except Resv8a, the ETHs and the payload; the LRH, GRH TClass, FlowLabel and
+//! HopLmt and BTH Resv8a are replaced by ones — and the RoCE v1 era soft-RoCE (System Fabric
+//! Works / Mellanox, 2009–2010, `rxe_sb8.c` `rxe_sb8_ib_headers`, in the public code index),
+//! which starts from the same 0xDEBB20E3 seed, ORs 0x0f into GRH byte 0, sets GRH bytes 1, 2,
+//! 3 and 7 and BTH byte 4 to 0xff, runs the CRC over GRH + BTH + the rest and inverts it.
+//! The test below recomputes a v1 ICRC with a bit-at-a-time CRC of its own over hand-masked
+//! bytes. (Upstream rxe only does v2.)
+//!
 //! rxe copies a fixed 20-byte IPv4 header, so IPv4 options are not supported (the packet
 //! parser rejects them).
 
@@ -32,6 +49,8 @@ pub const IPV4_HLEN: usize = 20;
 pub const IPV6_HLEN: usize = 40;
 /// Length of a UDP header.
 pub const UDP_HLEN: usize = 8;
+/// Length of the IB global route header (RoCE v1).
+pub const GRH_LEN: usize = 40;
 /// The CRC register after 8 bytes of 0xFF (the masked LRH) from all ones: rxe's seed.
 pub const LRH_SEED: u32 = 0xdebb_20e3;
 
@@ -140,6 +159,50 @@ pub fn check(datagram: &[u8]) -> Result<(), WireError> {
     }
 }
 
+/// The ICRC of a RoCE v1 packet: `packet` runs from the first byte of the GRH to the end of
+/// the pad, the ICRC itself excluded. The GRH's own fields (version, payload length, next
+/// header) are not checked (the packet parser does that). The wire carries the result as
+/// `to_le_bytes()`, as for RoCEv2.
+pub fn compute_grh(packet: &[u8]) -> Result<u32, WireError> {
+    const FIXED: usize = GRH_LEN + BTH_LEN;
+    let head = packet.get(..FIXED).ok_or(WireError::Truncated {
+        what: "GRH and BTH",
+        need: FIXED,
+        have: packet.len(),
+    })?;
+    let mut m = [0u8; FIXED];
+    m.copy_from_slice(head);
+    m[0] |= 0x0f; // traffic class, high nibble
+    m[1] = 0xff; // traffic class, low nibble; flow label
+    m[2] = 0xff;
+    m[3] = 0xff;
+    m[7] = 0xff; // hop limit
+    m[GRH_LEN + Bth::FECN_BECN_OFFSET] = 0xff; // resv8a
+    let crc = crc32_update(LRH_SEED, &m);
+    let crc = crc32_update(crc, &packet[FIXED..]);
+    Ok(!crc)
+}
+
+/// Checks the ICRC at the end of a RoCE v1 `packet` (from the GRH to the end of the ICRC).
+pub fn check_grh(packet: &[u8]) -> Result<(), WireError> {
+    let body_len = packet
+        .len()
+        .checked_sub(ICRC_LEN)
+        .ok_or(WireError::Truncated {
+            what: "ICRC",
+            need: ICRC_LEN,
+            have: packet.len(),
+        })?;
+    let (body, tail) = packet.split_at(body_len);
+    let expected = compute_grh(body)?;
+    let found = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]);
+    if found == expected {
+        Ok(())
+    } else {
+        Err(WireError::Icrc { found, expected })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,5 +286,59 @@ mod tests {
         let last = d.len() - 1;
         d[last] ^= 0x80;
         assert!(matches!(check(&d), Err(WireError::Icrc { .. })));
+    }
+
+    /// A minimal RoCE v1 packet: GRH (IPVer 6, next header BTH), BTH (RC_SEND_ONLY), 4
+    /// payload bytes.
+    fn grh_packet() -> Vec<u8> {
+        let mut d = vec![0u8; GRH_LEN + BTH_LEN + 4];
+        d[0] = 0x60;
+        d[5] = (BTH_LEN + 4 + ICRC_LEN) as u8;
+        d[6] = 0x1b;
+        d[GRH_LEN] = 0x04;
+        d
+    }
+
+    #[test]
+    fn grh_masked_fields_do_not_change_the_v1_icrc() {
+        let base = compute_grh(&grh_packet()).unwrap();
+        for at in [1, 2, 3, 7, GRH_LEN + 4] {
+            let mut d = grh_packet();
+            d[at] ^= 0x5a;
+            assert_eq!(compute_grh(&d).unwrap(), base, "byte {at}");
+        }
+        let mut d = grh_packet();
+        d[0] ^= 0x0f;
+        assert_eq!(compute_grh(&d).unwrap(), base, "traffic class high nibble");
+        for at in [
+            0,
+            4,
+            5,
+            6,
+            8,
+            23,
+            24,
+            39,
+            GRH_LEN,
+            GRH_LEN + 5,
+            grh_packet().len() - 1,
+        ] {
+            let mut d = grh_packet();
+            d[at] ^= 0x10;
+            assert_ne!(compute_grh(&d).unwrap(), base, "byte {at}");
+        }
+        assert!(matches!(
+            compute_grh(&grh_packet()[..51]),
+            Err(WireError::Truncated { .. })
+        ));
+        assert!(matches!(
+            check_grh(&[0x60, 0, 0]),
+            Err(WireError::Truncated { .. })
+        ));
+        let mut d = grh_packet();
+        d.extend_from_slice(&base.to_le_bytes());
+        assert_eq!(check_grh(&d), Ok(()));
+        d[10] ^= 1;
+        assert!(matches!(check_grh(&d), Err(WireError::Icrc { .. })));
     }
 }

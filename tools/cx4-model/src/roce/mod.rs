@@ -1,4 +1,5 @@
-//! The RoCE engine: RDMA over Converged Ethernet v2 (IBTA Annex A17) on the modelled port.
+//! The RoCE engine: RDMA over Converged Ethernet v2 (IBTA Annex A17) and v1 (Annex A16) on the
+//! modelled port; a QP's (or UD address vector's) source GID entry picks the version.
 //!
 //! The engine — RC, UC and XRC queue pairs, their send and receive state machines and
 //! retransmission, UD queue pairs and the GSI QP (QP1), congestion control (ECN, CNPs, the
@@ -7,9 +8,11 @@
 //!
 //! - [`headers`]: the InfiniBand transport headers (BTH and the extension headers) and the
 //!   opcode table of the RC, UC, UD and XRC services and the CNP;
-//! - [`packet`]: a whole RoCEv2 frame, Ethernet / IP / UDP 4791 / transport headers /
-//!   payload / pad / ICRC — [`packet::build`] and [`packet::parse`];
-//! - [`icrc`]: the invariant CRC, computed as Linux's soft-RoCE (rxe) does;
+//! - [`packet`]: a whole RoCE frame — RoCEv2, Ethernet / IP / UDP 4791 / transport headers /
+//!   payload / pad / ICRC, or RoCE v1, Ethernet (EtherType 0x8915) / IB GRH / transport
+//!   headers / payload / pad / ICRC — [`packet::build`] and [`packet::parse`];
+//! - [`icrc`]: the invariant CRC, over the masked IP/UDP headers (v2, as Linux's soft-RoCE
+//!   (rxe) computes it) or the masked GRH (v1);
 //! - [`error`]: [`WireError`], why bytes were rejected.
 //!
 //! Its transport state machines, pure and I/O-free (events in, actions out, time passed in as
@@ -30,10 +33,11 @@
 //!
 //! - [`wqe`]: send WQE decoding (ctrl, raddr, atomic, data and inline segments);
 //! - [`cqe`]: the mlx5 requester, responder and error CQEs of RC/UC QPs;
-//! - [`wire`]: a QP's addressing (its path and GID entry) and the RoCEv2 receive check;
+//! - [`wire`]: a QP's addressing (its path and GID entry: v2 or v1 framing) and the RoCE
+//!   receive check;
 //! - [`engine`]: the per-QP engine state, created and dropped by the QP transitions;
 //! - [`device`]: the doorbell, send, timer and flush paths on the `Device`;
-//! - [`receive`]: the RoCEv2 receive path on the `Device` (requester responses, responder
+//! - [`receive`]: the RoCE receive path on the `Device` (requester responses, responder
 //!   requests, receive WQEs, R_Key checks);
 //! - [`ud`]: UD and GSI QPs on the `Device` (datagram WQEs, Q_Keys, the GRH area,
 //!   multicast groups);

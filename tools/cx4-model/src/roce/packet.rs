@@ -1,27 +1,35 @@
-//! A whole RoCEv2 frame: Ethernet (with an optional 802.1Q tag) / IPv4 or IPv6 / UDP to port
-//! 4791 / BTH / extension headers / payload / pad / ICRC (IBTA Annex A17).
+//! A whole RoCE frame. RoCEv2: Ethernet (with an optional 802.1Q tag) / IPv4 or IPv6 / UDP to
+//! port 4791 / BTH / extension headers / payload / pad / ICRC (IBTA Annex A17). RoCE v1:
+//! Ethernet (optionally tagged) with EtherType 0x8915 / the 40-byte IB GRH / BTH / extension
+//! headers / payload / pad / ICRC (IBTA Annex A16) — no IP, no UDP. The network header of
+//! either is an [`Ip`]: `V4`, `V6` or `Grh`.
 //!
 //! [`build`] lays a [`Packet`] out as frame bytes: it computes the BTH pad count, the IP and
-//! UDP lengths, the IPv4 header checksum and the ICRC. The UDP checksum is 0 unless
-//! [`UdpChecksum::Compute`] is asked for — rxe sends 0 over IPv4 and IPv6 alike
-//! (`prepare_udp_hdr` in `rxe_net.c` clears it and nothing fills it; its receive socket
+//! UDP lengths (the GRH payload length), the IPv4 header checksum and the ICRC. The UDP
+//! checksum is 0 unless [`UdpChecksum::Compute`] is asked for — rxe sends 0 over IPv4 and IPv6
+//! alike (`prepare_udp_hdr` in `rxe_net.c` clears it and nothing fills it; its receive socket
 //! accepts a zero IPv6 checksum), and Annex A17 allows it. The frame is not padded to the
 //! Ethernet minimum; the MAC does that.
 //!
-//! [`parse`] checks a received frame the way a RoCEv2 receiver must before the transport sees
-//! it: EtherType, IP version, IPv4 header length, checksum and fragmentation, the IP and UDP
-//! lengths (bytes after the IP datagram are Ethernet padding), the UDP port and a non-zero
-//! UDP checksum, the ICRC, then the opcode, the transport version, the extension headers and
-//! the pad count. Every failure is a [`WireError`]; nothing panics.
+//! [`parse`] checks a received frame the way a RoCE receiver must before the transport sees
+//! it: EtherType; for RoCEv2 the IP version, IPv4 header length, checksum and fragmentation,
+//! the IP and UDP lengths (bytes after the IP datagram are Ethernet padding), the UDP port and
+//! a non-zero UDP checksum; for RoCE v1 the GRH version (6), next header (0x1B, the BTH) and
+//! payload length (bytes after it are Ethernet padding); then the ICRC, the opcode, the
+//! transport version, the extension headers and the pad count. Every failure is a
+//! [`WireError`]; nothing panics.
 //!
 //! The IP header's ECN bits ([`Ecn`]), DSCP, TTL / hop limit and flow label are fields of
 //! [`Ipv4`] and [`Ipv6`]; [`set_ecn`] marks a frame on the way (the ICRC does not cover ECN).
+//! A RoCE v1 frame carries no ECN: its GRH traffic class is an opaque byte ([`Grh`]),
+//! [`Ip::ecn`] says not-ECT and [`set_ecn`] refuses it, so ECN marking, CNPs and DCQCN are
+//! RoCEv2's alone.
 
 use crate::eth::csum::{self, Sum};
 
 use super::error::WireError;
 use super::headers::{fits, Bth, ExtHeaders, TransportHeaders, BTH_LEN};
-use super::icrc::{self, ICRC_LEN, IPV4_HLEN, IPV6_HLEN, UDP_HLEN};
+use super::icrc::{self, GRH_LEN, ICRC_LEN, IPV4_HLEN, IPV6_HLEN, UDP_HLEN};
 
 /// The UDP destination port of RoCEv2 (IANA).
 pub const ROCEV2_PORT: u16 = 4791;
@@ -35,6 +43,12 @@ pub const ETHERTYPE_VLAN: u16 = 0x8100;
 pub const ETHERTYPE_IPV4: u16 = 0x0800;
 /// The IPv6 EtherType.
 pub const ETHERTYPE_IPV6: u16 = 0x86dd;
+/// The RoCE v1 EtherType (IBoE: the IB GRH follows the Ethernet header).
+pub const ETHERTYPE_ROCE_V1: u16 = 0x8915;
+/// The GRH IPVer of RoCE v1 packets (the GRH has the IPv6 header's layout).
+pub const GRH_IP_VERSION: u8 = 6;
+/// The GRH next header that says the BTH follows (IBA 8.3.1: 0x1B).
+pub const GRH_NEXT_HEADER_BTH: u8 = 0x1b;
 /// The UDP protocol number.
 pub const IPPROTO_UDP: u8 = 17;
 /// The IPv4 don't-fragment flag in the flags/offset word.
@@ -140,51 +154,76 @@ pub struct Ipv6 {
     pub hop_limit: u8,
 }
 
-/// The IP header of a RoCEv2 packet.
+/// The IB global route header of a RoCE v1 packet (IBA 8.3): IPVer 6, next header 0x1B
+/// and the payload length are implied ([`build`] writes them, [`parse`] checks them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Grh {
+    /// Source GID (a RoCE v1 entry of the sender's GID table).
+    pub sgid: [u8; 16],
+    /// Destination GID.
+    pub dgid: [u8; 16],
+    /// Traffic class: an opaque byte (no ECN in RoCE v1).
+    pub traffic_class: u8,
+    /// Flow label (20 bits).
+    pub flow_label: u32,
+    /// Hop limit.
+    pub hop_limit: u8,
+}
+
+/// The network header of a RoCE packet: IPv4 or IPv6 (RoCEv2), or the IB GRH (RoCE v1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ip {
-    /// IPv4.
+    /// IPv4 (RoCEv2).
     V4(Ipv4),
-    /// IPv6.
+    /// IPv6 (RoCEv2).
     V6(Ipv6),
+    /// The IB GRH (RoCE v1, EtherType 0x8915).
+    Grh(Grh),
 }
 
 impl Ip {
-    /// The ECN codepoint.
+    /// The ECN codepoint; a RoCE v1 GRH has none (not-ECT).
     pub fn ecn(&self) -> Ecn {
         match self {
             Ip::V4(h) => h.ecn,
             Ip::V6(h) => h.ecn,
+            Ip::Grh(_) => Ecn::NotEct,
         }
     }
 
-    /// Sets the ECN codepoint.
+    /// Sets the ECN codepoint (nothing on a RoCE v1 GRH, which has none).
     pub fn set_ecn(&mut self, ecn: Ecn) {
         match self {
             Ip::V4(h) => h.ecn = ecn,
             Ip::V6(h) => h.ecn = ecn,
+            Ip::Grh(_) => {}
         }
     }
 
-    /// The DSCP.
+    /// The DSCP (a GRH's traffic class, high 6 bits).
     pub fn dscp(&self) -> u8 {
         match self {
             Ip::V4(h) => h.dscp,
             Ip::V6(h) => h.dscp,
+            Ip::Grh(h) => h.traffic_class >> 2,
         }
     }
 
-    /// The TTL (IPv4) or hop limit (IPv6).
+    /// The TTL (IPv4) or hop limit (IPv6, GRH).
     pub fn ttl(&self) -> u8 {
         match self {
             Ip::V4(h) => h.ttl,
             Ip::V6(h) => h.hop_limit,
+            Ip::Grh(h) => h.hop_limit,
         }
     }
 
-    /// The TOS / traffic class byte: DSCP and ECN.
+    /// The TOS / traffic class byte: DSCP and ECN (a GRH's whole traffic class).
     pub fn traffic_class(&self) -> u8 {
-        self.dscp() << 2 | self.ecn().bits()
+        match self {
+            Ip::Grh(h) => h.traffic_class,
+            _ => self.dscp() << 2 | self.ecn().bits(),
+        }
     }
 
     /// Length of the header on the wire.
@@ -192,6 +231,27 @@ impl Ip {
         match self {
             Ip::V4(_) => IPV4_HLEN,
             Ip::V6(_) => IPV6_HLEN,
+            Ip::Grh(_) => GRH_LEN,
+        }
+    }
+
+    /// Whether this is RoCE v1 (a GRH, EtherType 0x8915) rather than RoCEv2.
+    pub fn is_v1(&self) -> bool {
+        matches!(self, Ip::Grh(_))
+    }
+
+    /// The destination address as a GID (IPv4-mapped for IPv4).
+    pub fn dst_gid(&self) -> [u8; 16] {
+        match self {
+            Ip::V4(h) => {
+                let mut g = [0u8; 16];
+                g[10] = 0xff;
+                g[11] = 0xff;
+                g[12..].copy_from_slice(&h.dst);
+                g
+            }
+            Ip::V6(h) => h.dst,
+            Ip::Grh(h) => h.dgid,
         }
     }
 }
@@ -207,16 +267,17 @@ pub enum UdpChecksum {
     Compute,
 }
 
-/// A RoCEv2 packet: what [`build`] lays out and [`parse`] returns.
+/// A RoCE packet: what [`build`] lays out and [`parse`] returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet<'a> {
     /// The Ethernet header.
     pub eth: Ethernet,
-    /// The IP header.
+    /// The IP header (RoCEv2) or GRH (RoCE v1).
     pub ip: Ip,
-    /// The UDP source port (RoCEv2 uses it for ECMP entropy; the destination is 4791).
+    /// The UDP source port (RoCEv2 uses it for ECMP entropy; the destination is 4791). RoCE v1
+    /// has no UDP: [`build`] ignores it and [`parse`] gives 0.
     pub src_port: u16,
-    /// Whether the UDP checksum is (to be) filled.
+    /// Whether the UDP checksum is (to be) filled (RoCE v1: ignored, parsed as `Zero`).
     pub udp_checksum: UdpChecksum,
     /// The base transport header. [`build`] computes its pad count from the payload length
     /// and ignores the one given.
@@ -242,6 +303,19 @@ pub const fn pad_for(len: usize) -> u8 {
     (len.wrapping_neg() & 3) as u8
 }
 
+/// Writes the Ethernet header of `eth` (and its 802.1Q tag) with `ethertype` at the start of
+/// `f`.
+fn write_eth(f: &mut [u8], eth: &Ethernet, ethertype: u16) {
+    let l3 = eth.wire_len();
+    f[0..6].copy_from_slice(&eth.dst);
+    f[6..12].copy_from_slice(&eth.src);
+    if let Some(tci) = eth.vlan_tci {
+        f[12..14].copy_from_slice(&ETHERTYPE_VLAN.to_be_bytes());
+        f[14..16].copy_from_slice(&tci.to_be_bytes());
+    }
+    f[l3 - 2..l3].copy_from_slice(&ethertype.to_be_bytes());
+}
+
 /// Lays `p` out as a frame.
 pub fn build(p: &Packet<'_>) -> Result<Vec<u8>, WireError> {
     let info = p.bth.opcode.info();
@@ -256,28 +330,27 @@ pub fn build(p: &Packet<'_>) -> Result<Vec<u8>, WireError> {
         bth: Bth { pad, ..p.bth },
         ext: p.ext,
     };
-    let udp_len = UDP_HLEN + transport.wire_len() + p.payload.len() + usize::from(pad) + ICRC_LEN;
+    // Transport headers, payload, pad and ICRC: the UDP payload, or the GRH's.
+    let ib_len = transport.wire_len() + p.payload.len() + usize::from(pad) + ICRC_LEN;
+    if let Ip::Grh(h) = p.ip {
+        return build_v1(p, &h, &transport, ib_len);
+    }
+    let udp_len = UDP_HLEN + ib_len;
     let ip_hlen = p.ip.header_len();
     let ip_total = match p.ip {
         Ip::V4(_) => ip_hlen + udp_len,
-        Ip::V6(_) => udp_len,
+        _ => udp_len,
     };
     let ip_total = u16::try_from(ip_total).map_err(|_| WireError::TooLong(ip_hlen + udp_len))?;
     fits("IP DSCP", p.ip.dscp().into(), 6)?;
 
     let l3 = p.eth.wire_len();
     let mut f = vec![0u8; l3 + ip_hlen + udp_len];
-    f[0..6].copy_from_slice(&p.eth.dst);
-    f[6..12].copy_from_slice(&p.eth.src);
     let ethertype = match p.ip {
         Ip::V4(_) => ETHERTYPE_IPV4,
-        Ip::V6(_) => ETHERTYPE_IPV6,
+        _ => ETHERTYPE_IPV6,
     };
-    if let Some(tci) = p.eth.vlan_tci {
-        f[12..14].copy_from_slice(&ETHERTYPE_VLAN.to_be_bytes());
-        f[14..16].copy_from_slice(&tci.to_be_bytes());
-    }
-    f[l3 - 2..l3].copy_from_slice(&ethertype.to_be_bytes());
+    write_eth(&mut f, &p.eth, ethertype);
 
     let tc = p.ip.traffic_class();
     let ip = &mut f[l3..l3 + ip_hlen];
@@ -306,6 +379,7 @@ pub fn build(p: &Packet<'_>) -> Result<Vec<u8>, WireError> {
             ip[8..24].copy_from_slice(&h.src);
             ip[24..40].copy_from_slice(&h.dst);
         }
+        Ip::Grh(_) => unreachable!("built by build_v1"),
     }
 
     let l4 = l3 + ip_hlen;
@@ -324,6 +398,38 @@ pub fn build(p: &Packet<'_>) -> Result<Vec<u8>, WireError> {
         let c = udp_checksum(&f[l3..], ip_hlen);
         f[l4 + 6..l4 + 8].copy_from_slice(&c.to_be_bytes());
     }
+    Ok(f)
+}
+
+/// Lays out the RoCE v1 packet `p` with GRH `h`: EtherType 0x8915, the GRH (IPVer 6, traffic
+/// class, flow label, payload length `ib_len` — transport headers to ICRC —, next header
+/// 0x1B, hop limit, SGID, DGID), the transport headers, payload, pad and the v1 ICRC.
+fn build_v1(
+    p: &Packet<'_>,
+    h: &Grh,
+    transport: &TransportHeaders,
+    ib_len: usize,
+) -> Result<Vec<u8>, WireError> {
+    let paylen = u16::try_from(ib_len).map_err(|_| WireError::TooLong(GRH_LEN + ib_len))?;
+    let flow = fits("GRH flow label", h.flow_label.into(), 20)? as u32;
+    let l3 = p.eth.wire_len();
+    let mut f = vec![0u8; l3 + GRH_LEN + ib_len];
+    write_eth(&mut f, &p.eth, ETHERTYPE_ROCE_V1);
+    let g = &mut f[l3..l3 + GRH_LEN];
+    let word = u32::from(GRH_IP_VERSION) << 28 | u32::from(h.traffic_class) << 20 | flow;
+    g[0..4].copy_from_slice(&word.to_be_bytes());
+    g[4..6].copy_from_slice(&paylen.to_be_bytes());
+    g[6] = GRH_NEXT_HEADER_BTH;
+    g[7] = h.hop_limit;
+    g[8..24].copy_from_slice(&h.sgid);
+    g[24..40].copy_from_slice(&h.dgid);
+    let bth = l3 + GRH_LEN;
+    let hlen = transport.encode(&mut f[bth..])?;
+    let data = bth + hlen;
+    f[data..data + p.payload.len()].copy_from_slice(p.payload);
+    let icrc_at = f.len() - ICRC_LEN;
+    let icrc = icrc::compute_grh(&f[l3..icrc_at])?;
+    f[icrc_at..].copy_from_slice(&icrc.to_le_bytes());
     Ok(f)
 }
 
@@ -397,10 +503,14 @@ fn parse_l2(frame: &[u8]) -> Result<(Ethernet, u16, usize), WireError> {
     Ok((eth, ethertype, l3))
 }
 
-/// Parses and validates a received RoCEv2 frame.
+/// Parses and validates a received RoCE frame (RoCEv2, or RoCE v1 by its EtherType 0x8915).
 pub fn parse(frame: &[u8]) -> Result<Packet<'_>, WireError> {
     let (eth, ethertype, l3) = parse_l2(frame)?;
     let rest = &frame[l3..];
+    if ethertype == ETHERTYPE_ROCE_V1 {
+        let (grh, body) = parse_grh(rest)?;
+        return parse_transport(eth, Ip::Grh(grh), 0, UdpChecksum::Zero, body);
+    }
     let (ip, ip_hlen, ip_total) = match ethertype {
         ETHERTYPE_IPV4 => {
             let h = slice(rest, 0, IPV4_HLEN, "IPv4 header")?;
@@ -507,8 +617,59 @@ pub fn parse(frame: &[u8]) -> Result<Packet<'_>, WireError> {
         });
     }
     icrc::check(datagram)?;
-
     let body = &udp[UDP_HLEN..udp.len() - ICRC_LEN];
+    parse_transport(eth, ip, be16(udp, 0), udp_checksum, body)
+}
+
+/// The GRH of the RoCE v1 packet `rest` (from the GRH to the end of the frame) and its
+/// transport bytes (BTH to pad), the ICRC checked; bytes after the GRH's payload length are
+/// Ethernet padding.
+fn parse_grh(rest: &[u8]) -> Result<(Grh, &[u8]), WireError> {
+    let h = slice(rest, 0, GRH_LEN, "GRH")?;
+    let word = u32::from_be_bytes([h[0], h[1], h[2], h[3]]);
+    if h[0] >> 4 != GRH_IP_VERSION {
+        return Err(WireError::IpVersion(h[0] >> 4));
+    }
+    if h[6] != GRH_NEXT_HEADER_BTH {
+        return Err(WireError::GrhNextHeader(h[6]));
+    }
+    let paylen = usize::from(be16(h, 4));
+    let total = GRH_LEN + paylen;
+    if total > rest.len() {
+        return Err(WireError::IpLength {
+            claimed: total,
+            available: rest.len(),
+        });
+    }
+    let need = BTH_LEN + ICRC_LEN;
+    if paylen < need {
+        return Err(WireError::Truncated {
+            what: "BTH and ICRC",
+            need,
+            have: paylen,
+        });
+    }
+    let packet = &rest[..total];
+    icrc::check_grh(packet)?;
+    let grh = Grh {
+        sgid: addr(&h[8..24]),
+        dgid: addr(&h[24..40]),
+        traffic_class: (word >> 20) as u8,
+        flow_label: word & 0xf_ffff,
+        hop_limit: h[7],
+    };
+    Ok((grh, &packet[GRH_LEN..total - ICRC_LEN]))
+}
+
+/// The packet whose transport bytes (BTH, extension headers, payload and pad; the ICRC
+/// checked already) are `body`.
+fn parse_transport<'a>(
+    eth: Ethernet,
+    ip: Ip,
+    src_port: u16,
+    udp_checksum: UdpChecksum,
+    body: &'a [u8],
+) -> Result<Packet<'a>, WireError> {
     let (t, hlen) = TransportHeaders::decode(body)?;
     if t.bth.tver != 0 {
         return Err(WireError::TransportVersion(t.bth.tver));
@@ -537,7 +698,7 @@ pub fn parse(frame: &[u8]) -> Result<Packet<'_>, WireError> {
     Ok(Packet {
         eth,
         ip,
-        src_port: be16(udp, 0),
+        src_port,
         udp_checksum,
         bth: t.bth,
         ext: t.ext,
@@ -547,7 +708,7 @@ pub fn parse(frame: &[u8]) -> Result<Packet<'_>, WireError> {
 
 /// Rewrites the ECN codepoint of the IP header of `frame` (as a congested switch marks CE),
 /// fixing the IPv4 header checksum. The ICRC does not cover ECN and stays valid; neither
-/// checksum of UDP covers it.
+/// checksum of UDP covers it. A RoCE v1 frame has no ECN field ([`WireError::NoEcn`]).
 pub fn set_ecn(frame: &mut [u8], ecn: Ecn) -> Result<(), WireError> {
     let (_, ethertype, l3) = parse_l2(frame)?;
     match ethertype {
@@ -566,6 +727,7 @@ pub fn set_ecn(frame: &mut [u8], ecn: Ecn) -> Result<(), WireError> {
             let b = &mut frame[l3 + 1];
             *b = (*b & !0x30) | ecn.bits() << 4;
         }
+        ETHERTYPE_ROCE_V1 => return Err(WireError::NoEcn),
         other => return Err(WireError::EtherType(other)),
     }
     Ok(())
@@ -1496,5 +1658,346 @@ mod tests {
         if let Ok(c) = icrc::compute(&f[l3..end - 4]) {
             f[end - 4..end].copy_from_slice(&c.to_le_bytes());
         }
+    }
+
+    // RoCE v1 (EtherType 0x8915, IB GRH). A frame written out byte by byte from its fields:
+    // RC SEND_ONLY (solicited, ack request), 5 payload bytes and 3 of pad, from the link-local
+    // EUI-64 GID of MAC_S (fe80::ff:fe00:1) to the IPv4-mapped GID ::ffff:192.168.10.2 (a v1
+    // GID table holds either kind), traffic class 0xa6, flow label 0x54321, hop limit 64.
+    const V1_GRH: [u8; 40] = [
+        0x6a, 0x65, 0x43, 0x21, // IPVer 6, TClass 0xa6, FlowLabel 0x54321
+        0x00, 0x18, 0x1b, 0x40, // PayLen 24 (BTH 12 + 5 + pad 3 + ICRC 4), NxtHdr BTH, HopLmt
+        0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xfe, 0, 0, 0x01, // SGID
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 168, 10, 2, // DGID
+    ];
+    const V1_BTH: [u8; 12] = [
+        0x04, 0xb0, 0xff, 0xff, // SEND_ONLY; SE, pad 3, TVer 0; P_Key
+        0x00, 0x00, 0x00, 0x11, // resv8a; destination QP 0x11
+        0x80, 0x12, 0x34, 0x56, // AckReq; PSN 0x123456
+    ];
+    const V1_PAYLOAD_AND_PAD: [u8; 8] = [0x01, 0x08, 0x0f, 0x16, 0x1d, 0, 0, 0];
+    /// What the ICRC covers, masked by hand (IBA 7.8.1 for a packet with a GRH, as the RoCE v1
+    /// soft-RoCE computed it): 8 bytes of ones for the absent LRH, the GRH with TClass,
+    /// FlowLabel and HopLmt set to ones, the BTH with resv8a set to ones, the rest.
+    const V1_MASKED: [u8; 8 + 40 + 12 + 8] = [
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, // the LRH that is not there
+        0x6f, 0xff, 0xff, 0xff, 0x00, 0x18, 0x1b, 0xff, // GRH: IPVer kept, PayLen, NxtHdr
+        0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xfe, 0, 0, 0x01, // SGID
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 168, 10, 2, // DGID
+        0x04, 0xb0, 0xff, 0xff, 0xff, 0x00, 0x00, 0x11, 0x80, 0x12, 0x34, 0x56, // BTH
+        0x01, 0x08, 0x0f, 0x16, 0x1d, 0, 0, 0, // payload and pad
+    ];
+    /// Python's `zlib.crc32` of [`V1_MASKED`]: a third, separate implementation.
+    const V1_ZLIB_CRC: u32 = 0x049c_ed2a;
+
+    /// CRC-32 (IEEE 802.3, reflected) one bit at a time, written out from its definition for
+    /// these tests: nothing shared with `icrc.rs`'s table.
+    fn bitwise_crc32(data: &[u8]) -> u32 {
+        let mut reg = 0xffff_ffffu32;
+        for &byte in data {
+            reg ^= u32::from(byte);
+            for _ in 0..8 {
+                let lsb = reg & 1;
+                reg >>= 1;
+                if lsb == 1 {
+                    reg ^= 0xedb8_8320;
+                }
+            }
+        }
+        !reg
+    }
+
+    /// The v1 frame, Ethernet header from `vlan`, its ICRC from [`bitwise_crc32`].
+    fn v1_frame(vlan: Option<u16>) -> Vec<u8> {
+        let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1];
+        if let Some(tci) = vlan {
+            f.extend([0x81, 0x00]);
+            f.extend(tci.to_be_bytes());
+        }
+        f.extend([0x89, 0x15]);
+        f.extend(V1_GRH);
+        f.extend(V1_BTH);
+        f.extend(V1_PAYLOAD_AND_PAD);
+        f.extend(bitwise_crc32(&V1_MASKED).to_le_bytes());
+        f
+    }
+
+    fn v1_grh() -> Grh {
+        let mut sgid = [0u8; 16];
+        sgid[..2].copy_from_slice(&[0xfe, 0x80]);
+        sgid[11..].copy_from_slice(&[0xff, 0xfe, 0, 0, 1]);
+        let mut dgid = [0u8; 16];
+        dgid[10..].copy_from_slice(&[0xff, 0xff, 192, 168, 10, 2]);
+        Grh {
+            sgid,
+            dgid,
+            traffic_class: 0xa6,
+            flow_label: 0x5_4321,
+            hop_limit: 64,
+        }
+    }
+
+    fn v1_packet(vlan: Option<u16>) -> Packet<'static> {
+        Packet {
+            eth: eth(vlan),
+            ip: Ip::Grh(v1_grh()),
+            src_port: 0,
+            udp_checksum: UdpChecksum::Zero,
+            bth: Bth {
+                solicited: true,
+                pad: 3,
+                ack_req: true,
+                ..Bth::new(Opcode::RcSendOnly, 0x11, 0x12_3456)
+            },
+            ext: ExtHeaders::default(),
+            payload: &[0x01, 0x08, 0x0f, 0x16, 0x1d],
+        }
+    }
+
+    #[test]
+    fn roce_v1_icrc_matches_an_independent_crc_of_the_masked_bytes() {
+        assert_eq!(
+            bitwise_crc32(b"123456789"),
+            0xcbf4_3926,
+            "the CRC-32 check value"
+        );
+        assert_eq!(bitwise_crc32(&V1_MASKED), V1_ZLIB_CRC);
+        let f = v1_frame(None);
+        let (packet, icrc) = f[14..].split_at(f.len() - 14 - 4);
+        assert_eq!(icrc::compute_grh(packet), Ok(V1_ZLIB_CRC));
+        assert_eq!(
+            icrc,
+            &[0x2a, 0xed, 0x9c, 0x04],
+            "least significant byte first"
+        );
+        assert_eq!(icrc::check_grh(&f[14..]), Ok(()));
+        // Not the RoCEv2 rule over the same bytes (the GRH would be taken as IPv6 + UDP).
+        assert_ne!(icrc::compute(packet), Ok(V1_ZLIB_CRC));
+    }
+
+    #[test]
+    fn roce_v1_frames_build_and_parse_byte_identical() {
+        for vlan in [None, Some(5 << 13 | 7)] {
+            let f = v1_frame(vlan);
+            let p = v1_packet(vlan);
+            assert_eq!(build(&p).as_deref(), Ok(&f[..]), "{vlan:?}");
+            assert_eq!(parse(&f), Ok(p), "{vlan:?}");
+            // Ethernet padding after the GRH's payload length is ignored.
+            let mut padded = f.clone();
+            padded.extend([0u8; 11]);
+            assert_eq!(parse(&padded), Ok(p));
+        }
+        // build ignores the UDP fields of a RoCE v1 packet.
+        let p = Packet {
+            src_port: 0xc0de,
+            udp_checksum: UdpChecksum::Compute,
+            ..v1_packet(None)
+        };
+        assert_eq!(build(&p).unwrap(), v1_frame(None));
+        // ECN: none in v1.
+        assert_eq!(p.ip.ecn(), Ecn::NotEct);
+        assert!(p.ip.is_v1());
+        assert_eq!(p.ip.traffic_class(), 0xa6);
+        assert_eq!(p.ip.dst_gid(), v1_grh().dgid);
+        let mut f = v1_frame(None);
+        assert_eq!(set_ecn(&mut f, Ecn::Ce), Err(WireError::NoEcn));
+        assert_eq!(f, v1_frame(None), "untouched");
+    }
+
+    #[test]
+    fn roce_v1_masked_fields_only_are_outside_the_icrc() {
+        let f = v1_frame(None);
+        let masked_byte = |at: usize, bit: u8| {
+            // GRH byte 0's low nibble (traffic class high half), bytes 1-3 (traffic class low
+            // half and flow label), 7 (hop limit); BTH byte 4 (resv8a).
+            (at == 0 && bit & 0xf0 == 0) || matches!(at, 1..=3 | 7) || at == 40 + 4
+        };
+        for at in 0..f.len() - 14 {
+            for bit in [0x01u8, 0x80, 0xff] {
+                let mut g = f.clone();
+                g[14 + at] ^= bit;
+                if masked_byte(at, bit) {
+                    assert_eq!(icrc::check_grh(&g[14..]), Ok(()), "byte {at} ^{bit:#x}");
+                    continue;
+                }
+                assert!(parse(&g).is_err(), "byte {at} ^{bit:#x}");
+                if at >= 8 && at < f.len() - 14 - 4 {
+                    // Past IPVer, PayLen and NxtHdr only the ICRC can tell (a changed BTH
+                    // byte 4 is masked, the rest decodes or fails on its own after the ICRC).
+                    assert!(
+                        matches!(parse(&g), Err(WireError::Icrc { .. })),
+                        "byte {at} ^{bit:#x}: {:?}",
+                        parse(&g)
+                    );
+                }
+            }
+        }
+    }
+
+    /// Reseals a mutated RoCE v1 frame's ICRC (by its own GRH payload length) where it can.
+    fn reseal_v1(f: &mut [u8]) {
+        let Ok((_, ethertype, l3)) = parse_l2(f) else {
+            return;
+        };
+        if ethertype != ETHERTYPE_ROCE_V1 || f.len() < l3 + GRH_LEN {
+            return;
+        }
+        let end = l3 + GRH_LEN + usize::from(u16::from_be_bytes([f[l3 + 4], f[l3 + 5]]));
+        if end > f.len() || end < l3 + GRH_LEN + 4 {
+            return;
+        }
+        if let Ok(c) = icrc::compute_grh(&f[l3..end - 4]) {
+            f[end - 4..end].copy_from_slice(&c.to_le_bytes());
+        }
+    }
+
+    #[test]
+    fn roce_v1_specific_errors() {
+        let edited = |edit: &dyn Fn(&mut Vec<u8>)| {
+            let mut f = v1_frame(None);
+            edit(&mut f);
+            reseal_v1(&mut f);
+            parse(&f).map(|p| p.payload.len())
+        };
+        assert_eq!(edited(&|f| f[14] = 0x4a), Err(WireError::IpVersion(4)));
+        assert_eq!(
+            edited(&|f| f[20] = 0x11),
+            Err(WireError::GrhNextHeader(0x11))
+        );
+        assert_eq!(
+            edited(&|f| f[19] = 25),
+            Err(WireError::IpLength {
+                claimed: 65,
+                available: 64
+            })
+        );
+        assert_eq!(
+            edited(&|f| f[19] = 15),
+            Err(WireError::Truncated {
+                what: "BTH and ICRC",
+                need: 16,
+                have: 15
+            })
+        );
+        assert_eq!(
+            edited(&|f| f[54] = 0x15),
+            Err(WireError::UnknownOpcode(0x15))
+        );
+        assert_eq!(edited(&|f| f[55] |= 1), Err(WireError::TransportVersion(1)));
+        // A shorter PayLen: the ICRC is read where the GRH says, the rest is padding.
+        assert_eq!(edited(&|f| f[19] = 20), Ok(1), "4 bytes with pad 3");
+        assert_eq!(
+            edited(&|f| f[19] = 19),
+            Err(WireError::PadCount { pad: 3, len: 3 })
+        );
+        let mut bad = v1_frame(None);
+        let last = bad.len() - 1;
+        bad[last] ^= 0x80;
+        assert_eq!(
+            parse(&bad),
+            Err(WireError::Icrc {
+                found: V1_ZLIB_CRC ^ 0x8000_0000,
+                expected: V1_ZLIB_CRC
+            })
+        );
+        let p = Packet {
+            ip: Ip::Grh(Grh {
+                flow_label: 1 << 20,
+                ..v1_grh()
+            }),
+            ..v1_packet(None)
+        };
+        assert!(matches!(build(&p), Err(WireError::FieldRange { .. })));
+        let big = vec![0u8; 65536];
+        let p = Packet {
+            payload: &big,
+            ..v1_packet(None)
+        };
+        assert!(matches!(build(&p), Err(WireError::TooLong(_))));
+    }
+
+    #[test]
+    fn roce_v1_every_opcode_and_truncation() {
+        let data = pay(9, 11);
+        for &op in Opcode::ALL {
+            let lens: &[usize] = if op.info().payload {
+                &[0, 1, 2, 3, 4, 9]
+            } else {
+                &[0]
+            };
+            for &len in lens {
+                for vlan in [None, Some(0xe001)] {
+                    let p = Packet {
+                        eth: eth(vlan),
+                        ip: Ip::Grh(v1_grh()),
+                        src_port: 0,
+                        udp_checksum: UdpChecksum::Zero,
+                        bth: Bth {
+                            pad: pad_for(len),
+                            ..Bth::new(op, 0x42, 0x99)
+                        },
+                        ext: ext_for(op),
+                        payload: &data[..len],
+                    };
+                    let f = build(&p).unwrap();
+                    assert_eq!(parse(&f), Ok(p), "{} len {len}", op.name());
+                    for cut in 0..f.len() {
+                        assert!(parse(&f[..cut]).is_err(), "{} cut at {cut}", op.name());
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fuzz_roce_v1_parse_never_panics() {
+        let mut rng = Rng(0x5eed_0008_9150_0001);
+        let samples: Vec<Vec<u8>> = vec![
+            v1_frame(None),
+            v1_frame(Some(3 << 13 | 100)),
+            build(&Packet {
+                ext: ext_for(Opcode::RcRdmaReadResponseOnly),
+                bth: Bth::new(Opcode::RcRdmaReadResponseOnly, 7, 8),
+                ..v1_packet(None)
+            })
+            .unwrap(),
+        ];
+        let mut accepted = 0;
+        for round in 0..40_000 {
+            let mut f = samples[round % samples.len()].clone();
+            for _ in 0..1 + rng.below(4) {
+                if f.is_empty() {
+                    break;
+                }
+                match rng.below(6) {
+                    0 | 1 => {
+                        let at = rng.below(f.len());
+                        f[at] = rng.next() as u8;
+                    }
+                    2 => {
+                        let at = rng.below(f.len());
+                        f[at] ^= 1 << rng.below(8);
+                    }
+                    3 => {
+                        let at = rng.below(f.len() + 1);
+                        f.insert(at, rng.next() as u8);
+                    }
+                    4 if f.len() > 1 => {
+                        let at = rng.below(f.len());
+                        f.remove(at);
+                    }
+                    _ => f.truncate(rng.below(f.len() + 1)),
+                }
+            }
+            consistent(&f);
+            if round % 2 == 0 {
+                reseal_v1(&mut f);
+                if parse(&f).is_ok() {
+                    accepted += 1;
+                }
+                consistent(&f);
+            }
+        }
+        assert!(accepted > 100, "{accepted}");
     }
 }

@@ -1,7 +1,7 @@
-//! The receive side of the RoCE engine on the device: a RoCEv2 frame to one of the port's
-//! GIDs is parsed (ICRC and all; failures are dropped and counted) and goes to the QP its BTH
-//! names — RC responses (ACK, READ response, atomic ACK) to the requester, requests to the
-//! responder — whose actions are carried out here: payload scattered into the receive WQE
+//! The receive side of the RoCE engine on the device: a RoCE frame (v2, or v1) to one of the
+//! port's GIDs is parsed (ICRC and all; failures are dropped and counted) and goes to the QP
+//! its BTH names — RC responses (ACK, READ response, atomic ACK) to the requester, requests to
+//! the responder — whose actions are carried out here: payload scattered into the receive WQE
 //! (the QP's RQ, or the head of its SRQ's free list) through local keys, RDMA WRITE data
 //! placed and READ data gathered through R_Keys (the key exists, is in the QP's PD, has the
 //! remote right and covers the range; else a remote access NAK), atomics executed on 8-byte
@@ -32,8 +32,8 @@ use super::wqe::{sg_io, Sge};
 /// What a responder CQE reports of the packet's headers.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct RxMeta {
-    /// The packet came over IPv4 (else IPv6).
-    pub(super) ipv4: bool,
+    /// Its network header's `roce_l3_header_type` (GRH for RoCE v1, IPv4 or IPv6).
+    pub(super) l3: u8,
     /// Its 802.1Q TCI, if tagged.
     pub(super) vlan: Option<u16>,
 }
@@ -47,9 +47,9 @@ enum Remote {
 }
 
 impl Device {
-    /// A frame from the wire: if it is RoCEv2 (UDP 4791) to one of the port's GIDs, the engine
-    /// takes it (returns true) — delivered, or dropped and counted; the Ethernet path sees
-    /// every other frame.
+    /// A frame from the wire: if it is RoCE (v2: UDP 4791; v1: EtherType 0x8915) to one of the
+    /// port's GIDs (the IP destination or the GRH's DGID), the engine takes it (returns true)
+    /// — delivered, or dropped and counted; the Ethernet path sees every other frame.
     pub fn roce_receive(&mut self, frame: &[u8]) -> bool {
         if self.fw.rdma.gids.is_empty() {
             return false;
@@ -119,7 +119,7 @@ impl Device {
         self.roce_wire_release(0, true);
     }
 
-    /// A RoCEv2 frame for the port; `blocked` is a QP a looped-back multicast copy must not
+    /// A RoCE frame for the port; `blocked` is a QP a looped-back multicast copy must not
     /// reach (its sender).
     pub(super) fn roce_receive_packet(&mut self, frame: &[u8], blocked: Option<u32>) {
         let p = match packet::parse(frame) {
@@ -138,7 +138,7 @@ impl Device {
         }
         let hdr = p.transport();
         let meta = RxMeta {
-            ipv4: matches!(p.ip, packet::Ip::V4(_)),
+            l3: cqe::l3_header_type(&p.ip),
             vlan: p.eth.vlan_tci,
         };
         if hdr.bth.opcode.info().service == super::headers::Service::Ud {
@@ -452,7 +452,7 @@ impl Device {
                             opcode,
                             immediate,
                             remote_qpn: q.path.map_or(0, |p| p.remote_qpn),
-                            ipv4: meta.ipv4,
+                            l3: meta.l3,
                             vlan: meta.vlan,
                         },
                     );

@@ -5,12 +5,14 @@
 //! libmlx5 and mlx5_ib copy from their address handle: Q_Key, destination QP, UDP source
 //! port, destination MAC, traffic class, hop limit, source GID index and flow label,
 //! destination GID) and the gather list ([`UdWqe::decode`]). Each SEND / SEND with immediate
-//! becomes one RoCEv2 `UD_SEND_ONLY(_WITH_IMMEDIATE)` packet with a DETH {Q_Key, source QP}:
+//! becomes one `UD_SEND_ONLY(_WITH_IMMEDIATE)` packet with a DETH {Q_Key, source QP}:
 //! the WQE's Q_Key, or the QP's when its high bit is set (`ud_send_qkey`); the source QP is
 //! the QP's number, 1 for the GSI QP. A payload over the QP's MTU completes with
 //! `LOCAL_LENGTH_ERR`. The source address, MAC and VLAN are those of the GID entry the vector
 //! names, the 802.1Q priority its SL (`stat_rate_sl` bits 3:1, as both drivers write it on
-//! Ethernet). The requester CQE is written as soon as the packet is out.
+//! Ethernet); the entry's version picks RoCEv2 (UDP/IP) or RoCE v1 (EtherType 0x8915, a GRH
+//! with the vector's traffic class, flow label and hop limit). The requester CQE is written
+//! as soon as the packet is out.
 //!
 //! mlx5_ib without `set_deth_sqpn` (the model does not advertise it; on an Ethernet port
 //! without LAG the capability would not matter) has one hardware GSI QP:
@@ -25,9 +27,10 @@
 //! 0x80010000, the IBTA well-known GSI Q_Key); the payload must fit the QP's MTU; a receive
 //! WQE must be posted (UD has no RNR: the packet is dropped and counted). The receive buffer
 //! gets the 40-byte GRH area first — the IPv6 header as received, or for IPv4 20 zero bytes
-//! then the IPv4 header, where ib_core's `rdma_network_hdr.roce4grh` looks for it — then the
-//! payload. The responder CQE: `byte_cnt` 40 + payload, `flags_rqpn` the DETH source QP with
-//! the GRH bit and the L3 type (IPv4 / IPv6, which mlx5_ib turns into `network_hdr_type`),
+//! then the IPv4 header, where ib_core's `rdma_network_hdr.roce4grh` looks for it, or a RoCE
+//! v1 packet's GRH itself — then the payload. The responder CQE: `byte_cnt` 40 + payload,
+//! `flags_rqpn` the DETH source QP with the GRH bit and the L3 type (IPv4 / IPv6 / GRH, which
+//! mlx5_ib turns into `network_hdr_type`: GRH is `RDMA_NETWORK_ROCE_V1`),
 //! the immediate, the VLAN of a tagged frame; for the GSI QP without immediate the word holds
 //! the BTH P_Key (mlx5_ib's `cqe->pkey` → `ib_find_cached_pkey`).
 //!
@@ -56,13 +59,13 @@ use super::cqe::{self, RespInfo};
 use super::device::QpView;
 use super::engine::QpEngine;
 use super::headers::{Bth, Deth, ExtHeaders, ImmDt, Opcode, TransportHeaders};
-use super::packet::{Ecn, Ethernet, Ip, Ipv4, Ipv6, Packet};
+use super::packet::{Ethernet, Ip, Packet};
 use super::psn::Psn;
 use super::receive::RxMeta;
 use super::segment::PathMtu;
 use super::status::WcStatus;
 use super::unreliable::{ud_receive, ud_send_qkey, UdDrop, UdVerdict};
-use super::wire::{peek_dst_gid, v4, Path};
+use super::wire::{network_header, peek_dst_gid, Path};
 use super::wqe::{gather_list, sg_io, SendWqe, WqeError};
 
 /// The BTH destination QP of the port's GSI QP, and the DETH source QP of its packets.
@@ -123,37 +126,29 @@ impl UdAddress {
         }
     }
 
-    /// The path of a packet from QP `qpn` along this vector; fails when the source GID index
-    /// names no entry or the two GIDs are of different IP versions.
+    /// The path of a packet from QP `qpn` along this vector — RoCE v1 (a GRH with the
+    /// vector's traffic class, flow label and hop limit) when the source GID entry is v1;
+    /// fails when the source GID index names no entry or two RoCEv2 GIDs are of different IP
+    /// versions.
     pub fn path(&self, qpn: u32, gids: &BTreeMap<u16, GidEntry>) -> Result<Path, String> {
         let idx = u16::from(self.sgid_index);
         let g = gids
             .get(&idx)
             .ok_or_else(|| format!("source GID index {idx} not in the RoCE address table"))?;
-        let ecn = Ecn::from_tos(self.tclass);
-        let dscp = self.tclass >> 2;
         let hop = super::wire::hop_limit(self.hop_limit);
-        let ip = match (v4(&g.gid), v4(&self.rgid)) {
-            (Some(src), Some(dst)) => Ip::V4(Ipv4 {
-                src,
-                dst,
-                dscp,
-                ecn,
-                ttl: hop,
-                id: 0,
-                dont_fragment: true,
-            }),
-            (None, None) => Ip::V6(Ipv6 {
-                src: g.gid,
-                dst: self.rgid,
-                dscp,
-                ecn,
-                flow_label: self.flow_label,
-                hop_limit: hop,
-            }),
-            _ => return Err("source and destination GIDs of different IP versions".into()),
+        let ip = network_header(
+            g,
+            self.rgid,
+            self.tclass,
+            self.tclass >> 2,
+            self.flow_label,
+            hop,
+        )?;
+        let udp_sport = if ip.is_v1() {
+            0
+        } else {
+            super::wire::udp_sport(self.udp_sport, qpn, self.dqpn)
         };
-        let udp_sport = super::wire::udp_sport(self.udp_sport, qpn, self.dqpn);
         let vlan_tci = g
             .vlan
             .then_some((u16::from(self.prio) << 13) | (g.vlan_id & 0xfff));
@@ -207,7 +202,8 @@ impl UdWqe {
 }
 
 /// The 40-byte GRH area of a received packet `p` (parsed from `frame`): the IPv6 header, or
-/// 20 zero bytes then the IPv4 header (`union rdma_network_hdr`).
+/// 20 zero bytes then the IPv4 header (`union rdma_network_hdr`), or a RoCE v1 packet's GRH
+/// itself.
 pub fn grh_area(frame: &[u8], p: &Packet<'_>) -> [u8; GRH_LEN] {
     let l3 = p.eth.wire_len();
     let mut g = [0u8; GRH_LEN];
@@ -217,27 +213,13 @@ pub fn grh_area(frame: &[u8], p: &Packet<'_>) -> [u8; GRH_LEN] {
                 g[20..].copy_from_slice(h);
             }
         }
-        Ip::V6(_) => {
+        Ip::V6(_) | Ip::Grh(_) => {
             if let Some(h) = frame.get(l3..l3 + GRH_LEN) {
                 g.copy_from_slice(h);
             }
         }
     }
     g
-}
-
-/// The destination GID of a parsed packet (IPv4-mapped for IPv4).
-fn dst_gid(ip: &Ip) -> [u8; 16] {
-    match ip {
-        Ip::V4(h) => {
-            let mut g = [0u8; 16];
-            g[10] = 0xff;
-            g[11] = 0xff;
-            g[12..].copy_from_slice(&h.dst);
-            g
-        }
-        Ip::V6(h) => h.dst,
-    }
 }
 
 /// Whether a service type is run by this file.
@@ -403,7 +385,7 @@ impl Device {
                 .fw
                 .rdma
                 .mcgs
-                .get(&dst_gid(&p.ip))
+                .get(&p.ip.dst_gid())
                 .map(|m| m.iter().copied().filter(|&q| Some(q) != blocked).collect())
                 .unwrap_or_default(),
             n => vec![n],
@@ -520,7 +502,7 @@ impl Device {
                 opcode,
                 immediate,
                 remote_qpn: src_qp,
-                ipv4: meta.ipv4,
+                l3: meta.l3,
                 vlan: meta.vlan,
             },
         );
@@ -540,6 +522,7 @@ impl Device {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::roce::packet::Ecn;
 
     fn ud_wqe(op: u8, ds: u8, av: &Av, tail: &[u8]) -> Vec<u8> {
         let mut w = Vec::new();
@@ -631,12 +614,29 @@ mod tests {
                 assert_eq!((h.dst, h.ttl, h.dscp), ([10, 0, 0, 9], 64, 26));
                 assert_eq!(h.ecn, Ecn::Ect0);
             }
-            Ip::V6(_) => panic!("IPv4 expected"),
+            _ => panic!("IPv4 expected"),
         }
         let mut b = a;
         b.rgid = [0xfe; 16];
         assert!(b.path(0x99, &gids).is_err(), "mixed IP versions");
         b.sgid_index = 7;
         assert!(b.path(0x99, &gids).is_err(), "no such GID entry");
+        // From a RoCE v1 entry: a GRH with the vector's whole traffic class (no ECN meaning),
+        // flow label and hop limit; any two GIDs; no UDP source port.
+        gids.get_mut(&1).unwrap().version = 0;
+        let mut c = a;
+        c.rgid = [0xfe; 16];
+        let p = c.path(0x99, &gids).unwrap();
+        assert_eq!(
+            p.ip,
+            Ip::Grh(crate::roce::packet::Grh {
+                sgid: src,
+                dgid: [0xfe; 16],
+                traffic_class: 0x6a,
+                flow_label: 0x1_2345,
+                hop_limit: 64,
+            })
+        );
+        assert_eq!((p.udp_sport, p.eth.vlan_tci), (0, Some(3 << 13 | 5)));
     }
 }

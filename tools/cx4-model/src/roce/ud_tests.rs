@@ -243,6 +243,96 @@ fn ud_send_over_ipv6_carries_the_ipv6_header_in_the_grh_area() {
 }
 
 #[test]
+fn ud_and_gsi_over_roce_v1_gids_put_the_received_grh_in_the_grh_area() {
+    let (mut a, mut b) = ud_pair();
+    for c in [&mut a, &mut b] {
+        let g = fixture::link_local_gid(c.mac);
+        c.use_v1(g, None);
+    }
+    let msg: Vec<u8> = (0..700u32).map(|i| (i * 5 + 3) as u8).collect();
+    a.write(VA, &msg);
+    b.post_recv(VA + 0x8000, 1024);
+    let av = av_to(&a, b.qpn, addr(&b), QKEY);
+    a.post_send(
+        wop::SEND_IMM,
+        &ud_segs(av, &[data(700, a.lkey, VA)]),
+        0x5566_7788,
+        true,
+    );
+    let f = a.port.take();
+    assert_eq!(be16(&f[0], 12), 0x8915, "RoCE v1");
+    assert_eq!(
+        f[0].len(),
+        14 + 40 + 12 + 8 + 4 + 700 + 4,
+        "GRH, BTH, DETH, ImmDt, ICRC"
+    );
+    let p = packet::parse(&f[0]).unwrap();
+    assert_eq!(
+        p.ip,
+        Ip::Grh(packet::Grh {
+            sgid: a.gid,
+            dgid: b.gid,
+            traffic_class: 0x02,
+            flow_label: 0x5_4321,
+            hop_limit: 64,
+        }),
+        "the vector's traffic class, flow label and hop limit in the GRH"
+    );
+    assert_eq!(p.src_port, 0, "no UDP");
+    let deth = p.ext.deth.unwrap();
+    assert_eq!((deth.qkey, deth.src_qp), (QKEY, a.qpn));
+    b.d.receive(&f[0]);
+    let got = b.read(VA + 0x8000, GRH_LEN + 700);
+    assert_eq!(&got[..40], &f[0][14..54], "the received GRH itself");
+    assert_eq!((got[0] >> 4, got[6]), (6, 0x1b), "IPVer 6, next header BTH");
+    assert_eq!(&got[8..24], &a.gid, "SGID");
+    assert_eq!(&got[24..40], &b.gid, "DGID");
+    assert_eq!(&got[40..], &msg[..]);
+    let r = b.next_cqe(true).unwrap();
+    assert_eq!(r[63] >> 4, cqe_op::RESP_SEND_IMM);
+    assert_eq!(be32(&r, 0x2c), 40 + 700);
+    assert_eq!(
+        be32(&r, 0x18),
+        1 << 28 | u32::from(cx4_hw::cq::cqe::roce_l3_header_type::GRH) << 24 | a.qpn,
+        "flags_rqpn: GRH, L3 type GRH (mlx5_ib: RDMA_NETWORK_ROCE_V1), DETH source QP"
+    );
+    assert_eq!(be32(&r, 0x24), 0x5566_7788);
+    assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+    // The other way, through the shuttle.
+    a.post_recv(VA + 0x100, 128);
+    let av = av_to(&b, a.qpn, addr(&a), QKEY);
+    b.write(VA, b"v1 back");
+    b.post_send(wop::SEND, &ud_segs(av, &[data(7, b.lkey, VA)]), 0, false);
+    run(&mut a, &mut b);
+    assert_eq!(a.read(VA + 0x100 + 40, 7), b"v1 back");
+    assert_eq!(be32(&a.next_cqe(true).unwrap(), 0x18) >> 24, 0x10);
+
+    // QP1 MADs over v1 GIDs, as ib_cm sends them for a RoCE v1 path.
+    let mut a = Card::new(1, qpc_st::QP1);
+    let mut b = Card::new(2, qpc_st::QP1);
+    for c in [&mut a, &mut b] {
+        ud_up(c, GSI_QKEY, mtu::MTU_256);
+        let g = fixture::link_local_gid(c.mac);
+        c.use_v1(g, None);
+    }
+    let mad: Vec<u8> = (0..256u32).map(|i| (i ^ 0xa5) as u8).collect();
+    a.write(VA, &mad);
+    b.post_recv(VA + 0x1000, 256 + 40);
+    let av = av_to(&a, GSI_QPN, addr(&b), GSI_QKEY);
+    a.post_send(wop::SEND, &ud_segs(av, &[data(256, a.lkey, VA)]), 0, true);
+    let f = a.port.take();
+    assert_eq!(be16(&f[0], 12), 0x8915);
+    let p = packet::parse(&f[0]).unwrap();
+    assert_eq!((p.bth.dest_qp, p.ext.deth.unwrap().src_qp), (1, 1));
+    b.d.receive(&f[0]);
+    assert_eq!(b.read(VA + 0x1000, 40), &f[0][14..54]);
+    assert_eq!(b.read(VA + 0x1000 + 40, 256), mad);
+    let r = b.next_cqe(true).unwrap();
+    assert_eq!(be32(&r, 0x18), 1 << 28 | 1, "GRH, L3 type GRH, source QP 1");
+    assert_eq!(be32(&r, 0x24), 0xffff, "cqe->pkey");
+}
+
+#[test]
 fn wrong_qkey_and_missing_receive_wqe_drop_and_count() {
     let (mut a, mut b) = ud_pair();
     a.write(VA, b"0123456789");

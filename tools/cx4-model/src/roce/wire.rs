@@ -1,13 +1,18 @@
 //! Addressing of a connected QP's packets: the frame headers its primary address path and
 //! the RoCE address (GID) table give ([`Path`]), and the early look at a received frame that
-//! tells whether it is RoCEv2 for one of the port's addresses ([`peek_dst_gid`]).
+//! tells whether it is RoCE (v2, or v1) for one of the port's addresses ([`peek_dst_gid`]).
 //!
 //! From the QP context's primary address path (`ads`), as mlx5_ib's `mlx5_set_path` fills it:
 //! `rmac` (destination MAC), `rgid_rip` (destination GID: IPv6, or IPv4-mapped), `hop_limit`,
 //! `tclass` (or `dscp` when set), `flow_label`, `udp_sport` (0: a per-QP hash), `eth_prio`;
 //! `src_addr_index` selects the GID table entry that gives the source address, source MAC and
-//! VLAN. The BTH carries the context's `remote_qpn` and P_Key 0xffff. RoCE v1 GID entries
-//! are sent in RoCE v2 framing (v1 is not modelled; two modelled cards still talk).
+//! VLAN. The BTH carries the context's `remote_qpn` and P_Key 0xffff.
+//!
+//! The entry's version picks the framing ([`network_header`]): a RoCE v2 entry sends UDP/IP
+//! (IPv4 when both GIDs are IPv4-mapped, IPv6 when neither is); a RoCE v1 entry sends
+//! EtherType 0x8915 with an IB GRH — SGID the entry's GID, DGID `rgid_rip` (any two GIDs:
+//! link-local `fe80::` EUI-64 or IPv4-mapped alike), traffic class `tclass` as given (no ECN
+//! in v1), flow label and hop limit as for IPv6 — and no UDP source port.
 
 use std::collections::BTreeMap;
 
@@ -17,7 +22,7 @@ use crate::fw::GidEntry;
 
 use super::error::WireError;
 use super::headers::{Bth, ExtHeaders};
-use super::packet::{self, Ecn, Ethernet, Ip, Ipv4, Ipv6, Packet, UdpChecksum};
+use super::packet::{self, Ecn, Ethernet, Grh, Ip, Ipv4, Ipv6, Packet, UdpChecksum};
 
 /// The first UDP source port of the per-QP hash (the dynamic range, as rxe and the card use).
 const UDP_SPORT_BASE: u16 = 0xc000;
@@ -46,9 +51,10 @@ pub(super) fn hop_limit(given: u8) -> u8 {
 pub struct Path {
     /// The Ethernet header (source MAC of the GID entry, the path's `rmac`, the VLAN tag).
     pub eth: Ethernet,
-    /// The IP header template (addresses, DSCP, ECN, TTL / hop limit, flow label).
+    /// The IP header template (addresses, DSCP, ECN, TTL / hop limit, flow label), or the
+    /// GRH of a RoCE v1 path.
     pub ip: Ip,
-    /// The UDP source port.
+    /// The UDP source port (0 on a RoCE v1 path).
     pub udp_sport: u16,
     /// The remote QP (BTH destination).
     pub remote_qpn: u32,
@@ -60,23 +66,59 @@ pub(super) fn v4(g: &[u8; 16]) -> Option<[u8; 4]> {
         .then(|| [g[12], g[13], g[14], g[15]])
 }
 
+/// The network header of packets from GID entry `g` to `dgid` with traffic class `tclass`
+/// (its DSCP `dscp` and ECN bits for RoCEv2), `flow_label` and hop limit `hop`: the IB GRH
+/// for a RoCE v1 entry; else IPv4 (both GIDs IPv4-mapped) or IPv6 (neither). Fails on GIDs of
+/// different IP versions (RoCEv2 only).
+pub(super) fn network_header(
+    g: &GidEntry,
+    dgid: [u8; 16],
+    tclass: u8,
+    dscp: u8,
+    flow_label: u32,
+    hop: u8,
+) -> Result<Ip, String> {
+    if !g.is_v2() {
+        return Ok(Ip::Grh(Grh {
+            sgid: g.gid,
+            dgid,
+            traffic_class: tclass,
+            flow_label: flow_label & 0xf_ffff,
+            hop_limit: hop,
+        }));
+    }
+    let ecn = Ecn::from_tos(tclass);
+    match (v4(&g.gid), v4(&dgid)) {
+        (Some(src), Some(dst)) => Ok(Ip::V4(Ipv4 {
+            src,
+            dst,
+            dscp,
+            ecn,
+            ttl: hop,
+            id: 0,
+            dont_fragment: true,
+        })),
+        (None, None) => Ok(Ip::V6(Ipv6 {
+            src: g.gid,
+            dst: dgid,
+            dscp,
+            ecn,
+            flow_label: flow_label & 0xf_ffff,
+            hop_limit: hop,
+        })),
+        _ => Err("source and destination GIDs of different IP versions".into()),
+    }
+}
+
 impl Path {
     /// The path of QP `qpn` with context `ctx`; fails when its source GID index names no
-    /// RoCE v2 entry.
+    /// entry of the RoCE address table (or RoCEv2 GIDs of different IP versions).
     pub fn from_qpc(qpn: u32, ctx: &Qpc, gids: &BTreeMap<u16, GidEntry>) -> Result<Path, String> {
         let p = ctx.primary_address_path();
         let idx = p.src_addr_index() as u16;
         let g = gids
             .get(&idx)
             .ok_or_else(|| format!("source GID index {idx} not in the RoCE address table"))?;
-        if !g.is_v2() {
-            // RoCE v1 (EtherType 0x8915 with an IB GRH) is not modelled: the packets go out
-            // in RoCE v2 framing to the same GID, which another modelled card accepts (its
-            // receive check matches the destination against every GID entry).
-            log::warn!(
-                "QP {qpn:#x}: GID index {idx} is RoCE v1, sent as RoCE v2 (v1 is not modelled)"
-            );
-        }
         let mut dgid = [0u8; 16];
         dgid.copy_from_slice(p.rgid_rip());
         let rmac_hi = (p.rmac_47_32() as u16).to_be_bytes();
@@ -90,32 +132,16 @@ impl Path {
         } else {
             tclass >> 2
         };
-        let ecn = Ecn::from_tos(tclass);
         let hop = hop_limit(p.hop_limit() as u8);
         let prio = p.eth_prio() as u16;
         let vlan_tci = g.vlan.then_some((prio << 13) | (g.vlan_id & 0xfff));
-        let ip = match (v4(&g.gid), v4(&dgid)) {
-            (Some(src), Some(dst)) => Ip::V4(Ipv4 {
-                src,
-                dst,
-                dscp,
-                ecn,
-                ttl: hop,
-                id: 0,
-                dont_fragment: true,
-            }),
-            (None, None) => Ip::V6(Ipv6 {
-                src: g.gid,
-                dst: dgid,
-                dscp,
-                ecn,
-                flow_label: p.flow_label() & 0xf_ffff,
-                hop_limit: hop,
-            }),
-            _ => return Err("source and destination GIDs of different IP versions".into()),
-        };
+        let ip = network_header(g, dgid, tclass, dscp, p.flow_label(), hop)?;
         let remote_qpn = ctx.remote_qpn();
-        let udp_sport = udp_sport(p.udp_sport() as u16, qpn, remote_qpn);
+        let udp_sport = if ip.is_v1() {
+            0
+        } else {
+            udp_sport(p.udp_sport() as u16, qpn, remote_qpn)
+        };
         Ok(Path {
             eth: Ethernet {
                 dst,
@@ -152,8 +178,9 @@ impl Path {
     }
 }
 
-/// The destination address of a frame that is IPv4 or IPv6 UDP to port 4791, as a GID
-/// (IPv4-mapped for IPv4), without checking anything else; `None` for any other frame.
+/// The destination address of a frame that is IPv4 or IPv6 UDP to port 4791 (RoCEv2), as a
+/// GID (IPv4-mapped for IPv4), or the DGID of a RoCE v1 frame (EtherType 0x8915 whose GRH
+/// names the BTH as next header), without checking anything else; `None` for any other frame.
 pub fn peek_dst_gid(frame: &[u8]) -> Option<[u8; 16]> {
     let be16 = |at: usize| -> Option<u16> {
         Some(u16::from_be_bytes([*frame.get(at)?, *frame.get(at + 1)?]))
@@ -182,6 +209,13 @@ pub fn peek_dst_gid(frame: &[u8]) -> Option<[u8; 16]> {
             }
             gid.copy_from_slice(frame.get(l3 + 24..l3 + 40)?);
             l3 + 40
+        }
+        packet::ETHERTYPE_ROCE_V1 => {
+            if *frame.get(l3 + 6)? != packet::GRH_NEXT_HEADER_BTH {
+                return None;
+            }
+            gid.copy_from_slice(frame.get(l3 + 24..l3 + 40)?);
+            return Some(gid);
         }
         _ => return None,
     };

@@ -1,6 +1,7 @@
 //! The `roce-wire` fault (`crate::faults`): what happens to the RoCE frames a card receives
 //! while it runs — dropped, one byte flipped (the ICRC check rejects them), held back behind
-//! the next frame (reordered), delivered late, or (requests) marked ECN CE. The held and delayed frames wait here; the
+//! the next frame (reordered), delivered late, or (RoCEv2 requests; a RoCE v1 frame has no
+//! ECN field) marked ECN CE. The held and delayed frames wait here; the
 //! device asks [`WireFaults::due`] for those whose time has come (on every received RoCE frame
 //! and at [`crate::device::Device::roce_tick`], which the wire thread runs at
 //! [`WireFaults::next_release`] through `Device::roce_deadline`).
@@ -26,7 +27,8 @@ pub struct WireFaults {
     delayed: VecDeque<(u64, Vec<u8>)>,
 }
 
-/// The offset of the BTH in a RoCEv2 frame (Ethernet, optional 802.1Q tag, IPv4 or IPv6, UDP).
+/// The offset of the BTH in a RoCE frame (Ethernet, optional 802.1Q tag, then IPv4 or IPv6
+/// and UDP, or a RoCE v1 GRH).
 fn bth_offset(f: &[u8]) -> Option<usize> {
     let mut off = 12;
     let mut et = u16::from_be_bytes([*f.get(off)?, *f.get(off + 1)?]);
@@ -38,6 +40,7 @@ fn bth_offset(f: &[u8]) -> Option<usize> {
     let ip = match et {
         0x0800 => usize::from(f.get(off)? & 0xf) * 4,
         0x86dd => 40,
+        0x8915 => return Some(off + 40),
         _ => return None,
     };
     Some(off + ip + 8)
@@ -298,5 +301,13 @@ mod tests {
             assert!(diff[0] >= 42 && diff[0] != 46, "{diff:?}");
         }
         assert!(!f.flip(&mut [0u8; 20]), "no BTH");
+        // RoCE v1: the BTH right after the 40-byte GRH (no UDP), tagged or not.
+        let mut v1 = vec![0u8; 14 + 40 + 24];
+        v1[12..14].copy_from_slice(&[0x89, 0x15]);
+        assert_eq!(bth_offset(&v1), Some(54));
+        let mut tagged = vec![0u8; 18 + 40 + 24];
+        tagged[12..14].copy_from_slice(&[0x81, 0x00]);
+        tagged[16..18].copy_from_slice(&[0x89, 0x15]);
+        assert_eq!(bth_offset(&tagged), Some(58));
     }
 }
