@@ -266,6 +266,15 @@ impl Cq {
         n
     }
 
+    /// Whether a CQE is waiting at the consumer index.
+    pub(crate) fn has_cqe(&self) -> bool {
+        let mask = (1u32 << self.log_size) - 1;
+        let off = ((self.ci & mask) as usize) * Cqe64::SIZE;
+        self.buf
+            .read_u8(off + Cqe64::SIZE - 1)
+            .is_ok_and(|op_own| cqe_owned_by_sw(op_own, self.ci, self.log_size))
+    }
+
     /// Arms the CQ: the next completion (or, with `solicited`, the next solicited one)
     /// raises a completion event.
     pub(crate) fn arm(&mut self, solicited: bool) -> Result {

@@ -6,6 +6,8 @@
 use kernel::prelude::*;
 
 use crate::{
+    AhAttr,
+    Cq,
     Device,
     DeviceAttr,
     DriverId,
@@ -14,9 +16,13 @@ use crate::{
     LinkLayer,
     PortAttr,
     PortImmutable,
-    Udata,
+    Qp,
+    RecvWrs,
+    SendWrs,
     Ucontext,
-    Vma, //
+    Udata,
+    Vma,
+    WcWriter, //
 };
 
 struct Check;
@@ -72,6 +78,26 @@ impl IbDriver for Check {
     }
 
     fn alloc_pd(_dev: &Device<Self>, _udata: Option<&mut Udata<'_>>) -> Result {
+        Ok(())
+    }
+
+    fn post_send(_qp: &Qp<Self>, wrs: &mut SendWrs<'_, Self>) -> Result {
+        wrs.next().map_or(Ok(()), |_| Err(EINVAL))
+    }
+
+    fn post_recv(_qp: &Qp<Self>, wrs: &mut RecvWrs<'_>) -> Result {
+        wrs.next().map_or(Ok(()), |_| Err(EINVAL))
+    }
+
+    fn poll_cq(_cq: &Cq<Self>, _wc: &mut WcWriter<'_>) -> Result {
+        Ok(())
+    }
+
+    fn req_notify_cq(_cq: &Cq<Self>, _solicited: bool, _report_missed: bool) -> Result<bool> {
+        Ok(false)
+    }
+
+    fn create_ah(_dev: &Device<Self>, _attr: &AhAttr, _sleepable: bool) -> Result {
         Ok(())
     }
 }

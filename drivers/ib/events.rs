@@ -9,6 +9,8 @@
 //! freed `ib_cq`. Revoking waits (spins) for a call in flight: the calls are short (the
 //! core's handlers only schedule work or wake a waiter), and destroy runs in process context.
 
+use crate::wr::QpHandle;
+
 use core::sync::atomic::{
     AtomicPtr,
     AtomicU32,
@@ -104,7 +106,7 @@ pub enum QpEvent {
 }
 
 /// The event sink of one QP. Callable from any context, including hard interrupts.
-pub struct QpEvents(Revocable<ksys::ib_qp>);
+pub struct QpEvents(Revocable<ksys::ib_qp>, QpHandle);
 
 // SAFETY: As for `CqEvents`.
 unsafe impl Send for QpEvents {}
@@ -113,11 +115,17 @@ unsafe impl Sync for QpEvents {}
 
 impl QpEvents {
     pub(crate) fn new(qp: *mut ksys::ib_qp) -> Self {
-        Self(Revocable::new(qp))
+        Self(Revocable::new(qp), QpHandle::from_raw(qp))
     }
 
     pub(crate) fn revoke(&self) {
         self.0.revoke()
+    }
+
+    /// The handle the QP's work completions carry (known at create, before the QP is
+    /// initialised).
+    pub fn handle(&self) -> QpHandle {
+        self.1
     }
 
     /// Delivers `ev` to the QP's event handler (uverbs queues it for the process).

@@ -19,6 +19,9 @@
 //!   plain values.
 //! - [`Udata`]: the driver-private request and response of a uverbs call.
 //! - [`GidAttr`]: a GID table entry the core adds or deletes; [`Vma`]: an mmap request.
+//! - The kernel data path: [`SendWrs`] / [`RecvWrs`] over a posted chain of work requests
+//!   ([`SendWr`], [`RecvWr`], [`Sge`]), and [`WcWriter`] over the caller's completion array
+//!   ([`WorkCompletion`], naming its QP by a [`QpHandle`]).
 //! - [`DeviceAttr`], [`PortAttr`], [`PortImmutable`] and their enums: what the query ops
 //!   answer, as plain Rust values that the layer copies into the C structs.
 //!
@@ -33,8 +36,11 @@
 //!
 //! # Contexts
 //!
-//! The ops of this layer run in process context and may sleep; the event sinks may be called
-//! from any context, hard interrupts included.
+//! The ops of this layer run in process context and may sleep, except the data path
+//! (`post_send`, `post_recv`, `poll_cq`, `req_notify_cq`) and `create_ah` without
+//! `sleepable`, which kernel users call from any context (softirq, with locks held): they
+//! must not sleep and take only IRQ-safe locks. The event sinks may be called from any
+//! context, hard interrupts included.
 
 mod attr;
 mod build_check;
@@ -47,6 +53,7 @@ mod ops;
 mod qp_attr;
 mod udata;
 mod umem;
+mod wr;
 
 pub use attr::{
     mtu_of,
@@ -100,11 +107,29 @@ pub use qp_attr::{
     SrqInitAttr,
     AH_GRH, //
 };
+pub use udata::{
+    eopnotsupp,
+    Udata, //
+};
 pub use umem::{
     Access,
     Umem, //
 };
-pub use udata::{
-    eopnotsupp,
-    Udata, //
+pub use wr::{
+    send_flags,
+    wc_flags,
+    NetworkType,
+    QpHandle,
+    RecvWr,
+    RecvWrs,
+    Remote,
+    SendWr,
+    SendWrs,
+    Sge,
+    UdDest,
+    WcOpcode,
+    WcStatus,
+    WcWriter,
+    WorkCompletion,
+    WrOpcode, //
 };

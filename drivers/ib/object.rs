@@ -231,6 +231,17 @@ impl<T: IbDriver> Qp<T> {
         // SAFETY: A live QP.
         unsafe { ksys::ib_qp_num(self.ib.get()) }
     }
+
+    /// The QP's type.
+    pub fn qp_type(&self) -> crate::QpType {
+        // SAFETY: A live QP; its type is set by the core before the create op.
+        crate::QpType::from_raw(unsafe { ksys::ib_qp_type(self.ib.get()) })
+    }
+
+    /// Whether its send requests carry a UD destination (UD and GSI QPs).
+    pub fn is_datagram(&self) -> bool {
+        matches!(self.qp_type(), crate::QpType::Ud | crate::QpType::Gsi)
+    }
 }
 
 /// A memory region: the `ib_mr` (allocated by the layer, zeroed, since the driver owns MR

@@ -52,6 +52,11 @@ use crate::{
     },
     udata::Udata,
     umem::Access,
+    wr::{
+        RecvWrs,
+        SendWrs,
+        WcWriter, //
+    },
 };
 
 /// Which user-space provider binds to the device (`enum rdma_driver_id`): libibverbs matches
@@ -207,6 +212,37 @@ pub trait IbDriver: Sized + 'static {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// `post_send`: the kernel user's chain of send requests on `qp`, in order. On an error
+    /// the layer reports the last request taken from `wrs` as the failed one (the requests
+    /// before it are posted). Called in any context: must not sleep.
+    fn post_send(_qp: &Qp<Self>, _wrs: &mut SendWrs<'_, Self>) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `post_recv`: the kernel user's chain of receive requests on `qp` (as `post_send`).
+    fn post_recv(_qp: &Qp<Self>, _wrs: &mut RecvWrs<'_>) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `poll_cq`: moves completions of a kernel CQ into `wc`, oldest first, until it is full
+    /// or the CQ is empty. Called in any context: must not sleep.
+    fn poll_cq(_cq: &Cq<Self>, _wc: &mut WcWriter<'_>) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `req_notify_cq`: arms a kernel CQ for its next (or, with `solicited`, next solicited)
+    /// completion. With `report_missed`, returns whether completions may already be waiting
+    /// (the caller then polls again instead of waiting for the event). Any context.
+    fn req_notify_cq(_cq: &Cq<Self>, _solicited: bool, _report_missed: bool) -> Result<bool> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `create_ah`: an address handle for a kernel user's UD sends (ib_mad's replies, the
+    /// CM's). Without `sleepable` it is called in atomic context and must not sleep.
+    fn create_ah(_dev: &Device<Self>, _attr: &AhAttr, _sleepable: bool) -> Result<Self::Ah> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `create_srq`: a shared receive queue in `pd`, for a user context (`udata`) or a
     /// kernel user.
     fn create_srq(
@@ -272,7 +308,12 @@ impl<T: IbDriver> OpsTable<T> {
         size_ib_ucontext: Ucontext::<T>::SIZE,
         size_ib_pd: Pd::<T>::SIZE,
         create_user_ah: op!(T::HAS_CREATE_USER_AH, Self::create_user_ah),
-        destroy_ah: op!(T::HAS_CREATE_USER_AH, Self::destroy_ah),
+        create_ah: op!(T::HAS_CREATE_AH, Self::create_ah),
+        destroy_ah: op!(T::HAS_CREATE_USER_AH || T::HAS_CREATE_AH, Self::destroy_ah),
+        post_send: op!(T::HAS_POST_SEND, Self::post_send),
+        post_recv: op!(T::HAS_POST_RECV, Self::post_recv),
+        poll_cq: op!(T::HAS_POLL_CQ, Self::poll_cq),
+        req_notify_cq: op!(T::HAS_REQ_NOTIFY_CQ, Self::req_notify_cq),
         create_srq: op!(T::HAS_CREATE_SRQ, Self::create_srq),
         destroy_srq: op!(T::HAS_CREATE_SRQ, Self::destroy_srq),
         size_ib_srq: Srq::<T>::SIZE,
@@ -708,9 +749,113 @@ impl<T: IbDriver> OpsTable<T> {
 
     /// # Safety
     ///
-    /// The core calls it once for an AH `create_user_ah` initialised.
+    /// The core calls it with a fresh container of `size_ib_ah` bytes whose `device` is ours
+    /// and valid attributes (their GID entry held); `udata` is not used (user AHs come
+    /// through `create_user_ah`).
+    unsafe extern "C" fn create_ah(
+        ah: *mut ksys::ib_ah,
+        init: *mut ksys::rdma_ah_init_attr,
+        _udata: *mut ksys::ib_udata,
+    ) -> c_int {
+        // SAFETY: The core set `device` to our registered device.
+        let dev = unsafe { Device::<T>::from_raw(ksys::ib_ah_device(ah)) };
+        from_result(|| {
+            // SAFETY: Valid attributes of this call.
+            let (attr, flags) = unsafe { (AhAttr::from_raw(&*(*init).ah_attr), (*init).flags) };
+            let sleepable = flags & ksys::rdma_create_ah_flags_RDMA_CREATE_AH_SLEEPABLE != 0;
+            let data = T::create_ah(dev, &attr, sleepable)?;
+            // SAFETY: The fresh container of `Ah::<T>::SIZE` bytes.
+            unsafe { Ah::<T>::init(ah, data) };
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// The poster calls it with a live QP of ours and a chain of requests valid for the call;
+    /// `bad` is writable.
+    unsafe extern "C" fn post_send(
+        qp: *mut ksys::ib_qp,
+        wr: *const ksys::ib_send_wr,
+        bad: *mut *const ksys::ib_send_wr,
+    ) -> c_int {
+        // SAFETY: Initialised by `create_qp`, live during the call.
+        let qp = unsafe { Qp::<T>::from_raw(qp) };
+        // SAFETY: The chain is valid for the call.
+        let mut wrs = unsafe { SendWrs::<T>::new(wr) };
+        match T::post_send(qp, &mut wrs) {
+            Ok(()) => 0,
+            Err(e) => {
+                if !bad.is_null() {
+                    // SAFETY: The caller's writable pointer.
+                    unsafe { *bad = wrs.failed() };
+                }
+                e.to_errno()
+            }
+        }
+    }
+
+    /// # Safety
+    ///
+    /// As for `post_send`.
+    unsafe extern "C" fn post_recv(
+        qp: *mut ksys::ib_qp,
+        wr: *const ksys::ib_recv_wr,
+        bad: *mut *const ksys::ib_recv_wr,
+    ) -> c_int {
+        // SAFETY: Initialised by `create_qp`, live during the call.
+        let qp = unsafe { Qp::<T>::from_raw(qp) };
+        // SAFETY: The chain is valid for the call.
+        let mut wrs = unsafe { RecvWrs::new(wr) };
+        match T::post_recv(qp, &mut wrs) {
+            Ok(()) => 0,
+            Err(e) => {
+                if !bad.is_null() {
+                    // SAFETY: The caller's writable pointer.
+                    unsafe { *bad = wrs.failed() };
+                }
+                e.to_errno()
+            }
+        }
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it with a live kernel CQ of ours and an array of `n` writable entries.
+    unsafe extern "C" fn poll_cq(cq: *mut ksys::ib_cq, n: c_int, wc: *mut ksys::ib_wc) -> c_int {
+        // SAFETY: Initialised by `create_cq`, live during the call.
+        let cq = unsafe { Cq::<T>::from_raw(cq) };
+        // SAFETY: `n` writable entries for the call.
+        let mut w = unsafe { WcWriter::new(wc, n) };
+        match T::poll_cq(cq, &mut w) {
+            Ok(()) => w.len() as c_int,
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it with a live kernel CQ of ours.
+    unsafe extern "C" fn req_notify_cq(
+        cq: *mut ksys::ib_cq,
+        flags: ksys::ib_cq_notify_flags,
+    ) -> c_int {
+        // SAFETY: Initialised by `create_cq`, live during the call.
+        let cq = unsafe { Cq::<T>::from_raw(cq) };
+        let solicited = flags & ksys::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK
+            == ksys::ib_cq_notify_flags_IB_CQ_SOLICITED;
+        let report = flags & ksys::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0;
+        match T::req_notify_cq(cq, solicited, report) {
+            Ok(missed) => missed.into(),
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it once for an AH `create_user_ah` or `create_ah` initialised.
     unsafe extern "C" fn destroy_ah(ah: *mut ksys::ib_ah, _flags: u32) -> c_int {
-        // SAFETY: Initialised by `create_user_ah`, destroyed once.
+        // SAFETY: Initialised by `create_user_ah` or `create_ah`, destroyed once.
         unsafe { Ah::<T>::destroy(ah) };
         0
     }

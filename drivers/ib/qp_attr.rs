@@ -44,16 +44,19 @@ pub enum QpType {
     Uc,
     /// `IB_QPT_UD`: unreliable datagram.
     Ud,
-    /// Any other (SMI, GSI, raw packet, XRC, driver types): the raw value.
+    /// `IB_QPT_GSI`: the port's general services QP (QP1), which ib_mad creates.
+    Gsi,
+    /// Any other (SMI, raw packet, XRC, driver types): the raw value.
     Other(u32),
 }
 
 impl QpType {
-    fn from_raw(t: ksys::ib_qp_type) -> Self {
+    pub(crate) fn from_raw(t: ksys::ib_qp_type) -> Self {
         match t {
             ksys::ib_qp_type_IB_QPT_RC => Self::Rc,
             ksys::ib_qp_type_IB_QPT_UC => Self::Uc,
             ksys::ib_qp_type_IB_QPT_UD => Self::Ud,
+            ksys::ib_qp_type_IB_QPT_GSI => Self::Gsi,
             t => Self::Other(t),
         }
     }

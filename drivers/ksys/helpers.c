@@ -414,6 +414,11 @@ u32 ksys_helper_ib_qp_num(const struct ib_qp *qp)
 	return qp->qp_num;
 }
 
+enum ib_qp_type ksys_helper_ib_qp_type(const struct ib_qp *qp)
+{
+	return qp->qp_type;
+}
+
 void ksys_helper_ib_qp_event(struct ib_qp *qp, enum ib_event_type type)
 {
 	struct ib_event ev = { .device = qp->device, .element.qp = qp, .event = type };

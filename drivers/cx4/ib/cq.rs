@@ -5,7 +5,7 @@
 //! offset in its first page in 64ths of a page) with the doorbell record's bus address, on
 //! the context's first UAR page (where libmlx5 rings the arm doorbell) and the completion EQ
 //! of the asked vector. The card's completion and error events for the CQ reach ib_core
-//! through the CQ table of the EQ dispatch.
+//! through the CQ table of the EQ dispatch. Kernel users' CQs are in kcq.rs.
 
 use cx4_hw::{
     command,
@@ -39,6 +39,7 @@ use crate::{
             CreateCqReq,
             CreateCqResp, //
         },
+        kcq::KernelCq,
         IbDev, //
     },
 };
@@ -49,29 +50,53 @@ pub(crate) const ADAPTER_PAGE: usize = 4096;
 /// 64ths of a page).
 pub(crate) const PAGE_OFFSET_UNIT: u64 = (ADAPTER_PAGE / 64) as u64;
 
-/// A user CQ: the card's CQ (destroyed first), then its pinned ring and doorbell record.
-pub(crate) struct IbCq {
-    cq: ExtCq,
-    _buf: Umem,
-    _db: Umem,
+/// A CQ of a process or of a kernel user.
+pub(crate) enum IbCq {
+    /// A process's CQ (libmlx5 polls it).
+    User(UserCq),
+    /// A kernel user's CQ (ib_core's `poll_cq`).
+    Kernel(KernelCq),
 }
 
 impl IbCq {
     /// The CQ number.
     pub(crate) fn cqn(&self) -> u32 {
-        self.cq.cqn()
+        match self {
+            Self::User(u) => u.cq.cqn(),
+            Self::Kernel(k) => k.cqn(),
+        }
     }
 
-    /// Creates a user CQ from libmlx5's request; returns it and its number of CQEs minus
-    /// one (the ring is a power of two, one entry kept free, as mlx5_ib reports it).
+    /// Creates a user CQ from libmlx5's request (`udata`) or a kernel CQ; returns it and its
+    /// number of CQEs minus one (the ring is a power of two, one entry kept free, as mlx5_ib
+    /// reports it).
     pub(crate) fn create(
         dev: &Device<IbDev>,
         attr: &CqInitAttr,
         udata: Option<&mut Udata<'_>>,
         events: &Arc<CqEvents>,
     ) -> Result<(Self, u32)> {
-        // Kernel CQs (ib_mad, ULPs) come with the kernel data path (poll_cq, post_send).
-        let udata = udata.ok_or_else(ib::eopnotsupp)?;
+        match udata {
+            Some(u) => UserCq::create(dev, attr, u, events).map(|(c, n)| (Self::User(c), n)),
+            None => KernelCq::create(dev.data(), attr, events).map(|(c, n)| (Self::Kernel(c), n)),
+        }
+    }
+}
+
+/// A user CQ: the card's CQ (destroyed first), then its pinned ring and doorbell record.
+pub(crate) struct UserCq {
+    cq: ExtCq,
+    _buf: Umem,
+    _db: Umem,
+}
+
+impl UserCq {
+    fn create(
+        dev: &Device<IbDev>,
+        attr: &CqInitAttr,
+        udata: &mut Udata<'_>,
+        events: &Arc<CqEvents>,
+    ) -> Result<(Self, u32)> {
         let sh = dev.data();
         let uctx = udata.ucontext::<IbDev>().ok_or(EINVAL)?;
         let req: CreateCqReq = udata.read(abi::CREATE_CQ_REQ_MIN_LEN)?;
@@ -146,7 +171,7 @@ impl IbCq {
 }
 
 /// Forwards the CQ table's events of one CQ to ib_core (from the EQ interrupt).
-struct Notify(Arc<CqEvents>);
+pub(crate) struct Notify(pub(crate) Arc<CqEvents>);
 
 impl CqHandler for Notify {
     fn completion(&self, _cqn: u32) {

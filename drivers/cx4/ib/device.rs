@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The ib device's operations (mlx5_ib main.c): attributes from the card's capabilities,
 //! the port from the netdev (ACTIVE while it is running with carrier, its MTU), RoCE v1 and
-//! v2 GIDs into the card's RoCE address table, user contexts and PDs.
+//! v2 GIDs into the card's RoCE address table, user contexts and PDs, and the kernel data
+//! path (post, poll, arm) that makes ib_core attach ib_mad, the CM and the ULPs.
 
 use cx4_hw::roce::roce_version;
 use ib::{
@@ -23,8 +24,11 @@ use ib::{
     QpAttr,
     QpEvents,
     QpInitAttr,
+    RecvWrs,
+    SendWrs,
     SrqInitAttr,
-    Udata, //
+    Udata,
+    WcWriter, //
 };
 use kernel::{
     prelude::*,
@@ -40,6 +44,7 @@ use crate::{
             AllocPdResp,
             CreateAhResp, //
         },
+        ah::IbAh,
         cq::IbCq,
         gid::{
             self,
@@ -89,7 +94,7 @@ impl ib::IbDriver for IbDev {
     type Cq = IbCq;
     type Qp = IbQp;
     type Mr = IbMr;
-    type Ah = ();
+    type Ah = IbAh;
     type Srq = IbSrq;
 
     const DRIVER_ID: DriverId = DriverId::Mlx5;
@@ -266,10 +271,8 @@ impl ib::IbDriver for IbDev {
     /// mlx5_ib `mlx5_ib_create_ah` for a process: a RoCE address must have a GRH; the
     /// answer is the destination MAC (libmlx5 builds the address vector in user space, the
     /// card keeps no AH object).
-    fn create_user_ah(_dev: &Device<Self>, attr: &AhAttr, udata: &mut Udata<'_>) -> Result {
-        if !attr.roce || !attr.has_grh() {
-            return Err(EINVAL);
-        }
+    fn create_user_ah(dev: &Device<Self>, attr: &AhAttr, udata: &mut Udata<'_>) -> Result<IbAh> {
+        let ah = IbAh::new(attr, gid_table_len(&dev.data().caps))?;
         if udata.out_len() < abi::CREATE_AH_RESP_MIN_LEN {
             return Err(EINVAL);
         }
@@ -281,7 +284,42 @@ impl ib::IbDriver for IbDev {
             },
             abi::CREATE_AH_RESP_MIN_LEN,
         )?;
-        Ok(())
+        Ok(ah)
+    }
+
+    /// mlx5_ib `mlx5_ib_create_ah` for a kernel user: the address vector its UD sends copy.
+    /// Nothing here sleeps.
+    fn create_ah(dev: &Device<Self>, attr: &AhAttr, _sleepable: bool) -> Result<IbAh> {
+        IbAh::new(attr, gid_table_len(&dev.data().caps))
+    }
+
+    /// mlx5_ib `mlx5_ib_post_send` on a kernel QP.
+    fn post_send(qp: &ib::Qp<Self>, wrs: &mut SendWrs<'_, Self>) -> Result {
+        qp.kernel_wq().ok_or(EINVAL)?.post_send(wrs, qp)
+    }
+
+    /// mlx5_ib `mlx5_ib_post_recv` on a kernel QP.
+    fn post_recv(qp: &ib::Qp<Self>, wrs: &mut RecvWrs<'_>) -> Result {
+        qp.kernel_wq().ok_or(EINVAL)?.post_recv(wrs)
+    }
+
+    /// mlx5_ib `mlx5_ib_poll_cq` on a kernel CQ.
+    fn poll_cq(cq: &ib::Cq<Self>, wc: &mut WcWriter<'_>) -> Result {
+        match &**cq {
+            IbCq::Kernel(k) => {
+                k.poll(&cq.device().data().kqps, wc);
+                Ok(())
+            }
+            IbCq::User(_) => Err(EINVAL),
+        }
+    }
+
+    /// mlx5_ib `mlx5_ib_arm_cq` on a kernel CQ.
+    fn req_notify_cq(cq: &ib::Cq<Self>, solicited: bool, report_missed: bool) -> Result<bool> {
+        match &**cq {
+            IbCq::Kernel(k) => k.arm(solicited, report_missed),
+            IbCq::User(_) => Err(EINVAL),
+        }
     }
 
     fn create_srq(

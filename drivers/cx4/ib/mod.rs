@@ -6,18 +6,24 @@
 //!   registered as `cx4_%d` with driver id MLX5 so that rdma-core's mlx5 provider binds);
 //! - device.rs: the ops (device and port attributes from the caps and the netdev, P_Key,
 //!   link layer, GIDs, user contexts, PDs, and the objects below);
-//! - cq.rs: user CQs (the process's ring and doorbell record, events to ib_core);
+//! - cq.rs: CQs (a process's ring and doorbell record, events to ib_core);
+//! - kcq.rs: kernel users' CQs (poll and arm) and the table of kernel QPs;
+//! - kqp.rs: kernel users' QP rings (post_send, post_recv, completions);
+//! - ah.rs: address handles (the UD address vector);
 //! - mr.rs: memory regions (MTT mkeys over pinned user pages; the DMA MR);
-//! - qp.rs: user RC/UC/UD QPs and their state transitions;
+//! - qp.rs: RC/UC/UD QPs of processes and kernel users, the GSI QP, state transitions;
 //! - srq.rs: user SRQs (RMPs);
 //! - gid.rs: the card's RoCE address table (`SET_ROCE_ADDRESS`);
 //! - ucontext.rs: user contexts with static UAR pages and their mmap;
 //! - abi.rs: the mlx5 user ABI structs libmlx5 exchanges with the driver.
 
 pub(crate) mod abi;
+mod ah;
 mod cq;
 mod device;
 mod gid;
+mod kcq;
+mod kqp;
 mod mr;
 mod qp;
 mod srq;
@@ -36,8 +42,10 @@ use netdev::DeviceRef;
 use crate::{
     caps::Caps,
     cmd::input,
-    mdev::Mdev, //
+    mdev::Mdev,
+    uar::Uar, //
 };
+use kcq::KqpTable;
 
 pub(crate) use device::IbDev;
 
@@ -60,14 +68,20 @@ pub(crate) struct IbShared {
     pub(crate) min_inline: u8,
     /// The completion EQs, by completion vector.
     pub(crate) comp_eqns: KVec<u8>,
+    /// The UAR page of kernel CQs' and QPs' doorbells.
+    pub(crate) kuar: u32,
+    /// Kernel QPs by number, for their completions.
+    pub(crate) kqps: Arc<KqpTable>,
 }
 
 /// The function's ib device. Dropping it unregisters the device (the RDMA core destroys
 /// every user object and deletes every GID first, so the card's RoCE address table ends
 /// empty), then turns RoCE off on the vport.
 pub(crate) struct Ib {
-    // Field order is drop order.
+    // Field order is drop order: unregistering destroys every kernel CQ and QP before their
+    // UAR page goes.
     _reg: ib::Registration<IbDev>,
+    _kuar: KernelUar,
     _roce: RoceEnable,
 }
 
@@ -84,6 +98,7 @@ impl Ib {
     ) -> Result<Self> {
         let comp_vectors = comp_eqns.len() as u32;
         let roce = RoceEnable::new(mdev)?;
+        let kuar = KernelUar::new(mdev)?;
         let fw = mdev.bar.fw_version()?;
         let mac = netdev.device().dev_addr();
         let node_guid = eui64(&mac);
@@ -101,6 +116,8 @@ impl Ib {
             hw_ver: pdev.revision_id().into(),
             min_inline,
             comp_eqns,
+            kuar: kuar.index(),
+            kqps: Arc::pin_init(KqpTable::new(), GFP_KERNEL)?,
         };
         let mut reg = ib::Registration::<IbDev>::new(
             pdev.as_ref(),
@@ -120,8 +137,39 @@ impl Ib {
         );
         Ok(Self {
             _reg: reg,
+            _kuar: kuar,
             _roce: roce,
         })
+    }
+}
+
+/// The UAR page of the ib device's kernel objects (mlx5_ib's `fp_bfreg`), allocated while
+/// it exists.
+struct KernelUar {
+    mdev: Arc<Mdev>,
+    uar: Option<Uar>,
+}
+
+impl KernelUar {
+    fn new(mdev: &Arc<Mdev>) -> Result<Self> {
+        Ok(Self {
+            mdev: mdev.clone(),
+            uar: Some(Uar::alloc(&mdev.cmdq)?),
+        })
+    }
+
+    fn index(&self) -> u32 {
+        self.uar.as_ref().map_or(0, Uar::index)
+    }
+}
+
+impl Drop for KernelUar {
+    fn drop(&mut self) {
+        if let Some(u) = self.uar.take() {
+            if let Err(e) = u.free(&self.mdev.cmdq) {
+                dev_warn!(self.mdev.dev.dev(), "DEALLOC_UAR: {:?}\n", e);
+            }
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-//! User queue pairs (mlx5_ib qp.c `create_user_qp`, `__mlx5_ib_modify_qp`,
+//! Queue pairs (mlx5_ib qp.c `create_user_qp`, `create_kernel_qp`, `__mlx5_ib_modify_qp`,
 //! `mlx5_ib_query_qp`): RC, UC and UD QPs whose work queues and doorbell record libmlx5
-//! allocates in the process's memory.
+//! allocates in the process's memory, and kernel users' RC, UC, UD and GSI QPs on the
+//! driver's rings (kqp.rs).
 //!
 //! - Create: the buffer (receive queue first, then send queue, `rq_wqe_count <<
 //!   rq_wqe_shift` + `sq_wqe_count` 64-byte basic blocks) is pinned and its 4 KiB pages are
@@ -65,11 +66,18 @@ use crate::{
             CreateQpResp,
             ModifyQpReq, //
         },
+        ah::flow_label_to_udp_sport,
         cq::{
             ADAPTER_PAGE,
             PAGE_OFFSET_UNIT, //
         },
         device::gid_table_len,
+        kcq::KqpTable,
+        kqp::{
+            KernelWq,
+            SendKind,
+            WqLayout, //
+        },
         IbDev, //
     },
     mdev::Mdev,
@@ -80,6 +88,8 @@ use crate::{
 };
 use cx4_hw::eq::event_type;
 
+/// The number ib_core knows the GSI QP by.
+const GSI_QPN: u32 = 1;
 /// A send queue basic block (`MLX5_SEND_WQE_BB`).
 const SEND_WQE_BB: u32 = 64;
 /// `MLX5_IB_ACK_REQ_FREQ`: the requester asks for an ACK every 2^8 packets.
@@ -87,7 +97,7 @@ const ACK_REQ_FREQ: u32 = 8;
 /// The user index when the context has CQE version 0 (`MLX5_IB_DEFAULT_UIDX`).
 const DEFAULT_UIDX: u32 = 0xff_ffff;
 /// RoCE v2 UDP source ports are drawn from 0xc000.. (`IB_ROCE_UDP_ENCAP_VALID_PORT_MIN`).
-const ROCE_UDP_SPORT_MIN: u32 = 0xc000;
+pub(crate) const ROCE_UDP_SPORT_MIN: u32 = 0xc000;
 /// `MLX5_STAT_RATE_OFFSET`: `stat_rate` = `enum ib_rate` + 5.
 const STAT_RATE_OFFSET: u8 = 5;
 
@@ -103,7 +113,27 @@ struct Soft {
     attr: QpAttr,
 }
 
-/// A user QP. Dropping it destroys it, then unpins its memory.
+/// Where a QP's work queues live.
+enum QpMem {
+    /// A process's: its pinned buffer and doorbell record.
+    User { _buf: Umem, db: Umem },
+    /// A kernel user's: the driver's rings, also in the device's kernel QP table.
+    Kernel {
+        wq: Arc<KernelWq>,
+        table: Arc<KqpTable>,
+    },
+}
+
+impl QpMem {
+    fn db_dma(&self) -> u64 {
+        match self {
+            Self::User { db, .. } => db.start_dma(),
+            Self::Kernel { wq, .. } => wq.dbrec_dma(),
+        }
+    }
+}
+
+/// A QP of a process or a kernel user. Dropping it destroys it, then releases its memory.
 pub(crate) struct IbQp {
     mdev: Arc<Mdev>,
     qpn: u32,
@@ -114,8 +144,7 @@ pub(crate) struct IbQp {
     cap: QpCap,
     soft: Pin<KBox<Mutex<Soft>>>,
     _events: QpEventReg,
-    _buf: Umem,
-    _db: Umem,
+    mem: QpMem,
 }
 
 fn st_of(t: QpType) -> Result<u8> {
@@ -123,8 +152,13 @@ fn st_of(t: QpType) -> Result<u8> {
         QpType::Rc => Ok(qpc_st::RC),
         QpType::Uc => Ok(qpc_st::UC),
         QpType::Ud => Ok(qpc_st::UD),
-        QpType::Other(_) => Err(ib::eopnotsupp()),
+        QpType::Gsi | QpType::Other(_) => Err(ib::eopnotsupp()),
     }
+}
+
+/// Whether service type `st` is a datagram one (UD, or the GSI QP's QP1).
+fn is_datagram(st: u8) -> bool {
+    st == qpc_st::UD || st == qpc_st::QP1
 }
 
 /// log2 of a power-of-two count (0 for 0), `EINVAL` otherwise.
@@ -137,15 +171,158 @@ fn log2_exact(n: u32) -> Result<u32> {
 }
 
 impl IbQp {
-    /// Creates a user QP from libmlx5's request; returns it and its number.
+    /// Creates a user QP from libmlx5's request (`udata`) or a kernel QP; returns it and its
+    /// number (1 for the GSI QP).
     pub(crate) fn create(
         pd: &Pd<IbDev>,
         attr: &QpInitAttr<'_, IbDev>,
         udata: Option<&mut Udata<'_>>,
         events: &Arc<QpEvents>,
     ) -> Result<(Self, u32)> {
-        // Kernel QPs (QP1 for ib_mad, ULPs) come with the kernel data path.
-        let udata = udata.ok_or_else(ib::eopnotsupp)?;
+        match udata {
+            Some(u) => Self::create_user(pd, attr, u, events),
+            None => Self::create_kernel(pd, attr, events),
+        }
+    }
+
+    /// A kernel user's QP (mlx5_ib `create_kernel_qp`): RC, UC, UD, or the port's GSI QP
+    /// (`MLX5_IB_QPT_HW_GSI`: service type QP1, QP number 1 to ib_core), on the driver's
+    /// rings (kqp.rs) and the device's kernel UAR page, with fast registration and the
+    /// reserved lkey enabled as mlx5_ib sets them for all kernel QPs.
+    fn create_kernel(
+        pd: &Pd<IbDev>,
+        attr: &QpInitAttr<'_, IbDev>,
+        events: &Arc<QpEvents>,
+    ) -> Result<(Self, u32)> {
+        let qt = attr.qp_type();
+        let (st, kind) = match qt {
+            QpType::Rc => (qpc_st::RC, SendKind::Rc),
+            QpType::Uc => (qpc_st::UC, SendKind::Uc),
+            QpType::Ud => (qpc_st::UD, SendKind::Datagram),
+            QpType::Gsi => (qpc_st::QP1, SendKind::Datagram),
+            QpType::Other(_) => return Err(ib::eopnotsupp()),
+        };
+        if attr.has_xrcd_or_rwq_table() || attr.create_flags() != 0 {
+            return Err(ib::eopnotsupp());
+        }
+        let dev = pd.device();
+        let sh = dev.data();
+        let g = sh.caps.gen();
+        let layout = WqLayout::new(
+            kind,
+            &attr.cap(),
+            attr.srq().is_none(),
+            1 << g.log_max_qp_sz(),
+            g.max_wqe_sz_sq(),
+            g.max_wqe_sz_rq(),
+        )?;
+        let send_cq = attr.send_cq().ok_or(EINVAL)?;
+        let recv_cq = attr.recv_cq().ok_or(EINVAL)?;
+        let mut wq = KernelWq::alloc(
+            &sh.mdev,
+            layout,
+            kind,
+            attr.sq_sig_all(),
+            sh.kuar,
+            events.handle(),
+        )?;
+        let (dma, npages) = wq.pages();
+        let l = wq.layout();
+        let (sq_wqes, bbs, rq_wqes, rq_shift) = (l.sq_wqes, l.bbs, l.rq_wqes, l.rq_shift);
+        let (send_sge, recv_sge) = (l.send_sge, l.recv_sge);
+        let mut msg = input::<command::CreateQp>(npages * 8)?;
+        {
+            let c = msg.qpc_mut();
+            c.set_st(st.into());
+            c.set_pm_state(pm_state::MIGRATED.into());
+            c.set_pd(pd.pdn());
+            c.set_uar_page(sh.kuar);
+            if let Some(srq) = attr.srq() {
+                c.set_rq_type(rq_type::SRQ_RQ.into());
+                c.set_srqn_rmpn_xrqn(srq.rmpn());
+            } else if rq_wqes > 0 {
+                c.set_rq_type(rq_type::NON_ZERO_RQ.into());
+                c.set_log_rq_size(rq_wqes.ilog2());
+                c.set_log_rq_stride(rq_shift - 4);
+            } else {
+                c.set_rq_type(rq_type::ZERO_LEN_RQ.into());
+            }
+            if sq_wqes > 0 {
+                c.set_log_sq_size((sq_wqes * bbs).ilog2());
+            } else {
+                c.set_no_sq(1);
+            }
+            c.set_cqn_snd(send_cq.cqn());
+            c.set_cqn_rcv(recv_cq.cqn());
+            if g.cqe_version() == 1 {
+                c.set_user_index(DEFAULT_UIDX);
+            }
+            c.set_log_page_size(0);
+            c.set_dbr_addr(wq.dbrec_dma());
+            c.set_fre(1);
+            c.set_rlky(1);
+        }
+        for i in 0..npages {
+            CreateQpIn::set_pas(msg.bytes_mut(), i, dma + (i * ADAPTER_PAGE) as u64)
+                .map_err(|_| EINVAL)?;
+        }
+        let out = sh.mdev.cmdq.exec::<command::CreateQp>(&msg, 0)?;
+        let qpn = out.qpn();
+        wq.bind(qpn);
+        let parts = (|| -> Result<_> {
+            let wq = Arc::new(wq, GFP_KERNEL)?;
+            let soft = KBox::pin_init(new_mutex!(Soft::default(), "cx4::ib_qp"), GFP_KERNEL)?;
+            let reg =
+                QpEventReg::new(&sh.mdev, qpn, Arc::new(Notify(events.clone()), GFP_KERNEL)?)?;
+            sh.kqps.insert(qpn, wq.clone())?;
+            Ok((wq, soft, reg))
+        })();
+        let (wq, soft, reg) = match parts {
+            Ok(p) => p,
+            Err(e) => {
+                destroy(&sh.mdev, qpn);
+                return Err(e);
+            }
+        };
+        let qp = Self {
+            mdev: sh.mdev.clone(),
+            qpn,
+            st,
+            cqn_snd: send_cq.cqn(),
+            cqn_rcv: recv_cq.cqn(),
+            rq_wqe_count: rq_wqes,
+            cap: QpCap {
+                max_send_wr: sq_wqes,
+                max_recv_wr: rq_wqes,
+                max_send_sge: send_sge,
+                max_recv_sge: recv_sge,
+                max_inline_data: 0,
+            },
+            soft,
+            _events: reg,
+            mem: QpMem::Kernel {
+                wq,
+                table: sh.kqps.clone(),
+            },
+        };
+        Ok((qp, if qt == QpType::Gsi { GSI_QPN } else { qpn }))
+    }
+
+    /// A kernel QP's work queues (`None` for a process's QP).
+    pub(crate) fn kernel_wq(&self) -> Option<&KernelWq> {
+        match &self.mem {
+            QpMem::Kernel { wq, .. } => Some(wq),
+            QpMem::User { .. } => None,
+        }
+    }
+
+    /// A process's QP from libmlx5's request.
+    fn create_user(
+        pd: &Pd<IbDev>,
+        attr: &QpInitAttr<'_, IbDev>,
+        udata: &mut Udata<'_>,
+        events: &Arc<QpEvents>,
+    ) -> Result<(Self, u32)> {
         let st = st_of(attr.qp_type())?;
         if attr.has_xrcd_or_rwq_table() || attr.create_flags() != 0 {
             return Err(ib::eopnotsupp());
@@ -258,8 +435,7 @@ impl IbQp {
                     return Err(e);
                 }
             },
-            _buf: buf,
-            _db: db,
+            mem: QpMem::User { _buf: buf, db },
         };
         // bfregn 0: index 0 in mlx5_ib's encoding.
         udata.respond(&CreateQpResp::default())?;
@@ -315,7 +491,11 @@ impl IbQp {
             }
             .into(),
         );
-        if this.st == qpc_st::UD {
+        if this.st == qpc_st::QP1 {
+            // is_sqp: MADs are 256 bytes.
+            c.set_mtu(1);
+            c.set_log_msg_max(8);
+        } else if this.st == qpc_st::UD {
             c.set_mtu(5);
             c.set_log_msg_max(12);
         } else if mask & m::PATH_MTU != 0 {
@@ -351,7 +531,7 @@ impl IbQp {
             if mask & m::TIMEOUT != 0 {
                 p.set_ack_timeout(attr.timeout.into());
             }
-            if op == Transition::Rst2Init {
+            if op == Transition::Rst2Init || this.st == qpc_st::QP1 {
                 p.set_vhca_port_num(port);
             }
         }
@@ -408,7 +588,7 @@ impl IbQp {
             c.set_q_key(attr.qkey);
         }
         if op == Transition::Rst2Init && this.rq_wqe_count > 0 {
-            c.set_dbr_addr(this._db.start_dma());
+            c.set_dbr_addr(this.mem.db_dma());
         }
         let opt = OptParam::from_bits_retain(opt_of(mask)) & op.allowed(this.st);
         op.run(&this.mdev, this.qpn, opt.bits(), &c)?;
@@ -457,6 +637,10 @@ impl IbQp {
 impl Drop for IbQp {
     fn drop(&mut self) {
         destroy(&self.mdev, self.qpn);
+        // Completions still queued for it are dropped by the CQ's poll.
+        if let QpMem::Kernel { table, .. } = &self.mem {
+            table.remove(self.qpn);
+        }
     }
 }
 
@@ -582,8 +766,16 @@ fn udp_sport(flow_label: u32, lqpn: u32, rqpn: u32) -> u32 {
         v ^= v >> 40;
         (v & 0xf_ffff) as u32
     };
-    let low = (fl & 0x3fff) ^ ((fl & 0xf_c000) >> 14);
-    low | ROCE_UDP_SPORT_MIN
+    flow_label_to_udp_sport(fl)
+}
+
+/// The `stat_rate` field of an `enum ib_rate` (`mlx5r_ib_rate`): 0 for the port's rate.
+pub(crate) fn rate_field(rate: u8) -> Result<u8> {
+    match rate {
+        0 => Ok(0),
+        r if r + STAT_RATE_OFFSET <= 0xf => Ok(r + STAT_RATE_OFFSET),
+        _ => Err(EINVAL),
+    }
 }
 
 /// `mlx5_set_path` for a RoCE address.
@@ -620,12 +812,7 @@ fn set_path(
     p.set_tclass(ah.traffic_class.into());
     p.set_flow_label(ah.flow_label);
     p.rgid_rip_mut().copy_from_slice(&ah.dgid);
-    let rate = match ah.static_rate {
-        0 => 0,
-        r if r + STAT_RATE_OFFSET <= 0xf => r + STAT_RATE_OFFSET,
-        _ => return Err(EINVAL),
-    };
-    p.set_stat_rate(rate.into());
+    p.set_stat_rate(rate_field(ah.static_rate)?.into());
     p.set_vhca_port_num(port);
     Ok(())
 }
@@ -664,7 +851,7 @@ impl Transition {
     /// The optional parameters the transition takes for service type `st` (`opt_mask`).
     fn allowed(self, st: u8) -> OptParam {
         use OptParam as O;
-        let (rc, uc, ud) = (st == qpc_st::RC, st == qpc_st::UC, st == qpc_st::UD);
+        let (rc, uc, ud) = (st == qpc_st::RC, st == qpc_st::UC, is_datagram(st));
         let rw = O::RRE | O::RAE | O::RWE;
         match self {
             Self::Init2Init if rc => rw | O::PKEY_INDEX | O::PRI_PORT | O::LAG_TX_AFF,

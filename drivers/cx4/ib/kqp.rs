@@ -1,0 +1,620 @@
+// SPDX-License-Identifier: GPL-2.0
+//! Kernel QPs' work queues (mlx5_ib qp.c `_create_kernel_qp`, wr.c `mlx5_ib_post_send` /
+//! `mlx5_ib_post_recv`, cq.c `mlx5_poll_one`): the rings of QPs that kernel users (ib_mad's
+//! GSI QP, the CM, ULPs) post to through ib_core's data path.
+//!
+//! - Memory: one coherent buffer, the receive queue first (`rq_cnt` WQEs of `1 << rq_shift`
+//!   bytes, data segments ended by a terminating one when fewer than fit), then the send
+//!   queue; a doorbell record (receive counter at 0, send counter at 4); the device's kernel
+//!   UAR page for the send doorbell.
+//! - Send WQEs have a fixed size of `bbs` basic blocks (a power of two, so none wraps the
+//!   ring): control segment, then the datagram segment (UD, GSI: the address handle's vector
+//!   with the request's destination QP and Q_Key) or remote-address (and atomic) segment,
+//!   then one data segment per non-empty gather entry. The control segment names the WQE by
+//!   the producer counter in basic blocks; a completion names it back, so the slot of its
+//!   request is `counter / bbs`.
+//! - Posting runs in any context: the rings are under IRQ-safe locks, nothing allocates.
+//!   The doorbell record gets the producer counter after the WQEs, then the first eight bytes
+//!   of the last control segment go to the UAR's doorbell register.
+//! - Completions: [`KernelWq::complete`] turns one CQE of the QP into a work completion:
+//!   requester CQEs (and their errors) free the send slots up to the named WQE, responder
+//!   CQEs consume receive WQEs in order.
+
+use cx4_hw::{
+    cq::cqe::{
+        opcode as cqe_op,
+        roce_l3_header_type,
+        syndrome,
+        Cqe64,
+        ErrCqe, //
+    },
+    pages::PAGE_SIZE,
+    uar::{
+        BF_OFFSET,
+        DBR_RCV,
+        DBR_SND, //
+    },
+    wqe::{
+        fm_ce_se,
+        opcode,
+        opmod_idx_opcode,
+        qpn_ds,
+        rdma::{
+            Av,
+            WqeAtomicSeg,
+            WqeRaddrSeg,
+            EXTENDED_UD_AV, //
+        },
+        WqeCtrlSeg,
+        WqeDataSeg,
+        SEND_WQE_BB,
+        SEND_WQE_DS,
+        SEND_WQE_MAX_WQEBBS,
+        TERMINATE_SCATTER_LIST_LKEY, //
+    },
+};
+use ib::{
+    send_flags,
+    wc_flags,
+    NetworkType,
+    QpHandle,
+    RecvWrs,
+    SendWrs,
+    WcOpcode,
+    WcStatus,
+    WorkCompletion,
+    WrOpcode, //
+};
+use kapi::{
+    new_irq_safe_lock,
+    IrqSafeLock, //
+};
+use kernel::{
+    prelude::*,
+    sync::{
+        barrier::smp_wmb,
+        Arc, //
+    },
+};
+use zerocopy::FromBytes;
+
+use crate::{
+    dmabuf::DmaBuf,
+    ib::{
+        ah::IbAh,
+        IbDev, //
+    },
+    iseg::Bar0,
+    mdev::Mdev,
+};
+
+/// What a kernel QP's send queue carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SendKind {
+    /// UD and GSI: datagram segments.
+    Datagram,
+    /// RC: remote-address and atomic segments.
+    Rc,
+    /// UC: remote-address segments.
+    Uc,
+}
+
+/// The sizes of a kernel QP's rings, from the user's capabilities and the device's limits.
+pub(crate) struct WqLayout {
+    /// Send WQEs (0: no send queue) and basic blocks per WQE (a power of two, `1 <<
+    /// log_bbs`).
+    pub(crate) sq_wqes: u32,
+    pub(crate) bbs: u32,
+    log_bbs: u32,
+    /// Receive WQEs (0: none, or an SRQ) and log2 of their stride in bytes.
+    pub(crate) rq_wqes: u32,
+    pub(crate) rq_shift: u32,
+    /// Gather / scatter entries per request.
+    pub(crate) send_sge: u32,
+    pub(crate) recv_sge: u32,
+}
+
+impl WqLayout {
+    /// Sizes the rings for `cap`; `EINVAL` if they exceed what the device takes (WQE sizes,
+    /// `max_wqes` per queue).
+    pub(crate) fn new(
+        kind: SendKind,
+        cap: &ib::QpCap,
+        has_rq: bool,
+        max_wqes: u32,
+        max_wqe_sz_sq: u32,
+        max_wqe_sz_rq: u32,
+    ) -> Result<Self> {
+        if cap.max_inline_data > 0 {
+            // Inline sends would copy from kernel addresses; not offered (cap 0).
+            return Err(EINVAL);
+        }
+        let send_sge = cap.max_send_sge.max(1);
+        let ds = SEND_WQE_DS as u32;
+        // The largest WQE: the address segment and every gather entry, or (RC) an atomic
+        // with its one entry.
+        let body = match kind {
+            SendKind::Datagram => Av::SIZE as u32 + send_sge * ds,
+            SendKind::Rc => (WqeRaddrSeg::SIZE as u32 + send_sge * ds)
+                .max((WqeRaddrSeg::SIZE + WqeAtomicSeg::SIZE) as u32 + ds),
+            SendKind::Uc => WqeRaddrSeg::SIZE as u32 + send_sge * ds,
+        };
+        let wqe = WqeCtrlSeg::SIZE as u32 + body;
+        let bbs = wqe.div_ceil(SEND_WQE_BB as u32).next_power_of_two();
+        if wqe > max_wqe_sz_sq || bbs as usize > SEND_WQE_MAX_WQEBBS {
+            return Err(EINVAL);
+        }
+        let sq_wqes = if cap.max_send_wr == 0 {
+            0
+        } else {
+            cap.max_send_wr.checked_next_power_of_two().ok_or(EINVAL)?
+        };
+        if sq_wqes.checked_mul(bbs).is_none_or(|n| n > max_wqes) {
+            return Err(EINVAL);
+        }
+        let (rq_wqes, rq_shift, recv_sge) = if has_rq && cap.max_recv_wr > 0 {
+            let sge = cap.max_recv_sge.max(1);
+            let stride = (sge * SEND_WQE_DS as u32).next_power_of_two();
+            let n = cap.max_recv_wr.checked_next_power_of_two().ok_or(EINVAL)?;
+            if stride > max_wqe_sz_rq || n > max_wqes {
+                return Err(EINVAL);
+            }
+            (n, stride.ilog2(), sge)
+        } else {
+            (0, 4, 0)
+        };
+        Ok(Self {
+            sq_wqes,
+            bbs,
+            log_bbs: bbs.trailing_zeros(),
+            rq_wqes,
+            rq_shift,
+            send_sge,
+            recv_sge,
+        })
+    }
+
+    fn rq_bytes(&self) -> usize {
+        (self.rq_wqes as usize) << self.rq_shift
+    }
+
+    /// The bytes of the queue buffer (whole pages).
+    pub(crate) fn bytes(&self) -> usize {
+        let n = self.rq_bytes() + (self.sq_wqes * self.bbs) as usize * SEND_WQE_BB;
+        n.max(1).next_multiple_of(PAGE_SIZE)
+    }
+}
+
+/// The send queue's ring state.
+struct SendRing {
+    /// Producer and consumer counters, in basic blocks (16 bits, as the control segment's
+    /// WQE index).
+    pc: u16,
+    cc: u16,
+    wr_id: KVec<u64>,
+    op: KVec<WcOpcode>,
+    scratch: KVec<u8>,
+}
+
+/// The receive queue's ring state.
+struct RecvRing {
+    head: u32,
+    tail: u32,
+    wr_id: KVec<u64>,
+    scratch: KVec<u8>,
+}
+
+/// A kernel QP's work queues, shared between the QP (posting) and its CQs (completing).
+pub(crate) struct KernelWq {
+    mdev: Arc<Mdev>,
+    qpn: u32,
+    handle: QpHandle,
+    kind: SendKind,
+    sig_all: bool,
+    uar: u32,
+    layout: WqLayout,
+    buf: DmaBuf,
+    dbrec: DmaBuf,
+    sq: Pin<KBox<IrqSafeLock<SendRing>>>,
+    rq: Pin<KBox<IrqSafeLock<RecvRing>>>,
+}
+
+impl KernelWq {
+    /// Allocates the rings of `layout` (the QP is created on them afterwards, see
+    /// [`KernelWq::bind`]).
+    pub(crate) fn alloc(
+        mdev: &Arc<Mdev>,
+        layout: WqLayout,
+        kind: SendKind,
+        sig_all: bool,
+        uar: u32,
+        handle: QpHandle,
+    ) -> Result<Self> {
+        let buf = DmaBuf::alloc(mdev.dev.get(), layout.bytes())?;
+        let dbrec = DmaBuf::alloc(mdev.dev.get(), 64)?;
+        let sq_wqes = layout.sq_wqes as usize;
+        let rq_wqes = layout.rq_wqes as usize;
+        let sq = KBox::pin_init(
+            new_irq_safe_lock!(
+                SendRing {
+                    pc: 0,
+                    cc: 0,
+                    wr_id: KVec::from_elem(0u64, sq_wqes, GFP_KERNEL)?,
+                    op: KVec::from_elem(WcOpcode::Send, sq_wqes, GFP_KERNEL)?,
+                    scratch: KVec::from_elem(0u8, layout.bbs as usize * SEND_WQE_BB, GFP_KERNEL)?,
+                },
+                "cx4::ib_kqp_sq"
+            ),
+            GFP_KERNEL,
+        )?;
+        let rq = KBox::pin_init(
+            new_irq_safe_lock!(
+                RecvRing {
+                    head: 0,
+                    tail: 0,
+                    wr_id: KVec::from_elem(0u64, rq_wqes, GFP_KERNEL)?,
+                    scratch: KVec::from_elem(0u8, 1usize << layout.rq_shift, GFP_KERNEL)?,
+                },
+                "cx4::ib_kqp_rq"
+            ),
+            GFP_KERNEL,
+        )?;
+        Ok(Self {
+            mdev: mdev.clone(),
+            qpn: 0,
+            handle,
+            kind,
+            sig_all,
+            uar,
+            layout,
+            buf,
+            dbrec,
+            sq,
+            rq,
+        })
+    }
+
+    /// Sets the card's QP number once the QP exists.
+    pub(crate) fn bind(&mut self, qpn: u32) {
+        self.qpn = qpn;
+    }
+
+    /// The ring sizes.
+    pub(crate) fn layout(&self) -> &WqLayout {
+        &self.layout
+    }
+
+    /// The buffer's bus address (its pages are contiguous) and page count.
+    pub(crate) fn pages(&self) -> (u64, usize) {
+        (self.buf.dma(), self.buf.len() / PAGE_SIZE)
+    }
+
+    /// The doorbell record's bus address.
+    pub(crate) fn dbrec_dma(&self) -> u64 {
+        self.dbrec.dma()
+    }
+
+    /// Posts a chain of send requests (`mlx5_ib_post_send`); rings the doorbell for those
+    /// posted even when a later one fails.
+    pub(crate) fn post_send(&self, wrs: &mut SendWrs<'_, IbDev>, qp: &ib::Qp<IbDev>) -> Result {
+        let mut ring = self.sq.lock();
+        let mut last = None;
+        let mut r = Ok(());
+        for wr in wrs.by_ref() {
+            match self.build_send(&mut ring, &wr, qp) {
+                Ok(head) => last = Some(head),
+                Err(e) => {
+                    r = Err(e);
+                    break;
+                }
+            }
+        }
+        if let Some(head) = last {
+            // The WQEs before the doorbell record, the record before the doorbell.
+            smp_wmb();
+            self.dbrec.write_be32(DBR_SND, u32::from(ring.pc))?;
+            smp_wmb();
+            self.mdev
+                .bar
+                .write_bytes64(Bar0::uar_offset(self.uar, BF_OFFSET)?, head)?;
+        }
+        r
+    }
+
+    /// Writes one send WQE at the producer counter; returns its first eight bytes.
+    fn build_send(
+        &self,
+        ring: &mut SendRing,
+        wr: &ib::SendWr<'_, IbDev>,
+        qp: &ib::Qp<IbDev>,
+    ) -> Result<[u8; 8]> {
+        let l = &self.layout;
+        let slots = l.sq_wqes;
+        if slots == 0 {
+            return Err(EINVAL);
+        }
+        let bbs = l.bbs as u16;
+        let used = ring.pc.wrapping_sub(ring.cc);
+        if u32::from(used) + u32::from(bbs) > slots * l.bbs {
+            return Err(ENOMEM);
+        }
+        if wr.num_sge() > l.send_sge as usize || wr.flags() & send_flags::INLINE != 0 {
+            return Err(EINVAL);
+        }
+        let op = wr.opcode();
+        let (hw_op, wc_op, imm) = match (self.kind, op) {
+            (_, WrOpcode::Send) => (opcode::SEND, WcOpcode::Send, None),
+            (_, WrOpcode::SendImm) => (
+                opcode::SEND_IMM,
+                WcOpcode::Send,
+                Some(u32::from_be(wr.imm_data_be())),
+            ),
+            (SendKind::Rc, WrOpcode::SendInv) => (
+                opcode::SEND_INVAL,
+                WcOpcode::Send,
+                Some(wr.invalidate_rkey()),
+            ),
+            (SendKind::Rc | SendKind::Uc, WrOpcode::RdmaWrite) => {
+                (opcode::RDMA_WRITE, WcOpcode::RdmaWrite, None)
+            }
+            (SendKind::Rc | SendKind::Uc, WrOpcode::RdmaWriteImm) => (
+                opcode::RDMA_WRITE_IMM,
+                WcOpcode::RdmaWrite,
+                Some(u32::from_be(wr.imm_data_be())),
+            ),
+            (SendKind::Rc, WrOpcode::RdmaRead) => (opcode::RDMA_READ, WcOpcode::RdmaRead, None),
+            (SendKind::Rc, WrOpcode::CmpSwap) => (opcode::ATOMIC_CS, WcOpcode::CompSwap, None),
+            (SendKind::Rc, WrOpcode::FetchAdd) => (opcode::ATOMIC_FA, WcOpcode::FetchAdd, None),
+            // Memory registration and local invalidation (UMR WQEs) are not offered.
+            _ => return Err(EINVAL),
+        };
+        let len = usize::from(bbs) * SEND_WQE_BB;
+        let s = ring.scratch.get_mut(..len).ok_or(EINVAL)?;
+        s.fill(0);
+        let mut off = WqeCtrlSeg::SIZE;
+        match self.kind {
+            SendKind::Datagram => {
+                let ud = wr.ud(qp).ok_or(EINVAL)?;
+                let ah: &IbAh = ud.ah;
+                let av = Av::mut_from_bytes(s.get_mut(off..off + Av::SIZE).ok_or(EINVAL)?)
+                    .map_err(|_| EINVAL)?;
+                *av = *ah.av();
+                av.set_dqp_dct((ud.remote_qpn & 0xff_ffff) | EXTENDED_UD_AV);
+                av.set_qkey(ud.remote_qkey);
+                off += Av::SIZE;
+            }
+            SendKind::Rc | SendKind::Uc => {
+                if let Some(rem) = wr.remote() {
+                    let r = WqeRaddrSeg::mut_from_bytes(
+                        s.get_mut(off..off + WqeRaddrSeg::SIZE).ok_or(EINVAL)?,
+                    )
+                    .map_err(|_| EINVAL)?;
+                    r.set_raddr(rem.addr);
+                    r.set_rkey(rem.rkey);
+                    off += WqeRaddrSeg::SIZE;
+                    if matches!(op, WrOpcode::CmpSwap | WrOpcode::FetchAdd) {
+                        if wr.num_sge() != 1 {
+                            return Err(EINVAL);
+                        }
+                        let a = WqeAtomicSeg::mut_from_bytes(
+                            s.get_mut(off..off + WqeAtomicSeg::SIZE).ok_or(EINVAL)?,
+                        )
+                        .map_err(|_| EINVAL)?;
+                        if op == WrOpcode::CmpSwap {
+                            a.set_swap_add(rem.swap);
+                            a.set_compare(rem.compare_add);
+                        } else {
+                            a.set_swap_add(rem.compare_add);
+                        }
+                        off += WqeAtomicSeg::SIZE;
+                    }
+                }
+            }
+        }
+        for sge in wr.sges().filter(|g| g.length != 0) {
+            let d =
+                WqeDataSeg::mut_from_bytes(s.get_mut(off..off + WqeDataSeg::SIZE).ok_or(EINVAL)?)
+                    .map_err(|_| EINVAL)?;
+            d.set_byte_count(sge.length);
+            d.set_lkey(sge.lkey);
+            d.set_addr(sge.addr);
+            off += WqeDataSeg::SIZE;
+        }
+        let signaled = self.sig_all || wr.flags() & send_flags::SIGNALED != 0;
+        let mut fm = if signaled { fm_ce_se::CQ_UPDATE } else { 0 };
+        if wr.flags() & send_flags::SOLICITED != 0 {
+            fm |= fm_ce_se::SOLICITED;
+        }
+        if wr.flags() & send_flags::FENCE != 0 {
+            fm |= fm_ce_se::FENCE_MODE_SMALL_AND_FENCE;
+        }
+        let pc = ring.pc;
+        {
+            let c = WqeCtrlSeg::mut_from_bytes(s.get_mut(..WqeCtrlSeg::SIZE).ok_or(EINVAL)?)
+                .map_err(|_| EINVAL)?;
+            c.set_opmod_idx_opcode(opmod_idx_opcode(0, pc, hw_op));
+            c.set_qpn_ds(qpn_ds(self.qpn, (off / SEND_WQE_DS) as u8));
+            c.set_fm_ce_se(fm.into());
+            if let Some(i) = imm {
+                c.set_imm(i);
+            }
+        }
+        let mut head = [0u8; 8];
+        head.copy_from_slice(s.get(..8).ok_or(EINVAL)?);
+        let at = self.layout.rq_bytes()
+            + usize::from(pc & (slots as u16 * bbs).wrapping_sub(1)) * SEND_WQE_BB;
+        self.buf.write(at, s.get(..off).ok_or(EINVAL)?)?;
+        let slot = usize::from(pc >> l.log_bbs) & (slots as usize - 1);
+        *ring.wr_id.get_mut(slot).ok_or(EINVAL)? = wr.wr_id();
+        *ring.op.get_mut(slot).ok_or(EINVAL)? = wc_op;
+        ring.pc = pc.wrapping_add(bbs);
+        Ok(head)
+    }
+
+    /// Posts a chain of receive requests (`mlx5_ib_post_recv`).
+    pub(crate) fn post_recv(&self, wrs: &mut RecvWrs<'_>) -> Result {
+        let l = &self.layout;
+        let mut ring = self.rq.lock();
+        let mut posted = false;
+        let mut r = Ok(());
+        for wr in wrs.by_ref() {
+            if l.rq_wqes == 0 || wr.num_sge() > l.recv_sge as usize {
+                r = Err(EINVAL);
+                break;
+            }
+            if ring.head.wrapping_sub(ring.tail) >= l.rq_wqes {
+                r = Err(ENOMEM);
+                break;
+            }
+            let stride = 1usize << l.rq_shift;
+            let s = ring.scratch.get_mut(..stride).ok_or(EINVAL)?;
+            s.fill(0);
+            let mut off = 0;
+            for sge in wr.sges() {
+                let d = WqeDataSeg::mut_from_bytes(
+                    s.get_mut(off..off + WqeDataSeg::SIZE).ok_or(EINVAL)?,
+                )
+                .map_err(|_| EINVAL)?;
+                d.set_byte_count(sge.length);
+                d.set_lkey(sge.lkey);
+                d.set_addr(sge.addr);
+                off += WqeDataSeg::SIZE;
+            }
+            if off < stride {
+                let d = WqeDataSeg::mut_from_bytes(
+                    s.get_mut(off..off + WqeDataSeg::SIZE).ok_or(EINVAL)?,
+                )
+                .map_err(|_| EINVAL)?;
+                d.set_lkey(TERMINATE_SCATTER_LIST_LKEY);
+                off += WqeDataSeg::SIZE;
+            }
+            let slot = (ring.head & (l.rq_wqes - 1)) as usize;
+            let data = ring.scratch.get(..off).ok_or(EINVAL)?;
+            self.buf.write(slot << l.rq_shift, data)?;
+            *ring.wr_id.get_mut(slot).ok_or(EINVAL)? = wr.wr_id();
+            ring.head = ring.head.wrapping_add(1);
+            posted = true;
+        }
+        if posted {
+            smp_wmb();
+            self.dbrec.write_be32(DBR_RCV, ring.head & 0xffff)?;
+        }
+        r
+    }
+
+    /// The work completion of one CQE of this QP (`mlx5_poll_one`), `None` if the CQE names
+    /// no request in flight (it is dropped).
+    pub(crate) fn complete(&self, cqe: &Cqe64) -> Option<WorkCompletion> {
+        let op = cqe.opcode() as u8;
+        let err = ErrCqe::ref_from_bytes(&cqe.0[..]).ok();
+        match op {
+            cqe_op::REQ | cqe_op::REQ_ERR => {
+                let counter = cqe.wqe_counter() as u16;
+                let mut ring = self.sq.lock();
+                let l = &self.layout;
+                if l.sq_wqes == 0 {
+                    return None;
+                }
+                let slot = usize::from(counter >> l.log_bbs) & (l.sq_wqes as usize - 1);
+                let wr_id = *ring.wr_id.get(slot)?;
+                let wc_op = *ring.op.get(slot)?;
+                ring.cc = counter.wrapping_add(l.bbs as u16);
+                let mut wc = WorkCompletion::new(self.handle, wr_id, WcStatus::Success, wc_op);
+                if op == cqe_op::REQ_ERR {
+                    let e = err?;
+                    wc.status = status_of(e.syndrome() as u8);
+                    wc.vendor_err = e.vendor_err_synd();
+                } else if wc_op == WcOpcode::RdmaRead {
+                    wc.byte_len = cqe.byte_cnt();
+                } else if matches!(wc_op, WcOpcode::CompSwap | WcOpcode::FetchAdd) {
+                    wc.byte_len = 8;
+                }
+                Some(wc)
+            }
+            cqe_op::RESP_SEND
+            | cqe_op::RESP_SEND_IMM
+            | cqe_op::RESP_SEND_INV
+            | cqe_op::RESP_WR_IMM
+            | cqe_op::RESP_ERR => {
+                let mut ring = self.rq.lock();
+                let n = self.layout.rq_wqes;
+                if n == 0 || ring.head == ring.tail {
+                    return None;
+                }
+                let wr_id = *ring.wr_id.get((ring.tail & (n - 1)) as usize)?;
+                ring.tail = ring.tail.wrapping_add(1);
+                let mut wc =
+                    WorkCompletion::new(self.handle, wr_id, WcStatus::Success, WcOpcode::Recv);
+                if op == cqe_op::RESP_ERR {
+                    let e = err?;
+                    wc.status = status_of(e.syndrome() as u8);
+                    wc.vendor_err = e.vendor_err_synd();
+                    return Some(wc);
+                }
+                self.responder(cqe, op, &mut wc);
+                Some(wc)
+            }
+            _ => None,
+        }
+    }
+
+    /// The receive completion's fields (`handle_responder` on a RoCE port).
+    fn responder(&self, cqe: &Cqe64, op: u8, wc: &mut WorkCompletion) {
+        wc.byte_len = cqe.byte_cnt();
+        match op {
+            cqe_op::RESP_WR_IMM => {
+                wc.opcode = WcOpcode::RecvRdmaWithImm;
+                wc.flags |= wc_flags::WITH_IMM;
+                wc.ex = cqe.immediate().to_be();
+            }
+            cqe_op::RESP_SEND_IMM => {
+                wc.flags |= wc_flags::WITH_IMM;
+                wc.ex = cqe.immediate().to_be();
+            }
+            cqe_op::RESP_SEND_INV => {
+                wc.flags |= wc_flags::WITH_INVALIDATE;
+                wc.ex = cqe.immediate();
+            }
+            _ => {}
+        }
+        let fr = cqe.flags_rqpn();
+        wc.src_qp = fr & 0xff_ffff;
+        if self.kind == SendKind::Datagram && (fr >> 28) & 3 != 0 {
+            wc.flags |= wc_flags::GRH;
+        }
+        // The only P_Key (the GSI QP reports its index) is the default one, at index 0.
+        wc.pkey_index = 0;
+        if cqe.cvlan_stripped() != 0 {
+            let v = cqe.vlan_info();
+            wc.vlan_id = (v & 0xfff) as u16;
+            wc.sl = ((v >> 13) & 7) as u8;
+            wc.flags |= wc_flags::WITH_VLAN;
+        }
+        wc.network_hdr_type = match ((fr >> 24) & 3) as u8 {
+            roce_l3_header_type::IPV6 => NetworkType::Ipv6,
+            roce_l3_header_type::IPV4 => NetworkType::Ipv4,
+            _ => NetworkType::RoceV1,
+        };
+        wc.flags |= wc_flags::WITH_NETWORK_HDR_TYPE;
+    }
+}
+
+/// An error CQE's syndrome as a work completion status (`mlx5_handle_error_cqe`).
+fn status_of(s: u8) -> WcStatus {
+    match s {
+        syndrome::LOCAL_LENGTH_ERR => WcStatus::LocLenErr,
+        syndrome::LOCAL_QP_OP_ERR => WcStatus::LocQpOpErr,
+        syndrome::LOCAL_PROT_ERR => WcStatus::LocProtErr,
+        syndrome::WR_FLUSH_ERR => WcStatus::WrFlushErr,
+        syndrome::MW_BIND_ERR => WcStatus::MwBindErr,
+        syndrome::BAD_RESP_ERR => WcStatus::BadRespErr,
+        syndrome::LOCAL_ACCESS_ERR => WcStatus::LocAccessErr,
+        syndrome::REMOTE_INVAL_REQ_ERR => WcStatus::RemInvReqErr,
+        syndrome::REMOTE_ACCESS_ERR => WcStatus::RemAccessErr,
+        syndrome::REMOTE_OP_ERR => WcStatus::RemOpErr,
+        syndrome::TRANSPORT_RETRY_EXC_ERR => WcStatus::RetryExcErr,
+        syndrome::RNR_RETRY_EXC_ERR => WcStatus::RnrRetryExcErr,
+        syndrome::REMOTE_ABORTED_ERR => WcStatus::RemAbortErr,
+        _ => WcStatus::GeneralErr,
+    }
+}
