@@ -1,7 +1,8 @@
 #!/bin/bash
 # The main job: build whatever is missing, boot a VM with the modelled ConnectX-4,
-# load cx4.ko and show what the driver logged; then two VMs, cx4's netdev in one and NVIDIA's
-# mlx5e in the other, pass traffic. Prints how long each stage took.
+# load cx4.ko and show what the driver logged; then two VMs, cx4 in one and NVIDIA's mlx5
+# drivers in the other, pass traffic: ping and iperf3 over cx4's netdev, and unmodified
+# rdma-core's rping through rdma_cm over cx4's RDMA device. Prints how long each stage took.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -56,11 +57,11 @@ if [ $rc -ne 0 ] || [ -z "$line" ]; then
 fi
 printf '\n==> the driver in the guest says:\n%s\n' "$line"
 
-step "two VMs: cx4's netdev in vm0, NVIDIA's mlx5e in vm1, one segment"
+step "two VMs: cx4 in vm0, NVIDIA's mlx5e/mlx5_ib in vm1, one segment (RoCE on)"
 t0=$(date +%s)
 traffic=$(python3 "$CX4_ROOT/tools/testbed/demo_traffic.py" "$kdir" "$tree" \
     "$CX4_ROOT/target/release/cx4-model" "$CX4_ROOT/cx4.ko") || {
-    echo "demo FAILED: cx4's netdev did not pass traffic to the second VM" >&2
+    echo "demo FAILED: cx4 did not pass traffic (netdev or rping) to the second VM" >&2
     exit 1
 }
 printf '    (%d s)\n\n==> %s\n' $(( $(date +%s) - t0 )) "$traffic"
