@@ -69,3 +69,4 @@ clean:
 		kdir=$$(ls -d $(CX4_CACHE)/kernel/build-* 2>/dev/null | head -1); \
 		[ -n "$$kdir" ] && $(MAKE) -C "$$kdir" M=$(CURDIR) clean >/dev/null || true; fi
 	rm -rf .build
+	cd tests/kverbs && rm -f *.o *.ko *.mod *.mod.c .*.cmd Module.symvers modules.order

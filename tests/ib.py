@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -25,6 +26,21 @@ from model_roce import IB, ROCE_MODEL, check_gid_sections, logs
 VERBS_PD = Path(__file__).resolve().parent / "verbs_pd.py"
 UDATA_TOOL = Path(__file__).resolve().parent / "ib_udata.py"
 BAD_TOOL = Path(__file__).resolve().parent / "ib_objects_bad.py"
+KVERBS = Path(__file__).resolve().parent / "kverbs"
+# The checks kverbs_test.ko runs over each GID type, in order.
+KVERBS_CHECKS = ["connect", "send+imm", "rdma write", "rdma write+imm", "rdma read",
+                 "atomic without the MR's atomic right", "flush after error",
+                 "reset and reconnect", "bad rkey", "ud send without AH refused", "cq event"]
+
+
+def kverbs_ko(env: Env) -> Path:
+    """Builds tests/kverbs/kverbs_test.ko (a kernel verbs user) against the run's kernel."""
+    makevars = (env.kdir / ".cx4-make-vars").read_text().split("\n")
+    r = subprocess.run(["make", "-C", str(env.kdir), f"M={KVERBS}",
+                        *[v for v in makevars if v], "modules"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, "building kverbs_test.ko failed:\n" + (r.stdout + r.stderr)[-3000:]
+    return KVERBS / "kverbs_test.ko"
 
 # Guest helper: the ib device cx4 registered on the modelled card, its port ACTIVE.
 CX4_IB = r"""
@@ -341,14 +357,24 @@ def tests(env: Env):
         that is not a power of two, huge sizes, rings, doorbell records and MRs over unmapped
         memory, a foreign UAR page, a raw packet QP: each gets its errno, nothing oopses; the
         good objects work and are destroyed (a CQ in use by QPs is busy), every object the
-        card created is destroyed again. rmmod while ibv_rc_pingpong holds a CQ, an MR and a
-        QP in INIT disassociates its context: the module goes, the card has no QP left."""
+        card created is destroyed again. A kernel verbs user (tests/kverbs/kverbs_test.c: two RC
+        QPs of the card connected to each other, over a RoCE v2 and a RoCE v1 GID) gets SEND
+        with immediate, RDMA WRITE (+immediate) and READ right to the byte; an atomic through
+        the PD's global rkey (read/write rights only) refused with a remote access error and
+        the next request flushed; both QPs reset and reconnected; a bad rkey refused with
+        nothing written; EINVAL for a UD send without an AH; a completion event on an armed
+        CQ. rmmod while ibv_rc_pingpong
+        holds a CQ, an MR and a QP in INIT disassociates its context: the module goes, the
+        card has no QP left."""
         vm0 = CX4_UP + IB + CX4_IB + """
             cx4_up
             cx4_ib_up
             section cmds-before; cmds
             section bad; python3 /cx4/ib_objects_bad.py /dev/infiniband/$(ls /sys/class/infiniband/$IBDEV/device/infiniband_verbs/) 2>&1
             section cmds-after; cmds
+            section kverbs; insmod /cx4/kverbs_test.ko dev=$IBDEV && rmmod kverbs_test
+            dmesg | grep "kverbs: "
+            section roce-kverbs; req ctl roce
             ibv_rc_pingpong -d $IBDEV -g 1 > /tmp/hold.txt 2>&1 &
             HP=$!
             for i in $(seq $((100 * SLOW))); do req ctl roce | grep -q "/RC/" && break; sleep 0.1; done
@@ -359,7 +385,9 @@ def tests(env: Env):
             kill $HP 2>/dev/null || true; wait $HP 2>/dev/null || true
             echo unloaded
         """
-        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL, files=[env.ko, BAD_TOOL])[0]
+        ko = kverbs_ko(env)
+        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
+                    files=[env.ko, BAD_TOOL, ko])[0]
         assert r.status == 0 and "unloaded" in r.job_log, describe(r)
         log = r.job_log
         u = {c["case"]: c for c in (json.loads(l) for l in section(log, "bad").splitlines()
@@ -391,6 +419,17 @@ def tests(env: Env):
         assert (rise.get("CREATE_RMP"), rise.get("DESTROY_RMP")) == (1, 1), (before, after)
         assert (rise.get("CREATE_MKEY"), rise.get("DESTROY_MKEY")) == (1, 1), (before, after)
         assert all(e == 0 for _, e in after.values()), after
+        # Kernel verbs (kverbs_test.ko, a kernel ULP's calls): two RC QPs looped back through
+        # the card over a RoCE v2 GID (IPv4) and over the RoCE v1 link-local GID: every check
+        # passes, in order, and the card carried the packets (v1 as EtherType 0x8915).
+        kv = section(log, "kverbs")
+        for what in ("RoCE v2", "RoCE v1"):
+            run = kv.split(f"kverbs: {what}: GID index", 1)[-1].split(f"kverbs: {what} done", 1)[0]
+            passed = re.findall(r"kverbs: PASS (.+)$", run, re.M)
+            assert passed == KVERBS_CHECKS and "FAIL" not in run, f"{what}:\n{kv}"
+            assert re.search(rf"kverbs: {what} done: {len(KVERBS_CHECKS)} passed, 0 failed", kv), kv
+        m = re.search(r"roce: tx (\d+) pkts", section(log, "roce-kverbs"))
+        assert m and int(m.group(1)) >= 20, section(log, "roce-kverbs")
         # rmmod while ibv_rc_pingpong holds a context, PD, MR, CQ and an RC QP (in INIT,
         # waiting for a client): the context is disassociated, its objects destroyed. The
         # card's other QP is cx4's GSI QP (ib_mad's QP1).
@@ -403,7 +442,7 @@ def tests(env: Env):
         assert not errs, "cx4 reported:\n" + "\n".join(errs)
         check_clean_dmesg(r.dmesg)
 
-    yield "cx4 verbs objects: malformed CQ/SRQ/QP/MR requests refused, no leak", \
+    yield "cx4 verbs objects: malformed CQ/SRQ/QP/MR requests refused, no leak; kernel verbs", \
         cx4_verbs_objects_bad_input
 
     # perftest with the connection exchanged over TCP (rdma_cm, -R: the test below): cx4 is

@@ -17,7 +17,8 @@ use cx4_hw::{
         cqe::{
             cqe_owned_by_sw,
             Cqe64,
-            OP_OWN_SW_INIT, //
+            OP_OWN_SW_INIT,
+            OWNER_MASK, //
         },
         cqe_stride,
         CqModifyFields,
@@ -264,6 +265,48 @@ impl Cq {
             let _ = self.dbrec.write_be32(CQ_DBR_SET_CI, self.ci & 0xff_ffff);
         }
         n
+    }
+
+    /// Removes the waiting CQEs `drop` selects (those of a QP moved to reset), keeping the
+    /// others in order (mlx5_ib `__mlx5_ib_cq_clean`): from the newest back to the consumer
+    /// index, each kept entry is copied over the ones removed after it (its slot's owner bit
+    /// kept), then the consumer index moves past the removed count. Returns that count.
+    pub(crate) fn clean(&mut self, drop: impl Fn(&Cqe64) -> bool) -> usize {
+        let mask = (1u32 << self.log_size) - 1;
+        let size = Cqe64::SIZE;
+        let sw_owned = |i: u32| {
+            self.buf
+                .read_u8(((i & mask) as usize) * size + size - 1)
+                .is_ok_and(|o| cqe_owned_by_sw(o, i, self.log_size))
+        };
+        let mut prod = self.ci;
+        while sw_owned(prod) && prod.wrapping_sub(self.ci) <= mask {
+            prod = prod.wrapping_add(1);
+        }
+        smp_rmb();
+        let mut freed = 0u32;
+        let mut cqe = Cqe64::new();
+        while prod != self.ci {
+            prod = prod.wrapping_sub(1);
+            let off = ((prod & mask) as usize) * size;
+            if self.buf.read(off, &mut cqe.0).is_err() {
+                break;
+            }
+            if drop(&cqe) {
+                freed += 1;
+            } else if freed > 0 {
+                let dst = ((prod.wrapping_add(freed) & mask) as usize) * size;
+                let owner = self.buf.read_u8(dst + size - 1).unwrap_or(0) & OWNER_MASK;
+                let last = cqe.0[size - 1];
+                cqe.0[size - 1] = (last & !OWNER_MASK) | owner;
+                let _ = self.buf.write(dst, &cqe.0);
+            }
+        }
+        if freed > 0 {
+            self.ci = self.ci.wrapping_add(freed);
+            let _ = self.dbrec.write_be32(CQ_DBR_SET_CI, self.ci & 0xff_ffff);
+        }
+        freed as usize
     }
 
     /// Whether a CQE is waiting at the consumer index.

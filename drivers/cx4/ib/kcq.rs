@@ -73,10 +73,11 @@ impl KqpTable {
     }
 }
 
-/// A kernel CQ.
+/// A kernel CQ. Its kernel QPs keep a reference to the ring, to clean it of their CQEs
+/// when they are reset (ib_core destroys a CQ only after its QPs).
 pub(crate) struct KernelCq {
     cqn: u32,
-    cq: Pin<KBox<IrqSafeLock<Cq>>>,
+    cq: Arc<IrqSafeLock<Cq>>,
 }
 
 impl KernelCq {
@@ -109,7 +110,7 @@ impl KernelCq {
             Some(Arc::new(Notify(events.clone()), GFP_KERNEL)?),
         )?;
         let cqn = cq.cqn();
-        let cq = KBox::pin_init(new_irq_safe_lock!(cq, "cx4::ib_kcq"), GFP_KERNEL)?;
+        let cq = Arc::pin_init(new_irq_safe_lock!(cq, "cx4::ib_kcq"), GFP_KERNEL)?;
         Ok((Self { cqn, cq }, entries - 1))
     }
 
@@ -135,10 +136,21 @@ impl KernelCq {
         }
     }
 
+    /// The ring, for [`clean`].
+    pub(crate) fn ring(&self) -> Arc<IrqSafeLock<Cq>> {
+        self.cq.clone()
+    }
+
     /// Arms the CQ; with `report_missed`, whether a CQE is already waiting.
     pub(crate) fn arm(&self, solicited: bool, report_missed: bool) -> Result<bool> {
         let mut cq = self.cq.lock();
         cq.arm(solicited)?;
         Ok(report_missed && cq.has_cqe())
     }
+}
+
+/// Removes QP `qpn`'s waiting CQEs from a kernel CQ's ring (the QP was reset).
+pub(crate) fn clean(ring: &IrqSafeLock<Cq>, qpn: u32) {
+    ring.lock()
+        .clean(|cqe| cqe.sop_drop_qpn() & 0xff_ffff == qpn);
 }

@@ -294,6 +294,18 @@ impl KernelWq {
         self.dbrec.dma()
     }
 
+    /// Back to empty rings after the QP was reset (the card starts its counters again).
+    pub(crate) fn reset(&self) {
+        let mut sq = self.sq.lock();
+        let mut rq = self.rq.lock();
+        sq.pc = 0;
+        sq.cc = 0;
+        rq.head = 0;
+        rq.tail = 0;
+        let _ = self.dbrec.write_be32(DBR_RCV, 0);
+        let _ = self.dbrec.write_be32(DBR_SND, 0);
+    }
+
     /// Posts a chain of send requests (`mlx5_ib_post_send`); rings the doorbell for those
     /// posted even when a later one fails.
     pub(crate) fn post_send(&self, wrs: &mut SendWrs<'_, IbDev>, qp: &ib::Qp<IbDev>) -> Result {

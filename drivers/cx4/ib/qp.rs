@@ -57,8 +57,11 @@ use kernel::{
 };
 use zerocopy::FromZeros;
 
+use kapi::IrqSafeLock;
+
 use crate::{
     cmd::input,
+    cq::Cq,
     ib::{
         abi::{
             self,
@@ -67,12 +70,16 @@ use crate::{
             ModifyQpReq, //
         },
         ah::flow_label_to_udp_sport,
+        cq::IbCq,
         cq::{
             ADAPTER_PAGE,
             PAGE_OFFSET_UNIT, //
         },
         device::gid_table_len,
-        kcq::KqpTable,
+        kcq::{
+            self,
+            KqpTable, //
+        },
         kqp::{
             KernelWq,
             SendKind,
@@ -117,10 +124,12 @@ struct Soft {
 enum QpMem {
     /// A process's: its pinned buffer and doorbell record.
     User { _buf: Umem, db: Umem },
-    /// A kernel user's: the driver's rings, also in the device's kernel QP table.
+    /// A kernel user's: the driver's rings, also in the device's kernel QP table, and the
+    /// rings of its CQs (cleaned of its CQEs when it is reset).
     Kernel {
         wq: Arc<KernelWq>,
         table: Arc<KqpTable>,
+        cqs: KVec<Arc<IrqSafeLock<Cq>>>,
     },
 }
 
@@ -270,14 +279,20 @@ impl IbQp {
         let qpn = out.qpn();
         wq.bind(qpn);
         let parts = (|| -> Result<_> {
+            let mut cqs = KVec::new();
+            for c in [send_cq, recv_cq] {
+                if let IbCq::Kernel(k) = &**c {
+                    cqs.push(k.ring(), GFP_KERNEL)?;
+                }
+            }
             let wq = Arc::new(wq, GFP_KERNEL)?;
             let soft = KBox::pin_init(new_mutex!(Soft::default(), "cx4::ib_qp"), GFP_KERNEL)?;
             let reg =
                 QpEventReg::new(&sh.mdev, qpn, Arc::new(Notify(events.clone()), GFP_KERNEL)?)?;
             sh.kqps.insert(qpn, wq.clone())?;
-            Ok((wq, soft, reg))
+            Ok((wq, soft, reg, cqs))
         })();
-        let (wq, soft, reg) = match parts {
+        let (wq, soft, reg, cqs) = match parts {
             Ok(p) => p,
             Err(e) => {
                 destroy(&sh.mdev, qpn);
@@ -303,6 +318,7 @@ impl IbQp {
             mem: QpMem::Kernel {
                 wq,
                 table: sh.kqps.clone(),
+                cqs,
             },
         };
         Ok((qp, if qt == QpType::Gsi { GSI_QPN } else { qpn }))
@@ -592,6 +608,13 @@ impl IbQp {
         }
         let opt = OptParam::from_bits_retain(opt_of(mask)) & op.allowed(this.st);
         op.run(&this.mdev, this.qpn, opt.bits(), &c)?;
+        if let (QpState::Reset, QpMem::Kernel { wq, cqs, .. }) = (new, &this.mem) {
+            // mlx5_ib: the CQs lose the QP's completions, its rings start again.
+            for ring in cqs.iter() {
+                kcq::clean(ring, this.qpn);
+            }
+            wq.reset();
+        }
         soft.state = new;
         soft.port = port;
         soft.access = access;
