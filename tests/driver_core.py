@@ -26,8 +26,10 @@ PROBE_PATH = [
     ("ENABLE_HCA", 0x104, 1), ("QUERY_ISSI", 0x10a, 1), ("SET_ISSI", 0x10b, 1),
     ("QUERY_PAGES", 0x107, 1), ("MANAGE_PAGES", 0x108, 1), ("ACCESS_REG", 0x805, 1),
     ("QUERY_HCA_CAP", 0x100, 1), ("QUERY_HCA_CAP", 0x100, 2), ("SET_HCA_CAP", 0x109, 1),
+    # The atomic caps, set to host endianness.
+    ("QUERY_HCA_CAP", 0x100, 3), ("SET_HCA_CAP", 0x109, 2),
     ("QUERY_PAGES", 0x107, 2), ("MANAGE_PAGES", 0x108, 2), ("INIT_HCA", 0x102, 1),
-    ("QUERY_HCA_CAP", 0x100, 3), ("ALLOC_UAR", 0x802, 1), ("CREATE_EQ", 0x301, 1),
+    ("QUERY_HCA_CAP", 0x100, 4), ("ALLOC_UAR", 0x802, 1), ("CREATE_EQ", 0x301, 1),
     ("CREATE_EQ", 0x301, 2), ("CREATE_EQ", 0x301, 3), ("CREATE_EQ", 0x301, 4),
 ]
 

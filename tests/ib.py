@@ -30,7 +30,9 @@ KVERBS = Path(__file__).resolve().parent / "kverbs"
 # The checks kverbs_test.ko runs over each GID type, in order.
 KVERBS_CHECKS = ["connect", "send+imm", "rdma write", "rdma write+imm", "rdma read",
                  "atomic without the MR's atomic right", "flush after error",
-                 "reset and reconnect", "bad rkey", "ud send without AH refused", "cq event"]
+                 "reset and reconnect", "fast registration", "fetch-add", "compare-swap",
+                 "local invalidate", "write after invalidate refused",
+                 "ud send without AH refused", "cq event"]
 
 
 def kverbs_ko(env: Env) -> Path:
@@ -361,9 +363,10 @@ def tests(env: Env):
         QPs of the card connected to each other, over a RoCE v2 and a RoCE v1 GID) gets SEND
         with immediate, RDMA WRITE (+immediate) and READ right to the byte; an atomic through
         the PD's global rkey (read/write rights only) refused with a remote access error and
-        the next request flushed; both QPs reset and reconnected; a bad rkey refused with
-        nothing written; EINVAL for a UD send without an AH; a completion event on an armed
-        CQ. rmmod while ibv_rc_pingpong
+        the next request flushed; both QPs reset and reconnected; a fast registration
+        (IB_WR_REG_MR, atomic rights) and fetch-add and compare-swap through its rkey right to
+        the word; LOCAL_INV, then a WRITE through the invalidated rkey refused with nothing
+        written; EINVAL for a UD send without an AH; a completion event on an armed CQ. rmmod while ibv_rc_pingpong
         holds a CQ, an MR and a QP in INIT disassociates its context: the module goes, the
         card has no QP left."""
         vm0 = CX4_UP + IB + CX4_IB + """

@@ -18,6 +18,7 @@ use cx4_hw::{
             RoceCap, //
         },
         query_op_mod,
+        roce::ATOMIC_REQ_MODE_HOST_ENDIANNESS,
         set_op_mod,
         QueryHcaCapOut, //
     },
@@ -45,7 +46,9 @@ fn query(cmdq: &Cmdq, ty: u16, cur: bool) -> Result<Msg<QueryHcaCapOut>> {
 
 /// Negotiates the general capabilities (before `INIT_HCA`): queries maximum and current,
 /// then sets the current ones the driver wants.
-pub(crate) fn set_general(cmdq: &Cmdq) -> Result {
+/// Sets the general capabilities the driver changes; returns whether the card has RC atomics
+/// (the general `atomic` capability).
+pub(crate) fn set_general(cmdq: &Cmdq) -> Result<bool> {
     let max = query(cmdq, cap_type::GENERAL, false)?;
     let cur = query(cmdq, cap_type::GENERAL, true)?;
     let mut set = input::<command::SetHcaCap>(0)?;
@@ -62,10 +65,39 @@ pub(crate) fn set_general(cmdq: &Cmdq) -> Result {
     c.set_cmdif_checksum(0);
     // UAR pages are the kernel's page size (4 KiB here).
     c.set_log_uar_page_sz(0);
-    cmdq.exec::<command::SetHcaCap>(&set, 0).map(|_| ())
+    let atomic = c.atomic() != 0;
+    cmdq.exec::<command::SetHcaCap>(&set, 0)?;
+    Ok(atomic)
 }
 
 /// The current capabilities after `INIT_HCA`.
+/// 8-byte atomics in host endianness where the card can (mlx5_core `handle_hca_cap_atomic`):
+/// a responder's memory operand and a requester's result in the CPU's byte order, as verbs
+/// users (and rxe) expect them. Only with the general `atomic` capability.
+pub(crate) fn set_atomic(cmdq: &Cmdq, atomic: bool) -> Result {
+    if !atomic {
+        return Ok(());
+    }
+    let cur = query(cmdq, cap_type::ATOMIC, true)?;
+    if cur
+        .capability()
+        .atomic_caps()
+        .supported_atomic_req_8B_endianness_mode_1()
+        == 0
+    {
+        return Ok(());
+    }
+    let mut set = input::<command::SetHcaCap>(0)?;
+    set.set_op_mod(set_op_mod(cap_type::ATOMIC).into());
+    set.capability_mut()
+        .as_mut_bytes()
+        .copy_from_slice(cur.capability().as_bytes());
+    set.capability_mut()
+        .atomic_caps_mut()
+        .set_atomic_req_8B_endianness_mode(ATOMIC_REQ_MODE_HOST_ENDIANNESS.into());
+    cmdq.exec::<command::SetHcaCap>(&set, 0).map(|_| ())
+}
+
 pub(crate) struct Caps {
     general: Msg<QueryHcaCapOut>,
     eth: Option<Msg<QueryHcaCapOut>>,

@@ -19,9 +19,9 @@ use cx4_hw::{
 };
 use kernel::{
     device::Bound,
-    str::CString,
     pci,
     prelude::*,
+    str::CString,
     sync::Arc,
     time::Delta, //
 };
@@ -216,7 +216,8 @@ impl Hca {
         self.set_issi()?;
         m.pages.satisfy(m.dev.get(), cmdq, Stage::Boot)?;
         self.set_host_endianness()?;
-        caps::set_general(cmdq)?;
+        let atomic = caps::set_general(cmdq)?;
+        caps::set_atomic(cmdq, atomic)?;
         m.pages.satisfy(m.dev.get(), cmdq, Stage::Init)?;
 
         let init = input::<command::InitHca>(0)?;
@@ -252,12 +253,7 @@ impl Hca {
         if let Some(caps) = self.caps.clone() {
             if caps.eth().is_some() {
                 let fw = m.bar.fw_version()?;
-                let ver = CString::try_from_fmt(fmt!(
-                    "{}.{}.{}",
-                    fw.major,
-                    fw.minor,
-                    fw.subminor
-                ))?;
+                let ver = CString::try_from_fmt(fmt!("{}.{}.{}", fw.major, fw.minor, fw.subminor))?;
                 self.en = Some(En::probe(&m, &caps, eqs.comp_eqns()?, ver, health)?);
             }
             // The RDMA function (mlx5_ib's auxiliary device) on the netdev's port. Not fatal:

@@ -121,6 +121,10 @@ pub const CORE_PORT_IBA_ROCE_UDP_ENCAP: u32 = ksys::KSYS_CONST_RDMA_CORE_PORT_IB
 pub const MGMT_MAD_SIZE: u32 = ksys::KSYS_CONST_IB_MGMT_MAD_SIZE;
 /// `IB_PORT_CM_SUP`: the port supports connection management (port capability flags).
 pub const PORT_CM_SUP: u32 = ksys::KSYS_CONST_IB_PORT_CM_SUP;
+/// `IB_DEVICE_MEM_MGT_EXTENSIONS`: fast registration and local invalidation work requests
+/// (what nvme-rdma, NFS/RDMA and RDS require).
+pub const DEVICE_MEM_MGT_EXTENSIONS: u64 =
+    ksys::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS as u64;
 
 /// A device's attributes (`struct ib_device_attr`), the subset a verbs device reports; the
 /// rest stays zero. Counts are `u32` here and clamped to the C `int`s.
@@ -186,6 +190,8 @@ pub struct DeviceAttr {
     pub max_pkeys: u16,
     /// Local CA ACK delay (log2 of 4.096 µs units).
     pub local_ca_ack_delay: u8,
+    /// Pages of one fast registration.
+    pub max_fast_reg_page_list_len: u32,
 }
 
 fn int(v: u32) -> ffi::c_int {
@@ -227,6 +233,7 @@ impl DeviceAttr {
         a.max_srq_sge = int(self.max_srq_sge);
         a.max_pkeys = self.max_pkeys;
         a.local_ca_ack_delay = self.local_ca_ack_delay;
+        a.max_fast_reg_page_list_len = self.max_fast_reg_page_list_len;
     }
 }
 

@@ -14,6 +14,8 @@ use crate::{
     GidAttr,
     IbDriver,
     LinkLayer,
+    Mr,
+    Pd,
     PortAttr,
     PortImmutable,
     Qp,
@@ -99,6 +101,18 @@ impl IbDriver for Check {
 
     fn create_ah(_dev: &Device<Self>, _attr: &AhAttr, _sleepable: bool) -> Result {
         Ok(())
+    }
+
+    fn alloc_mr(_pd: &Pd<Self>, _max_num_sg: u32) -> Result<((), u32, u32)> {
+        Err(EINVAL)
+    }
+
+    fn mr_map_begin(_mr: &Mr<Self>, _page_size: u32) -> Result {
+        Err(EINVAL)
+    }
+
+    fn mr_set_page(_mr: &Mr<Self>, _addr: u64) -> Result {
+        Err(EINVAL)
     }
 }
 

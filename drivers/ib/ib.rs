@@ -69,6 +69,7 @@ pub use attr::{
     CORE_PORT_IBA_ROCE,
     CORE_PORT_IBA_ROCE_UDP_ENCAP,
     MGMT_MAD_SIZE,
+    DEVICE_MEM_MGT_EXTENSIONS,
     PORT_CM_SUP, //
 };
 pub use device::{
@@ -122,6 +123,7 @@ pub use wr::{
     QpHandle,
     RecvWr,
     RecvWrs,
+    RegWr,
     Remote,
     SendWr,
     SendWrs,

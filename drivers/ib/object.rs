@@ -279,6 +279,43 @@ impl<T: IbDriver> Mr<T> {
         // SAFETY: The caller's guarantee; `ib` at offset 0 makes `raw` the box's pointer.
         drop(unsafe { KBox::from_raw(raw.cast::<Self>()) });
     }
+
+    /// The MR of a live `ib_mr` made by [`Mr::into_raw`].
+    ///
+    /// # Safety
+    ///
+    /// `raw` must come from [`Mr::into_raw`] of this driver and stay live for `'a`.
+    pub(crate) unsafe fn from_raw<'a>(raw: *mut ksys::ib_mr) -> &'a Self {
+        // SAFETY: The caller's guarantee; `ib` is at offset 0.
+        unsafe { &*raw.cast::<Self>() }
+    }
+
+    /// The I/O virtual address of the registration (`map_mr_sg` set it).
+    pub fn iova(&self) -> u64 {
+        // SAFETY: A live `ib_mr`.
+        unsafe { ksys::ib_mr_iova(self.ib.get()) }
+    }
+
+    /// The length of the registration (`map_mr_sg` set it).
+    pub fn length(&self) -> u64 {
+        // SAFETY: A live `ib_mr`.
+        unsafe { ksys::ib_mr_length(self.ib.get()) }
+    }
+
+    /// The page size the user maps with (`ib_map_mr_sg`'s argument).
+    pub fn page_size(&self) -> u32 {
+        // SAFETY: A live `ib_mr`.
+        unsafe { ksys::ib_mr_page_size(self.ib.get()) }
+    }
+}
+
+impl<T: IbDriver> Pd<T> {
+    /// The lkey kernel users' data segments carry in this PD (the core's DMA MR, set after
+    /// `alloc_pd`).
+    pub fn local_dma_lkey(&self) -> u32 {
+        // SAFETY: A live PD; the core writes the field once, before the PD is used.
+        unsafe { (*self.ib.get()).local_dma_lkey }
+    }
 }
 
 impl<T: IbDriver> Deref for Mr<T> {

@@ -183,6 +183,27 @@ pub trait IbDriver: Sized + 'static {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// `alloc_mr` (`IB_MR_TYPE_MEM_REG`): a fast-registration MR of up to `max_num_sg` pages
+    /// in `pd`, invalid until a `REG_MR` request registers what `map_mr_sg` mapped. Returns
+    /// the MR, its lkey and rkey.
+    fn alloc_mr(_pd: &Pd<Self>, _max_num_sg: u32) -> Result<(Self::Mr, u32, u32)> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `map_mr_sg`, first step: the MR's page list starts empty, for pages of `page_size`
+    /// bytes (the user's choice). Then the layer walks the scatter list (`ib_sg_to_pages`,
+    /// which also sets the MR's `iova` and `length`) and hands each page to
+    /// [`IbDriver::mr_set_page`]. Any context: must not sleep.
+    fn mr_map_begin(_mr: &Mr<Self>, _page_size: u32) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `map_mr_sg`: the next page's bus address; an error (the list is full) ends the
+    /// mapping there.
+    fn mr_set_page(_mr: &Mr<Self>, _addr: u64) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `create_qp`: a queue pair in `pd` (in RESET), for a user context (`udata`) or a
     /// kernel user. `events` is the QP's event sink (as for CQs). Returns the QP and its
     /// number.
@@ -300,7 +321,12 @@ impl<T: IbDriver> OpsTable<T> {
         destroy_cq: op!(T::HAS_CREATE_CQ, Self::destroy_cq),
         reg_user_mr: op!(T::HAS_REG_USER_MR, Self::reg_user_mr),
         get_dma_mr: op!(T::HAS_GET_DMA_MR, Self::get_dma_mr),
-        dereg_mr: op!(T::HAS_REG_USER_MR || T::HAS_GET_DMA_MR, Self::dereg_mr),
+        dereg_mr: op!(
+            T::HAS_REG_USER_MR || T::HAS_GET_DMA_MR || T::HAS_ALLOC_MR,
+            Self::dereg_mr
+        ),
+        alloc_mr: op!(T::HAS_ALLOC_MR, Self::alloc_mr),
+        map_mr_sg: op!(T::HAS_MR_MAP_BEGIN, Self::map_mr_sg),
         create_qp: op!(T::HAS_CREATE_QP, Self::create_qp),
         destroy_qp: op!(T::HAS_CREATE_QP, Self::destroy_qp),
         modify_qp: op!(T::HAS_MODIFY_QP, Self::modify_qp),
@@ -624,7 +650,59 @@ impl<T: IbDriver> OpsTable<T> {
 
     /// # Safety
     ///
-    /// The core calls it once for an MR `reg_user_mr`/`get_dma_mr` returned.
+    /// The core calls it with a live PD of ours.
+    unsafe extern "C" fn alloc_mr(
+        pd: *mut ksys::ib_pd,
+        mr_type: ksys::ib_mr_type,
+        max_num_sg: u32,
+    ) -> *mut ksys::ib_mr {
+        if mr_type != ksys::ib_mr_type_IB_MR_TYPE_MEM_REG {
+            return crate::eopnotsupp().to_ptr();
+        }
+        // SAFETY: A PD initialised by `alloc_pd`, live during the call.
+        let pd = unsafe { Pd::<T>::from_raw(pd) };
+        let r = T::alloc_mr(pd, max_num_sg)
+            .and_then(|(mr, lkey, rkey)| Mr::<T>::into_raw(mr, lkey, rkey));
+        match r {
+            Ok(p) => p,
+            Err(e) => e.to_ptr(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// The user calls it (`ib_map_mr_sg`) with a live MR of ours from `alloc_mr` and a
+    /// DMA-mapped scatter list of `n` entries.
+    unsafe extern "C" fn map_mr_sg(
+        mr: *mut ksys::ib_mr,
+        sg: *mut kernel::bindings::scatterlist,
+        n: c_int,
+        offset: *mut core::ffi::c_uint,
+    ) -> c_int {
+        // SAFETY: Made by `Mr::into_raw`, live during the call.
+        let m = unsafe { Mr::<T>::from_raw(mr) };
+        if let Err(e) = T::mr_map_begin(m, m.page_size()) {
+            return e.to_errno();
+        }
+        // SAFETY: The caller's MR and list; `set_page` is called with this MR only.
+        unsafe { ksys::ib_sg_to_pages(mr, sg, n, offset, Some(Self::set_page)) }
+    }
+
+    /// # Safety
+    ///
+    /// `ib_sg_to_pages` calls it with the MR `map_mr_sg` passed.
+    unsafe extern "C" fn set_page(mr: *mut ksys::ib_mr, addr: u64) -> c_int {
+        // SAFETY: As in `map_mr_sg`.
+        let m = unsafe { Mr::<T>::from_raw(mr) };
+        match T::mr_set_page(m, addr) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it once for an MR `reg_user_mr`/`get_dma_mr`/`alloc_mr` returned.
     unsafe extern "C" fn dereg_mr(mr: *mut ksys::ib_mr, _udata: *mut ksys::ib_udata) -> c_int {
         // SAFETY: Made by `Mr::into_raw`, not used after.
         unsafe { Mr::<T>::free(mr) };

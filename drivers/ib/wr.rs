@@ -9,9 +9,11 @@ use core::marker::PhantomData;
 use crate::{
     object::{
         Ah,
+        Mr,
         Qp, //
     },
     ops::IbDriver,
+    umem::Access,
 };
 
 /// A scatter/gather entry (`struct ib_sge`).
@@ -61,7 +63,9 @@ pub enum WrOpcode {
     FetchAdd,
     /// `IB_WR_LOCAL_INV`.
     LocalInv,
-    /// Any other (`IB_WR_REG_MR`, masked atomics, LSO, ...): the raw value.
+    /// `IB_WR_REG_MR`: fast registration of a mapped MR ([`SendWr::reg`]).
+    RegMr,
+    /// Any other (masked atomics, LSO, ...): the raw value.
     Other(u32),
 }
 
@@ -77,6 +81,7 @@ impl WrOpcode {
             ksys::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP => Self::CmpSwap,
             ksys::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD => Self::FetchAdd,
             ksys::ib_wr_opcode_IB_WR_LOCAL_INV => Self::LocalInv,
+            ksys::ib_wr_opcode_IB_WR_REG_MR => Self::RegMr,
             o => Self::Other(o),
         }
     }
@@ -114,6 +119,17 @@ pub struct UdDest<'a, T: IbDriver> {
     pub remote_qkey: u32,
     /// P_Key index (GSI only).
     pub pkey_index: u16,
+}
+
+/// A fast registration (`struct ib_reg_wr`): the MR `map_mr_sg` filled, to be made valid
+/// under `key` with `access`.
+pub struct RegWr<'a, T: IbDriver> {
+    /// The MR (its pages, `iova`, `length`).
+    pub mr: &'a Mr<T>,
+    /// The key it is registered under (the MR's key with a new low byte).
+    pub key: u32,
+    /// `IB_ACCESS_*` rights.
+    pub access: Access,
 }
 
 /// The remote side of an RDMA or atomic operation.
@@ -196,6 +212,25 @@ impl<'a, T: IbDriver> SendWr<'a, T> {
             remote_qpn: u.remote_qpn,
             remote_qkey: u.remote_qkey,
             pkey_index: u.pkey_index,
+        })
+    }
+
+    /// The registration of a `REG_MR` request.
+    pub fn reg(&self) -> Option<RegWr<'a, T>> {
+        if self.opcode() != WrOpcode::RegMr {
+            return None;
+        }
+        // SAFETY: REG_MR requests are `ib_reg_wr`s (`reg_wr()`), first member this one; valid
+        // for the post call.
+        let r = unsafe { &*core::ptr::from_ref(self.raw).cast::<ksys::ib_reg_wr>() };
+        if r.mr.is_null() {
+            return None;
+        }
+        Some(RegWr {
+            // SAFETY: An MR of this device (so this driver's `alloc_mr`), held for the call.
+            mr: unsafe { Mr::<T>::from_raw(r.mr) },
+            key: r.key,
+            access: Access(r.access as u32),
         })
     }
 
@@ -386,6 +421,8 @@ pub enum WcOpcode {
     FetchAdd = ksys::ib_wc_opcode_IB_WC_FETCH_ADD,
     /// `IB_WC_LOCAL_INV`.
     LocalInv = ksys::ib_wc_opcode_IB_WC_LOCAL_INV,
+    /// `IB_WC_REG_MR`.
+    RegMr = ksys::ib_wc_opcode_IB_WC_REG_MR,
     /// `IB_WC_RECV`.
     Recv = ksys::ib_wc_opcode_IB_WC_RECV,
     /// `IB_WC_RECV_RDMA_WITH_IMM`.

@@ -433,6 +433,21 @@ void ksys_helper_ib_mr_set_keys(struct ib_mr *mr, u32 lkey, u32 rkey)
 	mr->rkey = rkey;
 }
 
+u64 ksys_helper_ib_mr_iova(const struct ib_mr *mr)
+{
+	return mr->iova;
+}
+
+u64 ksys_helper_ib_mr_length(const struct ib_mr *mr)
+{
+	return mr->length;
+}
+
+u32 ksys_helper_ib_mr_page_size(const struct ib_mr *mr)
+{
+	return mr->page_size;
+}
+
 struct ib_device *ksys_helper_ib_ah_device(const struct ib_ah *ah)
 {
 	return ah->device;

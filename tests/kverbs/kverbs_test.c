@@ -5,8 +5,10 @@
  * do over a pair of RC QPs of that device connected to each other through one of its GIDs
  * (the card loops the packets back): SEND/RECV (+immediate), RDMA WRITE (+immediate), RDMA
  * READ, an atomic the MR's rights refuse (remote access error, the QP in error, the next
- * request flushed), a reset and reconnect, a WRITE with a bad rkey, a UD send without an
- * address handle (refused) and a completion event on an armed CQ. Each
+ * request flushed), a reset and reconnect, a fast registration (IB_WR_REG_MR) with atomic
+ * rights and fetch-and-add / compare-and-swap through it, a local invalidation and a WRITE
+ * it refuses, a UD send without an address handle (refused) and a completion event on an
+ * armed CQ. Each
  * check prints "kverbs: PASS <name>" or "kverbs: FAIL <name>: <why>"; the run ends with
  * "kverbs: <gid type> done: N passed, M failed". It runs once over a RoCE v2 GID (the
  * port's IPv4 address) and once over the RoCE v1 link-local GID.
@@ -15,6 +17,7 @@
 #include <linux/completion.h>
 #include <linux/dma-mapping.h>
 #include <linux/module.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
@@ -264,14 +267,81 @@ static void run_checks(struct run *r, const struct ib_gid_attr *gid)
 		      wc[0].status, wc[1].status);
 	}
 
-	/* A bad rkey: remote access error, and nothing written. */
-	memset(pb + 1024, 0xee, 64);
-	ret = post(r, IB_WR_RDMA_WRITE, 8, 0, 64, r->b.dma + 1024, rkey ^ 0xff00, 0, 0, 0);
-	n = poll_n(r->cq, wc, 1);
-	CHECK(r, "bad rkey", !ret && n == 1 && wc[0].wr_id == 8 &&
-	      wc[0].status == IB_WC_REM_ACCESS_ERR && pb[1024] == 0xee && pb[1087] == 0xee,
-	      "post %d, %d completions, status %d (%s)", ret, n, wc[0].status,
-	      ib_wc_status_msg(wc[0].status));
+	/*
+	 * Fast registration: b maps its buffer into an MR (one 4 KiB page) and registers it
+	 * with remote read, write and atomic rights under a new key variant (IB_WR_REG_MR on
+	 * its QP); a's atomics through that rkey work; b invalidates it (IB_WR_LOCAL_INV); a's
+	 * next WRITE through it is refused and writes nothing.
+	 */
+	{
+		struct ib_mr *mr = ib_alloc_mr(r->pd, IB_MR_TYPE_MEM_REG, 2);
+		struct ib_reg_wr reg = {};
+		struct ib_send_wr inv = {};
+		struct scatterlist sg;
+		u32 frkey;
+
+		if (IS_ERR(mr)) {
+			CHECK(r, "fast registration", 0, "alloc_mr %ld", PTR_ERR(mr));
+			return;
+		}
+		sg_init_table(&sg, 1);
+		sg_dma_address(&sg) = r->b.dma;
+		sg_dma_len(&sg) = BUF;
+		n = ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE);
+		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+		frkey = mr->rkey;
+		reg.wr.wr_id = 20;
+		reg.wr.opcode = IB_WR_REG_MR;
+		reg.wr.send_flags = IB_SEND_SIGNALED;
+		reg.mr = mr;
+		reg.key = frkey;
+		reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+			     IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC;
+		ret = n == 1 ? ib_post_send(r->b.qp, &reg.wr, NULL) : -EINVAL;
+		i = ret ? 0 : poll_n(r->cq, wc, 1);
+		CHECK(r, "fast registration", n == 1 && !ret && i == 1 && wc[0].wr_id == 20 &&
+		      wc[0].status == IB_WC_SUCCESS && wc[0].opcode == IB_WC_REG_MR &&
+		      mr->iova == r->b.dma && mr->length == BUF,
+		      "map %d, post %d, %d completions, status %d (%s) opcode %d", n, ret, i,
+		      wc[0].status, ib_wc_status_msg(wc[0].status), wc[0].opcode);
+
+		word = (u64 *)(pb + 3584);
+		*word = 40;
+		ret = post(r, IB_WR_ATOMIC_FETCH_AND_ADD, 21, 3584, 8, mr->iova + 3584, frkey, 2,
+			   0, 0);
+		n = poll_n(r->cq, wc, 1);
+		CHECK(r, "fetch-add", !ret && n == 1 && wc[0].status == IB_WC_SUCCESS &&
+		      wc[0].opcode == IB_WC_FETCH_ADD && *(u64 *)(pa + 3584) == 40 && *word == 42,
+		      "post %d, %d completions, status %d, old %llu, now %llu", ret, n,
+		      wc[0].status, *(u64 *)(pa + 3584), *word);
+		ret = post(r, IB_WR_ATOMIC_CMP_AND_SWP, 22, 3592, 8, mr->iova + 3584, frkey, 42, 99,
+			   0);
+		n = poll_n(r->cq, wc, 1);
+		CHECK(r, "compare-swap", !ret && n == 1 && wc[0].status == IB_WC_SUCCESS &&
+		      wc[0].opcode == IB_WC_COMP_SWAP && *(u64 *)(pa + 3592) == 42 && *word == 99,
+		      "post %d, %d completions, status %d, old %llu, now %llu", ret, n,
+		      wc[0].status, *(u64 *)(pa + 3592), *word);
+
+		inv.wr_id = 23;
+		inv.opcode = IB_WR_LOCAL_INV;
+		inv.send_flags = IB_SEND_SIGNALED;
+		inv.ex.invalidate_rkey = frkey;
+		ret = ib_post_send(r->b.qp, &inv, NULL);
+		n = ret ? 0 : poll_n(r->cq, wc, 1);
+		CHECK(r, "local invalidate", !ret && n == 1 && wc[0].wr_id == 23 &&
+		      wc[0].status == IB_WC_SUCCESS && wc[0].opcode == IB_WC_LOCAL_INV,
+		      "post %d, %d completions, status %d (%s) opcode %d", ret, n, wc[0].status,
+		      ib_wc_status_msg(wc[0].status), wc[0].opcode);
+
+		memset(pb + 1024, 0xee, 64);
+		ret = post(r, IB_WR_RDMA_WRITE, 24, 0, 64, mr->iova + 1024, frkey, 0, 0, 0);
+		n = poll_n(r->cq, wc, 1);
+		CHECK(r, "write after invalidate refused", !ret && n == 1 && wc[0].wr_id == 24 &&
+		      wc[0].status == IB_WC_REM_ACCESS_ERR && pb[1024] == 0xee && pb[1087] == 0xee,
+		      "post %d, %d completions, status %d (%s)", ret, n, wc[0].status,
+		      ib_wc_status_msg(wc[0].status));
+		ib_dereg_mr(mr);
+	}
 }
 
 static void test_events(struct run *r)

@@ -50,7 +50,10 @@ use crate::{
             self,
             RoceAddr, //
         },
-        mr::IbMr,
+        mr::{
+            IbMr,
+            MAX_FAST_REG_PAGES, //
+        },
         qp::IbQp,
         srq::IbSrq,
         ucontext::Ucontext,
@@ -140,6 +143,9 @@ impl ib::IbDriver for IbDev {
         a.max_ah = i32::MAX as u32;
         a.max_pkeys = 1;
         a.local_ca_ack_delay = g.local_ca_ack_delay() as u8;
+        // Fast registration by UMR work requests on kernel RC/UC QPs (kqp.rs).
+        a.device_cap_flags |= ib::DEVICE_MEM_MGT_EXTENSIONS;
+        a.max_fast_reg_page_list_len = MAX_FAST_REG_PAGES;
         Ok(())
     }
 
@@ -244,6 +250,18 @@ impl ib::IbDriver for IbDev {
 
     fn get_dma_mr(pd: &ib::Pd<Self>, access: Access) -> Result<(IbMr, u32, u32)> {
         IbMr::dma(pd, access)
+    }
+
+    fn alloc_mr(pd: &ib::Pd<Self>, max_num_sg: u32) -> Result<(IbMr, u32, u32)> {
+        IbMr::fast_reg(pd, max_num_sg)
+    }
+
+    fn mr_map_begin(mr: &ib::Mr<Self>, page_size: u32) -> Result {
+        mr.map_begin(page_size)
+    }
+
+    fn mr_set_page(mr: &ib::Mr<Self>, addr: u64) -> Result {
+        mr.set_page(addr)
     }
 
     fn create_qp(

@@ -7,12 +7,13 @@
 //!   bytes, data segments ended by a terminating one when fewer than fit), then the send
 //!   queue; a doorbell record (receive counter at 0, send counter at 4); the device's kernel
 //!   UAR page for the send doorbell.
-//! - Send WQEs have a fixed size of `bbs` basic blocks (a power of two, so none wraps the
-//!   ring): control segment, then the datagram segment (UD, GSI: the address handle's vector
-//!   with the request's destination QP and Q_Key) or remote-address (and atomic) segment,
-//!   then one data segment per non-empty gather entry. The control segment names the WQE by
-//!   the producer counter in basic blocks; a completion names it back, so the slot of its
-//!   request is `counter / bbs`.
+//! - Send WQEs: control segment, then the datagram segment (UD, GSI: the address handle's
+//!   vector with the request's destination QP and Q_Key), the remote-address (and atomic)
+//!   segment, or the UMR segments of a fast registration / local invalidation; then one data
+//!   segment per non-empty gather entry. A WQE takes the basic blocks its segments need; the
+//!   ring holds `sq_wqes` of the largest; a WQE never wraps (NOPs pad the ring's end). The
+//!   control segment names the WQE by the producer counter in basic blocks; a completion
+//!   names it back, so its request is found by the basic block it started at.
 //! - Posting runs in any context: the rings are under IRQ-safe locks, nothing allocates.
 //!   The doorbell record gets the producer counter after the WQEs, then the first eight bytes
 //!   of the last control segment go to the UAR's doorbell register.
@@ -20,6 +21,7 @@
 //!   requester CQEs (and their errors) free the send slots up to the named WQE, responder
 //!   CQEs consume receive WQEs in order.
 
+use cx4_hw::mkey::access_mode;
 use cx4_hw::{
     cq::cqe::{
         opcode as cqe_op,
@@ -41,9 +43,17 @@ use cx4_hw::{
         qpn_ds,
         rdma::{
             Av,
+            MkeyMask,
+            MkeySeg,
+            Perm,
             WqeAtomicSeg,
             WqeRaddrSeg,
-            EXTENDED_UD_AV, //
+            WqeUmrCtrlSeg,
+            EXTENDED_UD_AV,
+            MKEY_REMOTE_INVAL,
+            MKEY_STATUS_FREE,
+            UMR_CHECK_NOT_FREE,
+            UMR_INLINE, //
         },
         WqeCtrlSeg,
         WqeDataSeg,
@@ -56,6 +66,7 @@ use cx4_hw::{
 use ib::{
     send_flags,
     wc_flags,
+    Access,
     NetworkType,
     QpHandle,
     RecvWrs,
@@ -82,6 +93,7 @@ use crate::{
     dmabuf::DmaBuf,
     ib::{
         ah::IbAh,
+        mr::IbMr,
         IbDev, //
     },
     iseg::Bar0,
@@ -101,11 +113,10 @@ pub(crate) enum SendKind {
 
 /// The sizes of a kernel QP's rings, from the user's capabilities and the device's limits.
 pub(crate) struct WqLayout {
-    /// Send WQEs (0: no send queue) and basic blocks per WQE (a power of two, `1 <<
-    /// log_bbs`).
+    /// Send WQEs (0: no send queue) and basic blocks of the largest WQE (a power of two:
+    /// the ring has `sq_wqes * bbs` basic blocks).
     pub(crate) sq_wqes: u32,
     pub(crate) bbs: u32,
-    log_bbs: u32,
     /// Receive WQEs (0: none, or an SRQ) and log2 of their stride in bytes.
     pub(crate) rq_wqes: u32,
     pub(crate) rq_shift: u32,
@@ -133,11 +144,14 @@ impl WqLayout {
         let ds = SEND_WQE_DS as u32;
         // The largest WQE: the address segment and every gather entry, or (RC) an atomic
         // with its one entry.
+        // RC and UC also carry fast registrations (UMR control, mkey and pointer segments).
+        let umr = (WqeUmrCtrlSeg::SIZE + MkeySeg::SIZE + WqeDataSeg::SIZE) as u32;
         let body = match kind {
             SendKind::Datagram => Av::SIZE as u32 + send_sge * ds,
             SendKind::Rc => (WqeRaddrSeg::SIZE as u32 + send_sge * ds)
-                .max((WqeRaddrSeg::SIZE + WqeAtomicSeg::SIZE) as u32 + ds),
-            SendKind::Uc => WqeRaddrSeg::SIZE as u32 + send_sge * ds,
+                .max((WqeRaddrSeg::SIZE + WqeAtomicSeg::SIZE) as u32 + ds)
+                .max(umr),
+            SendKind::Uc => (WqeRaddrSeg::SIZE as u32 + send_sge * ds).max(umr),
         };
         let wqe = WqeCtrlSeg::SIZE as u32 + body;
         let bbs = wqe.div_ceil(SEND_WQE_BB as u32).next_power_of_two();
@@ -166,7 +180,6 @@ impl WqLayout {
         Ok(Self {
             sq_wqes,
             bbs,
-            log_bbs: bbs.trailing_zeros(),
             rq_wqes,
             rq_shift,
             send_sge,
@@ -191,8 +204,11 @@ struct SendRing {
     /// WQE index).
     pc: u16,
     cc: u16,
+    /// By the basic block a WQE starts at: its request's cookie, operation and size in
+    /// basic blocks.
     wr_id: KVec<u64>,
     op: KVec<WcOpcode>,
+    size: KVec<u8>,
     scratch: KVec<u8>,
 }
 
@@ -232,15 +248,16 @@ impl KernelWq {
     ) -> Result<Self> {
         let buf = DmaBuf::alloc(mdev.dev.get(), layout.bytes())?;
         let dbrec = DmaBuf::alloc(mdev.dev.get(), 64)?;
-        let sq_wqes = layout.sq_wqes as usize;
+        let sq_bbs = (layout.sq_wqes * layout.bbs) as usize;
         let rq_wqes = layout.rq_wqes as usize;
         let sq = KBox::pin_init(
             new_irq_safe_lock!(
                 SendRing {
                     pc: 0,
                     cc: 0,
-                    wr_id: KVec::from_elem(0u64, sq_wqes, GFP_KERNEL)?,
-                    op: KVec::from_elem(WcOpcode::Send, sq_wqes, GFP_KERNEL)?,
+                    wr_id: KVec::from_elem(0u64, sq_bbs, GFP_KERNEL)?,
+                    op: KVec::from_elem(WcOpcode::Send, sq_bbs, GFP_KERNEL)?,
+                    size: KVec::from_elem(1u8, sq_bbs, GFP_KERNEL)?,
                     scratch: KVec::from_elem(0u8, layout.bbs as usize * SEND_WQE_BB, GFP_KERNEL)?,
                 },
                 "cx4::ib_kqp_sq"
@@ -341,14 +358,9 @@ impl KernelWq {
         qp: &ib::Qp<IbDev>,
     ) -> Result<[u8; 8]> {
         let l = &self.layout;
-        let slots = l.sq_wqes;
-        if slots == 0 {
+        let ring_bbs = l.sq_wqes * l.bbs;
+        if ring_bbs == 0 {
             return Err(EINVAL);
-        }
-        let bbs = l.bbs as u16;
-        let used = ring.pc.wrapping_sub(ring.cc);
-        if u32::from(used) + u32::from(bbs) > slots * l.bbs {
-            return Err(ENOMEM);
         }
         if wr.num_sge() > l.send_sge as usize || wr.flags() & send_flags::INLINE != 0 {
             return Err(EINVAL);
@@ -377,10 +389,17 @@ impl KernelWq {
             (SendKind::Rc, WrOpcode::RdmaRead) => (opcode::RDMA_READ, WcOpcode::RdmaRead, None),
             (SendKind::Rc, WrOpcode::CmpSwap) => (opcode::ATOMIC_CS, WcOpcode::CompSwap, None),
             (SendKind::Rc, WrOpcode::FetchAdd) => (opcode::ATOMIC_FA, WcOpcode::FetchAdd, None),
-            // Memory registration and local invalidation (UMR WQEs) are not offered.
+            (SendKind::Rc | SendKind::Uc, WrOpcode::RegMr) => (
+                opcode::UMR,
+                WcOpcode::RegMr,
+                Some(wr.reg().ok_or(EINVAL)?.key),
+            ),
+            (SendKind::Rc | SendKind::Uc, WrOpcode::LocalInv) => {
+                (opcode::UMR, WcOpcode::LocalInv, Some(wr.invalidate_rkey()))
+            }
             _ => return Err(EINVAL),
         };
-        let len = usize::from(bbs) * SEND_WQE_BB;
+        let len = l.bbs as usize * SEND_WQE_BB;
         let s = ring.scratch.get_mut(..len).ok_or(EINVAL)?;
         s.fill(0);
         let mut off = WqeCtrlSeg::SIZE;
@@ -394,6 +413,12 @@ impl KernelWq {
                 av.set_dqp_dct((ud.remote_qpn & 0xff_ffff) | EXTENDED_UD_AV);
                 av.set_qkey(ud.remote_qkey);
                 off += Av::SIZE;
+            }
+            SendKind::Rc | SendKind::Uc if op == WrOpcode::RegMr => {
+                off += umr_reg(s.get_mut(off..).ok_or(EINVAL)?, wr, qp)?;
+            }
+            SendKind::Rc | SendKind::Uc if op == WrOpcode::LocalInv => {
+                off += umr_invalidate(s.get_mut(off..).ok_or(EINVAL)?)?;
             }
             SendKind::Rc | SendKind::Uc => {
                 if let Some(rem) = wr.remote() {
@@ -423,7 +448,13 @@ impl KernelWq {
                 }
             }
         }
-        for sge in wr.sges().filter(|g| g.length != 0) {
+        let data = if matches!(op, WrOpcode::RegMr | WrOpcode::LocalInv) {
+            // Their gather list is not used.
+            None
+        } else {
+            Some(wr.sges())
+        };
+        for sge in data.into_iter().flatten().filter(|g| g.length != 0) {
             let d =
                 WqeDataSeg::mut_from_bytes(s.get_mut(off..off + WqeDataSeg::SIZE).ok_or(EINVAL)?)
                     .map_err(|_| EINVAL)?;
@@ -440,26 +471,53 @@ impl KernelWq {
         if wr.flags() & send_flags::FENCE != 0 {
             fm |= fm_ce_se::FENCE_MODE_SMALL_AND_FENCE;
         }
-        let pc = ring.pc;
+        // The card reads a WQE's segments (`ds`) and finds the next WQE right after them; a
+        // WQE does not wrap the ring: NOPs pad its end first (as mlx5e's `mlx5e_post_nop`).
+        let wqebbs = off.div_ceil(SEND_WQE_BB) as u32;
+        let mask = ring_bbs - 1;
+        let used = u32::from(ring.pc.wrapping_sub(ring.cc));
+        let contig = ring_bbs - (u32::from(ring.pc) & mask);
+        let pad = if contig < wqebbs { contig } else { 0 };
+        if used + pad + wqebbs > ring_bbs {
+            return Err(ENOMEM);
+        }
         {
             let c = WqeCtrlSeg::mut_from_bytes(s.get_mut(..WqeCtrlSeg::SIZE).ok_or(EINVAL)?)
                 .map_err(|_| EINVAL)?;
-            c.set_opmod_idx_opcode(opmod_idx_opcode(0, pc, hw_op));
             c.set_qpn_ds(qpn_ds(self.qpn, (off / SEND_WQE_DS) as u8));
             c.set_fm_ce_se(fm.into());
             if let Some(i) = imm {
                 c.set_imm(i);
             }
         }
+        let sq_base = self.layout.rq_bytes();
+        for _ in 0..pad {
+            let pc = ring.pc;
+            let mut nop = [0u8; WqeCtrlSeg::SIZE];
+            let c = WqeCtrlSeg::mut_from_bytes(&mut nop[..]).map_err(|_| EINVAL)?;
+            c.set_opmod_idx_opcode(opmod_idx_opcode(0, pc, opcode::NOP));
+            c.set_qpn_ds(qpn_ds(self.qpn, 1));
+            let at = sq_base + (u32::from(pc) & mask) as usize * SEND_WQE_BB;
+            self.buf.write(at, &nop)?;
+            *ring
+                .size
+                .get_mut((u32::from(pc) & mask) as usize)
+                .ok_or(EINVAL)? = 1;
+            ring.pc = pc.wrapping_add(1);
+        }
+        let pc = ring.pc;
+        let s = ring.scratch.get_mut(..off).ok_or(EINVAL)?;
+        WqeCtrlSeg::mut_from_bytes(s.get_mut(..WqeCtrlSeg::SIZE).ok_or(EINVAL)?)
+            .map_err(|_| EINVAL)?
+            .set_opmod_idx_opcode(opmod_idx_opcode(0, pc, hw_op));
         let mut head = [0u8; 8];
         head.copy_from_slice(s.get(..8).ok_or(EINVAL)?);
-        let at = self.layout.rq_bytes()
-            + usize::from(pc & (slots as u16 * bbs).wrapping_sub(1)) * SEND_WQE_BB;
-        self.buf.write(at, s.get(..off).ok_or(EINVAL)?)?;
-        let slot = usize::from(pc >> l.log_bbs) & (slots as usize - 1);
+        let slot = (u32::from(pc) & mask) as usize;
+        self.buf.write(sq_base + slot * SEND_WQE_BB, s)?;
         *ring.wr_id.get_mut(slot).ok_or(EINVAL)? = wr.wr_id();
         *ring.op.get_mut(slot).ok_or(EINVAL)? = wc_op;
-        ring.pc = pc.wrapping_add(bbs);
+        *ring.size.get_mut(slot).ok_or(EINVAL)? = wqebbs as u8;
+        ring.pc = pc.wrapping_add(wqebbs as u16);
         Ok(head)
     }
 
@@ -524,13 +582,15 @@ impl KernelWq {
                 let counter = cqe.wqe_counter() as u16;
                 let mut ring = self.sq.lock();
                 let l = &self.layout;
-                if l.sq_wqes == 0 {
+                let ring_bbs = l.sq_wqes * l.bbs;
+                if ring_bbs == 0 {
                     return None;
                 }
-                let slot = usize::from(counter >> l.log_bbs) & (l.sq_wqes as usize - 1);
+                let slot = (u32::from(counter) & (ring_bbs - 1)) as usize;
                 let wr_id = *ring.wr_id.get(slot)?;
                 let wc_op = *ring.op.get(slot)?;
-                ring.cc = counter.wrapping_add(l.bbs as u16);
+                let size = *ring.size.get(slot)?;
+                ring.cc = counter.wrapping_add(size.into());
                 let mut wc = WorkCompletion::new(self.handle, wr_id, WcStatus::Success, wc_op);
                 if op == cqe_op::REQ_ERR {
                     let e = err?;
@@ -609,6 +669,81 @@ impl KernelWq {
         };
         wc.flags |= wc_flags::WITH_NETWORK_HDR_TYPE;
     }
+}
+
+/// The UMR segments of a fast registration (mlx5_ib `set_reg_wr`, always through a pointer
+/// to the page list): the mkey must be free; it gets the key variant, rights, start address,
+/// length and the list's entries, and remote invalidation is enabled. The mask leaves the
+/// page size alone — the mkey was created with 4 KiB pages, `map_mr_sg` takes no other, and
+/// the card's profile (`umr_modify_entity_size_disabled`) refuses changing it — which is
+/// what lets cx4 offer fast registration where mlx5_ib (which always sets that bit) does not.
+/// Returns the bytes written.
+fn umr_reg(s: &mut [u8], wr: &ib::SendWr<'_, IbDev>, qp: &ib::Qp<IbDev>) -> Result<usize> {
+    let reg = wr.reg().ok_or(EINVAL)?;
+    let mr: &IbMr = reg.mr;
+    let (dma, n) = mr.page_list().ok_or(EINVAL)?.dma_and_len();
+    if n == 0 || wr.flags() & send_flags::INLINE != 0 {
+        return Err(EINVAL);
+    }
+    // The list as the card reads it: in 64-byte units (mlx5r_umr_get_xlt_octo).
+    let list = (n as usize * 8).next_multiple_of(64);
+    let atomic = reg.access.contains(Access::REMOTE_ATOMIC);
+    let (ctrl, rest) = s.split_at_mut_checked(WqeUmrCtrlSeg::SIZE).ok_or(EINVAL)?;
+    let u = WqeUmrCtrlSeg::mut_from_bytes(ctrl).map_err(|_| EINVAL)?;
+    u.set_flags(UMR_CHECK_NOT_FREE.into());
+    u.set_xlt_octowords((list / 16) as u32);
+    let mut mask = MkeyMask::LEN
+        | MkeyMask::START_ADDR
+        | MkeyMask::EN_RINVAL
+        | MkeyMask::KEY
+        | MkeyMask::LR
+        | MkeyMask::LW
+        | MkeyMask::RR
+        | MkeyMask::RW
+        | MkeyMask::SMALL_FENCE
+        | MkeyMask::FREE;
+    if atomic {
+        mask |= MkeyMask::A;
+    }
+    u.set_mkey_mask(mask.bits());
+    let (seg, rest) = rest.split_at_mut_checked(MkeySeg::SIZE).ok_or(EINVAL)?;
+    let k = MkeySeg::mut_from_bytes(seg).map_err(|_| EINVAL)?;
+    let mut perm = Perm::LOCAL_READ | Perm::UMR_EN;
+    for (a, p) in [
+        (Access::REMOTE_ATOMIC, Perm::ATOMIC),
+        (Access::REMOTE_WRITE, Perm::REMOTE_WRITE),
+        (Access::REMOTE_READ, Perm::REMOTE_READ),
+        (Access::LOCAL_WRITE, Perm::LOCAL_WRITE),
+    ] {
+        if reg.access.contains(a) {
+            perm |= p;
+        }
+    }
+    k.set_flags(u32::from(perm.bits()) | u32::from(access_mode::MTT));
+    k.set_qpn_mkey7_0((reg.key & 0xff) | 0xffff_ff00);
+    k.set_flags_pd(MKEY_REMOTE_INVAL);
+    k.set_start_addr(reg.mr.iova());
+    k.set_len(reg.mr.length());
+    k.set_xlt_oct_size(n.next_multiple_of(8) >> 1);
+    let d = WqeDataSeg::mut_from_bytes(rest.get_mut(..WqeDataSeg::SIZE).ok_or(EINVAL)?)
+        .map_err(|_| EINVAL)?;
+    d.set_byte_count(list as u32);
+    d.set_lkey(qp.pd().local_dma_lkey());
+    d.set_addr(dma);
+    Ok(WqeUmrCtrlSeg::SIZE + MkeySeg::SIZE + WqeDataSeg::SIZE)
+}
+
+/// The UMR segments of a local invalidation (`set_linv_wr`): the mkey the control segment
+/// names becomes free. Returns the bytes written.
+fn umr_invalidate(s: &mut [u8]) -> Result<usize> {
+    let (ctrl, rest) = s.split_at_mut_checked(WqeUmrCtrlSeg::SIZE).ok_or(EINVAL)?;
+    let u = WqeUmrCtrlSeg::mut_from_bytes(ctrl).map_err(|_| EINVAL)?;
+    u.set_flags(UMR_INLINE.into());
+    u.set_mkey_mask(MkeyMask::FREE.bits());
+    let k = MkeySeg::mut_from_bytes(rest.get_mut(..MkeySeg::SIZE).ok_or(EINVAL)?)
+        .map_err(|_| EINVAL)?;
+    k.set_status(MKEY_STATUS_FREE.into());
+    Ok(WqeUmrCtrlSeg::SIZE + MkeySeg::SIZE)
 }
 
 /// An error CQE's syndrome as a work completion status (`mlx5_handle_error_cqe`).

@@ -3,8 +3,18 @@
 //! process's pages pinned and listed as the translation table (MTT, 4 KiB pages) of an mkey
 //! whose virtual range is the MR's I/O virtual address; the kernel's DMA MR is a
 //! physical-address mkey. Access rights map to the mkey's as mlx5_ib maps them (local read
-//! always).
+//! always). A fast-registration MR (`alloc_mr`, mlx5_ib `mlx5_alloc_mem_reg_descs`) is a
+//! free, UMR-enabled MTT mkey with a page list in coherent memory that `map_mr_sg` fills and a
+//! `REG_MR` work request (kqp.rs) points the card at.
 
+use core::sync::atomic::{
+    AtomicU32,
+    Ordering, //
+};
+use cx4_hw::wqe::rdma::{
+    MTT_EN_RD,
+    MTT_EN_WR, //
+};
 use cx4_hw::{
     command,
     mkey::{
@@ -26,6 +36,7 @@ use kernel::{
 
 use crate::{
     cmd::input,
+    dmabuf::DmaBuf,
     ib::{
         cq::ADAPTER_PAGE,
         IbDev, //
@@ -36,11 +47,31 @@ use crate::{
 /// `qpn` of an mkey not bound to a QP.
 const MKEY_QPN_NONE: u32 = 0xff_ffff;
 
-/// An mkey of the RDMA layer, destroyed on drop, and the user memory it translates.
+/// The most pages one fast registration maps (`max_fast_reg_page_list_len`).
+pub(crate) const MAX_FAST_REG_PAGES: u32 = 256;
+
+/// A fast-registration MR's page list: big-endian MTT entries (bus address | read | write)
+/// in coherent memory, and how many `map_mr_sg` wrote.
+pub(crate) struct PageList {
+    descs: DmaBuf,
+    max: u32,
+    n: AtomicU32,
+}
+
+impl PageList {
+    /// The list's bus address and its entries.
+    pub(crate) fn dma_and_len(&self) -> (u64, u32) {
+        (self.descs.dma(), self.n.load(Ordering::Acquire))
+    }
+}
+
+/// An mkey of the RDMA layer, destroyed on drop, and the user memory it translates (or, for
+/// a fast-registration MR, its page list).
 pub(crate) struct IbMr {
     mdev: Arc<Mdev>,
     key: u32,
     _umem: Option<Umem>,
+    pages: Option<PageList>,
 }
 
 /// The access bits of an mkey context (`set_mkc_access_pd_addr_fields`).
@@ -97,6 +128,7 @@ impl IbMr {
                 mdev: sh.mdev.clone(),
                 key,
                 _umem: Some(umem),
+                pages: None,
             },
             key,
             key,
@@ -122,10 +154,82 @@ impl IbMr {
                 mdev: sh.mdev.clone(),
                 key,
                 _umem: None,
+                pages: None,
             },
             key,
             key,
         ))
+    }
+}
+
+impl IbMr {
+    /// A fast-registration MR of up to `max_num_sg` pages of 4 KiB in `pd`: a free mkey,
+    /// UMR-enabled, with a translation table of that many MTT entries (rounded to 4, as
+    /// mlx5_ib) and no rights but local read until a `REG_MR` sets them.
+    pub(crate) fn fast_reg(pd: &Pd<IbDev>, max_num_sg: u32) -> Result<(Self, u32, u32)> {
+        if max_num_sg == 0 || max_num_sg > MAX_FAST_REG_PAGES {
+            return Err(EINVAL);
+        }
+        let sh = pd.device().data();
+        let ndescs = max_num_sg.next_multiple_of(4);
+        let descs = DmaBuf::alloc(sh.mdev.dev.get(), ndescs as usize * 8)?;
+        let mut m = input::<command::CreateMkey>(0)?;
+        {
+            let c = m.memory_key_mkey_entry_mut();
+            c.set_free(1);
+            c.set_umr_en(1);
+            c.set_access_mode_1_0(access_mode::MTT.into());
+            set_access(c, Access(0));
+            c.set_qpn(MKEY_QPN_NONE);
+            c.set_pd(pd.pdn());
+            c.set_log_page_size(ADAPTER_PAGE.ilog2());
+            c.set_translations_octword_size(ndescs);
+        }
+        let out = sh.mdev.cmdq.exec::<command::CreateMkey>(&m, 0)?;
+        let key = mkey_from_index(out.mkey_index(), 0);
+        Ok((
+            Self {
+                mdev: sh.mdev.clone(),
+                key,
+                _umem: None,
+                pages: Some(PageList {
+                    descs,
+                    max: ndescs,
+                    n: AtomicU32::new(0),
+                }),
+            },
+            key,
+            key,
+        ))
+    }
+
+    /// `map_mr_sg` begins: an empty list of pages of `page_size` bytes (the mkey's 4 KiB
+    /// only: the card's profile cannot change an mkey's page size by UMR).
+    pub(crate) fn map_begin(&self, page_size: u32) -> Result {
+        let p = self.pages.as_ref().ok_or(EINVAL)?;
+        if page_size as usize != ADAPTER_PAGE {
+            return Err(EINVAL);
+        }
+        p.n.store(0, Ordering::Release);
+        Ok(())
+    }
+
+    /// `map_mr_sg`: the next page; `ENOMEM` when the list is full.
+    pub(crate) fn set_page(&self, addr: u64) -> Result {
+        let p = self.pages.as_ref().ok_or(EINVAL)?;
+        let i = p.n.load(Ordering::Acquire);
+        if i >= p.max {
+            return Err(ENOMEM);
+        }
+        let e = (addr | MTT_EN_RD | MTT_EN_WR).to_be_bytes();
+        p.descs.write(i as usize * 8, &e)?;
+        p.n.store(i + 1, Ordering::Release);
+        Ok(())
+    }
+
+    /// A fast-registration MR's page list.
+    pub(crate) fn page_list(&self) -> Option<&PageList> {
+        self.pages.as_ref()
     }
 }
 
