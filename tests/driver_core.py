@@ -207,10 +207,11 @@ def tests(env: Env):
         assert "given 56, returned 56" in r.model_log, "boot + init + regular pages expected"
 
     @estimate(300)
-    def fifty_insmod_rmmod_cycles():
+    def insmod_rmmod_cycles():
+        # 25 here; `make soak` runs 300 with recoveries.
         r = one_vm(env, f"""
             echo clear > /sys/kernel/debug/kmemleak
-            for i in $(seq 50); do
+            for i in $(seq 25); do
                 insmod /cx4/cx4.ko
                 test -e {BOUND}
                 echo "query 2" > {DBG}/selftest
@@ -225,10 +226,10 @@ def tests(env: Env):
             echo "=== end ==="
         """, files=[env.ko], timeout=600, cmdline="kmemleak=on")
         assert r.status == 0 and "cycles-done" in r.job_log, describe(r)
-        assert r.dmesg.count("command queue in event mode") == 50, r.dmesg[-3000:]
-        assert r.dmesg.count("unbound") == 50, r.dmesg[-3000:]
+        assert r.dmesg.count("command queue in event mode") == 25, r.dmesg[-3000:]
+        assert r.dmesg.count("unbound") == 25, r.dmesg[-3000:]
         check_clean_dmesg(r.dmesg)
-        assert_balanced(r, at_least=50)
+        assert_balanced(r, at_least=25)
         leaks = section(r.job_log, "kmemleak")
         ours = [b for b in leaks.split("unreferenced object") if "cx4" in b]
         assert not ours, "kmemleak found cx4 leaks:\n" + "\n".join(ours)[:3000]
@@ -603,8 +604,8 @@ def tests(env: Env):
 
     yield "bring-up completes, commands complete in event mode, EQ counters rise", \
         bring_up_in_event_mode_with_eq_counters
-    yield "50 insmod/rmmod cycles: clean dmesg, no kmemleak, pages balanced", \
-        fifty_insmod_rmmod_cycles
+    yield "25 insmod/rmmod cycles: clean dmesg, no kmemleak, pages balanced", \
+        insmod_rmmod_cycles
     yield "each probe command failed once: clean failure, pages balanced, reprobe works", \
         each_probe_command_failed_once
     yield "a stalled command times out and probe/rmmod return", stalled_command_times_out
