@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Benchmark (not a test): RoCE between two VMs: upstream mlx5_ib on the modelled card against
-soft-RoCE (rxe) over virtio-net, on the same VMs, in one run.
+"""Benchmark (not a test): RoCE between two VMs: cx4 and upstream mlx5_ib, each on its own
+modelled card, against soft-RoCE (rxe) over virtio-net, on the same VMs, in one run.
 
-Boots two VMs on one segment, each with a virtio-net NIC (10.99.1.N, rxe0 on top of it) and a
-modelled ConnectX-4 with `--roce` driven by mlx5_core + mlx5_ib (10.99.0.N). vm0 runs, for
-each device in turn, perftest's ib_write_bw (64 KiB messages, for a fixed time) and
-ib_write_lat and ib_send_lat (8 bytes) against vm1; around the mlx5_ib runs it asks the host
-for the model's CPU time (/proc/PID/stat) and RoCE packet counters (control socket `roce`).
-Prints medians side by side with the mlx5_ib/rxe ratios and the model's host CPU per RoCE
-packet.
+Boots two VMs on one segment, each with a virtio-net NIC (10.99.1.N, rxe0 on top of it) and two
+modelled ConnectX-4s with `--roce`: card 0 driven by mlx5_core + mlx5_ib (10.99.0.N), card 1
+by cx4 (10.99.2.N). vm0 runs, for each device in turn, perftest's ib_write_bw (64 KiB
+messages, for a fixed time) and ib_write_lat and ib_send_lat (8 bytes) against vm1; around the
+mlx5_ib runs it asks the host for card 0's model CPU time (/proc/PID/stat) and RoCE packet
+counters (control socket `roce`). Prints medians side by side with the cx4/mlx5_ib,
+mlx5_ib/rxe and cx4/rxe ratios and the model's host CPU per RoCE packet.
 
     python3 tools/bench/roce_bench.py [--rounds 3] [--seconds 10]      (make bench)
 """
@@ -43,6 +43,17 @@ ip addr add 10.99.1.$((me + 1))/24 dev "$VIF"
 eth_up
 ib_up
 MDEV=$IBDEV
+# Card 1 goes to cx4: mlx5_core lets go of it, cx4 probes it (netdev and RDMA device).
+echo 0000:02:00.0 > /sys/bus/pci/drivers/mlx5_core/unbind
+insmod /cx4/cx4.ko
+for i in $(seq $((200 * SLOW))); do
+    CIF=$(ls /sys/bus/pci/devices/0000:02:00.0/net/ 2>/dev/null | head -1)
+    CDEV=$(ls /sys/bus/pci/devices/0000:02:00.0/infiniband/ 2>/dev/null | head -1)
+    [ -n "$CIF" ] && [ -n "$CDEV" ] && break
+    sleep 0.1
+done
+ip link set "$CIF" up
+ip addr add 10.99.2.$((me + 1))/24 dev "$CIF"
 modprobe rdma_rxe
 rdma link add rxe0 type rxe netdev $VIF
 gid_of() {
@@ -58,11 +69,13 @@ gid_of() {
 }
 MG=$(gid_of $MDEV ffff:0a63:000$((me + 1)))
 RG=$(gid_of rxe0 ffff:0a63:010$((me + 1)))
-echo "mlx5_ib $MDEV gid $MG, rxe0 gid $RG"
+CG=$(gid_of $CDEV ffff:0a63:020$((me + 1)))
+echo "mlx5_ib $MDEV gid $MG, rxe0 gid $RG, cx4 $CDEV gid $CG"
 pick() {
     case $1 in
         mlx5) D=$MDEV; G=$MG; dst=10.99.0.$((peer + 1));;
         rxe) D=rxe0; G=$RG; dst=10.99.1.$((peer + 1));;
+        cx4) D=$CDEV; G=$CG; dst=10.99.2.$((peer + 1));;
     esac
 }
 """
@@ -74,9 +87,9 @@ TESTS = {
 }
 
 CLIENT = SETUP + r"""
-reach 10.99.0.$((peer + 1)); reach 10.99.1.$((peer + 1))
+reach 10.99.0.$((peer + 1)); reach 10.99.1.$((peer + 1)); reach 10.99.2.$((peer + 1))
 for r in $(seq ROUNDS); do
-  for dev in mlx5 rxe; do
+  for dev in mlx5 rxe cx4; do
     pick $dev
     [ $dev = mlx5 ] && { echo "cpu0 $(req cpu)"; echo "roce0 $(req ctl roce)"; }
 """ + "".join(f"""
@@ -90,9 +103,9 @@ signal done
 """
 
 SERVER = SETUP + r"""
-reach 10.99.0.$((peer + 1)); reach 10.99.1.$((peer + 1))
+reach 10.99.0.$((peer + 1)); reach 10.99.1.$((peer + 1)); reach 10.99.2.$((peer + 1))
 for r in $(seq ROUNDS); do
-  for dev in mlx5 rxe; do
+  for dev in mlx5 rxe cx4; do
     pick $dev
 """ + "".join(f"""
     timeout $((320 * SLOW)) {cmd} -d $D -x $G -F > /tmp/s.txt 2>&1 & pid=$!
@@ -115,12 +128,13 @@ def main() -> int:
     ap.add_argument("--seconds", type=int, default=10)
     args = ap.parse_args()
     env = testrun.setup()
-    specs = [vmrun.VmSpec(name=f"vm{i}", wire=True, mac=f"52:54:00:c4:00:{i + 1:02x}",
+    specs = [vmrun.VmSpec(name=f"vm{i}", wire=True, cards=2, mac=f"52:54:00:c4:00:{i + 1:02x}",
                           model_args=["--roce"])
              for i in range(2)]
     jobs = [job.replace("ROUNDS", str(args.rounds)).replace("SECONDS", str(args.seconds))
             for job in (CLIENT, SERVER)]
-    res = run_jobs(env, specs, jobs, 600 + args.rounds * 2 * (args.seconds + 180))
+    res = run_jobs(env, specs, jobs, 600 + args.rounds * 3 * (args.seconds + 180),
+                   files=[env.ko])
     if res is None:
         return 1
     bw: dict[str, list[float]] = {}
@@ -148,14 +162,18 @@ def main() -> int:
                 pkts += roce_packets(line) - p0
     med = lambda v: statistics.median(v) if v else float("nan")
     print(f"\nRoCE between two TCG VMs, {args.rounds} rounds (medians)\n")
-    print(f"{'':40} {'rxe':>10} {'mlx5_ib':>10} {'mlx5_ib/rxe':>12} {'goal':>6}")
-    r, m = med(bw.get("rxe", [])), med(bw.get("mlx5", []))
-    print(f"{'ib_write_bw 64 KiB (Mbit/s)':40} {r:10.1f} {m:10.1f} {m / r if r else float('nan'):12.2f} "
-          f"{'>= 20':>6}")
+    print(f"{'':36} {'rxe':>9} {'mlx5_ib':>9} {'cx4':>9} {'cx4/mlx5_ib':>12} {'mlx5_ib/rxe':>12} "
+          f"{'cx4/rxe':>8} {'goal vs rxe':>12}")
+    r, m, c = (med(bw.get(d, [])) for d in ("rxe", "mlx5", "cx4"))
+    div = lambda a, b: a / b if b else float("nan")
+    print(f"{'ib_write_bw 64 KiB (Mbit/s)':36} {r:9.1f} {m:9.1f} {c:9.1f} {div(c, m):12.2f} "
+          f"{div(m, r):12.2f} {div(c, r):8.2f} {'>= 20':>12}")
     for t, name in (("wlat", "ib_write_lat 8 B, t_typical (us)"), ("slat", "ib_send_lat 8 B, t_typical (us)")):
-        r, m = med(lat.get((t, "rxe"), [])), med(lat.get((t, "mlx5"), []))
-        print(f"{name:40} {r:10.2f} {m:10.2f} {m / r if r else float('nan'):12.2f} {'<= 0.2':>6}")
-    print("\nbandwidth ratio: higher is better; latency ratio: lower is better")
+        r, m, c = (med(lat.get((t, d), [])) for d in ("rxe", "mlx5", "cx4"))
+        print(f"{name:36} {r:9.2f} {m:9.2f} {c:9.2f} {div(c, m):12.2f} {div(m, r):12.2f} "
+              f"{div(c, r):8.2f} {'<= 0.2':>12}")
+    print("\nbandwidth ratios: higher is better; latency ratios: lower is better (cx4's goal: "
+          "cx4/mlx5_ib >= 1 for bandwidth, <= 1 for latency)")
     if pkts:
         print(f"\nmodel of vm0 over the mlx5_ib runs: {cpu_s:.2f} s CPU for {pkts} RoCE packets "
               f"(sent + received) = {cpu_s / pkts * 1e6:.1f} us per packet")
