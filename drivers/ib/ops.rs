@@ -770,8 +770,9 @@ impl<T: IbDriver> OpsTable<T> {
             Some(unsafe { Udata::from_raw(udata) })
         };
         from_result(|| {
-            // SAFETY: The attributes of this call, their GID entries held by the core.
-            let a = unsafe { QpAttr::from_raw(&*attr) }?;
+            // SAFETY: The attributes of this call; the address vectors the mask selects have
+            // their GID entries held by the core.
+            let a = unsafe { QpAttr::from_raw(&*attr, mask as u32) }?;
             T::modify_qp(qp, &a, mask as u32, udata.as_mut()).map(|()| 0)
         })
     }

@@ -435,14 +435,34 @@ pub struct QpAttr {
 }
 
 impl QpAttr {
+    /// The attributes `mask` (`qp_attr_mask`) selects; the others are left at their defaults.
+    /// Kernel callers (ib_mad, the CM) pass a struct only partly written (`kmalloc`, not
+    /// zeroed), so nothing outside the mask may be interpreted — least of all the address
+    /// vectors' GID entry pointers.
+    ///
     /// # Safety
     ///
-    /// `a` must be the attributes the core passes to `modify_qp` (their GID entries valid).
-    pub(crate) unsafe fn from_raw(a: &ksys::ib_qp_attr) -> Result<Self, kernel::error::Error> {
+    /// `a` must be the attributes the core passes to `modify_qp`: the address vectors `mask`
+    /// selects (`IB_QP_AV`, `IB_QP_ALT_PATH`) with their GID entries valid.
+    pub(crate) unsafe fn from_raw(
+        a: &ksys::ib_qp_attr,
+        mask: u32,
+    ) -> Result<Self, kernel::error::Error> {
         use kernel::error::code::EINVAL;
+        use qp_attr_mask as m;
+        let state = if mask & m::STATE != 0 {
+            QpState::from_raw(a.qp_state).ok_or(EINVAL)?
+        } else {
+            QpState::default()
+        };
+        let cur = if mask & m::CUR_STATE != 0 {
+            QpState::from_raw(a.cur_qp_state).ok_or(EINVAL)?
+        } else {
+            QpState::default()
+        };
         Ok(Self {
-            qp_state: QpState::from_raw(a.qp_state).ok_or(EINVAL)?,
-            cur_qp_state: QpState::from_raw(a.cur_qp_state).unwrap_or_default(),
+            qp_state: state,
+            cur_qp_state: cur,
             path_mtu: a.path_mtu,
             path_mig_state: a.path_mig_state,
             qkey: a.qkey,
@@ -451,10 +471,18 @@ impl QpAttr {
             dest_qp_num: a.dest_qp_num,
             qp_access_flags: a.qp_access_flags as u32,
             cap: QpCap::from_raw(&a.cap),
-            // SAFETY: The caller's guarantee.
-            ah_attr: unsafe { AhAttr::from_raw(&a.ah_attr) },
-            // SAFETY: The caller's guarantee.
-            alt_ah_attr: unsafe { AhAttr::from_raw(&a.alt_ah_attr) },
+            ah_attr: if mask & m::AV != 0 {
+                // SAFETY: Selected by the mask: valid (the caller's guarantee).
+                unsafe { AhAttr::from_raw(&a.ah_attr) }
+            } else {
+                AhAttr::default()
+            },
+            alt_ah_attr: if mask & m::ALT_PATH != 0 {
+                // SAFETY: As for `ah_attr`.
+                unsafe { AhAttr::from_raw(&a.alt_ah_attr) }
+            } else {
+                AhAttr::default()
+            },
             pkey_index: a.pkey_index,
             alt_pkey_index: a.alt_pkey_index,
             max_rd_atomic: a.max_rd_atomic,
