@@ -42,6 +42,7 @@ use crate::{
         IbDev, //
     },
     mdev::Mdev,
+    msg::Msg,
 };
 
 /// `qpn` of an mkey not bound to a QP.
@@ -84,6 +85,28 @@ fn set_access(c: &mut cx4_hw::mkey::Mkc, acc: Access) {
 }
 
 impl IbMr {
+    /// Creates the mkey `m` describes; returns the MR (holding what it translates) and its
+    /// lkey and rkey (the same key, variant 0).
+    fn create(
+        mdev: &Arc<Mdev>,
+        m: &Msg<CreateMkeyIn>,
+        umem: Option<Umem>,
+        pages: Option<PageList>,
+    ) -> Result<(Self, u32, u32)> {
+        let out = mdev.cmdq.exec::<command::CreateMkey>(m, 0)?;
+        let key = mkey_from_index(out.mkey_index(), 0);
+        Ok((
+            Self {
+                mdev: mdev.clone(),
+                key,
+                _umem: umem,
+                pages,
+            },
+            key,
+            key,
+        ))
+    }
+
     /// Registers `len` bytes of the process's memory at `start` as `iova` in `pd`.
     pub(crate) fn reg_user(
         pd: &Pd<IbDev>,
@@ -121,18 +144,7 @@ impl IbMr {
         for (i, pa) in pas.iter().enumerate() {
             CreateMkeyIn::set_mtt(m.bytes_mut(), i, *pa).map_err(|_| EINVAL)?;
         }
-        let out = sh.mdev.cmdq.exec::<command::CreateMkey>(&m, 0)?;
-        let key = mkey_from_index(out.mkey_index(), 0);
-        Ok((
-            Self {
-                mdev: sh.mdev.clone(),
-                key,
-                _umem: Some(umem),
-                pages: None,
-            },
-            key,
-            key,
-        ))
+        Self::create(&sh.mdev, &m, Some(umem), None)
     }
 
     /// The DMA MR of kernel users: bus addresses over all of memory.
@@ -147,18 +159,7 @@ impl IbMr {
             c.set_pd(pd.pdn());
             c.set_length64(1);
         }
-        let out = sh.mdev.cmdq.exec::<command::CreateMkey>(&m, 0)?;
-        let key = mkey_from_index(out.mkey_index(), 0);
-        Ok((
-            Self {
-                mdev: sh.mdev.clone(),
-                key,
-                _umem: None,
-                pages: None,
-            },
-            key,
-            key,
-        ))
+        Self::create(&sh.mdev, &m, None, None)
     }
 }
 
@@ -185,22 +186,12 @@ impl IbMr {
             c.set_log_page_size(ADAPTER_PAGE.ilog2());
             c.set_translations_octword_size(ndescs);
         }
-        let out = sh.mdev.cmdq.exec::<command::CreateMkey>(&m, 0)?;
-        let key = mkey_from_index(out.mkey_index(), 0);
-        Ok((
-            Self {
-                mdev: sh.mdev.clone(),
-                key,
-                _umem: None,
-                pages: Some(PageList {
-                    descs,
-                    max: ndescs,
-                    n: AtomicU32::new(0),
-                }),
-            },
-            key,
-            key,
-        ))
+        let pages = PageList {
+            descs,
+            max: ndescs,
+            n: AtomicU32::new(0),
+        };
+        Self::create(&sh.mdev, &m, None, Some(pages))
     }
 
     /// `map_mr_sg` begins: an empty list of pages of `page_size` bytes (the mkey's 4 KiB
