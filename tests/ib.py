@@ -77,6 +77,20 @@ def cmd_counts(text: str) -> dict[str, tuple[int, int]]:
             for m in re.finditer(r"^(\w+)\s+0x[0-9a-f]+\s+(\d+)\s+(\d+)", text, re.M)}
 
 
+def check_objects_paired(log: str, at_least: int) -> None:
+    """Between the `cmds-before` and `cmds-after` sections of `log`: at least `at_least` QPs,
+    CQs and mkeys were created and each destroyed again, at least `at_least` QPs went
+    RST→INIT→RTR→RTS, and no command failed."""
+    before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
+    rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
+    for made, gone in (("CREATE_QP", "DESTROY_QP"), ("CREATE_CQ", "DESTROY_CQ"),
+                       ("CREATE_MKEY", "DESTROY_MKEY")):
+        assert rise.get(made, 0) >= at_least and rise.get(made) == rise.get(gone), (made, before, after)
+    for t in ("RST2INIT_QP", "INIT2RTR_QP", "RTR2RTS_QP"):
+        assert rise.get(t, 0) >= at_least, (t, before, after)
+    assert all(e == 0 for _, e in after.values()), after
+
+
 def tests(env: Env):
     @estimate(200)
     def cx4_ib_device_gids_pd():
@@ -295,16 +309,9 @@ def tests(env: Env):
                 for line in re.findall(r"^\d+ (?:bytes|iters) in .*$", s, re.M):
                     print(f"    vm{rs.index(r)} {kind}: {line}", file=sys.stderr)
         log = rs[0].job_log
-        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
-        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
         # Two runs, each: one RC QP, one CQ (send and receive share it), one MR, all destroyed;
         # each QP went RST→INIT→RTR→RTS.
-        for made, gone in (("CREATE_QP", "DESTROY_QP"), ("CREATE_CQ", "DESTROY_CQ"),
-                           ("CREATE_MKEY", "DESTROY_MKEY")):
-            assert rise.get(made, 0) >= 2 and rise.get(made) == rise.get(gone), (made, before, after)
-        for t in ("RST2INIT_QP", "INIT2RTR_QP", "RTR2RTS_QP"):
-            assert rise.get(t, 0) >= 2, (t, before, after)
-        assert all(e == 0 for _, e in after.values()), after
+        check_objects_paired(log, 2)
         assert re.search(r"^gids=0 qps=0", section(log, "after-rmmod"), re.M), section(log, "after-rmmod")
         errs = cx4_errors(rs[0].dmesg) + mlx5_errors(rs[1].dmesg)
         assert not errs, "\n".join(errs)
@@ -638,14 +645,7 @@ def tests(env: Env):
         assert re.search(r"qp=0x[0-9a-f]+/QP1/RTS", roce), roce
         m = re.search(r"ud: tx (\d+) \(\d+ bad av, \d+ mc looped\) rx (\d+)", roce)
         assert int(m.group(1)) >= 7 and int(m.group(2)) >= 7, roce
-        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
-        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
-        for made, gone in (("CREATE_QP", "DESTROY_QP"), ("CREATE_CQ", "DESTROY_CQ"),
-                           ("CREATE_MKEY", "DESTROY_MKEY")):
-            assert rise.get(made, 0) >= 7 and rise.get(made) == rise.get(gone), (made, before, after)
-        for t in ("RST2INIT_QP", "INIT2RTR_QP", "RTR2RTS_QP"):
-            assert rise.get(t, 0) >= 7, (t, before, after)
-        assert all(e == 0 for _, e in after.values()), after
+        check_objects_paired(log, 7)
         assert re.search(r"^gids=0 qps=0", section(log, "after-rmmod"), re.M), section(log, "after-rmmod")
         errs = cx4_errors(rs[0].dmesg) + mlx5_errors(rs[1].dmesg)
         assert not errs, "\n".join(errs)
@@ -785,14 +785,7 @@ def tests(env: Env):
         assert m and int(m.group(1)) > 0 and int(m.group(2)) > 0 and m.group(3) == "0", roce
         # Eight runs on cx4 (RC, UD and rping twice, ib_write_bw, ib_read_lat): a QP, a CQ and
         # an MR at least each, all destroyed; each QP went RST→INIT→RTR→RTS.
-        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
-        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
-        for made, gone in (("CREATE_QP", "DESTROY_QP"), ("CREATE_CQ", "DESTROY_CQ"),
-                           ("CREATE_MKEY", "DESTROY_MKEY")):
-            assert rise.get(made, 0) >= 8 and rise.get(made) == rise.get(gone), (made, before, after)
-        for t in ("RST2INIT_QP", "INIT2RTR_QP", "RTR2RTS_QP"):
-            assert rise.get(t, 0) >= 8, (t, before, after)
-        assert all(e == 0 for _, e in after.values()), after
+        check_objects_paired(log, 8)
         assert re.search(r"^gids=0 qps=0", section(log, "after-rmmod"), re.M), section(log, "after-rmmod")
         errs = cx4_errors(rs[0].dmesg)
         assert not errs, "cx4 reported:\n" + "\n".join(errs)
