@@ -1480,3 +1480,7 @@ mod cong_tests;
 /// the REG_UMR QP.
 #[path = "umr_tests.rs"]
 mod umr_tests;
+
+/// A host micro-benchmark of 64 KiB RDMA WRITEs (ignored by `cargo test`).
+#[path = "write_bench.rs"]
+mod write_bench;
