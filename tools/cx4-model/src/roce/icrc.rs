@@ -54,33 +54,14 @@ pub const GRH_LEN: usize = 40;
 /// The CRC register after 8 bytes of 0xFF (the masked LRH) from all ones: rxe's seed.
 pub const LRH_SEED: u32 = 0xdebb_20e3;
 
-/// The reflected IEEE 802.3 polynomial.
-const POLY: u32 = 0xedb8_8320;
-
-/// The byte-at-a-time table of the reflected CRC-32.
-const TABLE: [u32; 256] = {
-    let mut table = [0u32; 256];
-    let mut i = 0;
-    while i < 256 {
-        let mut c = i as u32;
-        let mut bit = 0;
-        while bit < 8 {
-            c = if c & 1 != 0 { POLY ^ (c >> 1) } else { c >> 1 };
-            bit += 1;
-        }
-        table[i] = c;
-        i += 1;
-    }
-    table
-};
-
 /// Advances a CRC-32 register over `data`, with no inversion on either side (the kernel's
-/// `crc32_le`).
-pub fn crc32_update(mut crc: u32, data: &[u8]) -> u32 {
-    for &b in data {
-        crc = TABLE[usize::from((crc as u8) ^ b)] ^ (crc >> 8);
-    }
-    crc
+/// `crc32_le`). `crc32fast` keeps its state inverted (its state is the CRC of the bytes so far),
+/// hence the inversions around it; it folds with PCLMULQDQ where the CPU has it (a RoCE frame
+/// costs a fraction of a nanosecond per byte), else uses slicing-by-16 tables.
+pub fn crc32_update(crc: u32, data: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new_with_initial(!crc);
+    h.update(data);
+    !h.finalize()
 }
 
 /// The CRC-32 of Ethernet and zlib: register preset to all ones, result inverted.
@@ -219,6 +200,45 @@ mod tests {
         assert_eq!(crc32_update(!0, &[0xff; 8]), LRH_SEED);
         // Not 64 bytes: the LRH is 64 bits.
         assert_ne!(crc32_update(!0, &[0xff; 64]), LRH_SEED);
+    }
+
+    /// The byte-at-a-time table CRC of the reflected polynomial 0xEDB88320, as the
+    /// kernel's `crc32_le` computes it: the reference [`crc32_update`] must match.
+    fn table_crc32_update(mut crc: u32, data: &[u8]) -> u32 {
+        let table: Vec<u32> = (0..256u32)
+            .map(|i| {
+                (0..8).fold(i, |c, _| {
+                    if c & 1 != 0 {
+                        0xedb8_8320 ^ (c >> 1)
+                    } else {
+                        c >> 1
+                    }
+                })
+            })
+            .collect();
+        for &b in data {
+            crc = table[usize::from((crc as u8) ^ b)] ^ (crc >> 8);
+        }
+        crc
+    }
+
+    #[test]
+    fn matches_the_byte_at_a_time_crc_at_every_length_and_alignment() {
+        // Long enough for the folding (SIMD) path, short ones for its tail and table paths.
+        let data: Vec<u8> = (0..5000u32).map(|i| (i * 131 + i / 7) as u8).collect();
+        for (start, len) in [(0, 0), (0, 1), (3, 15), (1, 16), (5, 63), (0, 64), (7, 127)]
+            .into_iter()
+            .chain((0..40).map(|k| (k % 13, 128 + k * 97)))
+        {
+            let d = &data[start..start + len];
+            for seed in [0, !0, LRH_SEED, 0x1234_5678] {
+                assert_eq!(
+                    crc32_update(seed, d),
+                    table_crc32_update(seed, d),
+                    "{len} bytes at {start}, seed {seed:#x}"
+                );
+            }
+        }
     }
 
     #[test]
