@@ -5,7 +5,10 @@
 
 use std::{fs::File, sync::Arc};
 
-use vm_memory::{Bytes, FileOffset, GuestAddress, GuestMemoryMmap, GuestRegionMmap, MmapRegion};
+use vm_memory::{
+    Bytes, FileOffset, GuestAddress, GuestMemoryBackend, GuestMemoryMmap, GuestRegionMmap,
+    MmapRegion,
+};
 
 /// One DMA mapping as the client described it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,11 +99,26 @@ impl GuestMem {
 
     /// Reads guest memory at `addr`.
     pub fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), vm_memory::GuestMemoryError> {
+        // One mapping holds the whole range (the common case): one lookup, one copy.
+        if let Ok(s) = self.mem.get_slice(GuestAddress(addr), buf.len()) {
+            s.copy_to(buf);
+            return Ok(());
+        }
         self.mem.read_slice(buf, GuestAddress(addr))
+    }
+
+    /// Whether the byte at `addr` is in a mapping (a 1-byte [`GuestMem::read`] there would
+    /// succeed), without copying anything.
+    pub fn is_mapped(&self, addr: u64) -> bool {
+        self.mem.address_in_range(GuestAddress(addr))
     }
 
     /// Writes guest memory at `addr`.
     pub fn write(&self, addr: u64, buf: &[u8]) -> Result<(), vm_memory::GuestMemoryError> {
+        if let Ok(s) = self.mem.get_slice(GuestAddress(addr), buf.len()) {
+            s.copy_from(buf);
+            return Ok(());
+        }
         self.mem.write_slice(buf, GuestAddress(addr))
     }
 }
@@ -124,6 +142,8 @@ mod tests {
         let mut g = GuestMem::default();
         g.map(0x10000, 0x2000, 0, Some(memfd(0x2000))).unwrap();
         g.write(0x10ff0, &[1, 2, 3, 4]).unwrap();
+        assert!(g.is_mapped(0x10000) && g.is_mapped(0x11fff));
+        assert!(!g.is_mapped(0xffff) && !g.is_mapped(0x12000));
         let mut b = [0; 4];
         g.read(0x10ff0, &mut b).unwrap();
         assert_eq!(b, [1, 2, 3, 4]);
@@ -140,6 +160,21 @@ mod tests {
             g.read(0x10ff0, &mut b).is_err(),
             "unmapped range must not be reachable"
         );
+    }
+
+    #[test]
+    fn accesses_across_adjacent_mappings_work() {
+        let mut g = GuestMem::default();
+        g.map(0x10000, 0x1000, 0, Some(memfd(0x1000))).unwrap();
+        g.map(0x11000, 0x1000, 0, Some(memfd(0x1000))).unwrap();
+        g.write(0x10ffe, &[1, 2, 3, 4]).unwrap();
+        let mut b = [0; 4];
+        g.read(0x10ffe, &mut b).unwrap();
+        assert_eq!(b, [1, 2, 3, 4]);
+        g.read(0x11000, &mut b[..2]).unwrap();
+        assert_eq!(b[..2], [3, 4]);
+        assert!(g.read(0x11ffe, &mut b).is_err(), "past the second mapping");
+        assert!(g.write(0x11ffe, &b).is_err());
     }
 
     #[test]

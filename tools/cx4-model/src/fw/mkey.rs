@@ -408,12 +408,12 @@ impl Firmware {
         len: u32,
         write: bool,
     ) -> Result<Vec<(u64, u32)>, XlateError> {
+        // The first and the last byte of the piece are in guest memory.
         let mapped = |pa: u64, n: u32| -> bool {
-            let mut probe = [0u8; 1];
             n == 0
-                || (pa.checked_add(u64::from(n) - 1).is_some()
-                    && mem.read(pa, &mut probe).is_ok()
-                    && mem.read(pa + u64::from(n) - 1, &mut probe).is_ok())
+                || pa
+                    .checked_add(u64::from(n) - 1)
+                    .is_some_and(|last| mem.is_mapped(pa) && mem.is_mapped(last))
         };
         if lkey == RESERVED_LKEY {
             return if mapped(addr, len) {

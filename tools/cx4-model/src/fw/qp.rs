@@ -23,8 +23,9 @@ use super::{fail, need_in, need_out, req, resp, ring_pas, CmdError, CmdResult, C
 /// The page geometry of a QP's buffer: receive queue first, then the send queue.
 #[derive(Clone, Debug, Default)]
 pub struct QpBuf {
-    /// Buffer pages (guest addresses).
-    pub pas: Vec<u64>,
+    /// Buffer pages (guest addresses); shared, so that the RoCE engine's per-packet view of
+    /// the QP (`roce::device::QpView`) copies no list.
+    pub pas: std::sync::Arc<[u64]>,
     /// log2 of the page size.
     pub page_shift: u8,
     /// Offset of the buffer in its first page, bytes.
@@ -512,7 +513,8 @@ impl Firmware {
                 bytes,
                 buf.page_shift.into(),
                 CreateQpIn::pas,
-            )?;
+            )?
+            .into();
         }
         let dbr = c.dbr_addr();
         let mut probe = [0u8; 8];

@@ -154,7 +154,7 @@ impl Firmware {
                         xrcd: 0,
                         user_index: 0,
                         buf: QpBuf {
-                            pas: wq.pas.clone(),
+                            pas: wq.pas.as_slice().into(),
                             page_shift: wq.page_shift,
                             offset: wq.offset,
                             log_rq_size: wq.log_size,
@@ -402,7 +402,7 @@ impl Firmware {
             ..QpBuf::default()
         };
         buf.offset = u64::from(g.page_offset) << (page_shift - 6);
-        buf.pas = ring_pas(ctx.mem, input, buf.offset + buf.rq_bytes(), page_shift, pas)?;
+        buf.pas = ring_pas(ctx.mem, input, buf.offset + buf.rq_bytes(), page_shift, pas)?.into();
         let mut probe = [0u8; 4];
         if !g.dbr.is_multiple_of(4) || ctx.mem.read(g.dbr, &mut probe).is_err() {
             fail!(

@@ -607,29 +607,38 @@ impl Device {
                 _ => {}
             }
         }
-        let mut payload = Vec::new();
-        if tx.opcode.info().payload && tx.len > 0 {
-            payload = vec![0u8; tx.len as usize];
-            let dma = MkeyDma {
-                fw: &self.fw,
-                mem: &self.mem,
-                pd: v.pd,
-            };
-            if let Err(e) = w.gather(&dma, u64::from(tx.offset), &mut payload) {
-                // The buffer changed under a posted WQE (deregistered): nothing is sent; the
-                // retry timer gives up eventually.
-                log::warn!("QP {:#x} WQE {:#x}: gather failed: {e}", v.qpn, w.index);
-                self.roce.stats.errors += 1;
-                return;
-            }
-        }
-        let Some((bth, ext)) = super::xrc::request_headers(q.service, bth, ext, w.xrc_srqn) else {
-            log::warn!("QP {:#x} WQE {:#x}: no XRC SRQ to send to", v.qpn, w.index);
-            return;
+        let len = if tx.opcode.info().payload {
+            tx.len as usize
+        } else {
+            0
         };
-        match path.frame(bth, ext, &payload) {
-            Ok(f) => self.roce_send_request(v.qpn, f),
-            Err(e) => log::warn!("QP {:#x}: packet not built: {e}", v.qpn),
+        let dma = MkeyDma {
+            fw: &self.fw,
+            mem: &self.mem,
+            pd: v.pd,
+        };
+        // The payload is gathered from guest memory straight into the frame.
+        let gather = |out: &mut [u8]| match out.len() {
+            0 => Ok(()),
+            _ => w.gather(&dma, u64::from(tx.offset), out),
+        };
+        let headers = super::xrc::request_headers(q.service, bth, ext, w.xrc_srqn);
+        let mut gathered = None;
+        let built = headers
+            .map(|(bth, ext)| path.frame_with(bth, ext, len, |out| gathered = Some(gather(out))));
+        // A payload not gathered (no frame laid out) is read all the same: a gather failure
+        // is what is reported first.
+        if let Err(e) = gathered.unwrap_or_else(|| gather(&mut vec![0u8; len])) {
+            // The buffer changed under a posted WQE (deregistered): nothing is sent; the
+            // retry timer gives up eventually.
+            log::warn!("QP {:#x} WQE {:#x}: gather failed: {e}", v.qpn, w.index);
+            self.roce.stats.errors += 1;
+            return;
+        }
+        match built {
+            None => log::warn!("QP {:#x} WQE {:#x}: no XRC SRQ to send to", v.qpn, w.index),
+            Some(Ok(f)) => self.roce_send_request(v.qpn, f),
+            Some(Err(e)) => log::warn!("QP {:#x}: packet not built: {e}", v.qpn),
         }
     }
 

@@ -318,22 +318,34 @@ fn write_eth(f: &mut [u8], eth: &Ethernet, ethertype: u16) {
 
 /// Lays `p` out as a frame.
 pub fn build(p: &Packet<'_>) -> Result<Vec<u8>, WireError> {
+    build_with(p, p.payload.len(), |d| d.copy_from_slice(p.payload))
+}
+
+/// [`build`] of `p` with a payload of `len` bytes that `fill` writes in place, in the frame
+/// (so a transmitted packet's data is copied once, from guest memory into the frame); the
+/// `payload` of `p` is not read. `fill` runs before the ICRC is computed, and not at all
+/// when the headers cannot be laid out.
+pub fn build_with(
+    p: &Packet<'_>,
+    len: usize,
+    fill: impl FnOnce(&mut [u8]),
+) -> Result<Vec<u8>, WireError> {
     let info = p.bth.opcode.info();
-    if !info.payload && !p.payload.is_empty() {
+    if !info.payload && len != 0 {
         return Err(WireError::UnexpectedPayload {
             opcode: p.bth.opcode.value(),
-            len: p.payload.len(),
+            len,
         });
     }
-    let pad = pad_for(p.payload.len());
+    let pad = pad_for(len);
     let transport = TransportHeaders {
         bth: Bth { pad, ..p.bth },
         ext: p.ext,
     };
     // Transport headers, payload, pad and ICRC: the UDP payload, or the GRH's.
-    let ib_len = transport.wire_len() + p.payload.len() + usize::from(pad) + ICRC_LEN;
+    let ib_len = transport.wire_len() + len + usize::from(pad) + ICRC_LEN;
     if let Ip::Grh(h) = p.ip {
-        return build_v1(p, &h, &transport, ib_len);
+        return build_v1(p, &h, &transport, (len, fill), ib_len);
     }
     let udp_len = UDP_HLEN + ib_len;
     let ip_hlen = p.ip.header_len();
@@ -389,7 +401,7 @@ pub fn build(p: &Packet<'_>) -> Result<Vec<u8>, WireError> {
     let bth = l4 + UDP_HLEN;
     let hlen = transport.encode(&mut f[bth..])?;
     let data = bth + hlen;
-    f[data..data + p.payload.len()].copy_from_slice(p.payload);
+    fill(&mut f[data..data + len]);
     // The pad bytes are already zero.
     let icrc_at = f.len() - ICRC_LEN;
     let icrc = icrc::compute(&f[l3..icrc_at])?;
@@ -403,11 +415,13 @@ pub fn build(p: &Packet<'_>) -> Result<Vec<u8>, WireError> {
 
 /// Lays out the RoCE v1 packet `p` with GRH `h`: EtherType 0x8915, the GRH (IPVer 6, traffic
 /// class, flow label, payload length `ib_len` — transport headers to ICRC —, next header
-/// 0x1B, hop limit, SGID, DGID), the transport headers, payload, pad and the v1 ICRC.
+/// 0x1B, hop limit, SGID, DGID), the transport headers, the payload of `len` bytes that
+/// `fill` writes, pad and the v1 ICRC.
 fn build_v1(
     p: &Packet<'_>,
     h: &Grh,
     transport: &TransportHeaders,
+    (len, fill): (usize, impl FnOnce(&mut [u8])),
     ib_len: usize,
 ) -> Result<Vec<u8>, WireError> {
     let paylen = u16::try_from(ib_len).map_err(|_| WireError::TooLong(GRH_LEN + ib_len))?;
@@ -426,7 +440,7 @@ fn build_v1(
     let bth = l3 + GRH_LEN;
     let hlen = transport.encode(&mut f[bth..])?;
     let data = bth + hlen;
-    f[data..data + p.payload.len()].copy_from_slice(p.payload);
+    fill(&mut f[data..data + len]);
     let icrc_at = f.len() - ICRC_LEN;
     let icrc = icrc::compute_grh(&f[l3..icrc_at])?;
     f[icrc_at..].copy_from_slice(&icrc.to_le_bytes());

@@ -146,12 +146,12 @@ impl Device {
             return;
         }
         let qpn = hdr.bth.dest_qp;
-        let payload = p.payload.to_vec();
+        let payload = p.payload;
         if !self.fw.rdma.qps.contains_key(&qpn) || !self.roce.qps.contains_key(&qpn) {
             self.roce.stats.rx_no_qp += 1;
             return;
         }
-        self.with_qp(qpn, |d, q, v| d.qp_packet(q, v, &hdr, &payload, meta));
+        self.with_qp(qpn, |d, q, v| d.qp_packet(q, v, &hdr, payload, meta));
     }
 
     /// A packet for QP `q`.

@@ -162,7 +162,19 @@ impl Path {
     /// The frame of a packet with `bth` (its destination QP and P_Key set here), `ext` and
     /// `payload`.
     pub fn frame(&self, bth: Bth, ext: ExtHeaders, payload: &[u8]) -> Result<Vec<u8>, WireError> {
-        packet::build(&Packet {
+        self.frame_with(bth, ext, payload.len(), |d| d.copy_from_slice(payload))
+    }
+
+    /// [`Path::frame`] with a payload of `len` bytes that `fill` writes in place
+    /// ([`packet::build_with`]).
+    pub fn frame_with(
+        &self,
+        bth: Bth,
+        ext: ExtHeaders,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<Vec<u8>, WireError> {
+        let p = Packet {
             eth: self.eth,
             ip: self.ip,
             src_port: self.udp_sport,
@@ -173,8 +185,9 @@ impl Path {
                 ..bth
             },
             ext,
-            payload,
-        })
+            payload: &[],
+        };
+        packet::build_with(&p, len, fill)
     }
 }
 
