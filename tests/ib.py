@@ -59,7 +59,7 @@ cx4_ib_up() {
         sleep 0.1
     done
 }
-cmds() { grep -E "^(ALLOC_PD|DEALLOC_PD|ALLOC_UAR|DEALLOC_UAR|SET_ROCE_ADDRESS|CREATE_CQ|DESTROY_CQ|CREATE_MKEY|DESTROY_MKEY|CREATE_QP|DESTROY_QP|RST2INIT_QP|INIT2RTR_QP|RTR2RTS_QP|2ERR_QP|2RST_QP|CREATE_RMP|DESTROY_RMP) " $DBG/commands; }
+cmds() { grep -E "^(ALLOC_PD|DEALLOC_PD|ALLOC_UAR|DEALLOC_UAR|SET_ROCE_ADDRESS|CREATE_CQ|DESTROY_CQ|CREATE_MKEY|DESTROY_MKEY|CREATE_QP|DESTROY_QP|RST2INIT_QP|INIT2RTR_QP|RTR2RTS_QP|2ERR_QP|2RST_QP|CREATE_RMP|DESTROY_RMP|ALLOC_XRCD|DEALLOC_XRCD|CREATE_XRC_SRQ|DESTROY_XRC_SRQ) " $DBG/commands; }
 """
 
 
@@ -359,10 +359,148 @@ def tests(env: Env):
 
     yield "ibv_rc_pingpong between two cx4 VMs, data checked", cx4_rc_pingpong_between_cx4_vms
 
+    @estimate(120)
+    def cx4_xsrq_pingpong_with_mlx5_ib():
+        """XRC between cx4 (vm0) and upstream mlx5_ib (vm1): unmodified ibv_xsrq_pingpong
+        (libmlx5's XRC domain, XRC SRQ with its CQ and user index, an XRC initiator QP from
+        user space and the XRC target QP the kernel creates for the process) runs 50 messages
+        each way with mlx5_ib as the server (cx4 waiting on completion events) and with cx4
+        as the server; both sides print the peer's QPNs and SRQN and succeed. On cx4's card
+        ALLOC_XRCD, CREATE_XRC_SRQ and the XRC QPs pair up with their destruction, no command
+        failed, the card refused no XRC request (no bad SRQ, nothing misdirected), and after
+        rmmod it has no QP left."""
+        xopts = "-d $IBDEV -g $GIDX -m 1024 -s 1024 -n 50"
+        vm0 = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+        """ + gidx + f"""
+            reach $PEER
+            section cmds-before; cmds
+            wait_signal server-1
+            section client
+            rc=0; timeout $((60 * SLOW)) ibv_xsrq_pingpong {xopts} -e $PEER > /tmp/c.txt 2>&1 || rc=$?
+            echo "rc=$rc"; cat /tmp/c.txt
+            section server
+            timeout $((60 * SLOW)) ibv_xsrq_pingpong {xopts} > /tmp/s.txt 2>&1 & pid=$!
+            sleep $((2 * SLOW)); signal server-2; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/s.txt
+            section cmds-after; cmds
+            section roce; req ctl roce
+            wait_signal done 300
+            ip link set "$IF" down
+            rmmod cx4
+            section after-rmmod; req ctl roce
+            echo unloaded
+        """
+        vm1 = IB + """
+            eth_up
+            ib_up
+        """ + gidx + f"""
+            reach $PEER
+            section server
+            timeout $((60 * SLOW)) ibv_xsrq_pingpong {xopts} > /tmp/s.txt 2>&1 & pid=$!
+            sleep $((2 * SLOW)); signal server-1; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/s.txt
+            wait_signal server-2
+            section client
+            rc=0; timeout $((60 * SLOW)) ibv_xsrq_pingpong {xopts} $PEER > /tmp/c.txt 2>&1 || rc=$?
+            echo "rc=$rc"; cat /tmp/c.txt
+            section roce; req ctl roce
+            signal done
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=400, model_args=ROCE_MODEL, files=[env.ko])
+        addr = re.compile(r"^\s*(local|remote): LID \w+, QPN RECV ([0-9a-f]{6}) "
+                          r"SEND ([0-9a-f]{6}), PSN [0-9a-f]{6}, SRQN ([0-9a-f]{6}), GID ", re.M)
+        seen = {}
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            for kind in ("client", "server"):
+                s = section(r.job_log, kind)
+                a = {m.group(1): m.groups()[1:] for m in addr.finditer(s)}
+                assert "rc=0" in s and s.count("success") == 1 and set(a) == {"local", "remote"}, \
+                    f"{r.name} {kind}: ibv_xsrq_pingpong failed:\n{s}\n{describe(r)}"
+                assert all(int(n, 16) for v in a.values() for n in v), s
+                seen[(r.name, kind)] = a
+                print(f"    {r.name} {kind}: local QPN RECV/SEND/SRQN {'/'.join(a['local'])}, "
+                      f"remote {'/'.join(a['remote'])}", file=sys.stderr)
+            m = re.search(r"xrc: (\d+) bad srq (\d+) misdirected", section(r.job_log, "roce"))
+            assert m and m.groups() == ("0", "0"), section(r.job_log, "roce")
+        # Each side's view of the other agrees: what one prints as local the peer prints
+        # as remote (the target QP, initiator QP and XRC SRQ numbers cx4 answered libmlx5).
+        for k0, k1 in (("client", "server"), ("server", "client")):
+            assert seen[("vm0", k0)]["local"] == seen[("vm1", k1)]["remote"], seen
+            assert seen[("vm1", k1)]["local"] == seen[("vm0", k0)]["remote"], seen
+        log = rs[0].job_log
+        # Two runs on cx4, each: a target and an initiator QP (RST→INIT→RTR→RTS), two CQs,
+        # one MR, an XRC domain and an XRC SRQ, all destroyed; no command failed.
+        check_objects_paired(log, 2)
+        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
+        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
+        for made, gone in (("ALLOC_XRCD", "DEALLOC_XRCD"), ("CREATE_XRC_SRQ", "DESTROY_XRC_SRQ")):
+            assert rise.get(made) == rise.get(gone) == 2, (made, before, after)
+        assert rise.get("CREATE_QP") == rise.get("DESTROY_QP") == 4, (before, after)
+        assert re.search(r"^gids=0 qps=0", section(log, "after-rmmod"), re.M), section(log, "after-rmmod")
+        errs = cx4_errors(rs[0].dmesg) + mlx5_errors(rs[1].dmesg)
+        assert not errs, "\n".join(errs)
+        for r in rs:
+            check_clean_dmesg(r.dmesg)
+
+    yield "ibv_xsrq_pingpong (XRC) between cx4 and mlx5_ib, both ways", \
+        cx4_xsrq_pingpong_with_mlx5_ib
+
+    @estimate(90)
+    def cx4_xsrq_pingpong_between_cx4_vms():
+        """XRC between two cx4 VMs: an ibv_xsrq_pingpong server in vm1 serving two clients in
+        vm0 at once (two XRC target QPs in vm1's domain, each client's messages landing in
+        the XRC SRQ it names), 50 messages each; all three succeed and neither card refused
+        an XRC request."""
+        xopts = "-d $IBDEV -g $GIDX -m 1024 -s 1024 -n 50"
+        common = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+        """ + gidx
+        vm0 = common + f"""
+            reach $PEER
+            wait_signal server
+            section clients
+            timeout $((60 * SLOW)) ibv_xsrq_pingpong {xopts} $PEER > /tmp/x1.txt 2>&1 & p1=$!
+            timeout $((60 * SLOW)) ibv_xsrq_pingpong {xopts} $PEER > /tmp/x2.txt 2>&1 & p2=$!
+            rc1=0; wait $p1 || rc1=$?; rc2=0; wait $p2 || rc2=$?; echo "rc1=$rc1 rc2=$rc2"
+            cat /tmp/x1.txt /tmp/x2.txt
+            section roce; req ctl roce
+            signal done
+            echo unloaded
+        """
+        vm1 = common + f"""
+            reach $PEER
+            section server
+            timeout $((90 * SLOW)) ibv_xsrq_pingpong {xopts} -c 2 > /tmp/x.txt 2>&1 & pid=$!
+            sleep $((2 * SLOW)); signal server; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/x.txt
+            section roce; req ctl roce
+            wait_signal done 300
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=300, model_args=ROCE_MODEL, files=[env.ko])
+        for r, kind in zip(rs, ("clients", "server")):
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            s = section(r.job_log, kind)
+            ok = "rc1=0 rc2=0" in s if kind == "clients" else "rc=0" in s
+            assert ok and s.count("success") == (2 if kind == "clients" else 1) and \
+                len(re.findall(r"^\s*remote: LID", s, re.M)) == 2, \
+                f"{r.name} {kind}: ibv_xsrq_pingpong failed:\n{s}\n{describe(r)}"
+            m = re.search(r"xrc: (\d+) bad srq (\d+) misdirected", section(r.job_log, "roce"))
+            assert m and m.groups() == ("0", "0"), section(r.job_log, "roce")
+            errs = cx4_errors(r.dmesg)
+            assert not errs, "\n".join(errs)
+            check_clean_dmesg(r.dmesg)
+
+    yield "ibv_xsrq_pingpong between two cx4 VMs, one server, two clients", \
+        cx4_xsrq_pingpong_between_cx4_vms
+
     @estimate(150)
     def cx4_verbs_objects_bad_input():
-        """Hostile CQ, SRQ, QP and MR requests from user space (raw uverbs commands with libmlx5's
-        driver data): short or dirty requests, unknown flags, bad CQE sizes, queue geometry
+        """Hostile CQ, SRQ, XRC SRQ, QP and MR requests from user space (raw uverbs commands with
+        libmlx5's driver data): short or dirty requests, unknown flags, bad CQE sizes, queue geometry
         that is not a power of two, huge sizes, rings, doorbell records and MRs over unmapped
         memory, a foreign UAR page, a raw packet QP: each gets its errno, nothing oopses; the
         good objects work and are destroyed (a CQ in use by QPs is busy), every object the
@@ -415,6 +553,8 @@ def tests(env: Env):
                 "srq-short": EINVAL, "srq-flags": EINVAL, "srq-reserved": EINVAL,
                 "srq-misaligned": EINVAL, "srq-unmapped": EFAULT, "srq-huge": EINVAL,
                 "srq-good": 0, "srq-destroyed": 0,
+                "xrcd": 0, "xsrq-bad-xrcd": EINVAL, "xsrq-no-uidx": EINVAL, "xsrq-good": 0,
+                "xsrq-destroyed": 0, "xrcd-closed": 0,
                 "mr-unmapped": EFAULT, "mr-offset-mismatch": EINVAL, "mr-good": 0, "mr-good-dereg": 0,
                 "cq-busy": EBUSY, "qp-destroyed": 0, "cq-destroyed": 0, "pd-freed": 0}
         got = {k: u[k]["errno"] for k in want if k in u}
@@ -427,6 +567,9 @@ def tests(env: Env):
         assert (rise.get("CREATE_CQ"), rise.get("DESTROY_CQ")) == (1, 1), (before, after)
         assert (rise.get("CREATE_QP"), rise.get("DESTROY_QP")) == (3, 3), (before, after)
         assert (rise.get("CREATE_RMP"), rise.get("DESTROY_RMP")) == (1, 1), (before, after)
+        assert u["xsrq-good"]["srqn"], u["xsrq-good"]
+        for made, gone in (("ALLOC_XRCD", "DEALLOC_XRCD"), ("CREATE_XRC_SRQ", "DESTROY_XRC_SRQ")):
+            assert (rise.get(made), rise.get(gone)) == (1, 1), (made, before, after)
         assert (rise.get("CREATE_MKEY"), rise.get("DESTROY_MKEY")) == (1, 1), (before, after)
         assert all(e == 0 for _, e in after.values()), after
         # Kernel verbs (kverbs_test.ko, a kernel ULP's calls): two RC QPs looped back through

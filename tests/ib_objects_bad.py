@@ -20,6 +20,8 @@ import sys
 GET_CONTEXT, ALLOC_PD, DEALLOC_PD, REG_MR, DEREG_MR = 0, 3, 4, 9, 13
 CREATE_CQ, DESTROY_CQ, CREATE_QP, DESTROY_QP = 18, 20, 24, 27
 CREATE_SRQ, DESTROY_SRQ = 32, 35
+OPEN_XRCD, CLOSE_XRCD, CREATE_XSRQ = 37, 38, 39
+SRQT_XRC = 1
 QPT_RC, QPT_UD, QPT_RAW_PACKET = 2, 4, 8
 ACCESS_LOCAL_WRITE = 1
 PAGE = mmap.PAGESIZE
@@ -148,6 +150,33 @@ def main() -> int:
         if h is not None:
             destroy_srq(h)
     srq = create_srq("srq-good", srq_req(sbuf_a, db_a + 192))
+
+    # XRC: an anonymous XRC domain (no file); XRC SRQs in it completing to the good CQ. A
+    # domain handle that does not exist is refused (by the core), and so is a request
+    # without libmlx5's user index (by cx4: CQE version 1 puts it in the SRQ's completions).
+    e, r = cmd(fd, OPEN_XRCD, struct.pack("<iI", -1, 0), 4)
+    xrcd = struct.unpack_from("<I", r, 0)[0] if not e else None
+    out(case="xrcd", errno=e, name=errno.errorcode.get(e, "OK"))
+
+    def create_xsrq(name, drv, xrcd_h):
+        body = struct.pack("<QIIIIIIII", 0x9abd, SRQT_XRC, pd, 63, 1, 0, 0, xrcd_h, cq) + drv
+        e, r = cmd(fd, CREATE_XSRQ, body, 16 + 8)
+        h, srqn = (None, None) if e else (struct.unpack_from("<I", r, 0)[0],
+                                          struct.unpack_from("<I", r, 12)[0])
+        out(case=name, errno=e, name=errno.errorcode.get(e, "OK"), srqn=srqn)
+        return h
+
+    xdb = db_a + 320
+    for name, drv, xh in (("xsrq-bad-xrcd", srq_req(sbuf_a, xdb, uidx=7), 0xdead),
+                          ("xsrq-no-uidx", srq_req(sbuf_a, xdb, uidx=7)[:20], xrcd or 0)):
+        h = create_xsrq(name, drv, xh)
+        if h is not None:
+            destroy_srq(h)
+    h = create_xsrq("xsrq-good", srq_req(sbuf_a, xdb, uidx=7), xrcd or 0)
+    if h is not None:
+        out(case="xsrq-destroyed", errno=destroy_srq(h))
+    if xrcd is not None:
+        out(case="xrcd-closed", errno=cmd_bare(fd, CLOSE_XRCD, struct.pack("<I", xrcd)))
 
     def create_qp(name, drv, qp_type=QPT_RC, send=None, recv=None, srq_h=None):
         s, r = (cq if send is None else send), (cq if recv is None else recv)

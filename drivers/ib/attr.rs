@@ -125,6 +125,8 @@ pub const PORT_CM_SUP: u32 = ksys::KSYS_CONST_IB_PORT_CM_SUP;
 /// (what nvme-rdma, NFS/RDMA and RDS require).
 pub const DEVICE_MEM_MGT_EXTENSIONS: u64 =
     ksys::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS as u64;
+/// `IB_DEVICE_XRC`: XRC domains, XRC SRQs and XRC initiator/target QPs.
+pub const DEVICE_XRC: u64 = ksys::ib_device_cap_flags_IB_DEVICE_XRC as u64;
 
 /// A device's attributes (`struct ib_device_attr`), the subset a verbs device reports; the
 /// rest stays zero. Counts are `u32` here and clamped to the C `int`s.

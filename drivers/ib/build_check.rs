@@ -19,13 +19,18 @@ use crate::{
     PortAttr,
     PortImmutable,
     Qp,
+    QpEvents,
+    QpInitAttr,
     RecvWrs,
     SendWrs,
     Ucontext,
     Udata,
     Vma,
-    WcWriter, //
+    WcWriter,
+    Xrcd, //
 };
+
+use kernel::sync::Arc;
 
 struct Check;
 
@@ -39,6 +44,7 @@ impl IbDriver for Check {
     type Mr = ();
     type Ah = ();
     type Srq = ();
+    type Xrcd = ();
 
     const DRIVER_ID: DriverId = DriverId::Mlx5;
     const UVERBS_ABI_VER: u32 = 1;
@@ -112,6 +118,18 @@ impl IbDriver for Check {
     }
 
     fn mr_set_page(_mr: &Mr<Self>, _addr: u64) -> Result {
+        Err(EINVAL)
+    }
+
+    fn alloc_xrcd(_dev: &Device<Self>) -> Result {
+        Ok(())
+    }
+
+    fn create_xrc_tgt_qp(
+        _xrcd: &Xrcd<Self>,
+        _attr: &QpInitAttr<'_, Self>,
+        _events: &Arc<QpEvents>,
+    ) -> Result<((), u32)> {
         Err(EINVAL)
     }
 }

@@ -9,14 +9,15 @@
 //! - [`Device`]: the `ib_device` as the ops see it (`&Device<T>`), with the driver data.
 //! - [`IbDriver`]: the device, port, GID, user-context, mmap, PD, CQ, MR, QP and AH
 //!   operations, with the objects' types ([`IbDriver::Ucontext`], [`IbDriver::Pd`], ...).
-//! - [`Ucontext`], [`Pd`], [`Cq`], [`Qp`], [`Srq`], [`Ah`]: the containers ib_core allocates for the
-//!   objects (`size_ib_*`), holding the `ib_*` struct and the driver's object; [`Mr`], which
+//! - [`Ucontext`], [`Pd`], [`Cq`], [`Qp`], [`Srq`], [`Ah`], [`Xrcd`]: the containers ib_core
+//!   allocates for the objects (`size_ib_*`), holding the `ib_*` struct and the driver's object; [`Mr`], which
 //!   the layer allocates; handled once, in `object.rs`.
 //! - [`CqEvents`], [`QpEvents`]: the CQ and QP event sinks the driver's interrupt handlers
 //!   call, revoked by the layer before the object goes.
 //! - [`Umem`]: user memory pinned for the device, with its DMA blocks.
-//! - [`CqInitAttr`], [`QpInitAttr`], [`QpAttr`], [`AhAttr`]: the objects' attributes as
-//!   plain values.
+//! - [`CqInitAttr`], [`QpInitAttr`], [`SrqInitAttr`], [`QpAttr`], [`AhAttr`]: the objects'
+//!   attributes as plain values (an XRC target QP's or XRC SRQ's domain and CQ as the
+//!   driver's objects).
 //! - [`Udata`]: the driver-private request and response of a uverbs call.
 //! - [`GidAttr`]: a GID table entry the core adds or deletes; [`Vma`]: an mmap request.
 //! - The kernel data path: [`SendWrs`] / [`RecvWrs`] over a posted chain of work requests
@@ -68,8 +69,9 @@ pub use attr::{
     PortState,
     CORE_PORT_IBA_ROCE,
     CORE_PORT_IBA_ROCE_UDP_ENCAP,
-    MGMT_MAD_SIZE,
     DEVICE_MEM_MGT_EXTENSIONS,
+    DEVICE_XRC,
+    MGMT_MAD_SIZE,
     PORT_CM_SUP, //
 };
 pub use device::{
@@ -90,7 +92,8 @@ pub use object::{
     Pd,
     Qp,
     Srq,
-    Ucontext, //
+    Ucontext,
+    Xrcd, //
 };
 pub use ops::{
     DriverId,
@@ -106,6 +109,7 @@ pub use qp_attr::{
     QpState,
     QpType,
     SrqInitAttr,
+    SrqType,
     AH_GRH, //
 };
 pub use udata::{

@@ -14,6 +14,9 @@
 //! trampoline revokes before dropping the driver's object, so that an event interrupt racing
 //! with the destruction never reaches the freed `ib_*` struct.
 //!
+//! XRC domains ([`Xrcd`]) are containers like the others (`size_ib_xrcd`); an XRC SRQ's
+//! number is written into its `ib_srq` by the create trampoline ([`Srq::set_xrc_srq_num`]).
+//!
 //! MRs are the exception: the driver allocates `ib_mr` itself, so [`Mr`] is a box the layer
 //! allocates, hands to the core as the `ib_mr` pointer and frees in `dereg_mr`.
 
@@ -62,6 +65,11 @@ fn ah_device(p: *mut ksys::ib_ah) -> *mut ksys::ib_device {
 fn srq_device(p: *mut ksys::ib_srq) -> *mut ksys::ib_device {
     // SAFETY: As in `ucontext_device`.
     unsafe { ksys::ib_srq_device(p) }
+}
+
+fn xrcd_device(p: *mut ksys::ib_xrcd) -> *mut ksys::ib_device {
+    // SAFETY: As in `ucontext_device`.
+    unsafe { (*p).device }
 }
 
 macro_rules! container {
@@ -209,7 +217,28 @@ container!(
     srq_device
 );
 
+container!(
+    /// An XRC domain (`struct ib_xrcd`): the XRC SRQs and target QPs that share receive
+    /// resources.
+    Xrcd,
+    ib_xrcd,
+    Xrcd,
+    xrcd_device
+);
+
 impl<T: IbDriver> Srq<T> {
+    /// Sets the SRQ number the core reports for an XRC SRQ (`ext.xrc.srq_num`, what a
+    /// sender's XRC segment names), before the SRQ is handed to the core.
+    ///
+    /// # Safety
+    ///
+    /// `raw` must be the container of an XRC SRQ (`srq_type` `IB_SRQT_XRC`) in its create op.
+    pub(crate) unsafe fn set_xrc_srq_num(raw: *mut ksys::ib_srq, srqn: u32) {
+        // SAFETY: The caller's guarantee: the `xrc` member of `ext`'s union is the one in
+        // use for an XRC SRQ; the core does not read it before the create op returns.
+        unsafe { (*raw).ext.__bindgen_anon_1.xrc.as_mut().srq_num = srqn };
+    }
+
     /// The SRQ's PD, as the driver's object.
     pub fn pd(&self) -> &Pd<T> {
         // SAFETY: The core sets `pd` before the create op and holds a reference on the PD
@@ -219,11 +248,14 @@ impl<T: IbDriver> Srq<T> {
 }
 
 impl<T: IbDriver> Qp<T> {
-    /// The QP's PD, as the driver's object.
-    pub fn pd(&self) -> &Pd<T> {
-        // SAFETY: The core sets `pd` before the create op and holds a reference on the PD
-        // while the QP exists; a user QP's PD does not change.
-        unsafe { Pd::from_raw(ksys::ib_qp_pd(self.ib.get())) }
+    /// The QP's PD, as the driver's object; `None` for an XRC target QP (it has an XRC
+    /// domain instead, and the core clears `pd` after creating it).
+    pub fn pd(&self) -> Option<&Pd<T>> {
+        // SAFETY: A live QP; its `pd` is set by the core before the create op (NULL for an
+        // XRC target QP) and does not change while the QP exists.
+        let p = unsafe { ksys::ib_qp_pd(self.ib.get()) };
+        // SAFETY: The core holds a reference on the PD while the QP exists.
+        (!p.is_null()).then(|| unsafe { Pd::from_raw(p) })
     }
 
     /// The QP number (set from the create op's answer).

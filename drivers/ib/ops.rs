@@ -41,7 +41,8 @@ use crate::{
         Pd,
         Qp,
         Srq,
-        Ucontext, //
+        Ucontext,
+        Xrcd, //
     },
     qp_attr::{
         AhAttr,
@@ -94,6 +95,8 @@ pub trait IbDriver: Sized + 'static {
     type Ah: Send + Sync;
     /// A shared receive queue's state ([`IbDriver::create_srq`]).
     type Srq: Send + Sync;
+    /// An XRC domain's state ([`IbDriver::alloc_xrcd`]).
+    type Xrcd: Send + Sync;
 
     /// The provider that binds in user space (`ops.driver_id`).
     const DRIVER_ID: DriverId;
@@ -216,6 +219,24 @@ pub trait IbDriver: Sized + 'static {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// `create_qp` of an XRC target QP (`IB_QPT_XRC_TGT`): the core creates it for a
+    /// process (`ibv_create_qp_ex` with an XRC domain, or the first `ibv_open_qp`) with no
+    /// PD, no CQs and no driver data; it receives into the XRC SRQs of `xrcd` and is
+    /// modified like other QPs. Returns the QP and its number.
+    fn create_xrc_tgt_qp(
+        _xrcd: &Xrcd<Self>,
+        _attr: &QpInitAttr<'_, Self>,
+        _events: &Arc<QpEvents>,
+    ) -> Result<(Self::Qp, u32)> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `alloc_xrcd`: an XRC domain (a process opened one with `ibv_open_xrcd`, or a kernel
+    /// user). Implementing it lets the core open XRC domains and create XRC QPs and SRQs.
+    fn alloc_xrcd(_dev: &Device<Self>) -> Result<Self::Xrcd> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `modify_qp`: moves the QP to `attr.qp_state` setting the attributes `mask`
     /// (`qp_attr_mask`) selects. The core checked the transition and the mask are valid for
     /// the QP type (`ib_modify_qp_is_ok`) and resolved a RoCE destination's MAC.
@@ -265,12 +286,13 @@ pub trait IbDriver: Sized + 'static {
     }
 
     /// `create_srq`: a shared receive queue in `pd`, for a user context (`udata`) or a
-    /// kernel user.
+    /// kernel user. Returns the SRQ and its number (which the core reports for an XRC SRQ:
+    /// what senders name in their XRC segment).
     fn create_srq(
         _pd: &Pd<Self>,
-        _attr: &SrqInitAttr,
+        _attr: &SrqInitAttr<'_, Self>,
         _udata: Option<&mut Udata<'_>>,
-    ) -> Result<Self::Srq> {
+    ) -> Result<(Self::Srq, u32)> {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
@@ -342,6 +364,9 @@ impl<T: IbDriver> OpsTable<T> {
         req_notify_cq: op!(T::HAS_REQ_NOTIFY_CQ, Self::req_notify_cq),
         create_srq: op!(T::HAS_CREATE_SRQ, Self::create_srq),
         destroy_srq: op!(T::HAS_CREATE_SRQ, Self::destroy_srq),
+        alloc_xrcd: op!(T::HAS_ALLOC_XRCD, Self::alloc_xrcd),
+        dealloc_xrcd: op!(T::HAS_ALLOC_XRCD, Self::dealloc_xrcd),
+        size_ib_xrcd: Xrcd::<T>::SIZE,
         size_ib_srq: Srq::<T>::SIZE,
         size_ib_ah: Ah::<T>::SIZE,
         size_ib_cq: Cq::<T>::SIZE,
@@ -712,17 +737,18 @@ impl<T: IbDriver> OpsTable<T> {
     /// # Safety
     ///
     /// The core calls it with a fresh container of `size_ib_qp` bytes whose `device`, `pd`
-    /// and CQs are set (ours, live), valid attributes and the call's udata (NULL for a
-    /// kernel QP).
+    /// and CQs are set (ours, live; an XRC target QP has no PD and no CQs, but an XRC
+    /// domain of ours in the attributes), valid attributes and the call's udata (NULL for a
+    /// kernel or XRC target QP).
     unsafe extern "C" fn create_qp(
         qp: *mut ksys::ib_qp,
         attr: *mut ksys::ib_qp_init_attr,
         udata: *mut ksys::ib_udata,
     ) -> c_int {
-        // SAFETY: The core set `pd` to a live PD of ours.
-        let pd = unsafe { Pd::<T>::from_raw(ksys::ib_qp_pd(qp)) };
-        // SAFETY: The attributes of this call; its CQs are ours and live.
+        // SAFETY: The attributes of this call; its CQs, SRQ and XRC domain are ours and live.
         let attr = unsafe { QpInitAttr::<T>::from_raw(attr) };
+        // SAFETY: The core sets `pd` (NULL or a live PD of ours) before the call.
+        let pd = unsafe { ksys::ib_qp_pd(qp) };
         let mut udata = if udata.is_null() {
             None
         } else {
@@ -731,7 +757,20 @@ impl<T: IbDriver> OpsTable<T> {
         };
         from_result(|| {
             let events = Arc::new(QpEvents::new(qp), GFP_KERNEL)?;
-            let (data, qpn) = T::create_qp(pd, &attr, udata.as_mut(), &events)?;
+            let (data, qpn) = if attr.qp_type() == crate::QpType::XrcTgt {
+                let xrcd = attr.xrcd().ok_or(EINVAL)?;
+                if !T::HAS_CREATE_XRC_TGT_QP {
+                    return Err(crate::eopnotsupp());
+                }
+                T::create_xrc_tgt_qp(xrcd, &attr, &events)?
+            } else {
+                if pd.is_null() {
+                    return Err(EINVAL);
+                }
+                // SAFETY: Not NULL: a live PD of ours (see above).
+                let pd = unsafe { Pd::<T>::from_raw(pd) };
+                T::create_qp(pd, &attr, udata.as_mut(), &events)?
+            };
             // SAFETY: The fresh container of `Qp::<T>::SIZE` bytes; `qp_num` is the core's
             // field for the QP number it reports.
             unsafe {
@@ -951,8 +990,8 @@ impl<T: IbDriver> OpsTable<T> {
     ) -> c_int {
         // SAFETY: The core set `pd` to a live PD of ours.
         let pd = unsafe { Pd::<T>::from_raw(ksys::ib_srq_pd(srq)) };
-        // SAFETY: Valid for the call.
-        let attr = SrqInitAttr::from_raw(unsafe { &*attr });
+        // SAFETY: Valid for the call; an XRC SRQ's domain and CQ are ours and live.
+        let attr = unsafe { SrqInitAttr::<T>::from_raw(&*attr) };
         let mut udata = if udata.is_null() {
             None
         } else {
@@ -960,11 +999,48 @@ impl<T: IbDriver> OpsTable<T> {
             Some(unsafe { Udata::from_raw(udata) })
         };
         from_result(|| {
-            let data = T::create_srq(pd, &attr, udata.as_mut())?;
-            // SAFETY: The fresh container of `Srq::<T>::SIZE` bytes.
-            unsafe { Srq::<T>::init(srq, data) };
+            let (data, srqn) = T::create_srq(pd, &attr, udata.as_mut())?;
+            // SAFETY: The fresh container of `Srq::<T>::SIZE` bytes; `set_xrc_srq_num` only
+            // for an XRC SRQ.
+            unsafe {
+                Srq::<T>::init(srq, data);
+                if attr.srq_type == crate::SrqType::Xrc {
+                    Srq::<T>::set_xrc_srq_num(srq, srqn);
+                }
+            }
             Ok(0)
         })
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it with a fresh container of `size_ib_xrcd` bytes whose `device` is
+    /// ours.
+    unsafe extern "C" fn alloc_xrcd(
+        xrcd: *mut ksys::ib_xrcd,
+        _udata: *mut ksys::ib_udata,
+    ) -> c_int {
+        // SAFETY: The core set `device` to our registered device.
+        let dev = unsafe { Device::<T>::from_raw((*xrcd).device) };
+        from_result(|| {
+            let data = T::alloc_xrcd(dev)?;
+            // SAFETY: The fresh container of `Xrcd::<T>::SIZE` bytes.
+            unsafe { Xrcd::<T>::init(xrcd, data) };
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it once for a domain `alloc_xrcd` initialised, when no QP or SRQ uses
+    /// it any more.
+    unsafe extern "C" fn dealloc_xrcd(
+        xrcd: *mut ksys::ib_xrcd,
+        _udata: *mut ksys::ib_udata,
+    ) -> c_int {
+        // SAFETY: Initialised by `alloc_xrcd`, destroyed once.
+        unsafe { Xrcd::<T>::destroy(xrcd) };
+        0
     }
 
     /// # Safety

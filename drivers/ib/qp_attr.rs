@@ -9,7 +9,8 @@ use crate::{
     attr::GidType,
     object::{
         Cq,
-        Srq, //
+        Srq,
+        Xrcd, //
     },
     ops::IbDriver, //
 };
@@ -46,7 +47,12 @@ pub enum QpType {
     Ud,
     /// `IB_QPT_GSI`: the port's general services QP (QP1), which ib_mad creates.
     Gsi,
-    /// Any other (SMI, raw packet, XRC, driver types): the raw value.
+    /// `IB_QPT_XRC_INI`: an XRC initiator (sends only, to the XRC SRQ each request names).
+    XrcIni,
+    /// `IB_QPT_XRC_TGT`: an XRC target (receives only, into the SRQs of its XRC domain);
+    /// created by the core for a process, with no PD, CQs or driver data.
+    XrcTgt,
+    /// Any other (SMI, raw packet, driver types): the raw value.
     Other(u32),
 }
 
@@ -57,6 +63,8 @@ impl QpType {
             ksys::ib_qp_type_IB_QPT_UC => Self::Uc,
             ksys::ib_qp_type_IB_QPT_UD => Self::Ud,
             ksys::ib_qp_type_IB_QPT_GSI => Self::Gsi,
+            ksys::ib_qp_type_IB_QPT_XRC_INI => Self::XrcIni,
+            ksys::ib_qp_type_IB_QPT_XRC_TGT => Self::XrcTgt,
             t => Self::Other(t),
         }
     }
@@ -108,8 +116,8 @@ impl<'a, T: IbDriver> QpInitAttr<'a, T> {
     /// # Safety
     ///
     /// `raw` must be the attributes the core passes to `create_qp` of a `T` device, valid
-    /// for `'a`; its CQs are containers of `T`'s CQs, alive during the op (the QP holds
-    /// references to them).
+    /// for `'a`; its CQs, SRQ and XRC domain are containers of `T`'s, alive during the op
+    /// (the QP holds references to them).
     pub(crate) unsafe fn from_raw(raw: *const ksys::ib_qp_init_attr) -> Self {
         Self {
             // SAFETY: The caller's guarantee.
@@ -150,6 +158,19 @@ impl<'a, T: IbDriver> QpInitAttr<'a, T> {
         !self.raw.xrcd.is_null() || !self.raw.rwq_ind_tbl.is_null()
     }
 
+    /// Whether it is an RSS QP (receives through an indirection table of WQs).
+    pub fn has_rwq_table(&self) -> bool {
+        !self.raw.rwq_ind_tbl.is_null()
+    }
+
+    /// The XRC domain of an XRC target QP.
+    pub fn xrcd(&self) -> Option<&'a Xrcd<T>> {
+        let p = self.raw.xrcd;
+        // SAFETY: An XRC domain of this device, alive during the op (the caller of
+        // `from_raw` guarantees it; the core holds the domain while the QP exists).
+        (!p.is_null()).then(|| unsafe { Xrcd::<T>::from_raw(p) })
+    }
+
     /// The send CQ.
     pub fn send_cq(&self) -> Option<&'a Cq<T>> {
         let p = self.raw.send_cq;
@@ -165,27 +186,82 @@ impl<'a, T: IbDriver> QpInitAttr<'a, T> {
     }
 }
 
-/// An SRQ's creation attributes (`struct ib_srq_init_attr`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SrqInitAttr {
-    /// Whether it is a basic SRQ (`IB_SRQT_BASIC`; XRC and tag-matching SRQs are not).
-    pub basic: bool,
+/// An SRQ's type (`enum ib_srq_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SrqType {
+    /// `IB_SRQT_BASIC`: receives for the QPs attached to it.
+    Basic,
+    /// `IB_SRQT_XRC`: receives for the XRC target QPs of its XRC domain, completing to its
+    /// own CQ.
+    Xrc,
+    /// Any other (tag matching): the raw value.
+    Other(u32),
+}
+
+impl SrqType {
+    fn from_raw(t: ksys::ib_srq_type) -> Self {
+        match t {
+            ksys::ib_srq_type_IB_SRQT_BASIC => Self::Basic,
+            ksys::ib_srq_type_IB_SRQT_XRC => Self::Xrc,
+            t => Self::Other(t),
+        }
+    }
+}
+
+/// An SRQ's creation attributes (`struct ib_srq_init_attr`), with an XRC SRQ's domain and
+/// CQ as the driver's objects.
+pub struct SrqInitAttr<'a, T: IbDriver> {
+    /// The SRQ's type.
+    pub srq_type: SrqType,
     /// Receive work requests.
     pub max_wr: u32,
     /// Scatter entries per request.
     pub max_sge: u32,
     /// The limit event's watermark.
     pub srq_limit: u32,
+    xrcd: Option<&'a Xrcd<T>>,
+    cq: Option<&'a Cq<T>>,
 }
 
-impl SrqInitAttr {
-    pub(crate) fn from_raw(a: &ksys::ib_srq_init_attr) -> Self {
+impl<'a, T: IbDriver> SrqInitAttr<'a, T> {
+    /// # Safety
+    ///
+    /// `a` must be the attributes the core passes to `create_srq` of a `T` device, valid
+    /// for `'a`: for an XRC SRQ, its XRC domain (if set) and CQ are containers of `T`'s,
+    /// alive during the op (the SRQ holds references to them).
+    pub(crate) unsafe fn from_raw(a: &'a ksys::ib_srq_init_attr) -> Self {
+        let srq_type = SrqType::from_raw(a.srq_type);
+        let (xrcd, cq) = if srq_type == SrqType::Xrc {
+            // SAFETY: The union's `xrc` member is the one in use for an XRC SRQ.
+            let x = unsafe { a.ext.__bindgen_anon_1.xrc.as_ref().xrcd };
+            let c = a.ext.cq;
+            (
+                // SAFETY: The caller's guarantee.
+                (!x.is_null()).then(|| unsafe { Xrcd::<T>::from_raw(x) }),
+                // SAFETY: As above.
+                (!c.is_null()).then(|| unsafe { Cq::<T>::from_raw(c) }),
+            )
+        } else {
+            (None, None)
+        };
         Self {
-            basic: a.srq_type == ksys::ib_srq_type_IB_SRQT_BASIC,
+            srq_type,
             max_wr: a.attr.max_wr,
             max_sge: a.attr.max_sge,
             srq_limit: a.attr.srq_limit,
+            xrcd,
+            cq,
         }
+    }
+
+    /// An XRC SRQ's XRC domain (`None` for other SRQs, or a kernel XRC SRQ without one).
+    pub fn xrcd(&self) -> Option<&'a Xrcd<T>> {
+        self.xrcd
+    }
+
+    /// An XRC SRQ's CQ, where its receives complete (`None` for other SRQs).
+    pub fn cq(&self) -> Option<&'a Cq<T>> {
+        self.cq
     }
 }
 

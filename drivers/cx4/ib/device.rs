@@ -57,6 +57,7 @@ use crate::{
         qp::IbQp,
         srq::IbSrq,
         ucontext::Ucontext,
+        xrcd::IbXrcd,
         IbShared, //
     },
 };
@@ -99,6 +100,7 @@ impl ib::IbDriver for IbDev {
     type Mr = IbMr;
     type Ah = IbAh;
     type Srq = IbSrq;
+    type Xrcd = IbXrcd;
 
     const DRIVER_ID: DriverId = DriverId::Mlx5;
     const UVERBS_ABI_VER: u32 = abi::UVERBS_ABI_VERSION;
@@ -146,6 +148,10 @@ impl ib::IbDriver for IbDev {
         // Fast registration by UMR work requests on kernel RC/UC QPs (kqp.rs).
         a.device_cap_flags |= ib::DEVICE_MEM_MGT_EXTENSIONS;
         a.max_fast_reg_page_list_len = MAX_FAST_REG_PAGES;
+        // XRC domains, XRC SRQs and XRC QPs when the card has the transport.
+        if g.xrc() != 0 {
+            a.device_cap_flags |= ib::DEVICE_XRC;
+        }
         Ok(())
     }
 
@@ -273,6 +279,23 @@ impl ib::IbDriver for IbDev {
         IbQp::create(pd, attr, udata, events)
     }
 
+    fn create_xrc_tgt_qp(
+        xrcd: &ib::Xrcd<Self>,
+        attr: &QpInitAttr<'_, Self>,
+        events: &Arc<QpEvents>,
+    ) -> Result<(IbQp, u32)> {
+        IbQp::create_xrc_tgt(xrcd, attr, events)
+    }
+
+    /// mlx5_ib `mlx5_ib_alloc_xrcd`: only with the card's `xrc` capability.
+    fn alloc_xrcd(dev: &Device<Self>) -> Result<IbXrcd> {
+        let sh = dev.data();
+        if sh.caps.gen().xrc() == 0 {
+            return Err(ib::eopnotsupp());
+        }
+        IbXrcd::alloc(&sh.mdev)
+    }
+
     fn modify_qp(
         qp: &ib::Qp<Self>,
         attr: &QpAttr,
@@ -342,9 +365,9 @@ impl ib::IbDriver for IbDev {
 
     fn create_srq(
         pd: &ib::Pd<Self>,
-        attr: &SrqInitAttr,
+        attr: &SrqInitAttr<'_, Self>,
         udata: Option<&mut Udata<'_>>,
-    ) -> Result<IbSrq> {
+    ) -> Result<(IbSrq, u32)> {
         IbSrq::create(pd, attr, udata)
     }
 }

@@ -728,7 +728,7 @@ fn umr_reg(s: &mut [u8], wr: &ib::SendWr<'_, IbDev>, qp: &ib::Qp<IbDev>) -> Resu
     let d = WqeDataSeg::mut_from_bytes(rest.get_mut(..WqeDataSeg::SIZE).ok_or(EINVAL)?)
         .map_err(|_| EINVAL)?;
     d.set_byte_count(list as u32);
-    d.set_lkey(qp.pd().local_dma_lkey());
+    d.set_lkey(qp.pd().ok_or(EINVAL)?.local_dma_lkey());
     d.set_addr(dma);
     Ok(WqeUmrCtrlSeg::SIZE + MkeySeg::SIZE + WqeDataSeg::SIZE)
 }

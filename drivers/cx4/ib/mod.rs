@@ -11,8 +11,10 @@
 //! - kqp.rs: kernel users' QP rings (post_send, post_recv, completions);
 //! - ah.rs: address handles (the UD address vector);
 //! - mr.rs: memory regions (MTT mkeys over pinned user pages; the DMA MR);
-//! - qp.rs: RC/UC/UD QPs of processes and kernel users, the GSI QP, state transitions;
-//! - srq.rs: user SRQs (RMPs);
+//! - qp.rs: RC/UC/UD and XRC initiator QPs of processes, RC/UC/UD QPs of kernel users, the
+//!   GSI QP, XRC target QPs, state transitions;
+//! - srq.rs: user SRQs (RMPs) and XRC SRQs;
+//! - xrcd.rs: XRC domains (`ALLOC_XRCD`);
 //! - gid.rs: the card's RoCE address table (`SET_ROCE_ADDRESS`);
 //! - ucontext.rs: user contexts with static UAR pages and their mmap;
 //! - abi.rs: the mlx5 user ABI structs libmlx5 exchanges with the driver.
@@ -28,6 +30,7 @@ mod mr;
 mod qp;
 mod srq;
 mod ucontext;
+mod xrcd;
 
 use cx4_hw::command;
 use kernel::{

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Queue pairs (mlx5_ib qp.c `create_user_qp`, `create_kernel_qp`, `__mlx5_ib_modify_qp`,
-//! `mlx5_ib_query_qp`): RC, UC and UD QPs whose work queues and doorbell record libmlx5
-//! allocates in the process's memory, and kernel users' RC, UC, UD and GSI QPs on the
-//! driver's rings (kqp.rs).
+//! Queue pairs (mlx5_ib qp.c `create_user_qp`, `create_kernel_qp`, `create_xrc_tgt_qp`,
+//! `__mlx5_ib_modify_qp`, `mlx5_ib_query_qp`): RC, UC, UD and XRC initiator QPs whose work
+//! queues and doorbell record libmlx5 allocates in the process's memory, kernel users' RC,
+//! UC, UD and GSI QPs on the driver's rings (kqp.rs), and XRC target QPs (no queues: their
+//! messages land in the XRC SRQs of their domain). XRC QPs are service type XRC and move
+//! through the states like RC ones.
 //!
 //! - Create: the buffer (receive queue first, then send queue, `rq_wqe_count <<
 //!   rq_wqe_shift` + `sq_wqe_count` 64-byte basic blocks) is pinned and its 4 KiB pages are
@@ -124,6 +126,8 @@ struct Soft {
 enum QpMem {
     /// A process's: its pinned buffer and doorbell record.
     User { _buf: Umem, db: Umem },
+    /// None: an XRC target QP has neither a send nor a receive queue of its own.
+    None,
     /// A kernel user's: the driver's rings, also in the device's kernel QP table, and the
     /// rings of its CQs (cleaned of its CQEs when it is reset).
     Kernel {
@@ -138,6 +142,7 @@ impl QpMem {
         match self {
             Self::User { db, .. } => db.start_dma(),
             Self::Kernel { wq, .. } => wq.dbrec_dma(),
+            Self::None => 0,
         }
     }
 }
@@ -147,6 +152,8 @@ pub(crate) struct IbQp {
     mdev: Arc<Mdev>,
     qpn: u32,
     st: u8,
+    /// The PD the QP context names (an XRC target QP's is its domain's, see xrcd.rs).
+    pdn: u32,
     cqn_snd: u32,
     cqn_rcv: u32,
     rq_wqe_count: u32,
@@ -161,7 +168,8 @@ fn st_of(t: QpType) -> Result<u8> {
         QpType::Rc => Ok(qpc_st::RC),
         QpType::Uc => Ok(qpc_st::UC),
         QpType::Ud => Ok(qpc_st::UD),
-        QpType::Gsi | QpType::Other(_) => Err(ib::eopnotsupp()),
+        QpType::XrcIni => Ok(qpc_st::XRC),
+        QpType::Gsi | QpType::XrcTgt | QpType::Other(_) => Err(ib::eopnotsupp()),
     }
 }
 
@@ -209,7 +217,7 @@ impl IbQp {
             QpType::Uc => (qpc_st::UC, SendKind::Uc),
             QpType::Ud => (qpc_st::UD, SendKind::Datagram),
             QpType::Gsi => (qpc_st::QP1, SendKind::Datagram),
-            QpType::Other(_) => return Err(ib::eopnotsupp()),
+            QpType::XrcIni | QpType::XrcTgt | QpType::Other(_) => return Err(ib::eopnotsupp()),
         };
         if attr.has_xrcd_or_rwq_table() || attr.create_flags() != 0 {
             return Err(ib::eopnotsupp());
@@ -248,7 +256,7 @@ impl IbQp {
             c.set_uar_page(sh.kuar);
             if let Some(srq) = attr.srq() {
                 c.set_rq_type(rq_type::SRQ_RQ.into());
-                c.set_srqn_rmpn_xrqn(srq.rmpn());
+                c.set_srqn_rmpn_xrqn(srq.rmpn().ok_or(EINVAL)?);
             } else if rq_wqes > 0 {
                 c.set_rq_type(rq_type::NON_ZERO_RQ.into());
                 c.set_log_rq_size(rq_wqes.ilog2());
@@ -303,6 +311,7 @@ impl IbQp {
             mdev: sh.mdev.clone(),
             qpn,
             st,
+            pdn: pd.pdn(),
             cqn_snd: send_cq.cqn(),
             cqn_rcv: recv_cq.cqn(),
             rq_wqe_count: rq_wqes,
@@ -328,7 +337,7 @@ impl IbQp {
     pub(crate) fn kernel_wq(&self) -> Option<&KernelWq> {
         match &self.mem {
             QpMem::Kernel { wq, .. } => Some(wq),
-            QpMem::User { .. } => None,
+            QpMem::User { .. } | QpMem::None => None,
         }
     }
 
@@ -345,6 +354,12 @@ impl IbQp {
         }
         let dev = pd.device();
         let sh = dev.data();
+        // An XRC initiator only sends: no receive queue, no receive CQ (the core passes
+        // none) and no SRQ; only on a card with the XRC transport.
+        let ini = st == qpc_st::XRC;
+        if ini && sh.caps.gen().xrc() == 0 {
+            return Err(ib::eopnotsupp());
+        }
         let uctx = udata.ucontext::<IbDev>().ok_or(EINVAL)?;
         let req: CreateQpReq = udata.read(abi::CREATE_QP_REQ_MIN_LEN)?;
         if req.flags & !abi::QP_FLAG_SCATTER_CQE != 0
@@ -359,7 +374,10 @@ impl IbQp {
         let max_wqes = 1u32 << g.log_max_qp_sz();
         let log_rq = log2_exact(req.rq_wqe_count)?;
         let log_sq = log2_exact(req.sq_wqe_count)?;
-        if req.rq_wqe_count > max_wqes || req.sq_wqe_count > max_wqes {
+        if req.rq_wqe_count > max_wqes
+            || req.sq_wqe_count > max_wqes
+            || (ini && (req.rq_wqe_count > 0 || req.sq_wqe_count == 0))
+        {
             return Err(EINVAL);
         }
         if req.rq_wqe_count > 0
@@ -377,7 +395,15 @@ impl IbQp {
             return Err(EINVAL);
         }
         let send_cq = attr.send_cq().ok_or(EINVAL)?;
-        let recv_cq = attr.recv_cq().ok_or(EINVAL)?;
+        let cqn_rcv = match attr.recv_cq() {
+            Some(c) => c.cqn(),
+            None if ini => 0,
+            None => return Err(EINVAL),
+        };
+        let srqn = match attr.srq() {
+            Some(srq) => Some(srq.rmpn().ok_or(EINVAL)?),
+            None => None,
+        };
         // bfreg 0 on the context's first UAR page (see the module documentation).
         let uar = uctx.uar_indices().next().ok_or(EINVAL)?;
         let buf = Umem::get(dev, req.buf_addr, bytes, Access::LOCAL_WRITE)?;
@@ -390,9 +416,9 @@ impl IbQp {
             c.set_pm_state(pm_state::MIGRATED.into());
             c.set_pd(pd.pdn());
             c.set_uar_page(uar);
-            if let Some(srq) = attr.srq() {
+            if let Some(n) = srqn {
                 c.set_rq_type(rq_type::SRQ_RQ.into());
-                c.set_srqn_rmpn_xrqn(srq.rmpn());
+                c.set_srqn_rmpn_xrqn(n);
             } else if req.rq_wqe_count > 0 {
                 c.set_rq_type(rq_type::NON_ZERO_RQ.into());
                 c.set_log_rq_size(log_rq);
@@ -406,7 +432,7 @@ impl IbQp {
                 c.set_no_sq(1);
             }
             c.set_cqn_snd(send_cq.cqn());
-            c.set_cqn_rcv(recv_cq.cqn());
+            c.set_cqn_rcv(cqn_rcv);
             if g.cqe_version() == 1 {
                 c.set_user_index(req.uidx);
             }
@@ -424,8 +450,9 @@ impl IbQp {
             mdev: sh.mdev.clone(),
             qpn,
             st,
+            pdn: pd.pdn(),
             cqn_snd: send_cq.cqn(),
-            cqn_rcv: recv_cq.cqn(),
+            cqn_rcv,
             rq_wqe_count: req.rq_wqe_count,
             cap: QpCap {
                 max_send_wr: req.sq_wqe_count,
@@ -455,6 +482,65 @@ impl IbQp {
         };
         // bfregn 0: index 0 in mlx5_ib's encoding.
         udata.respond(&CreateQpResp::default())?;
+        Ok((qp, qpn))
+    }
+
+    /// An XRC target QP (mlx5_ib `create_xrc_tgt_qp`), which the core creates for a process
+    /// with no PD, CQs or driver data: service type XRC in the domain `xrcd`, no send queue
+    /// and no receive queue of its own (its messages go to the XRC SRQ each one names, and
+    /// complete to that SRQ's CQ). mlx5_ib names its internal PD, CQ and XRC SRQ
+    /// (`devr->p0`, `c0`, `s0`, `rq_type` SRQ) in the context; here the PD is the domain's
+    /// and the context has a zero-length receive queue and no CQs.
+    pub(crate) fn create_xrc_tgt(
+        xrcd: &ib::Xrcd<IbDev>,
+        attr: &QpInitAttr<'_, IbDev>,
+        events: &Arc<QpEvents>,
+    ) -> Result<(Self, u32)> {
+        if attr.create_flags() != 0 || attr.has_rwq_table() || attr.srq().is_some() {
+            return Err(ib::eopnotsupp());
+        }
+        let sh = xrcd.device().data();
+        let mut msg = input::<command::CreateQp>(0)?;
+        {
+            let c = msg.qpc_mut();
+            c.set_st(qpc_st::XRC.into());
+            c.set_pm_state(pm_state::MIGRATED.into());
+            c.set_pd(xrcd.tgt_pdn());
+            c.set_rq_type(rq_type::ZERO_LEN_RQ.into());
+            c.set_no_sq(1);
+            c.set_xrcd(xrcd.xrcdn());
+            if sh.caps.gen().cqe_version() == 1 {
+                c.set_user_index(DEFAULT_UIDX);
+            }
+        }
+        let out = sh.mdev.cmdq.exec::<command::CreateQp>(&msg, 0)?;
+        let qpn = out.qpn();
+        let parts = (|| -> Result<_> {
+            let soft = KBox::pin_init(new_mutex!(Soft::default(), "cx4::ib_qp"), GFP_KERNEL)?;
+            let reg =
+                QpEventReg::new(&sh.mdev, qpn, Arc::new(Notify(events.clone()), GFP_KERNEL)?)?;
+            Ok((soft, reg))
+        })();
+        let (soft, reg) = match parts {
+            Ok(p) => p,
+            Err(e) => {
+                destroy(&sh.mdev, qpn);
+                return Err(e);
+            }
+        };
+        let qp = Self {
+            mdev: sh.mdev.clone(),
+            qpn,
+            st: qpc_st::XRC,
+            pdn: xrcd.tgt_pdn(),
+            cqn_snd: 0,
+            cqn_rcv: 0,
+            rq_wqe_count: 0,
+            cap: QpCap::default(),
+            soft,
+            _events: reg,
+            mem: QpMem::None,
+        };
         Ok((qp, qpn))
     }
 
@@ -555,7 +641,7 @@ impl IbQp {
             // No alternate paths on RoCE (no path migration).
             return Err(EINVAL);
         }
-        c.set_pd(qp.pd().pdn());
+        c.set_pd(this.pdn);
         c.set_cqn_snd(this.cqn_snd);
         c.set_cqn_rcv(this.cqn_rcv);
         c.set_log_ack_req_freq(ACK_REQ_FREQ);
@@ -823,7 +909,8 @@ fn set_path(
     let d = ah.dmac;
     p.set_rmac_47_32(u32::from(d[0]) << 8 | u32::from(d[1]));
     p.set_rmac_31_0(u32::from_be_bytes([d[2], d[3], d[4], d[5]]));
-    if (st == qpc_st::RC || st == qpc_st::UC) && v2 && mask & m::DEST_QPN != 0 {
+    if (st == qpc_st::RC || st == qpc_st::UC || st == qpc_st::XRC) && v2 && mask & m::DEST_QPN != 0
+    {
         p.set_udp_sport(udp_sport(ah.flow_label, lqpn, rqpn));
     }
     p.set_eth_prio((ah.sl & 7).into());
@@ -874,7 +961,9 @@ impl Transition {
     /// The optional parameters the transition takes for service type `st` (`opt_mask`).
     fn allowed(self, st: u8) -> OptParam {
         use OptParam as O;
-        let (rc, uc, ud) = (st == qpc_st::RC, st == qpc_st::UC, is_datagram(st));
+        // XRC QPs take RC's optional parameters.
+        let rc = st == qpc_st::RC || st == qpc_st::XRC;
+        let (uc, ud) = (st == qpc_st::UC, is_datagram(st));
         let rw = O::RRE | O::RAE | O::RWE;
         match self {
             Self::Init2Init if rc => rw | O::PKEY_INDEX | O::PRI_PORT | O::LAG_TX_AFF,

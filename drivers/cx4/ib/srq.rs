@@ -1,21 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 //! User shared receive queues (mlx5_ib srq.c `mlx5_ib_create_srq`, srq_cmd.c
-//! `create_rmp_cmd`): with ISSI 1 a basic SRQ is a receive memory pool (RMP). libmlx5
-//! allocates the linked list of receive WQEs (a 16-byte next segment, then the scatter
-//! entries, rounded up to a power of two of at least 32 bytes) and the doorbell record in
-//! the process's memory; the driver pins them and creates the RMP, ready, on their pages.
+//! `create_rmp_cmd`, `create_xrc_srq_cmd`): with ISSI 1 a basic SRQ is a receive memory pool
+//! (RMP); an XRC SRQ is the card's XRC SRQ object, in an XRC domain, with its own CQ and
+//! libmlx5's user index (which its receive completions carry). libmlx5 allocates the linked
+//! list of receive WQEs (a 16-byte next segment, then the scatter entries, rounded up to a
+//! power of two of at least 32 bytes) and the doorbell record in the process's memory; the
+//! driver pins them and creates the RMP (ready) or the XRC SRQ on their pages.
 
 use cx4_hw::{
     command,
     srq::{
         rmpc_state,
-        CreateRmpIn, //
+        CreateRmpIn,
+        CreateXrcSrqIn, //
     },
 };
 use ib::{
     Access,
     Pd,
     SrqInitAttr,
+    SrqType,
     Udata,
     Umem, //
 };
@@ -42,31 +46,48 @@ use crate::{
 /// (`struct mlx5_wqe_data_seg`).
 const NEXT_SEG: u32 = 16;
 const DATA_SEG: u32 = 16;
+/// The user index when the context has CQE version 0 (`MLX5_IB_DEFAULT_UIDX`).
+const DEFAULT_UIDX: u32 = 0xff_ffff;
+/// The request up to and including `uidx` (`offsetofend(struct mlx5_ib_create_srq, uidx)`).
+const CREATE_SRQ_REQ_UIDX_LEN: usize = 28;
 
-/// A user SRQ (an RMP). Dropping it destroys it, then unpins its memory.
+/// Which card object an SRQ is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A basic SRQ: a receive memory pool.
+    Rmp,
+    /// An XRC SRQ (`CREATE_XRC_SRQ`).
+    Xrc,
+}
+
+/// A user SRQ (an RMP or an XRC SRQ). Dropping it destroys it, then unpins its memory.
 pub(crate) struct IbSrq {
     mdev: Arc<Mdev>,
-    rmpn: u32,
+    kind: Kind,
+    srqn: u32,
     _buf: Umem,
     _db: Umem,
 }
 
 impl IbSrq {
-    /// The RMP number, which QPs on the SRQ name.
-    pub(crate) fn rmpn(&self) -> u32 {
-        self.rmpn
+    /// The RMP number, which QPs on the SRQ name (`None` for an XRC SRQ, which receives
+    /// for its domain's XRC target QPs only).
+    pub(crate) fn rmpn(&self) -> Option<u32> {
+        (self.kind == Kind::Rmp).then_some(self.srqn)
     }
 
-    /// Creates a basic user SRQ from libmlx5's request.
+    /// Creates a basic or XRC user SRQ from libmlx5's request; returns it and its number.
     pub(crate) fn create(
         pd: &Pd<IbDev>,
-        attr: &SrqInitAttr,
+        attr: &SrqInitAttr<'_, IbDev>,
         udata: Option<&mut Udata<'_>>,
-    ) -> Result<Self> {
+    ) -> Result<(Self, u32)> {
         let udata = udata.ok_or_else(ib::eopnotsupp)?;
-        if !attr.basic {
-            return Err(ib::eopnotsupp());
-        }
+        let kind = match attr.srq_type {
+            SrqType::Basic => Kind::Rmp,
+            SrqType::Xrc => Kind::Xrc,
+            SrqType::Other(_) => return Err(ib::eopnotsupp()),
+        };
         let dev = pd.device();
         let sh = dev.data();
         let g = sh.caps.gen();
@@ -74,10 +95,28 @@ impl IbSrq {
         if attr.max_wr >= max_wqes || attr.max_sge > g.max_wqe_sz_rq() / DATA_SEG {
             return Err(EINVAL);
         }
+        // An XRC SRQ needs the XRC capability (the domain exists only then) and its CQ.
+        let xrc = match kind {
+            Kind::Xrc => Some((
+                attr.xrcd().ok_or(EINVAL)?.xrcdn(),
+                attr.cq().ok_or(EINVAL)?.cqn(),
+            )),
+            Kind::Rmp => None,
+        };
         let req: CreateSrqReq = udata.read(abi::CREATE_SRQ_REQ_MIN_LEN)?;
         if req.flags != 0 || req.reserved0 != 0 || req.reserved1 != 0 {
             return Err(EINVAL);
         }
+        // get_srq_user_index: an XRC SRQ's receive completions carry libmlx5's user index
+        // (CQE version 1), or its number (version 0: the index is 0xffffff).
+        let uidx = if kind == Kind::Xrc && g.cqe_version() == 1 {
+            if udata.in_len() < CREATE_SRQ_REQ_UIDX_LEN || req.uidx > DEFAULT_UIDX {
+                return Err(EINVAL);
+            }
+            req.uidx
+        } else {
+            DEFAULT_UIDX
+        };
         let max = (attr.max_wr + 1).next_power_of_two();
         let desc = (NEXT_SEG + attr.max_sge * DATA_SEG)
             .next_power_of_two()
@@ -90,48 +129,92 @@ impl IbSrq {
         let buf = Umem::get(dev, req.buf_addr, bytes, Access::LOCAL_WRITE)?;
         let db = Umem::get(dev, req.db_addr, 8, Access::LOCAL_WRITE)?;
         let pas = buf.dma_blocks(ADAPTER_PAGE)?;
-        let mut m = input::<command::CreateRmp>(pas.len() * 8)?;
-        {
-            let c = m.ctx_mut();
-            c.set_state(rmpc_state::RDY.into());
-            let wq = c.wq_mut();
-            wq.set_log_wq_pg_sz(0);
-            wq.set_log_wq_stride(desc.ilog2());
-            wq.set_log_wq_sz(max.ilog2());
-            wq.set_lwm(attr.srq_limit);
-            wq.set_pd(pd.pdn());
-            wq.set_dbr_addr(db.start_dma());
-        }
-        for (i, pa) in pas.iter().enumerate() {
-            CreateRmpIn::set_wq_pas(m.bytes_mut(), i, *pa).map_err(|_| EINVAL)?;
-        }
-        let out = sh.mdev.cmdq.exec::<command::CreateRmp>(&m, 0)?;
+        let srqn = match xrc {
+            None => {
+                let mut m = input::<command::CreateRmp>(pas.len() * 8)?;
+                {
+                    let c = m.ctx_mut();
+                    c.set_state(rmpc_state::RDY.into());
+                    let wq = c.wq_mut();
+                    wq.set_log_wq_pg_sz(0);
+                    wq.set_log_wq_stride(desc.ilog2());
+                    wq.set_log_wq_sz(max.ilog2());
+                    wq.set_lwm(attr.srq_limit);
+                    wq.set_pd(pd.pdn());
+                    wq.set_dbr_addr(db.start_dma());
+                }
+                for (i, pa) in pas.iter().enumerate() {
+                    CreateRmpIn::set_wq_pas(m.bytes_mut(), i, *pa).map_err(|_| EINVAL)?;
+                }
+                sh.mdev.cmdq.exec::<command::CreateRmp>(&m, 0)?.rmpn()
+            }
+            Some((xrcdn, cqn)) => {
+                // srq_cmd.c create_xrc_srq_cmd with set_srqc: the SRQ context's geometry,
+                // PD, domain, CQ, doorbell record and user index; the page list after it.
+                let mut m = input::<command::CreateXrcSrq>(pas.len() * 8)?;
+                {
+                    let c = m.xrc_srq_context_entry_mut();
+                    c.set_log_xrc_srq_size(max.ilog2());
+                    c.set_log_rq_stride(desc.ilog2() - 4);
+                    c.set_log_page_size(0);
+                    c.set_page_offset(0);
+                    c.set_lwm(attr.srq_limit);
+                    c.set_pd(pd.pdn());
+                    c.set_xrcd(xrcdn);
+                    c.set_cqn(cqn);
+                    c.set_user_index(uidx);
+                    let dbr = db.start_dma();
+                    c.set_db_record_addr_h((dbr >> 32) as u32);
+                    c.set_db_record_addr_l((dbr as u32) >> 2);
+                }
+                for (i, pa) in pas.iter().enumerate() {
+                    CreateXrcSrqIn::set_pas(m.bytes_mut(), i, *pa).map_err(|_| EINVAL)?;
+                }
+                sh.mdev
+                    .cmdq
+                    .exec::<command::CreateXrcSrq>(&m, 0)?
+                    .xrc_srqn()
+            }
+        };
         let srq = Self {
             mdev: sh.mdev.clone(),
-            rmpn: out.rmpn(),
+            kind,
+            srqn,
             _buf: buf,
             _db: db,
         };
         udata.respond(&CreateSrqResp {
-            srqn: srq.rmpn,
+            srqn: srq.srqn,
             reserved: 0,
         })?;
-        Ok(srq)
+        Ok((srq, srqn))
     }
 }
 
 impl Drop for IbSrq {
     fn drop(&mut self) {
-        if let Ok(mut m) = input::<command::DestroyRmp>(0) {
-            m.set_rmpn(self.rmpn);
-            if let Err(e) = self.mdev.cmdq.exec::<command::DestroyRmp>(&m, 0) {
-                dev_warn!(
-                    self.mdev.dev.dev(),
-                    "DESTROY_RMP {:#x}: {:?}\n",
-                    self.rmpn,
-                    e
-                );
-            }
+        let r = match self.kind {
+            Kind::Rmp => input::<command::DestroyRmp>(0).and_then(|mut m| {
+                m.set_rmpn(self.srqn);
+                self.mdev
+                    .cmdq
+                    .exec::<command::DestroyRmp>(&m, 0)
+                    .map(|_| ())
+            }),
+            Kind::Xrc => input::<command::DestroyXrcSrq>(0).and_then(|mut m| {
+                m.set_xrc_srqn(self.srqn);
+                self.mdev
+                    .cmdq
+                    .exec::<command::DestroyXrcSrq>(&m, 0)
+                    .map(|_| ())
+            }),
+        };
+        if let Err(e) = r {
+            let what = match self.kind {
+                Kind::Rmp => "DESTROY_RMP",
+                Kind::Xrc => "DESTROY_XRC_SRQ",
+            };
+            dev_warn!(self.mdev.dev.dev(), "{} {:#x}: {:?}\n", what, self.srqn, e);
         }
     }
 }
