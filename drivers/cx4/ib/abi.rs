@@ -144,6 +144,11 @@ pub(crate) const CREATE_QP_REQ_MIN_LEN: usize = 48;
 /// `MLX5_QP_FLAG_SCATTER_CQE` (libmlx5's default; small receives may land in the CQE, an
 /// optimisation the card need not do, so it is accepted and not enabled).
 pub(crate) const QP_FLAG_SCATTER_CQE: u32 = 1 << 1;
+/// `MLX5_QP_FLAG_ALLOW_SCATTER_CQE`: the requester may scatter small responses into the CQE
+/// even without `IB_SIGNAL_ALL_WR` (rdma-core's `MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE`, which
+/// UCX's rc_mlx5 asks for). A permission, like [`QP_FLAG_SCATTER_CQE`] accepted whatever the
+/// device's `sctr_data_cqe` (mlx5_ib's `process_vendor_flag`) and not enabled.
+pub(crate) const QP_FLAG_ALLOW_SCATTER_CQE: u32 = 1 << 8;
 
 /// `struct mlx5_ib_create_qp_resp`.
 #[repr(C)]

@@ -362,7 +362,7 @@ impl IbQp {
         }
         let uctx = udata.ucontext::<IbDev>().ok_or(EINVAL)?;
         let req: CreateQpReq = udata.read(abi::CREATE_QP_REQ_MIN_LEN)?;
-        if req.flags & !abi::QP_FLAG_SCATTER_CQE != 0
+        if req.flags & !(abi::QP_FLAG_SCATTER_CQE | abi::QP_FLAG_ALLOW_SCATTER_CQE) != 0
             || req.sq_buf_addr != 0
             || req.dci_streams != 0
             || req.reserved != 0
