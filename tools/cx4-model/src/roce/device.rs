@@ -431,6 +431,7 @@ impl Device {
     /// filled and the posted receive WQEs, each with a `WR_FLUSH_ERR` CQE.
     fn flush(&mut self, q: &mut QpEngine, v: &QpView) {
         q.error = true;
+        super::qcounters::retire(q);
         q.req = None;
         q.resp = None;
         while let Some(w) = q.wqes.pop_front() {

@@ -1410,6 +1410,21 @@ fn transport_events_count_in_the_qps_queue_counter_set() {
     );
     // Clearing a's set left b's alone.
     assert_eq!(q_counter(&mut b).rx_write_requests(), 1);
+    // The error state drops b's responder; what it counted stays in the set (it used to
+    // go back to 0, subtracting from the set: kernel ULPs that flush their QPs saw their
+    // counters vanish).
+    let qpn = b.qpn;
+    ok::<cmds::ToErrQp>(&mut b.d, |i| i.set_qpn(qpn));
+    let qb = q_counter(&mut b);
+    assert_eq!(
+        (
+            qb.rx_write_requests(),
+            qb.rx_read_requests(),
+            qb.rx_atomic_requests(),
+            qb.duplicate_request()
+        ),
+        (1, 1, 1, 1)
+    );
 }
 
 /// The EQEs on the test card's EQ, in order (it takes completion events, and whatever else

@@ -82,6 +82,9 @@ pub struct QpEngine {
     /// The transport events already added to the QP's queue counter set
     /// (`qcounters.rs`).
     pub reported: crate::fw::RoceQCounts,
+    /// The events of a responder and requester the QP no longer has (dropped when it
+    /// entered the error state), so that its counts never go back (`qcounters.rs`).
+    pub retired: crate::fw::RoceQCounts,
     /// XRC target: the XRC SRQ of the SEND being received (`xrc.rs`).
     pub xrc: super::xrc::XrcState,
 }
@@ -102,6 +105,7 @@ impl QpEngine {
             error: false,
             ud_psn: None,
             reported: Default::default(),
+            retired: Default::default(),
             xrc: Default::default(),
         }
     }

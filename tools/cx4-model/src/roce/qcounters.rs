@@ -12,8 +12,23 @@ use crate::{device::Device, fw::RoceQCounts};
 
 use super::engine::{QpEngine, ReqSide, RespSide};
 
-/// The transport events a QP's state machines have counted since they were created.
+/// The transport events the QP has counted since it left RESET: those of the state machines
+/// it dropped ([`retire`]) and of those it has.
 pub(super) fn counts(q: &QpEngine) -> RoceQCounts {
+    let mut c = q.retired;
+    c.add(side_counts(q));
+    c
+}
+
+/// Keeps the events of the QP's responder and requester before they are dropped (the error
+/// state drops them): a count that went back would subtract from the set.
+pub(super) fn retire(q: &mut QpEngine) {
+    let s = side_counts(q);
+    q.retired.add(s);
+}
+
+/// The transport events the QP's current state machines have counted.
+fn side_counts(q: &QpEngine) -> RoceQCounts {
     let mut c = RoceQCounts::default();
     let n = |v: u64| v as u32;
     if let Some(RespSide::Rc(r)) = &q.resp {
