@@ -636,8 +636,11 @@ fn lock(d: &std::sync::Mutex<Device>) -> std::sync::MutexGuard<'_, Device> {
     d.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Starts the wire's two threads for `tap`: the receive loop (each frame from the segment goes
-/// through [`Device::receive`] under the device lock; while pause state is pending it also
+/// Most frames the receive loop takes from the TAP under one hold of the device lock.
+const RX_BATCH: usize = 32;
+
+/// Starts the wire's two threads for `tap`: the receive loop (the frames waiting on the segment
+/// go through [`Device::receive`] in batches under the device lock; while pause state is pending it also
 /// wakes at [`Device::pause_deadline`] for [`Device::pause_tick`]) and the carrier poller (every 100 ms;
 /// a change moves the port's operational state, [`Device::set_carrier`]).
 pub fn spawn_wire(
@@ -673,14 +676,23 @@ pub fn spawn_wire(
                         log::debug!("{}: poll: {e}", rx_tap.name());
                     }
                 }
-                match rx_tap.recv(&mut buf) {
-                    Ok(0) => continue,
-                    Ok(n) => lock(&rx_dev).receive(&buf[..n]),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => {
-                        // A TAP that is down reads EIO until it comes up again.
-                        log::debug!("{}: receive: {e}", rx_tap.name());
-                        std::thread::sleep(std::time::Duration::from_millis(50));
+                // Drain what is waiting under one lock: a busy segment costs one poll and
+                // one lock per batch, not per frame. The batch is bounded so that doorbells
+                // and commands, which take the same lock, wait for at most that many frames.
+                let mut d = lock(&rx_dev);
+                for _ in 0..RX_BATCH {
+                    match rx_tap.recv(&mut buf) {
+                        Ok(0) => {}
+                        Ok(n) => d.receive(&buf[..n]),
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                        Err(e) => {
+                            // A TAP that is down reads EIO until it comes up again.
+                            log::debug!("{}: receive: {e}", rx_tap.name());
+                            drop(d);
+                            std::thread::sleep(std::time::Duration::from_millis(50));
+                            break;
+                        }
                     }
                 }
             }

@@ -72,15 +72,31 @@ impl Tap {
         if rc < 0 {
             return Err(io::Error::last_os_error());
         }
+        // Non-blocking reads: the receive loop drains every waiting frame after one poll
+        // ([`Tap::recv`] says `WouldBlock` when the queue is empty). Writes to a TAP never
+        // block either way.
+        // SAFETY: fcntl F_GETFL/F_SETFL on the open fd, no pointers.
+        let rc = unsafe {
+            let fl = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+            if fl < 0 {
+                fl
+            } else {
+                libc::fcntl(file.as_raw_fd(), libc::F_SETFL, fl | libc::O_NONBLOCK)
+            }
+        };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
         Ok(Tap {
             file,
             name: name.to_string(),
         })
     }
 
-    /// Blocks for the next frame from the segment; returns its length in `buf`. A frame longer
-    /// than `buf` is truncated by the kernel (callers pass [`MAX_FRAME`] + 1 bytes and drop
-    /// anything longer than the port MTU allows).
+    /// The next frame from the segment, its length in `buf`; `WouldBlock` if none is waiting
+    /// (the fd is non-blocking: [`Tap::wait_readable`] waits). A frame longer than `buf` is
+    /// truncated by the kernel (callers pass [`MAX_FRAME`] + 1 bytes and drop anything longer
+    /// than the port MTU allows).
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
         (&self.file).read(buf)
     }
