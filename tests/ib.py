@@ -511,7 +511,9 @@ def tests(env: Env):
         the next request flushed; both QPs reset and reconnected; a fast registration
         (IB_WR_REG_MR, atomic rights) and fetch-add and compare-swap through its rkey right to
         the word; LOCAL_INV, then a WRITE through the invalidated rkey refused with nothing
-        written; EINVAL for a UD send without an AH; a completion event on an armed CQ. rmmod while ibv_rc_pingpong
+        written; EINVAL for a UD send without an AH; a completion event on an armed CQ; the port's
+        hardware counters (sysfs hw_counters and `rdma statistic`) count the requests the card
+        answered. rmmod while ibv_rc_pingpong
         holds a CQ, an MR and a QP in INIT disassociates its context: the module goes, the
         card has no QP left."""
         vm0 = CX4_UP + IB + CX4_IB + """
@@ -520,8 +522,11 @@ def tests(env: Env):
             section cmds-before; cmds
             section bad; python3 /cx4/ib_objects_bad.py /dev/infiniband/$(ls /sys/class/infiniband/$IBDEV/device/infiniband_verbs/) 2>&1
             section cmds-after; cmds
+            hw() { for f in /sys/class/infiniband/$IBDEV/ports/1/hw_counters/*; do echo "hw ${f##*/} $(cat $f)"; done; }
+            section counters-before; hw
             section kverbs; insmod /cx4/kverbs_test.ko dev=$IBDEV && rmmod kverbs_test
             dmesg | grep "kverbs: "
+            section counters-after; hw; rdma statistic show link $IBDEV/1
             section roce-kverbs; req ctl roce
             ibv_rc_pingpong -d $IBDEV -g 1 > /tmp/hold.txt 2>&1 &
             HP=$!
@@ -583,6 +588,24 @@ def tests(env: Env):
             assert re.search(rf"kverbs: {what} done: {len(KVERBS_CHECKS)} passed, 0 failed", kv), kv
         m = re.search(r"roce: tx (\d+) pkts", section(log, "roce-kverbs"))
         assert m and int(m.group(1)) >= 20, section(log, "roce-kverbs")
+        # The port's hardware counters (the device's queue counter set, which both QPs name):
+        # the card counted, as the responder, the WRITEs (with and without immediate), the
+        # READ and the two atomics of each run; `rdma statistic` shows the same numbers.
+        hw = lambda sec: {k: int(v) for k, v in re.findall(r"^hw (\w+) (\d+)$", section(log, sec), re.M)
+                          if k != "lifespan"}
+        c0, c1 = hw("counters-before"), hw("counters-after")
+        names = ("rx_write_requests", "rx_read_requests", "rx_atomic_requests", "out_of_sequence",
+                 "duplicate_request", "local_ack_timeout_err", "np_cnp_sent", "rp_cnp_handled")
+        assert all(n in c1 for n in names), f"hw_counters: {sorted(c1)}"
+        rise = {k: c1[k] - c0.get(k, 0) for k in c1}
+        assert rise["rx_write_requests"] >= 4 and rise["rx_read_requests"] >= 2 and \
+            rise["rx_atomic_requests"] >= 4, f"hw_counters rose by {rise}"
+        stat = section(log, "counters-after")
+        for n in ("rx_write_requests", "rx_read_requests", "rx_atomic_requests"):
+            m = re.search(rf"\b{n} (\d+)", stat.split("link ", 1)[-1])
+            assert m and int(m.group(1)) >= c1[n], f"rdma statistic: {n}:\n{stat}"
+        print(f"    hw counters over the kernel verbs run: " +
+              ", ".join(f"{k} +{v}" for k, v in rise.items() if v), file=sys.stderr)
         # rmmod while ibv_rc_pingpong holds a context, PD, MR, CQ and an RC QP (in INIT,
         # waiting for a client): the context is disassociated, its objects destroyed. The
         # card's other QP is cx4's GSI QP (ib_mad's QP1).

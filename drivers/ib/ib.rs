@@ -23,6 +23,8 @@
 //! - The kernel data path: [`SendWrs`] / [`RecvWrs`] over a posted chain of work requests
 //!   ([`SendWr`], [`RecvWr`], [`Sge`]), and [`WcWriter`] over the caller's completion array
 //!   ([`WorkCompletion`], naming its QP by a [`QpHandle`]).
+//! - [`StatDesc`]: the names of a port's hardware counters (`rdma statistic`), which
+//!   [`IbDriver::port_counters`] fills.
 //! - [`DeviceAttr`], [`PortAttr`], [`PortImmutable`] and their enums: what the query ops
 //!   answer, as plain Rust values that the layer copies into the C structs.
 //!
@@ -52,6 +54,7 @@ mod mmap;
 mod object;
 mod ops;
 mod qp_attr;
+mod stats;
 mod udata;
 mod umem;
 mod wr;
@@ -112,6 +115,7 @@ pub use qp_attr::{
     SrqType,
     AH_GRH, //
 };
+pub use stats::StatDesc;
 pub use udata::{
     eopnotsupp,
     Udata, //

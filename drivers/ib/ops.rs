@@ -51,6 +51,10 @@ use crate::{
         QpInitAttr,
         SrqInitAttr, //
     },
+    stats::{
+        StatDesc,
+        LIFESPAN_MS, //
+    },
     udata::Udata,
     umem::Access,
     wr::{
@@ -296,6 +300,17 @@ pub trait IbDriver: Sized + 'static {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// The names of each port's hardware counters, in the order [`IbDriver::port_counters`]
+    /// fills them. Implementing `port_counters` gives the ports their `hw_counters`.
+    const PORT_COUNTERS: &'static [StatDesc] = &[];
+
+    /// `get_hw_stats` of a port: the current value of every counter of
+    /// [`IbDriver::PORT_COUNTERS`], `values[i]` for entry `i`. Runs in process context
+    /// (sysfs, netlink) and may sleep.
+    fn port_counters(_dev: &Device<Self>, _port: u32, _values: &mut [u64]) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `create_user_ah`: an address handle for a process's UD sends (the core resolved a
     /// RoCE destination's MAC into `attr`); `udata` takes what the provider needs to build
     /// the address vector itself.
@@ -364,6 +379,8 @@ impl<T: IbDriver> OpsTable<T> {
         req_notify_cq: op!(T::HAS_REQ_NOTIFY_CQ, Self::req_notify_cq),
         create_srq: op!(T::HAS_CREATE_SRQ, Self::create_srq),
         destroy_srq: op!(T::HAS_CREATE_SRQ, Self::destroy_srq),
+        alloc_hw_port_stats: op!(T::HAS_PORT_COUNTERS, Self::alloc_hw_port_stats),
+        get_hw_stats: op!(T::HAS_PORT_COUNTERS, Self::get_hw_stats),
         alloc_xrcd: op!(T::HAS_ALLOC_XRCD, Self::alloc_xrcd),
         dealloc_xrcd: op!(T::HAS_ALLOC_XRCD, Self::dealloc_xrcd),
         size_ib_xrcd: Xrcd::<T>::SIZE,
@@ -1050,5 +1067,55 @@ impl<T: IbDriver> OpsTable<T> {
         // SAFETY: Initialised by `create_srq`, destroyed once.
         unsafe { Srq::<T>::destroy(srq) };
         0
+    }
+
+    /// # Safety
+    ///
+    /// As for `query_device`.
+    unsafe extern "C" fn alloc_hw_port_stats(
+        _dev: *mut ksys::ib_device,
+        _port: u32,
+    ) -> *mut ksys::rdma_hw_stats {
+        let table = T::PORT_COUNTERS;
+        let Ok(n) = c_int::try_from(table.len()) else {
+            return core::ptr::null_mut();
+        };
+        // SAFETY: `table` is `'static` (the core keeps pointing to it while the stats
+        // exist) and holds `n` descriptors.
+        unsafe {
+            ksys::rdma_alloc_hw_stats_struct(
+                StatDesc::as_raw(table),
+                n,
+                kernel::time::msecs_to_jiffies(LIFESPAN_MS),
+            )
+        }
+    }
+
+    /// # Safety
+    ///
+    /// As for `query_device`; `stats` is one `alloc_hw_port_stats` returned, its lock held
+    /// by the core.
+    unsafe extern "C" fn get_hw_stats(
+        dev: *mut ksys::ib_device,
+        stats: *mut ksys::rdma_hw_stats,
+        port: u32,
+        _index: c_int,
+    ) -> c_int {
+        // SAFETY: As in `query_device`.
+        let dev = unsafe { Device::<T>::from_raw(dev) };
+        // SAFETY: The core passes the stats of this port under their lock: nothing else
+        // touches them during the call.
+        let stats = unsafe { &mut *stats };
+        let n = usize::try_from(stats.num_counters)
+            .unwrap_or(0)
+            .min(T::PORT_COUNTERS.len());
+        // SAFETY: `value` has `num_counters` elements (allocated by
+        // `rdma_alloc_hw_stats_struct()` for that many), `n` is no more.
+        let values = unsafe { stats.value.as_mut_slice(n) };
+        // All counters are read at once, whichever `index` the core asked for.
+        from_result(|| {
+            T::port_counters(dev, port, values)?;
+            Ok(n as c_int)
+        })
     }
 }

@@ -45,6 +45,7 @@ use crate::{
             CreateAhResp, //
         },
         ah::IbAh,
+        counters,
         cq::IbCq,
         gid::{
             self,
@@ -104,6 +105,7 @@ impl ib::IbDriver for IbDev {
 
     const DRIVER_ID: DriverId = DriverId::Mlx5;
     const UVERBS_ABI_VER: u32 = abi::UVERBS_ABI_VERSION;
+    const PORT_COUNTERS: &'static [ib::StatDesc] = counters::PORT_COUNTERS;
 
     /// mlx5_ib `mlx5_ib_query_device`, from the general capabilities.
     fn query_device(dev: &Device<Self>, a: &mut DeviceAttr) -> Result {
@@ -361,6 +363,12 @@ impl ib::IbDriver for IbDev {
             IbCq::Kernel(k) => k.arm(solicited, report_missed),
             IbCq::User(_) => Err(EINVAL),
         }
+    }
+
+    /// mlx5_ib `mlx5_ib_get_hw_stats`: the queue counters and congestion statistics.
+    fn port_counters(dev: &Device<Self>, _port: u32, values: &mut [u64]) -> Result {
+        let sh = dev.data();
+        counters::read(&sh.mdev, sh.qcounter, sh.cc_query, values)
     }
 
     fn create_srq(

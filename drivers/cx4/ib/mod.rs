@@ -6,6 +6,8 @@
 //!   registered as `cx4_%d` with driver id MLX5 so that rdma-core's mlx5 provider binds);
 //! - device.rs: the ops (device and port attributes from the caps and the netdev, P_Key,
 //!   link layer, GIDs, user contexts, PDs, and the objects below);
+//! - counters.rs: the port's hardware counters (a queue counter set all QPs name, the
+//!   congestion statistics);
 //! - cq.rs: CQs (a process's ring and doorbell record, events to ib_core);
 //! - kcq.rs: kernel users' CQs (poll and arm) and the table of kernel QPs;
 //! - kqp.rs: kernel users' QP rings (post_send, post_recv, completions);
@@ -21,6 +23,7 @@
 
 pub(crate) mod abi;
 mod ah;
+mod counters;
 mod cq;
 mod device;
 mod gid;
@@ -75,6 +78,10 @@ pub(crate) struct IbShared {
     pub(crate) kuar: u32,
     /// Kernel QPs by number, for their completions.
     pub(crate) kqps: Arc<KqpTable>,
+    /// The queue counter set every QP names ([`counters::QCounter`]).
+    pub(crate) qcounter: u8,
+    /// The card answers `QUERY_CONG_STATISTICS` (`cc_query_allowed`).
+    pub(crate) cc_query: bool,
 }
 
 /// The function's ib device. Dropping it unregisters the device (the RDMA core destroys
@@ -84,6 +91,7 @@ pub(crate) struct Ib {
     // Field order is drop order: unregistering destroys every kernel CQ and QP before their
     // UAR page goes.
     _reg: ib::Registration<IbDev>,
+    _qcounter: counters::QCounter,
     _kuar: KernelUar,
     _roce: RoceEnable,
 }
@@ -102,6 +110,7 @@ impl Ib {
         let comp_vectors = comp_eqns.len() as u32;
         let roce = RoceEnable::new(mdev)?;
         let kuar = KernelUar::new(mdev)?;
+        let qcounter = counters::QCounter::alloc(mdev)?;
         let fw = mdev.bar.fw_version()?;
         let mac = netdev.device().dev_addr();
         let node_guid = eui64(&mac);
@@ -121,6 +130,8 @@ impl Ib {
             comp_eqns,
             kuar: kuar.index(),
             kqps: Arc::pin_init(KqpTable::new(), GFP_KERNEL)?,
+            qcounter: qcounter.id(),
+            cc_query: caps.gen().cc_query_allowed() != 0,
         };
         let mut reg = ib::Registration::<IbDev>::new(
             pdev.as_ref(),
@@ -140,6 +151,7 @@ impl Ib {
         );
         Ok(Self {
             _reg: reg,
+            _qcounter: qcounter,
             _kuar: kuar,
             _roce: roce,
         })

@@ -637,6 +637,10 @@ impl IbQp {
                 p.set_vhca_port_num(port);
             }
         }
+        if op == Transition::Rst2Init {
+            // The device's queue counter set counts this QP's transport events.
+            c.set_counter_set_id(sh.qcounter.into());
+        }
         if mask & m::ALT_PATH != 0 {
             // No alternate paths on RoCE (no path migration).
             return Err(EINVAL);
