@@ -17,6 +17,7 @@ from model_eth import eth_vms, section
 
 ROCE_MODEL = ["--roce"]
 VERBS_TOOL = Path(__file__).resolve().parent / "verbs_objects.py"
+RESIZE_TOOL = Path(__file__).resolve().parent / "verbs_resize_cq.py"
 
 # Guest helpers: the IB device of the modelled card, and its GID table from sysfs
 # (`gid INDEX GID TYPE NETDEV`, unused entries skipped).
@@ -130,6 +131,37 @@ def check_gid_sections(log: str) -> tuple[set, set, set]:
 def logs(rs) -> str:
     """Every VM's job log, console and model log, for a failure message."""
     return "\n".join(describe(r) for r in rs)
+
+
+def resize_steps(text: str) -> dict[str, dict]:
+    """The JSON steps of verbs_resize_cq.py, by name."""
+    return {d["step"]: d for d in (json.loads(l) for l in text.splitlines() if l.startswith("{"))}
+
+
+def check_resize(text: str, model_log: str | None = None) -> dict[str, dict]:
+    """Checks verbs_resize_cq.py's report (and, for the model, its resize log lines): the
+    grow and shrink took, with completions waiting in the old ring; the refused resizes kept
+    the CQ; every completion seen exactly once, in order."""
+    by = resize_steps(text)
+    assert "closed" in by, f"the resize program did not finish:\n{text}"
+    assert by["created"]["cqe"] == 15, by["created"]
+    assert (by["grow"]["ok"], by["grow"]["cqe"]) == (True, 63), by["grow"]
+    assert (by["shrink"]["ok"], by["shrink"]["cqe"]) == (True, 15), by["shrink"]
+    for bad in ("too-small", "zero", "huge"):
+        assert not by[bad]["ok"] and by[bad]["cqe"] == 15, by[bad]
+    assert by["too-small"]["errno"] == 22, by["too-small"]  # EINVAL
+    assert by["same"]["ok"] and by["same"]["cqe"] == 15, by["same"]
+    done = by["done"]
+    assert (done["posted"], done["seen"], done["ordered"], done["dups"], done["bad"]) == \
+        (74, 74, True, 0, []), done
+    if model_log is not None:
+        sizes = re.findall(r"resized from (\d+) to (\d+) entries at pi \d+ \((\d+) outstanding\)",
+                           model_log)
+        assert [(a, b) for a, b, _ in sizes] == [("16", "64"), ("64", "16")], sizes
+        # Completions were waiting in the old ring each time (7 and 10 when all had come).
+        assert all(int(n) > 0 for _, _, n in sizes), sizes
+        assert "more outstanding CQEs than the rings hold" in model_log, model_log[-2000:]
+    return by
 
 
 def tests(env: Env):
@@ -259,6 +291,35 @@ def tests(env: Env):
 
     yield "libmlx5 from user space: PD, MR, CQ, RC/UC/UD QPs to RTS and back, queried", \
         verbs_objects_from_user_space
+
+    @estimate(120)
+    def resize_cq_from_user_space():
+        """ibv_resize_cq through libmlx5 and mlx5_ib on the model: a CQ grown and shrunk
+        while RDMA WRITE completions of a self-connected RC QP wait in its old ring and more
+        arrive after; every completion is seen once and in order across the switch; resizes
+        below the waiting completions, to 0 and beyond the device's maximum are refused and
+        lose nothing."""
+        vm0 = IB + """
+            eth_up
+            ib_up
+        """ + GIDX + """
+            section resize
+            python3 /cx4/verbs_resize_cq.py $IBDEV --gid-index $GIDX --settle $SLOW 2>&1
+            section after; req ctl roce
+            rmmod mlx5_ib
+            rmmod mlx5_core
+            echo unloaded
+        """
+        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL, files=[RESIZE_TOOL])[0]
+        assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        check_resize(section(r.job_log, "resize"), r.model_log)
+        # The refused resize is a failed MODIFY_CQ that mlx5_core reports; nothing else.
+        errs = [l for l in mlx5_errors(r.dmesg) if "MODIFY_CQ" not in l]
+        assert not errs, "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+
+    yield "mlx5_ib: ibv_resize_cq with completions in flight, each seen once, bad sizes refused", \
+        resize_cq_from_user_space
 
     gidx = GIDX
 

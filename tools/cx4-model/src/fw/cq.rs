@@ -1,9 +1,13 @@
-//! Completion queues: CREATE/DESTROY/QUERY/MODIFY_CQ, the arm doorbell, and CQE delivery with
-//! ownership, doorbell-record consumer index, overrun detection and completion events.
+//! Completion queues: CREATE/DESTROY/QUERY/MODIFY_CQ (moderation and resize), the arm
+//! doorbell, and CQE delivery with ownership, doorbell-record consumer index, overrun
+//! detection and completion events.
 
 use cx4_hw::{
-    cq::cqe::{cqe_owner_for, Cqe64, OWNER_MASK},
-    cq::{CreateCqIn, CreateCqOut, DestroyCqIn, ModifyCqIn, QueryCqIn, QueryCqOut},
+    cq::cqe::{self, cqe_owner_for, Cqe64, OWNER_MASK},
+    cq::{
+        CqResizeFields, CreateCqIn, CreateCqOut, DestroyCqIn, ModifyCqIn, QueryCqIn, QueryCqOut,
+        MODIFY_CQ_OP_MOD_RESIZE,
+    },
     eq::event_type,
     opcode,
     uar::{CqArmDoorbell, CQ_DB_REQ_NOT_SOL},
@@ -126,6 +130,13 @@ impl Firmware {
             }
             opcode::MODIFY_CQ => {
                 let inp = req::<ModifyCqIn>(input)?;
+                match inp.op_mod() {
+                    0 => {}
+                    m if m == u32::from(MODIFY_CQ_OP_MOD_RESIZE) => {
+                        return self.resize_cq(ctx, inp, input);
+                    }
+                    m => fail!(BAD_PARAM, "MODIFY_CQ with an unknown op_mod", "op_mod {m}"),
+                }
                 if self.caps.general("cq_moderation") == 0 {
                     fail!(BAD_PARAM, "MODIFY_CQ: CQ moderation is not supported");
                 }
@@ -143,6 +154,147 @@ impl Firmware {
             }
             _ => unreachable!("dispatched by opcode"),
         }
+    }
+
+    /// `MODIFY_CQ` with op_mod RESIZE (mlx5_ib `mlx5_ib_resize_cq`): the selected fields of
+    /// the context (log size, page offset, page size) and a new page list replace the ring.
+    /// The card writes a RESIZE_CQ CQE into the old ring at the producer index, then goes on
+    /// producing into the new ring with the same counter, so software copies the CQEs it has
+    /// not consumed (old index `i` → new index `i + 1`, libmlx5 `mlx5_cq_resize_copy_cqes`)
+    /// and steps over the RESIZE_CQ CQE. The new ring must hold the outstanding CQEs with
+    /// room for one more (BAD_SIZE_OUTS_CQES otherwise); the CQE size cannot change.
+    fn resize_cq(&mut self, ctx: &mut Ctx<'_>, inp: &ModifyCqIn, input: &[u8]) -> CmdResult {
+        if self.caps.general("cq_resize") == 0 {
+            fail!(BAD_PARAM, "MODIFY_CQ resize: CQ resize is not supported");
+        }
+        let raw = inp.modify_field_select_resize_field_select();
+        let Some(select) = CqResizeFields::from_bits(raw) else {
+            fail!(
+                BAD_PARAM,
+                "MODIFY_CQ resize with unknown field-select bits",
+                "{raw:#x}"
+            );
+        };
+        if inp.cq_umem_valid() != 0 {
+            fail!(BAD_PARAM, "MODIFY_CQ resize with a umem (no DEVX umems)");
+        }
+        let cqn = inp.cqn();
+        let max = self.caps.general("log_max_cq_sz") as u32;
+        let ci = self.cqs.get(&cqn).map(|c| c.consumer_index(ctx));
+        let Some(cq) = self.cqs.get_mut(&cqn) else {
+            fail!(
+                BAD_RES,
+                "MODIFY_CQ resize of a CQ that does not exist",
+                "CQ {cqn:#x}"
+            );
+        };
+        if cq.overrun {
+            fail!(
+                BAD_RES_STATE,
+                "MODIFY_CQ resize of a CQ in error after an overrun",
+                "CQ {cqn:#x}"
+            );
+        }
+        let c = inp.cq_context();
+        let log_size = if select.contains(CqResizeFields::LOG_SIZE) {
+            c.log_cq_size()
+        } else {
+            cq.log_size.into()
+        };
+        if log_size > max {
+            fail!(
+                BAD_PARAM,
+                "MODIFY_CQ resize: size out of range",
+                "log_cq_size {log_size} (max {max})"
+            );
+        }
+        let stride = if cq.cqe_size == 128 { 1 } else { 0 };
+        if c.cqe_sz() != stride {
+            fail!(
+                BAD_PARAM,
+                "MODIFY_CQ resize cannot change the CQE size",
+                "cqe_sz {} (CQ has {})",
+                c.cqe_sz(),
+                stride
+            );
+        }
+        let page_shift = if select.contains(CqResizeFields::PG_SIZE) {
+            12 + c.log_page_size()
+        } else {
+            cq.page_shift.into()
+        };
+        let offset = if select.contains(CqResizeFields::PG_OFFSET) {
+            c.page_offset()
+        } else {
+            0
+        };
+        if page_shift > 30 || offset != 0 {
+            fail!(
+                BAD_PARAM,
+                "MODIFY_CQ resize: page geometry unsupported",
+                "log_page_size {} offset {offset}",
+                page_shift.saturating_sub(12)
+            );
+        }
+        let pas = ring_pas(
+            ctx.mem,
+            input,
+            (cq.cqe_size as u64) << log_size,
+            page_shift,
+            ModifyCqIn::pas,
+        )?;
+        let Some(Some(ci)) = ci else {
+            fail!(
+                BAD_RES_STATE,
+                "MODIFY_CQ resize: the CQ's doorbell record is unreachable",
+                "CQ {cqn:#x} DBR {:#x}",
+                cq.dbr
+            );
+        };
+        let outstanding = (cq.pi & 0xff_ffff).wrapping_sub(ci) & 0xff_ffff;
+        if outstanding >= 1 << cq.log_size || outstanding >= 1 << log_size {
+            fail!(
+                BAD_SIZE_OUTS_CQES,
+                "MODIFY_CQ resize: more outstanding CQEs than the rings hold",
+                "CQ {cqn:#x}: {outstanding} outstanding, old size {}, new size {}",
+                1u32 << cq.log_size,
+                1u32 << log_size
+            );
+        }
+        // The RESIZE_CQ CQE in the old ring, its ownership byte last; no completion event.
+        let at = cq.slot_addr(cq.pi).ok_or_else(|| {
+            super::CmdError::new(
+                cx4_hw::status::INT_ERR,
+                "MODIFY_CQ resize: CQ ring page missing",
+                format!("CQ {cqn:#x}"),
+            )
+        })?;
+        let at = if cq.cqe_size == 128 { at + 64 } else { at };
+        let mut e = Cqe64::new();
+        let owner = cqe_owner_for(cq.pi, cq.log_size.into());
+        e.set_op_own(cqe::op_own(cqe::opcode::RESIZE_CQ, 0, owner).into());
+        let (body, op_own) = e.as_bytes().split_at(Cqe64::SIZE - 1);
+        if ctx.mem.write(at, body).is_err()
+            || ctx.mem.write(at + body.len() as u64, op_own).is_err()
+        {
+            fail!(
+                BAD_RES_STATE,
+                "MODIFY_CQ resize: the old ring is not in guest memory",
+                "CQ {cqn:#x} at {at:#x}"
+            );
+        }
+        log::info!(
+            "CQ {cqn:#x} resized from {} to {} entries at pi {} ({outstanding} outstanding)",
+            1u32 << cq.log_size,
+            1u32 << log_size,
+            cq.pi & 0xff_ffff
+        );
+        cq.pi = cq.pi.wrapping_add(1);
+        cq.cqes += 1;
+        cq.log_size = log_size as u8;
+        cq.pas = pas;
+        cq.page_shift = page_shift as u8;
+        Ok(())
     }
 
     /// The SQ or RQ completing to `cqn`, if any.
