@@ -121,6 +121,14 @@ impl IbDriver for Check {
         Err(EINVAL)
     }
 
+    fn attach_mcast(_qp: &Qp<Self>, _gid: &[u8; 16], _lid: u16) -> Result {
+        Ok(())
+    }
+
+    fn detach_mcast(_qp: &Qp<Self>, _gid: &[u8; 16], _lid: u16) -> Result {
+        Ok(())
+    }
+
     fn alloc_xrcd(_dev: &Device<Self>) -> Result {
         Ok(())
     }

@@ -258,6 +258,20 @@ pub trait IbDriver: Sized + 'static {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// `attach_mcast`: attaches the UD QP `qp` to the multicast group of `gid` (for
+    /// `ibv_attach_mcast` and kernel users such as rdma_cm's joins). The core checked that the
+    /// QP is UD and the GID a multicast address; `lid` is the group's IB multicast LID
+    /// (unused on a RoCE port). While attached, the core keeps the QP from being destroyed.
+    fn attach_mcast(_qp: &Qp<Self>, _gid: &[u8; 16], _lid: u16) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `detach_mcast`: detaches `qp` from the group `attach_mcast` attached it to (the
+    /// core's checks as there). Implement with `attach_mcast`.
+    fn detach_mcast(_qp: &Qp<Self>, _gid: &[u8; 16], _lid: u16) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `post_send`: the kernel user's chain of send requests on `qp`, in order. On an error
     /// the layer reports the last request taken from `wrs` as the failed one (the requests
     /// before it are posted). Called in any context: must not sleep.
@@ -368,6 +382,8 @@ impl<T: IbDriver> OpsTable<T> {
         destroy_qp: op!(T::HAS_CREATE_QP, Self::destroy_qp),
         modify_qp: op!(T::HAS_MODIFY_QP, Self::modify_qp),
         query_qp: op!(T::HAS_QUERY_QP, Self::query_qp),
+        attach_mcast: op!(T::HAS_ATTACH_MCAST, Self::attach_mcast),
+        detach_mcast: op!(T::HAS_DETACH_MCAST, Self::detach_mcast),
         size_ib_ucontext: Ucontext::<T>::SIZE,
         size_ib_pd: Pd::<T>::SIZE,
         create_user_ah: op!(T::HAS_CREATE_USER_AH, Self::create_user_ah),
@@ -857,6 +873,49 @@ impl<T: IbDriver> OpsTable<T> {
             }
             Ok(0)
         })
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it (`ib_attach_mcast`) with a live UD QP of ours and a GID valid for
+    /// the call.
+    unsafe extern "C" fn attach_mcast(
+        qp: *mut ksys::ib_qp,
+        gid: *mut ksys::ib_gid,
+        lid: u16,
+    ) -> c_int {
+        // SAFETY: The caller's guarantee.
+        unsafe { Self::mcast(qp, gid, lid, T::attach_mcast) }
+    }
+
+    /// # Safety
+    ///
+    /// As for `attach_mcast` (`ib_detach_mcast`).
+    unsafe extern "C" fn detach_mcast(
+        qp: *mut ksys::ib_qp,
+        gid: *mut ksys::ib_gid,
+        lid: u16,
+    ) -> c_int {
+        // SAFETY: The caller's guarantee.
+        unsafe { Self::mcast(qp, gid, lid, T::detach_mcast) }
+    }
+
+    /// `attach_mcast` and `detach_mcast`: `op` on the QP and the GID's bytes.
+    ///
+    /// # Safety
+    ///
+    /// `qp` must be a live QP of ours, `gid` valid for the call.
+    unsafe fn mcast(
+        qp: *mut ksys::ib_qp,
+        gid: *mut ksys::ib_gid,
+        lid: u16,
+        op: fn(&Qp<T>, &[u8; 16], u16) -> Result,
+    ) -> c_int {
+        // SAFETY: Initialised by `create_qp`, live during the call.
+        let qp = unsafe { Qp::<T>::from_raw(qp) };
+        // SAFETY: Valid for the call; every member of `union ib_gid` is plain bytes.
+        let gid = unsafe { *(*gid).raw.as_ref() };
+        from_result(|| op(qp, &gid, lid).map(|()| 0))
     }
 
     /// # Safety

@@ -51,6 +51,7 @@ use crate::{
             self,
             RoceAddr, //
         },
+        mcg,
         mr::{
             IbMr,
             MAX_FAST_REG_PAGES, //
@@ -309,6 +310,16 @@ impl ib::IbDriver for IbDev {
 
     fn query_qp(qp: &ib::Qp<Self>) -> Result<QpAttr> {
         IbQp::query(qp)
+    }
+
+    /// mlx5_ib `mlx5_ib_mcg_attach` (the card's groups are the function's, no user ID).
+    fn attach_mcast(qp: &ib::Qp<Self>, gid: &[u8; 16], _lid: u16) -> Result {
+        mcg::attach(&qp.device().data().mdev, qp.qpn(), gid)
+    }
+
+    /// mlx5_ib `mlx5_ib_mcg_detach`.
+    fn detach_mcast(qp: &ib::Qp<Self>, gid: &[u8; 16], _lid: u16) -> Result {
+        mcg::detach(&qp.device().data().mdev, qp.qpn(), gid)
     }
 
     /// mlx5_ib `mlx5_ib_create_ah` for a process: a RoCE address must have a GRH; the

@@ -18,6 +18,7 @@
 //! - srq.rs: user SRQs (RMPs) and XRC SRQs;
 //! - xrcd.rs: XRC domains (`ALLOC_XRCD`);
 //! - gid.rs: the card's RoCE address table (`SET_ROCE_ADDRESS`);
+//! - mcg.rs: UD QPs in multicast groups (`ATTACH_TO_MCG`, `DETACH_FROM_MCG`);
 //! - ucontext.rs: user contexts with static UAR pages and their mmap;
 //! - abi.rs: the mlx5 user ABI structs libmlx5 exchanges with the driver.
 
@@ -29,6 +30,7 @@ mod device;
 mod gid;
 mod kcq;
 mod kqp;
+mod mcg;
 mod mr;
 mod qp;
 mod srq;
