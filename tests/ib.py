@@ -5,7 +5,10 @@ core manages is the card's RoCE address table (programmed with SET_ROCE_ADDRESS)
 come and go; libmlx5 opens a user context (the mlx5 user ABI, static UAR pages mapped) and
 allocates PDs through it; rmmod leaves the card's table empty. With cx4's kernel verbs and
 its GSI QP (QP1) the kernel's connection manager runs over the device: rdma_cm tools (rping,
-ucmatose, perftest -R) connect to upstream mlx5_ib on another modelled card.
+ucmatose, perftest -R, udaddy, mckey through multicast groups) connect to upstream mlx5_ib on
+another modelled card. model_roce's RoCE cases run again with cx4 in place of mlx5_ib, on
+one side or both, through the same guest steps and checks (model_roce's `*_steps`,
+`check_*`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ from harness import Env, check_clean_dmesg, describe, estimate
 from model_eth import eth_vms, section
 from model_core import mlx5_errors
 from model_roce import GIDX as gidx
-from model_roce import IB, ROCE_MODEL, check_gid_sections, logs
+from model_roce import (ERRORS_TOOL, IB, ROCE_MODEL, check_ecn, check_error_paths,
+                        check_gid_sections, check_lossy, check_mckey, check_udaddy, ecn_steps,
+                        errors_steps, logs, lossy_steps, mckey_steps, udaddy_steps)
 
 VERBS_PD = Path(__file__).resolve().parent / "verbs_pd.py"
 UDATA_TOOL = Path(__file__).resolve().parent / "ib_udata.py"
@@ -59,7 +64,7 @@ cx4_ib_up() {
         sleep 0.1
     done
 }
-cmds() { grep -E "^(ALLOC_PD|DEALLOC_PD|ALLOC_UAR|DEALLOC_UAR|SET_ROCE_ADDRESS|CREATE_CQ|DESTROY_CQ|CREATE_MKEY|DESTROY_MKEY|CREATE_QP|DESTROY_QP|RST2INIT_QP|INIT2RTR_QP|RTR2RTS_QP|2ERR_QP|2RST_QP|CREATE_RMP|DESTROY_RMP|ALLOC_XRCD|DEALLOC_XRCD|CREATE_XRC_SRQ|DESTROY_XRC_SRQ) " $DBG/commands; }
+cmds() { grep -E "^(ALLOC_PD|DEALLOC_PD|ALLOC_UAR|DEALLOC_UAR|SET_ROCE_ADDRESS|CREATE_CQ|DESTROY_CQ|CREATE_MKEY|DESTROY_MKEY|CREATE_QP|DESTROY_QP|RST2INIT_QP|INIT2RTR_QP|RTR2RTS_QP|2ERR_QP|2RST_QP|CREATE_RMP|DESTROY_RMP|ALLOC_XRCD|DEALLOC_XRCD|CREATE_XRC_SRQ|DESTROY_XRC_SRQ|ATTACH_TO_MCG|DETACH_FROM_MCG) " $DBG/commands; }
 """
 
 
@@ -89,6 +94,11 @@ def check_objects_paired(log: str, at_least: int) -> None:
     for t in ("RST2INIT_QP", "INIT2RTR_QP", "RTR2RTS_QP"):
         assert rise.get(t, 0) >= at_least, (t, before, after)
     assert all(e == 0 for _, e in after.values()), after
+
+
+# Iterations of the lossy-wire and ECN runs between two cx4 VMs (fewer than model_roce's
+# 150 and 400: the test budget).
+LOSSY_N, ECN_N = 100, 200
 
 
 def tests(env: Env):
@@ -958,3 +968,129 @@ def tests(env: Env):
 
     yield "cx4 <-> rxe: ibv_rc/ud_pingpong and rping -V both ways, ib_write_bw, ib_read_lat", \
         cx4_rxe_interop
+
+    @estimate(90)
+    def cx4_multicast_and_udaddy_with_mlx5_ib():
+        """rdma_cm datagrams between cx4 (vm0) and upstream mlx5_ib (vm1) — model_roce's mckey
+        and udaddy cases with cx4 on one side, both ways. mckey: cx4 joins the group (its UD
+        QP attached with ATTACH_TO_MCG) and receives the 20 datagrams mlx5_ib sends to it
+        (BTH destination QP 0xFFFFFF), then mlx5_ib receives what cx4 sends; udaddy (SIDR
+        REQ/REP through cx4's GSI QP, 20 UD datagrams each way) with cx4 as the server, then
+        as the client. Every run exits 0 with its transfers complete; each of cx4's QPs that
+        joined left the group again (ATTACH_TO_MCG and DETACH_FROM_MCG pair up, no command
+        failed), the card counted the UD traffic and dropped none for its Q_Key; after rmmod
+        it has no QP, no group and no GID."""
+        vm0 = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+        """ + gidx + "reach $PEER\nsection cmds-before; cmds\n" \
+            + mckey_steps(receiver=True, tag="in-") + mckey_steps(receiver=False, tag="out-") \
+            + udaddy_steps(server=True, tag="s-") + udaddy_steps(server=False, tag="c-") + """
+            section cmds-after; cmds
+            section roce; req ctl roce
+            wait_signal done 300
+            ip link set "$IF" down
+            rmmod cx4
+            section after-rmmod; req ctl roce
+            echo unloaded
+        """
+        vm1 = IB + """
+            eth_up
+            ib_up
+        """ + gidx + "reach $PEER\n" \
+            + mckey_steps(receiver=False, tag="in-") + mckey_steps(receiver=True, tag="out-") \
+            + udaddy_steps(server=False, tag="s-") + udaddy_steps(server=True, tag="c-") + """
+            section roce; req ctl roce
+            signal done
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=400, model_args=ROCE_MODEL, files=[env.ko])
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, logs(rs)
+        check_mckey(rs, receiver=0, tag="in-")
+        check_mckey(rs, receiver=1, tag="out-")
+        check_udaddy(rs, tag="s-")
+        check_udaddy(rs, tag="c-")
+        log = rs[0].job_log
+        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
+        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
+        print("    cx4 commands: " + ", ".join(f"{k} +{v}" for k, v in sorted(rise.items()) if v),
+              file=sys.stderr)
+        # Two joins (mckey joins as a full member when sending too), two leaves.
+        assert rise.get("ATTACH_TO_MCG") == 2 and \
+            rise.get("ATTACH_TO_MCG") == rise.get("DETACH_FROM_MCG"), (before, after)
+        assert all(e == 0 for _, e in after.values()), after
+        for r in rs:
+            m = re.search(r"ud: tx (\d+) \(\d+ bad av, \d+ mc looped\) rx (\d+) \(dropped: (\d+) qkey",
+                          section(r.job_log, "roce"))
+            assert m and int(m.group(1)) >= 20 and int(m.group(2)) >= 20 and m.group(3) == "0", \
+                f"{r.name}: {section(r.job_log, 'roce')}"
+        after_rmmod = section(log, "after-rmmod")
+        assert re.search(r"^gids=0 qps=0", after_rmmod, re.M) and "mcg=" not in after_rmmod, \
+            after_rmmod
+        errs = cx4_errors(rs[0].dmesg) + mlx5_errors(rs[1].dmesg)
+        assert not errs, "\n".join(errs)
+        for r in rs:
+            check_clean_dmesg(r.dmesg)
+
+    yield "rdma_cm between cx4 and mlx5_ib: mckey multicast and udaddy, both ways", \
+        cx4_multicast_and_udaddy_with_mlx5_ib
+
+    @estimate(150)
+    def cx4_rc_errors_lossy_wire_ecn_between_cx4_vms():
+        """model_roce's RC error-path, lossy-wire and ECN cases between two cx4 VMs, in one
+        boot. Error paths (tests/verbs_errors.py through libmlx5 on cx4, vm0 the requester):
+        RNR retries exhausted and an RNR recovered (cx4's rnr_nak_retry_err counter rises),
+        remote access errors (REM_ACCESS_ERR; the responder's QP in ERR with the
+        IBV_EVENT_QP_ACCESS_ERR async event from cx4), a SEND longer than the receive — the
+        statuses on both sides as with mlx5_ib. Lossy wire (both cards drop 1 % and reorder 1 %
+        of what they receive): ibv_rc_pingpong --chk, rping -V (rdma_cm through cx4's GSI QPs)
+        and ib_write_bw complete with correct data and cx4's retransmission hw_counters rise.
+        ECN (vm1's card marks half the requests CE, congestion parameters at the card's
+        defaults): ib_write_bw completes; vm1's notification point marked packets and sent
+        CNPs, vm0's reaction point handled them, as cx4's hw_counters say and the cards'
+        congestion statistics agree, and the card's DCQCN rate-limited vm0's QP."""
+        common = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+        """ + gidx + "reach $PEER\n"
+        vm0 = common + errors_steps(server=False) + lossy_steps(server=False, n=LOSSY_N) \
+            + ecn_steps(receiver=False, tag="ecn-", n=ECN_N) + """
+            signal done
+            echo unloaded
+        """
+        vm1 = common + errors_steps(server=True) + lossy_steps(server=True, n=LOSSY_N) \
+            + ecn_steps(receiver=True, tag="ecn-", n=ECN_N) + """
+            wait_signal done 600
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=1000, model_args=ROCE_MODEL,
+                     files=[env.ko, ERRORS_TOOL])
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, logs(rs)
+        check_error_paths(rs)
+        lossy = check_lossy(rs, n=LOSSY_N)
+        hw = check_ecn(rs, sender=0, receiver=1, tag="ecn-")
+        # What cx4 reports is what the cards counted (QUERY_CONG_STATISTICS): each card's
+        # congestion statistics (`cong: ...;` in its `roce` line), read after its hw_counters
+        # with the transfer over.
+        for r in rs:
+            cong = re.search(r"\bcong: [^;]*", section(r.job_log, "ecn-roce"))
+            assert cong, section(r.job_log, "ecn-roce")
+            card = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)\b", cong.group(0))}
+            mine = {k: int(v) for k, v in re.findall(r"^hw (\w+) (\d+)$",
+                                                     section(r.job_log, "ecn-hw"), re.M)}
+            assert all(card[k] == v for k, v in mine.items()), f"{r.name}: {mine} vs {cong.group(0)}"
+            print(f"    {r.name} {cong.group(0)}", file=sys.stderr)
+        assert re.search(r"\bsum_flows=[1-9]", section(rs[0].job_log, "ecn-roce")), \
+            f"DCQCN never limited vm0's QP: {section(rs[0].job_log, 'ecn-roce')}"
+        print(f"    lossy wire, retransmission counters rose by {lossy}; ECN rises {hw}",
+              file=sys.stderr)
+        for r in rs:
+            errs = [l for l in cx4_errors(r.dmesg) if "QP" not in l and "qp" not in l]
+            assert not errs, f"{r.name}:\n" + "\n".join(errs)
+            check_clean_dmesg(r.dmesg)
+
+    yield "RC error paths, RC over a lossy wire, ECN -> CNPs -> DCQCN between two cx4 VMs", \
+        cx4_rc_errors_lossy_wire_ecn_between_cx4_vms
