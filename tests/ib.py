@@ -31,6 +31,7 @@ from model_roce import (ERRORS_TOOL, IB, ROCE_MODEL, check_ecn, check_error_path
 VERBS_PD = Path(__file__).resolve().parent / "verbs_pd.py"
 UDATA_TOOL = Path(__file__).resolve().parent / "ib_udata.py"
 BAD_TOOL = Path(__file__).resolve().parent / "ib_objects_bad.py"
+MR_TOOL = Path(__file__).resolve().parent / "verbs_mr.py"
 KVERBS = Path(__file__).resolve().parent / "kverbs"
 # The checks kverbs_test.ko runs over each GID type, in order.
 KVERBS_CHECKS = ["connect", "send+imm", "rdma write", "rdma write+imm", "rdma read",
@@ -630,6 +631,70 @@ def tests(env: Env):
 
     yield "cx4 verbs objects: malformed CQ/SRQ/QP/MR requests refused, no leak; kernel verbs", \
         cx4_verbs_objects_bad_input
+
+    @estimate(150)
+    def cx4_mr_rereg_and_dmabuf():
+        """User MRs re-registered and dma-buf MRs, through libmlx5 (pyverbs, tests/verbs_mr.py)
+        and a self-connected RC QP on cx4: ibv_rereg_mr to another range (TRANSLATION) gives new
+        keys, RDMA WRITE lands in the new range and the old rkey and addresses outside the new
+        range get remote access errors; a remote-read-only MR refuses writes until re-registered
+        with write rights (its pages pinned again), and again once they are taken away, reads
+        working throughout; an MR moved to another PD is refused to the QP's PD and works when
+        moved back; all three at once; bad re-registrations (unmapped range EFAULT, length 0,
+        no flags, on-demand paging, remote write without local write) leave the MR with its
+        keys and translation. dma-buf: a bad fd is EBADF, a non-dma-buf fd EINVAL; over the
+        VM's virtio-gpu a DRM dumb buffer exported as a dma-buf is registered (48 KiB at offset
+        8 KiB, range past the end EINVAL), an RDMA WRITE into it is read back through the dumb
+        buffer's mmap and bytes written there come back by RDMA READ. Every mkey the card
+        created is destroyed again, no command failed, no oops."""
+        vm0 = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+        """ + gidx + """
+            section cmds-before; cmds
+            section mr; python3 /cx4/verbs_mr.py $IBDEV --gid-index $GIDX --dmabuf /dev/dri/card0 2>&1
+            section cmds-after; cmds
+            echo finished
+        """
+        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
+                    files=[env.ko, MR_TOOL], gpu=(0,))[0]
+        assert r.status == 0 and "finished" in r.job_log, describe(r)
+        log = r.job_log
+        steps = {}
+        for l in section(log, "mr").splitlines():
+            if l.startswith("{"):
+                j = json.loads(l)
+                steps[j["step"]] = j
+        assert "closed" in steps, section(log, "mr") + describe(r)
+        bad = [s for s in steps.values() if s.get("ok") is False]
+        assert not bad, "failed steps:\n" + "\n".join(map(json.dumps, bad)) + "\n" \
+            + section(log, "mr")
+        checks = ["reg-write", "trans-write", "trans-old-rkey", "trans-outside", "ro-read",
+                  "ro-write-refused", "access-write", "access-read", "access-old-rkey",
+                  "access-less", "pd-other-refused", "pd-back-write", "all-write", "bad-kept",
+                  "dmabuf-write", "dmabuf-read", "dmabuf-outside", "dmabuf-rereg-refused"]
+        assert all(steps.get(c, {}).get("ok") for c in checks), \
+            [c for c in checks if c not in steps]
+        EINVAL, EFAULT, EBADF, EOPNOTSUPP = 22, 14, 9, 95
+        assert steps["bad-kept"]["errnos"] == {
+            "unmapped": EFAULT, "len0": EINVAL, "flags0": EINVAL, "odp": EOPNOTSUPP,
+            "remote-write-no-local": EINVAL}, steps["bad-kept"]
+        assert steps["dmabuf-errors"]["errnos"] == {"bad-fd": EBADF, "not-dmabuf": EINVAL}, \
+            steps["dmabuf-errors"]
+        assert steps["dmabuf-range-errors"]["errnos"] == {"past-end": EINVAL}, \
+            steps["dmabuf-range-errors"]
+        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
+        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
+        # src, mr + 4 re-registrations, ro + 2, the dma-buf MR: 10 mkeys, all gone again.
+        assert rise.get("CREATE_MKEY") == rise.get("DESTROY_MKEY") == 10, (before, after)
+        assert all(e == 0 for _, e in after.values()), after
+        print(f"    mkeys created and destroyed: {rise['CREATE_MKEY']}", file=sys.stderr)
+        errs = [l for l in cx4_errors(r.dmesg) if "QP" not in l and "qp" not in l]
+        assert not errs, "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+
+    yield "cx4 MRs: ibv_rereg_mr (range, rights, PD) checked with RDMA; dma-buf MR over virtio-gpu", \
+        cx4_mr_rereg_and_dmabuf
 
     # perftest with the connection exchanged over TCP (rdma_cm, -R: the test below): cx4 is
     # the client, mlx5_ib the server. (name, tool, options).

@@ -376,13 +376,15 @@ class Relay:
 @retry_boot_race
 def eth_vms(env: Env, scripts: list[str], *, timeout: float = 300, smp: int = 1,
             model_args: list[str] | None = None, files: list[Path] = (),
-            cmdline: str = "", virtio: tuple[int, ...] = ()) -> list[vmrun.VmResult]:
+            cmdline: str = "", virtio: tuple[int, ...] = (),
+            gpu: tuple[int, ...] = ()) -> list[vmrun.VmResult]:
     """Boots one VM per script, each with a modelled card on the run's segment, and runs the
     script (after PRELUDE) as its job; `files` go to every VM's share (/cx4). The VMs whose
     index is in `virtio` have no modelled card but a virtio-net NIC on the same segment
-    (`virtio_up` in PRELUDE brings it up as $IF with the VM's addresses)."""
+    (`virtio_up` in PRELUDE brings it up as $IF with the VM's addresses); those in `gpu` also
+    have a virtio-gpu (a DRM device, /dev/dri/card0)."""
     specs = [vmrun.VmSpec(name=f"vm{i}", wire=True, model_args=list(model_args or []),
-                          cmdline=cmdline)
+                          cmdline=cmdline, gpu=i in gpu)
              if i not in virtio else
              vmrun.VmSpec(name=f"vm{i}", model=False, mac=f"52:54:00:c4:01:{i + 1:02x}",
                           cmdline=cmdline)

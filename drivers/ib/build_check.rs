@@ -113,6 +113,27 @@ impl IbDriver for Check {
         Err(EINVAL)
     }
 
+    fn reg_user_mr_dmabuf(
+        _pd: &Pd<Self>,
+        _offset: u64,
+        _len: u64,
+        _iova: u64,
+        _fd: i32,
+        _access: crate::Access,
+        _udata: &mut Udata<'_>,
+    ) -> Result<((), u32, u32)> {
+        Err(EINVAL)
+    }
+
+    fn rereg_user_mr(
+        _mr: &Mr<Self>,
+        _rereg: &crate::Rereg,
+        _pd: &Pd<Self>,
+        _udata: &mut Udata<'_>,
+    ) -> Result<((), u32, u32)> {
+        Err(EINVAL)
+    }
+
     fn mr_map_begin(_mr: &Mr<Self>, _page_size: u32) -> Result {
         Err(EINVAL)
     }

@@ -122,6 +122,8 @@ pub use udata::{
 };
 pub use umem::{
     Access,
+    Rereg,
+    ReregFlags,
     Umem, //
 };
 pub use wr::{

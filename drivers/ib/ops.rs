@@ -56,7 +56,11 @@ use crate::{
         LIFESPAN_MS, //
     },
     udata::Udata,
-    umem::Access,
+    umem::{
+        Access,
+        Rereg,
+        ReregFlags, //
+    },
     wr::{
         RecvWrs,
         SendWrs,
@@ -179,6 +183,38 @@ pub trait IbDriver: Sized + 'static {
         _len: u64,
         _iova: u64,
         _access: Access,
+        _udata: &mut Udata<'_>,
+    ) -> Result<(Self::Mr, u32, u32)> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `reg_user_mr_dmabuf`: registers `len` bytes at `offset` of the process's dma-buf
+    /// `fd` (see [`crate::Umem::dmabuf`]), addressed by the device as `iova` (which shares
+    /// `offset`'s place in a page: uverbs checks it), with `access` rights, in `pd`. Returns
+    /// the MR, its lkey and rkey.
+    #[allow(clippy::too_many_arguments)]
+    fn reg_user_mr_dmabuf(
+        _pd: &Pd<Self>,
+        _offset: u64,
+        _len: u64,
+        _iova: u64,
+        _fd: i32,
+        _access: Access,
+        _udata: &mut Udata<'_>,
+    ) -> Result<(Self::Mr, u32, u32)> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `rereg_user_mr`: a user MR `mr` (from `reg_user_mr` or `reg_user_mr_dmabuf`)
+    /// registered again with what `rereg` selects changed, the rest as `mr` has it; `pd` is
+    /// the new PD with [`ReregFlags::PD`], `mr`'s own otherwise. Returns a new MR, its lkey
+    /// and rkey: uverbs swaps it in under the same handle and deregisters `mr` (the layer
+    /// sets the new `ib_mr`'s address and length; changing an MR in place is not offered).
+    /// On an error `mr` stays as it was.
+    fn rereg_user_mr(
+        _mr: &Mr<Self>,
+        _rereg: &Rereg,
+        _pd: &Pd<Self>,
         _udata: &mut Udata<'_>,
     ) -> Result<(Self::Mr, u32, u32)> {
         build_error!(VTABLE_DEFAULT_ERROR)
@@ -371,9 +407,11 @@ impl<T: IbDriver> OpsTable<T> {
         create_cq: op!(T::HAS_CREATE_CQ, Self::create_cq),
         destroy_cq: op!(T::HAS_CREATE_CQ, Self::destroy_cq),
         reg_user_mr: op!(T::HAS_REG_USER_MR, Self::reg_user_mr),
+        reg_user_mr_dmabuf: op!(T::HAS_REG_USER_MR_DMABUF, Self::reg_user_mr_dmabuf),
+        rereg_user_mr: op!(T::HAS_REREG_USER_MR, Self::rereg_user_mr),
         get_dma_mr: op!(T::HAS_GET_DMA_MR, Self::get_dma_mr),
         dereg_mr: op!(
-            T::HAS_REG_USER_MR || T::HAS_GET_DMA_MR || T::HAS_ALLOC_MR,
+            T::HAS_REG_USER_MR || T::HAS_REG_USER_MR_DMABUF || T::HAS_GET_DMA_MR || T::HAS_ALLOC_MR,
             Self::dereg_mr
         ),
         alloc_mr: op!(T::HAS_ALLOC_MR, Self::alloc_mr),
@@ -686,6 +724,90 @@ impl<T: IbDriver> OpsTable<T> {
             &mut udata,
         )
         .and_then(|(mr, lkey, rkey)| Mr::<T>::into_raw(mr, lkey, rkey));
+        match r {
+            Ok(p) => p,
+            Err(e) => e.to_ptr(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// uverbs calls it with a live PD of ours and the call's attribute bundle.
+    #[allow(clippy::too_many_arguments)]
+    unsafe extern "C" fn reg_user_mr_dmabuf(
+        pd: *mut ksys::ib_pd,
+        offset: u64,
+        length: u64,
+        virt_addr: u64,
+        fd: c_int,
+        access: c_int,
+        _dmah: *mut ksys::ib_dmah,
+        attrs: *mut ksys::uverbs_attr_bundle,
+    ) -> *mut ksys::ib_mr {
+        // SAFETY: A PD initialised by `alloc_pd`, live during the call.
+        let pd = unsafe { Pd::<T>::from_raw(pd) };
+        // SAFETY: The call's bundle; its driver udata lives as long.
+        let mut udata = unsafe { Udata::from_raw(ksys::ib_attrs_udata(attrs)) };
+        let r = T::reg_user_mr_dmabuf(
+            pd,
+            offset,
+            length,
+            virt_addr,
+            fd,
+            Access(access as u32),
+            &mut udata,
+        )
+        .and_then(|(mr, lkey, rkey)| {
+            let p = Mr::<T>::into_raw(mr, lkey, rkey)?;
+            // SAFETY: The fresh `ib_mr` the core does not see yet (unlike `reg_user_mr`,
+            // uverbs does not set the range here).
+            unsafe { ksys::ib_mr_set_range(p, virt_addr, length) };
+            Ok(p)
+        });
+        match r {
+            Ok(p) => p,
+            Err(e) => e.to_ptr(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// uverbs calls it, holding the MR's handle for writing, with a live user MR of ours, a
+    /// live PD of ours (the MR's own without `IB_MR_REREG_PD`) and the call's udata.
+    #[allow(clippy::too_many_arguments)]
+    unsafe extern "C" fn rereg_user_mr(
+        mr: *mut ksys::ib_mr,
+        flags: c_int,
+        start: u64,
+        length: u64,
+        virt_addr: u64,
+        access: c_int,
+        pd: *mut ksys::ib_pd,
+        udata: *mut ksys::ib_udata,
+    ) -> *mut ksys::ib_mr {
+        // SAFETY: Made by `Mr::into_raw`, live during the call.
+        let m = unsafe { Mr::<T>::from_raw(mr) };
+        // SAFETY: A PD initialised by `alloc_pd`, live during the call.
+        let pd = unsafe { Pd::<T>::from_raw(pd) };
+        // SAFETY: The core's udata for this call.
+        let mut udata = unsafe { Udata::from_raw(udata) };
+        let rereg = Rereg::new(
+            ReregFlags(flags as u32),
+            start,
+            length,
+            virt_addr,
+            Access(access as u32),
+        );
+        let r = T::rereg_user_mr(m, &rereg, pd, &mut udata).and_then(|(new, lkey, rkey)| {
+            let (iova, len) = match rereg.trans() {
+                Some((_, len, iova)) => (iova, len),
+                None => (m.iova(), m.length()),
+            };
+            let p = Mr::<T>::into_raw(new, lkey, rkey)?;
+            // SAFETY: The fresh `ib_mr` the core does not see yet.
+            unsafe { ksys::ib_mr_set_range(p, iova, len) };
+            Ok(p)
+        });
         match r {
             Ok(p) => p,
             Err(e) => e.to_ptr(),

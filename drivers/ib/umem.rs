@@ -40,13 +40,84 @@ impl Access {
     pub fn contains(self, other: Self) -> bool {
         self.0 & other.0 == other.0
     }
+
+    /// Whether the device may write the memory (`ib_access_writable()`: the pages are pinned
+    /// for writing).
+    pub fn writable(self) -> bool {
+        self.0
+            & (Self::LOCAL_WRITE.0 | Self::REMOTE_WRITE.0 | Self::REMOTE_ATOMIC.0 | Self::MW_BIND.0)
+            != 0
+    }
+}
+
+/// What an MR re-registration changes (`enum ib_mr_rereg_flags`); uverbs passes only these
+/// bits, at least one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct ReregFlags(pub u32);
+
+impl ReregFlags {
+    /// `IB_MR_REREG_TRANS`: a new user range and I/O virtual address.
+    pub const TRANS: Self = Self(ksys::ib_mr_rereg_flags_IB_MR_REREG_TRANS);
+    /// `IB_MR_REREG_PD`: another protection domain.
+    pub const PD: Self = Self(ksys::ib_mr_rereg_flags_IB_MR_REREG_PD);
+    /// `IB_MR_REREG_ACCESS`: new access rights.
+    pub const ACCESS: Self = Self(ksys::ib_mr_rereg_flags_IB_MR_REREG_ACCESS);
+
+    /// Whether every bit of `other` is set.
+    pub fn contains(self, other: Self) -> bool {
+        self.0 & other.0 == other.0
+    }
+}
+
+/// An MR re-registration request (`rereg_user_mr`): each part is `Some` only when its flag
+/// selects it (uverbs passes garbage-free but meaningless values otherwise).
+#[derive(Clone, Copy, Debug)]
+pub struct Rereg {
+    flags: ReregFlags,
+    start: u64,
+    len: u64,
+    iova: u64,
+    access: Access,
+}
+
+impl Rereg {
+    pub(crate) fn new(flags: ReregFlags, start: u64, len: u64, iova: u64, access: Access) -> Self {
+        Self {
+            flags,
+            start,
+            len,
+            iova,
+            access,
+        }
+    }
+
+    /// The flags as the user passed them.
+    pub fn flags(&self) -> ReregFlags {
+        self.flags
+    }
+
+    /// With `TRANS`: the new user address, length and I/O virtual address.
+    pub fn trans(&self) -> Option<(u64, u64, u64)> {
+        self.flags
+            .contains(ReregFlags::TRANS)
+            .then_some((self.start, self.len, self.iova))
+    }
+
+    /// With `ACCESS`: the new access rights.
+    pub fn access(&self) -> Option<Access> {
+        self.flags
+            .contains(ReregFlags::ACCESS)
+            .then_some(self.access)
+    }
 }
 
 /// Pinned, DMA-mapped user memory.
 ///
 /// # Invariants
 ///
-/// `raw` is an `ib_umem` returned by `ib_umem_get_va()`, released once, on drop.
+/// `raw` is an `ib_umem` returned by `ib_umem_get_va()` or embedded in an `ib_umem_dmabuf`
+/// returned by `ib_umem_dmabuf_get_pinned()`, released once (`ib_umem_release()` takes both),
+/// on drop.
 pub struct Umem {
     raw: NonNull<ksys::ib_umem>,
     addr: u64,
@@ -82,7 +153,39 @@ impl Umem {
         Ok(Self { raw, addr, len })
     }
 
-    /// The user address it starts at.
+    /// Pins `len` bytes at `offset` of the dma-buf `fd` (of the calling process) and maps
+    /// them for `dev` (`ib_umem_dmabuf_get_pinned()`: attached to the device's DMA device,
+    /// pinned by the exporter, mapped until dropped). `iova` is the address the device will
+    /// use for `offset`: its blocks are counted from it, so it must share `offset`'s place
+    /// in a page. Fails with `EBADF` for a bad fd, `EINVAL` for one that is no dma-buf, an
+    /// empty range or one past the buffer's end, what the exporter says otherwise.
+    pub fn dmabuf<T: IbDriver>(
+        dev: &Device<T>,
+        offset: u64,
+        len: usize,
+        fd: i32,
+        access: Access,
+        iova: u64,
+    ) -> Result<Self> {
+        if len == 0 || offset.checked_add(len as u64).is_none() {
+            return Err(EINVAL);
+        }
+        let off = usize::try_from(offset).map_err(|_| EINVAL)?;
+        // SAFETY: A live device; the core resolves `fd` in the calling process (a uverbs
+        // call) and checks the range against the buffer.
+        let raw = from_err_ptr(unsafe {
+            ksys::ib_umem_dmabuf_get_pinned(dev.as_raw(), off, len, fd, access.0 as i32, iova)
+        })?;
+        let raw = NonNull::new(raw).ok_or(EINVAL)?;
+        // INVARIANT: the `ib_umem` of a pinned dma-buf umem.
+        Ok(Self {
+            raw,
+            addr: offset,
+            len,
+        })
+    }
+
+    /// The user address it starts at (for a dma-buf, the offset in the buffer).
     pub fn addr(&self) -> u64 {
         self.addr
     }
@@ -128,7 +231,8 @@ impl Umem {
 
 impl Drop for Umem {
     fn drop(&mut self) {
-        // SAFETY: Returned by `ib_umem_get_va()`, released once (type invariant).
+        // SAFETY: Returned by `ib_umem_get_va()` or `ib_umem_dmabuf_get_pinned()`, released
+        // once (type invariant).
         unsafe { ksys::ib_umem_release(self.raw.as_ptr()) };
     }
 }

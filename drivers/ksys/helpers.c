@@ -448,6 +448,13 @@ u32 ksys_helper_ib_mr_page_size(const struct ib_mr *mr)
 	return mr->page_size;
 }
 
+/* What a new MR from rereg_user_mr covers (uverbs sets it for reg_user_mr, not for rereg). */
+void ksys_helper_ib_mr_set_range(struct ib_mr *mr, u64 iova, u64 length)
+{
+	mr->iova = iova;
+	mr->length = length;
+}
+
 struct ib_device *ksys_helper_ib_ah_device(const struct ib_ah *ah)
 {
 	return ah->device;
@@ -481,6 +488,22 @@ struct ib_umem *ksys_helper_ib_umem_get_va(struct ib_device *device, unsigned lo
 					   size_t size, int access)
 {
 	return ib_umem_get_va(device, addr, size, access);
+}
+
+/*
+ * A pinned dma-buf umem as its embedded ib_umem (which ib_umem_release takes back), with the
+ * I/O virtual address its blocks are counted from set as ib_umem_find_best_pgsz() sets it.
+ */
+struct ib_umem *ksys_helper_ib_umem_dmabuf_get_pinned(struct ib_device *device,
+						      unsigned long offset, size_t size,
+						      int fd, int access, u64 iova)
+{
+	struct ib_umem_dmabuf *d = ib_umem_dmabuf_get_pinned(device, offset, size, fd, access);
+
+	if (IS_ERR(d))
+		return ERR_CAST(d);
+	d->umem.iova = iova;
+	return &d->umem;
 }
 
 dma_addr_t ksys_helper_ib_umem_start_dma_addr(struct ib_umem *umem)

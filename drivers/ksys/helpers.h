@@ -135,6 +135,7 @@ void ksys_helper_ib_mr_set_keys(struct ib_mr *mr, u32 lkey, u32 rkey);
 u64 ksys_helper_ib_mr_iova(const struct ib_mr *mr);
 u64 ksys_helper_ib_mr_length(const struct ib_mr *mr);
 u32 ksys_helper_ib_mr_page_size(const struct ib_mr *mr);
+void ksys_helper_ib_mr_set_range(struct ib_mr *mr, u64 iova, u64 length);
 struct ib_device *ksys_helper_ib_ah_device(const struct ib_ah *ah);
 struct ib_device *ksys_helper_ib_srq_device(const struct ib_srq *srq);
 struct ib_pd *ksys_helper_ib_srq_pd(const struct ib_srq *srq);
@@ -146,6 +147,9 @@ struct ib_udata *ksys_helper_ib_attrs_udata(struct uverbs_attr_bundle *attrs);
 /* <rdma/ib_umem.h>, <rdma/iter.h> */
 struct ib_umem *ksys_helper_ib_umem_get_va(struct ib_device *device, unsigned long addr,
 					   size_t size, int access);
+struct ib_umem *ksys_helper_ib_umem_dmabuf_get_pinned(struct ib_device *device,
+						      unsigned long offset, size_t size,
+						      int fd, int access, u64 iova);
 dma_addr_t ksys_helper_ib_umem_start_dma_addr(struct ib_umem *umem);
 size_t ksys_helper_ib_umem_num_dma_blocks(struct ib_umem *umem, unsigned long pgsz);
 void ksys_helper_rdma_umem_block_iter_start(struct ib_block_iter *biter, struct ib_umem *umem,

@@ -59,6 +59,7 @@ class VmSpec:
     wire: bool = False                       # the modelled cards' ports on the run's segment:
                                              # a TAP per card, model run with --eth --tap
     cmdline: str = ""                        # extra kernel command line
+    gpu: bool = False                        # a virtio-gpu (DRM card0: dumb buffers, dma-bufs)
     interactive: bool = False                # serial console on a socket (make shell)
 
 
@@ -246,6 +247,8 @@ class Run:
             argv += ["-device", f"pcie-root-port,id={rp},chassis={k + 1}",
                      "-device", '{"driver":"vfio-user-pci","socket":{"type":"unix","path":"'
                      f'{run}/{self._card(vm, k)}.sock"}},"bus":"{rp}"}}']
+        if vm.gpu:
+            argv += ["-device", "virtio-gpu-pci"]
         if vm.mac:
             argv += ["-netdev", f"tap,id=n0,ifname=tap{i},script=no,downscript=no",
                      "-device", f"virtio-net-pci,netdev=n0,mac={vm.mac}"]

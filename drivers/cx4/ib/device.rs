@@ -257,6 +257,29 @@ impl ib::IbDriver for IbDev {
         IbMr::reg_user(pd, start, len, iova, access)
     }
 
+    /// mlx5_ib `mlx5_ib_reg_user_mr_dmabuf` (pinned: the card has no page faults).
+    fn reg_user_mr_dmabuf(
+        pd: &ib::Pd<Self>,
+        offset: u64,
+        len: u64,
+        iova: u64,
+        fd: i32,
+        access: Access,
+        _udata: &mut Udata<'_>,
+    ) -> Result<(IbMr, u32, u32)> {
+        IbMr::reg_dmabuf(pd, offset, len, iova, fd, access)
+    }
+
+    /// mlx5_ib `mlx5_ib_rereg_user_mr`, always with a new mkey.
+    fn rereg_user_mr(
+        mr: &ib::Mr<Self>,
+        rereg: &ib::Rereg,
+        pd: &ib::Pd<Self>,
+        _udata: &mut Udata<'_>,
+    ) -> Result<(IbMr, u32, u32)> {
+        IbMr::rereg(mr, rereg, pd)
+    }
+
     fn get_dma_mr(pd: &ib::Pd<Self>, access: Access) -> Result<(IbMr, u32, u32)> {
         IbMr::dma(pd, access)
     }

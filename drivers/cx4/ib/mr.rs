@@ -2,8 +2,9 @@
 //! Memory regions (mlx5_ib mr.c `reg_create`, `mlx5_ib_get_dma_mr`): a user MR is the
 //! process's pages pinned and listed as the translation table (MTT, 4 KiB pages) of an mkey
 //! whose virtual range is the MR's I/O virtual address; the kernel's DMA MR is a
-//! physical-address mkey. Access rights map to the mkey's as mlx5_ib maps them (local read
-//! always). A fast-registration MR (`alloc_mr`, mlx5_ib `mlx5_alloc_mem_reg_descs`) is a
+//! physical-address mkey. A dma-buf MR is the same over the exporter's pinned DMA blocks;
+//! re-registering makes a new mkey (the core swaps it in and deregisters the old one).
+//! Access rights map to the mkey's as mlx5_ib maps them (local read always). A fast-registration MR (`alloc_mr`, mlx5_ib `mlx5_alloc_mem_reg_descs`) is a
 //! free, UMR-enabled MTT mkey with a page list in coherent memory that `map_mr_sg` fills and a
 //! `REG_MR` work request (kqp.rs) points the card at.
 
@@ -27,6 +28,7 @@ use cx4_hw::{
 use ib::{
     Access,
     Pd,
+    Rereg,
     Umem, //
 };
 use kernel::{
@@ -66,12 +68,25 @@ impl PageList {
     }
 }
 
+/// What a user MR translates: pinned pages of the process or of a dma-buf (shared with the
+/// MR a re-registration made from it, when the pages stay), and the attributes it was
+/// registered with, which a re-registration keeps unless told otherwise.
+struct UserMem {
+    umem: Arc<Umem>,
+    /// The process's address of the first byte (for a dma-buf, the offset in the buffer).
+    start: u64,
+    len: u64,
+    iova: u64,
+    access: Access,
+    dmabuf: bool,
+}
+
 /// An mkey of the RDMA layer, destroyed on drop, and the user memory it translates (or, for
 /// a fast-registration MR, its page list).
 pub(crate) struct IbMr {
     mdev: Arc<Mdev>,
     key: u32,
-    _umem: Option<Umem>,
+    user: Option<UserMem>,
     pages: Option<PageList>,
 }
 
@@ -84,13 +99,28 @@ fn set_access(c: &mut cx4_hw::mkey::Mkc, acc: Access) {
     c.set_lr(1);
 }
 
+/// The checks of a user registration before anything is pinned: rights the card's profile
+/// has (no on-demand paging, no zero-based MRs), a non-empty range whose user address (or
+/// dma-buf offset) and I/O virtual address share the offset in a page (one page list for
+/// both), and an I/O virtual range that does not wrap.
+fn check_user(start: u64, len: u64, iova: u64, acc: Access) -> Result {
+    if acc.contains(Access::ON_DEMAND) || acc.contains(Access::ZERO_BASED) {
+        return Err(ib::eopnotsupp());
+    }
+    let page = ADAPTER_PAGE as u64;
+    if len == 0 || (start ^ iova) % page != 0 || iova.checked_add(len).is_none() {
+        return Err(EINVAL);
+    }
+    Ok(())
+}
+
 impl IbMr {
     /// Creates the mkey `m` describes; returns the MR (holding what it translates) and its
     /// lkey and rkey (the same key, variant 0).
     fn create(
         mdev: &Arc<Mdev>,
         m: &Msg<CreateMkeyIn>,
-        umem: Option<Umem>,
+        user: Option<UserMem>,
         pages: Option<PageList>,
     ) -> Result<(Self, u32, u32)> {
         let out = mdev.cmdq.exec::<command::CreateMkey>(m, 0)?;
@@ -99,7 +129,7 @@ impl IbMr {
             Self {
                 mdev: mdev.clone(),
                 key,
-                _umem: umem,
+                user,
                 pages,
             },
             key,
@@ -115,36 +145,99 @@ impl IbMr {
         iova: u64,
         acc: Access,
     ) -> Result<(Self, u32, u32)> {
-        if acc.contains(Access::ON_DEMAND) || acc.contains(Access::ZERO_BASED) {
-            return Err(ib::eopnotsupp());
+        check_user(start, len, iova, acc)?;
+        let umem = Umem::get(pd.device(), start, usize::try_from(len)?, acc)?;
+        Self::reg_umem(
+            pd,
+            UserMem {
+                umem: Arc::new(umem, GFP_KERNEL)?,
+                start,
+                len,
+                iova,
+                access: acc,
+                dmabuf: false,
+            },
+        )
+    }
+
+    /// Registers `len` bytes at `offset` of the process's dma-buf `fd` as `iova` in `pd`
+    /// (mlx5_ib `mlx5_ib_reg_user_mr_dmabuf` with a pinned attachment: the exporter's DMA
+    /// blocks as the MTT, like a user MR's pages).
+    pub(crate) fn reg_dmabuf(
+        pd: &Pd<IbDev>,
+        offset: u64,
+        len: u64,
+        iova: u64,
+        fd: i32,
+        acc: Access,
+    ) -> Result<(Self, u32, u32)> {
+        check_user(offset, len, iova, acc)?;
+        let umem = Umem::dmabuf(pd.device(), offset, usize::try_from(len)?, fd, acc, iova)?;
+        Self::reg_umem(
+            pd,
+            UserMem {
+                umem: Arc::new(umem, GFP_KERNEL)?,
+                start: offset,
+                len,
+                iova,
+                access: acc,
+                dmabuf: true,
+            },
+        )
+    }
+
+    /// Re-registers the user MR `old` (mlx5_ib `mlx5_ib_rereg_user_mr` when it creates a new
+    /// mkey, which cx4 always does): its range, I/O virtual address and rights unless
+    /// `rereg` changes them, in `pd`. A new range is pinned anew; the same range keeps the
+    /// old MR's pinned pages unless the new rights need them writable and the old ones did
+    /// not (a process's pages are pinned for writing only then; a dma-buf's mapping is
+    /// the same either way). `old` stays valid until the core deregisters it.
+    pub(crate) fn rereg(old: &IbMr, rereg: &Rereg, pd: &Pd<IbDev>) -> Result<(Self, u32, u32)> {
+        // Only uverbs re-registers, so only user MRs come here.
+        let u = old.user.as_ref().ok_or(EINVAL)?;
+        let acc = rereg.access().unwrap_or(u.access);
+        if let Some((start, len, iova)) = rereg.trans() {
+            return Self::reg_user(pd, start, len, iova, acc);
         }
-        let page = ADAPTER_PAGE as u64;
-        // One page list for both addresses: they must share the offset in the page.
-        if len == 0 || (start ^ iova) % page != 0 || iova.checked_add(len).is_none() {
-            return Err(EINVAL);
+        check_user(u.start, u.len, u.iova, acc)?;
+        if acc.writable() && !u.access.writable() && !u.dmabuf {
+            return Self::reg_user(pd, u.start, u.len, u.iova, acc);
         }
-        let dev = pd.device();
-        let sh = dev.data();
-        let umem = Umem::get(dev, start, usize::try_from(len)?, acc)?;
-        let pas = umem.dma_blocks(ADAPTER_PAGE)?;
+        Self::reg_umem(
+            pd,
+            UserMem {
+                umem: u.umem.clone(),
+                start: u.start,
+                len: u.len,
+                iova: u.iova,
+                access: acc,
+                dmabuf: u.dmabuf,
+            },
+        )
+    }
+
+    /// The MTT mkey of checked, pinned user memory.
+    fn reg_umem(pd: &Pd<IbDev>, user: UserMem) -> Result<(Self, u32, u32)> {
+        let sh = pd.device().data();
+        let pas = user.umem.dma_blocks(ADAPTER_PAGE)?;
         let octwords = u32::try_from(pas.len().div_ceil(2))?;
         let mut m = input::<command::CreateMkey>(octwords as usize * 16)?;
         m.set_translations_octword_actual_size(octwords);
         {
             let c = m.memory_key_mkey_entry_mut();
             c.set_access_mode_1_0(access_mode::MTT.into());
-            set_access(c, acc);
+            set_access(c, user.access);
             c.set_qpn(MKEY_QPN_NONE);
             c.set_pd(pd.pdn());
-            c.set_start_addr(iova);
-            c.set_len(len);
+            c.set_start_addr(user.iova);
+            c.set_len(user.len);
             c.set_log_page_size(ADAPTER_PAGE.ilog2());
             c.set_translations_octword_size(octwords);
         }
         for (i, pa) in pas.iter().enumerate() {
             CreateMkeyIn::set_mtt(m.bytes_mut(), i, *pa).map_err(|_| EINVAL)?;
         }
-        Self::create(&sh.mdev, &m, Some(umem), None)
+        Self::create(&sh.mdev, &m, Some(user), None)
     }
 
     /// The DMA MR of kernel users: bus addresses over all of memory.
