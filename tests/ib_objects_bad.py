@@ -2,7 +2,8 @@
 """Guest side of tests/ib.py: malformed and hostile CQ, SRQ, QP and MR requests against cx4's ib
 device through the uverbs write interface (the core command with libmlx5's driver request
 appended, as libibverbs' fallback path sends them): short or dirty driver data, unknown flags,
-bad geometry, huge sizes, buffers over unmapped memory. Prints one JSON line per case with the
+bad geometry, huge sizes, buffers over unmapped memory; resizes of a CQ likewise (size 0 or
+huge, another CQE size, a new ring over unmapped memory), then a good one. Prints one JSON line per case with the
 errno (0: accepted); the good objects are destroyed again, so the card's object counts must
 return to where they were.
 
@@ -18,7 +19,7 @@ import struct
 import sys
 
 GET_CONTEXT, ALLOC_PD, DEALLOC_PD, REG_MR, DEREG_MR = 0, 3, 4, 9, 13
-CREATE_CQ, DESTROY_CQ, CREATE_QP, DESTROY_QP = 18, 20, 24, 27
+CREATE_CQ, RESIZE_CQ, DESTROY_CQ, CREATE_QP, DESTROY_QP = 18, 19, 20, 24, 27
 CREATE_SRQ, DESTROY_SRQ = 32, 35
 OPEN_XRCD, CLOSE_XRCD, CREATE_XSRQ = 37, 38, 39
 SRQT_XRC = 1
@@ -121,6 +122,29 @@ def main() -> int:
     if h is not None:
         destroy_cq(h)
     cq = create_cq("cq-good", cq_req(ring_a, db_a))
+
+    def resize_req(buf, cqe_size=64, r0=0, r1=0):
+        """struct mlx5_ib_resize_cq (16 bytes)."""
+        return struct.pack("<QHHI", buf, cqe_size, r0, r1)
+
+    def resize_cq(name, h, cqe, drv):
+        e, r = cmd(fd, RESIZE_CQ, struct.pack("<II", h, cqe) + drv, 8)
+        n = struct.unpack_from("<I", r, 0)[0] if not e else None
+        out(case=name, errno=e, name=errno.errorcode.get(e, "OK"), cqe=n)
+
+    ring2, ring2_a = buffer(512 * 64)
+    if cq is not None:
+        for name, cqe, drv in (
+                ("resize-zero", 0, resize_req(ring2_a)),
+                ("resize-huge", 1 << 30, resize_req(ring2_a)),
+                ("resize-short", 511, resize_req(ring2_a)[:8]),
+                ("resize-cqe-size", 511, resize_req(ring2_a, cqe_size=128)),
+                ("resize-reserved", 511, resize_req(ring2_a, r1=1)),
+                ("resize-misaligned", 511, resize_req(ring2_a + 8)),
+                ("resize-unmapped", 511, resize_req(unmapped(512 * 64))),
+                ("resize-same", 255, resize_req(0)),
+                ("resize-good", 511, resize_req(ring2_a))):
+            resize_cq(name, cq, cqe, drv)
 
     def srq_req(buf, db, flags=0, r0=0, uidx=0, r1=0):
         """struct mlx5_ib_create_srq (32 bytes)."""

@@ -105,6 +105,10 @@ impl IbDriver for Check {
         Ok(false)
     }
 
+    fn resize_cq(_cq: &Cq<Self>, _cqe: u32, _udata: &mut Udata<'_>) -> Result<u32> {
+        Err(EINVAL)
+    }
+
     fn create_ah(_dev: &Device<Self>, _attr: &AhAttr, _sleepable: bool) -> Result {
         Ok(())
     }

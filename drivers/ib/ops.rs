@@ -12,6 +12,7 @@ use kernel::{
     },
     ffi::{
         c_int,
+        c_uint,
         c_void, //
     },
     prelude::*,
@@ -171,6 +172,15 @@ pub trait IbDriver: Sized + 'static {
         _udata: Option<&mut Udata<'_>>,
         _events: &Arc<CqEvents>,
     ) -> Result<(Self::Cq, u32)> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `resize_user_cq` (`ibv_resize_cq`): gives the user CQ `cq` room for at least `cqe`
+    /// completions (`cqe` ≥ 1: uverbs refuses 0), with the new buffer the provider's request
+    /// in `udata` names. Returns the CQ's new number of CQEs, which the layer stores in
+    /// `ib_cq.cqe` for uverbs to report. The core holds the CQ object only for reading, so
+    /// concurrent resizes of one CQ must be serialised by the driver.
+    fn resize_cq(_cq: &Cq<Self>, _cqe: u32, _udata: &mut Udata<'_>) -> Result<u32> {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
@@ -406,6 +416,7 @@ impl<T: IbDriver> OpsTable<T> {
         dealloc_pd: op!(T::HAS_ALLOC_PD, Self::dealloc_pd),
         create_cq: op!(T::HAS_CREATE_CQ, Self::create_cq),
         destroy_cq: op!(T::HAS_CREATE_CQ, Self::destroy_cq),
+        resize_user_cq: op!(T::HAS_RESIZE_CQ, Self::resize_user_cq),
         reg_user_mr: op!(T::HAS_REG_USER_MR, Self::reg_user_mr),
         reg_user_mr_dmabuf: op!(T::HAS_REG_USER_MR_DMABUF, Self::reg_user_mr_dmabuf),
         rereg_user_mr: op!(T::HAS_REREG_USER_MR, Self::rereg_user_mr),
@@ -696,6 +707,31 @@ impl<T: IbDriver> OpsTable<T> {
         // SAFETY: Initialised by `create_cq`, destroyed once.
         unsafe { Cq::<T>::destroy(cq) };
         0
+    }
+
+    /// # Safety
+    ///
+    /// uverbs calls it (`ib_uverbs_resize_cq`) with a live user CQ of ours and the call's
+    /// driver udata.
+    unsafe extern "C" fn resize_user_cq(
+        cq: *mut ksys::ib_cq,
+        cqe: c_uint,
+        udata: *mut ksys::ib_udata,
+    ) -> c_int {
+        // SAFETY: Initialised by `create_cq`, live during the call.
+        let ib_cq = unsafe { Cq::<T>::from_raw(cq) };
+        if udata.is_null() {
+            return EINVAL.to_errno();
+        }
+        // SAFETY: The core's udata for this call (a bundle's `driver_udata`).
+        let mut udata = unsafe { Udata::from_raw(udata) };
+        from_result(|| {
+            let n = T::resize_cq(ib_cq, cqe, &mut udata)?;
+            let n = i32::try_from(n).map_err(|_| EINVAL)?;
+            // SAFETY: A live CQ; `cqe` is the core's field for the size it reports.
+            unsafe { ksys::ib_cq_set_cqe(cq, n) };
+            Ok(0)
+        })
     }
 
     /// # Safety

@@ -109,6 +109,20 @@ pub(crate) const CREATE_CQ_REQ_MIN_LEN: usize = 22;
 /// `MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX`: `uar_page_index` names the doorbell's page.
 pub(crate) const CREATE_CQ_FLAGS_UAR_PAGE_INDEX: u16 = 1 << 1;
 
+/// `struct mlx5_ib_resize_cq`: the new CQE buffer in the process's memory and its CQE size
+/// (libmlx5 keeps the CQ's).
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct ResizeCqReq {
+    pub(crate) buf_addr: u64,
+    pub(crate) cqe_size: u16,
+    pub(crate) reserved0: u16,
+    pub(crate) reserved1: u32,
+}
+
+/// mlx5_ib takes the whole resize request (`ib_copy_validate_udata_in(.., reserved1)`).
+pub(crate) const RESIZE_CQ_REQ_MIN_LEN: usize = 16;
+
 /// `struct mlx5_ib_create_cq_resp`.
 #[repr(C)]
 #[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
@@ -218,6 +232,7 @@ pub(crate) const CREATE_AH_RESP_MIN_LEN: usize = 10;
 // DCI streams and padding), create_qp_resp = 40, modify_qp = 16.
 const _: () = assert!(size_of::<CreateCqReq>() == 32);
 const _: () = assert!(size_of::<CreateCqResp>() == 8);
+const _: () = assert!(size_of::<ResizeCqReq>() == 16);
 const _: () = assert!(size_of::<CreateQpReq>() == 56);
 const _: () = assert!(size_of::<CreateQpResp>() == 40);
 const _: () = assert!(size_of::<ModifyQpReq>() == 16);

@@ -246,6 +246,11 @@ impl ib::IbDriver for IbDev {
         IbCq::create(dev, attr, udata, events)
     }
 
+    /// mlx5_ib `mlx5_ib_resize_cq` (user CQs; kernel CQs EOPNOTSUPP).
+    fn resize_cq(cq: &ib::Cq<Self>, cqe: u32, udata: &mut Udata<'_>) -> Result<u32> {
+        IbCq::resize(cq, cq.device(), cqe, udata)
+    }
+
     fn reg_user_mr(
         pd: &ib::Pd<Self>,
         start: u64,

@@ -8,7 +8,7 @@
 //!   link layer, GIDs, user contexts, PDs, and the objects below);
 //! - counters.rs: the port's hardware counters (a queue counter set all QPs name, the
 //!   congestion statistics);
-//! - cq.rs: CQs (a process's ring and doorbell record, events to ib_core);
+//! - cq.rs: CQs (a process's ring and doorbell record, its resize, events to ib_core);
 //! - kcq.rs: kernel users' CQs (poll and arm) and the table of kernel QPs;
 //! - kqp.rs: kernel users' QP rings (post_send, post_recv, completions);
 //! - ah.rs: address handles (the UD address vector);
