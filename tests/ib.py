@@ -25,7 +25,7 @@ from model_eth import eth_vms, section
 from model_core import mlx5_errors
 from model_roce import GIDX as gidx
 from model_roce import RESIZE_TOOL, check_resize
-from model_roce import (ERRORS_TOOL, IB, ROCE_MODEL, check_ecn, check_error_paths,
+from model_roce import (ERRORS_TOOL, IB, QPTO, ROCE_MODEL, check_ecn, check_error_paths,
                         check_gid_sections, check_lossy, check_mckey, check_udaddy, ecn_steps,
                         errors_steps, logs, lossy_steps, mckey_steps, udaddy_steps)
 
@@ -952,15 +952,15 @@ def tests(env: Env):
         "ud": "ibv_ud_pingpong -d $IBDEV -g $GIDX -s 1024 -c -n 200",
         "rc": "ibv_rc_pingpong -d $IBDEV -g $GIDX -m 1024 -s 4096 -c -n 200",
         "rping": f"rping -C {RPING_COUNT} -S {RXE_SIZE} -V -v",
-        "bw": "ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 200",
-        "lat": "ib_read_lat -d $IBDEV -x $GIDX -F -s 8 -n 200 -o 16",
+        "bw": "ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 200 -u $QPTO",
+        "lat": "ib_read_lat -d $IBDEV -x $GIDX -F -s 8 -n 200 -o 16 -u $QPTO",
     }
 
     def rxe_steps(server: bool, tools: list[str]) -> str:
         """The job steps of one side: as the server each tool starts, signals s-TOOL-$me and
         is waited for; as the client each waits for the peer's signal and connects. Sections
         TOOL-S / TOOL-C hold `rc=N`, the tool's stdout, then its stderr."""
-        out = ""
+        out = QPTO
         for t in tools:
             cmd = RXE_TOOLS[t]
             if server:

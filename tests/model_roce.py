@@ -21,6 +21,13 @@ RESIZE_TOOL = Path(__file__).resolve().parent / "verbs_resize_cq.py"
 
 # Guest helpers: the IB device of the modelled card, and its GID table from sysfs
 # (`gid INDEX GID TYPE NETDEV`, unused entries skipped).
+# perftest's QP ACK timeout exponent (-u): 14 (4.096 us << 14 = 67 ms, its default), 20 (4.3 s)
+# on the slow debug kernel, where rxe under KASAN can leave a busy QP's ACKs waiting longer
+# than seven 67 ms timeouts.
+QPTO = """
+QPTO=$((SLOW > 1 ? 20 : 14))
+"""
+
 IB = r"""
 ib_up() {
     modprobe mlx5_ib
@@ -936,13 +943,15 @@ def tests(env: Env):
         --chk, ibv_rc_pingpong --chk (4 KiB over MTU 1024) and rping -V all complete both ways;
         the model rejects none of rxe's packets. (ib_read_lat runs with
         -o 16: perftest gives each QP the peer's outstanding-READ count, rxe offers 128 and the
-        card takes 16, its log_max_ra_req_qp, as a real ConnectX-4 does.)"""
+        card takes 16, its log_max_ra_req_qp, as a real ConnectX-4 does. perftest's QP ACK timeout
+        is raised from 14 (67 ms) to 20 (4.3 s) on the debug kernel, where rxe under KASAN
+        answers 128 outstanding 64 KiB WRITEs slower than seven 67 ms timeouts allow.)"""
         def side(server: bool) -> str:
             if server:
-                return """
-                section bw-S; timeout $((200 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 200 > /tmp/o.txt 2>&1 & pid=$!
+                return QPTO + """
+                section bw-S; timeout $((200 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 200 -u $QPTO > /tmp/o.txt 2>&1 & pid=$!
                 sleep $((2 * SLOW)); signal s-bw-$me; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/o.txt
-                section lat-S; timeout $((200 * SLOW)) ib_read_lat -d $IBDEV -x $GIDX -F -s 8 -n 200 -o 16 > /tmp/o.txt 2>&1 & pid=$!
+                section lat-S; timeout $((200 * SLOW)) ib_read_lat -d $IBDEV -x $GIDX -F -s 8 -n 200 -o 16 -u $QPTO > /tmp/o.txt 2>&1 & pid=$!
                 sleep $((2 * SLOW)); signal s-lat-$me; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/o.txt
                 section ud-S; timeout $((200 * SLOW)) ibv_ud_pingpong -d $IBDEV -g $GIDX -s 1024 -c -n 200 > /tmp/o.txt 2>&1 & pid=$!
                 sleep $((2 * SLOW)); signal s-ud-$me; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/o.txt
@@ -951,11 +960,11 @@ def tests(env: Env):
                 section rping-S; timeout $((200 * SLOW)) rping -s -a $IP -C 20 -S 4096 -V > /tmp/o.txt 2>&1 & pid=$!
                 sleep $((2 * SLOW)); signal s-rping-$me; rc=0; wait $pid || rc=$?; echo "rc=$rc"; cat /tmp/o.txt
                 """
-            return """
+            return QPTO + """
                 wait_signal s-bw-$peer
-                section bw-C; timeout $((180 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 200 $PEER && echo rc=0 || echo "rc=$?"
+                section bw-C; timeout $((180 * SLOW)) ib_write_bw -d $IBDEV -x $GIDX -F -s 65536 -n 200 -u $QPTO $PEER && echo rc=0 || echo "rc=$?"
                 wait_signal s-lat-$peer
-                section lat-C; timeout $((180 * SLOW)) ib_read_lat -d $IBDEV -x $GIDX -F -s 8 -n 200 -o 16 $PEER && echo rc=0 || echo "rc=$?"
+                section lat-C; timeout $((180 * SLOW)) ib_read_lat -d $IBDEV -x $GIDX -F -s 8 -n 200 -o 16 -u $QPTO $PEER && echo rc=0 || echo "rc=$?"
                 wait_signal s-ud-$peer
                 section ud-C; timeout $((180 * SLOW)) ibv_ud_pingpong -d $IBDEV -g $GIDX -s 1024 -c -n 200 $PEER && echo rc=0 || echo "rc=$?"
                 wait_signal s-rc-$peer
