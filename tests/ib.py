@@ -925,8 +925,14 @@ def tests(env: Env):
                 f"{who}: {roce}"
         log = rs[0].job_log
         assert re.search(r"Device\s*:\s*cx4_\d+", section(log, "bw")), section(log, "bw")
-        row = re.search(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+([\d.]+)", section(log, "bw"), re.M)
-        assert int(row.group(2)) == 100 and float(row.group(4)) > 0, row.group(0)
+        bw = section(log, "bw")
+        row = re.search(r"^\s*(\d+)\s+(\d+)\s+(\S+)\s+([\d.]+)", bw, re.M)
+        # perftest reports 0.00 when its own clock calibration failed (a linear fit of TSC
+        # against gettimeofday over a few usleeps; a loaded TCG guest on the debug kernel can
+        # miss its r^2 >= 0.9): the transfer completed (rc=0, 100 iterations), its rate is
+        # unknown.
+        assert int(row.group(2)) == 100 and \
+            (float(row.group(4)) > 0 or "Correlation coefficient r^2" in bw), bw
         # cx4's QP1 on the card, in RTS; seven connections (2 rping, 4 ucmatose, 1 perftest)
         # each took at least one MAD each way through it.
         roce = section(log, "roce")
