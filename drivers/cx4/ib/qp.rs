@@ -283,30 +283,21 @@ impl IbQp {
             CreateQpIn::set_pas(msg.bytes_mut(), i, dma + (i * ADAPTER_PAGE) as u64)
                 .map_err(|_| EINVAL)?;
         }
-        let out = sh.mdev.cmdq.exec::<command::CreateQp>(&msg, 0)?;
-        let qpn = out.qpn();
+        let qpn = sh.mdev.cmdq.exec::<command::CreateQp>(&msg, 0)?.qpn();
+        let created = CreatedQp::new(&sh.mdev, qpn);
         wq.bind(qpn);
-        let parts = (|| -> Result<_> {
-            let mut cqs = KVec::new();
-            for c in [send_cq, recv_cq] {
-                if let IbCq::Kernel(k) = &**c {
-                    cqs.push(k.ring(), GFP_KERNEL)?;
-                }
+        let mut cqs = KVec::new();
+        for c in [send_cq, recv_cq] {
+            if let IbCq::Kernel(k) = &**c {
+                cqs.push(k.ring(), GFP_KERNEL)?;
             }
-            let wq = Arc::new(wq, GFP_KERNEL)?;
-            let soft = KBox::pin_init(new_mutex!(Soft::default(), "cx4::ib_qp"), GFP_KERNEL)?;
-            let reg =
-                QpEventReg::new(&sh.mdev, qpn, Arc::new(Notify(events.clone()), GFP_KERNEL)?)?;
-            sh.kqps.insert(qpn, wq.clone())?;
-            Ok((wq, soft, reg, cqs))
-        })();
-        let (wq, soft, reg, cqs) = match parts {
-            Ok(p) => p,
-            Err(e) => {
-                destroy(&sh.mdev, qpn);
-                return Err(e);
-            }
-        };
+        }
+        let wq = Arc::new(wq, GFP_KERNEL)?;
+        let soft = KBox::pin_init(new_mutex!(Soft::default(), "cx4::ib_qp"), GFP_KERNEL)?;
+        let reg = QpEventReg::new(&sh.mdev, qpn, Arc::new(Notify(events.clone()), GFP_KERNEL)?)?;
+        sh.kqps.insert(qpn, wq.clone())?;
+        // From here `Self`'s drop destroys the QP.
+        created.disarm();
         let qp = Self {
             mdev: sh.mdev.clone(),
             qpn,
@@ -443,9 +434,12 @@ impl IbQp {
         for (i, pa) in pas.iter().enumerate() {
             CreateQpIn::set_pas(msg.bytes_mut(), i, *pa).map_err(|_| EINVAL)?;
         }
-        let out = sh.mdev.cmdq.exec::<command::CreateQp>(&msg, 0)?;
-        let qpn = out.qpn();
-        let soft = KBox::pin_init(new_mutex!(Soft::default(), "cx4::ib_qp"), GFP_KERNEL);
+        let qpn = sh.mdev.cmdq.exec::<command::CreateQp>(&msg, 0)?.qpn();
+        let created = CreatedQp::new(&sh.mdev, qpn);
+        let soft = KBox::pin_init(new_mutex!(Soft::default(), "cx4::ib_qp"), GFP_KERNEL)?;
+        let reg = QpEventReg::new(&sh.mdev, qpn, Arc::new(Notify(events.clone()), GFP_KERNEL)?)?;
+        // From here `Self`'s drop destroys the QP (also if the response cannot be written).
+        created.disarm();
         let qp = Self {
             mdev: sh.mdev.clone(),
             qpn,
@@ -459,25 +453,8 @@ impl IbQp {
                 max_recv_wr: req.rq_wqe_count,
                 ..attr.cap()
             },
-            // A failure below drops `qp`, which destroys the card's QP.
-            soft: match soft {
-                Ok(s) => s,
-                Err(e) => {
-                    destroy(&sh.mdev, qpn);
-                    return Err(e);
-                }
-            },
-            _events: match QpEventReg::new(
-                &sh.mdev,
-                qpn,
-                Arc::new(Notify(events.clone()), GFP_KERNEL)?,
-            ) {
-                Ok(r) => r,
-                Err(e) => {
-                    destroy(&sh.mdev, qpn);
-                    return Err(e);
-                }
-            },
+            soft,
+            _events: reg,
             mem: QpMem::User { _buf: buf, db },
         };
         // bfregn 0: index 0 in mlx5_ib's encoding.
@@ -513,21 +490,11 @@ impl IbQp {
                 c.set_user_index(DEFAULT_UIDX);
             }
         }
-        let out = sh.mdev.cmdq.exec::<command::CreateQp>(&msg, 0)?;
-        let qpn = out.qpn();
-        let parts = (|| -> Result<_> {
-            let soft = KBox::pin_init(new_mutex!(Soft::default(), "cx4::ib_qp"), GFP_KERNEL)?;
-            let reg =
-                QpEventReg::new(&sh.mdev, qpn, Arc::new(Notify(events.clone()), GFP_KERNEL)?)?;
-            Ok((soft, reg))
-        })();
-        let (soft, reg) = match parts {
-            Ok(p) => p,
-            Err(e) => {
-                destroy(&sh.mdev, qpn);
-                return Err(e);
-            }
-        };
+        let qpn = sh.mdev.cmdq.exec::<command::CreateQp>(&msg, 0)?.qpn();
+        let created = CreatedQp::new(&sh.mdev, qpn);
+        let soft = KBox::pin_init(new_mutex!(Soft::default(), "cx4::ib_qp"), GFP_KERNEL)?;
+        let reg = QpEventReg::new(&sh.mdev, qpn, Arc::new(Notify(events.clone()), GFP_KERNEL)?)?;
+        created.disarm();
         let qp = Self {
             mdev: sh.mdev.clone(),
             qpn,
@@ -753,6 +720,38 @@ impl Drop for IbQp {
         // Completions still queued for it are dropped by the CQ's poll.
         if let QpMem::Kernel { table, .. } = &self.mem {
             table.remove(self.qpn);
+        }
+    }
+}
+
+/// A QP the card has created and no [`IbQp`] owns yet: dropping it destroys it, so every
+/// error on the way to the `IbQp` gives the QP back to the card (the parts built for it after
+/// it go first). [`CreatedQp::disarm`] hands it to the `IbQp`.
+struct CreatedQp<'a> {
+    mdev: &'a Mdev,
+    qpn: u32,
+    armed: bool,
+}
+
+impl<'a> CreatedQp<'a> {
+    fn new(mdev: &'a Mdev, qpn: u32) -> Self {
+        Self {
+            mdev,
+            qpn,
+            armed: true,
+        }
+    }
+
+    /// The QP now belongs to the [`IbQp`] built from it, whose drop destroys it.
+    fn disarm(mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for CreatedQp<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            destroy(self.mdev, self.qpn);
         }
     }
 }
