@@ -99,6 +99,26 @@ fn set_access(c: &mut cx4_hw::mkey::Mkc, acc: Access) {
     c.set_lr(1);
 }
 
+/// The CREATE_MKEY of an MTT mkey in `pd` with the rights `acc` (4 KiB pages, bound to no
+/// QP), its translation table `size` octwords, carrying the entries `mtts` (bus addresses).
+/// The caller sets the rest: the range of a registered MR, or what makes a free one.
+fn mtt_mkey(pd: &Pd<IbDev>, acc: Access, size: u32, mtts: &[u64]) -> Result<Msg<CreateMkeyIn>> {
+    let mut m = input::<command::CreateMkey>(mtts.len().div_ceil(2) * 16)?;
+    {
+        let c = m.memory_key_mkey_entry_mut();
+        c.set_access_mode_1_0(access_mode::MTT.into());
+        set_access(c, acc);
+        c.set_qpn(MKEY_QPN_NONE);
+        c.set_pd(pd.pdn());
+        c.set_log_page_size(ADAPTER_PAGE.ilog2());
+        c.set_translations_octword_size(size);
+    }
+    for (i, pa) in mtts.iter().enumerate() {
+        CreateMkeyIn::set_mtt(m.bytes_mut(), i, *pa).map_err(|_| EINVAL)?;
+    }
+    Ok(m)
+}
+
 /// The checks of a user registration before anything is pinned: rights the card's profile
 /// has (no on-demand paging, no zero-based MRs), a non-empty range whose user address (or
 /// dma-buf offset) and I/O virtual address share the offset in a page (one page list for
@@ -216,26 +236,19 @@ impl IbMr {
         )
     }
 
-    /// The MTT mkey of checked, pinned user memory.
+    /// The MTT mkey of checked, pinned user memory (a process's pages, a dma-buf's, or a
+    /// re-registered MR's): its 4 KiB DMA blocks are the translation table, the I/O virtual
+    /// range its start and length.
     fn reg_umem(pd: &Pd<IbDev>, user: UserMem) -> Result<(Self, u32, u32)> {
         let sh = pd.device().data();
         let pas = user.umem.dma_blocks(ADAPTER_PAGE)?;
         let octwords = u32::try_from(pas.len().div_ceil(2))?;
-        let mut m = input::<command::CreateMkey>(octwords as usize * 16)?;
+        let mut m = mtt_mkey(pd, user.access, octwords, &pas)?;
         m.set_translations_octword_actual_size(octwords);
         {
             let c = m.memory_key_mkey_entry_mut();
-            c.set_access_mode_1_0(access_mode::MTT.into());
-            set_access(c, user.access);
-            c.set_qpn(MKEY_QPN_NONE);
-            c.set_pd(pd.pdn());
             c.set_start_addr(user.iova);
             c.set_len(user.len);
-            c.set_log_page_size(ADAPTER_PAGE.ilog2());
-            c.set_translations_octword_size(octwords);
-        }
-        for (i, pa) in pas.iter().enumerate() {
-            CreateMkeyIn::set_mtt(m.bytes_mut(), i, *pa).map_err(|_| EINVAL)?;
         }
         Self::create(&sh.mdev, &m, Some(user), None)
     }
@@ -267,17 +280,11 @@ impl IbMr {
         let sh = pd.device().data();
         let ndescs = max_num_sg.next_multiple_of(4);
         let descs = DmaBuf::alloc(sh.mdev.dev.get(), ndescs as usize * 8)?;
-        let mut m = input::<command::CreateMkey>(0)?;
+        let mut m = mtt_mkey(pd, Access(0), ndescs, &[])?;
         {
             let c = m.memory_key_mkey_entry_mut();
             c.set_free(1);
             c.set_umr_en(1);
-            c.set_access_mode_1_0(access_mode::MTT.into());
-            set_access(c, Access(0));
-            c.set_qpn(MKEY_QPN_NONE);
-            c.set_pd(pd.pdn());
-            c.set_log_page_size(ADAPTER_PAGE.ilog2());
-            c.set_translations_octword_size(ndescs);
         }
         let pages = PageList {
             descs,
