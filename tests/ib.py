@@ -24,7 +24,7 @@ from harness import Env, check_clean_dmesg, describe, estimate
 from model_eth import eth_vms, section
 from model_core import mlx5_errors
 from model_roce import GIDX as gidx
-from model_roce import RESIZE_TOOL, check_resize
+from model_roce import RC_FIXTURE, RESIZE_TOOL, check_resize
 from model_roce import (ERRORS_TOOL, IB, QPTO, ROCE_MODEL, check_ecn, check_error_paths,
                         check_gid_sections, check_lossy, check_mckey, check_udaddy, ecn_steps,
                         errors_steps, logs, lossy_steps, mckey_steps, udaddy_steps)
@@ -658,7 +658,7 @@ def tests(env: Env):
             echo finished
         """
         r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
-                    files=[env.ko, RESIZE_TOOL])[0]
+                    files=[env.ko, RESIZE_TOOL, RC_FIXTURE])[0]
         assert r.status == 0 and "finished" in r.job_log, describe(r)
         log = r.job_log
         check_resize(section(log, "resize"), r.model_log)
@@ -700,7 +700,7 @@ def tests(env: Env):
             echo finished
         """
         r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
-                    files=[env.ko, MR_TOOL], gpu=(0,))[0]
+                    files=[env.ko, MR_TOOL, RC_FIXTURE], gpu=(0,))[0]
         assert r.status == 0 and "finished" in r.job_log, describe(r)
         log = r.job_log
         steps = {}

@@ -18,6 +18,8 @@ from model_eth import eth_vms, section
 ROCE_MODEL = ["--roce"]
 VERBS_TOOL = Path(__file__).resolve().parent / "verbs_objects.py"
 RESIZE_TOOL = Path(__file__).resolve().parent / "verbs_resize_cq.py"
+# The RC QP set-up the pyverbs tools above share: a file of the share beside them.
+RC_FIXTURE = Path(__file__).resolve().parent / "verbs_rc.py"
 
 # Guest helpers: the IB device of the modelled card, and its GID table from sysfs
 # (`gid INDEX GID TYPE NETDEV`, unused entries skipped).
@@ -541,7 +543,7 @@ def tests(env: Env):
             rmmod mlx5_core
             echo unloaded
         """
-        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL, files=[RESIZE_TOOL])[0]
+        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL, files=[RESIZE_TOOL, RC_FIXTURE])[0]
         assert r.status == 0 and "unloaded" in r.job_log, describe(r)
         check_resize(section(r.job_log, "resize"), r.model_log)
         # The refused resize is a failed MODIFY_CQ that mlx5_core reports; nothing else.

@@ -8,6 +8,7 @@ longer allow it. Bad requests get their errno and leave the MR working. One JSON
 step; the last is {"step": "closed"}.
 
 usage: verbs_mr.py DEVICE --gid-index N [--dmabuf /dev/dri/card0]
+(verbs_rc.py, the shared RC QP set-up, beside it)
 """
 
 import argparse
@@ -21,14 +22,13 @@ import sys
 import time
 
 import pyverbs.enums as e
-from pyverbs.addr import AHAttr, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR, DmaBufMR
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, SendWR
+from verbs_rc import connect_rc, rc_qp
 
 LW, RW, RR = e.IBV_ACCESS_LOCAL_WRITE, e.IBV_ACCESS_REMOTE_WRITE, e.IBV_ACCESS_REMOTE_READ
 TRANS, CH_PD, CH_ACCESS = (e.IBV_REREG_MR_CHANGE_TRANSLATION, e.IBV_REREG_MR_CHANGE_PD,
@@ -81,28 +81,11 @@ class Run:
         for q in (self.qp, getattr(self, "peer", None)):
             if q is not None:
                 q.close()
-        cap = QPCap(max_send_wr=16, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
-        qps = [QP(self.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.cq, rcq=self.cq, cap=cap))
+        qps = [rc_qp(self.pd, self.cq, self.cq, max_send_wr=16, max_recv_wr=4)
                for _ in range(2)]
         for qp, other in ((qps[0], qps[1]), (qps[1], qps[0])):
-            init = QPAttr(qp_state=e.IBV_QPS_INIT, port_num=1)
-            init.pkey_index = 0
-            init.qp_access_flags = RW | RR
-            qp.to_init(init)
-            rtr = QPAttr(qp_state=e.IBV_QPS_RTR, port_num=1)
-            rtr.path_mtu = e.IBV_MTU_1024
-            rtr.dest_qp_num = other.qp_num
-            rtr.rq_psn = 0
-            rtr.min_rnr_timer = 12
-            gr = GlobalRoute(dgid=self.gid, sgid_index=self.gid_index, hop_limit=64)
-            rtr.ah_attr = AHAttr(gr=gr, is_global=1, port_num=1)
-            qp.to_rtr(rtr)
-            rts = QPAttr(qp_state=e.IBV_QPS_RTS)
-            rts.sq_psn = 0
-            rts.timeout = 10
-            rts.retry_cnt = 1
-            rts.rnr_retry = 1
-            qp.to_rts(rts)
+            connect_rc(qp, other.qp_num, self.gid, self.gid_index, RW | RR,
+                       timeout=10, retry_cnt=1, rnr_retry=1)
         self.qp, self.peer = qps
 
     def op(self, opcode, data, rkey, raddr, timeout=30.0):

@@ -9,6 +9,7 @@ driver must refuse: smaller than the completions waiting, zero, beyond the devic
 none of them may lose a completion. One JSON line per step.
 
 usage: verbs_resize_cq.py DEVICE --gid-index N [--settle SECONDS]
+(verbs_rc.py, the shared RC QP set-up, beside it)
 """
 
 import argparse
@@ -17,14 +18,13 @@ import sys
 import time
 
 import pyverbs.enums as e
-from pyverbs.addr import AHAttr, GlobalRoute
 from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.wr import SGE, SendWR
+from verbs_rc import connect_rc, rc_qp
 
 
 def out(**kw):
@@ -41,27 +41,9 @@ class Run:
         self.mr = MR(self.pd, 65536, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
         self.cq = CQ(self.ctx, 15)
         self.rcq = CQ(self.ctx, 4)
-        cap = QPCap(max_send_wr=128, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
-        self.qp = QP(self.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=self.cq, rcq=self.rcq,
-                                         cap=cap))
-        init = QPAttr(qp_state=e.IBV_QPS_INIT, port_num=1)
-        init.pkey_index = 0
-        init.qp_access_flags = e.IBV_ACCESS_REMOTE_WRITE
-        self.qp.to_init(init)
-        rtr = QPAttr(qp_state=e.IBV_QPS_RTR, port_num=1)
-        rtr.path_mtu = e.IBV_MTU_1024
-        rtr.dest_qp_num = self.qp.qp_num
-        rtr.rq_psn = 0
-        rtr.min_rnr_timer = 12
-        gr = GlobalRoute(dgid=gid, sgid_index=a.gid_index, hop_limit=64)
-        rtr.ah_attr = AHAttr(gr=gr, is_global=1, port_num=1)
-        self.qp.to_rtr(rtr)
-        rts = QPAttr(qp_state=e.IBV_QPS_RTS)
-        rts.sq_psn = 0
-        rts.timeout = 14
-        rts.retry_cnt = 7
-        rts.rnr_retry = 7
-        self.qp.to_rts(rts)
+        self.qp = rc_qp(self.pd, self.cq, self.rcq, max_send_wr=128, max_recv_wr=4)
+        connect_rc(self.qp, self.qp.qp_num, gid, a.gid_index, e.IBV_ACCESS_REMOTE_WRITE,
+                   timeout=14, retry_cnt=7, rnr_retry=7)
         self.next_wr = 0
         self.seen = []
         self.bad = []

@@ -1,0 +1,41 @@
+"""Guest-side fixture of the pyverbs tools that loop RC traffic back through one card
+(verbs_mr.py, verbs_resize_cq.py): RC QPs created and connected through INIT, RTR and RTS to a
+QP of the same device over a RoCE GID of port 1 (the destination GID the source GID, so the
+card loops the packets back). The tests put it in the VM's share with the tool
+(`files=[..., RC_FIXTURE]`); Python finds it next to the script in /cx4.
+"""
+
+import pyverbs.enums as e
+from pyverbs.addr import AHAttr, GlobalRoute
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+
+
+def rc_qp(pd, scq, rcq, max_send_wr, max_recv_wr):
+    """An RC QP in `pd` (one SGE each way) completing to `scq` and `rcq`, in RESET."""
+    cap = QPCap(max_send_wr=max_send_wr, max_recv_wr=max_recv_wr, max_send_sge=1,
+                max_recv_sge=1)
+    return QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=scq, rcq=rcq, cap=cap))
+
+
+def connect_rc(qp, dest_qpn, gid, gid_index, access, timeout, retry_cnt, rnr_retry):
+    """Moves `qp` to RTS connected to QP `dest_qpn` at `gid` (ours: GID `gid_index` of port 1),
+    MTU 1024, both PSNs 0, with remote `access` rights, the ACK `timeout` exponent and the
+    retry and RNR retry counts given."""
+    init = QPAttr(qp_state=e.IBV_QPS_INIT, port_num=1)
+    init.pkey_index = 0
+    init.qp_access_flags = access
+    qp.to_init(init)
+    rtr = QPAttr(qp_state=e.IBV_QPS_RTR, port_num=1)
+    rtr.path_mtu = e.IBV_MTU_1024
+    rtr.dest_qp_num = dest_qpn
+    rtr.rq_psn = 0
+    rtr.min_rnr_timer = 12
+    gr = GlobalRoute(dgid=gid, sgid_index=gid_index, hop_limit=64)
+    rtr.ah_attr = AHAttr(gr=gr, is_global=1, port_num=1)
+    qp.to_rtr(rtr)
+    rts = QPAttr(qp_state=e.IBV_QPS_RTS)
+    rts.sq_psn = 0
+    rts.timeout = timeout
+    rts.retry_cnt = retry_cnt
+    rts.rnr_retry = rnr_retry
+    qp.to_rts(rts)
