@@ -1,11 +1,16 @@
 """The erasure-coding user path: tools/cx4ec (libcx4ec and its CLI) posts vector-calc WQEs
-through the guest's unmodified rdma-core 56.1 (mlx5dv_wr_raw_wqe on a self-connected RC QP)
-to upstream mlx5_ib on the model, and its code and recovered blocks are compared with the
-host reference (tools/ec-ref: GF-Complete/Jerasure for w = 4, ISA-L for w = 8). cx4 runs the
-same program once its verbs land."""
+through the guest's unmodified rdma-core 56.1 (mlx5dv_create_qp with raw WQEs,
+mlx5dv_wr_raw_wqe on a self-connected RC QP) to the modelled card, and its code and recovered
+blocks are compared with the host reference (tools/ec-ref: GF-Complete/Jerasure for w = 4,
+ISA-L for w = 8). The same program, cases and checks run over two kernel drivers: upstream
+mlx5_ib and cx4 (its user CQs, QPs and MRs with the mlx5 user ABI; the WQEs go from the
+process's send queue to the card without passing through either driver), each on the
+ConnectX-4 profile (GF(2^4), 8-bit matrices refused) and on the model's `--ec-8bit` one, one
+VM boot per driver and profile."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
 import re
@@ -15,8 +20,11 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
+from en import CX4_UP, cx4_errors
 from harness import Env, check_clean_dmesg, describe, estimate
+from ib import CX4_IB, check_objects_paired
 from model_core import mlx5_errors
 from model_eth import eth_vms, section
 from model_roce import GIDX as ROCE_GIDX
@@ -120,35 +128,62 @@ def ec_stats(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
-def run_cases(env: Env, cases: list[Case], model_args: list[str], extra: str) -> tuple:
+@dataclass
+class Driver:
+    """A kernel driver of the card's RDMA device: guest helpers, the bring-up (the device as
+    $IBDEV, the netdev as $IF), the unload, the dmesg lines that are its errors, and whether
+    it counts the card's commands (cx4's debugfs `commands`)."""
+    helpers: str
+    up: str
+    down: str
+    errors: Callable[[str], list[str]]
+    counts_commands: bool
+
+
+DRIVERS = {
+    "mlx5_ib": Driver(helpers=IB, up="eth_up\nib_up\n",
+                      down="rmmod mlx5_ib; rmmod mlx5_core\n", errors=mlx5_errors,
+                      counts_commands=False),
+    "cx4": Driver(helpers=CX4_UP + IB + CX4_IB, up="cx4_up\ncx4_ib_up\n",
+                  down='ip link set "$IF" down; rmmod cx4\n', errors=cx4_errors,
+                  counts_commands=True),
+}
+
+
+def run_cases(env: Env, driver: str, cases: list[Case], model_args: list[str],
+              extra: str) -> tuple:
+    """Boots one VM with `driver` over the model (`--roce` + `model_args`), runs `extra` and
+    the cases, unloads the driver; checks every block against the reference, a clean dmesg
+    and, on cx4, that every CQ, QP and MR the processes made reached the card and was
+    destroyed again (the re-created ones after a refusal too), with no command failing.
+    Returns the VM's result and the calculations the cases did."""
+    d = DRIVERS[driver]
     for t in (env.root / BUILD / "cx4ec", env.root / BUILD / "ec_ref"):
         assert t.exists(), f"{t} missing: the set-up builds it (make -C tools/cx4ec)"
     tmp = Path(tempfile.mkdtemp(prefix="cx4ec-", dir=env.root / BUILD))
+    cmds = lambda sec: f"section {sec}; cmds\n" if d.counts_commands else ""
     try:
         files, expect, script = prepare(env, cases, tmp)
-        vm0 = IB + """
-            eth_up
-            ib_up
-        """ + GIDX + extra + script + """
-            section roce; req ctl roce
-            rmmod mlx5_ib; rmmod mlx5_core
-            echo unloaded
-        """
+        vm0 = d.helpers + d.up + GIDX + cmds("cmds-before") + extra + script + \
+            cmds("cmds-after") + "section roce; req ctl roce\n" + d.down + "echo unloaded\n"
+        files = [env.root / BUILD / "cx4ec"] + files + ([env.ko] if driver == "cx4" else [])
         r = eth_vms(env, [vm0], timeout=900, model_args=["--roce"] + model_args,
-                    files=[env.root / BUILD / "cx4ec"] + files)[0]
+                    files=files)[0]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     assert r.status == 0 and "unloaded" in r.job_log, describe(r)
     calcs = check_outputs(r.job_log, expect)
-    errs = mlx5_errors(r.dmesg)
+    if d.counts_commands:
+        # One process (context, PD, MR, CQ, QP) per calculation at least.
+        check_objects_paired(r.job_log, calcs)
+    errs = d.errors(r.dmesg)
     assert not errs, "\n".join(errs)
     check_clean_dmesg(r.dmesg)
     return r, calcs
 
 
 def tests(env: Env):
-    @estimate(400)
-    def user_path_w4():
+    def user_path_w4(driver: str):
         """ConnectX-4 profile (GF(2^4)): cx4ec encodes random data with Jerasure's
         Vandermonde and Cauchy and random matrices (k up to 16, m 1 to 4, m = 3 with the
         engine's fourth output, blocks of 1 KiB to 1 MiB) and decodes after erasing 1 to m
@@ -156,7 +191,8 @@ def tests(env: Env):
         computed right and w = 8 refused, with w = 4 working again after the refusal; an
         encode with --w 8 fails with the card's refusal; k = 17, a block size that is not a
         multiple of 64, a short input file and more erasures than m are usage errors that never
-        reach the card. Without -g the library picks the RoCE v2 GID of the IPv4 address."""
+        reach the card. Without -g the library picks the RoCE v2 GID of the IPv4 address. The
+        refused calculation's QP is re-created by the library, so the same process goes on."""
         cases = [
             Case("a", 4, 4, 2, "vand", 4096, [[1], [0, 5]]),
             Case("b", 4, 10, 4, "cauchy", 65536, [[2, 7, 11, 13]]),
@@ -179,13 +215,14 @@ def tests(env: Env):
             section bad-erasures
             /tmp/cx4ec decode -d $IBDEV -k 1 -m 1 --block-size 4096 --erased 0,1 /tmp/w8.d0 /tmp/o 2>&1 || echo "exit=$?"
         """
-        r, calcs = run_cases(env, cases, [], extra)
+        r, calcs = run_cases(env, driver, cases, [], extra)
         log = r.job_log
         probe = section(log, "probe")
         print(probe.strip(), file=sys.stderr)
         assert "exit=" not in probe, probe
         gidx = re.search(r"^GIDX=(\d+)$", probe, re.M)
-        assert gidx and re.search(rf"^probe: mlx5_\d+ gid {gidx.group(1)} qpn", probe, re.M), \
+        dev = "cx4" if driver == "cx4" else "mlx5"
+        assert gidx and re.search(rf"^probe: {dev}_\d+ gid {gidx.group(1)} qpn", probe, re.M), \
             f"the library did not pick the RoCE v2 GID of the IPv4 address:\n{probe}"
         assert re.search(r"^w=4: yes", probe, re.M) and \
             re.search(r"^w=8: no \(the card refused", probe, re.M) and \
@@ -206,11 +243,7 @@ def tests(env: Env):
         assert (done, errors) == (calcs + 4, 2), \
             f"card counted {done} calcs {errors} errors, expected {calcs + 4} and 2"
 
-    yield "cx4ec (libmlx5 raw WQE) on mlx5_ib, ConnectX-4 profile: w=4 = GF-Complete, w=8 refused, bad parameters", \
-        user_path_w4
-
-    @estimate(300)
-    def user_path_w8():
+    def user_path_w8(driver: str):
         """8-bit profile (--ec-8bit, GF(2^8)): cx4ec encodes with ISA-L's Vandermonde and
         Cauchy and a random matrix and decodes after erasing up to m blocks; every block
         equals ISA-L's. `probe` finds w = 8 computed right."""
@@ -223,7 +256,7 @@ def tests(env: Env):
         extra = """
             section probe; /tmp/cx4ec probe -d $IBDEV -g $GIDX 2>&1 || echo "exit=$?"
         """
-        r, calcs = run_cases(env, cases, ["--ec-8bit"], extra)
+        r, calcs = run_cases(env, driver, cases, ["--ec-8bit"], extra)
         probe = section(r.job_log, "probe")
         print(probe.strip(), file=sys.stderr)
         assert "exit=" not in probe and re.search(r"^w=8: yes \(GF\(2\^8\)/0x11d checked\)",
@@ -232,4 +265,9 @@ def tests(env: Env):
         assert (done, errors) == (calcs + 3, 0), \
             f"card counted {done} calcs {errors} errors, expected {calcs + 3} and 0"
 
-    yield "cx4ec (libmlx5 raw WQE) on mlx5_ib, --ec-8bit: w=8 = ISA-L", user_path_w8
+    # One VM boot per driver and profile; the same cases and checks on both drivers.
+    for driver in DRIVERS:
+        yield f"cx4ec (libmlx5 raw WQE) on {driver}, ConnectX-4 profile: w=4 = GF-Complete, " \
+              "w=8 refused, bad parameters", estimate(400)(functools.partial(user_path_w4, driver))
+        yield f"cx4ec (libmlx5 raw WQE) on {driver}, --ec-8bit: w=8 = ISA-L", \
+            estimate(300)(functools.partial(user_path_w8, driver))
