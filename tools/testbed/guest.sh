@@ -12,9 +12,10 @@ kdir=${1:?usage: guest.sh KDIR}
 
 bash "$CX4_ROOT/tools/testbed/host-deps.sh"
 
-# nvme-cli: NVMe over Fabrics (nvme-rdma); ucx-utils, openmpi-bin, python3-mpi4py: UCX perftest
+# nvme-cli: NVMe over Fabrics (nvme-rdma); mdadm: md RAID-6 over the EC offload; ucx-utils,
+# openmpi-bin, python3-mpi4py: UCX perftest
 # and an MPI all-reduce over the RDMA devices
-GUEST_PACKAGES=kmod,iproute2,tcpdump,ibverbs-utils,ibverbs-providers,rdmacm-utils,perftest,rdma-core,ethtool,iputils-ping,procps,pciutils,iperf3,python3,python3-pyverbs,util-linux,nvme-cli,ucx-utils,openmpi-bin,python3-mpi4py
+GUEST_PACKAGES=kmod,iproute2,tcpdump,ibverbs-utils,ibverbs-providers,rdmacm-utils,perftest,rdma-core,ethtool,iputils-ping,procps,pciutils,iperf3,python3,python3-pyverbs,util-linux,nvme-cli,ucx-utils,openmpi-bin,python3-mpi4py,mdadm
 GUEST_BUILD_REV=1
 key=$(echo "$GUEST_SUITE $GUEST_PACKAGES rev$GUEST_BUILD_REV" | sha256sum | cut -c1-16)
 tree="$CX4_CACHE/guest/trixie-$key"
