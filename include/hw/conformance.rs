@@ -842,10 +842,13 @@ const HAND_CHECKED: &[&str] = &[
     "mlx5_mtt",
     "mlx5_klm",
     "mlx5_ksm",
-    // MLNX_OFED only (Source::Ofed): caps/vector_calc.rs, wqe/vector_calc.rs.
+    // MLNX_OFED only (Source::Ofed): caps/vector_calc.rs, wqe/vector_calc.rs,
+    // wqe/repeat_block.rs.
     "vector_calc_cap",
     "calc_op",
     "mlx5_vec_calc_seg",
+    "mlx5_seg_repeat_block",
+    "mlx5_seg_repeat_ent",
 ];
 
 #[test]

@@ -102,6 +102,7 @@ pub const ALL_LAYOUTS: &[&[bits::LayoutInfo]] = &[
     flow::LAYOUTS,
     wqe::LAYOUTS,
     wqe::rdma::LAYOUTS,
+    wqe::repeat_block::LAYOUTS,
     wqe::vector_calc::LAYOUTS,
     wq::LAYOUTS,
     tir::LAYOUTS,

@@ -10,11 +10,13 @@
 //! an array of [`WqeDataSeg`]s.
 //!
 //! The segments of the RDMA transports (remote address, atomic, datagram, UMR) are in
-//! [`rdma`]; MLNX_OFED's erasure-coding segment is in [`vector_calc`].
+//! [`rdma`]; MLNX_OFED's erasure-coding segment is in [`vector_calc`], the repeat-block UMR
+//! translation its libmlx5 builds for the result in [`repeat_block`].
 
 use crate::bits::ifc_layouts;
 
 pub mod rdma;
+pub mod repeat_block;
 pub mod vector_calc;
 
 ifc_layouts! {

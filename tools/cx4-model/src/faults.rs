@@ -18,6 +18,9 @@
 //!   a REQ_ERR CQE with LOCAL_PROT_ERR, the SQ to error (the driver recovers it by MODIFY_SQ);
 //! - `rq-error count=1` — the next frames any RQ takes fail as a bad lkey in the receive WQE
 //!   would: a RESP_ERR CQE with LOCAL_PROT_ERR, the RQ to error (recovered by MODIFY_RQ);
+//! - `ec-error count=1` — the next vector-calc WQEs (erasure coding, `roce/vector_calc.rs`) of
+//!   any QP fail as an engine fault would: a REQ_ERR CQE with LOCAL_QP_OP_ERR, the QP to error,
+//!   its receive WQEs flushed; counted as `ec:` errors (the driver recovers the QP);
 //! - `rx-starve ms=500` — for the next `ms` (1..=60000) milliseconds every RQ looks as if the
 //!   driver had posted no receive WQE: frames take the empty-RQ path (held with XOFF for a
 //!   lossless priority, else dropped as out of buffer) and posted WQEs are not consumed; then
@@ -104,6 +107,8 @@ pub enum Fault {
     WqeError(u32),
     /// Fail the next `n` receive WQEs.
     RqError(u32),
+    /// Fail the next `n` vector-calc WQEs.
+    EcError(u32),
     /// Every RQ looks empty (no receive WQE posted) for `ms` milliseconds.
     RxStarve {
         /// Milliseconds, 1..=[`RX_STARVE_MAX_MS`].
@@ -243,7 +248,7 @@ impl Fault {
             "pages" => &["n"],
             "link" => &["state"],
             "gen-cqe" => &["cqn", "solicited"],
-            "wqe-error" | "rq-error" => &["count"],
+            "wqe-error" | "rq-error" | "ec-error" => &["count"],
             "rx-starve" => &["ms"],
             _ => &[],
         };
@@ -313,6 +318,12 @@ impl Fault {
                     .transpose()?
                     .unwrap_or(1),
             ),
+            "ec-error" => Fault::EcError(
+                get("count")
+                    .map(|v| num("count", v))
+                    .transpose()?
+                    .unwrap_or(1),
+            ),
             "rx-starve" => {
                 let ms: u32 = num("ms", need("ms")?)?;
                 if ms > RX_STARVE_MAX_MS {
@@ -342,6 +353,8 @@ pub struct FaultPlan {
     pub wqe_errors: u32,
     /// Receive WQEs still to fail.
     pub rq_errors: u32,
+    /// Vector-calc WQEs still to fail.
+    pub ec_errors: u32,
     /// While set and in the future, every RQ looks empty (`rx-starve`).
     pub rx_starve_until: Option<Instant>,
     /// What `roce-wire` does to received RoCE frames, while it runs.
@@ -391,6 +404,7 @@ impl FaultPlan {
             Fault::DelayIrq { .. } => {}
             Fault::WqeError(n) => self.wqe_errors = self.wqe_errors.saturating_add(n),
             Fault::RqError(n) => self.rq_errors = self.rq_errors.saturating_add(n),
+            Fault::EcError(n) => self.ec_errors = self.ec_errors.saturating_add(n),
             Fault::RxStarve { ms: 0 } => {
                 if self.rx_starve_until.take().is_some() {
                     log::info!("rx-starve ended: RQs take posted WQEs again");
@@ -414,6 +428,16 @@ impl FaultPlan {
     pub fn take_wqe_error(&mut self) -> bool {
         if self.wqe_errors > 0 {
             self.wqe_errors -= 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Consulted once per vector-calc WQE: whether it fails by injection.
+    pub fn take_ec_error(&mut self) -> bool {
+        if self.ec_errors > 0 {
+            self.ec_errors -= 1;
             true
         } else {
             false
@@ -510,6 +534,8 @@ mod tests {
         );
         assert_eq!(Fault::parse("rq-error").unwrap(), Fault::RqError(1));
         assert_eq!(Fault::parse("rq-error count=2").unwrap(), Fault::RqError(2));
+        assert_eq!(Fault::parse("ec-error").unwrap(), Fault::EcError(1));
+        assert_eq!(Fault::parse("ec-error count=4").unwrap(), Fault::EcError(4));
         assert_eq!(
             Fault::parse("rx-starve ms=2000").unwrap(),
             Fault::RxStarve { ms: 2000 }

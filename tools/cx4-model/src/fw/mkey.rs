@@ -52,6 +52,31 @@ pub enum MkeyMap {
         /// The entries (their `len` is unused).
         entries: Vec<IndirectEntry>,
     },
+    /// Indirect (KLMS) with a repeat block (`roce/umr.rs`, libmlx5's pattern mkey): the range
+    /// is `count` repetitions of the entries' pieces, entry j's piece of repetition r at
+    /// `va + r·stride` of its key.
+    Repeat {
+        /// Bytes of one repetition (the sum of the entries' lengths).
+        block: u32,
+        /// Repetitions.
+        count: u32,
+        /// The entries, in order within a repetition.
+        entries: Vec<RepeatEntry>,
+    },
+}
+
+/// One entry of a repeat block (`struct mlx5_seg_repeat_ent`): `len` bytes per repetition at
+/// `va + r·stride` of mkey `key`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RepeatEntry {
+    /// Bytes per repetition.
+    pub len: u16,
+    /// Bytes between two repetitions' pieces (0: all on the same bytes).
+    pub stride: u16,
+    /// The mkey the pieces are in.
+    pub key: u32,
+    /// Address of repetition 0's piece.
+    pub va: u64,
 }
 
 /// One entry of an indirect mkey: `len` bytes at `va` of the mkey `key` (`struct mlx5_klm`).
@@ -83,7 +108,7 @@ impl MkeyMap {
         match self {
             MkeyMap::Pa => access_mode::PA,
             MkeyMap::Mtt { .. } => access_mode::MTT,
-            MkeyMap::Klm { .. } => access_mode::KLMS,
+            MkeyMap::Klm { .. } | MkeyMap::Repeat { .. } => access_mode::KLMS,
             MkeyMap::Ksm { .. } => access_mode::KSM,
         }
     }
@@ -93,7 +118,7 @@ impl MkeyMap {
         match self {
             MkeyMap::Pa => 0,
             MkeyMap::Mtt { .. } => 8,
-            MkeyMap::Klm { .. } | MkeyMap::Ksm { .. } => 16,
+            MkeyMap::Klm { .. } | MkeyMap::Ksm { .. } | MkeyMap::Repeat { .. } => 16,
         }
     }
 }
@@ -207,7 +232,7 @@ impl Firmware {
                     MkeyMap::Mtt { page_shift, .. } | MkeyMap::Ksm { page_shift, .. } => {
                         c.set_log_page_size((*page_shift).into());
                     }
-                    MkeyMap::Pa | MkeyMap::Klm { .. } => {}
+                    MkeyMap::Pa | MkeyMap::Klm { .. } | MkeyMap::Repeat { .. } => {}
                 }
                 Ok(())
             }

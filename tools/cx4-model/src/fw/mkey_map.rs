@@ -1,6 +1,6 @@
 //! The walk from a range of an mkey to guest physical pieces: PA and MTT mkeys map directly,
-//! indirect (KLM and KSM) mkeys map each part of the range through another mkey, which may be
-//! indirect in turn.
+//! indirect (KLM, KSM and repeat-block) mkeys map each part of the range through another mkey,
+//! which may be indirect in turn.
 //!
 //! The guest builds the indirect lists (CREATE_MKEY, UMR WQEs), so nothing about them is
 //! trusted: an entry naming a missing or free key, a key of another PD, one without the
@@ -11,6 +11,7 @@
 //! the walk recurse without end; every level partitions the range it was given, so the work
 //! is bounded by the bytes accessed times the depth.
 
+use super::mkey::RepeatEntry;
 use super::{Firmware, IndirectEntry, Mkey, MkeyMap, XlateError};
 
 impl Firmware {
@@ -89,6 +90,62 @@ impl Firmware {
                     a += n;
                 }
             }
+            MkeyMap::Repeat {
+                block,
+                count,
+                entries,
+            } => self.map_repeat(m, (*block, *count, entries), addr, end, write, chain, out)?,
+        }
+        Ok(())
+    }
+
+    /// The pieces of `addr..end` of the repeat-block mkey `m`: repetition r = (offset /
+    /// block), then the entry the offset inside the repetition falls in, at `va + r·stride`.
+    #[allow(clippy::too_many_arguments)]
+    fn map_repeat(
+        &self,
+        m: &Mkey,
+        (block, count, entries): (u32, u32, &[RepeatEntry]),
+        addr: u64,
+        end: u64,
+        write: bool,
+        chain: &mut Vec<u32>,
+        out: &mut Vec<(u64, u32)>,
+    ) -> Result<(), XlateError> {
+        let block = u64::from(block);
+        if block == 0 {
+            return Err(XlateError::Protection);
+        }
+        let mut a = addr;
+        while a < end {
+            let off = a.checked_sub(m.start).ok_or(XlateError::Protection)?;
+            let (rep, mut within) = (off / block, off % block);
+            if rep >= u64::from(count) {
+                return Err(XlateError::Protection);
+            }
+            let mut at = None;
+            for e in entries {
+                let len = u64::from(e.len);
+                if within < len {
+                    at = Some((e, within, len - within));
+                    break;
+                }
+                within -= len;
+            }
+            let (e, inside, left) = at.ok_or(XlateError::Protection)?;
+            let n = left.min(end - a);
+            let va = rep
+                .checked_mul(u64::from(e.stride))
+                .and_then(|s| e.va.checked_add(s))
+                .and_then(|v| v.checked_add(inside))
+                .ok_or(XlateError::Protection)?;
+            let klm = IndirectEntry {
+                len: u32::from(e.len),
+                key: e.key,
+                va: e.va,
+            };
+            self.map_nested(m, &klm, va, n as u32, write, chain, out)?;
+            a += n;
         }
         Ok(())
     }

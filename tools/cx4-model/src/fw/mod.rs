@@ -40,7 +40,9 @@ pub use caps::{CapProfile, ProfileError};
 pub use counters::{Cast, CastCounts, PortCounters, QCounter, RoceQCounts};
 pub use cq::{Arm, Cq};
 pub use flow::{Dest, FlowCount, FlowGroup, FlowTable, Fte, Miss};
-pub use mkey::{Access, IndirectEntry, Mkey, MkeyMap, XlateError, MKEY_QPN_NONE, RESERVED_LKEY};
+pub use mkey::{
+    Access, IndirectEntry, Mkey, MkeyMap, RepeatEntry, XlateError, MKEY_QPN_NONE, RESERVED_LKEY,
+};
 pub use nic::NicObjects;
 pub use qp::{Qp, QpBuf};
 pub use rdma::{GidEntry, RdmaObjects, QP_DESTROYED};

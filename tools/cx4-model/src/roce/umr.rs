@@ -12,7 +12,14 @@
 //!
 //! Only the fields the mask names change: the free state, the rights, start address, length,
 //! PD, key variant, bound QP, remote-invalidate enable, page size, and the entries (MTT, KLM
-//! or KSM by the mkey's access mode) from the translation offset on. Before anything changes
+//! or KSM by the mkey's access mode) from the translation offset on. The entries of an indirect
+//! (KLMS) mkey may instead be a **repeat block** (`cx4_hw::wqe::repeat_block`: a header whose
+//! second word is 0x400 where a KLM has its key, then the entries), as MLNX_OFED's libmlx5
+//! posts for the vector-calc result and rdma-core's `mlx5dv_wr_mr_interleaved` does: the mkey
+//! then maps `repeat_count` repetitions of its entries' pieces, each piece `stride` bytes
+//! after the previous repetition's (written whole: the translation offset must be 0; the
+//! entries' byte counts must add up to the header's, at least one entry, all inside the
+//! mkey's table). A plain KLM list on such an mkey makes it a KLM mkey again. Before anything changes
 //! the device checks what the PRM makes it check: the mkey exists and was created UMR-enabled
 //! (`umr_en`), its free state is the one [`UMR_CHECK_NOT_FREE`] / [`UMR_CHECK_FREE`] demand,
 //! it is bound to this QP or to none under [`UMR_CHECK_QPN`], the entries fit its translation
@@ -34,6 +41,7 @@ use cx4_hw::{
             UMR_CHECK_FREE, UMR_CHECK_NOT_FREE, UMR_CHECK_QPN, UMR_INLINE,
             UMR_TRANSLATION_OFFSET_EN,
         },
+        repeat_block::{RepeatBlock, RepeatEnt, REPEAT_BLOCK_OP},
         WqeDataSeg,
     },
 };
@@ -41,7 +49,7 @@ use zerocopy::FromBytes;
 
 use crate::{
     eth::dma::{Dma, WqeReader},
-    fw::{Firmware, IndirectEntry, Mkey, MkeyMap, MKEY_QPN_NONE},
+    fw::{Firmware, IndirectEntry, Mkey, MkeyMap, RepeatEntry, MKEY_QPN_NONE},
 };
 
 use super::status::WcStatus;
@@ -279,7 +287,10 @@ fn updated(
             cur.key, cur.pd, qp.pd
         ));
     }
-    let indirect = matches!(cur.map, MkeyMap::Klm { .. } | MkeyMap::Ksm { .. });
+    let indirect = matches!(
+        cur.map,
+        MkeyMap::Klm { .. } | MkeyMap::Ksm { .. } | MkeyMap::Repeat { .. }
+    );
     if indirect && fw.caps.general("umr_indirect_mkey_disabled") != 0 {
         return bind("UMR on an indirect mkey (umr_indirect_mkey_disabled)");
     }
@@ -357,9 +368,18 @@ fn updated(
             }
             *page_shift = v;
         }
-        MkeyMap::Pa | MkeyMap::Klm { .. } => {}
+        MkeyMap::Pa | MkeyMap::Klm { .. } | MkeyMap::Repeat { .. } => {}
     }
-    write_entries(&mut m, u.xlt_offset, entries)?;
+    if is_repeat_block(&m.map, entries) {
+        m.map = repeat_map(&m, u.xlt_offset, entries)?;
+    } else {
+        if matches!(m.map, MkeyMap::Repeat { .. }) && !entries.is_empty() {
+            m.map = MkeyMap::Klm {
+                entries: Vec::new(),
+            };
+        }
+        write_entries(&mut m, u.xlt_offset, entries)?;
+    }
     if !m.free {
         if let MkeyMap::Mtt { page_shift, .. } | MkeyMap::Ksm { page_shift, .. } = m.map {
             if !(12..=30).contains(&page_shift) {
@@ -371,6 +391,69 @@ fn updated(
         }
     }
     Ok(m)
+}
+
+/// Whether the translation bytes of a UMR on an mkey mapped as `map` are a repeat block: an
+/// indirect (KLMS) mkey, and the header's constant where a KLM entry has its key.
+fn is_repeat_block(map: &MkeyMap, entries: &[u8]) -> bool {
+    matches!(map, MkeyMap::Klm { .. } | MkeyMap::Repeat { .. })
+        && entries
+            .get(..RepeatBlock::SIZE)
+            .and_then(|h| RepeatBlock::read_from_bytes(h).ok())
+            .is_some_and(|h| h.op() == REPEAT_BLOCK_OP)
+}
+
+/// The map a repeat block makes of mkey `m`.
+fn repeat_map(m: &Mkey, offset: u64, entries: &[u8]) -> Result<MkeyMap, UmrError> {
+    if offset != 0 {
+        return bind(format!(
+            "repeat block at translation offset {offset} of mkey {:#x} (must be 0)",
+            m.key
+        ));
+    }
+    let h = RepeatBlock::read_from_bytes(&entries[..RepeatBlock::SIZE]).expect("checked");
+    let n = h.num_ent() as usize;
+    if n == 0 || h.repeat_count() == 0 {
+        return bind(format!(
+            "repeat block of mkey {:#x} with {n} entries, {} repetitions",
+            m.key,
+            h.repeat_count()
+        ));
+    }
+    let table = m.xlt_octowords.min(MAX_TABLE_ENTRIES) as usize;
+    if 1 + n > table || (1 + n) * RepeatEnt::SIZE > entries.len() {
+        return bind(format!(
+            "repeat block of {n} entries beyond mkey {:#x}'s table of {table} or the WQE's {} \
+             bytes of entries",
+            m.key,
+            entries.len()
+        ));
+    }
+    let list: Vec<RepeatEntry> = entries[RepeatBlock::SIZE..(1 + n) * RepeatEnt::SIZE]
+        .chunks_exact(RepeatEnt::SIZE)
+        .map(|b| {
+            let e = RepeatEnt::read_from_bytes(b).expect("16 bytes");
+            RepeatEntry {
+                len: e.byte_count() as u16,
+                stride: e.stride() as u16,
+                key: e.memkey(),
+                va: e.va(),
+            }
+        })
+        .collect();
+    let sum: u32 = list.iter().map(|e| u32::from(e.len)).sum();
+    if sum != h.byte_count() {
+        return bind(format!(
+            "repeat block of mkey {:#x}: entries of {sum} bytes, header says {}",
+            m.key,
+            h.byte_count()
+        ));
+    }
+    Ok(MkeyMap::Repeat {
+        block: sum,
+        count: h.repeat_count(),
+        entries: list,
+    })
 }
 
 /// Most entries a translation table grows to (8 bytes each for MTT, 16 for KLM and KSM): a
@@ -398,7 +481,7 @@ fn write_entries(m: &mut Mkey, offset: u64, entries: &[u8]) -> Result<(), UmrErr
     }
     let (first, end) = (first as usize, (first + n) as usize);
     match &mut m.map {
-        MkeyMap::Pa => unreachable!("no entries"),
+        MkeyMap::Pa | MkeyMap::Repeat { .. } => unreachable!("no entries"),
         MkeyMap::Mtt { page_shift, pages } => {
             if pages.len() < end {
                 pages.resize(end, 0);

@@ -18,7 +18,8 @@
 //! refused WQE (`ec::segment` lists why and with which status; unreadable matrix or vectors
 //! are LOCAL_PROT_ERR) completes in error and the QP goes to error, which flushes the receive
 //! WQE libmlx5 waits on (its calculation then reports failure). The QP need not be connected
-//! to itself: the result goes to whatever QP it is connected to.
+//! to itself: the result goes to whatever QP it is connected to. The `ec-error` fault
+//! (faults.rs) fails the next vector-calc WQEs as a refused one (LOCAL_QP_OP_ERR).
 
 use cx4_hw::wqe::{fm_ce_se, opcode, vector_calc as vc, WqeCtrlSeg};
 use zerocopy::FromBytes;
@@ -81,7 +82,15 @@ impl Device {
         };
         let flags = c.fm_ce_se() as u8;
         self.roce.stats.ec_calcs += 1;
-        match self.vector_calc_result(v, c.ds() as u8, &bb[16..]) {
+        let result = if self.faults.take_ec_error() {
+            Err(VecCalcError {
+                status: WcStatus::LocalQpOpErr,
+                why: "injected engine fault (ec-error)".into(),
+            })
+        } else {
+            self.vector_calc_result(v, c.ds() as u8, &bb[16..])
+        };
+        match result {
             Ok(stream) => {
                 self.roce.stats.ec_bytes += stream.len() as u64;
                 let w = SendWqe {

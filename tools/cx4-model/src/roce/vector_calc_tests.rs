@@ -736,3 +736,296 @@ fn a_result_longer_than_the_receive_fails_at_the_responder() {
         "the calculation itself was fine"
     );
 }
+
+/// A UMR WQE as libmlx5's `post_ec_umr` writes it: control (imm = the mkey), UMR control
+/// (inline, `align(entries, 4)` octowords, mask LEN | START_ADDR | KEY | FREE | LR | LW), the
+/// mkey segment (local read and write, UMR-enabled, KLM access mode, the key's variant, the
+/// PD, start and length), then `entries` (16 bytes each, zero-padded to four).
+fn ec_umr(
+    idx: u16,
+    qpn: u32,
+    mkey: u32,
+    pd: u32,
+    start: u64,
+    len: u64,
+    entries: &[[u8; 16]],
+) -> Vec<u8> {
+    use cx4_hw::{
+        mkey::access_mode,
+        wqe::rdma::{MkeyMask, MkeySeg, Perm, WqeUmrCtrlSeg, UMR_INLINE},
+    };
+    let oct = entries.len().next_multiple_of(4);
+    let ds = (16 + 48 + 64 + oct * 16) / 16;
+    let mut w = Vec::new();
+    w.extend(wqe::opmod_idx_opcode(0, idx, wop::UMR).to_be_bytes());
+    w.extend(wqe::qpn_ds(qpn, ds as u8).to_be_bytes());
+    w.extend([0, 0, 0, 0]);
+    w.extend(mkey.to_be_bytes());
+    let mut u = WqeUmrCtrlSeg::new();
+    u.set_flags(UMR_INLINE.into());
+    u.set_xlt_octowords(oct as u32);
+    u.set_mkey_mask(
+        (MkeyMask::LEN
+            | MkeyMask::START_ADDR
+            | MkeyMask::KEY
+            | MkeyMask::FREE
+            | MkeyMask::LR
+            | MkeyMask::LW)
+            .bits(),
+    );
+    w.extend(u.0);
+    let mut s = MkeySeg::new();
+    s.set_flags(u32::from(
+        (Perm::LOCAL_READ | Perm::LOCAL_WRITE | Perm::UMR_EN).bits() | access_mode::KLMS,
+    ));
+    s.set_qpn_mkey7_0(0xffff_ff00 | (mkey & 0xff));
+    s.set_flags_pd(pd);
+    s.set_start_addr(start);
+    s.set_len(len);
+    s.set_xlt_oct_size(oct as u32);
+    w.extend(s.0);
+    for e in entries {
+        w.extend(e);
+    }
+    w.resize(ds * 16, 0);
+    w
+}
+
+impl EcCard {
+    /// A free, UMR-enabled KLM mkey of `octowords` entries in the MR's PD (libmlx5's
+    /// `ibv_exp_create_mr(IBV_EXP_MR_INDIRECT_KLMS)`).
+    fn free_klm_mkey(&mut self, octowords: u32) -> u32 {
+        let pd = self.d.fw.mkey(self.lkey).unwrap().pd;
+        let v = input::<cmds::CreateMkey>(|i| {
+            let c = i.memory_key_mkey_entry_mut();
+            c.set_free(1);
+            c.set_umr_en(1);
+            c.set_lr(1);
+            c.set_lw(1);
+            c.set_pd(pd);
+            c.set_qpn(0xff_ffff);
+            c.set_translations_octword_size(octowords);
+            c.set_access_mode_1_0(cx4_hw::mkey::access_mode::KLMS.into());
+        });
+        let idx = view::<cx4_hw::mkey::CreateMkeyOut>(&exec(
+            &mut self.d,
+            &v,
+            cx4_hw::mkey::CreateMkeyOut::SIZE,
+        ))
+        .mkey_index();
+        cx4_hw::mkey::mkey_from_index(idx, 0)
+    }
+
+    /// Writes the WQE `w` (whole basic blocks, wrapping at the end of the 64-block ring) at
+    /// the producer counter; returns its index. The doorbell is rung by [`EcCard::ring`].
+    fn put_wqe(&mut self, w: &[u8]) -> u16 {
+        let idx = self.sq_pc;
+        for (i, bb) in w.chunks(64).enumerate() {
+            let slot = (u64::from(idx) + i as u64) % 64;
+            self.d.mem.write(QP_BUF + RQ_BYTES + slot * 64, bb).unwrap();
+        }
+        self.sq_pc = self.sq_pc.wrapping_add(w.len().div_ceil(64) as u16);
+        idx
+    }
+
+    /// The doorbell record and register for everything written so far (`last` the first
+    /// eight bytes of the last WQE).
+    fn ring(&mut self, last: [u8; 8]) {
+        self.d
+            .mem
+            .write(QP_DBR + 4, &u32::from(self.sq_pc).to_be_bytes())
+            .unwrap();
+        self.d
+            .region_write(0, u64::from(UAR) * 4096 + 0x800, &last)
+            .unwrap();
+    }
+}
+
+/// libmlx5's full sequence with scattered blocks: the receive through the output pattern
+/// mkey, the repeat-block UMR spreading the stream over the m code blocks (a stride-0 dump
+/// entry for m = 3), the KLM UMR gathering the k data blocks, the fenced vector-calc SEND; the
+/// code blocks must equal the contiguous calculation's outputs, the dump must take the fourth
+/// output, and nothing around the blocks may change. Then the same mkeys are reused for
+/// another calculation (UMR on valid mkeys), and a repeat block whose byte count disagrees
+/// with its entries is refused.
+#[test]
+fn libmlx5_umr_pattern_and_klm_mkeys_spread_a_calculation() {
+    use cx4_hw::wqe::repeat_block::{RepeatBlock, RepeatEnt, REPEAT_BLOCK_OP};
+    let mut card = EcCard::new("");
+    let pd = card.d.fw.mkey(card.lkey).unwrap().pd;
+    let inumr = card.free_klm_mkey(16);
+    let outumr = card.free_klm_mkey(8);
+    let mut rng = Rng(0x0e0c_0a11);
+    for (k, m, size) in [
+        (5usize, 3usize, 4096u32),
+        (16, 4, 1024),
+        (3, 2, 64),
+        (7, 2, 32),
+    ] {
+        let n = usize::from(noutputs(m as u8));
+        let coding: Vec<u8> = (0..k * m).map(|_| (rng.next() % 15 + 1) as u8).collect();
+        let mat = libmlx5_matrix(&coding, k, m, false);
+        let inputs = rng.bytes(k * size as usize);
+        // The reference: the same calculation over contiguous inputs.
+        let want = card.calc(&mat, &inputs, k as u8, m as u8, false, size);
+        // Scattered data blocks (gaps between them, in reverse order) and code blocks.
+        let blk = size as u64;
+        let data_va: Vec<u64> = (0..k as u64)
+            .map(|i| VA_IN + 0x10_0000 - (i + 1) * 3 * blk)
+            .collect();
+        let code_va: Vec<u64> = (0..m as u64)
+            .map(|j| VA_OUT + 0x8_0000 + j * 2 * blk + 16)
+            .collect();
+        let dump_va = VA_OUT + 0x40_0000;
+        for (i, va) in data_va.iter().enumerate() {
+            card.write(*va, &inputs[i * size as usize..(i + 1) * size as usize]);
+        }
+        for va in &code_va {
+            card.write(*va - 16, &[0xa5; 16]);
+            card.write(*va, &vec![0xee; size as usize]);
+            card.write(*va + blk, &[0x5a; 16]);
+        }
+        card.write(VA_MATRIX, &mat);
+        let chunk = size.min(64);
+        // 1. The receive, through the pattern mkey (m = 1 would use the code block itself).
+        card.post_recv(code_va[0], size * n as u32);
+        let rq_pc = card.rq_pc;
+        let slot = u64::from(rq_pc.wrapping_sub(1)) % 16;
+        let mut r = [0u8; 16];
+        r.copy_from_slice(&data_seg(size * n as u32, outumr, code_va[0]));
+        card.d.mem.write(QP_BUF + slot * 64, &r).unwrap();
+        // 2. The repeat-block UMR.
+        let mut h = RepeatBlock::new();
+        h.set_byte_count(chunk * n as u32);
+        h.set_op(REPEAT_BLOCK_OP);
+        h.set_repeat_count(size.div_ceil(chunk));
+        h.set_num_ent(n as u32);
+        let mut ents = vec![h.0];
+        for j in 0..n {
+            let mut e = RepeatEnt::new();
+            let (va, stride) = match code_va.get(j) {
+                Some(va) => (*va, chunk),
+                None => (dump_va, 0),
+            };
+            e.set_stride(stride);
+            e.set_byte_count(chunk);
+            e.set_memkey(card.lkey);
+            e.set_va(va);
+            ents.push(e.0);
+        }
+        let w = ec_umr(
+            card.sq_pc,
+            card.qpn,
+            outumr,
+            pd,
+            code_va[0],
+            blk * n as u64,
+            &ents,
+        );
+        card.put_wqe(&w);
+        // 3. The KLM UMR of the inputs.
+        let klms: Vec<[u8; 16]> = data_va
+            .iter()
+            .map(|va| data_seg(size, card.lkey, *va))
+            .collect();
+        let w = ec_umr(
+            card.sq_pc,
+            card.qpn,
+            inumr,
+            pd,
+            data_va[0],
+            blk * k as u64,
+            &klms,
+        );
+        card.put_wqe(&w);
+        // 4. The vector-calc SEND, small-fenced after the UMRs.
+        // (The model does not need the fence: a UMR takes effect when it is read.)
+        let mut p = card.libmlx5(k as u8, m as u8, false, size);
+        p.vec_lkey = inumr;
+        p.vec_addr = data_va[0];
+        card.post_calc(&p);
+        let c = card.next_cqe(true).expect("the receive CQE");
+        assert_eq!(c[63] >> 4, cqe_op::RESP_SEND, "k {k} m {m}: {c:02x?}");
+        assert!(
+            card.next_cqe(false).is_none(),
+            "nothing signaled, nothing failed"
+        );
+        for j in 0..m {
+            assert_eq!(
+                card.read(code_va[j], size as usize),
+                want[j],
+                "k {k} m {m} block {j}"
+            );
+            assert_eq!(
+                card.read(code_va[j] - 16, 16),
+                [0xa5; 16],
+                "before block {j}"
+            );
+            assert_eq!(
+                card.read(code_va[j] + blk, 16),
+                [0x5a; 16],
+                "after block {j}"
+            );
+        }
+        if m == 3 {
+            // Stride 0: every chunk of the fourth output on the same bytes; the last is there.
+            let last = want[3][size as usize - chunk as usize..].to_vec();
+            assert_eq!(card.read(dump_va, chunk as usize), last);
+        }
+        assert_eq!(card.state(), qpc_state::RTS);
+    }
+    match &card.d.fw.mkey(outumr).unwrap().map {
+        crate::fw::MkeyMap::Repeat { count, entries, .. } => {
+            assert_eq!((*count, entries.len()), (1, 2));
+        }
+        m => panic!("the output mkey maps {m:?}"),
+    }
+    // A repeat block whose entries do not add up to its byte count: MW_BIND_ERR, QP to error.
+    let mut h = RepeatBlock::new();
+    h.set_byte_count(100);
+    h.set_op(REPEAT_BLOCK_OP);
+    h.set_repeat_count(1);
+    h.set_num_ent(1);
+    let mut e = RepeatEnt::new();
+    e.set_stride(64);
+    e.set_byte_count(64);
+    e.set_memkey(card.lkey);
+    e.set_va(VA_OUT);
+    let w = ec_umr(card.sq_pc, card.qpn, outumr, pd, VA_OUT, 64, &[h.0, e.0]);
+    let idx = card.put_wqe(&w);
+    card.ring(w[..8].try_into().unwrap());
+    let c = card.next_cqe(false).expect("the UMR's error CQE");
+    assert_eq!(
+        (c[63] >> 4, c[0x37], u16::from_be_bytes([c[0x3c], c[0x3d]])),
+        (cqe_op::REQ_ERR, syndrome::MW_BIND_ERR, idx)
+    );
+}
+
+/// The `ec-error` fault: the next vector-calc WQE completes in error (LOCAL_QP_OP_ERR on the
+/// send CQ although unsignaled), the QP goes to error and the receive is flushed; the
+/// calculation after it (on a fresh card state: the fault is used up) works.
+#[test]
+fn injected_engine_fault_fails_one_calculation() {
+    let mut card = EcCard::new("");
+    card.d.faults.add(&crate::faults::Fault::EcError(1));
+    card.write(VA_MATRIX, &[0x11]);
+    card.write(VA_IN, &[7u8; 64]);
+    card.post_recv(VA_OUT, 64);
+    let p = card.libmlx5(1, 1, false, 64);
+    card.post_calc(&p);
+    let c = card.next_cqe(false).expect("the send's error CQE");
+    assert_eq!(
+        (c[63] >> 4, c[0x37]),
+        (cqe_op::REQ_ERR, syndrome::LOCAL_QP_OP_ERR)
+    );
+    let r = card.next_cqe(true).expect("the flushed receive");
+    assert_eq!(
+        (r[63] >> 4, r[0x37]),
+        (cqe_op::RESP_ERR, syndrome::WR_FLUSH_ERR)
+    );
+    assert_eq!(card.state(), qpc_state::ERR);
+    assert_eq!(card.d.faults.ec_errors, 0);
+    let mut fresh = EcCard::new("");
+    let out = fresh.calc(&[0x11], &[7u8; 64], 1, 1, false, 64);
+    assert_eq!(out[0], vec![7u8; 64]);
+}
