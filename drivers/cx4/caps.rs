@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! HCA capabilities: the general capabilities negotiated before `INIT_HCA` (main.c
-//! `handle_hca_cap`), and the current general, Ethernet-offload and RoCE capabilities kept for
-//! the layers above (fw.c `mlx5_query_hca_caps`).
+//! `handle_hca_cap`), and the current general, Ethernet-offload, RoCE and vector-calc
+//! capabilities kept for the layers above (fw.c `mlx5_query_hca_caps`; the vector-calc page
+//! 0xb as MLNX_OFED's fw.c reads it, only when `vector_calc` is set).
 
 use core::fmt;
 
@@ -20,12 +21,19 @@ use cx4_hw::{
         query_op_mod,
         roce::ATOMIC_REQ_MODE_HOST_ENDIANNESS,
         set_op_mod,
+        vector_calc::{
+            VectorCalcCap,
+            CAP_TYPE_VECTOR_CALC, //
+        },
         QueryHcaCapOut, //
     },
     command, //
 };
 use kernel::prelude::*;
-use zerocopy::IntoBytes;
+use zerocopy::{
+    FromBytes,
+    IntoBytes, //
+};
 
 use crate::{
     cmd::{
@@ -102,6 +110,7 @@ pub(crate) struct Caps {
     general: Msg<QueryHcaCapOut>,
     eth: Option<Msg<QueryHcaCapOut>>,
     roce: Option<Msg<QueryHcaCapOut>>,
+    vector_calc: Option<Msg<QueryHcaCapOut>>,
 }
 
 impl Caps {
@@ -120,7 +129,18 @@ impl Caps {
         } else {
             None
         };
-        Ok(Self { general, eth, roce })
+        // MLNX_OFED's page (upstream dropped it): the erasure-coding engine (ec/).
+        let vector_calc = if gen.vector_calc() != 0 {
+            Some(query(cmdq, CAP_TYPE_VECTOR_CALC, true)?)
+        } else {
+            None
+        };
+        Ok(Self {
+            general,
+            eth,
+            roce,
+            vector_calc,
+        })
     }
 
     /// The general capabilities.
@@ -140,6 +160,14 @@ impl Caps {
         self.roce.as_ref().map(|m| m.capability().roce_cap())
     }
 
+    /// The vector-calc capabilities (page 0xb), if the device has the engine.
+    pub(crate) fn vector_calc(&self) -> Option<&VectorCalcCap> {
+        let m = self.vector_calc.as_ref()?;
+        VectorCalcCap::ref_from_prefix(m.capability().as_bytes())
+            .ok()
+            .map(|(c, _)| c)
+    }
+
     /// The debugfs dump: every non-zero named field, one `name = value` per line.
     pub(crate) fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         section(f, "general", self.gen())?;
@@ -150,6 +178,10 @@ impl Caps {
         match self.roce() {
             Some(r) => section(f, "roce", r)?,
             None => writeln!(f, "[roce]\n(not supported)")?,
+        }
+        match self.vector_calc() {
+            Some(v) => section(f, "vector_calc", v)?,
+            None => writeln!(f, "[vector_calc]\n(not supported)")?,
         }
         Ok(())
     }

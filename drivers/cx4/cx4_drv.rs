@@ -19,6 +19,8 @@
 //!   flow steering) for the netdev glue;
 //! - ib/: the RDMA layer: the ib device on the netdev's port (over the `ib` abstraction crate,
 //!   drivers/ib/), RoCE GIDs, user contexts with the mlx5 user ABI, PDs;
+//! - ec/: the erasure-coding engine (the card's vector-calc engine on a self-connected RC QP)
+//!   and its in-kernel API, created by the RDMA layer;
 //! - dmabuf.rs: coherent DMA buffers.
 //!
 //! The kernel C APIs the `kernel` crate does not wrap (MSI-X, interrupt lines, `IrqSafeLock`,
@@ -34,6 +36,7 @@ mod cq;
 mod debugfs;
 mod devlink;
 mod dmabuf;
+mod ec;
 mod en;
 mod driver;
 mod eq;

@@ -4,7 +4,8 @@
 //! seen, per opcode), the command queue mode and totals (`cmdq`), the
 //! EQs and their interrupt and event counters (`eqs`), firmware pages (`pages`), the
 //! capabilities in human-readable form (`caps`), health (`health`), CQs (`cqs`), QP event
-//! routing (`qp_events`) and the test hooks (`selftest`, see selftest.rs).
+//! routing (`qp_events`) and the test hooks (`selftest`, see selftest.rs; `ec`, the
+//! erasure-coding engine's counters and requests, see ec/testhook.rs).
 
 use core::fmt;
 
@@ -17,6 +18,10 @@ use kernel::{
 
 use crate::{
     caps::Caps,
+    ec::{
+        EcSlot,
+        TestHook, //
+    },
     eq::{
         Eq,
         EqKind,
@@ -35,6 +40,8 @@ pub(crate) struct DebugData {
     eqs: KVec<Arc<Eq>>,
     #[pin]
     selftest: SelfTest,
+    #[pin]
+    ec: TestHook,
 }
 
 impl DebugData {
@@ -45,6 +52,7 @@ impl DebugData {
         vectors: KVec<Arc<VectorIrq>>,
         eqs: KVec<Arc<Eq>>,
         uar: u32,
+        ec: Arc<EcSlot>,
     ) -> impl PinInit<Self, Error> {
         let comp_eqn = eqs
             .iter()
@@ -52,12 +60,14 @@ impl DebugData {
             .map(|e| e.eqn());
         let st = mdev.clone();
         let st_caps = caps.clone();
+        let ec_mdev = mdev.clone();
         try_pin_init!(Self {
             mdev,
             caps,
             vectors,
             eqs,
             selftest <- SelfTest::new(st, st_caps, uar, comp_eqn),
+            ec <- TestHook::new(ec_mdev, ec),
         })
     }
 }
@@ -116,6 +126,14 @@ fn selftest(d: &DebugData, r: &mut UserSliceReader) -> Result {
     d.selftest.write(r)
 }
 
+fn ec_show(d: &DebugData, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    d.ec.show(f)
+}
+
+fn ec_request(d: &DebugData, r: &mut UserSliceReader) -> Result {
+    d.ec.write(r)
+}
+
 /// The debugfs directory of one device; removed on drop.
 pub(crate) struct DebugFs {
     _scope: Pin<KBox<Scope<DebugData>>>,
@@ -136,6 +154,7 @@ impl DebugFs {
                 dir.read_callback_file(c"cqs", d, &cqs);
                 dir.read_callback_file(c"qp_events", d, &qp_events);
                 dir.write_only_callback_file(c"selftest", d, &selftest);
+                dir.read_write_callback_file(c"ec", d, &ec_show, &ec_request);
             }),
             GFP_KERNEL,
         )?;

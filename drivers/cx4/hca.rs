@@ -38,6 +38,7 @@ use crate::{
         DebugFs, //
     },
     devlink::EnHealth,
+    ec::EcSlot,
     en::netdev::En,
     eq::EqTable,
     health,
@@ -245,8 +246,10 @@ impl Hca {
         let vectors = eqs.vectors();
         let (vecs, eq_list) = eqs.snapshot()?;
 
+        // Where the RDMA layer puts the erasure-coding engine, for debugfs to find it.
+        let ec = EcSlot::new()?;
         if let Some(caps) = self.caps.clone() {
-            let data = DebugData::new(m.clone(), caps, vecs, eq_list, uar);
+            let data = DebugData::new(m.clone(), caps, vecs, eq_list, uar, ec.clone());
             self.debugfs = Some(DebugFs::new(pdev.as_ref().name(), data)?);
         }
         // The Ethernet function (mlx5e's auxiliary device), if the card offers it.
@@ -262,7 +265,7 @@ impl Hca {
                 if let Some(en) = self.en.as_ref() {
                     let comp_eqns = eqs.comp_eqns()?;
                     if let Some(ndev) = en.device_ref() {
-                        match Ib::probe(pdev, &m, &caps, ndev, en.min_inline(), comp_eqns) {
+                        match Ib::probe(pdev, &m, &caps, ndev, en.min_inline(), comp_eqns, ec) {
                             Ok(ib) => self.ib = Some(ib),
                             Err(e) => dev_warn!(pdev, "no RDMA device: {:?}\n", e),
                         }

@@ -50,6 +50,12 @@ use netdev::DeviceRef;
 use crate::{
     caps::Caps,
     cmd::input,
+    ec::{
+        self,
+        EcSetup,
+        EcSlot,
+        LoopAddr, //
+    },
     mdev::Mdev,
     uar::Uar, //
 };
@@ -90,8 +96,10 @@ pub(crate) struct IbShared {
 /// every user object and deletes every GID first, so the card's RoCE address table ends
 /// empty), then turns RoCE off on the vport.
 pub(crate) struct Ib {
-    // Field order is drop order: unregistering destroys every kernel CQ and QP before their
-    // UAR page goes.
+    // Field order is drop order: the erasure-coding engine (its QP uses the GID table, the
+    // kernel UAR page and RoCE) first; unregistering destroys every kernel CQ and QP before
+    // their UAR page goes.
+    _ec: ec::EcOwner,
     _reg: ib::Registration<IbDev>,
     _qcounter: counters::QCounter,
     _kuar: KernelUar,
@@ -108,8 +116,10 @@ impl Ib {
         netdev: DeviceRef,
         min_inline: u8,
         comp_eqns: KVec<u8>,
+        ec_slot: Arc<EcSlot>,
     ) -> Result<Self> {
         let comp_vectors = comp_eqns.len() as u32;
+        let ec_eqn = comp_eqns.first().copied();
         let roce = RoceEnable::new(mdev)?;
         let kuar = KernelUar::new(mdev)?;
         let qcounter = counters::QCounter::alloc(mdev)?;
@@ -151,7 +161,26 @@ impl Ib {
             netdev.device().name(),
             device::gid_table_len(caps)
         );
+        // The erasure-coding engine (ec/), when the card has one: its QP loops back to the
+        // port's default GID (index 0: fe80::EUI-64 of the MAC), which registering the device
+        // has just written into the card's RoCE address table. Not fatal.
+        if let Some(eqn) = ec_eqn {
+            let setup = EcSetup {
+                eqn,
+                uar: kuar.index(),
+                counter: qcounter.id(),
+                addr: LoopAddr {
+                    mac,
+                    gid: default_gid(&mac),
+                    sgid_index: 0,
+                },
+            };
+            if let Some(e) = ec::probe(mdev, caps, setup) {
+                ec_slot.install(e);
+            }
+        }
         Ok(Self {
+            _ec: ec::EcOwner(ec_slot),
             _reg: reg,
             _qcounter: qcounter,
             _kuar: kuar,
@@ -223,6 +252,16 @@ fn set_vport_roce(mdev: &Mdev, on: bool) -> Result {
     mdev.cmdq
         .exec::<command::ModifyNicVportContext>(&m, 0)
         .map(|_| ())
+}
+
+/// ib_core's default GID of a RoCE port (`make_default_gid`): fe80::/64 with the MAC's
+/// modified EUI-64.
+fn default_gid(mac: &[u8; 6]) -> [u8; 16] {
+    let mut g = [0u8; 16];
+    g[0] = 0xfe;
+    g[1] = 0x80;
+    g[8..].copy_from_slice(&eui64(mac).to_be_bytes());
+    g
 }
 
 /// The modified EUI-64 of a MAC address (`addrconf_addr_eui48`), as a GUID in host order.

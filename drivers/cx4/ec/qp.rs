@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+//! The engine's RC QP, connected to itself as libmlx5's calc QP (`ec.c` `alloc_calc_qp`,
+//! `modify_calc_qp_*`): destination QPN its own, destination GID the port's own RoCE GID,
+//! MTU 1024, hop limit 1, ACK timeout 14, retry and RNR retry 7. The card then loops the
+//! vector-calc SEND's result back inside itself into the QP's own receive WQE.
+//!
+//! Its rings are one coherent buffer (receive queue of 16-byte WQEs — one data segment —
+//! then the send queue), a doorbell record, and the ib device's kernel UAR page; the QP
+//! context is built here as mlx5_ib's `create_kernel_qp` builds a kernel QP's (fast
+//! registration and the reserved lkey enabled). Posting is the engine's (engine.rs): WQEs
+//! are copied in whole basic blocks and may wrap the send ring, as libmlx5's do.
+
+use cx4_hw::{
+    command,
+    pages::PAGE_SIZE,
+    qp::{
+        mtu,
+        pm_state,
+        qpc_st,
+        rq_type,
+        CreateQpIn,
+        Qpc, //
+    },
+    uar::{
+        BF_OFFSET,
+        DBR_RCV,
+        DBR_SND, //
+    },
+    wqe::SEND_WQE_BB,
+};
+use kernel::{
+    prelude::*,
+    sync::{
+        barrier::smp_wmb,
+        Arc, //
+    },
+};
+
+use crate::{
+    cmd::input,
+    dmabuf::DmaBuf,
+    iseg::Bar0,
+    mdev::Mdev, //
+};
+
+/// Bytes of a receive WQE: one data segment.
+pub(crate) const RQ_STRIDE: usize = 16;
+/// The user index of a QP when the CQE version is 1 (`MLX5_IB_DEFAULT_UIDX`).
+const DEFAULT_UIDX: u32 = 0xff_ffff;
+/// libmlx5's calc QP: ACK timeout 14 (4.096 µs · 2^14 ≈ 67 ms), 7 retries, 7 RNR retries.
+const ACK_TIMEOUT: u32 = 14;
+const RETRIES: u32 = 7;
+/// `MLX5_IB_ACK_REQ_FREQ`.
+const ACK_REQ_FREQ: u32 = 8;
+/// RNR NAK timer 12 (0.64 ms), as mlx5_ib's kernel users commonly ask.
+const MIN_RNR_NAK: u32 = 12;
+
+/// The address the QP loops back to: its own.
+#[derive(Clone, Copy)]
+pub(crate) struct LoopAddr {
+    /// The port's MAC (the destination MAC of the path).
+    pub(crate) mac: [u8; 6],
+    /// The GID at `sgid_index` of the port's table: source and destination.
+    pub(crate) gid: [u8; 16],
+    pub(crate) sgid_index: u8,
+}
+
+/// What the QP is created with.
+pub(crate) struct QpParams {
+    pub(crate) pdn: u32,
+    pub(crate) cqn: u32,
+    pub(crate) uar: u32,
+    /// Receive WQEs and send-queue basic blocks (powers of two).
+    pub(crate) rq_wqes: u32,
+    pub(crate) sq_bbs: u32,
+    /// The general caps' `cqe_version` and `log_max_msg`.
+    pub(crate) cqe_v1: bool,
+    pub(crate) log_max_msg: u32,
+    /// The queue counter set the QP names (the ib device's).
+    pub(crate) counter: u8,
+}
+
+/// The QP and its rings; dropping it destroys the QP.
+pub(crate) struct LoopQp {
+    mdev: Arc<Mdev>,
+    qpn: u32,
+    p: QpParams,
+    buf: DmaBuf,
+    dbrec: DmaBuf,
+}
+
+impl LoopQp {
+    /// Creates the QP in the reset state.
+    pub(crate) fn create(mdev: &Arc<Mdev>, p: QpParams) -> Result<Self> {
+        if !p.rq_wqes.is_power_of_two() || !p.sq_bbs.is_power_of_two() {
+            return Err(EINVAL);
+        }
+        let bytes = (p.rq_wqes as usize * RQ_STRIDE + p.sq_bbs as usize * SEND_WQE_BB)
+            .next_multiple_of(PAGE_SIZE);
+        let buf = DmaBuf::alloc(mdev.dev.get(), bytes)?;
+        let dbrec = DmaBuf::alloc(mdev.dev.get(), 64)?;
+        let npages = bytes / PAGE_SIZE;
+        let mut msg = input::<command::CreateQp>(npages * 8)?;
+        {
+            let c = msg.qpc_mut();
+            c.set_st(qpc_st::RC.into());
+            c.set_pm_state(pm_state::MIGRATED.into());
+            c.set_pd(p.pdn);
+            c.set_uar_page(p.uar);
+            c.set_rq_type(rq_type::NON_ZERO_RQ.into());
+            c.set_log_rq_size(p.rq_wqes.ilog2());
+            c.set_log_rq_stride(RQ_STRIDE.ilog2() - 4);
+            c.set_log_sq_size(p.sq_bbs.ilog2());
+            c.set_cqn_snd(p.cqn);
+            c.set_cqn_rcv(p.cqn);
+            if p.cqe_v1 {
+                c.set_user_index(DEFAULT_UIDX);
+            }
+            c.set_log_page_size(0);
+            c.set_dbr_addr(dbrec.dma());
+            c.set_fre(1);
+            c.set_rlky(1);
+        }
+        for i in 0..npages {
+            CreateQpIn::set_pas(msg.bytes_mut(), i, buf.dma() + (i * PAGE_SIZE) as u64)
+                .map_err(|_| EINVAL)?;
+        }
+        let out = mdev.cmdq.exec::<command::CreateQp>(&msg, 0)?;
+        Ok(Self {
+            mdev: mdev.clone(),
+            qpn: out.qpn(),
+            p,
+            buf,
+            dbrec,
+        })
+    }
+
+    /// The QP number.
+    pub(crate) fn qpn(&self) -> u32 {
+        self.qpn
+    }
+
+    /// The context fields every transition repeats (mlx5_ib sends a fresh context each time).
+    fn base(&self) -> Qpc {
+        let mut c = <Qpc as zerocopy::FromZeros>::new_zeroed();
+        c.set_st(qpc_st::RC.into());
+        c.set_pm_state(pm_state::MIGRATED.into());
+        c.set_pd(self.p.pdn);
+        c.set_cqn_snd(self.p.cqn);
+        c.set_cqn_rcv(self.p.cqn);
+        c.set_log_ack_req_freq(ACK_REQ_FREQ);
+        c
+    }
+
+    /// RESET → INIT → RTR → RTS, connected to itself at `a`.
+    pub(crate) fn connect(&self, a: &LoopAddr) -> Result {
+        let cmdq = &self.mdev.cmdq;
+        let mut c = self.base();
+        c.primary_address_path_mut().set_vhca_port_num(1);
+        c.primary_address_path_mut().set_pkey_index(0);
+        c.set_counter_set_id(self.p.counter.into());
+        c.set_dbr_addr(self.dbrec.dma());
+        let mut m = input::<command::Rst2InitQp>(0)?;
+        m.set_qpn(self.qpn);
+        *m.qpc_mut() = c;
+        cmdq.exec::<command::Rst2InitQp>(&m, 0)?;
+
+        let mut c = self.base();
+        c.set_mtu(mtu::MTU_1K.into());
+        c.set_log_msg_max(self.p.log_max_msg);
+        c.set_remote_qpn(self.qpn);
+        c.set_next_rcv_psn(0);
+        c.set_min_rnr_nak(MIN_RNR_NAK);
+        {
+            let p = c.primary_address_path_mut();
+            let d = a.mac;
+            p.set_rmac_47_32(u32::from(d[0]) << 8 | u32::from(d[1]));
+            p.set_rmac_31_0(u32::from_be_bytes([d[2], d[3], d[4], d[5]]));
+            p.set_src_addr_index(a.sgid_index.into());
+            p.set_hop_limit(1);
+            p.rgid_rip_mut().copy_from_slice(&a.gid);
+            p.set_vhca_port_num(1);
+        }
+        let mut m = input::<command::Init2RtrQp>(0)?;
+        m.set_qpn(self.qpn);
+        *m.qpc_mut() = c;
+        cmdq.exec::<command::Init2RtrQp>(&m, 0)?;
+
+        let mut c = self.base();
+        c.set_next_send_psn(0);
+        c.set_retry_count(RETRIES);
+        c.set_rnr_retry(RETRIES);
+        c.primary_address_path_mut().set_ack_timeout(ACK_TIMEOUT);
+        let mut m = input::<command::Rtr2RtsQp>(0)?;
+        m.set_qpn(self.qpn);
+        *m.qpc_mut() = c;
+        cmdq.exec::<command::Rtr2RtsQp>(&m, 0).map(|_| ())
+    }
+
+    /// To RESET (from any state), and the doorbell record back to zero: the card and the
+    /// engine start their counters again.
+    pub(crate) fn reset(&self) -> Result {
+        let mut m = input::<command::ToRstQp>(0)?;
+        m.set_qpn(self.qpn);
+        self.mdev.cmdq.exec::<command::ToRstQp>(&m, 0)?;
+        self.dbrec.write_be32(DBR_RCV, 0)?;
+        self.dbrec.write_be32(DBR_SND, 0)
+    }
+
+    /// Writes receive WQE `head` (its slot in the ring).
+    pub(crate) fn write_rq(&self, head: u32, wqe: &[u8; RQ_STRIDE]) -> Result {
+        let slot = (head & (self.p.rq_wqes - 1)) as usize;
+        self.buf.write(slot * RQ_STRIDE, wqe)
+    }
+
+    /// Writes the basic blocks of `wqe` from producer counter `pc` on (wrapping at the end of
+    /// the ring).
+    pub(crate) fn write_sq(&self, pc: u16, wqe: &[u8]) -> Result {
+        let base = self.p.rq_wqes as usize * RQ_STRIDE;
+        for (i, bb) in wqe.chunks(SEND_WQE_BB).enumerate() {
+            let slot = (u32::from(pc.wrapping_add(i as u16)) & (self.p.sq_bbs - 1)) as usize;
+            self.buf.write(base + slot * SEND_WQE_BB, bb)?;
+        }
+        Ok(())
+    }
+
+    /// Publishes the receive counter `rq_head` and send counter `sq_pc`, then rings the send
+    /// doorbell with the first eight bytes of the last WQE (the receive first: the result
+    /// must find its WQE).
+    pub(crate) fn ring(&self, rq_head: u32, sq_pc: u16, last: [u8; 8]) -> Result {
+        smp_wmb();
+        self.dbrec.write_be32(DBR_RCV, rq_head & 0xffff)?;
+        self.dbrec.write_be32(DBR_SND, u32::from(sq_pc))?;
+        smp_wmb();
+        self.mdev
+            .bar
+            .write_bytes64(Bar0::uar_offset(self.p.uar, BF_OFFSET)?, last)
+    }
+}
+
+impl Drop for LoopQp {
+    fn drop(&mut self) {
+        if let Ok(mut m) = input::<command::DestroyQp>(0) {
+            m.set_qpn(self.qpn);
+            if let Err(e) = self.mdev.cmdq.exec::<command::DestroyQp>(&m, 0) {
+                dev_warn!(
+                    self.mdev.dev.dev(),
+                    "EC engine: DESTROY_QP {:#x}: {:?}\n",
+                    self.qpn,
+                    e
+                );
+            }
+        }
+    }
+}
