@@ -279,7 +279,12 @@ impl Device {
         let pc = pc & 0xffff;
         let mut budget = 1u32 << log_sq;
         let now = now_ns();
-        while (q.sq_cc & 0xffff) != pc && budget > 0 {
+        // A WQE that fails flushes the queue up to the doorbell record as it is then, which
+        // the driver may have advanced since `pc` was read (it posts while the card works):
+        // the consumer counter is then past `pc`, and the loop must stop rather than run
+        // through the whole ring flushing stale blocks.
+        let behind = |cc: u32| pc.wrapping_sub(cc) & 0xffff <= 1u32 << log_sq;
+        while (q.sq_cc & 0xffff) != pc && behind(q.sq_cc) && budget > 0 {
             let index = q.sq_cc as u16;
             let ring = QpRing {
                 buf: &v.buf,
