@@ -14,7 +14,9 @@
  *                                  inputs); exit 3 if those survivors cannot decode
  *
  * KIND: vand (Jerasure reed_sol_vandermonde_coding_matrix / ISA-L gf_gen_rs_matrix), cauchy
- * (Jerasure cauchy_original_coding_matrix / ISA-L gf_gen_cauchy1_matrix) or random:SEED.
+ * (Jerasure cauchy_original_coding_matrix / ISA-L gf_gen_cauchy1_matrix), random:SEED, or
+ * raid6 (w = 8, M = 2: P = the XOR of the data, Q = sum of 2^i . D_i as Linux's lib/raid6
+ * computes them; encode checks the code blocks against ISA-L's own RAID-6 pq_gen_base).
  * Exit 2: the library has no such matrix (w = 4 needs K + M <= 16).
  */
 #include <stdio.h>
@@ -27,6 +29,7 @@
 #include <jerasure/galois.h>
 #include <jerasure/reed_sol.h>
 #include <isa-l/erasure_code.h>
+#include <isa-l/raid.h>
 
 static void die(const char *why)
 {
@@ -58,6 +61,19 @@ static unsigned char *generator(int w, int k, int m, const char *kind)
 			g[i * k + i] = 1;
 		for (i = k * k; i < (k + m) * k; i++)
 			g[i] = (unsigned char)(rng() % (w == 8 ? 256 : 16));
+		return g;
+	}
+	if (!strcmp(kind, "raid6")) {
+		unsigned char q = 1;
+
+		if (w != 8 || m != 2)
+			exit(2);
+		for (i = 0; i < k; i++) {
+			g[i * k + i] = 1;
+			g[k * k + i] = 1;
+			g[(k + 1) * k + i] = q;
+			q = gf_mul(q, 2);
+		}
 		return g;
 	}
 	if (w == 8) {
@@ -140,6 +156,21 @@ static int encode(int w, int k, int m, const char *kind, long len)
 			for (j = 0; j < k; j++)
 				gf.multiply_region.w32(&gf, data[j], code[i],
 						       g[(k + i) * k + j], (int)len, 1);
+	}
+	if (!strcmp(kind, "raid6")) {
+		/* ISA-L's RAID-6 (pq_gen_base: sources, then P, then Q) must agree. */
+		void **pq = calloc(k + 2, sizeof(*pq));
+
+		if (!pq)
+			die("out of memory");
+		for (i = 0; i < k; i++)
+			pq[i] = data[i];
+		pq[k] = alloc_aligned(len);
+		pq[k + 1] = alloc_aligned(len);
+		if (pq_gen_base(k + 2, (int)len, pq))
+			die("pq_gen_base failed");
+		if (memcmp(pq[k], code[0], len) || memcmp(pq[k + 1], code[1], len))
+			die("ISA-L pq_gen_base disagrees with the P/Q matrix encode");
 	}
 	fwrite(&g[k * k], 1, (size_t)m * k, stdout);
 	for (i = 0; i < m; i++)
