@@ -1029,4 +1029,3 @@ fn injected_engine_fault_fails_one_calculation() {
     let out = fresh.calc(&[0x11], &[7u8; 64], 1, 1, false, 64);
     assert_eq!(out[0], vec![7u8; 64]);
 }
-
