@@ -131,6 +131,9 @@ enum Mode {
     Dead,
 }
 
+/// A completion to report: the callback, its tag and the result.
+type Callback = (Arc<dyn EcDone>, u64, Result);
+
 /// A calculation in flight.
 #[derive(Default)]
 struct Slot {
@@ -549,7 +552,7 @@ impl EcEngine {
     /// Handles the CQ's completions (its interrupt), then re-arms it.
     fn poll(this: &Arc<Self>) {
         loop {
-            let mut out: [Option<(Arc<dyn EcDone>, u64, Result)>; BATCH] = [const { None }; BATCH];
+            let mut out: [Option<Callback>; BATCH] = [const { None }; BATCH];
             let mut got = 0;
             let mut more = false;
             {
@@ -701,7 +704,7 @@ fn handle(
     cqe: &Cqe64,
     dev: &kernel::device::Device,
     stats: &EcStats,
-) -> Option<(Arc<dyn EcDone>, u64, Result)> {
+) -> Option<Callback> {
     let op = cqe.opcode() as u8;
     let err = ErrCqe::ref_from_bytes(&cqe.0[..]).ok();
     let mut fail = |what: &str, synd: u8, vendor: u32| {

@@ -57,9 +57,9 @@ impl CodeMatrix {
             return Err(EINVAL);
         }
         let mut rows = [[0u8; MAX_SRCS]; MAX_OUTPUTS];
-        for i in 0..k {
-            rows[0][i] = 1;
-            rows[1][i] = Field::Gf256.exp2(i);
+        rows[0][..k].fill(1);
+        for (i, q) in rows[1][..k].iter_mut().enumerate() {
+            *q = Field::Gf256.exp2(i);
         }
         Ok(Self {
             field: Field::Gf256,
@@ -96,8 +96,8 @@ pub(crate) fn encode(
     }
     let mut coef = [[0u8; MAX_OUTPUTS]; MAX_SRCS];
     for (i, c) in coef.iter_mut().enumerate().take(mat.k) {
-        for j in 0..mat.m {
-            c[j] = mat.rows[j][i];
+        for (j, cj) in c.iter_mut().enumerate().take(mat.m) {
+            *cj = mat.rows[j][i];
         }
     }
     eng.submit(
@@ -222,8 +222,8 @@ pub(crate) fn update(
     for (a, &c) in changed.iter().enumerate() {
         for (row, addr) in [(m + 2 * a, old_data[a]), (m + 2 * a + 1, new_data[a])] {
             srcs[row] = addr;
-            for j in 0..m {
-                coef[row][j] = mat.rows[j][c];
+            for (j, cj) in coef[row].iter_mut().enumerate().take(m) {
+                *cj = mat.rows[j][c];
             }
         }
     }
