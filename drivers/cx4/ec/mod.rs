@@ -166,9 +166,7 @@ pub(crate) fn probe(
     caps: &crate::caps::Caps,
     s: EcSetup,
 ) -> Option<Arc<EcEngine>> {
-    if engine::caps_of(caps).is_none() {
-        return None;
-    }
+    engine::caps_of(caps)?;
     match EcEngine::create(mdev, caps, s) {
         Ok(e) => Some(e),
         Err(e) => {
