@@ -542,7 +542,7 @@ def tests(env: Env):
             section roce-kverbs; req ctl roce
             ibv_rc_pingpong -d $IBDEV -g 1 > /tmp/hold.txt 2>&1 &
             HP=$!
-            for i in $(seq $((100 * SLOW))); do req ctl roce | grep -q "/RC/" && break; sleep 0.1; done
+            for i in $(seq $((100 * SLOW))); do req ctl roce | grep -q "/RC/INIT" && break; sleep 0.1; done
             section roce-held; req ctl roce
             ip link set "$IF" down
             section rmmod-busy; timeout $((120 * SLOW)) rmmod cx4 && echo removed
@@ -626,9 +626,11 @@ def tests(env: Env):
               ", ".join(f"{k} +{v}" for k, v in rise.items() if v), file=sys.stderr)
         # rmmod while ibv_rc_pingpong holds a context, PD, MR, CQ and an RC QP (in INIT,
         # waiting for a client): the context is disassociated, its objects destroyed. The
-        # card's other QP is cx4's GSI QP (ib_mad's QP1).
+        # card's other QPs are cx4's GSI QP (ib_mad's QP1) and the EC engine's RC QP,
+        # connected to itself (drivers/cx4/ec).
         held = section(log, "roce-held")
-        assert re.search(r"qps=2 ", held) and re.search(r"qp=0x[0-9a-f]+/RC/INIT", held) \
+        assert re.search(r"qps=3 ", held) and re.search(r"qp=0x[0-9a-f]+/RC/INIT", held) \
+            and re.search(r"qp=0x[0-9a-f]+/RC/RTS", held) \
             and re.search(r"qp=0x[0-9a-f]+/QP1/RTS", held), held
         assert "removed" in section(log, "rmmod-busy"), section(log, "rmmod-busy") + describe(r)
         assert re.search(r"^gids=0 qps=0", section(log, "after-rmmod"), re.M), section(log, "after-rmmod")
