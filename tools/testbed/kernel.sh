@@ -26,6 +26,17 @@ for t in "${tools[@]}"; do
     command -v "$t" >/dev/null || die "kernel build needs '$t' (host-deps.sh should have installed it)"
 done
 
+# Read the fragments once: the cache key, the merge and the check below must all see the same
+# text, even if a checkout's fragment is edited (or switched by git) while this build runs.
+frag_dir=$(mktemp -d)
+trap 'rm -rf "$frag_dir"' EXIT
+snap=()
+for i in "${!fragments[@]}"; do
+    cp "${fragments[$i]}" "$frag_dir/$i.config"
+    snap+=("$frag_dir/$i.config")
+done
+fragments=("${snap[@]}")
+
 # Bump when the way the kernel is built changes.
 KERNEL_BUILD_REV=2
 key=$( { echo "$KERNEL_PKG_VERSION rev$KERNEL_BUILD_REV $flavour"; cat "${fragments[@]}";
@@ -138,7 +149,7 @@ t0=$(date +%s)
       info "kernel build: $(( ($(date +%s) - t0) / 60 )) min, $n objects"
   done ) &
 progress=$!
-trap 'kill $progress 2>/dev/null || true' EXIT
+trap 'kill $progress 2>/dev/null || true; rm -rf "$frag_dir"' EXIT
 if ! kmake -j"$jobs" bzImage modules > "$out/build.log" 2>&1; then
     tail -40 "$out/build.log" >&2
     die "kernel build failed (log: $out/build.log)"
