@@ -54,7 +54,6 @@ use kernel::{
 use zerocopy::FromBytes;
 
 use super::{
-    mkey::IndirectMkey,
     qp::{
         LoopAddr,
         LoopQp,
@@ -148,7 +147,7 @@ struct Slot {
 struct Hw {
     qp: LoopQp,
     /// Per slot: the inputs' KLM mkey and the outputs' repeat-block mkey.
-    mkeys: KVec<(IndirectMkey, IndirectMkey)>,
+    mkeys: KVec<(Mkey, Mkey)>,
     /// The local DMA lkey: a physical-address mkey over all memory (ib_core's PD
     /// `local_dma_lkey` for mlx5, which has no reserved lkey for kernel users).
     dma: Mkey,
@@ -323,9 +322,9 @@ impl EcEngine {
         )?;
         let mut mkeys = KVec::with_capacity(SLOTS as usize, GFP_KERNEL)?;
         for _ in 0..SLOTS {
-            let inp = IndirectMkey::create(mdev, pd.pdn(), super::MAX_SRCS as u32)?;
+            let inp = Mkey::create_indirect(mdev, pd.pdn(), super::MAX_SRCS as u32)?;
             // The repeat block's header and four entries.
-            let out = IndirectMkey::create(mdev, pd.pdn(), 5)?;
+            let out = Mkey::create_indirect(mdev, pd.pdn(), 5)?;
             mkeys.push((inp, out), GFP_KERNEL)?;
         }
         let matrices = DmaBuf::alloc(mdev.dev.get(), SLOTS as usize * MATRIX_BYTES)?;

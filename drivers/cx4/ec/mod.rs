@@ -8,12 +8,15 @@
 //! `calc_matrix` with XOR in output slot 0; shut down before the ib device goes. Files:
 //!
 //! - engine.rs: the engine (slots, submit, completions, recovery, shutdown);
-//! - qp.rs: its RC QP connected to itself; mkey.rs: the slots' indirect mkeys;
+//! - qp.rs: its RC QP connected to itself (the slots' indirect mkeys are en/res.rs
+//!   `Mkey::create_indirect`);
 //! - wqe.rs: the WQEs of a calculation (receive, UMR with a KLM list or a repeat block,
 //!   vector-calc SEND);
 //! - gf.rs: GF(2^4)/GF(2^8) arithmetic and matrix inversion on the host CPU;
 //! - ops.rs: [`encode`], [`decode`], [`update`] on top of [`EcEngine::submit`];
-//! - slot.rs: where the function's engine is found ([`EcSlot`]);
+//! - slot.rs: where the function's engine is found ([`EcSlot`]), with its DMA channel;
+//! - dma.rs: the engine as a DMA engine provider (memcpy, XOR, P+Q, validations) for
+//!   async_tx (md raid456) and dmatest, over the `dmaengine` abstraction;
 //! - testhook.rs, crc.rs: the debugfs `ec` file (tests/ec_kernel.py).
 //!
 //! # API (the contract of /work/ec-engine-api.md; all crate-internal)
@@ -75,9 +78,9 @@
 //! They complete through the same callback as [`EcEngine::submit`] and run in any context.
 
 mod crc;
+mod dma;
 mod engine;
 mod gf;
-mod mkey;
 mod ops;
 mod qp;
 mod slot;

@@ -3,8 +3,18 @@
 //! debugfs and to the RDMA layer, which installs the engine once its ib device is registered
 //! and removes it — shutting it down — before the ib device goes. Users take a reference
 //! ([`EcSlot::get`]); after removal their `Arc` still works but submits fail with `ENODEV`.
+//!
+//! The slot also holds the engine's DMA engine channel (dma.rs), registered after the engine
+//! is installed ([`EcSlot::start_dma`]) and unregistered before it is shut down, and the
+//! channel's counters, which outlive it (the debugfs `ec` file shows them).
 
+use dmaengine::Registration;
 use kernel::{
+    device::{
+        self,
+        Bound, //
+    },
+    fmt,
     new_mutex,
     prelude::*,
     sync::{
@@ -13,21 +23,33 @@ use kernel::{
     },
 };
 
-use super::EcEngine;
+use super::{
+    dma::{
+        DmaStats,
+        EcDma, //
+    },
+    EcEngine,
+};
 
-/// The function's engine, if it has one.
+/// The function's engine, if it has one, and its DMA channel.
 #[pin_data]
 pub(crate) struct EcSlot {
     #[pin]
     engine: Mutex<Option<Arc<EcEngine>>>,
+    #[pin]
+    dma: Mutex<Option<Registration<EcDma>>>,
+    dma_stats: Arc<DmaStats>,
 }
 
 impl EcSlot {
     /// An empty slot.
     pub(crate) fn new() -> Result<Arc<Self>> {
+        let dma_stats = Arc::new(DmaStats::default(), GFP_KERNEL)?;
         Arc::pin_init(
             pin_init!(Self {
                 engine <- new_mutex!(None, "cx4::ec_slot"),
+                dma <- new_mutex!(None, "cx4::ec_slot_dma"),
+                dma_stats,
             }),
             GFP_KERNEL,
         )
@@ -40,18 +62,71 @@ impl EcSlot {
 
     /// Installs the engine.
     pub(crate) fn install(&self, e: Arc<EcEngine>) {
+        self.stop_dma();
         let old = self.engine.lock().replace(e);
         if let Some(o) = old {
             o.shutdown();
         }
     }
 
+    /// Registers the installed engine's DMA channel (not fatal: logged).
+    pub(crate) fn start_dma(&self, dev: &device::Device<Bound>) {
+        let Some(e) = self.get() else {
+            return;
+        };
+        let caps = EcDma::caps(&e);
+        let reg = EcDma::new(dev, e, self.dma_stats.clone())
+            .and_then(|init| Registration::new(dev, caps, init));
+        match reg {
+            Ok(r) => {
+                let (d, c) = r.ids();
+                if caps.async_tx_usable() {
+                    dev_info!(
+                        dev,
+                        "EC dmaengine dma{}chan{}: memcpy xor xor_val pq pq_val interrupt \
+                         (async_tx, md raid456 offload)\n",
+                        d,
+                        c
+                    );
+                } else {
+                    dev_info!(
+                        dev,
+                        "EC dmaengine dma{}chan{}: memcpy xor xor_val interrupt; no pq: the \
+                         vector-calc engine has no GF(2^8) matrices (calc_matrix_type_8bit = \
+                         0), so async_tx (md raid456) will not use this channel\n",
+                        d,
+                        c
+                    );
+                }
+                *self.dma.lock() = Some(r);
+            }
+            Err(err) => dev_warn!(dev, "no EC dmaengine channel: {:?}\n", err),
+        }
+    }
+
+    /// Unregisters the DMA channel (its clients' later requests fail: aborted).
+    fn stop_dma(&self) {
+        let r = self.dma.lock().take();
+        drop(r);
+    }
+
     /// Removes the engine and shuts it down (its hardware objects are destroyed now).
     pub(crate) fn remove(&self) {
+        self.stop_dma();
         let e = self.engine.lock().take();
         if let Some(e) = e {
             e.shutdown();
         }
+    }
+
+    /// The DMA channel's counters (debugfs).
+    pub(crate) fn show_dma(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let chan = self.dma.lock().as_ref().map(|r| r.ids());
+        match chan {
+            Some((d, c)) => writeln!(f, "dma chan dma{}chan{}", d, c)?,
+            None => writeln!(f, "dma chan none")?,
+        }
+        EcDma::show(&self.dma_stats, f)
     }
 }
 

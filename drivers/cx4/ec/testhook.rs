@@ -329,6 +329,7 @@ impl TestHook {
                 )?;
             }
         }
+        self.slot.show_dma(f)?;
         let last = self.last.lock();
         f.write_str(core::str::from_utf8(&last).unwrap_or("?\n"))
     }

@@ -102,7 +102,7 @@ impl Drop for TransportDomain {
     }
 }
 
-/// A memory key (`CREATE_MKEY`).
+/// A memory key (`CREATE_MKEY`), destroyed on drop (a failure is logged).
 pub(crate) struct Mkey {
     mdev: Arc<Mdev>,
     key: u32,
@@ -130,6 +130,30 @@ impl Mkey {
         })
     }
 
+    /// A free, UMR-enabled KLM mkey with room for `entries` translation entries (rounded up
+    /// to four) in `pdn`, with local read and write (libmlx5 `ec.c` `alloc_comp`'s `inumr` and
+    /// `outumr`, `IBV_EXP_MR_INDIRECT_KLMS`): UMR WQEs make it valid with their own list (the
+    /// EC engine's KLM and repeat-block lists, ec/wqe.rs).
+    pub(crate) fn create_indirect(mdev: &Arc<Mdev>, pdn: u32, entries: u32) -> Result<Self> {
+        let mut m = input::<command::CreateMkey>(0)?;
+        {
+            let c = m.memory_key_mkey_entry_mut();
+            c.set_free(1);
+            c.set_umr_en(1);
+            c.set_access_mode_1_0(access_mode::KLMS.into());
+            c.set_lr(1);
+            c.set_lw(1);
+            c.set_qpn(0xff_ffff);
+            c.set_pd(pdn);
+            c.set_translations_octword_size(entries.next_multiple_of(4));
+        }
+        let out = mdev.cmdq.exec::<command::CreateMkey>(&m, 0)?;
+        Ok(Self {
+            mdev: mdev.clone(),
+            key: mkey_from_index(out.mkey_index(), 0),
+        })
+    }
+
     /// The key written into data segments (lkey).
     pub(crate) fn key(&self) -> u32 {
         self.key
@@ -140,7 +164,14 @@ impl Drop for Mkey {
     fn drop(&mut self) {
         if let Ok(mut m) = input::<command::DestroyMkey>(0) {
             m.set_mkey_index(cx4_hw::mkey::mkey_index(self.key));
-            let _ = self.mdev.cmdq.exec::<command::DestroyMkey>(&m, 0);
+            if let Err(e) = self.mdev.cmdq.exec::<command::DestroyMkey>(&m, 0) {
+                dev_warn!(
+                    self.mdev.dev.dev(),
+                    "DESTROY_MKEY {:#x}: {:?}\n",
+                    self.key,
+                    e
+                );
+            }
         }
     }
 }

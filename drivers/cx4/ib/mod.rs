@@ -177,6 +177,7 @@ impl Ib {
             };
             if let Some(e) = ec::probe(mdev, caps, setup) {
                 ec_slot.install(e);
+                ec_slot.start_dma(mdev.dev.get());
             }
         }
         Ok(Self {
