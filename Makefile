@@ -7,7 +7,7 @@
 #                  (KASAN, lockdep, debug objects, kmemleak; its own cached build)
 #   make soak      the long runs (hundreds of load/unload cycles), not part of make test
 #   make shell     a shell in a VM next to the modelled card (VMS=2: two VMs, one segment)
-#   make bench     benchmarks (cx4 vs upstream mlx5_core on the same model), not tests
+#   make bench     benchmarks (cx4 vs upstream mlx5_core on the same model; EC throughput), not tests
 #   make module    cx4.ko against the cached test kernel (CLIPPY=1 to lint it)
 #   make model     the device model (release build)
 #   make cx4ec     the erasure-coding user library and CLI, tools/cx4ec (-> target/cx4ec)
@@ -63,6 +63,7 @@ bench: module model guest
 	@python3 tools/bench/core_bench.py
 	@python3 tools/bench/eth_bench.py
 	@python3 tools/bench/roce_bench.py
+	@python3 tools/bench/ec_bench.py
 
 clean:
 	@if [ -e "$(CX4_CACHE)/kernel" ]; then \

@@ -19,8 +19,10 @@
 //!
 //! Result: `ok <op> ...`, `code j crc 0x…` for the code blocks of the (first) encode,
 //! `block i crc 0x…` for decoded blocks, `new code j crc 0x…` after an update (CRC-32 as
-//! zlib's), `peak inflight N`; or `error <op>: <errno>: <why>` and the write fails with that
-//! errno (`EINVAL` for a request the API refuses, `EIO` when the card failed calculations).
+//! zlib's), `peak inflight N`, `ns N` (the (first) encode's batch: nanoseconds from just before
+//! the first submit to the last completion, monotonic clock — tools/bench/ec_bench.py's
+//! throughput); or `error <op>: <errno>: <why>` and the write fails with that errno (`EINVAL`
+//! for a request the API refuses, `EIO` when the card failed calculations).
 
 use core::{
     fmt,
@@ -43,7 +45,9 @@ use kernel::{
     },
     time::{
         delay::fsleep,
-        Delta, //
+        Delta,
+        Instant,
+        Monotonic, //
     },
     uaccess::UserSliceReader,
 };
@@ -128,6 +132,10 @@ struct Wait {
     next: AtomicU64,
     in_order: AtomicBool,
     errno: AtomicI32,
+    /// When the wait was made (just before the first submit).
+    start: Instant<Monotonic>,
+    /// Nanoseconds from `start` to the latest completion.
+    ns: AtomicU64,
 }
 
 impl EcDone for Wait {
@@ -139,6 +147,9 @@ impl EcDone for Wait {
             self.failed.fetch_add(1, Ordering::AcqRel);
             self.errno.store(e.to_errno(), Ordering::Release);
         }
+        // Before `left` drops: the waiter reads it once the last one is counted.
+        let ns = self.start.elapsed().as_nanos().max(0) as u64;
+        self.ns.store(ns, Ordering::Release);
         self.left.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -466,6 +477,8 @@ impl TestHook {
                 next: AtomicU64::new(0),
                 in_order: AtomicBool::new(true),
                 errno: AtomicI32::new(0),
+                start: Instant::now(),
+                ns: AtomicU64::new(0),
             },
             GFP_KERNEL,
         )?)
@@ -555,6 +568,7 @@ impl TestHook {
             peak = peak.max(e.inflight());
         }
         Self::wait(&w, out, what, batch)?;
+        let ns = w.ns.load(Ordering::Acquire);
         let mut first = [0u32; MAX_OUTPUTS];
         for t in 0..batch {
             for j in 0..r.m {
@@ -660,6 +674,7 @@ impl TestHook {
             }
         }
         let _ = writeln!(l, "peak inflight {peak}");
+        let _ = writeln!(l, "ns {ns}");
         out.extend_from_slice(&text, GFP_KERNEL)?;
         Ok(())
     }

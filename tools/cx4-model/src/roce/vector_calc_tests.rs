@@ -1029,3 +1029,7 @@ fn injected_engine_fault_fails_one_calculation() {
     let out = fresh.calc(&[0x11], &[7u8; 64], 1, 1, false, 64);
     assert_eq!(out[0], vec![7u8; 64]);
 }
+
+/// A host micro-benchmark of the engine (ignored by `cargo test`).
+#[path = "ec_bench.rs"]
+mod ec_bench;
