@@ -128,6 +128,18 @@ pub(crate) struct Desc {
     scratch: Option<usize>,
 }
 
+impl Desc {
+    /// Whether a source of this descriptor overlaps one of the ranges `writes`.
+    fn reads_any(&self, writes: &[(DmaAddr, u32)]) -> bool {
+        let len = u64::from(self.len);
+        self.srcs[..self.k].iter().any(|&s| {
+            writes
+                .iter()
+                .any(|&(w, wl)| s < w + u64::from(wl) && w < s + len)
+        })
+    }
+}
+
 /// The provider's counters (read by the debugfs `ec` file).
 #[derive(Default)]
 pub(crate) struct DmaStats {
@@ -593,12 +605,23 @@ impl Operations for EcDma {
         // 2. Start what can start, in cookie order; end what is over.
         let mut blocked = false;
         let mut inflight = 0;
+        let mut writes = [(0u64, 0u32); 32];
+        let mut nwrites = 0;
         active.for_each(|e, fin| {
             if e.is_finished() {
                 return true;
             }
             let cookie = e.cookie();
             let d = &mut e.desc;
+            // Read after write: a descriptor that reads what an earlier, unfinished one
+            // writes waits for it, fence or not (async_tx submits a dependency on the same
+            // channel directly, trusting the channel's order; the card runs the calculations
+            // in order, but a result lands only when its SEND arrives on the looped-back QP,
+            // after later calculations may have read their sources).
+            let fresh = d.next == 0 && d.inflight == 0 && d.done == 0;
+            if fresh && d.reads_any(&writes[..nwrites]) {
+                return false;
+            }
             while !blocked && !d.failed && (d.retry != 0 || d.next < d.pieces) {
                 if Self::is_val(d) && (d.inflight != 0 || !self.take_scratch(d)) {
                     blocked = d.inflight == 0;
@@ -615,9 +638,18 @@ impl Operations for EcDma {
                 fin.finish(s);
                 return !blocked;
             }
-            // A fence holds back every later descriptor until it has completed (the card
-            // runs one QP's calculations in order, but a result is only known to be in
-            // memory once its completion has arrived).
+            // Its outputs are not final until it completes.
+            if !Self::is_val(d) {
+                for &a in &d.dsts[..d.n] {
+                    if nwrites == writes.len() {
+                        // Too many to track: be safe, start nothing after it.
+                        return false;
+                    }
+                    writes[nwrites] = (a, d.len);
+                    nwrites += 1;
+                }
+            }
+            // A fence holds back every later descriptor until it has completed.
             !blocked && !d.fence
         });
         if blocked && inflight == 0 {
