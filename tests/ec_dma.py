@@ -169,6 +169,8 @@ def tests(env: Env):
         for op in ("xor", "pq", "pq_val"):
             assert c3[op] > c2[op], (op, c2, c3)
         assert c3["errors"] >= 1 and c3["retries"] >= 1 and c3["aborted"] == 0, c3
+        # Every request named good mappings (a failed one is refused and counted).
+        assert re.search(r"^dma refused 0$", section(log, "after-md"), re.M), section(log, "after-md")
         assert model_calcs(log) >= c3["calcs"] - c3["errors"], (section(log, "roce"), c3)
         assert "async_tx unloaded" in section(log, "unload-async"), section(log, "unload-async")
 

@@ -25,7 +25,7 @@ from model_eth import eth_vms, section
 from model_core import mlx5_errors
 from model_roce import GIDX as gidx
 from model_roce import RC_FIXTURE, RESIZE_TOOL, check_resize
-from model_roce import (ERRORS_TOOL, IB, QPTO, ROCE_MODEL, check_ecn, check_error_paths,
+from model_roce import (ERRORS_TOOL, perftest_row, IB, QPTO, ROCE_MODEL, check_ecn, check_error_paths,
                         check_gid_sections, check_lossy, check_mckey, check_udaddy, ecn_steps,
                         errors_steps, logs, lossy_steps, mckey_steps, udaddy_steps)
 
@@ -764,7 +764,7 @@ def tests(env: Env):
         remote access rights of cx4's MRs and QPs) complete and report a result."""
         server = "".join(f"""
             timeout $((200 * SLOW)) {tool} -d $IBDEV {o} > /tmp/{name}.txt 2>&1 &
-            sleep $((2 * SLOW)); signal {name}; wait || echo "{name} server failed rc=$?"
+            listening 18515; signal {name}; wait || echo "{name} server failed rc=$?"
             section {name}; cat /tmp/{name}.txt
         """ for name, tool, o in perftests)
         client = "".join(f"""
@@ -798,8 +798,7 @@ def tests(env: Env):
         for name, _, _ in perftests[2:]:
             s = section(log, name)
             assert "failed" not in s, f"{name}:\n{s}\n{describe(rs[0])}\n{section(rs[1].job_log, name)}"
-            row = re.search(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)", s, re.M)
-            assert row, f"{name}: no result row:\n{s}"
+            row = perftest_row(s, name)
             print(f"    {name}: {row.group(0).strip()}", file=sys.stderr)
         after = cmd_counts(section(log, "cmds-after"))
         assert all(e == 0 for _, e in after.values()), after

@@ -89,6 +89,16 @@ reach() {
     echo "cannot reach $1"; return 1
 }
 stats() { ethtool -S "$IF" | sed 's/^ *//'; }
+# Waits until a TCP socket listens on port $1 (a server started in the background: perftest,
+# the pingpongs and ucx_perftest exchange their connection details over TCP and a client that
+# comes too early is refused); at most $2 (60) seconds, scaled by SLOW.
+listening() {
+    for i in $(seq $((${2:-60} * 10 * SLOW))); do
+        [ -n "$(ss -Hltn "sport = :$1")" ] && return 0
+        sleep 0.1
+    done
+    echo "nothing listens on TCP port $1"; return 1
+}
 """
 
 

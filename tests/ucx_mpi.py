@@ -91,7 +91,7 @@ def tests(env: Env):
         for i, (tl, t, opts) in enumerate(PERFTESTS):
             server += f"""
                 timeout $((150 * SLOW)) ucx_perftest -P 0 -d $IBDEV:1 -x {tl} -p 13337 > /tmp/s.txt 2>&1 &
-                sleep $((2 * SLOW)); signal srv-{i}
+                listening 13337; signal srv-{i}
                 wait || echo "server rc=$?"
                 section srv-{i}; cat /tmp/s.txt
                 wait_signal done-{i} 300

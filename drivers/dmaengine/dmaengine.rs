@@ -18,7 +18,10 @@
 //! # Contexts
 //!
 //! - [`Operations::prep`] runs in the client's context, which may be atomic: it must not
-//!   sleep. Its descriptor is allocated with `GFP_NOWAIT`; `Err` (or a failed allocation)
+//!   sleep. It only sees requests whose addresses are mappings: a request naming
+//!   `DMA_MAPPING_ERROR` (a client's failed `dma_map_page()`, which async_tx never checks)
+//!   gets a descriptor that never reaches the provider and ends aborted, in its turn; the
+//!   device never sees the address. Its descriptor is allocated with `GFP_NOWAIT`; `Err` (or a failed allocation)
 //!   returns NULL to the client, which async_tx takes as "busy": it calls `issue_pending`
 //!   and prepares again, *forever*. So a provider must refuse only for want of resources
 //!   that completions give back, never for a request its advertised caps allow.
@@ -160,25 +163,28 @@ pub trait Operations: Send + Sync + Sized + 'static {
 ///
 /// `txd` is first (`#[repr(C)]`): a `*mut dma_async_tx_descriptor` handed out by this crate is
 /// a `*mut DescBox<T>`. `result` is null, or the client's `sum_check_flags` of a validation,
-/// valid until the descriptor's callback has run.
+/// valid until the descriptor's callback has run. `desc` is `None` only for a refused request
+/// (a bad address), which is `finished` from the start.
 #[repr(C)]
 struct DescBox<T: Operations> {
     txd: Opaque<ksys::dma_async_tx_descriptor>,
     next: *mut DescBox<T>,
     status: Option<Status>,
     result: *mut ksys::sum_check_flags,
-    entry: Entry<T>,
+    cookie: i32,
+    finished: bool,
+    desc: Option<T::Desc>,
 }
 
 /// A submitted descriptor, as [`Operations::process`] sees it.
-pub struct Entry<T: Operations> {
+pub struct Entry<'a, T: Operations> {
     cookie: i32,
     finished: bool,
     /// The provider's part.
-    pub desc: T::Desc,
+    pub desc: &'a mut T::Desc,
 }
 
-impl<T: Operations> Entry<T> {
+impl<T: Operations> Entry<'_, T> {
     /// The descriptor's cookie (unique among the active descriptors; positive).
     pub fn cookie(&self) -> i32 {
         self.cookie
@@ -242,29 +248,38 @@ pub struct Active<'a, T: Operations> {
 
 impl<T: Operations> Active<'_, T> {
     /// Visits every active descriptor in cookie order until `f` returns `false`.
-    pub fn for_each(&mut self, mut f: impl FnMut(&mut Entry<T>, &mut Finisher) -> bool) {
+    /// (A refused request, which has no provider part, is not visited.)
+    pub fn for_each(&mut self, mut f: impl FnMut(&mut Entry<'_, T>, &mut Finisher) -> bool) {
         let mut d = self.list.head;
         while !d.is_null() {
             // SAFETY: `d` is a live descriptor of the active list, which the channel lock
-            // (held by our caller) protects; nothing else refers to its entry meanwhile.
+            // (held by our caller) protects; nothing else refers to it meanwhile.
             let b = unsafe { &mut *d };
+            d = b.next;
+            let Some(desc) = b.desc.as_mut() else {
+                continue;
+            };
+            let mut e = Entry {
+                cookie: b.cookie,
+                finished: b.finished,
+                desc,
+            };
             let mut fin = Finisher(None);
-            let go = f(&mut b.entry, &mut fin);
+            let go = f(&mut e, &mut fin);
             if let Some(s) = fin.0 {
-                if !b.entry.finished {
-                    b.entry.finished = true;
+                if !b.finished {
+                    b.finished = true;
                     b.status = Some(s);
                 }
             }
             if !go {
                 break;
             }
-            d = b.next;
         }
     }
 
     /// The active descriptor with `cookie`, if any.
-    pub fn find(&mut self, cookie: i32, f: impl FnOnce(&mut Entry<T>, &mut Finisher)) {
+    pub fn find(&mut self, cookie: i32, f: impl FnOnce(&mut Entry<'_, T>, &mut Finisher)) {
         let mut once = Some(f);
         self.for_each(|e, fin| {
             if e.cookie == cookie {
@@ -304,6 +319,8 @@ struct State<T: Operations> {
     done: List<T>,
     /// Descriptors allocated and not freed (for the counters and the release check).
     live: usize,
+    /// Requests refused for a failed mapping (they ended aborted).
+    refused: u64,
     /// The channel has been released by dmaengine: every callback is over.
     released: bool,
 }
@@ -426,7 +443,7 @@ impl<T: Operations> Inner<T> {
         };
         this.ops.process(&chan, &mut active);
         // SAFETY: `head`, if not null, is a live descriptor of the active list.
-        !st.active.head.is_null() && unsafe { (*st.active.head).entry.finished }
+        !st.active.head.is_null() && unsafe { (*st.active.head).finished }
     }
 
     /// The bottom half: process, then call back finished descriptors in cookie order.
@@ -438,14 +455,14 @@ impl<T: Operations> Inner<T> {
                 Self::sweep(&mut st);
                 let head = st.active.head;
                 // SAFETY: `head`, if not null, is a live descriptor of the active list.
-                if head.is_null() || !unsafe { (*head).entry.finished } {
+                if head.is_null() || !unsafe { (*head).finished } {
                     break;
                 }
                 let d = st.active.pop().unwrap_or(head);
                 // SAFETY: `d` was the active head, live; the channel's cookies are ours under
                 // the lock (dma_cookie_complete()).
                 unsafe {
-                    (*self.chan_ptr()).completed_cookie = (*d).entry.cookie;
+                    (*self.chan_ptr()).completed_cookie = (*d).cookie;
                 }
                 d
             };
@@ -564,19 +581,38 @@ impl<T: Operations> Callbacks<T> {
     ) -> *mut ksys::dma_async_tx_descriptor {
         // SAFETY: The caller's guarantee.
         let inner = unsafe { Inner::<T>::from_chan(chan) };
-        let Ok(desc) = inner.ops.prep(req) else {
-            return ptr::null_mut();
+        // A client's failed mapping: the request ends aborted without reaching the provider
+        // (NULL would make async_tx prepare it again forever). Checking here is also what
+        // marks the client's mappings as checked for CONFIG_DMA_API_DEBUG.
+        // SAFETY: `dev` is our registered device; its `dev` is the bound parent device.
+        let parent = unsafe { (*inner.dev_ptr()).dev };
+        // SAFETY: `parent` is a live device; the call only compares the address (and looks
+        // it up in dma-debug's table).
+        let bad = req.kind.addrs().filter(|&a| unsafe { ksys::dma_mapping_error(parent, a) } != 0);
+        let (desc, status) = if bad.count() != 0 {
+            let n = {
+                let mut st = inner.state.lock();
+                st.refused += 1;
+                st.refused
+            };
+            if n <= 10 {
+                pr_err!("a client prepared a request on a failed DMA mapping; aborted ({n})\n");
+            }
+            (None, Some(Status::Aborted))
+        } else {
+            let Ok(desc) = inner.ops.prep(req) else {
+                return ptr::null_mut();
+            };
+            (Some(desc), None)
         };
         let b = DescBox {
             txd: Opaque::zeroed(),
             next: ptr::null_mut(),
-            status: None,
+            status,
             result,
-            entry: Entry {
-                cookie: 0,
-                finished: false,
-                desc,
-            },
+            cookie: 0,
+            finished: status.is_some(),
+            desc,
         };
         let Ok(b) = KBox::new(b, GFP_NOWAIT) else {
             return ptr::null_mut();
@@ -805,7 +841,7 @@ impl<T: Operations> Callbacks<T> {
             }
             (*chan).cookie = cookie;
             (*txd).cookie = cookie;
-            (*d).entry.cookie = cookie;
+            (*d).cookie = cookie;
             st.active.push(d);
             cookie
         }
@@ -957,6 +993,7 @@ impl<T: Operations> Registration<T> {
                         active: List::new(),
                         done: List::new(),
                         live: 0,
+                        refused: 0,
                         released: false,
                     },
                     "dmaengine::chan"
@@ -1062,6 +1099,11 @@ impl<T: Operations> Registration<T> {
     /// Descriptors allocated and not yet freed.
     pub fn live_descriptors(&self) -> usize {
         self.inner.state.lock().live
+    }
+
+    /// Requests refused because they named a failed mapping (`DMA_MAPPING_ERROR`).
+    pub fn refused(&self) -> u64 {
+        self.inner.state.lock().refused
     }
 }
 

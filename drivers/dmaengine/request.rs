@@ -65,6 +65,20 @@ pub enum Kind<'a> {
     },
 }
 
+impl<'a> Kind<'a> {
+    /// Every address the request names (sources and destinations).
+    pub fn addrs(&self) -> impl Iterator<Item = DmaAddr> + 'a {
+        let (dsts, srcs): ([Option<DmaAddr>; 2], &'a [DmaAddr]) = match *self {
+            Kind::Interrupt => ([None, None], &[]),
+            Kind::Memcpy { dst, src } => ([Some(dst), Some(src)], &[]),
+            Kind::Xor { dst, srcs } => ([Some(dst), None], srcs),
+            Kind::XorVal { srcs } => ([None, None], srcs),
+            Kind::Pq { p, q, srcs, .. } | Kind::PqVal { p, q, srcs, .. } => ([p, q], srcs),
+        };
+        dsts.into_iter().flatten().chain(srcs.iter().copied())
+    }
+}
+
 /// A prepared operation and its length.
 #[derive(Clone, Copy, Debug)]
 pub struct Request<'a> {

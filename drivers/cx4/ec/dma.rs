@@ -595,7 +595,7 @@ impl Operations for EcDma {
         for &(t, errno) in &ring[..n] {
             let cookie = (t >> 32) as u32 as i32;
             let piece = t as u32;
-            active.find(cookie, |e, _| self.complete(&mut e.desc, piece, errno));
+            active.find(cookie, |e, _| self.complete(e.desc, piece, errno));
         }
         let Some(done) = done else {
             // No memory for the completion object: try again later.
@@ -612,7 +612,7 @@ impl Operations for EcDma {
                 return true;
             }
             let cookie = e.cookie();
-            let d = &mut e.desc;
+            let d = &mut *e.desc;
             // Read after write: a descriptor that reads what an earlier, unfinished one
             // writes waits for it, fence or not (async_tx submits a dependency on the same
             // channel directly, trusting the channel's order; the card runs the calculations

@@ -121,9 +121,13 @@ impl EcSlot {
 
     /// The DMA channel's counters (debugfs).
     pub(crate) fn show_dma(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let chan = self.dma.lock().as_ref().map(|r| r.ids());
+        let chan = self.dma.lock().as_ref().map(|r| (r.ids(), r.refused()));
         match chan {
-            Some((d, c)) => writeln!(f, "dma chan dma{}chan{}", d, c)?,
+            Some(((d, c), refused)) => {
+                writeln!(f, "dma chan dma{}chan{}", d, c)?;
+                // Requests naming a failed mapping, aborted before the card saw them.
+                writeln!(f, "dma refused {}", refused)?;
+            }
             None => writeln!(f, "dma chan none")?,
         }
         EcDma::show(&self.dma_stats, f)
