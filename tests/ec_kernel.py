@@ -132,7 +132,9 @@ def counters(text: str) -> dict[str, int]:
     return {"state": m.group(1), **{k: int(v) for k, v in zip(keys, m.groups()[1:])}}
 
 
-def run(env: Env, model_args: list[str], body: str) -> str:
+def run(env: Env, model_args: list[str], body: str, after: str = "") -> str:
+    """One VM on the model with `model_args`: cx4 and its RDMA layer up, `body`, the engine's
+    and the card's counters, cx4 unloaded, then `after` (without cx4)."""
     vm0 = CX4_UP + IB + CX4_IB + HOOK + """
         cx4_up
         cx4_ib_up
@@ -142,6 +144,7 @@ def run(env: Env, model_args: list[str], body: str) -> str:
         section final; cat $DBG/ec
         section roce; req ctl roce
         ip link set "$IF" down; rmmod cx4
+    """ + after + """
         echo unloaded
     """
     r = eth_vms(env, [vm0], timeout=900, model_args=["--roce"] + model_args, files=[env.ko])[0]
