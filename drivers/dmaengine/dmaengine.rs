@@ -21,9 +21,9 @@
 //!   sleep. It only sees requests whose addresses are mappings: a request naming
 //!   `DMA_MAPPING_ERROR` (a client's failed `dma_map_page()`, which async_tx never checks)
 //!   gets a descriptor that never reaches the provider and ends aborted, in its turn; the
-//!   device never sees the address. Its descriptor is allocated with `GFP_NOWAIT`; `Err` (or a failed allocation)
-//!   returns NULL to the client, which async_tx takes as "busy": it calls `issue_pending`
-//!   and prepares again, *forever*. So a provider must refuse only for want of resources
+//!   device never sees the address. Its descriptor is allocated with `GFP_NOWAIT`; `Err`
+//!   (or a failed allocation) returns NULL to the client, which async_tx takes as "busy": it
+//!   calls `issue_pending` and prepares again, *forever*. So a provider must refuse only for want of resources
 //!   that completions give back, never for a request its advertised caps allow.
 //! - [`Operations::process`] runs with the channel lock held and interrupts disabled, from
 //!   `device_issue_pending` and from the channel's bottom-half work item, which
@@ -586,10 +586,15 @@ impl<T: Operations> Callbacks<T> {
         // marks the client's mappings as checked for CONFIG_DMA_API_DEBUG.
         // SAFETY: `dev` is our registered device; its `dev` is the bound parent device.
         let parent = unsafe { (*inner.dev_ptr()).dev };
-        // SAFETY: `parent` is a live device; the call only compares the address (and looks
-        // it up in dma-debug's table).
-        let bad = req.kind.addrs().filter(|&a| unsafe { ksys::dma_mapping_error(parent, a) } != 0);
-        let (desc, status) = if bad.count() != 0 {
+        // Every address is checked, no short cut: each check marks its own mapping.
+        let bad = req
+            .kind
+            .addrs()
+            // SAFETY: `parent` is a live device; the call only compares the address (and
+            // looks it up in dma-debug's table).
+            .filter(|&a| unsafe { ksys::dma_mapping_error(parent, a) } != 0)
+            .count();
+        let (desc, status) = if bad != 0 {
             let n = {
                 let mut st = inner.state.lock();
                 st.refused += 1;
