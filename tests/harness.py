@@ -116,9 +116,29 @@ def one_vm(env: Env, script: str, **kw) -> vmrun.VmResult:
     return run_vm(env, script, **kw)[0]
 
 
+_COUNTER = re.compile(r"^\s*[\w.:\[\]-]+: -?\d+\s*$")
+
+
+def compact(log: str) -> str:
+    """A log with each run of more than eight counter lines (`name: N`, as `ethtool -S` prints
+    them) folded into one line: a failure's tail then shows where the job was, not counters."""
+    out, run = [], []
+    for line in log.splitlines() + [""]:
+        if _COUNTER.match(line):
+            run.append(line)
+            continue
+        out += run if len(run) <= 8 else [f"[{len(run)} counter lines: {run[0].strip()} ...]"]
+        run = []
+        out.append(line)
+    return "\n".join(out[:-1])
+
+
 def describe(r: vmrun.VmResult) -> str:
-    return (f"status={r.status}\n--- job log ---\n{r.job_log[-3000:]}\n--- console (tail) ---\n"
-            f"{r.console[-3000:]}\n--- model log (tail) ---\n{r.model_log[-2000:]}")
+    sections = re.findall(r"^=== (\S+) ===$", r.job_log, re.M)
+    return (f"status={r.status}, sections reached: {' '.join(sections) or '-'}\n"
+            f"--- job log (tail) ---\n{compact(r.job_log)[-3000:]}\n"
+            f"--- model log (tail) ---\n{r.model_log[-2000:]}\n"
+            f"--- console (tail) ---\n{r.console[-2500:]}")
 
 
 def random_fw(major: int = 12) -> str:

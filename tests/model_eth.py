@@ -448,8 +448,11 @@ def rise(before: dict[str, int], after: dict[str, int], name: str) -> int:
 def assert_clean(results: list[vmrun.VmResult]) -> None:
     """Every VM passed its job, mlx5 reported nothing, the kernel is clean, and each model
     released every page and object the driver had created."""
+    failed = [r for r in results if r.status != 0]
+    # Every VM that failed, with the others' status: in a pair the cause is often the peer's.
+    assert not failed, "\n".join(f"{r.name}: " + describe(r) for r in failed) + "".join(
+        f"\n{r.name}: status=0" for r in results if r.status == 0)
     for r in results:
-        assert r.status == 0, f"{r.name}: " + describe(r)
         errs = mlx5_errors(r.dmesg)
         assert not errs, f"{r.name}: mlx5 reported errors:\n" + "\n".join(errs) + "\n" + r.model_log[-3000:]
         check_clean_dmesg(r.dmesg)
