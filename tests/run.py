@@ -85,6 +85,24 @@ class Tally:
     failures: list[str] = field(default_factory=list)
 
 
+def cpu_times() -> list[int]:
+    """The host's CPU time so far (/proc/stat `cpu`: user nice system idle iowait irq softirq
+    steal), in clock ticks."""
+    try:
+        return [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    except (OSError, ValueError):
+        return [0] * 8
+
+
+def host_share(before: list[int], after: list[int]) -> str:
+    """How the host's CPUs spent a span: a failed test on a starved host (steal time, another
+    load) says so, not only that it timed out."""
+    d = [b - a for a, b in zip(before, after)]
+    total = sum(d) or 1
+    names = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+    return ", ".join(f"{n} {100 * v / total:.0f}%" for n, v in zip(names, d) if v or n == "steal")
+
+
 class Runner:
     def __init__(self, env: harness.Env, filters: list[str], soak: bool):
         self.env, self.filters, self.soak = env, filters, soak
@@ -108,7 +126,7 @@ class Runner:
 
     def run_one(self, full: str, fn) -> None:
         suite = full.split("::")[0]
-        t0 = time.time()
+        t0, cpu0 = time.time(), cpu_times()
         with self.lock:
             print(f"--- {full} ...", flush=True)
         passed = failed = 0
@@ -123,6 +141,8 @@ class Runner:
             failed, status = 1, "FAIL"
             detail = str(e) if isinstance(e, AssertionError) else traceback.format_exc()
         t1 = time.time()
+        if failed:
+            detail = f"[host CPUs during the test: {host_share(cpu0, cpu_times())}] " + detail
         with self.lock:
             t = self.tally[suite]
             t.passed += passed
@@ -168,7 +188,7 @@ def main(argv: list[str]) -> int:
         print("0 passed, 1 failed")
         return 1
     runner = Runner(env, args.filters, args.soak)
-    t_tests = time.time()
+    t_tests, cpu_tests = time.time(), cpu_times()
     # The debug flavour is about the kernel: its run is the VM suites.
     default_run = env.flavour == "default" and not args.soak
     for suite in HOST_SUITES if default_run else []:
@@ -194,6 +214,7 @@ def main(argv: list[str]) -> int:
         failures += t.failures
     print(f"    tests took {time.time() - t_tests:.0f} s, {time.time() - t_all:.0f} s with set-up",
           file=sys.stderr)
+    print(f"    host CPUs during the tests: {host_share(cpu_tests, cpu_times())}", file=sys.stderr)
     print(f"\n{len(failures)} failing: {', '.join(failures)}" if failures else "", file=sys.stderr)
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1

@@ -109,6 +109,12 @@ def tests(env: Env):
         assert all(r.status is None for r in rs), "the job should have been killed"
         assert time.time() - t0 < 60, "timeout not enforced"
         assert all("timed out" in r.console for r in rs)
+        # The report of a timed-out run says what the host looked like: its load and the
+        # packet counters of the run's segment (the two VMs' TAPs and the bridge).
+        for r in rs:
+            assert "[host] loadavg" in r.console, r.console[-2000:]
+            segment = re.findall(r"^\[segment\] (\S+):", r.console, re.M)
+            assert {"br0", "tap0", "tap1"} <= set(segment), r.console[-2000:]
         after = leftovers()
         assert not after, "left behind: " + "; ".join(after)
 

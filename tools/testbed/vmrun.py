@@ -299,6 +299,7 @@ class Run:
                 timed_out = True
                 self.log(f"vmrun: timeout after {timeout:.0f} s, killing "
                          + ", ".join(n for n in qemus if n not in ended))
+                diag = self._host_state()
                 break
             time.sleep(0.05)
         # QEMU is gone (or being killed): the model sees its client disconnect.
@@ -322,8 +323,24 @@ class Run:
         if timed_out:
             for r in results:
                 if r.status is None:
-                    r.console += "\n[vmrun: timed out]\n"
+                    r.console += "\n[vmrun: timed out]\n" + diag
         return results
+
+    def _host_state(self) -> str:
+        """What the host looked like when the run timed out, for the failure report: its load,
+        the busiest processes, and the packet counters of the run's segment (did frames move?)."""
+        def out(argv: list[str]) -> str:
+            try:
+                return subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout
+            except (OSError, subprocess.TimeoutExpired) as e:
+                return f"{argv[0]}: {e}\n"
+        text = "[host] loadavg " + out(["cat", "/proc/loadavg"])
+        text += "".join("[host] " + l + "\n" for l in out(
+            ["ps", "-eo", "pcpu,etimes,rss,comm", "--sort=-pcpu"]).splitlines()[:8])
+        if self.netns:
+            text += "".join("[segment] " + " ".join(l.split()) + "\n" for l in out(
+                ["ip", "netns", "exec", self.netns, "cat", "/proc/net/dev"]).splitlines()[2:])
+        return text
 
     def _kill_all(self) -> None:
         for sig in (signal.SIGTERM, signal.SIGKILL):
