@@ -337,17 +337,9 @@ impl Cq {
         uar::cq_doorbell(&self.mdev.bar, self.uar, db)
     }
 
-    /// Sets the completion moderation (period in microseconds, CQE count).
-    pub(crate) fn modify_moderation(&self, period: u32, count: u32) -> Result {
-        let mut m = input::<command::ModifyCq>(0)?;
-        m.set_cqn(self.cqn);
-        m.set_modify_field_select_resize_field_select(
-            (CqModifyFields::PERIOD | CqModifyFields::COUNT).bits(),
-        );
-        let c = m.cq_context_mut();
-        c.set_cq_period(period);
-        c.set_cq_max_count(count);
-        self.mdev.cmdq.exec::<command::ModifyCq>(&m, 0).map(|_| ())
+    /// Sets the completion moderation, as [`modify_moderation`].
+    pub(crate) fn modify_moderation(&self, period: u32, count: u32, mode: Option<u32>) -> Result {
+        modify_moderation(&self.mdev, self.cqn, period, count, mode)
     }
 
     /// Queries the CQ context.
@@ -356,6 +348,29 @@ impl Cq {
         m.set_cqn(self.cqn);
         self.mdev.cmdq.exec::<command::QueryCq>(&m, 0)
     }
+}
+
+/// Sets CQ `cqn`'s completion moderation (`MODIFY_CQ` op_mod 0): period in microseconds, CQE
+/// count and, if given, the period mode (0 from the last event, 1 from the first completion).
+pub(crate) fn modify_moderation(
+    mdev: &Mdev,
+    cqn: u32,
+    period: u32,
+    count: u32,
+    mode: Option<u32>,
+) -> Result {
+    let mut m = input::<command::ModifyCq>(0)?;
+    m.set_cqn(cqn);
+    let mut select = CqModifyFields::PERIOD | CqModifyFields::COUNT;
+    if mode.is_some() {
+        select |= CqModifyFields::PERIOD_MODE;
+    }
+    m.set_modify_field_select_resize_field_select(select.bits());
+    let c = m.cq_context_mut();
+    c.set_cq_period(period);
+    c.set_cq_max_count(count);
+    c.set_cq_period_mode(mode.unwrap_or(0));
+    mdev.cmdq.exec::<command::ModifyCq>(&m, 0).map(|_| ())
 }
 
 impl Drop for Cq {

@@ -6,7 +6,10 @@
 //!   debugfs `EQs/<n>/num_eqes` sends; `make bench` compares the two);
 //! - `cq` — create a 64-entry CQ on completion EQ 0 and arm it (its number is logged);
 //! - `cq-poll` — consume the test CQ's CQEs, re-arm it and query it (`QUERY_CQ`);
-//! - `cq-moderate PERIOD COUNT` — set the test CQ's moderation (`MODIFY_CQ`);
+//! - `cq-moderate PERIOD COUNT [MODE]` — set the test CQ's moderation (`MODIFY_CQ`; MODE 0
+//!   runs the period from the last event, 1 from the first completion), refused with
+//!   `EOPNOTSUPP` when the card has no moderation (`cq_moderation`), no mode change
+//!   (`cq_period_mode_modify`) or no mode 1 (`cq_period_start_from_cqe`);
 //! - `cq-destroy` — destroy the test CQ;
 //! - `en-objects` — create the Ethernet layer's objects (resources, TIS, CQ + SQ, CQ + RQ
 //!   with posted buffers, RSS RQT and TIRs, a direct TIR, the steering tables with the own
@@ -153,20 +156,35 @@ impl SelfTest {
         dev_info!(
             self.mdev.dev.dev(),
             "selftest: CQ {:#x} polled {} CQEs, {} events, re-armed; device: producer {} \
-             consumer {}\n",
+             consumer {}, moderation {} us/{} CQEs mode {}\n",
             cq.cqn(),
             n,
             cq.events(),
             ctx.producer_counter(),
-            ctx.consumer_counter()
+            ctx.consumer_counter(),
+            ctx.cq_period(),
+            ctx.cq_max_count(),
+            ctx.cq_period_mode()
         );
         Ok(())
     }
 
-    fn cq_moderate(&self, period: u32, count: u32) -> Result {
+    fn cq_moderate(&self, period: u32, count: u32, mode: Option<u32>) -> Result {
+        let g = self.caps.gen();
+        let supported = g.cq_moderation() != 0
+            && match mode {
+                None => true,
+                Some(m) => {
+                    g.cq_period_mode_modify() != 0
+                        && (m == 0 || (m == 1 && g.cq_period_start_from_cqe() != 0))
+                }
+            };
+        if !supported {
+            return Err(crate::en::ethtool::eopnotsupp());
+        }
         let slot = self.cq.lock();
         let cq = (*slot).as_ref().ok_or(ENOENT)?;
-        cq.modify_moderation(period, count)
+        cq.modify_moderation(period, count, mode)
     }
 
     /// Creates and destroys the Ethernet objects (see the module doc). Locals drop in reverse
@@ -298,7 +316,8 @@ impl SelfTest {
             (Some("cq-moderate"), Some(p)) => {
                 let c = words.next().ok_or(EINVAL)?;
                 let num = |v: &str| v.parse::<u32>().map_err(|_| EINVAL);
-                self.cq_moderate(num(p)?, num(c)?)
+                let mode = words.next().map(num).transpose()?;
+                self.cq_moderate(num(p)?, num(c)?, mode)
             }
             (Some("cq-poll"), None) => self.cq_poll(),
             (Some("en-objects"), None) => self.en_objects(),

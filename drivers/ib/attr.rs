@@ -194,6 +194,10 @@ pub struct DeviceAttr {
     pub local_ca_ack_delay: u8,
     /// Pages of one fast registration.
     pub max_fast_reg_page_list_len: u32,
+    /// Largest completion count of CQ moderation (`modify_cq`); 0 without moderation.
+    pub max_cq_moderation_count: u16,
+    /// Largest CQ moderation period (µs).
+    pub max_cq_moderation_period: u16,
 }
 
 fn int(v: u32) -> ffi::c_int {
@@ -220,6 +224,8 @@ impl DeviceAttr {
         a.max_sge_rd = int(self.max_sge_rd);
         a.max_cq = int(self.max_cq);
         a.max_cqe = int(self.max_cqe);
+        a.cq_caps.max_cq_moderation_count = self.max_cq_moderation_count;
+        a.cq_caps.max_cq_moderation_period = self.max_cq_moderation_period;
         a.max_mr = int(self.max_mr);
         a.max_pd = int(self.max_pd);
         a.max_qp_rd_atom = int(self.max_qp_rd_atom);

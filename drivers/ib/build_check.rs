@@ -109,6 +109,10 @@ impl IbDriver for Check {
         Err(EINVAL)
     }
 
+    fn modify_cq(_cq: &Cq<Self>, _count: u16, _period: u16) -> Result {
+        Err(EINVAL)
+    }
+
     fn create_ah(_dev: &Device<Self>, _attr: &AhAttr, _sleepable: bool) -> Result {
         Ok(())
     }

@@ -184,6 +184,13 @@ pub trait IbDriver: Sized + 'static {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// `modify_cq` (`ibv_modify_cq`, `rdma_set_cq_moderation`): moderates `cq`'s completion
+    /// events — one after `count` completions or `period` µs, whichever comes first. The
+    /// limits are the ones [`DeviceAttr`] reports (`max_cq_moderation_*`).
+    fn modify_cq(_cq: &Cq<Self>, _count: u16, _period: u16) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `reg_user_mr`: registers `len` bytes of the process's memory at `start`, addressed by
     /// the device as `iova`, with `access` rights, in `pd`. Returns the MR, its lkey and
     /// rkey.
@@ -417,6 +424,7 @@ impl<T: IbDriver> OpsTable<T> {
         create_cq: op!(T::HAS_CREATE_CQ, Self::create_cq),
         destroy_cq: op!(T::HAS_CREATE_CQ, Self::destroy_cq),
         resize_user_cq: op!(T::HAS_RESIZE_CQ, Self::resize_user_cq),
+        modify_cq: op!(T::HAS_MODIFY_CQ, Self::modify_cq),
         reg_user_mr: op!(T::HAS_REG_USER_MR, Self::reg_user_mr),
         reg_user_mr_dmabuf: op!(T::HAS_REG_USER_MR_DMABUF, Self::reg_user_mr_dmabuf),
         rereg_user_mr: op!(T::HAS_REREG_USER_MR, Self::rereg_user_mr),
@@ -732,6 +740,16 @@ impl<T: IbDriver> OpsTable<T> {
             unsafe { ksys::ib_cq_set_cqe(cq, n) };
             Ok(0)
         })
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it (uverbs' `MODIFY_CQ`, `rdma_set_cq_moderation`) with a live CQ of
+    /// ours.
+    unsafe extern "C" fn modify_cq(cq: *mut ksys::ib_cq, cq_count: u16, cq_period: u16) -> c_int {
+        // SAFETY: Initialised by `create_cq`, live during the call.
+        let ib_cq = unsafe { Cq::<T>::from_raw(cq) };
+        from_result(|| T::modify_cq(ib_cq, cq_count, cq_period).map(|()| 0))
     }
 
     /// # Safety

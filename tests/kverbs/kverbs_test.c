@@ -430,6 +430,24 @@ static void test_events(struct run *r)
 	ib_destroy_qp(qp);
 }
 
+/*
+ * CQ moderation through the driver's modify_cq: the limits the device reports (the card's
+ * 16-bit count, 12-bit period), a period beyond them refused, a valid one accepted.
+ */
+static void test_moderation(struct run *r)
+{
+	const struct ib_cq_caps *cc = &r->ib->attrs.cq_caps;
+	int bad = rdma_set_cq_moderation(r->ev_cq, 1, cc->max_cq_moderation_period + 1);
+	int ok = rdma_set_cq_moderation(r->ev_cq, 8, 16);
+
+	CHECK(r, "cq moderation",
+	      cc->max_cq_moderation_count == 0xffff && cc->max_cq_moderation_period == 0xfff &&
+	      bad == -EINVAL && ok == 0,
+	      "caps count %u period %u; period %u: %d; 8 CQEs/16 us: %d",
+	      cc->max_cq_moderation_count, cc->max_cq_moderation_period,
+	      cc->max_cq_moderation_period + 1, bad, ok);
+}
+
 static int side_init(struct run *r, struct side *s)
 {
 	struct ib_qp_init_attr qa = {
@@ -527,6 +545,7 @@ static void run_over(struct ib_device *ib, enum ib_gid_type type, const char *wh
 			gid->gid.raw, r->a.qp->qp_num, r->b.qp->qp_num);
 		run_checks(r, gid);
 		test_events(r);
+		test_moderation(r);
 	}
 	side_fini(r, &r->b);
 	side_fini(r, &r->a);

@@ -10,7 +10,11 @@ the host for the model's CPU time (/proc/PID/stat) and the model's frame counter
 socket `stats`). Prints medians side by side with the cx4/mlx5e, cx4/virtio and mlx5e/virtio
 ratios and the model's host CPU cost per frame.
 
-    python3 tools/bench/eth_bench.py [--rounds 3] [--seconds 10]      (make bench)
+    python3 tools/bench/eth_bench.py [--rounds 3] [--seconds 10] [--no-moderation]  (make bench)
+
+--no-moderation turns mlx5e's CQ moderation off on both VMs (`ethtool -C`: no DIM, period 0,
+every armed completion raises its event at once, as before the model had moderation), so
+two runs show what moderation buys.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ VIF=$(for d in /sys/class/net/*; do
 ip link set "$VIF" up
 ip addr add 10.99.1.$((me + 1))/24 dev "$VIF"
 eth_up
+MODERATION
+echo "coalesce $(ethtool -c "$IF" | grep -E '^(Adaptive|rx-usecs|tx-usecs):' | tr -s ' \n' ' ')"
 # Card 1 goes to cx4: mlx5_core lets go of it, cx4 probes it.
 echo 0000:02:00.0 > /sys/bus/pci/drivers/mlx5_core/unbind
 insmod /cx4/cx4.ko
@@ -96,12 +102,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--no-moderation", action="store_true",
+                    help="mlx5e without CQ moderation (ethtool -C adaptive off, 0 us)")
     args = ap.parse_args()
+    moderation = ("ethtool -C \"$IF\" adaptive-rx off adaptive-tx off rx-usecs 0 rx-frames 0 "
+                  "tx-usecs 0 tx-frames 0" if args.no_moderation else "")
     env = testrun.setup()
     specs = [vmrun.VmSpec(name=f"vm{i}", wire=True, cards=2, mac=f"52:54:00:c4:00:{i + 1:02x}")
              for i in range(2)]
     jobs = [job.replace("ROUNDS", str(args.rounds)).replace("SECONDS", str(args.seconds))
-            for job in (CLIENT, SERVER)]
+            .replace("MODERATION", moderation) for job in (CLIENT, SERVER)]
     res = run_jobs(env, specs, jobs, 600 + args.rounds * 9 * (args.seconds + 30), files=[env.ko])
     if res is None:
         return 1
@@ -131,7 +141,10 @@ def main() -> int:
                 ndb, nframes, path_s = ndb + d - f0[0], nframes + f - f0[1], path_s + p - f0[2]
     med = lambda v: statistics.median(v) if v else float("nan")
     ratio = lambda a, b: b / a if a else float("nan")
-    print(f"\nEthernet between two TCG VMs, {args.rounds} rounds of {args.seconds} s (medians)\n")
+    coalesce = next((l.split(maxsplit=1)[1] for l in res[0].job_log.splitlines()
+                     if l.startswith("coalesce ")), "?")
+    print(f"\nEthernet between two TCG VMs, {args.rounds} rounds of {args.seconds} s (medians); "
+          f"mlx5e coalescing: {coalesce}\n")
     print(f"{'':34} {'virtio-net':>11} {'mlx5e':>9} {'cx4':>9} {'cx4/mlx5e':>10} "
           f"{'cx4/virtio':>11} {'mlx5e/virtio':>13}")
     rows = ((("tx",), "iperf3 TCP vm0->vm1 (Mbit/s)"), (("rx",), "iperf3 TCP vm1->vm0 (Mbit/s)"),
@@ -151,6 +164,9 @@ def main() -> int:
               f"({ndb / nframes:.2f} per frame); data path (engine, guest memory, TAP) "
               f"{path_s / nframes * 1e6:.1f} us per frame, the rest ({(cpu_s - path_s) / nframes * 1e6:.1f} us) "
               f"is vfio-user messages, locking and threads")
+        m = re.findall(r"\bcq_moderated=(\d+)", res[0].job_log)
+        if m:
+            print(f"completion events held back by CQ moderation (vm0's model, whole run): {m[-1]}")
     return 0
 
 

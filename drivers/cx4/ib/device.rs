@@ -70,6 +70,8 @@ const VENDOR_ID: u32 = 0x02c9;
 const DEFAULT_PKEY: u16 = 0xffff;
 /// Send WQE segments (ctrl, remote address, data), 16 bytes each (mlx5_ib `max_sq_sg`).
 const WQE_SEG: u32 = 16;
+/// The longest CQ moderation period, µs (`cq_period` is 12 bits; `MLX5_MAX_CQ_PERIOD`).
+const MAX_CQ_PERIOD: u32 = 0xfff;
 
 /// The ib device type of cx4.
 pub(crate) struct IbDev;
@@ -129,6 +131,10 @@ impl ib::IbDriver for IbDev {
         a.max_sge_rd = (512 - 2 * WQE_SEG) / WQE_SEG;
         a.max_cq = 1 << g.log_max_cq();
         a.max_cqe = (1 << g.log_max_cq_sz()) - 1;
+        if g.cq_moderation() != 0 {
+            a.max_cq_moderation_count = u16::MAX;
+            a.max_cq_moderation_period = MAX_CQ_PERIOD as u16;
+        }
         a.max_mr = 1 << g.log_max_mkey();
         a.max_pd = 1 << g.log_max_pd();
         a.max_qp_rd_atom = 1 << g.log_max_ra_res_qp();
@@ -249,6 +255,19 @@ impl ib::IbDriver for IbDev {
     /// mlx5_ib `mlx5_ib_resize_cq` (user CQs; kernel CQs EOPNOTSUPP).
     fn resize_cq(cq: &ib::Cq<Self>, cqe: u32, udata: &mut Udata<'_>) -> Result<u32> {
         IbCq::resize(cq, cq.device(), cqe, udata)
+    }
+
+    /// mlx5_ib `mlx5_ib_modify_cq`: EOPNOTSUPP without `cq_moderation`, EINVAL for a period
+    /// the context cannot hold, else `MODIFY_CQ` of the period and count.
+    fn modify_cq(cq: &ib::Cq<Self>, count: u16, period: u16) -> Result {
+        let sh = cq.device().data();
+        if sh.caps.gen().cq_moderation() == 0 {
+            return Err(ib::eopnotsupp());
+        }
+        if u32::from(period) > MAX_CQ_PERIOD {
+            return Err(EINVAL);
+        }
+        crate::cq::modify_moderation(&sh.mdev, cq.cqn(), period.into(), count.into(), None)
     }
 
     fn reg_user_mr(

@@ -623,6 +623,13 @@ impl Device {
         }
     }
 
+    /// Raises the moderated completion events due by `now` (ns, the model's clock).
+    pub fn cq_tick(&mut self, now: u64) {
+        let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
+        let mut ctx = Ctx { mem, msix, faults };
+        self.fw.cq_tick(&mut ctx, now);
+    }
+
     /// Attaches the port's wire.
     pub fn attach(&mut self, port: Arc<dyn Port>) {
         let up = port.carrier();
@@ -713,6 +720,36 @@ pub fn spawn_wire(
     Ok(())
 }
 
+/// Starts the CQ moderation timer (`fw/moderation.rs`): a thread that sleeps, without the
+/// device lock, until the earliest completion event a CQ holds back, then raises the events
+/// due. Whoever holds an event back for an earlier time than the thread sleeps to wakes it.
+/// Periods are microseconds, so the thread asks for a 1 µs timer slack (50 µs by default).
+pub fn spawn_cq_timer(dev: Arc<std::sync::Mutex<Device>>) -> std::io::Result<()> {
+    let wake = Arc::new(std::sync::Condvar::new());
+    lock(&dev).fw.cq_timers.wake = Some(wake.clone());
+    std::thread::Builder::new()
+        .name("cq-timer".into())
+        .spawn(move || {
+            // SAFETY: PR_SET_TIMERSLACK takes a number and changes only this thread's slack.
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
+            let mut d = lock(&dev);
+            loop {
+                let now = crate::clock::now_ns();
+                d.cq_tick(now);
+                d = match d.fw.cq_timers.next() {
+                    None => wake.wait(d).unwrap_or_else(|e| e.into_inner()),
+                    Some(at) => {
+                        let wait = std::time::Duration::from_nanos(at.saturating_sub(now));
+                        wake.wait_timeout(d, wait)
+                            .unwrap_or_else(|e| e.into_inner())
+                            .0
+                    }
+                };
+            }
+        })?;
+    Ok(())
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     //! The integrated path without a VM: doorbell → engine → wire (a [`Loopback`] port) and
@@ -782,7 +819,8 @@ pub(crate) mod tests {
                 arm: Arm::None,
                 arm_sn: 0,
                 overrun: false,
-                moderation: (0, 0),
+                moderation: Default::default(),
+                mod_state: Default::default(),
                 cqes: 0,
             },
         );

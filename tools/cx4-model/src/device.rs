@@ -161,16 +161,22 @@ impl Device {
                     .or_default();
                 *d = d.saturating_add_signed(n);
             }
-            Fault::GenCqe { cqn, solicited } => {
-                // Test hook: a requester completion numbered by the CQ's producer index.
+            Fault::GenCqe {
+                cqn,
+                solicited,
+                count,
+            } => {
+                // Test hook: requester completions numbered by the CQ's producer index.
                 use cx4_hw::cq::cqe::{op_own, opcode, Cqe64};
-                let pi = self.fw.cqs.get(&cqn).map_or(0, |c| c.pi);
-                let mut cqe = Cqe64::new();
-                cqe.set_op_own(op_own(opcode::REQ, 0, 0).into());
-                cqe.set_wqe_counter(pi & 0xffff);
-                let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
-                let mut ctx = Ctx { mem, msix, faults };
-                self.fw.post_cqe(&mut ctx, cqn, &cqe.0, solicited)?;
+                for _ in 0..count {
+                    let pi = self.fw.cqs.get(&cqn).map_or(0, |c| c.pi);
+                    let mut cqe = Cqe64::new();
+                    cqe.set_op_own(op_own(opcode::REQ, 0, 0).into());
+                    cqe.set_wqe_counter(pi & 0xffff);
+                    let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
+                    let mut ctx = Ctx { mem, msix, faults };
+                    self.fw.post_cqe(&mut ctx, cqn, &cqe.0, solicited)?;
+                }
             }
             Fault::Link(up) => {
                 let was = self.fw.regs.oper_up();
@@ -288,12 +294,13 @@ impl Device {
             .map(|e| format!("eq{}:{}ev/{}irq", e.eqn, e.events, e.interrupts))
             .collect();
         format!(
-            "state={:?} pages_held={} doorbells={} cmds {} eqs {} path {}",
+            "state={:?} pages_held={} doorbells={} cmds {} eqs {} cq_moderated={} path {}",
             self.fw.state,
             self.fw.pages.held(),
             self.doorbells,
             ops.join(","),
             eqs.join(","),
+            self.fw.cq_timers.released,
             self.path.line()
         ) + " "
             + &self.roce.stats.line()

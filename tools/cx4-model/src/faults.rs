@@ -47,9 +47,9 @@
 //!   Counted on the `roce:` stats line: `wire faults: N dropped N reordered N flipped N delayed
 //!   N ce-marked`;
 //! - `clear` — remove every pending fault;
-//! - `gen-cqe cqn=5 solicited=0` — test hook: write one completion (a REQ CQE) to a CQ now, as
-//!   if a work request had finished (nothing else produces CQEs until QPs are modelled), so
-//!   harnesses can drive CQE ownership, arming and overrun.
+//! - `gen-cqe cqn=5 solicited=0 count=1` — test hook: write `count` completions (REQ CQEs, at
+//!   most 256) to a CQ now, back to back, as if work requests had finished, so harnesses can
+//!   drive CQE ownership, arming, moderation and overrun.
 
 use std::time::{Duration, Instant};
 
@@ -96,12 +96,14 @@ pub enum Fault {
     Pages(i32),
     /// Cable plugged (true) or pulled (false).
     Link(bool),
-    /// Test hook: write one CQE to a CQ.
+    /// Test hook: write CQEs to a CQ.
     GenCqe {
         /// CQ number.
         cqn: u32,
-        /// Whether the completion is solicited.
+        /// Whether the completions are solicited.
         solicited: bool,
+        /// How many (1..=256).
+        count: u16,
     },
     /// Fail the next `n` sending WQEs.
     WqeError(u32),
@@ -247,7 +249,7 @@ impl Fault {
             "delay-irq" => &["vector", "ms"],
             "pages" => &["n"],
             "link" => &["state"],
-            "gen-cqe" => &["cqn", "solicited"],
+            "gen-cqe" => &["cqn", "solicited", "count"],
             "wqe-error" | "rq-error" | "ec-error" => &["count"],
             "rx-starve" => &["ms"],
             _ => &[],
@@ -300,6 +302,11 @@ impl Fault {
                     .transpose()?
                     .unwrap_or(0)
                     != 0,
+                count: match get("count").map(|v| num::<u16>("count", v)).transpose()? {
+                    None => 1,
+                    Some(n @ 1..=256) => n,
+                    Some(n) => return Err(format!("gen-cqe: count {n} not in 1..=256")),
+                },
             },
             "link" => match need("state")? {
                 "up" => Fault::Link(true),
@@ -583,9 +590,21 @@ mod tests {
             Fault::parse("gen-cqe cqn=0x12 solicited=1").unwrap(),
             Fault::GenCqe {
                 cqn: 0x12,
-                solicited: true
+                solicited: true,
+                count: 1
             }
         );
+        assert_eq!(
+            Fault::parse("gen-cqe cqn=3 count=256").unwrap(),
+            Fault::GenCqe {
+                cqn: 3,
+                solicited: false,
+                count: 256
+            }
+        );
+        for bad in ["gen-cqe cqn=3 count=0", "gen-cqe cqn=3 count=257"] {
+            assert!(Fault::parse(bad).unwrap_err().contains("count"), "{bad}");
+        }
     }
 
     #[test]

@@ -41,6 +41,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
+    if let Err(e) = datapath::spawn_cq_timer(dev.clone()) {
+        eprintln!("cx4-model: CQ timer thread: {e}");
+        return ExitCode::FAILURE;
+    }
     if let Some(name) = &cfg.tap {
         let tap = match wire::Tap::open(name) {
             Ok(t) => std::sync::Arc::new(t),

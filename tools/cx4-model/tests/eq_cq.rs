@@ -9,7 +9,7 @@ mod common;
 use common::{input, out_status, view, Driver, UNMAPPED};
 use cx4_hw::{
     command as cmds,
-    cq::{cqe, CreateCqOut, QueryCqOut},
+    cq::{cqe, CqModifyFields, CreateCqOut, QueryCqOut},
     eq::{event_type, EventMask, GenEqOut, QueryEqOut},
     status,
 };
@@ -425,9 +425,28 @@ fn cq_create_query_modify_destroy_and_their_errors() {
         (4, uar, u32::from(eqn), dbr, 0),
         "QUERY_CQ: expected log size 4, UAR {uar}, EQ {eqn}, DBR {dbr:#x}, pi 0"
     );
+    // Moderation: the selected fields change and QUERY_CQ shows them; unknown field-select
+    // bits and unknown CQs are refused.
+    let sel = (CqModifyFields::PERIOD | CqModifyFields::COUNT).bits();
+    d.ok::<cmds::ModifyCq>(|i| {
+        i.set_cqn(cqn);
+        i.set_modify_field_select_resize_field_select(sel);
+        i.cq_context_mut().set_cq_period(16);
+        i.cq_context_mut().set_cq_max_count(32);
+    });
+    let q = query_cq(&mut d, cqn);
+    assert_eq!(
+        (q.cq_context().cq_period(), q.cq_context().cq_max_count()),
+        (16, 32)
+    );
     d.err::<cmds::ModifyCq>(status::BAD_PARAM, |i| {
         i.set_cqn(cqn);
+        i.set_modify_field_select_resize_field_select(1 << 9);
         i.cq_context_mut().set_cq_period(16);
+    });
+    d.err::<cmds::ModifyCq>(status::BAD_RES, |i| {
+        i.set_cqn(cqn + 100);
+        i.set_modify_field_select_resize_field_select(sel);
     });
     d.err::<cmds::QueryCq>(status::BAD_RES, |i| i.set_cqn(cqn + 100));
     d.err::<cmds::DestroyCq>(status::BAD_RES, |i| i.set_cqn(cqn + 100));

@@ -3,7 +3,6 @@
 
 use cx4_hw::{
     bits::Layout,
-    cmd::MboxIn,
     command::{self as cmds, Command},
     roce::{
         cong_protocol, NpFieldSelect, QueryCongParamsOut, QueryCongStatisticsOut,
@@ -14,6 +13,7 @@ use cx4_hw::{
 use zerocopy::FromBytes;
 
 use super::super::{caps::CapProfile, CmdError, Firmware, Pages};
+use crate::roce::fixture::input;
 
 fn fw(allowed: bool) -> Firmware {
     let v = u8::from(allowed);
@@ -22,16 +22,6 @@ fn fw(allowed: bool) -> Firmware {
     ))
     .unwrap();
     Firmware::new(caps, Pages::default(), "MT_TEST")
-}
-
-fn input<C: Command>(f: impl FnOnce(&mut C::In)) -> Vec<u8> {
-    let mut v = vec![0u8; <C::In as Layout>::SIZE];
-    MboxIn::mut_from_prefix(&mut v[..])
-        .unwrap()
-        .0
-        .set_opcode(C::OPCODE.into());
-    f(C::In::mut_from_prefix(&mut v[..]).unwrap().0);
-    v
 }
 
 fn run<C: Command>(fw: &mut Firmware, f: impl FnOnce(&mut C::In)) -> Result<C::Out, CmdError> {

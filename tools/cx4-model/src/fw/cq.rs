@@ -5,8 +5,8 @@
 use cx4_hw::{
     cq::cqe::{self, cqe_owner_for, Cqe64, OWNER_MASK},
     cq::{
-        CqResizeFields, CreateCqIn, CreateCqOut, DestroyCqIn, ModifyCqIn, QueryCqIn, QueryCqOut,
-        MODIFY_CQ_OP_MOD_RESIZE,
+        CqModifyFields, CqResizeFields, CreateCqIn, CreateCqOut, DestroyCqIn, ModifyCqIn,
+        QueryCqIn, QueryCqOut, MODIFY_CQ_OP_MOD_RESIZE,
     },
     eq::event_type,
     opcode,
@@ -15,7 +15,12 @@ use cx4_hw::{
 
 use zerocopy::{FromBytes, IntoBytes};
 
-use super::{fail, need_out, new_event, req, resp, ring_pas, CmdResult, Ctx, Firmware};
+use super::{
+    fail,
+    moderation::{ModState, Moderation, PERIOD_FROM_CQE, PERIOD_FROM_EQE},
+    need_out, new_event, req, resp, ring_pas, CmdResult, Ctx, Firmware,
+};
+use crate::clock::now_ns;
 
 /// How a CQ is armed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,8 +60,10 @@ pub struct Cq {
     pub arm_sn: u8,
     /// Overrun detected; the CQ stops.
     pub overrun: bool,
-    /// Moderation (from MODIFY_CQ).
-    pub moderation: (u32, u32),
+    /// Event moderation (CREATE_CQ, MODIFY_CQ; `moderation.rs`).
+    pub moderation: Moderation,
+    /// Where the moderation stands.
+    pub mod_state: ModState,
     /// Completions written.
     pub cqes: u64,
 }
@@ -95,7 +102,10 @@ impl Firmware {
                     );
                 }
                 match self.cqs.remove(&cqn) {
-                    Some(_) => Ok(()),
+                    Some(_) => {
+                        self.cq_forget_timer(cqn);
+                        Ok(())
+                    }
                     None => fail!(
                         BAD_RES,
                         "DESTROY_CQ of a CQ that does not exist",
@@ -123,8 +133,9 @@ impl Firmware {
                 c.set_dbr_addr(cq.dbr);
                 c.set_producer_counter(cq.pi & 0xff_ffff);
                 c.set_consumer_counter(ci.unwrap_or(0));
-                c.set_cq_period(cq.moderation.0);
-                c.set_cq_max_count(cq.moderation.1);
+                c.set_cq_period(cq.moderation.period_us);
+                c.set_cq_max_count(cq.moderation.max_count);
+                c.set_cq_period_mode(cq.moderation.mode);
                 c.set_status(if cq.overrun { 0x9 } else { 0 });
                 Ok(())
             }
@@ -137,22 +148,85 @@ impl Firmware {
                     }
                     m => fail!(BAD_PARAM, "MODIFY_CQ with an unknown op_mod", "op_mod {m}"),
                 }
-                if self.caps.general("cq_moderation") == 0 {
-                    fail!(BAD_PARAM, "MODIFY_CQ: CQ moderation is not supported");
-                }
-                let Some(cq) = self.cqs.get_mut(&inp.cqn()) else {
-                    fail!(
-                        BAD_RES,
-                        "MODIFY_CQ of a CQ that does not exist",
-                        "CQ {:#x}",
-                        inp.cqn()
-                    );
-                };
-                let c = inp.cq_context();
-                cq.moderation = (c.cq_period(), c.cq_max_count());
-                Ok(())
+                self.modify_moderation(inp)
             }
             _ => unreachable!("dispatched by opcode"),
+        }
+    }
+
+    /// `MODIFY_CQ` op_mod 0: the fields its field-select names (period, count, period mode)
+    /// replace the CQ's moderation; it applies from the CQ's next event decision.
+    fn modify_moderation(&mut self, inp: &ModifyCqIn) -> CmdResult {
+        if self.caps.general("cq_moderation") == 0 {
+            fail!(BAD_PARAM, "MODIFY_CQ: CQ moderation is not supported");
+        }
+        let raw = inp.modify_field_select_resize_field_select();
+        let Some(select) = CqModifyFields::from_bits(raw) else {
+            fail!(
+                BAD_PARAM,
+                "MODIFY_CQ with unknown field-select bits",
+                "{raw:#x}"
+            );
+        };
+        if select.contains(CqModifyFields::OVERRUN) {
+            fail!(
+                BAD_PARAM,
+                "MODIFY_CQ of the overrun-ignore bit (not supported)"
+            );
+        }
+        let c = inp.cq_context();
+        let mode = if select.contains(CqModifyFields::PERIOD_MODE) {
+            if self.caps.general("cq_period_mode_modify") == 0 {
+                fail!(
+                    BAD_PARAM,
+                    "MODIFY_CQ of the period mode (cq_period_mode_modify is 0)"
+                );
+            }
+            Some(self.period_mode(c.cq_period_mode(), "MODIFY_CQ")?)
+        } else {
+            None
+        };
+        let cqn = inp.cqn();
+        let Some(cq) = self.cqs.get_mut(&cqn) else {
+            fail!(
+                BAD_RES,
+                "MODIFY_CQ of a CQ that does not exist",
+                "CQ {cqn:#x}"
+            );
+        };
+        let m = &mut cq.moderation;
+        if select.contains(CqModifyFields::PERIOD) {
+            m.period_us = c.cq_period();
+        }
+        if select.contains(CqModifyFields::COUNT) {
+            m.max_count = c.cq_max_count();
+        }
+        if let Some(mode) = mode {
+            m.mode = mode;
+        }
+        log::debug!(
+            "CQ {cqn:#x} moderation: {} us, {} CQEs, from {}",
+            m.period_us,
+            m.max_count,
+            if m.mode == PERIOD_FROM_CQE {
+                "CQE"
+            } else {
+                "EQE"
+            }
+        );
+        Ok(())
+    }
+
+    /// A `cq_period_mode` the card supports.
+    fn period_mode(&self, mode: u32, cmd: &str) -> Result<u32, super::CmdError> {
+        match mode {
+            PERIOD_FROM_EQE => Ok(mode),
+            PERIOD_FROM_CQE if self.caps.general("cq_period_start_from_cqe") != 0 => Ok(mode),
+            m => Err(super::CmdError::new(
+                cx4_hw::status::BAD_PARAM,
+                "CQ period mode not supported",
+                format!("{cmd}: cq_period_mode {m}"),
+            )),
         }
     }
 
@@ -333,6 +407,11 @@ impl Firmware {
                 "cqe_sz {s}"
             ),
         };
+        let moderation = Moderation {
+            period_us: c.cq_period(),
+            max_count: c.cq_max_count(),
+            mode: self.period_mode(c.cq_period_mode(), "CREATE_CQ")?,
+        };
         let page_shift = 12 + c.log_page_size();
         if page_shift > 30 || c.page_offset() != 0 {
             fail!(
@@ -391,7 +470,8 @@ impl Firmware {
                 arm: Arm::None,
                 arm_sn: 0,
                 overrun: false,
-                moderation: (c.cq_period(), c.cq_max_count()),
+                moderation,
+                mod_state: ModState::default(),
                 cqes: 0,
             },
         );
@@ -419,15 +499,14 @@ impl Firmware {
             Arm::Next
         };
         let ci = db.ci;
-        // Completions already written past the armed index raise the event at once.
+        // Completions already written past the armed index earn the event (at once, or when
+        // the CQ's moderation lets it go).
         if cq.pi & 0xff_ffff != ci && cq.arm == Arm::Next {
-            let (eqn, cqn) = (cq.eqn, cq.cqn);
-            cq.arm = Arm::None;
-            self.completion_event(ctx, eqn, cqn);
+            self.cq_event_due(ctx, cqn, now_ns());
         }
     }
 
-    fn completion_event(&mut self, ctx: &mut Ctx<'_>, eqn: u8, cqn: u32) {
+    pub(super) fn completion_event(&mut self, ctx: &mut Ctx<'_>, eqn: u8, cqn: u32) {
         let mut eqe = new_event(event_type::COMP, 0);
         eqe.comp_mut().set_cqn(cqn);
         if let Some(eq) = self.eqs.get_mut(&eqn) {
@@ -436,13 +515,26 @@ impl Firmware {
     }
 
     /// Writes one CQE (64 bytes, its op_own byte's owner bit set for the current pass) to `cqn`;
-    /// `solicited` marks a solicited completion. Detects overrun from the doorbell record.
+    /// `solicited` marks a solicited completion. Detects overrun from the doorbell record. An
+    /// armed CQ's event goes out as its moderation says (`moderation.rs`).
     pub fn post_cqe(
         &mut self,
         ctx: &mut Ctx<'_>,
         cqn: u32,
         cqe: &[u8; 64],
         solicited: bool,
+    ) -> Result<(), String> {
+        self.post_cqe_at(ctx, cqn, cqe, solicited, now_ns())
+    }
+
+    /// [`Firmware::post_cqe`] at `now` (ns, the model's clock).
+    pub fn post_cqe_at(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        cqn: u32,
+        cqe: &[u8; 64],
+        solicited: bool,
+        now: u64,
     ) -> Result<(), String> {
         let Some(cq) = self.cqs.get_mut(&cqn) else {
             return Err(format!("no CQ {cqn:#x}"));
@@ -480,11 +572,9 @@ impl Firmware {
             .map_err(|e| e.to_string())?;
         cq.pi = cq.pi.wrapping_add(1);
         cq.cqes += 1;
-        let fire = cq.arm == Arm::Next || (cq.arm == Arm::Solicited && solicited);
-        if fire {
-            cq.arm = Arm::None;
-            let eqn = cq.eqn;
-            self.completion_event(ctx, eqn, cqn);
+        cq.mod_state.since_event = cq.mod_state.since_event.saturating_add(1);
+        if cq.arm == Arm::Next || (cq.arm == Arm::Solicited && solicited) {
+            self.cq_event_due(ctx, cqn, now);
         }
         Ok(())
     }

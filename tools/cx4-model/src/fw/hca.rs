@@ -131,6 +131,7 @@ impl Firmware {
         self.rdma = super::RdmaObjects::default();
         self.eqs.clear();
         self.cqs.clear();
+        self.cq_timers.clear();
         self.uars.clear();
         self.pds.clear();
         self.tds.clear();

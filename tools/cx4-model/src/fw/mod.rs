@@ -13,6 +13,9 @@ mod flow;
 mod hca;
 mod mkey;
 mod mkey_map;
+pub mod moderation;
+#[cfg(test)]
+mod moderation_tests;
 mod nic;
 mod pages;
 pub mod qos;
@@ -184,6 +187,8 @@ pub struct Firmware {
     pub cong: cong::CongState,
     /// Statistics per opcode.
     pub stats: BTreeMap<u16, OpStats>,
+    /// CQs holding back a moderated completion event.
+    pub cq_timers: moderation::CqTimers,
     /// Driver version string from SET_DRIVER_VERSION.
     pub driver_version: String,
     /// Board id reported by QUERY_ADAPTER.
@@ -230,6 +235,7 @@ impl Firmware {
             rdma: rdma::RdmaObjects::default(),
             cong: cong::CongState::default(),
             stats: BTreeMap::new(),
+            cq_timers: moderation::CqTimers::default(),
             driver_version: String::new(),
             psid: psid.to_string(),
             next_id: 1,
@@ -252,7 +258,9 @@ impl Firmware {
         }
         let caps = self.caps.reset_current();
         let (regs, vport) = (self.regs.clone(), self.vport.clone());
+        let wake = self.cq_timers.wake.take();
         *self = Firmware::new(caps, pages.renewed(), &self.psid);
+        self.cq_timers.wake = wake;
         // Port and firmware identity survive a function reset; admin state does not.
         self.regs.eth_proto = regs.eth_proto;
         self.regs.fw_version = regs.fw_version;

@@ -70,13 +70,14 @@ pub(super) fn cq(cqn: u32, ring: u64, dbr: u64, uar: u32) -> Cq {
         arm: Arm::None,
         arm_sn: 0,
         overrun: false,
-        moderation: (0, 0),
+        moderation: Default::default(),
+        mod_state: Default::default(),
         cqes: 0,
     }
 }
 
 /// The input of command `C`, opcode set, the rest filled by `f`.
-pub(super) fn input<C: Command>(f: impl FnOnce(&mut C::In)) -> Vec<u8> {
+pub(crate) fn input<C: Command>(f: impl FnOnce(&mut C::In)) -> Vec<u8> {
     let mut v = vec![0u8; <C::In as Layout>::SIZE];
     MboxIn::mut_from_prefix(&mut v[..])
         .unwrap()

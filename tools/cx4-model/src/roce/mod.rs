@@ -90,7 +90,7 @@ pub mod xrc;
 #[cfg(test)]
 mod device_tests;
 #[cfg(test)]
-mod fixture;
+pub(crate) mod fixture;
 #[cfg(test)]
 mod loopback_tests;
 #[cfg(test)]
