@@ -66,8 +66,8 @@ def tests(env: Env):
             section ping4; ping -c 5 -i 0.2 $PEER
             section ping6; ping -c 5 -i 0.2 $PEER6
             wait_signal server
-            section iperf-tx; iperf3 -c $PEER -t 5 -f m
-            section iperf-rx; iperf3 -c $PEER -t 5 -f m -R
+            section iperf-tx; iperf -c $PEER -t 5 -f m
+            section iperf-rx; iperf -c $PEER -t 5 -f m -R
             signal done
             section after; stats
             ip link set "$IF" down
@@ -138,7 +138,7 @@ def tests(env: Env):
             for t in vx0 gn0 gt0; do
                 reach 192.168.$k.2
                 section before-$t; stats
-                section iperf-$t; iperf3 -c 192.168.$k.2 -t 4 -f m
+                section iperf-$t; iperf -c 192.168.$k.2 -t 4 -f m
                 section after-$t; stats
                 k=$((k + 1))
             done
@@ -241,7 +241,7 @@ def tests(env: Env):
             eth_up
             reach $PEER
             wait_signal server
-            section iperf-rss; iperf3 -c $PEER -P 8 -n 4M -f m
+            section iperf-rss; iperf -c $PEER -P 8 -n 4M -f m
             signal rss-done
             wait_signal sniffing
             ip neigh replace 10.99.0.99 lladdr 02:00:00:00:00:99 dev "$IF"

@@ -44,7 +44,7 @@ ip link set "$VIF" up
 ip addr add 10.99.1.$((me + 1))/24 dev "$VIF"
 eth_up
 MODERATION
-echo "coalesce $(ethtool -c "$IF" | grep -E '^(Adaptive|rx-usecs|tx-usecs):' | tr -s ' \n' ' ')"
+echo "coalesce $(ethtool -c "$IF" | grep -E '^(Adaptive|rx-usecs:|tx-usecs:)' | tr -s ' \n' ' ')"
 # Card 1 goes to cx4: mlx5_core lets go of it, cx4 probes it.
 echo 0000:02:00.0 > /sys/bus/pci/drivers/mlx5_core/unbind
 insmod /cx4/cx4.ko
