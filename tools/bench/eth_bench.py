@@ -36,6 +36,7 @@ from vmpair import cpu_seconds, run_jobs  # noqa: E402
 # Both VMs: the virtio NIC and the mlx5e netdev up; ARP answered only on the NIC that owns the
 # address (both NICs share the segment).
 SETUP = r"""
+want() { case " ONLY " in *" $1 "*) return 0;; esac; return 1; }
 sysctl -qw net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2
 VIF=$(for d in /sys/class/net/*; do
         [ "$(basename $(readlink $d/device/driver 2>/dev/null) 2>/dev/null)" = virtio_net ] && basename $d
@@ -58,16 +59,30 @@ ip addr add 10.99.2.$((me + 1))/24 dev "$CIF"
 """
 
 CLIENT = SETUP + r"""
+# Counters of a NIC (ethtool -S, and its interrupts summed over CPUs) and what changed.
+snap() {
+    { ethtool -S $1 2>/dev/null | tr -d ' ' | tr ':' ' '
+      awk '/^cpu / {print "cpu_user", $2; print "cpu_system", $4; print "cpu_idle", $5; print "cpu_irq", $7; print "cpu_softirq", $8}' /proc/stat
+      grep "$2" /proc/interrupts | awk '{s=0; for (i=2;i<=NF;i++) { if ($i !~ /^[0-9]+$/) break; s+=$i }; t+=s} END {print "interrupts", t+0}'
+    } > $3
+}
+delta() { awk 'NR==FNR {a[$1]=$2; next} {d=$2-a[$1]; if (d) printf "%s=%d ", $1, d}' $1 $2; }
 reach $PEER; reach 10.99.1.$((peer + 1)); reach 10.99.2.$((peer + 1))
 wait_signal server
 for r in $(seq ROUNDS); do
-  for nic in virtio mlx5e cx4; do
+  for nic in NICS; do
     case $nic in mlx5e) dst=$PEER;; cx4) dst=10.99.2.$((peer + 1));; *) dst=10.99.1.$((peer + 1));; esac
     [ $nic = mlx5e ] && { echo "cpu0 $(req cpu)"; echo "stats0 $(req ctl stats)"; }
-    echo "tx $nic $(iperf3 -c $dst -t SECONDS -f m | grep receiver)"
-    echo "rx $nic $(iperf3 -c $dst -t SECONDS -f m -R | grep receiver)"
-    echo "rr $nic $(ping -q -c 200 -i 0.02 $dst | grep rtt)"
-    echo "udp $nic $(iperf3 -c $dst -u -b 0 -l 64 -t SECONDS -f m | grep receiver)"
+    want tx && echo "tx $nic $(iperf3 -c $dst -t SECONDS -f m | grep receiver)"
+    want rx && echo "rx $nic $(iperf3 -c $dst -t SECONDS -f m -R | grep receiver)"
+    want rr && echo "rr $nic $(ping -q -c 200 -i 0.02 $dst | grep rtt)"
+    case $nic in mlx5e) nif=$IF; pci=0000:01:00.0;; cx4) nif=$CIF; pci=0000:02:00.0;; *) nif=$VIF; pci=none;; esac
+    COUNTERS && snap $nif $pci /tmp/c0
+    want udp && iperf3 -c $dst -u -b 0 -l 64 -t SECONDS -f m > /tmp/udp.out
+    COUNTERS && snap $nif $pci /tmp/c1 && echo "ctr $nic $(delta /tmp/c0 /tmp/c1)"
+    want udp && echo "udp $nic $(grep receiver /tmp/udp.out)"
+    want udp && echo "udps $nic $(grep sender /tmp/udp.out)"
+    want udp && signal udp-$nic-$r
     [ $nic = mlx5e ] && { echo "cpu1 $(req cpu)"; echo "stats1 $(req ctl stats)"; }
   done
 done
@@ -77,8 +92,18 @@ signal done
 SERVER = SETUP + r"""
 reach $PEER; reach 10.99.1.$((peer + 1)); reach 10.99.2.$((peer + 1))
 iperf3 -s -D
+nstat -n
 sleep 1
 signal server
+# The receiver's UDP counters over each UDP run (nstat prints what changed since its last call).
+for r in $(seq ROUNDS); do
+  for nic in NICS; do
+    if want udp; then
+      wait_signal udp-$nic-$r 3600
+      echo "udpr $nic $(nstat -z UdpInDatagrams UdpRcvbufErrors | awk '/^Udp/ {printf "%s=%s ", $1, $2}')"
+    fi
+  done
+done
 wait_signal done 3600
 """
 
@@ -104,25 +129,52 @@ def main() -> int:
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--no-moderation", action="store_true",
                     help="mlx5e without CQ moderation (ethtool -C adaptive off, 0 us)")
+    ap.add_argument("--only", default="tx,rx,rr,udp",
+                    help="rows to measure, from tx,rx,rr,udp (default all)")
+    ap.add_argument("--nics", default="virtio,mlx5e,cx4",
+                    help="NICs to measure, from virtio,mlx5e,cx4 (default all)")
+    ap.add_argument("--counters", action="store_true",
+                    help="print the sender's NIC counters (ethtool -S, interrupts) over each UDP run")
+    ap.add_argument("--no-wire-gso", action="store_true",
+                    help="the models' TAPs carry single frames only (cx4-model --no-wire-gso)")
     args = ap.parse_args()
     moderation = ("ethtool -C \"$IF\" adaptive-rx off adaptive-tx off rx-usecs 0 rx-frames 0 "
                   "tx-usecs 0 tx-frames 0" if args.no_moderation else "")
     env = testrun.setup()
     specs = [vmrun.VmSpec(name=f"vm{i}", wire=True, cards=2, mac=f"52:54:00:c4:00:{i + 1:02x}")
              for i in range(2)]
+    if args.no_wire_gso:
+        for s in specs:
+            s.model_args += ["--no-wire-gso"]
+    only = " ".join(args.only.split(","))
+    nics = " ".join(args.nics.split(","))
     jobs = [job.replace("ROUNDS", str(args.rounds)).replace("SECONDS", str(args.seconds))
-            .replace("MODERATION", moderation) for job in (CLIENT, SERVER)]
+            .replace("MODERATION", moderation).replace("ONLY", only).replace("NICS", nics)
+            .replace("COUNTERS", "true" if args.counters else "false")
+            for job in (CLIENT, SERVER)]
     res = run_jobs(env, specs, jobs, 600 + args.rounds * 9 * (args.seconds + 30), files=[env.ko])
     if res is None:
         return 1
     tput: dict[tuple[str, str], list[float]] = {}
     rtt: dict[str, list[float]] = {}
+    loss: dict[str, list[float]] = {}
     cpu_s, nframes, ndb, path_s = 0.0, 0, 0, 0.0
     t0 = f0 = None
+    rcvbuf: dict[str, list[float]] = {}
+    for line in res[1].job_log.splitlines():
+        w = line.split(maxsplit=2)
+        m = re.search(r"UdpInDatagrams=(\d+) UdpRcvbufErrors=(\d+)", line)
+        if len(w) == 3 and w[0] == "udpr" and m:
+            got, full = int(m.group(1)), int(m.group(2))
+            if got + full:
+                rcvbuf.setdefault(w[1], []).append(100.0 * full / (got + full))
     for line in res[0].job_log.splitlines():
         w = line.split(maxsplit=2)
-        if len(w) == 3 and w[0] in ("tx", "rx", "udp"):
+        if len(w) == 3 and w[0] in ("tx", "rx", "udp", "udps"):
             tput.setdefault((w[0], w[1]), []).append(mbits(w[2]))
+            m = re.search(r"(\d+)/(\d+) \(", w[2])
+            if w[0] == "udp" and m and int(m.group(2)):
+                loss.setdefault(w[1], []).append(100.0 * int(m.group(1)) / int(m.group(2)))
         elif len(w) == 3 and w[0] == "rr":
             m = re.search(r"= [\d.]+/([\d.]+)/", w[2])
             if m:
@@ -148,7 +200,7 @@ def main() -> int:
     print(f"{'':34} {'virtio-net':>11} {'mlx5e':>9} {'cx4':>9} {'cx4/mlx5e':>10} "
           f"{'cx4/virtio':>11} {'mlx5e/virtio':>13}")
     rows = ((("tx",), "iperf3 TCP vm0->vm1 (Mbit/s)"), (("rx",), "iperf3 TCP vm1->vm0 (Mbit/s)"),
-            (("udp",), "UDP 64-byte rate (Mbit/s)"))
+            (("udp",), "UDP 64-byte rate (Mbit/s)"), (("udps",), "  UDP 64-byte sent (Mbit/s)"))
     for key, name in rows:
         v, m, c = (med(tput.get((key[0], n), [])) for n in ("virtio", "mlx5e", "cx4"))
         print(f"{name:34} {v:11.1f} {m:9.1f} {c:9.1f} {ratio(m, c):10.2f} {ratio(v, c):11.2f} "
@@ -157,6 +209,14 @@ def main() -> int:
     # Latency: lower is better, so the ratios are inverted (higher is better everywhere).
     print(f"{'ping request/response (ms)':34} {v:11.3f} {m:9.3f} {c:9.3f} {ratio(c, m):10.2f} "
           f"{ratio(c, v):11.2f} {ratio(m, v):13.2f}")
+    v, m, c = (med(loss.get(n, [])) for n in ("virtio", "mlx5e", "cx4"))
+    print(f"{'  UDP datagrams lost (%)':34} {v:11.1f} {m:9.1f} {c:9.1f}")
+    v, m, c = (med(rcvbuf.get(n, [])) for n in ("virtio", "mlx5e", "cx4"))
+    print(f"{'  dropped at the receiving socket (%)':34} {v:11.1f} {m:9.1f} {c:9.1f}")
+    for line in res[0].job_log.splitlines() if args.counters else ():
+        if line.startswith("ctr "):
+            print(f"sender's counters over a UDP run: {line[4:]}")
+    print(f"\nthe models' TAPs carry {'single frames only' if args.no_wire_gso else 'GSO superframes'}")
     print("\nratios: higher is better (latency ratios are inverted); goal cx4/mlx5e >= 1 on every row")
     if nframes:
         print(f"\nmodel of vm0 over the mlx5e runs: {cpu_s:.2f} s CPU for {nframes} frames (sent + "

@@ -30,6 +30,10 @@ usage: cx4-model --socket PATH [options]
                         the ConnectX-4 and Lx (Documentation/ec.md)
   --tap NAME            the port's wire: attach to TAP device NAME (IFF_TAP|IFF_NO_PI);
                         its carrier is the cable
+  --no-wire-gso         the TAP carries single frames only: LSO output is written segment
+                        by segment and the host cuts superframes before the port reads
+                        them (by default both cross as GSO superframes with a virtio-net
+                        header, as QEMU's virtio-net does; Documentation/model.md)
   -v, --verbose         log every BAR access
   -h, --help            this text
 ";
@@ -111,6 +115,8 @@ pub struct Config {
     pub roce: bool,
     /// TAP device of the port's wire.
     pub tap: Option<String>,
+    /// Carry GSO superframes on the TAP (`--no-wire-gso` turns it off).
+    pub wire_gso: bool,
     /// Advertise 8-bit vector-calc matrices (`calc_matrix_type_8bit`), which ConnectX-4
     /// firmware does not: the GF(2^8) profile of the erasure-coding engine.
     pub ec_8bit: bool,
@@ -169,6 +175,7 @@ impl Config {
         let mut eth = false;
         let mut roce = false;
         let mut tap = None;
+        let mut wire_gso = true;
         let mut ec_8bit = false;
         while let Some(a) = it.next() {
             let mut val = |name: &str| {
@@ -212,6 +219,7 @@ impl Config {
                     eth = true;
                 }
                 "--tap" => tap = Some(val("--tap")?),
+                "--no-wire-gso" => wire_gso = false,
                 "--ec-8bit" => ec_8bit = true,
                 o => return Err(ArgError::Bad(format!("unknown argument {o:?}"))),
             }
@@ -234,6 +242,7 @@ impl Config {
             eth,
             roce,
             tap,
+            wire_gso,
             ec_8bit,
         })
     }
@@ -254,6 +263,12 @@ mod tests {
         assert_eq!(c.fw.major, 14);
         assert_eq!(c.cmdif_rev, 5);
         assert!(!c.ec_8bit, "ConnectX-4 has no 8-bit vector-calc matrices");
+        assert!(c.wire_gso, "the TAP carries superframes unless told not to");
+        assert!(
+            !Config::from_args(args("--socket /x --tap t0 --no-wire-gso"))
+                .unwrap()
+                .wire_gso
+        );
         assert!(
             Config::from_args(args("--socket /x --ec-8bit"))
                 .unwrap()

@@ -23,6 +23,7 @@ use crate::{
         classify, cqe,
         dma::{DmaError, RingMemory, RingWqe},
         frame::{self, ParseConfig},
+        gso,
         mkeys::MkeyDma,
         rss::{self, RssHash},
         rx::{self, RxOptions},
@@ -30,7 +31,7 @@ use crate::{
     },
     fw::{Cast, Ctx, Firmware, QueueState, RxVerdict, WqDesc},
     guest_mem::GuestMem,
-    wire::Port,
+    wire::{vnet::RxOffload, Port},
 };
 
 /// Ethernet FCS bytes, which PMTU's MTU counts and the wire (a TAP) does not carry.
@@ -45,6 +46,8 @@ pub struct PathStats {
     pub tx_wqes: u64,
     /// Frames put on the wire.
     pub tx_frames: u64,
+    /// LSO outputs put on the wire as one superframe (their frames count in `tx_frames`).
+    pub tx_superframes: u64,
     /// Bytes put on the wire.
     pub tx_bytes: u64,
     /// Frames not sent because the port was down.
@@ -55,6 +58,8 @@ pub struct PathStats {
     pub tx_flushed: u64,
     /// Frames from the wire.
     pub rx_wire: u64,
+    /// Superframes from the wire cut into segments (each counts in `rx_wire`).
+    pub rx_superframes: u64,
     /// Frames delivered into an RQ.
     pub rx_frames: u64,
     /// Frames dropped: port down.
@@ -83,7 +88,8 @@ impl PathStats {
         format!(
             "tx: {} doorbells {} wqes {} frames {} bytes ({} link down, {} errors, {} flushed); \
              rx: {} from wire, {} delivered ({} link down, {} oversize, {} malformed, {} steered \
-             away, {} out of buffer, {} no rq, {} errors); time tx {} us rx {} us",
+             away, {} out of buffer, {} no rq, {} errors); time tx {} us rx {} us; \
+             superframes tx {} rx {}",
             self.sq_doorbells,
             self.tx_wqes,
             self.tx_frames,
@@ -101,7 +107,9 @@ impl PathStats {
             self.rx_no_rq,
             self.rx_errors,
             self.tx_ns / 1000,
-            self.rx_ns / 1000
+            self.rx_ns / 1000,
+            self.tx_superframes,
+            self.rx_superframes
         )
     }
 }
@@ -375,9 +383,34 @@ impl Device {
         }
     }
 
-    /// Puts an executed WQE's frames on the wire (one gather write each).
+    /// Puts an executed WQE's frames on the wire: one gather write each, or LSO output as one
+    /// superframe when the port carries them (`eth::gso`; a refused superframe goes as
+    /// segments). The counters count the frames either way.
     fn transmit(&mut self, output: &Output, up: bool) {
         let port = self.port.clone();
+        let mut whole = false;
+        if let (
+            true,
+            Some(p),
+            Output::Segments {
+                superframe,
+                gso: Some(sf),
+                ..
+            },
+        ) = (up, &port, output)
+        {
+            if p.carries_superframes() {
+                match p.send_superframe(sf, superframe.get(sf.hdr_len..).unwrap_or_default()) {
+                    Ok(()) => {
+                        whole = true;
+                        self.path.tx_superframes += 1;
+                    }
+                    Err(e) => {
+                        log::debug!("{}: superframe refused ({e}), sent as segments", p.name())
+                    }
+                }
+            }
+        }
         let mut frames = Vec::new();
         output.for_each(|hdr, payload, pad| {
             let len = hdr.len() + payload.len() + pad;
@@ -386,7 +419,7 @@ impl Device {
                 dmac.copy_from_slice(&hdr[..6]);
             }
             frames.push((Cast::of(&dmac), len as u64));
-            if !up {
+            if !up || whole {
                 return;
             }
             if let Some(p) = &port {
@@ -406,6 +439,66 @@ impl Device {
                 self.path.tx_link_down += 1;
             }
         }
+    }
+
+    /// A frame read from the wire with what the host left the port to finish (`wire::vnet`):
+    /// a partial checksum is completed, a superframe is cut into the segments the card would
+    /// have received (`eth::gso`), each then goes through [`Device::receive`]. A frame cut
+    /// short by the read buffer, a bad checksum position, a superframe that cannot be cut and
+    /// an offload never negotiated are dropped and counted. Returns the frames handled.
+    pub fn receive_offloaded(
+        &mut self,
+        frame: &mut [u8],
+        offload: RxOffload,
+        truncated: bool,
+    ) -> usize {
+        if truncated {
+            self.path.rx_wire += 1;
+            self.path.rx_oversize += 1;
+            self.fw.count_rx_length_error();
+            return 1;
+        }
+        let why = match offload {
+            RxOffload::None => {
+                self.receive(frame);
+                return 1;
+            }
+            RxOffload::Csum { start, offset } => match gso::complete_csum(frame, start, offset) {
+                Ok(()) => {
+                    self.receive(frame);
+                    return 1;
+                }
+                Err(e) => e.to_string(),
+            },
+            RxOffload::Tcp { mss } => {
+                let split = frame::parse(frame, &parse_config(&self.fw))
+                    .map_err(|e| e.to_string())
+                    .and_then(|h| gso::split(frame, &h, mss).map_err(|e| e.to_string()));
+                match split {
+                    Ok(segments) => {
+                        self.path.rx_superframes += 1;
+                        let mut f = Vec::with_capacity(segments.first().map_or(0, |s| s.len()));
+                        for s in &segments {
+                            f.clear();
+                            f.extend_from_slice(&s.header);
+                            f.extend_from_slice(&frame[s.payload.clone()]);
+                            self.receive(&f);
+                        }
+                        return segments.len();
+                    }
+                    Err(e) => e,
+                }
+            }
+            RxOffload::Unsupported(t) => format!("GSO type {t:#x} never negotiated"),
+        };
+        log::debug!(
+            "superframe or partial-checksum frame of {} bytes dropped: {why}",
+            frame.len()
+        );
+        self.path.rx_wire += 1;
+        self.path.rx_malformed += 1;
+        self.fw.count_rx_length_error();
+        1
     }
 
     /// A frame from the wire: size check against the port MTU, parse, steering, RSS, RQ WQE,
@@ -643,8 +736,9 @@ fn lock(d: &std::sync::Mutex<Device>) -> std::sync::MutexGuard<'_, Device> {
     d.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Most frames the receive loop takes from the TAP under one hold of the device lock.
-const RX_BATCH: usize = 32;
+/// Most frames the receive loop takes from the TAP under one hold of the device lock (a
+/// superframe counts as its segments, and is never split across holds).
+const RX_BATCH: usize = 64;
 
 /// Starts the wire's two threads for `tap`: the receive loop (the frames waiting on the segment
 /// go through [`Device::receive`] in batches under the device lock; while pause state is pending it also
@@ -658,7 +752,7 @@ pub fn spawn_wire(
     std::thread::Builder::new()
         .name("wire-rx".into())
         .spawn(move || {
-            let mut buf = vec![0u8; crate::wire::MAX_FRAME + 1];
+            let mut buf = vec![0u8; crate::wire::RECV_BUF];
             loop {
                 // While a pause runs, frames are held, XOFF is asserted or an `rx-starve`
                 // fault runs, wake for the pause timer (`pfc.rs`) even if the segment is quiet.
@@ -687,10 +781,14 @@ pub fn spawn_wire(
                 // one lock per batch, not per frame. The batch is bounded so that doorbells
                 // and commands, which take the same lock, wait for at most that many frames.
                 let mut d = lock(&rx_dev);
-                for _ in 0..RX_BATCH {
+                let mut budget = RX_BATCH;
+                while budget > 0 {
                     match rx_tap.recv(&mut buf) {
-                        Ok(0) => {}
-                        Ok(n) => d.receive(&buf[..n]),
+                        Ok(r) if r.frame.is_empty() && !r.truncated => budget -= 1,
+                        Ok(r) => {
+                            let n = d.receive_offloaded(&mut buf[r.frame], r.offload, r.truncated);
+                            budget = budget.saturating_sub(n.max(1));
+                        }
                         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                         Err(e) => {
@@ -965,6 +1063,97 @@ pub(crate) mod tests {
         assert!(port.take().is_empty());
         assert_eq!(cqe(&d, 0)[63] >> 4, cx4_hw::cq::cqe::opcode::REQ);
         assert_eq!(d.path.tx_link_down, 1);
+    }
+
+    #[test]
+    fn lso_output_goes_as_one_superframe_where_the_port_carries_them() {
+        use crate::eth::{gso, lso};
+        let f = gso::tests::tcp4(5000, 0x18);
+        let h = frame::parse(&f, &ParseConfig::default()).unwrap();
+        let output = || Output::Segments {
+            superframe: f.clone(),
+            segments: lso::segment(&f, &h, 1448, cx4_hw::wqe::CsFlags::empty()).unwrap(),
+            gso: gso::superframe(&f, &h, 1448),
+        };
+        // A port that carries them: one write, four frames counted.
+        let (mut d, _) = device();
+        let port = Arc::new(Loopback::with_superframes());
+        d.attach(port.clone());
+        d.transmit(&output(), true);
+        let sf = port.take_superframes();
+        assert_eq!(sf.len(), 1);
+        assert_eq!((sf[0].0.mss, sf[0].1.len()), (1448, 5000));
+        assert!(port.take().is_empty());
+        assert_eq!((d.path.tx_frames, d.path.tx_superframes), (4, 1));
+        assert_eq!(d.path.tx_bytes, 4 * 54 + 5000);
+        // One that does not: the four segments.
+        let (mut d, port) = device();
+        d.transmit(&output(), true);
+        assert_eq!(port.take().len(), 4);
+        assert_eq!((d.path.tx_frames, d.path.tx_superframes), (4, 0));
+        // Link down: nothing on the wire either way.
+        let (mut d, _) = device();
+        let port = Arc::new(Loopback::with_superframes());
+        d.attach(port.clone());
+        d.transmit(&output(), false);
+        assert!(port.take_superframes().is_empty() && port.take().is_empty());
+        assert_eq!(d.path.tx_link_down, 4);
+    }
+
+    #[test]
+    fn superframes_and_partial_checksums_from_the_wire_are_finished_or_dropped() {
+        use crate::{eth::gso, wire::vnet::RxOffload};
+        let (mut d, _port) = device();
+        // A superframe: cut into its 4 segments, each steered (no flow table: dropped there).
+        let mut f = gso::tests::tcp4(5000, 0x10);
+        assert_eq!(
+            d.receive_offloaded(&mut f, RxOffload::Tcp { mss: 1448 }, false),
+            4
+        );
+        assert_eq!(
+            (
+                d.path.rx_wire,
+                d.path.rx_superframes,
+                d.path.rx_steered_drop
+            ),
+            (4, 1, 4)
+        );
+        // A partial checksum is completed: the frame is no longer malformed-looking, it is
+        // steered like any other.
+        let mut p = gso::tests::tcp4(100, 0x10);
+        assert_eq!(
+            d.receive_offloaded(
+                &mut p,
+                RxOffload::Csum {
+                    start: 34,
+                    offset: 16
+                },
+                false
+            ),
+            1
+        );
+        assert_eq!(d.path.rx_steered_drop, 5);
+        // What cannot be finished is dropped and counted, never delivered.
+        let n = p.len();
+        for off in [
+            RxOffload::Csum {
+                start: n,
+                offset: 0,
+            },
+            RxOffload::Tcp { mss: 0 },
+            RxOffload::Unsupported(5),
+        ] {
+            assert_eq!(d.receive_offloaded(&mut p, off, false), 1);
+        }
+        let mut junk = vec![0xffu8; 40];
+        assert_eq!(
+            d.receive_offloaded(&mut junk, RxOffload::Tcp { mss: 100 }, false),
+            1
+        );
+        assert_eq!(d.path.rx_malformed, 4);
+        assert_eq!(d.receive_offloaded(&mut p, RxOffload::None, true), 1);
+        assert_eq!(d.path.rx_oversize, 1);
+        assert_eq!(d.path.rx_frames, 0);
     }
 
     #[test]

@@ -46,7 +46,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     if let Some(name) = &cfg.tap {
-        let tap = match wire::Tap::open(name) {
+        let tap = match wire::Tap::open(name, cfg.wire_gso) {
             Ok(t) => std::sync::Arc::new(t),
             Err(e) => {
                 eprintln!("cx4-model: --tap {name}: {e}");

@@ -11,6 +11,7 @@
 //!   [`rx::deliver`] it, which scatters it and returns the CQE (or an [`rx::RxFault`]).
 //!
 //! Files: [`frame`] (parser), [`csum`] (checksums and their offloads), [`lso`] (segmentation),
+//! [`gso`] (LSO output as host superframes, superframes from the wire),
 //! [`rss`] (Toeplitz hash), [`txwqe`] (send WQEs), [`rx`] (receive WQEs and delivery),
 //! [`cqe`] (completions), [`dma`] (the memory seams), [`pause`] (MAC control frames and a
 //! frame's priority); [`classify`] and [`mkeys`] adapt the
@@ -22,6 +23,7 @@ pub mod cqe;
 pub mod csum;
 pub mod dma;
 pub mod frame;
+pub mod gso;
 pub mod lso;
 pub mod mkeys;
 pub mod pause;

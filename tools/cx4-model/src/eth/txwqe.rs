@@ -16,6 +16,7 @@ use super::{
     csum,
     dma::{Dma, DmaError, WqeReader},
     frame::{self, ParseConfig, ParseError, Swp, ETH_HLEN, ETH_ZLEN},
+    gso,
     lso::{self, LsoError, Segment},
 };
 
@@ -215,6 +216,9 @@ pub enum Output {
         superframe: Vec<u8>,
         /// The segments, in order.
         segments: Vec<Segment>,
+        /// The same segments as one host superframe, when the host can carry them so
+        /// ([`gso::superframe`]; the wire decides whether it can).
+        gso: Option<gso::Superframe>,
     },
 }
 
@@ -228,6 +232,7 @@ impl Output {
             Output::Segments {
                 superframe,
                 segments,
+                ..
             } => {
                 for s in segments {
                     f(
@@ -431,10 +436,12 @@ where
                 });
             }
         }
+        let gso = gso::superframe(&frame, &h, mss);
         return Ok(Sent {
             output: Output::Segments {
                 superframe: frame,
                 segments,
+                gso,
             },
             csum_done: flags,
             csum_requested: flags,
