@@ -526,7 +526,8 @@ def tests(env: Env):
             rmmod mlx5_core
             echo unloaded
         """
-        res = eth_vms(env, [vm0, vm1], timeout=400)
+        # The cards' TAPs carry GSO superframes (--wire-gso, Documentation/model.md).
+        res = eth_vms(env, [vm0, vm1], timeout=400, model_args=["--wire-gso"])
         assert_clean(res)
         for r in res:
             log = r.job_log

@@ -135,17 +135,17 @@ def main() -> int:
                     help="NICs to measure, from virtio,mlx5e,cx4 (default all)")
     ap.add_argument("--counters", action="store_true",
                     help="print the sender's NIC counters (ethtool -S, interrupts) over each UDP run")
-    ap.add_argument("--no-wire-gso", action="store_true",
-                    help="the models' TAPs carry single frames only (cx4-model --no-wire-gso)")
+    ap.add_argument("--wire-gso", action="store_true",
+                    help="the models' TAPs carry GSO superframes (cx4-model --wire-gso)")
     args = ap.parse_args()
     moderation = ("ethtool -C \"$IF\" adaptive-rx off adaptive-tx off rx-usecs 0 rx-frames 0 "
                   "tx-usecs 0 tx-frames 0" if args.no_moderation else "")
     env = testrun.setup()
     specs = [vmrun.VmSpec(name=f"vm{i}", wire=True, cards=2, mac=f"52:54:00:c4:00:{i + 1:02x}")
              for i in range(2)]
-    if args.no_wire_gso:
+    if args.wire_gso:
         for s in specs:
-            s.model_args += ["--no-wire-gso"]
+            s.model_args += ["--wire-gso"]
     only = " ".join(args.only.split(","))
     nics = " ".join(args.nics.split(","))
     jobs = [job.replace("ROUNDS", str(args.rounds)).replace("SECONDS", str(args.seconds))
@@ -216,7 +216,7 @@ def main() -> int:
     for line in res[0].job_log.splitlines() if args.counters else ():
         if line.startswith("ctr "):
             print(f"sender's counters over a UDP run: {line[4:]}")
-    print(f"\nthe models' TAPs carry {'single frames only' if args.no_wire_gso else 'GSO superframes'}")
+    print(f"\nthe models' TAPs carry {'GSO superframes' if args.wire_gso else 'single frames only'}")
     print("\nratios: higher is better (latency ratios are inverted); goal cx4/mlx5e >= 1 on every row")
     if nframes:
         print(f"\nmodel of vm0 over the mlx5e runs: {cpu_s:.2f} s CPU for {nframes} frames (sent + "

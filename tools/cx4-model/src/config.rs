@@ -30,10 +30,10 @@ usage: cx4-model --socket PATH [options]
                         the ConnectX-4 and Lx (Documentation/ec.md)
   --tap NAME            the port's wire: attach to TAP device NAME (IFF_TAP|IFF_NO_PI);
                         its carrier is the cable
-  --no-wire-gso         the TAP carries single frames only: LSO output is written segment
-                        by segment and the host cuts superframes before the port reads
-                        them (by default both cross as GSO superframes with a virtio-net
-                        header, as QEMU's virtio-net does; Documentation/model.md)
+  --wire-gso            the TAP carries GSO superframes with a virtio-net header, as
+                        QEMU's virtio-net does: plain TCP LSO output in one write, the
+                        host's superframes cut by the port (Documentation/model.md); off by
+                        default, where every frame crosses the TAP on its own
   -v, --verbose         log every BAR access
   -h, --help            this text
 ";
@@ -115,7 +115,7 @@ pub struct Config {
     pub roce: bool,
     /// TAP device of the port's wire.
     pub tap: Option<String>,
-    /// Carry GSO superframes on the TAP (`--no-wire-gso` turns it off).
+    /// Carry GSO superframes on the TAP (`--wire-gso`).
     pub wire_gso: bool,
     /// Advertise 8-bit vector-calc matrices (`calc_matrix_type_8bit`), which ConnectX-4
     /// firmware does not: the GF(2^8) profile of the erasure-coding engine.
@@ -175,7 +175,7 @@ impl Config {
         let mut eth = false;
         let mut roce = false;
         let mut tap = None;
-        let mut wire_gso = true;
+        let mut wire_gso = false;
         let mut ec_8bit = false;
         while let Some(a) = it.next() {
             let mut val = |name: &str| {
@@ -219,7 +219,7 @@ impl Config {
                     eth = true;
                 }
                 "--tap" => tap = Some(val("--tap")?),
-                "--no-wire-gso" => wire_gso = false,
+                "--wire-gso" => wire_gso = true,
                 "--ec-8bit" => ec_8bit = true,
                 o => return Err(ArgError::Bad(format!("unknown argument {o:?}"))),
             }
@@ -263,9 +263,12 @@ mod tests {
         assert_eq!(c.fw.major, 14);
         assert_eq!(c.cmdif_rev, 5);
         assert!(!c.ec_8bit, "ConnectX-4 has no 8-bit vector-calc matrices");
-        assert!(c.wire_gso, "the TAP carries superframes unless told not to");
         assert!(
-            !Config::from_args(args("--socket /x --tap t0 --no-wire-gso"))
+            !c.wire_gso,
+            "the TAP carries single frames unless told otherwise"
+        );
+        assert!(
+            Config::from_args(args("--socket /x --tap t0 --wire-gso"))
                 .unwrap()
                 .wire_gso
         );

@@ -5,8 +5,8 @@
 //! the model opens by name (`--tap NAME`). Its carrier is the cable: a TAP that is down or
 //! detached reads as a pulled cable. Host tests use [`Loopback`], an in-memory port.
 //!
-//! By default the TAP carries a virtio-net header ([`vnet`]) before each frame, as QEMU's
-//! virtio-net backend does: LSO output goes out as one GSO superframe
+//! With `--wire-gso` the TAP carries a virtio-net header ([`vnet`]) before each frame, as
+//! QEMU's virtio-net backend does: LSO output goes out as one GSO superframe
 //! ([`Port::send_superframe`], `eth::gso`) and the host hands superframes and partial
 //! checksums to the port, which finishes them like the card would have received them
 //! (`Device::receive_offloaded`). The frames on any real wire are the same; the host kernel
