@@ -139,7 +139,9 @@ fn coherent_range(mem: &Coherent<[u8]>, off: usize, len: usize) -> Result<*mut u
 ///
 /// The accesses are volatile, as `dma_write!`'s (the device may access the memory at any time),
 /// but eight bytes wide where the destination is aligned: a mailbox block or a 4 KiB
-/// capability page takes an eighth of the stores of a byte-wise copy. Nothing outside
+/// capability page takes an eighth of the stores of a byte-wise copy. Four aligned bytes are
+/// one 32-bit store, so a doorbell record (a consumer or producer counter the device reads
+/// while the driver writes it) is never seen half-written. Nothing outside
 /// `off..off + data.len()` is written, so a neighbouring ownership byte is never touched.
 pub fn coherent_write(mem: &Coherent<[u8]>, off: usize, data: &[u8]) -> Result {
     let dst = coherent_range(mem, off, data.len())?;
@@ -147,12 +149,18 @@ pub fn coherent_write(mem: &Coherent<[u8]>, off: usize, data: &[u8]) -> Result {
     while i < data.len() {
         let p = dst.wrapping_add(i);
         let word = data.get(i..i + 8).filter(|_| p.cast::<u64>().is_aligned());
+        let half = data.get(i..i + 4).filter(|_| p.cast::<u32>().is_aligned());
         if let Some(w) = word.and_then(|w| <[u8; 8]>::try_from(w).ok()) {
             // SAFETY: `p..p + 8` is inside the checked range of the allocation, which `mem`
             // keeps alive, and `p` is aligned for `u64`. A volatile store to coherent memory the
             // device may access concurrently is what `dma_write!` does too.
             unsafe { p.cast::<u64>().write_volatile(u64::from_ne_bytes(w)) };
             i += 8;
+        } else if let Some(w) = half.and_then(|w| <[u8; 4]>::try_from(w).ok()) {
+            // SAFETY: `p..p + 4` is inside the checked range and `p` is aligned for `u32`; see
+            // above.
+            unsafe { p.cast::<u32>().write_volatile(u32::from_ne_bytes(w)) };
+            i += 4;
         } else {
             // SAFETY: `p` is inside the checked range (`i < data.len()`); see above.
             unsafe { p.write_volatile(data[i]) };
