@@ -68,8 +68,22 @@ def tests(env: Env):
             wait_signal server
             section iperf-tx; iperf -c $PEER -t 5 -f m
             section iperf-rx; iperf -c $PEER -t 5 -f m -R
-            signal done
             section after; stats
+            # CQ moderation (ethtool -c/-C): mlx5e's defaults, the CQ context's limits, and a
+            # change that reaches the card: off, no event is held back; on, a stream's are.
+            section coal-default; ethtool -c "$IF"
+            section coal-range
+            ethtool -C "$IF" rx-usecs 4096 2>&1 && echo "4096 accepted" || echo "4096 refused"
+            ethtool -C "$IF" rx-usecs 0 rx-frames 0 tx-usecs 0 tx-frames 0
+            section coal-off; ethtool -c "$IF"
+            section model-0; req ctl stats
+            iperf3 -c $PEER -t 2 > /dev/null
+            section model-1; req ctl stats
+            ethtool -C "$IF" rx-usecs 100 rx-frames 64 tx-usecs 100 tx-frames 64
+            section coal-on; ethtool -c "$IF"
+            iperf3 -c $PEER -t 2 > /dev/null
+            section model-2; req ctl stats
+            signal done
             ip link set "$IF" down
             rmmod cx4
             echo unloaded
@@ -106,9 +120,23 @@ def tests(env: Env):
         assert rise(b0, a0, "rx_csum_unnecessary") > 0, f"cx4: no RX checksum verdicts: {a0}"
         assert rise(b1, a1, "tx_tso_packets") > 0, f"mlx5e: no TSO: {a1}"
         assert rise(b1, a1, "rx_csum_complete") + rise(b1, a1, "rx_csum_unnecessary") > 0, a1
+        coal = lambda s: {k: int(v) for k, v in re.findall(
+            r"^(rx-usecs|rx-frames|tx-usecs|tx-frames):\s+(\d+)", section(r0.job_log, s), re.M)}
+        want = {"rx-usecs": 8, "rx-frames": 32, "tx-usecs": 16, "tx-frames": 32}
+        assert coal("coal-default") == want, section(r0.job_log, "coal-default")
+        assert "4096 refused" in section(r0.job_log, "coal-range"), section(r0.job_log, "coal-range")
+        assert set(coal("coal-off").values()) == {0}, section(r0.job_log, "coal-off")
+        assert coal("coal-on") == {"rx-usecs": 100, "rx-frames": 64, "tx-usecs": 100,
+                                   "tx-frames": 64}, section(r0.job_log, "coal-on")
+        held = [int(m.group(1)) if m else -1 for m in (
+            re.search(r"\bcq_moderated=(\d+)", section(r0.job_log, f"model-{i}")) for i in range(3))]
+        assert held[0] > 0, f"no event held back with the default moderation: {held}"
+        assert held[1] == held[0], f"moderation off, yet events were held back: {held}"
+        assert held[2] > held[1], f"moderation on, no event held back: {held}"
         errs = cx4_errors(r0.dmesg)
         assert not errs, "cx4 reported:\n" + "\n".join(errs)
-        print(f"    iperf3 cx4->mlx5e {tx:.0f} Mbit/s, mlx5e->cx4 {rx:.0f} Mbit/s")
+        print(f"    iperf3 cx4->mlx5e {tx:.0f} Mbit/s, mlx5e->cx4 {rx:.0f} Mbit/s; "
+              f"events held back by CQ moderation: {held}")
 
     @estimate(300)
     def jumbo_and_tunnels():

@@ -435,7 +435,10 @@ def eth_vms(env: Env, scripts: list[str], *, timeout: float = 300, smp: int = 1,
             for r in relays:
                 r.__exit__()
         for res, rel in zip(results, relays):
-            res.job_log += "\n--- relay ---\n" + "\n".join(rel.log) + "\n"
+            # Only when the guest asked for something: a job log left empty is how
+            # retry_boot_race knows the job never started.
+            if rel.log:
+                res.job_log += "\n--- relay ---\n" + "\n".join(rel.log) + "\n"
     return results
 
 

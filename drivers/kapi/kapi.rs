@@ -11,7 +11,8 @@
 //! - [`IrqSafeLock`] (created with [`new_irq_safe_lock!`]): a `spinlock_t` taken with
 //!   `spin_lock_irqsave()`, as a `kernel::sync::lock` backend ([`IrqSaveBackend`]), so
 //!   `CondVar` works with its guard ([`IrqSafeGuard`]).
-//! - [`coherent_read`], [`coherent_write`]: volatile copies, eight bytes wide where aligned.
+//! - [`coherent_read`], [`coherent_write`]: volatile copies, eight or four bytes wide where
+//!   aligned (a 4-byte doorbell record is one store).
 //! - [`set_dma_mask_64`], [`try_reset_function`], [`num_online_cpus`], [`flush_work`],
 //!   [`flush_delayed_work`]: one C call each.
 //! - [`BoundDevice`]: a device reference that work items and interrupt handlers hold to use
@@ -148,22 +149,21 @@ pub fn coherent_write(mem: &Coherent<[u8]>, off: usize, data: &[u8]) -> Result {
     let mut i = 0;
     while i < data.len() {
         let p = dst.wrapping_add(i);
-        let word = data.get(i..i + 8).filter(|_| p.cast::<u64>().is_aligned());
-        let half = data.get(i..i + 4).filter(|_| p.cast::<u32>().is_aligned());
-        if let Some(w) = word.and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+        let rest = &data[i..];
+        if let Some(w) = rest.first_chunk::<8>().filter(|_| p.cast::<u64>().is_aligned()) {
             // SAFETY: `p..p + 8` is inside the checked range of the allocation, which `mem`
             // keeps alive, and `p` is aligned for `u64`. A volatile store to coherent memory the
             // device may access concurrently is what `dma_write!` does too.
-            unsafe { p.cast::<u64>().write_volatile(u64::from_ne_bytes(w)) };
+            unsafe { p.cast::<u64>().write_volatile(u64::from_ne_bytes(*w)) };
             i += 8;
-        } else if let Some(w) = half.and_then(|w| <[u8; 4]>::try_from(w).ok()) {
+        } else if let Some(w) = rest.first_chunk::<4>().filter(|_| p.cast::<u32>().is_aligned()) {
             // SAFETY: `p..p + 4` is inside the checked range and `p` is aligned for `u32`; see
             // above.
-            unsafe { p.cast::<u32>().write_volatile(u32::from_ne_bytes(w)) };
+            unsafe { p.cast::<u32>().write_volatile(u32::from_ne_bytes(*w)) };
             i += 4;
         } else {
             // SAFETY: `p` is inside the checked range (`i < data.len()`); see above.
-            unsafe { p.write_volatile(data[i]) };
+            unsafe { p.write_volatile(rest[0]) };
             i += 1;
         }
     }
@@ -171,7 +171,7 @@ pub fn coherent_write(mem: &Coherent<[u8]>, off: usize, data: &[u8]) -> Result {
 }
 
 /// Copies `out.len()` bytes at byte offset `off` out of coherent DMA memory; volatile loads,
-/// eight bytes wide where aligned (see [`coherent_write`]).
+/// eight or four bytes wide where aligned (see [`coherent_write`]).
 pub fn coherent_read(mem: &Coherent<[u8]>, off: usize, out: &mut [u8]) -> Result {
     let src = coherent_range(mem, off, out.len())?.cast_const();
     let mut i = 0;
@@ -183,6 +183,12 @@ pub fn coherent_read(mem: &Coherent<[u8]>, off: usize, out: &mut [u8]) -> Result
             let w = unsafe { p.cast::<u64>().read_volatile() };
             out[i..i + 8].copy_from_slice(&w.to_ne_bytes());
             i += 8;
+        } else if i + 4 <= out.len() && p.cast::<u32>().is_aligned() {
+            // SAFETY: `p..p + 4` is inside the checked range and `p` is aligned for `u32`; see
+            // above.
+            let w = unsafe { p.cast::<u32>().read_volatile() };
+            out[i..i + 4].copy_from_slice(&w.to_ne_bytes());
+            i += 4;
         } else {
             // SAFETY: `p` is inside the checked range (`i < out.len()`); see above.
             out[i] = unsafe { p.read_volatile() };

@@ -208,6 +208,22 @@ pub struct PauseParam {
     pub tx_pause: bool,
 }
 
+/// Interrupt coalescing (`struct ethtool_coalesce`), the parameters this binding carries:
+/// how long (µs) and for how many completions a queue may hold its interrupt back. The core
+/// refuses a request that changes any other parameter (`supported_coalesce_params` is
+/// `ETHTOOL_COALESCE_USECS | ETHTOOL_COALESCE_MAX_FRAMES`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Coalesce {
+    /// RX: microseconds after a completion before the interrupt.
+    pub rx_usecs: u32,
+    /// RX: completions before the interrupt.
+    pub rx_max_frames: u32,
+    /// TX: microseconds after a completion before the interrupt.
+    pub tx_usecs: u32,
+    /// TX: completions before the interrupt.
+    pub tx_max_frames: u32,
+}
+
 /// The RSS hash function `ETH_RSS_HASH_TOP` (Toeplitz), for [`Rxfh`].
 pub const RSS_HASH_TOP: u8 = ksys::KSYS_CONST_ETH_RSS_HASH_TOP;
 /// "No change" as a requested hash function.
@@ -400,6 +416,17 @@ pub trait EthtoolOps: Sized + 'static {
     fn set_pauseparam(_dev: &Device, _data: DataRef<'_, Self>, _pause: &PauseParam) -> Result {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
+
+    /// `get_coalesce` (`ethtool -c`).
+    fn get_coalesce(_dev: &Device, _data: DataRef<'_, Self>, _c: &mut Coalesce) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `set_coalesce` (`ethtool -C`): the whole [`Coalesce`] as it should be (unchanged
+    /// fields hold their [`EthtoolOps::get_coalesce`] values).
+    fn set_coalesce(_dev: &Device, _data: DataRef<'_, Self>, _c: &Coalesce) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 }
 
 /// The table of `E`, for as long as the module is loaded.
@@ -455,6 +482,13 @@ impl<E: EthtoolOps> Table<E> {
         get_ethtool_stats: op!(E::HAS_GET_ETHTOOL_STATS, Self::get_ethtool_stats),
         get_pauseparam: op!(E::HAS_GET_PAUSEPARAM, Self::get_pauseparam),
         set_pauseparam: op!(E::HAS_SET_PAUSEPARAM, Self::set_pauseparam),
+        get_coalesce: op!(E::HAS_GET_COALESCE, Self::get_coalesce),
+        set_coalesce: op!(E::HAS_SET_COALESCE, Self::set_coalesce),
+        supported_coalesce_params: if E::HAS_SET_COALESCE {
+            ksys::KSYS_CONST_ETHTOOL_COALESCE_USECS_MAX_FRAMES
+        } else {
+            0
+        },
         ..pin_init::zeroed()
     };
 
@@ -536,6 +570,52 @@ impl<E: EthtoolOps> Table<E> {
             tx_pending: ring.tx_pending,
         };
         from_result(|| E::set_ringparam(dev, data, &r).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`.
+    unsafe extern "C" fn get_coalesce(
+        dev: *mut ksys::net_device,
+        c: *mut ksys::ethtool_coalesce,
+        _kc: *mut ksys::kernel_ethtool_coalesce,
+        _extack: *mut ksys::netlink_ext_ack,
+    ) -> c_int {
+        // SAFETY: The function's contract.
+        let (dev, data) = unsafe { args::<E>(dev) };
+        let mut v = Coalesce::default();
+        from_result(|| {
+            E::get_coalesce(dev, data, &mut v)?;
+            // SAFETY: A valid struct only this call writes.
+            let c = unsafe { &mut *c };
+            c.rx_coalesce_usecs = v.rx_usecs;
+            c.rx_max_coalesced_frames = v.rx_max_frames;
+            c.tx_coalesce_usecs = v.tx_usecs;
+            c.tx_max_coalesced_frames = v.tx_max_frames;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`.
+    unsafe extern "C" fn set_coalesce(
+        dev: *mut ksys::net_device,
+        c: *mut ksys::ethtool_coalesce,
+        _kc: *mut ksys::kernel_ethtool_coalesce,
+        _extack: *mut ksys::netlink_ext_ack,
+    ) -> c_int {
+        // SAFETY: The function's contract.
+        let (dev, data) = unsafe { args::<E>(dev) };
+        // SAFETY: A valid struct for the call.
+        let c = unsafe { &*c };
+        let v = Coalesce {
+            rx_usecs: c.rx_coalesce_usecs,
+            rx_max_frames: c.rx_max_coalesced_frames,
+            tx_usecs: c.tx_coalesce_usecs,
+            tx_max_frames: c.tx_max_coalesced_frames,
+        };
+        from_result(|| E::set_coalesce(dev, data, &v).map(|()| 0))
     }
 
     /// # Safety

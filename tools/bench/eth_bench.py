@@ -67,18 +67,21 @@ snap() {
     } > $3
 }
 delta() { awk 'NR==FNR {a[$1]=$2; next} {d=$2-a[$1]; if (d) printf "%s=%d ", $1, d}' $1 $2; }
+# A kernel profile of this VM over one row (ksample.py), for the rows in --profile.
+prof_start() { case " PROFILE " in *" $1 "*) python3 /cx4/ksample.py $((SECONDS - 2)) 25 > /tmp/prof.out 2>&1 & PROF=$!;; esac; }
+prof_end() { case " PROFILE " in *" $1 "*) wait $PROF; sed "s/^/prof $1 $2 /" /tmp/prof.out;; esac; }
 reach $PEER; reach 10.99.1.$((peer + 1)); reach 10.99.2.$((peer + 1))
 wait_signal server
 for r in $(seq ROUNDS); do
   for nic in NICS; do
     case $nic in mlx5e) dst=$PEER;; cx4) dst=10.99.2.$((peer + 1));; *) dst=10.99.1.$((peer + 1));; esac
     [ $nic = mlx5e ] && { echo "cpu0 $(req cpu)"; echo "stats0 $(req ctl stats)"; }
-    want tx && echo "tx $nic $(iperf3 -c $dst -t SECONDS -f m | grep receiver)"
-    want rx && echo "rx $nic $(iperf3 -c $dst -t SECONDS -f m -R | grep receiver)"
+    want tx && { prof_start tx; echo "tx $nic $(iperf3 -c $dst -t SECONDS -f m | grep receiver)"; prof_end tx $nic; }
+    want rx && { prof_start rx; echo "rx $nic $(iperf3 -c $dst -t SECONDS -f m -R | grep receiver)"; prof_end rx $nic; }
     want rr && echo "rr $nic $(ping -q -c 200 -i 0.02 $dst | grep rtt)"
     case $nic in mlx5e) nif=$IF; pci=0000:01:00.0;; cx4) nif=$CIF; pci=0000:02:00.0;; *) nif=$VIF; pci=none;; esac
     COUNTERS && snap $nif $pci /tmp/c0
-    want udp && iperf3 -c $dst -u -b 0 -l 64 -t SECONDS -f m > /tmp/udp.out
+    want udp && { prof_start udp; iperf3 -c $dst -u -b 0 -l 64 -t SECONDS -f m > /tmp/udp.out; prof_end udp $nic; }
     COUNTERS && snap $nif $pci /tmp/c1 && echo "ctr $nic $(delta /tmp/c0 /tmp/c1)"
     want udp && echo "udp $nic $(grep receiver /tmp/udp.out)"
     want udp && echo "udps $nic $(grep sender /tmp/udp.out)"
@@ -135,6 +138,9 @@ def main() -> int:
                     help="NICs to measure, from virtio,mlx5e,cx4 (default all)")
     ap.add_argument("--counters", action="store_true",
                     help="print the sender's NIC counters (ethtool -S, interrupts) over each UDP run")
+    ap.add_argument("--profile", default="",
+                    help="rows (tx,rx,udp) over which vm0 samples its kernel (ksample.py) and "
+                         "prints its busiest functions")
     ap.add_argument("--wire-gso", action="store_true",
                     help="the models' TAPs carry GSO superframes (cx4-model --wire-gso)")
     args = ap.parse_args()
@@ -151,8 +157,10 @@ def main() -> int:
     jobs = [job.replace("ROUNDS", str(args.rounds)).replace("SECONDS", str(args.seconds))
             .replace("MODERATION", moderation).replace("ONLY", only).replace("NICS", nics)
             .replace("COUNTERS", "true" if args.counters else "false")
+            .replace("PROFILE", " ".join(args.profile.split(",")))
             for job in (CLIENT, SERVER)]
-    res = run_jobs(env, specs, jobs, 600 + args.rounds * 9 * (args.seconds + 30), files=[env.ko])
+    files = [env.ko] + ([Path(__file__).with_name("ksample.py")] if args.profile else [])
+    res = run_jobs(env, specs, jobs, 600 + args.rounds * 9 * (args.seconds + 30), files=files)
     if res is None:
         return 1
     tput: dict[tuple[str, str], list[float]] = {}
@@ -213,6 +221,9 @@ def main() -> int:
     print(f"{'  UDP datagrams lost (%)':34} {v:11.1f} {m:9.1f} {c:9.1f}")
     v, m, c = (med(rcvbuf.get(n, [])) for n in ("virtio", "mlx5e", "cx4"))
     print(f"{'  dropped at the receiving socket (%)':34} {v:11.1f} {m:9.1f} {c:9.1f}")
+    for line in res[0].job_log.splitlines() if args.profile else ():
+        if line.startswith("prof "):
+            print(f"vm0 kernel profile, {line[5:]}")
     for line in res[0].job_log.splitlines() if args.counters else ():
         if line.startswith("ctr "):
             print(f"sender's counters over a UDP run: {line[4:]}")

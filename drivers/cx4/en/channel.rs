@@ -157,6 +157,8 @@ impl ChannelPoll {
 pub(crate) struct Channel {
     ix: u32,
     rqn: u32,
+    /// The send and receive CQs (for `ethtool -C`).
+    cqns: [u32; 2],
     priv_: Arc<EnPriv>,
     kick: Arc<Kick>,
     #[pin]
@@ -166,19 +168,23 @@ pub(crate) struct Channel {
 impl Channel {
     /// Starts channel `ix`: its NAPI instance on `dev` polls `poll`; `kick` (the CQs'
     /// handler) schedules it from now on. The first poll runs at once and arms the CQs.
+    /// `tcqn` is the send CQ (in the channel's TX slot).
     pub(crate) fn start(
         dev: &Device,
         priv_: Arc<EnPriv>,
         ix: u32,
         kick: Arc<Kick>,
         poll: ChannelPoll,
+        tcqn: u32,
     ) -> Result<Arc<Self>> {
         let k = kick.clone();
         let rqn = poll.rx.rqn();
+        let cqns = [tcqn, poll.rcq.cqn()];
         let ch = Arc::pin_init(
             try_pin_init!(Self {
                 ix,
                 rqn,
+                cqns,
                 priv_,
                 kick: k,
                 napi <- Napi::new(dev, poll),
@@ -219,5 +225,10 @@ impl Channel {
     /// The channel index.
     pub(crate) fn ix(&self) -> u32 {
         self.ix
+    }
+
+    /// The send CQ's and the receive CQ's numbers.
+    pub(crate) fn cqns(&self) -> [u32; 2] {
+        self.cqns
     }
 }

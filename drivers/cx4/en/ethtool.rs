@@ -12,6 +12,7 @@ use netdev::{
     ethtool::{
         self,
         Channels,
+        Coalesce,
         Duplex,
         EthtoolOps,
         LinkKsettings,
@@ -121,6 +122,15 @@ impl EthtoolOps for EnEthtool {
             p.log_sq = lsq;
             Ok(())
         })
+    }
+
+    fn get_coalesce(_dev: &Device, data: ArcBorrow<'_, EnPriv>, c: &mut Coalesce) -> Result {
+        *c = data.params()?.coalesce;
+        Ok(())
+    }
+
+    fn set_coalesce(_dev: &Device, data: ArcBorrow<'_, EnPriv>, c: &Coalesce) -> Result {
+        data.set_coalesce(c)
     }
 
     fn get_channels(_dev: &Device, data: ArcBorrow<'_, EnPriv>, c: &mut Channels) {

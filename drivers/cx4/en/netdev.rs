@@ -30,6 +30,7 @@ use kernel::{
     },
 };
 use netdev::{
+    ethtool::Coalesce,
     AddrList,
     Device,
     DeviceOps,
@@ -45,6 +46,7 @@ use crate::{
     caps::Caps,
     devlink::EnHealth,
     cq::{
+        self,
         Cq,
         CqParams, //
     },
@@ -113,6 +115,18 @@ pub(crate) const RSS_KEY_LEN: usize = 40;
 pub(crate) const MAX_MTU: u32 = 9600 - port::HARD_MTU;
 /// The smallest MTU (`ETH_MIN_MTU`).
 pub(crate) const MIN_MTU: u32 = 68;
+/// CQ moderation at open: mlx5e's defaults (en.h
+/// `MLX5E_PARAMS_DEFAULT_{RX,TX}_CQ_MODERATION_{USEC,PKTS}`), periods from the last event.
+const DEFAULT_COALESCE: Coalesce = Coalesce {
+    rx_usecs: 8,
+    rx_max_frames: 32,
+    tx_usecs: 16,
+    tx_max_frames: 32,
+};
+/// The longest CQ moderation period, µs (`cq_period` is 12 bits; `MLX5_MAX_CQ_PERIOD`).
+const MAX_CQ_PERIOD: u32 = 0xfff;
+/// The most CQEs a moderated CQ holds its event for (`cq_max_count`; `MLX5_MAX_CQ_COUNT`).
+const MAX_CQ_COUNT: u32 = 0xffff;
 /// How long a stopped TX queue may wait for completions before the stack reports a TX
 /// timeout and the SQs are recovered (mlx5e's value).
 const TX_TIMEOUT_MS: u32 = 15_000;
@@ -133,6 +147,8 @@ pub(crate) struct Params {
     /// to IP headers while the port trusts DSCP (en_dcbnl.c
     /// `mlx5e_params_calc_trust_tx_min_inline_mode`).
     pub(crate) min_inline: u8,
+    /// CQ moderation (`ethtool -C`), for the cards with `cq_moderation`.
+    pub(crate) coalesce: Coalesce,
 }
 
 impl Params {
@@ -147,6 +163,7 @@ impl Params {
             indir,
             key: self.key,
             min_inline: self.min_inline,
+            coalesce: self.coalesce,
         })
     }
 }
@@ -379,6 +396,12 @@ impl EnPriv {
         };
         let tcq = Cq::create(mdev, &cq_p(p.log_sq), Some(kick.clone()))?;
         let rcq = Cq::create(mdev, &cq_p(p.log_rq), Some(kick.clone()))?;
+        if self.res.caps().cq_moderation {
+            let c = &p.coalesce;
+            tcq.modify_moderation(c.tx_usecs, c.tx_max_frames, None)?;
+            rcq.modify_moderation(c.rx_usecs, c.rx_max_frames, None)?;
+        }
+        let tcqn = tcq.cqn();
         let sq = Sq::create(
             &self.res,
             &SqParams {
@@ -405,7 +428,7 @@ impl EnPriv {
         let old = slot.lock().replace(tx);
         drop(old);
         let poll = ChannelPoll::new(self.into(), ix, rcq, rx);
-        match Channel::start(dev, self.into(), ix, kick, poll) {
+        match Channel::start(dev, self.into(), ix, kick, poll, tcqn) {
             Ok(ch) => open.channels.push(ch, GFP_KERNEL).map_err(|_| {
                 // Unreachable in practice (capacity reserved); the channel is dropped.
                 ENOMEM
@@ -448,6 +471,33 @@ impl EnPriv {
         if let Some(open) = g.open.take() {
             self.close_open(dev, open);
         }
+    }
+
+    /// Sets the CQ moderation (`ethtool -C`): kept in the parameters and applied to the open
+    /// channels' CQs in place (`MODIFY_CQ`, en_ethtool.c `mlx5e_set_coalesce`). `EOPNOTSUPP`
+    /// without the `cq_moderation` capability, `ERANGE` past the CQ context's fields (12-bit
+    /// period, 16-bit count).
+    pub(crate) fn set_coalesce(&self, c: &Coalesce) -> Result {
+        if !self.res.caps().cq_moderation {
+            return Err(super::ethtool::eopnotsupp());
+        }
+        if c.rx_usecs > MAX_CQ_PERIOD
+            || c.tx_usecs > MAX_CQ_PERIOD
+            || c.rx_max_frames > MAX_CQ_COUNT
+            || c.tx_max_frames > MAX_CQ_COUNT
+        {
+            return Err(ERANGE);
+        }
+        let mut g = self.state.lock();
+        g.params.coalesce = *c;
+        if let Some(open) = &g.open {
+            for ch in open.channels.iter() {
+                let [tcqn, rcqn] = ch.cqns();
+                cq::modify_moderation(self.mdev(), tcqn, c.tx_usecs, c.tx_max_frames, None)?;
+                cq::modify_moderation(self.mdev(), rcqn, c.rx_usecs, c.rx_max_frames, None)?;
+            }
+        }
+        Ok(())
     }
 
     /// Applies new parameters: closes and reopens the channels if the netdev is up.
@@ -706,6 +756,7 @@ impl En {
                         indir,
                         key,
                         min_inline,
+                        coalesce: DEFAULT_COALESCE,
                     },
                     rx_mode: RxMode::default(),
                     mac,

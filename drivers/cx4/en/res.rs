@@ -228,6 +228,8 @@ pub(crate) struct EnCaps {
     pub(crate) max_wqe_sz_rq: u32,
     /// Stateless tunnel offloads.
     pub(crate) tunnels: TunnelCaps,
+    /// GENERAL `cq_moderation`: CQ periods and counts can be set.
+    pub(crate) cq_moderation: bool,
 }
 
 impl EnCaps {
@@ -245,6 +247,7 @@ impl EnCaps {
             log_max_rqt_size: gen.log_max_rqt_size() as u8,
             log_max_wq_sz: gen.log_max_wq_sz() as u8,
             max_wqe_sz_rq: gen.max_wqe_sz_rq(),
+            cq_moderation: gen.cq_moderation() != 0,
             tunnels: TunnelCaps {
                 vxlan: eth.tunnel_stateless_vxlan() != 0,
                 gre: eth.tunnel_stateless_gre() != 0,

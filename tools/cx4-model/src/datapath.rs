@@ -612,8 +612,11 @@ impl Device {
             return true;
         };
         // `rx-starve` (faults.rs): the driver fell behind, every RQ looks as if it had posted
-        // nothing (frames take the empty-RQ path, posted WQEs wait).
-        let empty = (pc & 0xffff) == (cc & 0xffff) || self.faults.rx_starved();
+        // nothing (frames take the empty-RQ path, posted WQEs wait). A producer counter more
+        // than a ring ahead of the device's (a bogus or torn record) posts nothing either:
+        // the WQEs it would name are ones the device already consumed.
+        let posted = pc.wrapping_sub(cc) & 0xffff;
+        let empty = posted == 0 || posted > 1 << wq.log_size || self.faults.rx_starved();
         if draining && empty {
             return false;
         }

@@ -570,6 +570,27 @@ mod tests {
     }
 
     #[test]
+    fn a_receive_doorbell_record_more_than_a_ring_ahead_posts_nothing() {
+        let (mut d, _port) = pfc_device();
+        post_rx(&d, 0, 4);
+        d.mem.write(RQ_DBR, &2u32.to_be_bytes()).unwrap();
+        d.receive(&prio_frame(100, 1, 0));
+        assert_eq!(d.path.rx_frames, 1);
+        // 65 ahead of the device's counter (1) on a 64-entry ring: not a count the driver can
+        // post; nothing is consumed, the frame is out of buffer.
+        d.mem.write(RQ_DBR, &66u32.to_be_bytes()).unwrap();
+        d.receive(&prio_frame(100, 2, 0));
+        assert_eq!((d.path.rx_frames, d.path.rx_out_of_buffer), (1, 1));
+        // A whole ring ahead is fine, and so is a 16-bit wrap of the record.
+        d.mem.write(RQ_DBR, &65u32.to_be_bytes()).unwrap();
+        d.receive(&prio_frame(100, 3, 0));
+        assert_eq!((d.path.rx_frames, d.path.rx_out_of_buffer), (2, 1));
+        d.mem.write(RQ_DBR, &0x1_0003u32.to_be_bytes()).unwrap();
+        d.receive(&prio_frame(100, 4, 0));
+        assert_eq!((d.path.rx_frames, d.path.rx_out_of_buffer), (3, 1));
+    }
+
+    #[test]
     fn lossless_priority_holds_frames_with_xoff_then_delivers_in_order_and_xon() {
         let (mut d, port) = pfc_device();
         d.fw.regs.qos.pfc_tx = 0x08;

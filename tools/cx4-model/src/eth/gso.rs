@@ -136,12 +136,9 @@ pub fn complete_csum(frame: &mut [u8], start: usize, offset: usize) -> Result<()
 }
 
 /// Cuts a superframe from the wire, parsed as `h`, into the segments a card would have
-/// received: at most `mss` payload bytes each, headers and checksums rewritten per segment.
+/// received: at most `mss` payload bytes each, headers and checksums rewritten per segment
+/// (`lso::segment`, which refuses anything but TCP/UDP).
 pub fn split(frame: &[u8], h: &Headers, mss: usize) -> Result<Vec<Segment>, GsoError> {
-    match h.innermost().l4 {
-        Some(l4) if matches!(l4.kind, L4Kind::Tcp | L4Kind::Udp) => {}
-        _ => return Err(GsoError::NotSegmentable),
-    }
     lso::segment(frame, h, mss, CsFlags::empty()).map_err(|_| GsoError::NotSegmentable)
 }
 
