@@ -166,6 +166,9 @@ pub(crate) struct Cq {
     uar: u32,
     ci: u32,
     arm_sn: u32,
+    /// The completion event count when the CQ was last armed: while it has not moved, the
+    /// CQ is still armed (the device disarms a CQ only by raising its event).
+    armed_at: Option<u64>,
     entry: Arc<CqEntry>,
 }
 
@@ -225,6 +228,7 @@ impl Cq {
             uar: p.uar,
             ci: 0,
             arm_sn: 0,
+            armed_at: None,
             entry,
         })
     }
@@ -322,7 +326,9 @@ impl Cq {
     /// raises a completion event.
     pub(crate) fn arm(&mut self, solicited: bool) -> Result {
         // cq.h mlx5_cq_arm: the sequence number follows the completion events seen.
-        self.arm_sn = self.events() as u32;
+        let events = self.events();
+        self.arm_sn = events as u32;
+        self.armed_at = Some(events);
         let db = CqArmDoorbell {
             sn: (self.arm_sn & 3) as u8,
             cmd: if solicited {
@@ -335,6 +341,18 @@ impl Cq {
         };
         self.dbrec.write_be32(CQ_DBR_ARM, db.arm_word())?;
         uar::cq_doorbell(&self.mdev.bar, self.uar, db)
+    }
+
+    /// Arms the CQ for its next completion (not solicited only) unless it is still armed: no
+    /// completion event arrived since it was last armed. A NAPI poller re-arms all its CQs
+    /// when it completes, but only the ones whose event scheduled it were disarmed; each
+    /// arm it skips is an MMIO write saved. An event on its way (raised by the device, not
+    /// yet counted) schedules the poller again, which then arms the CQ.
+    pub(crate) fn rearm(&mut self) -> Result {
+        if self.armed_at.is_some_and(|a| a == self.events()) {
+            return Ok(());
+        }
+        self.arm(false)
     }
 
     /// Sets the completion moderation, as [`modify_moderation`].

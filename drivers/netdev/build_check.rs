@@ -213,6 +213,22 @@ impl EthtoolOps for Check {
     ) -> Result {
         Ok(())
     }
+
+    fn get_coalesce(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        _c: &mut ethtool::Coalesce,
+    ) -> Result {
+        Ok(())
+    }
+
+    fn set_coalesce(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        _c: &ethtool::Coalesce,
+    ) -> Result {
+        Ok(())
+    }
 }
 
 #[vtable]

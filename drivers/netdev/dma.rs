@@ -31,28 +31,33 @@ pub struct DmaSeg {
 /// fragment, in order. Dropping it unmaps the segments, then frees the skb;
 /// [`TxMapping::unmap`] unmaps and gives the skb back (e.g. to [`SkBuff::consume`] it).
 ///
+/// It is small (64 bytes) so that a driver keeps it per in-flight packet and moves it
+/// without a `memcpy`: the first segment is inline, the others (a fragmented packet, e.g. a
+/// TSO superframe) in a vector allocated only for them.
+///
 /// # Invariants
 ///
-/// `segs[..n]` are mappings of `skb`'s linear part and fragments on `dev`, unmapped only in
-/// `unmap_all`.
+/// `first` and then `rest` are mappings of `skb`'s linear part and fragments on `dev`,
+/// unmapped only in `unmap_all`.
 pub struct TxMapping {
     skb: core::mem::ManuallyDrop<SkBuff>,
     dev: ARef<device::Device>,
-    segs: [DmaSeg; MAX_SEGS],
-    n: usize,
+    first: Option<DmaSeg>,
+    rest: KVec<DmaSeg>,
 }
 
 impl TxMapping {
     /// Maps `skb` for `dev` to read (`dma_map_single()` of the linear part,
     /// `skb_frag_dma_map()` of each fragment). On failure, the skb is freed (the packet is
-    /// dropped) and the error returned.
+    /// dropped) and the error returned. Called in `ndo_start_xmit` (allocates atomically, and
+    /// only for a packet of more than one segment).
     pub fn new(skb: SkBuff, dev: &device::Device<Bound>) -> Result<Self> {
         let d: &device::Device = dev;
         let mut this = Self {
             skb: core::mem::ManuallyDrop::new(skb),
             dev: d.into(),
-            segs: [DmaSeg::default(); MAX_SEGS],
-            n: 0,
+            first: None,
+            rest: KVec::new(),
         };
         // CAST: `device::Device` wraps `bindings::device`, which is `ksys::device`.
         let raw_dev = core::ptr::from_ref(d).cast::<ksys::device>().cast_mut();
@@ -73,16 +78,21 @@ impl TxMapping {
                 // Drop: unmaps nothing, frees the skb.
                 return Err(ENOMEM);
             }
-            this.segs[0] = DmaSeg {
+            this.first = Some(DmaSeg {
                 addr,
                 len: headlen,
                 head: true,
-            };
-            this.n = 1;
+            });
         }
         // SAFETY: The shared info of the owned skb.
         let shinfo = unsafe { &*ksys::skb_shinfo(this.skb.as_raw()) };
-        for f in &shinfo.frags[..usize::from(shinfo.nr_frags)] {
+        let frags = &shinfo.frags[..usize::from(shinfo.nr_frags)];
+        let more = frags.len().saturating_sub(usize::from(this.first.is_none()));
+        if more > 0 {
+            // Drop on failure: unmaps the linear part, frees the skb.
+            this.rest.reserve(more, GFP_ATOMIC)?;
+        }
+        for f in frags {
             // SAFETY: A fragment of the owned skb, whose page it keeps a reference to.
             let (addr, len) =
                 unsafe { (ksys::skb_frag_dma_map(raw_dev, f), ksys::skb_frag_size(f)) };
@@ -91,20 +101,24 @@ impl TxMapping {
                 // Drop: unmaps the segments mapped so far, frees the skb.
                 return Err(ENOMEM);
             }
-            // `nr_frags <= MAX_SKB_FRAGS`, so this is in bounds.
-            this.segs[this.n] = DmaSeg {
+            let seg = DmaSeg {
                 addr,
                 len,
                 head: false,
             };
-            this.n += 1;
+            if this.first.is_none() {
+                this.first = Some(seg);
+            } else {
+                // Reserved above: does not allocate, cannot fail.
+                this.rest.push(seg, GFP_ATOMIC)?;
+            }
         }
         Ok(this)
     }
 
     /// The mapped segments, linear part first.
-    pub fn segs(&self) -> &[DmaSeg] {
-        &self.segs[..self.n]
+    pub fn segs(&self) -> impl Iterator<Item = &DmaSeg> {
+        Iterator::chain(self.first.iter(), self.rest.iter())
     }
 
     /// The packet (read-only: it must not change while mapped).
@@ -116,9 +130,10 @@ impl TxMapping {
         let raw_dev = core::ptr::from_ref::<device::Device>(&self.dev)
             .cast::<ksys::device>()
             .cast_mut();
-        for s in &self.segs[..self.n] {
+        let rest = core::mem::take(&mut self.rest);
+        for s in Iterator::chain(self.first.take().iter(), rest.iter()) {
             // SAFETY: Each segment was mapped on this device with this length and direction
-            // (type invariant) and is unmapped once (`n` is reset).
+            // (type invariant) and is unmapped once (both are emptied).
             unsafe {
                 if s.head {
                     ksys::dma_unmap_single(
@@ -137,7 +152,6 @@ impl TxMapping {
                 }
             }
         }
-        self.n = 0;
     }
 
     /// Unmaps the packet and gives it back, once the device has read it (its completion).
@@ -145,7 +159,8 @@ impl TxMapping {
         self.unmap_all();
         // SAFETY: Taken once; `self` is forgotten right after, so its drop does not free it.
         let skb = unsafe { core::mem::ManuallyDrop::take(&mut self.skb) };
-        // SAFETY: `dev` is dropped here as `self` would have; the rest is plain data.
+        // SAFETY: `dev` is dropped here as `self` would have; `rest` is empty (no allocation)
+        // after `unmap_all`, the rest is plain data.
         unsafe { core::ptr::drop_in_place(&mut self.dev) };
         core::mem::forget(self);
         skb

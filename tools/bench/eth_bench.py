@@ -64,6 +64,9 @@ snap() {
     { ethtool -S $1 2>/dev/null | tr -d ' ' | tr ':' ' '
       awk '/^cpu / {print "cpu_user", $2; print "cpu_system", $4; print "cpu_idle", $5; print "cpu_irq", $7; print "cpu_softirq", $8}' /proc/stat
       grep "$2" /proc/interrupts | awk '{s=0; for (i=2;i<=NF;i++) { if ($i !~ /^[0-9]+$/) break; s+=$i }; t+=s} END {print "interrupts", t+0}'
+      # Every interrupt and exception line of the VM (LOC, RES, TLB, ...), summed over CPUs.
+      awk 'NR > 1 {s=0; for (i=2;i<=NF;i++) { if ($i !~ /^[0-9]+$/) break; s+=$i }; print "irq_" $1, s}' /proc/interrupts
+      grep -E "^(pgfault|pgalloc_normal|pgfree|nr_tlb)" /proc/vmstat
     } > $3
 }
 delta() { awk 'NR==FNR {a[$1]=$2; next} {d=$2-a[$1]; if (d) printf "%s=%d ", $1, d}' $1 $2; }

@@ -133,7 +133,7 @@ impl NapiPoller for ChannelPoll {
                     let _ = ring.arm();
                 }
             }
-            let _ = self.rcq.arm(false);
+            let _ = self.rcq.rearm();
         }
         work
     }

@@ -58,12 +58,11 @@ pub(crate) struct TxCfg {
     pub(crate) geneve: bool,
 }
 
-/// What a posted WQE carries until it completes.
-struct TxInfo {
-    map: TxMapping,
-    /// Packets on the wire (segments of an LSO WQE).
+/// What a posted WQE counts on the wire until it completes: packets (segments of an LSO WQE)
+/// and bytes, as told to BQL.
+#[derive(Clone, Copy, Default)]
+struct Wire {
     pkts: u32,
-    /// Bytes on the wire, as told to BQL.
     bytes: u32,
 }
 
@@ -73,7 +72,10 @@ pub(crate) struct TxRing {
     // Field order is drop order: the SQ before its CQ.
     sq: Sq,
     cq: Cq,
-    infos: KVec<Option<TxInfo>>,
+    /// Per ring index: the packet a posted WQE sends (kept apart from its counts so that it
+    /// moves without a `memcpy`).
+    infos: KVec<Option<TxMapping>>,
+    wire: KVec<Wire>,
     /// An error CQE put the SQ in the error state; the recovery work resets it.
     pub(crate) in_error: bool,
 }
@@ -93,10 +95,12 @@ impl TxRing {
         for _ in 0..n {
             infos.push(None, GFP_KERNEL)?;
         }
+        let wire = KVec::from_elem(Wire::default(), n, GFP_KERNEL)?;
         Ok(Self {
             sq,
             cq,
             infos,
+            wire,
             in_error: false,
         })
     }
@@ -210,8 +214,16 @@ impl TxRing {
                 return TxResult::Ok;
             }
         };
-        // The gather list: the linear part after the inline headers, then the fragments.
-        let mut gather = [(0u64, 0u32); MAX_GATHER];
+        // The gather list: the linear part after the inline headers, then the fragments. Most
+        // packets have one or two segments: the full-size list (320 bytes to clear) only for
+        // the others.
+        let mut small = [(0u64, 0u32); 2];
+        let mut big = None;
+        let gather: &mut [(u64, u32)] = if map.segs().nth(2).is_none() {
+            &mut small
+        } else {
+            big.insert([(0u64, 0u32); MAX_GATHER])
+        };
         let mut n = 0;
         let mut skip = h.inline as u32;
         for seg in map.segs() {
@@ -255,8 +267,9 @@ impl TxRing {
             }
         };
         let idx = self.sq.index(ctr);
-        if let Some(slot) = self.infos.get_mut(idx) {
-            *slot = Some(TxInfo { map, pkts, bytes });
+        if let (Some(slot), Some(w)) = (self.infos.get_mut(idx), self.wire.get_mut(idx)) {
+            *slot = Some(map);
+            *w = Wire { pkts, bytes };
         }
         if h.mss.is_some() {
             ChannelStats::add(&st.tx_tso_packets, 1);
@@ -296,15 +309,22 @@ impl TxRing {
         st: &ChannelStats,
     ) -> bool {
         let (mut pkts, mut bytes, mut cqes, mut errors) = (0u32, 0u32, 0u64, 0u64);
-        let Self { sq, cq, infos, .. } = self;
+        let Self {
+            sq,
+            cq,
+            infos,
+            wire,
+            ..
+        } = self;
         cq.poll(TX_CQ_BUDGET, |cqe| {
             cqes += 1;
             let r = sq.complete(cqe, |ctr| {
                 let idx = sq_index(infos.len(), ctr);
-                if let Some(info) = infos.get_mut(idx).and_then(Option::take) {
-                    pkts += info.pkts;
-                    bytes += info.bytes;
-                    info.map.unmap().consume(budget);
+                if let Some(map) = infos.get_mut(idx).and_then(Option::take) {
+                    let w = wire.get(idx).copied().unwrap_or_default();
+                    pkts += w.pkts;
+                    bytes += w.bytes;
+                    map.unmap().consume(budget);
                 }
             });
             match r {
@@ -365,9 +385,9 @@ impl TxRing {
 }
 
 impl TxRing {
-    /// Arms the send CQ (NAPI completed).
+    /// Arms the send CQ unless it is still armed (NAPI completed; [`Cq::rearm`]).
     pub(crate) fn arm(&mut self) -> Result {
-        self.cq.arm(false)
+        self.cq.rearm()
     }
 }
 

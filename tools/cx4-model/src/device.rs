@@ -59,6 +59,10 @@ pub struct Device {
     cmdq_addr_l: u32,
     /// Command doorbell rings seen (for tests and the log).
     pub doorbells: u64,
+    /// BAR0 reads (each a blocking round trip for the guest) and writes (doorbells).
+    pub bar_reads: u64,
+    /// See [`Device::bar_reads`].
+    pub bar_writes: u64,
     /// Fatal health syndrome raised (by fault injection); firmware stops answering.
     pub health_synd: Option<u8>,
     /// The fatal syndrome survives function resets (a hardware fault) until cleared.
@@ -91,6 +95,8 @@ impl Device {
             cmdq_addr_h: 0,
             cmdq_addr_l: 0,
             doorbells: 0,
+            bar_reads: 0,
+            bar_writes: 0,
             health_synd: None,
             health_persist: false,
             fw: Self::firmware(cfg),
@@ -294,10 +300,12 @@ impl Device {
             .map(|e| format!("eq{}:{}ev/{}irq", e.eqn, e.events, e.interrupts))
             .collect();
         format!(
-            "state={:?} pages_held={} doorbells={} cmds {} eqs {} cq_moderated={} path {}",
+            "state={:?} pages_held={} doorbells={} bar_reads={} bar_writes={} cmds {} eqs {} cq_moderated={} path {}",
             self.fw.state,
             self.fw.pages.held(),
             self.doorbells,
+            self.bar_reads,
+            self.bar_writes,
             ops.join(","),
             eqs.join(","),
             self.fw.cq_timers.released,
@@ -479,7 +487,10 @@ impl Device {
                 self.pci.read(off, out);
                 Ok(())
             }
-            REGION_BAR0 => self.bar0_read(off, out),
+            REGION_BAR0 => {
+                self.bar_reads += 1;
+                self.bar0_read(off, out)
+            }
             _ => Err(AccessError::OutOfRange),
         }
     }
@@ -498,7 +509,10 @@ impl Device {
                 }
                 Ok(())
             }
-            REGION_BAR0 => self.bar0_write(off, data),
+            REGION_BAR0 => {
+                self.bar_writes += 1;
+                self.bar0_write(off, data)
+            }
             _ => Err(AccessError::OutOfRange),
         }
     }
