@@ -31,7 +31,7 @@ pub struct DmaSeg {
 /// fragment, in order. Dropping it unmaps the segments, then frees the skb;
 /// [`TxMapping::unmap`] unmaps and gives the skb back (e.g. to [`SkBuff::consume`] it).
 ///
-/// It is small (64 bytes) so that a driver keeps it per in-flight packet and moves it
+/// It is small (at most 64 bytes) so that a driver keeps it per in-flight packet and moves it
 /// without a `memcpy`: the first segment is inline, the others (a fragmented packet, e.g. a
 /// TSO superframe) in a vector allocated only for them.
 ///
@@ -45,6 +45,10 @@ pub struct TxMapping {
     first: Option<DmaSeg>,
     rest: KVec<DmaSeg>,
 }
+
+// A driver keeps one per packet in flight and moves it: at most a cache line, so the compiler
+// moves it with plain loads and stores.
+const _: () = assert!(core::mem::size_of::<TxMapping>() <= 64);
 
 impl TxMapping {
     /// Maps `skb` for `dev` to read (`dma_map_single()` of the linear part,
