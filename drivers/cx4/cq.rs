@@ -165,9 +165,9 @@ pub(crate) struct Cq {
     dbrec: DmaBuf,
     uar: u32,
     ci: u32,
-    arm_sn: u32,
-    /// The completion event count when the CQ was last armed: while it has not moved, the
-    /// CQ is still armed (the device disarms a CQ only by raising its event).
+    /// The completion event count when the CQ was last armed (its low bits are the arm
+    /// doorbell's sequence number): while it has not moved, the CQ is still armed (the device
+    /// disarms a CQ only by raising its event).
     armed_at: Option<u64>,
     entry: Arc<CqEntry>,
 }
@@ -227,7 +227,6 @@ impl Cq {
             dbrec,
             uar: p.uar,
             ci: 0,
-            arm_sn: 0,
             armed_at: None,
             entry,
         })
@@ -327,10 +326,9 @@ impl Cq {
     pub(crate) fn arm(&mut self, solicited: bool) -> Result {
         // cq.h mlx5_cq_arm: the sequence number follows the completion events seen.
         let events = self.events();
-        self.arm_sn = events as u32;
         self.armed_at = Some(events);
         let db = CqArmDoorbell {
-            sn: (self.arm_sn & 3) as u8,
+            sn: (events & 3) as u8,
             cmd: if solicited {
                 CQ_DB_REQ_NOT_SOL
             } else {
