@@ -814,9 +814,91 @@ def tests(env: Env):
         assert not errs, "mlx5 reported errors:\n" + "\n".join(errs)
         check_clean_dmesg(r.dmesg)
 
+    @estimate(220)
+    def striding_rq_and_lro():
+        """ConnectX-4 Lx (striding_rq, reg_umr_sq, lro_cap): mlx5e picks the striding RQ (its
+        ICOSQ maps the pages with UMR WQEs) and offers LRO. A 24 MiB random file sent over
+        TCP arrives intact over IPv4 and IPv6 with LRO on (the merged packets' headers are
+        rebuilt by mlx5e from the CQE: a wrong byte count, ACK, window or payload sum breaks
+        the stream, which CHECKSUM_UNNECESSARY would not catch) and with it off; the LRO
+        counters rise only while it is on."""
+        xfer = """
+            # Sends /tmp/blob to each connection on port 7000 + $1 (IPv6 socket, v4-mapped too).
+            serve() { python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6); s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("::", 7000 + int(sys.argv[1]))); s.listen()
+for _ in range(int(sys.argv[2])):
+    c, _ = s.accept(); c.sendfile(open("/tmp/blob", "rb")); c.close()
+' "$@"; }
+            # Receives from $1 port 7000 + $2, prints the sha256 and byte count.
+            fetch() { python3 -c '
+import hashlib, socket, sys
+c = socket.create_connection((sys.argv[1], 7000 + int(sys.argv[2]))); h = hashlib.sha256(); n = 0
+while b := c.recv(1 << 16):
+    h.update(b); n += len(b)
+print("got", h.hexdigest(), n)
+' "$@"; }
+        """
+        vm0 = xfer + """
+            eth_up
+            section rq; dmesg | grep -o "StrdRq([01])" | tail -1; ethtool -k "$IF" | grep large-receive
+            reach $PEER
+            wait_signal server
+            ethtool -K "$IF" lro on
+            section lro-before; stats
+            section lro-v4; fetch $PEER 0
+            section lro-v6; fetch $PEER6 0
+            section lro-after; stats
+            ethtool -K "$IF" lro off
+            section plain; fetch $PEER 0
+            section plain-after; stats
+            section model; req ctl stats
+            signal done
+            ip link set "$IF" down
+            rmmod mlx5_core
+            echo unloaded
+        """
+        vm1 = xfer + """
+            head -c 25165824 /dev/urandom > /tmp/blob
+            section sha; sha256sum /tmp/blob
+            eth_up
+            reach $PEER
+            serve 0 3 &
+            sleep 1
+            signal server
+            wait_signal done 600
+            rmmod mlx5_core
+            echo unloaded
+        """
+        res = eth_vms(env, [vm0, vm1], timeout=420, model_args=["--chip", "cx4lx"])
+        assert_clean(res)
+        log0, log1 = res[0].job_log, res[1].job_log
+        assert "StrdRq(1)" in section(log0, "rq"), section(log0, "rq")
+        assert "large-receive-offload: off" in section(log0, "rq"), section(log0, "rq")
+        want = section(log1, "sha").split()[0]
+        for s in ("lro-v4", "lro-v6", "plain"):
+            got = section(log0, s).split()
+            assert got[:3] == ["got", want, "25165824"], f"{s}: {section(log0, s)} (sent {want})"
+        b, a = ethtool_stats(section(log0, "lro-before")), ethtool_stats(section(log0, "lro-after"))
+        p = ethtool_stats(section(log0, "plain-after"))
+        lro = rise(b, a, "rx_lro_packets")
+        assert lro > 0 and rise(b, a, "rx_lro_bytes") > 2 * 25165824 * 0.5, a
+        assert rise(a, p, "rx_lro_packets") == 0, f"LRO off, still merged: {p}"
+        assert rise(a, p, "rx_packets") > 25165824 // 1500, p
+        stats = section(log0, "model")
+        umrs = re.search(r"umrs (\d+)", stats)
+        merged = re.search(r"lro (\d+) merged into (\d+) packets", stats)
+        assert umrs and int(umrs.group(1)) > 0, stats
+        assert merged and int(merged.group(2)) == lro, f"{stats}\nmlx5e counted {lro}"
+        print(f"    {lro} LRO packets of {int(merged.group(1)) / lro + 1:.1f} segments on average, "
+              f"{umrs.group(1)} UMR WQEs")
+
     yield "MTU 9000, VXLAN/GENEVE/GRE tunnels with iperf3", jumbo_and_tunnels
     yield "SQ error CQE and recovery by MODIFY_SQ; TAP carrier down/up", sq_error_and_recovery
     yield "RSS over 2 channels, promiscuous, ethtool -G under traffic, link down/up", rss_promisc_rings_link
     yield "rmmod under traffic both ways", rmmod_under_traffic
+    yield "ConnectX-4 Lx: striding RQ with UMR, LRO on/off, a file intact over IPv4/IPv6", \
+        striding_rq_and_lro
     yield "DCB: dcb pfc/ets/maxrate/app on the QoS registers; PFC frames honoured per priority", \
         dcb_pfc_ets_app

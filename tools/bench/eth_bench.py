@@ -12,6 +12,10 @@ ratios and the model's host CPU cost per frame.
 
     python3 tools/bench/eth_bench.py [--rounds 3] [--seconds 10] [--no-moderation]  (make bench)
 
+The cards are ConnectX-4 Lx models by default (--chip cx4lx: mlx5e uses striding RQs there);
+--lro turns mlx5e's LRO on (off by default in mlx5e, as on real cards), --wire-gso lets the
+TAPs carry TCP superframes (then a superframe for an LRO RQ lands whole).
+
 --no-moderation turns mlx5e's CQ moderation off on both VMs (`ethtool -C`: no DIM, period 0,
 every armed completion raises its event at once, as before the model had moderation), so
 two runs show what moderation buys.
@@ -146,15 +150,21 @@ def main() -> int:
                          "prints its busiest functions")
     ap.add_argument("--wire-gso", action="store_true",
                     help="the models' TAPs carry GSO superframes (cx4-model --wire-gso)")
+    ap.add_argument("--chip", default="cx4lx", choices=("cx4", "cx4lx"),
+                    help="the modelled card (cx4lx: striding RQs, which mlx5e needs for LRO)")
+    ap.add_argument("--lro", action="store_true",
+                    help="LRO on for mlx5e (ethtool -K lro on; needs --chip cx4lx)")
     args = ap.parse_args()
     moderation = ("ethtool -C \"$IF\" adaptive-rx off adaptive-tx off rx-usecs 0 rx-frames 0 "
                   "tx-usecs 0 tx-frames 0" if args.no_moderation else "")
+    if args.lro:
+        moderation += "\nethtool -K \"$IF\" lro on\necho \"lro $(ethtool -k \"$IF\" | grep large-receive)\""
+
     env = testrun.setup()
     specs = [vmrun.VmSpec(name=f"vm{i}", wire=True, cards=2, mac=f"52:54:00:c4:00:{i + 1:02x}")
              for i in range(2)]
-    if args.wire_gso:
-        for s in specs:
-            s.model_args += ["--wire-gso"]
+    for s in specs:
+        s.model_args += ["--chip", args.chip] + (["--wire-gso"] if args.wire_gso else [])
     only = " ".join(args.only.split(","))
     nics = " ".join(args.nics.split(","))
     jobs = [job.replace("ROUNDS", str(args.rounds)).replace("SECONDS", str(args.seconds))

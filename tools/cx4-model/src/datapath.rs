@@ -31,11 +31,43 @@ use crate::{
     },
     fw::{Cast, Ctx, Firmware, QueueState, RxVerdict, WqDesc},
     guest_mem::GuestMem,
+    striding::StridingRx,
     wire::{vnet::RxOffload, Port},
 };
 
 /// Ethernet FCS bytes, which PMTU's MTU counts and the wire (a TAP) does not carry.
 const FCS_LEN: usize = 4;
+
+/// A UMR WQE on an SQ: only on one created with `reg_umr` (mlx5e's ICOSQ, which maps the
+/// pages of its striding RQs' WQEs into their mkey); applied like a QP's (`roce::umr`),
+/// to mkeys of the SQ's PD.
+fn sq_umr(
+    fw: &mut Firmware,
+    mem: &GuestMem,
+    sqn: u32,
+    reg_umr: bool,
+    pd: u32,
+    r: &RingWqe<'_, Ring<'_>>,
+    index: u16,
+) -> Result<(), crate::roce::umr::UmrError> {
+    use crate::roce::{status::WcStatus, umr};
+    if !reg_umr {
+        return Err(umr::UmrError {
+            status: WcStatus::LocalQpOpErr,
+            why: "UMR on an SQ created without reg_umr".into(),
+        });
+    }
+    let u = umr::UmrWqe::decode(r, index)?;
+    let dma = MkeyDma { fw, mem, pd };
+    let entries = u.entries(&dma)?;
+    let qp = umr::UmrQp {
+        qpn: sqn,
+        pd,
+        privileged: false,
+    };
+    umr::apply(fw, &u, &entries, qp)?;
+    Ok(())
+}
 
 /// Data-path statistics of the device (the control socket's `stats`, the model's log).
 #[derive(Clone, Copy, Debug, Default)]
@@ -56,6 +88,14 @@ pub struct PathStats {
     pub tx_errors: u64,
     /// WQEs flushed on an SQ in error.
     pub tx_flushed: u64,
+    /// UMR WQEs applied on `reg_umr` SQs.
+    pub tx_umrs: u64,
+    /// Frames merged into an earlier one by LRO (each also counts in `rx_frames`).
+    pub rx_lro_merged: u64,
+    /// Packets of more than one segment LRO delivered.
+    pub rx_lro_packets: u64,
+    /// Filler CQEs of striding RQs.
+    pub rx_fillers: u64,
     /// Frames from the wire.
     pub rx_wire: u64,
     /// Superframes from the wire cut into segments (each counts in `rx_wire`).
@@ -89,7 +129,7 @@ impl PathStats {
             "tx: {} doorbells {} wqes {} frames {} bytes ({} link down, {} errors, {} flushed); \
              rx: {} from wire, {} delivered ({} link down, {} oversize, {} malformed, {} steered \
              away, {} out of buffer, {} no rq, {} errors); time tx {} us rx {} us; \
-             superframes tx {} rx {}",
+             superframes tx {} rx {}; umrs {}; lro {} merged into {} packets; {} fillers",
             self.sq_doorbells,
             self.tx_wqes,
             self.tx_frames,
@@ -109,7 +149,11 @@ impl PathStats {
             self.tx_ns / 1000,
             self.rx_ns / 1000,
             self.tx_superframes,
-            self.rx_superframes
+            self.rx_superframes,
+            self.tx_umrs,
+            self.rx_lro_merged,
+            self.rx_lro_packets,
+            self.rx_fillers
         )
     }
 }
@@ -208,7 +252,7 @@ enum TxStep {
 }
 
 impl Device {
-    fn ctx_post_cqe(&mut self, cqn: u32, cqe: &[u8; 64], solicited: bool) {
+    pub(crate) fn ctx_post_cqe(&mut self, cqn: u32, cqe: &[u8; 64], solicited: bool) {
         let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
         let mut ctx = Ctx { mem, msix, faults };
         if let Err(e) = self.fw.post_cqe(&mut ctx, cqn, cqe, solicited) {
@@ -265,7 +309,8 @@ impl Device {
                 sq.wq.uar_page
             );
         }
-        let (state, cqn, wq, mut cc) = (sq.state, sq.cqn, sq.wq.clone(), sq.cc);
+        let (state, cqn, wq, mut cc, reg_umr) =
+            (sq.state, sq.cqn, sq.wq.clone(), sq.cc, sq.reg_umr);
         if state == QueueState::Rst {
             log::debug!("doorbell on SQ {sqn:#x} in reset, ignored");
             return;
@@ -280,6 +325,7 @@ impl Device {
             parse: parse_config(&self.fw).for_tx(),
             max_frame: max_frame(&self.fw) + 4,
             max_lso: 1usize << self.fw.caps.eth("max_lso_cap").clamp(10, 18),
+            superframes: self.port.as_ref().is_some_and(|p| p.carries_superframes()),
         };
         let up = self.fw.regs.oper_up();
         let mut in_error = state == QueueState::Err;
@@ -320,6 +366,31 @@ impl Device {
                         syndrome: f.syndrome(),
                         vendor: f.vendor_syndrome(),
                         why: format!("{f} (injected)"),
+                    }
+                }
+                Ok(ctrl) if ctrl.opcode == wqe_opcode::UMR => {
+                    match sq_umr(
+                        &mut self.fw,
+                        &self.mem,
+                        sqn,
+                        reg_umr,
+                        wq.pd,
+                        &r,
+                        wqe_counter,
+                    ) {
+                        Ok(()) => {
+                            self.path.tx_umrs += 1;
+                            TxStep::Sent {
+                                ctrl,
+                                output: Output::Nothing,
+                            }
+                        }
+                        Err(e) => TxStep::Fault {
+                            opcode: ctrl.opcode,
+                            syndrome: e.status.syndrome().unwrap_or(syndrome::LOCAL_QP_OP_ERR),
+                            vendor: 0x30,
+                            why: e.to_string(),
+                        },
                     }
                 }
                 Ok(ctrl) => {
@@ -389,18 +460,18 @@ impl Device {
     fn transmit(&mut self, output: &Output, up: bool) {
         let port = self.port.clone();
         let mut whole = false;
-        if let (
-            true,
-            Some(p),
+        let (frame, sf) = match output {
             Output::Segments {
                 superframe,
                 gso: Some(sf),
                 ..
-            },
-        ) = (up, &port, output)
-        {
+            } => (Some(superframe), Some(sf)),
+            Output::Superframe { frame, sf, .. } => (Some(frame), Some(sf)),
+            _ => (None, None),
+        };
+        if let (true, Some(p), Some(frame), Some(sf)) = (up, &port, frame, sf) {
             if p.carries_superframes() {
-                match p.send_superframe(sf, superframe.get(sf.hdr_len..).unwrap_or_default()) {
+                match p.send_superframe(sf, frame.get(sf.hdr_len..).unwrap_or_default()) {
                     Ok(()) => {
                         whole = true;
                         self.path.tx_superframes += 1;
@@ -411,25 +482,19 @@ impl Device {
                 }
             }
         }
-        let mut frames = Vec::new();
-        output.for_each(|hdr, payload, pad| {
-            let len = hdr.len() + payload.len() + pad;
-            let mut dmac = [0u8; 6];
-            if hdr.len() >= 6 {
-                dmac.copy_from_slice(&hdr[..6]);
-            }
-            frames.push((Cast::of(&dmac), len as u64));
-            if !up || whole {
-                return;
-            }
+        if up && !whole {
             if let Some(p) = &port {
-                static ZEROS: [u8; frame::ETH_ZLEN] = [0; frame::ETH_ZLEN];
-                let parts = [hdr, payload, &ZEROS[..pad.min(ZEROS.len())]];
-                if let Err(e) = p.send_parts(&parts) {
-                    log::debug!("{}: send failed: {e}", p.name());
-                }
+                output.for_each(|hdr, payload, pad| {
+                    static ZEROS: [u8; frame::ETH_ZLEN] = [0; frame::ETH_ZLEN];
+                    let parts = [hdr, payload, &ZEROS[..pad.min(ZEROS.len())]];
+                    if let Err(e) = p.send_parts(&parts) {
+                        log::debug!("{}: send failed: {e}", p.name());
+                    }
+                });
             }
-        });
+        }
+        let mut frames = Vec::new();
+        output.for_each_len(|dmac, len| frames.push((Cast::of(&dmac), len as u64)));
         for (cast, len) in frames {
             if up {
                 self.fw.count_tx(cast, len);
@@ -471,6 +536,12 @@ impl Device {
                 Err(e) => e.to_string(),
             },
             RxOffload::Tcp { mss } => {
+                if let Some(n) = self.receive_superframe(frame, mss) {
+                    if !self.merges.defer {
+                        self.close_merges();
+                    }
+                    return n;
+                }
                 let split = frame::parse(frame, &parse_config(&self.fw))
                     .map_err(|e| e.to_string())
                     .and_then(|h| gso::split(frame, &h, mss).map_err(|e| e.to_string()));
@@ -510,6 +581,9 @@ impl Device {
             self.pause_tick();
         }
         self.receive_frame(frame);
+        if !self.merges.defer {
+            self.close_merges();
+        }
         // A busy segment must not starve the RoCE timers the wire thread wakes for.
         let now = crate::clock::now_ns();
         if self
@@ -568,7 +642,7 @@ impl Device {
         }
         let prio = self.frame_prio(frame);
         for &tirn in &st.tirs {
-            self.deliver_via_tir(frame, &h, tirn, st.flow_tag, prio, false);
+            self.deliver_via_tir(frame, &h, tirn, st.flow_tag, prio, false, 1);
         }
     }
 
@@ -576,6 +650,7 @@ impl Device {
     /// fault runs) drops it (out of buffer), unless its priority is lossless (PFCC
     /// pfctx/pptx): then it is held and the port sends XOFF. `draining` (a held frame retried): returns false, keeping it held, while the RQ
     /// still has no WQE. Returns true when the frame was delivered or dropped.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn deliver_via_tir(
         &mut self,
         frame: &[u8],
@@ -584,12 +659,14 @@ impl Device {
         flow_tag: u32,
         prio: u8,
         draining: bool,
+        gso_segs: u32,
     ) -> bool {
         let Some(tir) = self.fw.tir(tirn) else {
             self.path.rx_no_rq += 1;
             return true;
         };
         let report_inner = tir.tunneled_offload_en;
+        let lro = tir.lro;
         let hash = classify::rss_config(tir)
             .map(|c| rss::hash(frame, h, &c))
             .unwrap_or_default();
@@ -607,6 +684,9 @@ impl Device {
             return true;
         }
         let (cqn, vsd, wq, cc) = (rq.cqn, rq.vsd, rq.wq.clone(), rq.cc);
+        // A striding RQ filling a WQE has room until the frame proves otherwise.
+        let filling = rq.striding.as_ref().is_some_and(|s| s.cur.is_some());
+        let striding = rq.striding.is_some();
         let Some(pc) = read_be32(&self.mem, wq.dbr + cx4_hw::uar::DBR_RCV as u64) else {
             self.path.rx_no_rq += 1;
             return true;
@@ -616,7 +696,8 @@ impl Device {
         // than a ring ahead of the device's (a bogus or torn record) posts nothing either:
         // the WQEs it would name are ones the device already consumed.
         let posted = pc.wrapping_sub(cc) & 0xffff;
-        let empty = posted == 0 || posted > 1 << wq.log_size || self.faults.rx_starved();
+        let empty =
+            (!filling && (posted == 0 || posted > 1 << wq.log_size)) || self.faults.rx_starved();
         if draining && empty {
             return false;
         }
@@ -644,17 +725,50 @@ impl Device {
             self.fw.count_out_of_buffer(rqn);
             return true;
         }
+        let opts = RxOptions {
+            strip_vlan: !vsd,
+            report_inner,
+            flow_tag,
+        };
         let wqe_counter = cc as u16;
         let res = if self.faults.take_rq_error() {
             let f = rx::RxFault::Dma(DmaError::BadLkey { lkey: 0 });
             Err((f.syndrome(), f.vendor_syndrome(), format!("{f} (injected)")))
+        } else if striding {
+            let x = StridingRx {
+                frame,
+                h,
+                hash: &hash,
+                opts,
+                lro,
+                rqn,
+                cqn,
+                wq: &wq,
+                pc,
+                gso_segs,
+            };
+            match self.deliver_striding(&x) {
+                Ok(true) => {
+                    self.path.rx_frames += 1;
+                    return true;
+                }
+                Ok(false) => {
+                    self.path.rx_out_of_buffer += 1;
+                    self.fw.count_out_of_buffer(rqn);
+                    return true;
+                }
+                Err(e) => Err(e),
+            }
         } else {
-            self.rx_into_wqe(frame, h, &hash, &wq, cc, report_inner, flow_tag, vsd)
+            self.rx_into_wqe(frame, h, &hash, &wq, cc, &opts)
         };
         match res {
             Ok(c) => {
                 self.path.rx_frames += 1;
                 self.ctx_post_cqe(cqn, &c, false);
+                if let Some(rq) = self.fw.nic.rqs.get_mut(&rqn) {
+                    rq.cc = cc.wrapping_add(1);
+                }
             }
             Err((s, v, why)) => {
                 // A receive WQE that cannot be executed moves the RQ to error, like an SQ's:
@@ -665,15 +779,14 @@ impl Device {
                 self.ctx_post_cqe(cqn, &e.0, false);
                 self.fw.rq_to_error(rqn);
                 self.fw.count_rx_discard();
+                if let Some(rq) = self.fw.nic.rqs.get_mut(&rqn) {
+                    rq.cc = cc.wrapping_add(1);
+                }
             }
-        }
-        if let Some(rq) = self.fw.nic.rqs.get_mut(&rqn) {
-            rq.cc = cc.wrapping_add(1);
         }
         true
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn rx_into_wqe(
         &self,
         frame: &[u8],
@@ -681,9 +794,7 @@ impl Device {
         hash: &RssHash,
         wq: &WqDesc,
         cc: u32,
-        report_inner: bool,
-        flow_tag: u32,
-        vsd: bool,
+        opts: &RxOptions,
     ) -> Result<[u8; 64], (u8, u8, String)> {
         let ring = Ring { wq, mem: &self.mem };
         let r = RingWqe::new(&ring, u32::from(wq.log_size), u32::from(wq.log_stride), cc);
@@ -696,12 +807,7 @@ impl Device {
             mem: &self.mem,
             pd: wq.pd,
         };
-        let opts = RxOptions {
-            strip_vlan: !vsd,
-            report_inner,
-            flow_tag,
-        };
-        rx::deliver(frame, h, hash, &opts, &segs, cc as u16, &dma)
+        rx::deliver(frame, h, hash, opts, &segs, cc as u16, &dma)
             .map(|c| c.0)
             .map_err(|f| (f.syndrome(), f.vendor_syndrome(), f.to_string()))
     }
@@ -785,6 +891,9 @@ pub fn spawn_wire(
                 // and commands, which take the same lock, wait for at most that many frames.
                 let mut d = lock(&rx_dev);
                 let mut budget = RX_BATCH;
+                // LRO merges stay open over the burst and close when it ends.
+                d.merges.defer = true;
+                let mut down = false;
                 while budget > 0 {
                     match rx_tap.recv(&mut buf) {
                         Ok(r) if r.frame.is_empty() && !r.truncated => budget -= 1,
@@ -797,11 +906,16 @@ pub fn spawn_wire(
                         Err(e) => {
                             // A TAP that is down reads EIO until it comes up again.
                             log::debug!("{}: receive: {e}", rx_tap.name());
-                            drop(d);
-                            std::thread::sleep(std::time::Duration::from_millis(50));
+                            down = true;
                             break;
                         }
                     }
+                }
+                d.merges.defer = false;
+                d.close_merges();
+                drop(d);
+                if down {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
                 }
             }
         })?;
@@ -936,6 +1050,7 @@ pub(crate) mod tests {
                 allow_swp: false,
                 flush_in_error_en: true,
                 user_index: 0,
+                reg_umr: false,
                 wq: WqDesc {
                     wq_type: 1,
                     log_stride: 6,

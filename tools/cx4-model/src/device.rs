@@ -79,6 +79,8 @@ pub struct Device {
     pub pause: crate::pause::PortPause,
     /// The RoCE engine's per-QP state (`roce::engine`).
     pub roce: crate::roce::engine::Engine,
+    /// LRO merges open on striding RQs.
+    pub merges: crate::striding::RxMerges,
 }
 
 impl Device {
@@ -105,6 +107,7 @@ impl Device {
             path: Default::default(),
             pause: Default::default(),
             roce: Default::default(),
+            merges: Default::default(),
         }
     }
 
@@ -348,6 +351,7 @@ impl Device {
         self.fw.reset();
         self.pause = Default::default();
         self.roce = Default::default();
+        self.merges = Default::default();
         if self.faults.roce_wire.is_some() {
             // The fault stays (like rx-starve); what it held is gone with everything in flight
             // and the draws start again from the seed.

@@ -20,5 +20,6 @@ pub mod pause;
 pub mod pci_cfg;
 pub mod pfc;
 pub mod roce;
+pub mod striding;
 pub mod transport;
 pub mod wire;

@@ -216,6 +216,9 @@ impl Device {
         }
         if self.pause.held().0 > 0 {
             self.drain_held();
+            if !self.merges.defer {
+                self.close_merges();
+            }
         }
         let refresh = self.xoff_time() / 2;
         for slot in 0..NUM_PRIO {
@@ -248,7 +251,7 @@ impl Device {
             let Ok(hdrs) = frame::parse(&h.frame, &cfg) else {
                 continue;
             };
-            if !self.deliver_via_tir(&h.frame, &hdrs, h.tirn, h.flow_tag, h.prio, true) {
+            if !self.deliver_via_tir(&h.frame, &hdrs, h.tirn, h.flow_tag, h.prio, true, 1) {
                 blocked.insert(h.rqn);
                 rest.push_back(h);
             }
@@ -368,6 +371,7 @@ mod tests {
                 user_index: 0,
                 wq,
                 cc: 0,
+                striding: None,
             },
         );
         d.fw.nic.tirs.insert(
@@ -385,6 +389,7 @@ mod tests {
                 },
                 tunneled_offload_en: false,
                 self_lb_block: 0,
+                lro: Default::default(),
             },
         );
         let mut groups = std::collections::BTreeMap::new();

@@ -291,16 +291,19 @@ fn random_send_wqes_never_panic_and_respect_the_limits() {
     let mut mk = Mkeys::default();
     mk.add(1, 0x1000, 65536);
     mk.fill(1, 0x1000, &rng.bytes(65536));
-    let cfg = TxConfig {
+    let mut cfg = TxConfig {
         max_frame: 1500 + 22,
         max_lso: 65536,
         ..TxConfig::default()
     };
     let start = Instant::now();
     let (mut n, mut ok, mut frames) = (0u64, 0u64, 0u64);
+    let mut superframes = 0u64;
     let mut faults = std::collections::BTreeMap::new();
     while n < MIN_ITERATIONS || start.elapsed() < budget() {
         n += 1;
+        // Every other WQE for a wire that carries superframes.
+        cfg.superframes = n % 2 == 0;
         let w = random_wqe(&mut rng, &seeds);
         // Place it at a random index of a 16-block ring, possibly wrapping.
         let log_entries = 4;
@@ -327,6 +330,17 @@ fn random_send_wqes_never_panic_and_respect_the_limits() {
                         assert!(!segments.is_empty());
                         assert!(segments.iter().all(|s| s.len() <= cfg.max_frame));
                     }
+                    Output::Superframe { sf, .. } => {
+                        superframes += 1;
+                        assert!(cfg.superframes && sf.hdr_len + sf.mss <= cfg.max_frame);
+                        // Cut after all (the wire refused it), the segments keep the limits.
+                        let mut cut = 0;
+                        sent.output.for_each(|h, p, pad| {
+                            cut += 1;
+                            assert!(h.len() + p.len() + pad <= cfg.max_frame.max(60));
+                        });
+                        assert_eq!(cut, sent.output.count());
+                    }
                 }
             }
             Err(e) => {
@@ -343,7 +357,7 @@ fn random_send_wqes_never_panic_and_respect_the_limits() {
             }
         }
     }
-    eprintln!("{n} WQEs, {ok} executed, {frames} frames; faults by vendor syndrome: {faults:x?}");
+    eprintln!("{n} WQEs, {ok} executed, {frames} frames, {superframes} superframes; faults by vendor syndrome: {faults:x?}");
     assert!(ok > n / 20, "enough WQEs are valid to reach the offloads");
     assert!(
         faults.len() >= 6,

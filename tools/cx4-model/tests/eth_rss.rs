@@ -289,6 +289,7 @@ fn a_tirs_hash_configuration_becomes_the_engines() {
         },
         tunneled_offload_en: false,
         self_lb_block: 0,
+        lro: Default::default(),
     };
     let cfg = rss_config(&tir).unwrap();
     assert_eq!(cfg.key, KEY);

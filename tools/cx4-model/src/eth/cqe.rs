@@ -81,6 +81,25 @@ pub fn rx_cqe(frame: &[u8], h: &Headers, csum: &RxCsum, rss: &RssHash, info: &Rx
     c
 }
 
+/// Where a packet of a striding RQ landed (en_rx.c `mlx5e_handle_rx_cqe_mpwrq`): `wqe_id` is
+/// the WQE's index, `wqe_counter` the first stride, and `byte_cnt` packs the strides consumed
+/// (bits 30:16) with the byte count (15:0).
+pub fn set_stride_position(c: &mut Cqe64, index: u16, stride: u32, strides: u32, bytes: u32) {
+    c.set_wqe_id(index.into());
+    c.set_wqe_counter(stride & 0xffff);
+    c.set_byte_cnt(((strides & 0x7fff) << 16) | (bytes & 0xffff));
+}
+
+/// A filler completion of a striding RQ: the `strides` left from `stride` on in WQE `index`,
+/// which the next packet did not fit in, are consumed empty (`byte_cnt` bit 31).
+pub fn filler_cqe(index: u16, stride: u32, strides: u32) -> Cqe64 {
+    let mut c = Cqe64::new();
+    set_stride_position(&mut c, index, stride, strides, 0);
+    c.set_byte_cnt(c.byte_cnt() | 1 << 31);
+    c.set_op_own(op_own(opcode::RESP_SEND, 0, 0).into());
+    c
+}
+
 /// A requester completion (`MLX5_CQE_REQ`) of the send WQE `wqe_counter` with opcode
 /// `wqe_opcode` on SQ `sqn` (`sop_drop_qpn` = opcode << 24 | sqn, as mlx5_ib reads it).
 pub fn tx_cqe(wqe_counter: u16, wqe_opcode: u8, sqn: u32) -> Cqe64 {

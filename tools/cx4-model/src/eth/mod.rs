@@ -10,7 +10,7 @@
 //!   [`classify::steer_view`]), [`rss::hash`] it and pick the RQ with [`rss::rqt_index`], read the RQ WQE with [`rx::rq_wqe_segments`], then
 //!   [`rx::deliver`] it, which scatters it and returns the CQE (or an [`rx::RxFault`]).
 //!
-//! Files: [`frame`] (parser), [`csum`] (checksums and their offloads), [`lso`] (segmentation),
+//! Files: [`frame`] (parser), [`csum`] (checksums and their offloads), [`lso`] (segmentation), [`lro`] (merging received TCP segments),
 //! [`gso`] (LSO output as host superframes, superframes from the wire),
 //! [`rss`] (Toeplitz hash), [`txwqe`] (send WQEs), [`rx`] (receive WQEs and delivery),
 //! [`cqe`] (completions), [`dma`] (the memory seams), [`pause`] (MAC control frames and a
@@ -24,6 +24,7 @@ pub mod csum;
 pub mod dma;
 pub mod frame;
 pub mod gso;
+pub mod lro;
 pub mod lso;
 pub mod mkeys;
 pub mod pause;

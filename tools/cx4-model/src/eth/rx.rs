@@ -120,6 +120,19 @@ pub struct RxOptions {
     pub flow_tag: u32,
 }
 
+/// Whether delivery strips `frame`'s outer 802.1Q tag into the CQE.
+fn strips(frame: &[u8], h: &Headers, opts: &RxOptions) -> bool {
+    opts.strip_vlan
+        && h.l2()
+            .first_vlan()
+            .is_some_and(|v| v.tpid == ethertype::VLAN && frame.len() >= 12 + VLAN_HLEN)
+}
+
+/// Bytes [`deliver`] writes for `frame`.
+pub fn delivered_len(frame: &[u8], h: &Headers, opts: &RxOptions) -> usize {
+    frame.len() - if strips(frame, h, opts) { VLAN_HLEN } else { 0 }
+}
+
 /// Delivers `frame` (parsed as `h` before stripping) into the buffers `segs` of the RQ WQE
 /// `wqe_counter`, and returns its CQE. One copy: the frame goes straight from the wire buffer
 /// to guest memory (the stripped tag is skipped, not moved).
@@ -133,10 +146,7 @@ pub fn deliver<D: Dma + ?Sized>(
     dma: &D,
 ) -> Result<Cqe64, RxFault> {
     let l2 = h.l2();
-    let strip = opts.strip_vlan
-        && l2
-            .first_vlan()
-            .is_some_and(|v| v.tpid == ethertype::VLAN && frame.len() >= 12 + VLAN_HLEN);
+    let strip = strips(frame, h, opts);
     let (vlan, pieces): (Option<u16>, [&[u8]; 2]) = if strip {
         (
             l2.first_vlan().map(|v| v.tci),

@@ -15,7 +15,7 @@ use zerocopy::FromBytes;
 use super::{
     csum,
     dma::{Dma, DmaError, WqeReader},
-    frame::{self, ParseConfig, ParseError, Swp, ETH_HLEN, ETH_ZLEN},
+    frame::{self, Headers, ParseConfig, ParseError, Swp, ETH_HLEN, ETH_ZLEN},
     gso,
     lso::{self, LsoError, Segment},
 };
@@ -89,6 +89,9 @@ pub struct TxConfig {
     pub max_frame: usize,
     /// Largest LSO superframe (`1 << max_lso_cap`).
     pub max_lso: usize,
+    /// The wire carries TCP superframes: LSO output that can go as one is not segmented
+    /// ([`Output::Superframe`]).
+    pub superframes: bool,
 }
 
 impl Default for TxConfig {
@@ -97,6 +100,7 @@ impl Default for TxConfig {
             parse: ParseConfig::default(),
             max_frame: 9000 + ETH_HLEN + 8,
             max_lso: 1 << 16,
+            superframes: false,
         }
     }
 }
@@ -220,6 +224,18 @@ pub enum Output {
         /// ([`gso::superframe`]; the wire decides whether it can).
         gso: Option<gso::Superframe>,
     },
+    /// LSO output for a wire that carries superframes, not segmented: [`Output::for_each`]
+    /// cuts it only if the wire refuses it after all.
+    Superframe {
+        /// The gathered superframe.
+        frame: Vec<u8>,
+        /// Its headers.
+        h: Box<Headers>,
+        /// The checksum flags of the WQE.
+        flags: CsFlags,
+        /// The superframe form.
+        sf: gso::Superframe,
+    },
 }
 
 impl Output {
@@ -242,6 +258,43 @@ impl Output {
                     )
                 }
             }
+            Output::Superframe {
+                frame,
+                h,
+                flags,
+                sf,
+            } => {
+                // The checks `gso::superframe` made are the ones segmenting needs.
+                for s in lso::segment(frame, h, sf.mss, *flags).unwrap_or_default() {
+                    f(
+                        &s.header,
+                        &frame[s.payload.clone()],
+                        ETH_ZLEN.saturating_sub(s.len()),
+                    )
+                }
+            }
+        }
+    }
+
+    /// Calls `f` with the destination MAC and length of each frame, without building the
+    /// segments of an [`Output::Superframe`].
+    pub fn for_each_len(&self, mut f: impl FnMut([u8; 6], usize)) {
+        match self {
+            Output::Superframe { frame, sf, .. } => {
+                let mut dmac = [0u8; 6];
+                dmac.copy_from_slice(&frame[..6]);
+                let payload = frame.len() - sf.hdr_len;
+                for i in 0..payload.div_ceil(sf.mss) {
+                    f(dmac, sf.hdr_len + sf.mss.min(payload - i * sf.mss));
+                }
+            }
+            _ => self.for_each(|hdr, payload, pad| {
+                let mut dmac = [0u8; 6];
+                if hdr.len() >= 6 {
+                    dmac.copy_from_slice(&hdr[..6]);
+                }
+                f(dmac, hdr.len() + payload.len() + pad)
+            }),
         }
     }
 
@@ -264,6 +317,7 @@ impl Output {
             Output::Nothing => 0,
             Output::Frame(_) => 1,
             Output::Segments { segments, .. } => segments.len(),
+            Output::Superframe { frame, sf, .. } => (frame.len() - sf.hdr_len).div_ceil(sf.mss),
         }
     }
 }
@@ -427,6 +481,30 @@ where
     };
     if ctrl.opcode == opcode::LSO {
         let h = parsed.map_err(TxFault::LsoParse)?;
+        if let Some(sf) = cfg
+            .superframes
+            .then(|| gso::superframe(&frame, &h, mss))
+            .flatten()
+        {
+            if sf.hdr_len + mss > cfg.max_frame {
+                return Err(TxFault::TooLong {
+                    len: (sf.hdr_len + mss) as u64,
+                    max: cfg.max_frame,
+                });
+            }
+            return Ok(Sent {
+                output: Output::Superframe {
+                    frame,
+                    h: Box::new(h),
+                    flags,
+                    sf,
+                },
+                csum_done: flags,
+                csum_requested: flags,
+                parse_error: None,
+                gathered,
+            });
+        }
         let segments = lso::segment(&frame, &h, mss, flags).map_err(TxFault::Lso)?;
         if let Some(first) = segments.first() {
             if first.len() > cfg.max_frame {

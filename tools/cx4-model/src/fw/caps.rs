@@ -77,10 +77,17 @@ fn resolve(fields: &'static [Field], key: &str) -> Option<(u32, u32)> {
     let &(_, off, w) = fields.iter().find(|f| f.0 == outer)?;
     match inner {
         None => Some((off, w)),
-        Some(i) => {
-            let &(_, ioff, iw) = nested_fields(outer)?.iter().find(|f| f.0 == i)?;
-            Some((off + ioff, iw))
-        }
+        Some(i) => match nested_fields(outer) {
+            Some(nested) => {
+                let &(_, ioff, iw) = nested.iter().find(|f| f.0 == i)?;
+                Some((off + ioff, iw))
+            }
+            // An array of 32-bit words (`lro_timer_supported_periods.0`).
+            None => {
+                let n: u32 = i.parse().ok()?;
+                (w > 32 && w % 32 == 0 && n < w / 32).then_some((off + 32 * n, 32))
+            }
+        },
     }
 }
 

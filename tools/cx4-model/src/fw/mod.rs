@@ -54,9 +54,9 @@ pub use srq::{Srq, SrqKind};
 pub use steer::{
     DropReason, Headers, IpFields, L4Fields, RxFrame, RxVerdict, Steering, Tunnel, VlanTag,
 };
-pub use tir::{HashFields, Rqt, RxHash, Tir, TirDispatch, Tis};
+pub use tir::{HashFields, Rqt, RxHash, Tir, TirDispatch, TirLro, Tis};
 pub use vport::VportState;
-pub use wq::{QueueState, Rq, Sq, WqDesc};
+pub use wq::{QueueState, Rq, Sq, Striding, StridingWqe, WqDesc};
 
 use crate::{
     eq::Eq,

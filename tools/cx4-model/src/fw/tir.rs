@@ -99,6 +99,35 @@ pub struct Tir {
     pub tunneled_offload_en: bool,
     /// `MLX5_TIRC_SELF_LB_BLOCK_*`: drop packets this transport domain sent itself.
     pub self_lb_block: u8,
+    /// Large receive offload (`packet_merge_mask`): TCP segments of one flow merged into one
+    /// packet of a striding RQ.
+    pub lro: TirLro,
+}
+
+/// A TIR's LRO settings (`packet_merge_mask` bit 0: IPv4, bit 1: IPv6).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TirLro {
+    /// `packet_merge_mask`.
+    pub mask: u8,
+    /// Largest merged IP payload, bytes (`lro_max_ip_payload_size` counts 256-byte units).
+    pub max_ip_payload: u32,
+    /// How long a merge may stay open, µs (`lro_timeout_period_usecs`).
+    pub timeout_us: u16,
+}
+
+impl TirLro {
+    fn parse(c: &Tirc) -> Self {
+        TirLro {
+            mask: c.packet_merge_mask() as u8,
+            max_ip_payload: c.lro_max_ip_payload_size() << 8,
+            timeout_us: c.lro_timeout_period_usecs() as u16,
+        }
+    }
+
+    /// Merges IPv4 (`v6` false) or IPv6 TCP segments.
+    pub fn merges(&self, v6: bool) -> bool {
+        self.mask & (1 << u8::from(v6)) != 0 && self.max_ip_payload != 0
+    }
 }
 
 impl Tir {
@@ -431,6 +460,7 @@ impl Firmware {
             hash,
             tunneled_offload_en: tunneled,
             self_lb_block: c.self_lb_block() as u8,
+            lro: TirLro::parse(c),
         })
     }
 
@@ -523,6 +553,9 @@ impl Firmware {
         }
         if m.self_lb_en() != 0 {
             tir.self_lb_block = c.self_lb_block() as u8;
+        }
+        if m.packet_merge() != 0 {
+            tir.lro = TirLro::parse(c);
         }
         Ok(())
     }
@@ -641,4 +674,7 @@ fn fill_tirc(t: &Tir, c: &mut Tirc) {
     t.hash.inner.fill(c.rx_hash_field_selector_inner_mut());
     c.set_tunneled_offload_en(t.tunneled_offload_en.into());
     c.set_self_lb_block(t.self_lb_block.into());
+    c.set_packet_merge_mask(t.lro.mask.into());
+    c.set_lro_max_ip_payload_size(t.lro.max_ip_payload >> 8);
+    c.set_lro_timeout_period_usecs(t.lro.timeout_us.into());
 }

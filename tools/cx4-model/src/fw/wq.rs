@@ -187,6 +187,8 @@ pub struct Sq {
     pub flush_in_error_en: bool,
     /// User index reported in CQEs.
     pub user_index: u32,
+    /// May post UMR WQEs (`reg_umr`: mlx5e's ICOSQ, which maps striding RQ pages).
+    pub reg_umr: bool,
     /// Ring.
     pub wq: WqDesc,
     /// The device's consumer counter: the next WQE (in basic blocks) the data path executes;
@@ -214,8 +216,58 @@ pub struct Rq {
     /// Ring.
     pub wq: WqDesc,
     /// The device's consumer counter: the next WQE a frame lands in; back to 0 whenever the RQ
-    /// leaves the reset state.
+    /// leaves the reset state. A striding RQ counts the WQEs it has taken (the one being
+    /// filled included).
     pub cc: u32,
+    /// Striding (multi-packet) RQ: geometry and where the device is in it.
+    pub striding: Option<Striding>,
+}
+
+/// A striding RQ (`MLX5_WQ_TYPE_LINKED_LIST_STRIDING_RQ`): each WQE (a next segment and one
+/// data segment) is a buffer of `1 << log_num_strides` strides of `1 << log_stride` bytes;
+/// a packet fills whole strides from the next free one, and the WQEs are taken in the order
+/// of their `next_wqe_index` links, starting from WQE 0 after a reset.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Striding {
+    /// log2 of the strides per WQE (3..=16).
+    pub log_num_strides: u8,
+    /// log2 of the stride size in bytes (6..=13).
+    pub log_stride: u8,
+    /// The WQE being filled.
+    pub cur: Option<StridingWqe>,
+    /// The last WQE filled: its `next_wqe_index` names the next (none: WQE 0).
+    pub last: Option<u16>,
+}
+
+/// The WQE a striding RQ is filling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StridingWqe {
+    /// Its index in the ring.
+    pub index: u16,
+    /// Strides used so far.
+    pub used: u32,
+    /// Its buffer: memory key and address of stride 0.
+    pub lkey: u32,
+    /// See `lkey`.
+    pub addr: u64,
+}
+
+impl Striding {
+    /// Strides per WQE.
+    pub fn num_strides(&self) -> u32 {
+        1 << self.log_num_strides
+    }
+
+    /// Bytes per stride.
+    pub fn stride(&self) -> u32 {
+        1 << self.log_stride
+    }
+
+    /// Back to the state after a reset: no WQE taken.
+    pub fn reset(&mut self) {
+        self.cur = None;
+        self.last = None;
+    }
 }
 
 impl Firmware {
@@ -315,7 +367,10 @@ impl Firmware {
                 c.state()
             );
         }
-        if c.hairpin() != 0 || c.reg_umr() != 0 || c.non_wire() != 0 {
+        if c.hairpin() != 0
+            || c.non_wire() != 0
+            || (c.reg_umr() != 0 && self.caps.eth("reg_umr_sq") == 0)
+        {
             fail!(
                 BAD_PARAM,
                 "CREATE_SQ of an unsupported kind",
@@ -405,6 +460,7 @@ impl Firmware {
                 allow_swp: c.allow_swp() != 0,
                 flush_in_error_en: c.flush_in_error_en() != 0,
                 user_index: c.user_index(),
+                reg_umr: c.reg_umr() != 0,
                 wq,
                 cc: 0,
             },
@@ -506,17 +562,20 @@ impl Firmware {
         }
         self.check_rq_offloads(c)?;
         let w = c.wq();
-        let striding = self.caps.general("striding_rq") != 0;
         let t = w.wq_type();
-        if !(t == u32::from(wq_type::CYCLIC)
-            || (striding && t == u32::from(wq_type::CYCLIC_STRIDING_RQ)))
+        let striding = if t == u32::from(wq_type::CYCLIC) {
+            None
+        } else if t == u32::from(wq_type::LINKED_LIST_STRIDING_RQ)
+            && self.caps.general("striding_rq") != 0
         {
+            Some(self.striding_geometry(w)?)
+        } else {
             fail!(
                 BAD_PARAM,
                 "CREATE_RQ ring type not supported",
                 "wq_type {t}"
             );
-        }
+        };
         let max_stride = (self.caps.general("max_wqe_sz_rq") as u32).max(16).ilog2();
         if !(MIN_RQ_STRIDE_SHIFT..=max_stride).contains(&w.log_wq_stride()) {
             fail!(
@@ -543,10 +602,42 @@ impl Firmware {
                 user_index: c.user_index(),
                 wq,
                 cc: 0,
+                striding,
             },
         );
         resp::<CreateRqOut>(out)?.set_rqn(rqn);
         Ok(())
+    }
+
+    /// The strides of a striding RQ's `wq`: `log_wqe_num_of_strides` counts from 2^9 (values
+    /// 0..=7: 512 to 64Ki strides) or, with `ext_stride_num_range`, wraps below it (10..=15: 8
+    /// to 256, the 4-bit field of `log - 9`); `log_wqe_stride_size` from 64 bytes (0..=7: up
+    /// to 8 KiB). A WQE is a next segment and one data segment: a stride of at least 32 bytes.
+    fn striding_geometry(&self, w: &Wq) -> Result<Striding, CmdError> {
+        let v = w.log_wqe_num_of_strides();
+        let log_num = ((v + 9) & 0xf) as u8;
+        let ext = self.caps.general("ext_stride_num_range") != 0;
+        if !((9..=16).contains(&log_num) || (ext && (3..=8).contains(&log_num))) {
+            fail!(
+                BAD_PARAM,
+                "striding RQ with an unsupported number of strides",
+                "log_wqe_num_of_strides {v} (ext_stride_num_range {})",
+                u8::from(ext)
+            );
+        }
+        if w.log_wq_stride() < 5 {
+            fail!(
+                BAD_PARAM,
+                "striding RQ WQE stride too small for a next and a data segment",
+                "log_wq_stride {}",
+                w.log_wq_stride()
+            );
+        }
+        Ok(Striding {
+            log_num_strides: log_num,
+            log_stride: (6 + w.log_wqe_stride_size()) as u8,
+            ..Default::default()
+        })
     }
 
     /// VLAN stripping needs `vlan_cap`; FCS scatter needs `scatter_fcs`.
@@ -628,6 +719,9 @@ impl Firmware {
         let next = next.expect("matched above");
         if next == QueueState::Rst || rq.state == QueueState::Rst {
             rq.cc = 0;
+            if let Some(s) = &mut rq.striding {
+                s.reset();
+            }
         }
         rq.state = next;
         if mask & MODIFY_RQ_BITMASK_VSD != 0 {
@@ -683,6 +777,7 @@ fn fill_sqc(sq: &Sq, c: &mut Sqc) {
     c.set_allow_swp(sq.allow_swp.into());
     c.set_flush_in_error_en(sq.flush_in_error_en.into());
     c.set_user_index(sq.user_index);
+    c.set_reg_umr(sq.reg_umr.into());
     if let Some(t) = sq.tisn {
         c.set_tis_lst_sz(1);
         c.set_tis_num_0(t);
@@ -698,4 +793,9 @@ fn fill_rqc(rq: &Rq, c: &mut Rqc) {
     c.set_counter_set_id(rq.counter_set_id.into());
     c.set_user_index(rq.user_index);
     rq.wq.fill(c.wq_mut());
+    if let Some(s) = &rq.striding {
+        let w = c.wq_mut();
+        w.set_log_wqe_num_of_strides(u32::from(s.log_num_strides).wrapping_sub(9) & 0xf);
+        w.set_log_wqe_stride_size(u32::from(s.log_stride) - 6);
+    }
 }
