@@ -15,7 +15,12 @@
 
 use std::sync::Arc;
 
-use cx4_hw::{cq::cqe::syndrome, uar::BF_OFFSET, wqe::opcode as wqe_opcode};
+use cx4_hw::{
+    cq::cqe::{syndrome, Cqe64},
+    uar::BF_OFFSET,
+    wqe::opcode as wqe_opcode,
+};
+use zerocopy::FromBytes;
 
 use crate::{
     device::Device,
@@ -23,7 +28,7 @@ use crate::{
         classify, cqe,
         dma::{DmaError, RingMemory, RingWqe},
         frame::{self, ParseConfig},
-        gso,
+        gso, lro,
         mkeys::MkeyDma,
         rss::{self, RssHash},
         rx::{self, RxOptions},
@@ -674,6 +679,14 @@ impl Device {
             self.path.rx_no_rq += 1;
             return true;
         };
+        // An LRO merge open on the RQ takes the frame, or closes before it lands (a held
+        // frame, delivered late, never joins one).
+        if draining {
+            self.close_merge(rqn);
+        } else if self.join_merge(rqn, frame, h, lro, gso_segs) {
+            self.path.rx_frames += 1;
+            return true;
+        }
         let Some(rq) = self.fw.rq(rqn) else {
             self.path.rx_no_rq += 1;
             return true;
@@ -760,7 +773,25 @@ impl Device {
                 Err(e) => Err(e),
             }
         } else {
-            self.rx_into_wqe(frame, h, &hash, &wq, cc, &opts)
+            // A segment LRO may merge opens a merge in the WQE (without its Ethernet padding:
+            // payloads follow it).
+            let seg = (lro.mask != 0)
+                .then(|| lro::segment(frame, h))
+                .flatten()
+                .filter(|s| lro.merges(s.key.v6));
+            let frame = seg.as_ref().map_or(frame, |s| &frame[..s.end]);
+            match self.rx_into_wqe(frame, h, &hash, &wq, cc, &opts) {
+                Ok((c, segs)) if seg.is_some() => {
+                    let s = seg.expect("matched");
+                    let len = rx::delivered_len(frame, h, &opts) as u32;
+                    let merge = lro::Merge::start(frame, &s, len);
+                    let c = Cqe64::read_from_bytes(&c[..]).expect("64 bytes");
+                    self.path.rx_frames += 1;
+                    self.open_wqe_merge(rqn, cqn, wq.pd, cc, segs, c, merge, lro);
+                    return true;
+                }
+                other => other.map(|(c, _)| c),
+            }
         };
         match res {
             Ok(c) => {
@@ -795,7 +826,7 @@ impl Device {
         wq: &WqDesc,
         cc: u32,
         opts: &RxOptions,
-    ) -> Result<[u8; 64], (u8, u8, String)> {
+    ) -> Result<([u8; 64], Vec<rx::RxSeg>), crate::striding::RxError> {
         let ring = Ring { wq, mem: &self.mem };
         let r = RingWqe::new(&ring, u32::from(wq.log_size), u32::from(wq.log_stride), cc);
         let segs = rx::rq_wqe_segments(&r, 1usize << wq.log_stride).map_err(|e| {
@@ -808,7 +839,7 @@ impl Device {
             pd: wq.pd,
         };
         rx::deliver(frame, h, hash, opts, &segs, cc as u16, &dma)
-            .map(|c| c.0)
+            .map(|c| (c.0, segs))
             .map_err(|f| (f.syndrome(), f.vendor_syndrome(), f.to_string()))
     }
 

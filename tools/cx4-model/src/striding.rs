@@ -16,6 +16,9 @@
 //! it), no room left in the WQE or under `lro_max_ip_payload_size`, or the end of the burst
 //! of frames the wire had waiting ([`RxMerges::defer`]: the wire loop closes every merge
 //! before it sleeps, which is the card's LRO timeout measured in the model's own time).
+//! Merges never outlive one hold of the device lock (the wire loop closes them before it lets
+//! go; a frame delivered outside a burst closes them at once), so no command can reset or
+//! destroy an RQ under an open merge; [`Device::close_merge`] still checks.
 
 use std::collections::BTreeMap;
 
@@ -34,21 +37,28 @@ use crate::{
     fw::{Cast, QueueState, RxVerdict, StridingWqe, TirLro, WqDesc},
 };
 
-/// A merge open on a striding RQ.
+/// Where an open merge's packet is.
+#[derive(Clone, Debug)]
+enum Place {
+    /// In a striding RQ's WQE, from its `used` stride on.
+    Strides { wqe: StridingWqe, stride: u32 },
+    /// In the cyclic RQ WQE of counter `counter` (which the device has not consumed yet),
+    /// over its scatter list.
+    Wqe { counter: u32, segs: Vec<RxSeg> },
+}
+
+/// A merge open on an RQ.
 #[derive(Clone, Debug)]
 pub struct OpenMerge {
     /// The merged packet so far.
     pub merge: lro::Merge,
-    /// Its WQE, `used` being its first stride.
-    wqe: StridingWqe,
+    place: Place,
     /// The first segment's CQE.
     cqe: Cqe64,
     /// Bytes the packet may reach (to the end of the WQE, at most what a CQE can count).
     room: u32,
     /// The TIR's `lro_max_ip_payload_size` in bytes.
     max_ip_payload: u32,
-    /// Stride size.
-    stride: u32,
     /// The RQ's CQ and PD.
     cqn: u32,
     pd: u32,
@@ -89,34 +99,6 @@ impl Device {
     /// posted (out of buffer).
     pub(crate) fn deliver_striding(&mut self, x: &StridingRx<'_>) -> Result<bool, RxError> {
         let seg = lro::segment(x.frame, x.h).filter(|s| x.lro.merges(s.key.v6));
-        if let Some(open) = self.merges.open.get_mut(&x.rqn) {
-            if let Some(s) = seg.filter(|s| {
-                open.merge
-                    .takes(s, open.room - open.merge.bytes, open.max_ip_payload)
-            }) {
-                let at = open.wqe.addr
-                    + u64::from(open.wqe.used * open.stride)
-                    + u64::from(open.merge.bytes);
-                let dma = MkeyDma {
-                    fw: &self.fw,
-                    mem: &self.mem,
-                    pd: open.pd,
-                };
-                use crate::eth::dma::Dma;
-                if let Err(e) = dma.write(open.wqe.lkey, at, &x.frame[s.key.hdr_len..s.end]) {
-                    let f = rx::RxFault::Dma(e);
-                    self.merges.open.remove(&x.rqn);
-                    return Err((f.syndrome(), f.vendor_syndrome(), f.to_string()));
-                }
-                open.merge.add(x.frame, &s);
-                self.path.rx_lro_merged += 1;
-                if open.merge.psh {
-                    self.close_merge(x.rqn);
-                }
-                return Ok(true);
-            }
-            self.close_merge(x.rqn);
-        }
         // Without Ethernet padding after a segment that opens a merge: payloads follow it.
         let frame = match &seg {
             Some(s) => &x.frame[..s.end],
@@ -151,11 +133,10 @@ impl Device {
                 x.rqn,
                 OpenMerge {
                     merge,
-                    wqe: w,
+                    place: Place::Strides { wqe: w, stride },
                     cqe: c,
                     room: room.min(0xffff),
                     max_ip_payload: x.lro.max_ip_payload,
-                    stride,
                     cqn: x.cqn,
                     pd: x.wq.pd,
                 },
@@ -247,34 +228,137 @@ impl Device {
         Some(segs)
     }
 
+    /// Appends `frame` to the merge open on RQ `rqn` if it continues it (`gso_segs`: the
+    /// segments it stands for); else closes that merge (the frame lands after it). Returns
+    /// whether it was merged.
+    pub(crate) fn join_merge(
+        &mut self,
+        rqn: u32,
+        frame: &[u8],
+        h: &Headers,
+        lro: TirLro,
+        gso_segs: u32,
+    ) -> bool {
+        let Some(open) = self.merges.open.get_mut(&rqn) else {
+            return false;
+        };
+        let seg = lro::segment(frame, h).filter(|s| {
+            lro.merges(s.key.v6)
+                && open
+                    .merge
+                    .takes(s, open.room - open.merge.bytes, open.max_ip_payload)
+        });
+        let Some(s) = seg else {
+            self.close_merge(rqn);
+            return false;
+        };
+        let dma = MkeyDma {
+            fw: &self.fw,
+            mem: &self.mem,
+            pd: open.pd,
+        };
+        let payload = &frame[s.key.hdr_len..s.end];
+        let written = match &open.place {
+            Place::Strides { wqe, stride } => {
+                use crate::eth::dma::Dma;
+                let at = wqe.addr + u64::from(wqe.used * stride) + u64::from(open.merge.bytes);
+                dma.write(wqe.lkey, at, payload).map_err(rx::RxFault::Dma)
+            }
+            Place::Wqe { segs, .. } => {
+                rx::scatter_at(segs, u64::from(open.merge.bytes), payload, &dma)
+            }
+        };
+        if let Err(e) = written {
+            // What was merged stands; the frame takes the ordinary path (and its error).
+            log::debug!("RQ {rqn:#x}: LRO append failed ({e}), merge closed");
+            self.close_merge(rqn);
+            return false;
+        }
+        open.merge.add(frame, &s);
+        open.merge.segs += gso_segs.saturating_sub(1);
+        self.path.rx_lro_merged += u64::from(gso_segs.max(1));
+        if open.merge.psh || !self.merges.defer {
+            self.close_merge(rqn);
+        }
+        true
+    }
+
+    /// Opens a merge on cyclic RQ `rqn` with the segment just written into WQE `counter`
+    /// (scatter list `segs`, first CQE `cqe`); the WQE stays the device's until it closes.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn open_wqe_merge(
+        &mut self,
+        rqn: u32,
+        cqn: u32,
+        pd: u32,
+        counter: u32,
+        segs: Vec<RxSeg>,
+        cqe: Cqe64,
+        merge: lro::Merge,
+        lro: TirLro,
+    ) {
+        let capacity: u64 = segs.iter().map(|s| u64::from(s.len)).sum();
+        let psh = merge.psh;
+        self.merges.open.insert(
+            rqn,
+            OpenMerge {
+                merge,
+                place: Place::Wqe { counter, segs },
+                cqe,
+                room: capacity.min(0xffff) as u32,
+                max_ip_payload: lro.max_ip_payload,
+                cqn,
+                pd,
+            },
+        );
+        if psh || !self.merges.defer {
+            self.close_merge(rqn);
+        }
+    }
+
     /// Closes the merge open on RQ `rqn`, if any: posts its CQE (a plain one for a single
-    /// segment) and consumes its strides. A merge whose RQ was reset or destroyed meanwhile
-    /// is dropped: its place in the ring is gone.
+    /// segment) and consumes its strides or WQE. A merge whose RQ was reset or destroyed
+    /// meanwhile is dropped: its place in the ring is gone.
     pub(crate) fn close_merge(&mut self, rqn: u32) {
         let Some(m) = self.merges.open.remove(&rqn) else {
             return;
         };
-        let still = self
-            .fw
-            .nic
-            .rqs
-            .get(&rqn)
-            .and_then(|r| r.striding.as_ref())
-            .and_then(|s| s.cur)
-            .is_some_and(|c| c.index == m.wqe.index && c.used == m.wqe.used);
+        let rq = self.fw.nic.rqs.get_mut(&rqn);
+        let still = rq.as_ref().is_some_and(|rq| {
+            rq.state == QueueState::Rdy
+                && match &m.place {
+                    Place::Strides { wqe, .. } => rq
+                        .striding
+                        .as_ref()
+                        .and_then(|s| s.cur)
+                        .is_some_and(|c| c.index == wqe.index && c.used == wqe.used),
+                    Place::Wqe { counter, .. } => rq.cc == *counter,
+                }
+        });
         if !still {
             log::debug!("RQ {rqn:#x}: LRO merge dropped, the RQ was reset");
             return;
         }
-        let strides = m.merge.bytes.div_ceil(m.stride);
         let mut c = m.cqe;
         if m.merge.segs > 1 {
             m.merge.finish_cqe(&mut c);
             self.path.rx_lro_packets += 1;
         }
-        cqe::set_stride_position(&mut c, m.wqe.index, m.wqe.used, strides, m.merge.bytes);
-        self.ctx_post_cqe(m.cqn, &c.0, false);
-        self.commit_strides(rqn, strides);
+        match m.place {
+            Place::Strides { wqe, stride } => {
+                let strides = m.merge.bytes.div_ceil(stride);
+                cqe::set_stride_position(&mut c, wqe.index, wqe.used, strides, m.merge.bytes);
+                self.ctx_post_cqe(m.cqn, &c.0, false);
+                self.commit_strides(rqn, strides);
+            }
+            Place::Wqe { counter, .. } => {
+                if let Some(rq) = rq {
+                    rq.cc = counter.wrapping_add(1);
+                }
+                c.set_byte_cnt(m.merge.bytes);
+                self.ctx_post_cqe(m.cqn, &c.0, false);
+            }
+        }
     }
 
     /// Closes every open merge (the wire has nothing more waiting).

@@ -130,6 +130,26 @@ fn striding_device(lro: TirLro, links: [u16; 4]) -> Device {
     d
 }
 
+/// The device with a cyclic RQ instead: 4 WQEs of two 1 KiB scatter entries each (WQE i at
+/// RX_BUF + i × 2 KiB, split at +1 KiB).
+fn cyclic_device(lro: TirLro) -> Device {
+    let mut d = striding_device(lro, [0; 4]);
+    let rq = d.fw.nic.rqs.get_mut(&RQN).unwrap();
+    rq.striding = None;
+    rq.wq.wq_type = cx4_hw::wq::wq_type::CYCLIC;
+    for i in 0..4u64 {
+        let mut w = [0u8; 32];
+        for (j, seg) in w.chunks_exact_mut(16).enumerate() {
+            seg[..4].copy_from_slice(&1024u32.to_be_bytes());
+            seg[4..8].copy_from_slice(&RESERVED_LKEY.to_be_bytes());
+            let addr = RX_BUF + i * WQE_BYTES + j as u64 * 1024;
+            seg[8..].copy_from_slice(&addr.to_be_bytes());
+        }
+        d.mem.write(RQ_RING + 32 * i, &w).unwrap();
+    }
+    d
+}
+
 /// Posts WQEs up to counter `n` (the doorbell record).
 fn post(d: &Device, n: u32) {
     d.mem.write(RQ_DBR, &n.to_be_bytes()).unwrap();
@@ -343,4 +363,42 @@ fn a_superframe_from_the_wire_lands_as_one_merged_packet() {
         3
     );
     assert_eq!(place(&d, 2), (0, 4, 2, (14 + 20 + 20 + 400) as u32, false));
+}
+
+#[test]
+fn lro_into_a_cyclic_rq_fills_the_wqe_scatter_list() {
+    let mut d = cyclic_device(LRO);
+    post(&d, 4);
+    let p: Vec<u8> = (0..700).map(|i| i as u8).collect();
+    // 54 + 700 + 700 = 1454 bytes cross the WQE's two entries; the third does not fit in 2 KiB.
+    let segs: Vec<_> = (0..3).map(|i| tcp4(i * 700, 1, ACK, false, &p)).collect();
+    burst(&mut d, &segs);
+    let c = Cqe64::read_from_bytes(&cqe(&d, 0)[..]).unwrap();
+    assert_eq!(
+        (c.wqe_counter(), c.byte_cnt(), c.lro_num_seg()),
+        (0, 54 + 1400, 2)
+    );
+    let mut want = segs[0].clone();
+    want.extend_from_slice(&p);
+    assert_eq!(read(&d, RX_BUF, want.len()), want);
+    let c = Cqe64::read_from_bytes(&cqe(&d, 1)[..]).unwrap();
+    assert_eq!(
+        (c.wqe_counter(), c.byte_cnt(), c.lro_num_seg()),
+        (1, 754, 0)
+    );
+    assert_eq!(d.fw.rq(RQN).unwrap().cc, 2);
+    // A reset while a merge is open drops it: no CQE, the ring starts again.
+    d.merges.defer = true;
+    d.receive(&segs[0]);
+    let rq = d.fw.nic.rqs.get_mut(&RQN).unwrap();
+    rq.cc = 0;
+    d.merges.defer = false;
+    d.close_merges();
+    assert_eq!(cqe(&d, 2), [0; 64]);
+    // Without LRO: one WQE per frame.
+    let mut d = cyclic_device(TirLro::default());
+    post(&d, 4);
+    burst(&mut d, &segs);
+    assert_eq!(d.fw.rq(RQN).unwrap().cc, 3);
+    assert_eq!(d.path.rx_lro_merged, 0);
 }

@@ -171,6 +171,40 @@ pub fn deliver<D: Dma + ?Sized>(
     Ok(cqe::rx_cqe(frame, h, &csum, rss, &info))
 }
 
+/// Writes `data` at byte `offset` of the buffer the scatter entries make (an LRO merge
+/// appending a payload after what it wrote). Fails with [`RxFault::TooLong`] past their end.
+pub fn scatter_at<D: Dma + ?Sized>(
+    segs: &[RxSeg],
+    offset: u64,
+    data: &[u8],
+    dma: &D,
+) -> Result<(), RxFault> {
+    let capacity: u64 = segs.iter().map(|s| u64::from(s.len)).sum();
+    if offset + data.len() as u64 > capacity {
+        return Err(RxFault::TooLong {
+            len: (offset as usize) + data.len(),
+            capacity,
+        });
+    }
+    let (mut skip, mut data) = (offset, data);
+    for s in segs {
+        let len = u64::from(s.len);
+        if skip >= len {
+            skip -= len;
+            continue;
+        }
+        let n = ((len - skip) as usize).min(data.len());
+        dma.write(s.lkey, s.addr.wrapping_add(skip), &data[..n])
+            .map_err(RxFault::Dma)?;
+        data = &data[n..];
+        skip = 0;
+        if data.is_empty() {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// Writes the concatenation of `pieces` over the scatter entries in order.
 fn scatter<D: Dma + ?Sized>(pieces: &[&[u8]], segs: &[RxSeg], dma: &D) -> Result<(), DmaError> {
     let mut segs = segs.iter();
