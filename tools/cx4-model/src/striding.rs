@@ -276,7 +276,8 @@ impl Device {
         }
         open.merge.add(frame, &s);
         open.merge.segs += gso_segs.saturating_sub(1);
-        self.path.rx_lro_merged += u64::from(gso_segs.max(1));
+        // A superframe's other segments count where it is received.
+        self.path.rx_lro_merged += 1;
         if open.merge.psh || !self.merges.defer {
             self.close_merge(rqn);
         }
