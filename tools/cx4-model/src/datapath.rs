@@ -1102,6 +1102,70 @@ pub(crate) mod tests {
         (d, port)
     }
 
+    /// A direct TIR `tirn` to `rqn` (with `lro`) that a one-entry NIC RX root table forwards
+    /// every frame to.
+    pub(crate) fn steer_all_to(d: &mut Device, tirn: u32, rqn: u32, lro: crate::fw::TirLro) {
+        use crate::fw::{
+            Dest, FlowGroup, FlowTable, Fte, HashFields, Miss, RxHash, Tir, TirDispatch,
+        };
+        use cx4_hw::flow::{action, table_type};
+        d.fw.nic.tirs.insert(
+            tirn,
+            Tir {
+                tirn: tirn,
+                transport_domain: 0,
+                dispatch: TirDispatch::Direct { rqn: rqn },
+                hash: RxHash {
+                    func: 0,
+                    symmetric: false,
+                    key: [0; 40],
+                    outer: HashFields::default(),
+                    inner: HashFields::default(),
+                },
+                tunneled_offload_en: false,
+                self_lb_block: 0,
+                lro,
+            },
+        );
+        let mut groups = std::collections::BTreeMap::new();
+        groups.insert(
+            0,
+            FlowGroup {
+                id: 0,
+                start: 0,
+                end: 0,
+                criteria_enable: 0,
+                criteria: Box::default(),
+            },
+        );
+        let mut entries = std::collections::BTreeMap::new();
+        entries.insert(
+            0,
+            Fte {
+                index: 0,
+                group: 0,
+                action: action::FWD_DEST,
+                flow_tag: 0,
+                dests: vec![Dest::Tir(tirn)],
+                counters: vec![],
+                value: Box::default(),
+            },
+        );
+        d.fw.flow_tables.insert(
+            1,
+            FlowTable {
+                id: 1,
+                ty: table_type::NIC_RX,
+                level: 0,
+                log_size: 0,
+                miss: Miss::Default,
+                groups,
+                entries,
+            },
+        );
+        d.fw.flow_root.insert(table_type::NIC_RX, 1);
+    }
+
     /// A SEND WQE at index `idx`: ctrl, eth segment without inline headers, one data segment.
     pub(crate) fn send_wqe(
         d: &Device,

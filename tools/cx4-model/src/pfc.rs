@@ -316,15 +316,12 @@ mod tests {
 
     use std::sync::Arc;
 
-    use cx4_hw::{flow::action, flow::table_type, regs::eth_link_mode, wqe::opcode};
+    use cx4_hw::{regs::eth_link_mode, wqe::opcode};
 
     use super::*;
     use crate::{
         datapath::tests::*,
-        fw::{
-            Dest, FlowGroup, FlowTable, Fte, HashFields, Miss, QueueState, Rq, RxHash, Tir,
-            TirDispatch, WqDesc,
-        },
+        fw::{QueueState, Rq, WqDesc},
         wire::Loopback,
     };
 
@@ -374,61 +371,7 @@ mod tests {
                 striding: None,
             },
         );
-        d.fw.nic.tirs.insert(
-            TIRN,
-            Tir {
-                tirn: TIRN,
-                transport_domain: 0,
-                dispatch: TirDispatch::Direct { rqn: RQN },
-                hash: RxHash {
-                    func: 0,
-                    symmetric: false,
-                    key: [0; 40],
-                    outer: HashFields::default(),
-                    inner: HashFields::default(),
-                },
-                tunneled_offload_en: false,
-                self_lb_block: 0,
-                lro: Default::default(),
-            },
-        );
-        let mut groups = std::collections::BTreeMap::new();
-        groups.insert(
-            0,
-            FlowGroup {
-                id: 0,
-                start: 0,
-                end: 0,
-                criteria_enable: 0,
-                criteria: Box::default(),
-            },
-        );
-        let mut entries = std::collections::BTreeMap::new();
-        entries.insert(
-            0,
-            Fte {
-                index: 0,
-                group: 0,
-                action: action::FWD_DEST,
-                flow_tag: 0,
-                dests: vec![Dest::Tir(TIRN)],
-                counters: vec![],
-                value: Box::default(),
-            },
-        );
-        d.fw.flow_tables.insert(
-            1,
-            FlowTable {
-                id: 1,
-                ty: table_type::NIC_RX,
-                level: 0,
-                log_size: 0,
-                miss: Miss::Default,
-                groups,
-                entries,
-            },
-        );
-        d.fw.flow_root.insert(table_type::NIC_RX, 1);
+        steer_all_to(&mut d, TIRN, RQN, Default::default());
         (d, port)
     }
 

@@ -22,7 +22,11 @@
 
 use std::collections::BTreeMap;
 
-use cx4_hw::cq::cqe::{syndrome, Cqe64};
+use cx4_hw::{
+    cq::cqe::{syndrome, Cqe64},
+    wqe::WqeDataSeg,
+};
+use zerocopy::FromBytes;
 
 use crate::{
     device::Device,
@@ -408,34 +412,32 @@ impl Device {
         let next = if posted == 0 || posted > 1 << wq.log_size {
             None
         } else {
-            // The next WQE: WQE 0 after a reset, else the link in the last one filled.
+            // Reads `buf.len()` bytes at `off` of WQE `i`.
+            let read = |i: u16, off: u64, buf: &mut [u8]| {
+                wq.wqe_addr(u32::from(i))
+                    .and_then(|a| self.mem.read(a + off, buf).ok())
+                    .ok_or_else(|| {
+                        (
+                            syndrome::LOCAL_PROT_ERR,
+                            0x24,
+                            format!("WQE {i:#x} unreadable"),
+                        )
+                    })
+            };
+            // The next WQE: WQE 0 after a reset, else the link (`next_wqe_index`, bytes 2-3 of
+            // the next segment) in the last one filled.
             let index = match s.last {
                 None => 0,
                 Some(l) => {
                     let mut b = [0u8; 2];
-                    wq.wqe_addr(u32::from(l))
-                        .and_then(|a| self.mem.read(a + 2, &mut b).ok())
-                        .ok_or_else(|| {
-                            (
-                                syndrome::LOCAL_PROT_ERR,
-                                0x24,
-                                format!("WQE {l:#x} unreadable"),
-                            )
-                        })?;
+                    read(l, 2, &mut b)?;
                     u16::from_be_bytes(b) & ((1u32 << wq.log_size) - 1) as u16
                 }
             };
-            let mut d = [0u8; 16];
-            wq.wqe_addr(u32::from(index))
-                .and_then(|a| self.mem.read(a + 16, &mut d).ok())
-                .ok_or_else(|| {
-                    (
-                        syndrome::LOCAL_PROT_ERR,
-                        0x24,
-                        format!("WQE {index:#x} unreadable"),
-                    )
-                })?;
-            let byte_count = u32::from_be_bytes(d[..4].try_into().expect("4"));
+            let mut d = [0u8; WqeDataSeg::SIZE];
+            read(index, 16, &mut d)?;
+            let d = WqeDataSeg::ref_from_bytes(&d[..]).expect("data segment size");
+            let byte_count = d.byte_count();
             let bytes = u64::from(n) * u64::from(s.stride());
             if u64::from(byte_count & !cx4_hw::wqe::HW_START_PADDING) < bytes {
                 return Err((
@@ -447,8 +449,8 @@ impl Device {
             let w = StridingWqe {
                 index,
                 used: 0,
-                lkey: u32::from_be_bytes(d[4..8].try_into().expect("4")),
-                addr: u64::from_be_bytes(d[8..].try_into().expect("8")),
+                lkey: d.lkey(),
+                addr: d.addr(),
             };
             s.cur = Some(w);
             rq.cc = cc.wrapping_add(1);

@@ -3,20 +3,14 @@
 //! buffer, a reset starts again at WQE 0, and LRO merges a burst of TCP segments into one CQE
 //! with the fields mlx5e rewrites the headers from.
 
-use cx4_hw::{
-    cq::cqe::Cqe64,
-    flow::{action, table_type},
-};
+use cx4_hw::cq::cqe::Cqe64;
 use zerocopy::FromBytes;
 
 use crate::{
     datapath::tests::*,
     device::Device,
     eth::lro::tests::tcp4,
-    fw::{
-        Dest, FlowGroup, FlowTable, Fte, HashFields, Miss, QueueState, Rq, RxHash, Striding, Tir,
-        TirDispatch, TirLro, WqDesc, RESERVED_LKEY,
-    },
+    fw::{QueueState, Rq, Striding, TirLro, WqDesc, RESERVED_LKEY},
 };
 
 const RQN: u32 = 0x40;
@@ -72,61 +66,7 @@ fn striding_device(lro: TirLro, links: [u16; 4]) -> Device {
             }),
         },
     );
-    d.fw.nic.tirs.insert(
-        TIRN,
-        Tir {
-            tirn: TIRN,
-            transport_domain: 0,
-            dispatch: TirDispatch::Direct { rqn: RQN },
-            hash: RxHash {
-                func: 0,
-                symmetric: false,
-                key: [0; 40],
-                outer: HashFields::default(),
-                inner: HashFields::default(),
-            },
-            tunneled_offload_en: false,
-            self_lb_block: 0,
-            lro,
-        },
-    );
-    let mut groups = std::collections::BTreeMap::new();
-    groups.insert(
-        0,
-        FlowGroup {
-            id: 0,
-            start: 0,
-            end: 0,
-            criteria_enable: 0,
-            criteria: Box::default(),
-        },
-    );
-    let mut entries = std::collections::BTreeMap::new();
-    entries.insert(
-        0,
-        Fte {
-            index: 0,
-            group: 0,
-            action: action::FWD_DEST,
-            flow_tag: 0,
-            dests: vec![Dest::Tir(TIRN)],
-            counters: vec![],
-            value: Box::default(),
-        },
-    );
-    d.fw.flow_tables.insert(
-        1,
-        FlowTable {
-            id: 1,
-            ty: table_type::NIC_RX,
-            level: 0,
-            log_size: 0,
-            miss: Miss::Default,
-            groups,
-            entries,
-        },
-    );
-    d.fw.flow_root.insert(table_type::NIC_RX, 1);
+    steer_all_to(&mut d, TIRN, RQN, lro);
     d
 }
 
