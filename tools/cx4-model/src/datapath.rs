@@ -1112,9 +1112,9 @@ pub(crate) mod tests {
         d.fw.nic.tirs.insert(
             tirn,
             Tir {
-                tirn: tirn,
+                tirn,
                 transport_domain: 0,
-                dispatch: TirDispatch::Direct { rqn: rqn },
+                dispatch: TirDispatch::Direct { rqn },
                 hash: RxHash {
                     func: 0,
                     symmetric: false,
