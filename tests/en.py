@@ -9,8 +9,8 @@ import json
 import re
 
 from harness import Env, check_clean_dmesg, describe, estimate
-from model_eth import (DCB_JOB, DCB_MODEL, MS_RSS_KEY, PFC_TOOL, assert_clean, check_dcb, eth_vms,
-                       ethtool_stats, iperf_rate, rise, section)
+from model_eth import (DCB_JOB, DCB_MODEL, MS_RSS_KEY, PFC_TOOL, XFER, assert_clean, check_dcb,
+                       eth_vms, ethtool_stats, iperf_rate, rise, section)
 
 DEVLINK = "pci/0000:01:00.0"
 
@@ -552,6 +552,72 @@ def tests(env: Env):
         assert not errs, "cx4 reported:\n" + "\n".join(errs)
         check_clean_dmesg(r.dmesg)
 
+    @estimate(120)
+    def lro_file_intact():
+        """LRO on cx4 (ethtool -K lro, off by default as in mlx5e): the channels reopen with
+        TIRs that merge TCP segments and 16-page RQ WQEs; a 24 MiB random file from mlx5e
+        arrives intact over IPv4 and IPv6 (cx4 rebuilds the merged packets' IP and TCP
+        headers from the CQE: a wrong length, ACK, window or checksum breaks the stream, and
+        the stack checks the TCP checksum of a forwarded GSO packet), cx4 counts as many
+        merged packets as the model made, and none once LRO is off again."""
+        vm0 = CX4_UP + XFER + """
+            cx4_up
+            section feature; ethtool -k "$IF" | grep large-receive
+            reach $PEER
+            wait_signal server
+            ethtool -K "$IF" lro on
+            ethtool -k "$IF" | grep large-receive
+            reach $PEER 30
+            section lro-before; stats
+            section lro-v4; fetch $PEER 0
+            section lro-v6; fetch $PEER6 0
+            section lro-after; stats
+            section model-lro; req ctl stats
+            ethtool -K "$IF" lro off
+            reach $PEER 30
+            section plain; fetch $PEER 0
+            section plain-after; stats
+            signal done
+            rmmod cx4
+            echo unloaded
+        """
+        vm1 = XFER + """
+            head -c 25165824 /dev/urandom > /tmp/blob
+            section sha; sha256sum /tmp/blob
+            eth_up
+            reach $PEER
+            serve 0 3 &
+            sleep 1
+            signal server
+            wait_signal done 600
+            rmmod mlx5_core
+            echo unloaded
+        """
+        res = eth_vms(env, [vm0, vm1], timeout=420, files=[env.ko])
+        assert_clean(res)
+        log0, log1 = res[0].job_log, res[1].job_log
+        feat = section(log0, "feature")
+        assert "large-receive-offload: off" in feat and "[fixed]" not in feat, feat
+        want = section(log1, "sha").split()[0]
+        for s in ("lro-v4", "lro-v6", "plain"):
+            got = section(log0, s).split()
+            assert got[:3] == ["got", want, "25165824"], f"{s}: {section(log0, s)} (sent {want})"
+        b, a = ethtool_stats(section(log0, "lro-before")), ethtool_stats(section(log0, "lro-after"))
+        p = ethtool_stats(section(log0, "plain-after"))
+        lro = rise(b, a, "rx_lro_packets")
+        assert lro > 0 and rise(b, a, "rx_lro_bytes") > 2 * 25165824 * 0.5, a
+        assert a.get("rx_lro_err", 0) == 0, a
+        # rx_packets counts the segments, as mlx5e does.
+        assert rise(b, a, "rx_packets") > 2 * 25165824 // 1500, a
+        assert rise(a, p, "rx_lro_packets") == 0, f"LRO off, still merged: {p}"
+        stats = section(log0, "model-lro")
+        merged = re.search(r"lro (\d+) merged into (\d+) packets", stats)
+        assert merged and int(merged.group(2)) == a.get("rx_lro_packets"), \
+            f"{stats}\ncx4 counted {a.get('rx_lro_packets')}"
+        print(f"    {lro} LRO packets of {int(merged.group(1)) / lro + 1:.1f} segments on average")
+        errs = cx4_errors(res[0].dmesg)
+        assert not errs, "cx4 reported:\n" + "\n".join(errs)
+
     yield "cx4 <-> mlx5e: link, ping v4/v6, iperf3 both ways with TSO/csum, clean unload", \
         cx4_and_mlx5e_ping_iperf
     yield "cx4 <-> mlx5e: MTU 9000, VXLAN/GENEVE/GRE tunnels (inner offloads on VXLAN, GRE)", \
@@ -560,6 +626,8 @@ def tests(env: Env):
         rq_error_recovery
     yield "cx4: RSS over 2 channels, ethtool -G/-X/-L under traffic, promiscuous, link down/up", \
         rss_rings_channels_promisc_link
+    yield "cx4: LRO on/off, a file intact over IPv4/IPv6, merged packets as the model made them", \
+        lro_file_intact
     yield "cx4: rmmod under traffic, 10 load/unload cycles with traffic, kmemleak clean", \
         unload_under_traffic_and_cycles
     yield "cx4: SQ error CQE -> SQ recovery, traffic resumes", sq_error_recovery

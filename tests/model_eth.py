@@ -115,6 +115,29 @@ listening() {
 """
 
 
+# Guest helpers moving a file over TCP: `serve N COUNT` sends /tmp/blob to each of COUNT
+# connections on port 7000 + N (an IPv6 socket, v4-mapped too); `fetch HOST N` receives from
+# HOST port 7000 + N and prints "got SHA256 BYTES".
+XFER = r"""
+# Sends /tmp/blob to each connection on port 7000 + $1 (IPv6 socket, v4-mapped too).
+serve() { python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6); s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("::", 7000 + int(sys.argv[1]))); s.listen()
+for _ in range(int(sys.argv[2])):
+    c, _ = s.accept(); c.sendfile(open("/tmp/blob", "rb")); c.close()
+' "$@"; }
+# Receives from $1 port 7000 + $2, prints the sha256 and byte count.
+fetch() { python3 -c '
+import hashlib, socket, sys
+c = socket.create_connection((sys.argv[1], 7000 + int(sys.argv[2]))); h = hashlib.sha256(); n = 0
+while b := c.recv(1 << 16):
+    h.update(b); n += len(b)
+print("got", h.hexdigest(), n)
+' "$@"; }
+"""
+
+
 PFC_TOOL = Path(__file__).resolve().parent / "pfc.py"
 DCB_MODEL = ["--chip", "cx4lx"]
 
@@ -822,25 +845,7 @@ def tests(env: Env):
         rebuilt by mlx5e from the CQE: a wrong byte count, ACK, window or payload sum breaks
         the stream, which CHECKSUM_UNNECESSARY would not catch) and with it off; the LRO
         counters rise only while it is on."""
-        xfer = """
-            # Sends /tmp/blob to each connection on port 7000 + $1 (IPv6 socket, v4-mapped too).
-            serve() { python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_INET6); s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("::", 7000 + int(sys.argv[1]))); s.listen()
-for _ in range(int(sys.argv[2])):
-    c, _ = s.accept(); c.sendfile(open("/tmp/blob", "rb")); c.close()
-' "$@"; }
-            # Receives from $1 port 7000 + $2, prints the sha256 and byte count.
-            fetch() { python3 -c '
-import hashlib, socket, sys
-c = socket.create_connection((sys.argv[1], 7000 + int(sys.argv[2]))); h = hashlib.sha256(); n = 0
-while b := c.recv(1 << 16):
-    h.update(b); n += len(b)
-print("got", h.hexdigest(), n)
-' "$@"; }
-        """
-        vm0 = xfer + """
+        vm0 = XFER + """
             eth_up
             section rq; dmesg | grep -o "StrdRq([01])" | tail -1; ethtool -k "$IF" | grep large-receive
             reach $PEER
@@ -859,7 +864,7 @@ print("got", h.hexdigest(), n)
             rmmod mlx5_core
             echo unloaded
         """
-        vm1 = xfer + """
+        vm1 = XFER + """
             head -c 25165824 /dev/urandom > /tmp/blob
             section sha; sha256sum /tmp/blob
             eth_up

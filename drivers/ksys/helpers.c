@@ -293,6 +293,11 @@ struct skb_shared_info *ksys_helper_skb_shinfo(const struct sk_buff *skb)
 	return skb_shinfo(skb);
 }
 
+bool ksys_helper_skb_cloned(const struct sk_buff *skb)
+{
+	return skb_cloned(skb);
+}
+
 int ksys_helper_skb_tcp_all_headers(const struct sk_buff *skb)
 {
 	return skb_tcp_all_headers(skb);

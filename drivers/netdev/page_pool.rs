@@ -164,6 +164,19 @@ impl PoolPage {
         }
     }
 
+    /// The page's bytes, to be changed (after [`PoolPage::sync_for_cpu`]; e.g. a driver
+    /// rewriting the headers of a packet the device merged before it builds the skb).
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        // SAFETY: As in `data`; the handle is borrowed mutably, so no other slice of the
+        // page's bytes exists, and the device does not write a page that is not posted.
+        unsafe {
+            core::slice::from_raw_parts_mut(
+                ksys::page_address(self.page.as_ptr()).cast::<u8>(),
+                self.size as usize,
+            )
+        }
+    }
+
     /// Gives the page away without returning it (its reference moves to an skb).
     fn into_raw(self) -> *mut kernel::bindings::page {
         let p = self.page.as_ptr();

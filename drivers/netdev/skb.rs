@@ -436,6 +436,26 @@ impl SkBuff {
         };
     }
 
+    /// Marks a received packet as the merge of `segs` TCP segments of `size` payload bytes
+    /// (LRO: `gso_size`, `gso_segs`, `gso_type` of its shared info), so the stack can
+    /// resegment it if it forwards it. `gso_type` is one of [`GsoType::TCPV4`] and
+    /// [`GsoType::TCPV6`]. `EINVAL` on an skb whose data is shared (a clone).
+    pub fn set_rx_gso(&mut self, size: u16, segs: u16, gso_type: u32) -> Result {
+        // SAFETY: The skb is valid (type invariant).
+        if unsafe { ksys::skb_cloned(self.as_raw()) } {
+            return Err(EINVAL);
+        }
+        // SAFETY: The skb is owned and not a clone: nothing else reads or writes its shared
+        // info while this handle is borrowed mutably.
+        unsafe {
+            let sh = &mut *ksys::skb_shinfo(self.as_raw());
+            sh.gso_size = size;
+            sh.gso_segs = segs;
+            sh.gso_type = gso_type;
+        }
+        Ok(())
+    }
+
     /// Records the RX queue the packet came from (`skb_record_rx_queue()`).
     pub fn record_rx_queue(&mut self, queue: u16) {
         // SAFETY: The skb is owned (type invariant).

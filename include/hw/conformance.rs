@@ -296,6 +296,11 @@ fn code_tables() -> Vec<CodeTable> {
             crate::tir::rx_hash_fn::ALL
         ),
         t(
+            "packet_merge",
+            crate::tir::packet_merge::HEADER_PREFIX,
+            crate::tir::packet_merge::ALL
+        ),
+        t(
             "self_lb_block",
             crate::tir::self_lb_block::HEADER_PREFIX,
             crate::tir::self_lb_block::ALL

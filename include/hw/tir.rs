@@ -277,6 +277,17 @@ pub mod rx_hash_fn {
     }
 }
 
+/// `tirc.packet_merge_mask` bits (`MLX5_TIRC_PACKET_MERGE_MASK_*`): the IP versions whose
+/// TCP segments the device merges (LRO).
+pub mod packet_merge {
+    use crate::bits::code_table;
+
+    code_table! { u8, "MLX5_TIRC_PACKET_MERGE_MASK_", packet_merge_name;
+        IPV4_LRO = 0x1, "IPV4_LRO";
+        IPV6_LRO = 0x2, "IPV6_LRO";
+    }
+}
+
 /// `tirc.self_lb_block` bits.
 pub mod self_lb_block {
     use crate::bits::code_table;

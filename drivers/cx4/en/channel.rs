@@ -122,7 +122,7 @@ impl NapiPoller for ChannelPoll {
         if self.rx.in_error() {
             EnPriv::rx_error(&self.priv_, self.ix);
         }
-        if work >= budget_u {
+        if work >= budget_u || self.rx.short() {
             return budget;
         }
         let work = work as i32;

@@ -35,6 +35,7 @@ pub(crate) mod cqe;
 pub(crate) mod dcb;
 pub(crate) mod ethtool;
 pub(crate) mod fs;
+pub(crate) mod lro;
 pub(crate) mod netdev;
 pub(crate) mod port;
 pub(crate) mod pport;

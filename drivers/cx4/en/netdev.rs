@@ -65,6 +65,7 @@ use crate::{
         },
         ethtool::EnEthtool,
         fs::RxSteering,
+        lro::TirLro,
         port::{
             self,
             PortEventsRegistration, //
@@ -149,6 +150,9 @@ pub(crate) struct Params {
     pub(crate) min_inline: u8,
     /// CQ moderation (`ethtool -C`), for the cards with `cq_moderation`.
     pub(crate) coalesce: Coalesce,
+    /// LRO (`ethtool -K lro`): the TIRs merge TCP segments into RQ WQEs of
+    /// [`RxRing::LRO_PAGES`] pages.
+    pub(crate) lro: bool,
 }
 
 impl Params {
@@ -164,6 +168,7 @@ impl Params {
             key: self.key,
             min_inline: self.min_inline,
             coalesce: self.coalesce,
+            lro: self.lro,
         })
     }
 }
@@ -337,7 +342,10 @@ impl EnPriv {
                 let rqn = c.checked_rem(n).and_then(|c| rqns.get(c as usize));
                 table.push(*rqn.ok_or(EINVAL)?, GFP_KERNEL)?;
             }
-            let mut rss = Rss::create(&this.res, &g.params.key, LOG_INDIR, &rqns)?;
+            let caps = this.res.caps();
+            let lro = (g.params.lro && caps.lro)
+                .then(|| TirLro::new(RxRing::lro_wqe_bytes(), &caps.lro_periods));
+            let mut rss = Rss::create(&this.res, &g.params.key, LOG_INDIR, &rqns, lro.as_ref())?;
             rss.set_indir(&table)?;
             let rss = open.rss.insert(rss);
             let mut fs = RxSteering::create(mdev, &|tt| rss.tirn(tt), g.mac)?;
@@ -352,10 +360,13 @@ impl EnPriv {
             this.close_open(dev, open);
             return Err(e);
         }
+        // Woken, not just started: packets the stack requeued while the queues were down
+        // go out now, not when the next packet for the queue comes (a TCP sender whose
+        // packets sit in the qdisc sends nothing more).
         for ix in 0..n {
             if let Some(q) = dev.tx_queue(ix) {
                 q.reset();
-                q.start();
+                q.wake();
             }
         }
         match port::query_status(mdev) {
@@ -417,7 +428,11 @@ impl EnPriv {
             &self.res,
             &RqParams {
                 log_size: p.log_rq,
-                segs: RxRing::pages_for(hw_mtu),
+                segs: if p.lro && self.res.caps().lro {
+                    RxRing::LRO_PAGES
+                } else {
+                    RxRing::pages_for(hw_mtu)
+                },
                 cqn: rcq.cqn(),
                 vlan_strip_disable: !self.res.caps().vlan_strip,
             },
@@ -654,7 +669,16 @@ impl DeviceOps for EnNetdev {
         EnPriv::schedule_recovery(data.into());
     }
 
-    fn set_features(_dev: &Device, data: ArcBorrow<'_, EnPriv>, f: Features) -> Result {
+    fn set_features(dev: &Device, data: ArcBorrow<'_, EnPriv>, f: Features) -> Result {
+        // LRO changes the RQs' WQEs and the TIRs: the channels reopen (as mlx5e does for
+        // its legacy RQ).
+        let lro = f.contains(Features::LRO);
+        if lro != data.state.lock().params.lro {
+            EnPriv::reconfigure(data, dev, |p| {
+                p.lro = lro;
+                Ok(())
+            })?;
+        }
         data.rxcsum
             .store(f.contains(Features::RXCSUM), Ordering::Relaxed);
         Ok(())
@@ -757,6 +781,7 @@ impl En {
                         key,
                         min_inline,
                         coalesce: DEFAULT_COALESCE,
+                        lro: false,
                     },
                     rx_mode: RxMode::default(),
                     mac,
@@ -794,6 +819,12 @@ impl En {
         if caps.log_max_lso > 0 {
             hw |= Features::TSO | Features::TSO6;
         }
+        // Offered, off by default as in mlx5e.
+        let lro = if caps.lro {
+            Features::LRO
+        } else {
+            Features::EMPTY
+        };
         let fixed = if caps.vlan_strip {
             Features::HW_VLAN_CTAG_RX | Features::HIGHDMA
         } else {
@@ -824,7 +855,7 @@ impl En {
             dev.set_hw_enc_features(enc);
             dev.set_gso_partial_features(partial);
         }
-        dev.set_hw_features(hw);
+        dev.set_hw_features(hw | lro);
         dev.set_features(hw | fixed | Features::RXHASH);
         dev.set_vlan_features(base);
         if caps.log_max_lso > 0 {

@@ -230,7 +230,14 @@ pub(crate) struct EnCaps {
     pub(crate) tunnels: TunnelCaps,
     /// GENERAL `cq_moderation`: CQ periods and counts can be set.
     pub(crate) cq_moderation: bool,
+    /// ETH `lro_cap`: TIRs can merge TCP segments.
+    pub(crate) lro: bool,
+    /// ETH `lro_timer_supported_periods` (µs).
+    pub(crate) lro_periods: [u32; LRO_PERIODS],
 }
+
+/// The number of `lro_timer_supported_periods`.
+pub(crate) const LRO_PERIODS: usize = 4;
 
 impl EnCaps {
     /// Reads the Ethernet capabilities; `ENODEV` if the device has no Ethernet offloads.
@@ -248,6 +255,8 @@ impl EnCaps {
             log_max_wq_sz: gen.log_max_wq_sz() as u8,
             max_wqe_sz_rq: gen.max_wqe_sz_rq(),
             cq_moderation: gen.cq_moderation() != 0,
+            lro: eth.lro_cap() != 0,
+            lro_periods: core::array::from_fn(|i| eth.lro_timer_supported_periods(i).unwrap_or(0)),
             tunnels: TunnelCaps {
                 vxlan: eth.tunnel_stateless_vxlan() != 0,
                 gre: eth.tunnel_stateless_gre() != 0,

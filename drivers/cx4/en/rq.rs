@@ -102,14 +102,32 @@ pub(crate) struct RxInfo {
     pub(crate) l4_hdr_type: u8,
     /// The stripped VLAN tag (TCI), if the device stripped one.
     pub(crate) vlan_tci: Option<u16>,
-    /// Segments coalesced by LRO (0 or 1: none).
+    /// Segments coalesced by LRO (0: the RQ's TIR does not merge; 1: nothing merged).
     pub(crate) lro_num_seg: u8,
+    /// What LRO put in the CQE for the merged packet's headers.
+    pub(crate) lro: LroCqe,
     /// The frame was recognised as tunnelled (header types and OK bits are the inner ones).
     pub(crate) tunneled: bool,
     /// The flow tag of the steering entry that received the frame.
     pub(crate) flow_tag: u32,
     /// The timestamp.
     pub(crate) timestamp: u64,
+}
+
+/// `lro_tcppsh_abort_dupack`: a merged segment had PSH (device.h `get_cqe_lro_tcppsh`).
+const LRO_TCPPSH: u32 = 1 << 6;
+
+/// The LRO fields of a receive CQE (`mlx5_cqe64.lro`), for the headers of a merged packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LroCqe {
+    /// Some merged segment had PSH.
+    pub(crate) psh: bool,
+    /// The smallest IPv4 TTL / IPv6 hop limit of the segments.
+    pub(crate) min_ttl: u8,
+    /// The last segment's TCP window.
+    pub(crate) tcp_win: u16,
+    /// The last segment's acknowledgement number.
+    pub(crate) ack_seq: u32,
 }
 
 /// One receive completion.
@@ -378,6 +396,12 @@ pub(crate) fn decode(cqe: &Cqe64) -> RxInfo {
         l4_hdr_type: cqe.l4_hdr_type() as u8,
         vlan_tci: (cqe.cvlan_stripped() != 0).then(|| cqe.vlan_info() as u16),
         lro_num_seg: cqe.lro_num_seg() as u8,
+        lro: LroCqe {
+            psh: cqe.lro_tcppsh_abort_dupack() & LRO_TCPPSH != 0,
+            min_ttl: cqe.lro_min_ttl() as u8,
+            tcp_win: cqe.lro_tcp_win() as u16,
+            ack_seq: cqe.lro_ack_seq_num(),
+        },
         tunneled: cqe.outer_l3_tunneled() != 0,
         flow_tag: cqe.flow_tag(),
         timestamp: cqe.timestamp(),

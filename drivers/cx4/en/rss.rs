@@ -14,6 +14,7 @@ use cx4_hw::tir::{
 use kernel::prelude::*;
 
 use crate::en::{
+    lro::TirLro,
     res::EnRes,
     rqt::Rqt,
     tir::{
@@ -90,12 +91,14 @@ pub(crate) struct Rss {
 
 impl Rss {
     /// Creates an RQT of `2^log_size` entries spreading evenly over `rqns`, and the TIRs
-    /// hashing with `key` in the function's transport domain.
+    /// hashing with `key` in the function's transport domain (merging TCP segments if
+    /// `lro`).
     pub(crate) fn create(
         res: &EnRes,
         key: &[u8; TOEPLITZ_KEY_LEN],
         log_size: u32,
         rqns: &[u32],
+        lro: Option<&TirLro>,
     ) -> Result<Self> {
         if log_size > u32::from(res.caps().log_max_rqt_size) || rqns.is_empty() {
             return Err(EINVAL);
@@ -116,7 +119,7 @@ impl Rss {
                 fields,
             };
             // On failure the TIRs made so far, then the RQT, are dropped.
-            let tir = Tir::create_indirect(res.mdev(), res.tdn(), rqt.rqtn(), &hash)?;
+            let tir = Tir::create_indirect(res.mdev(), res.tdn(), rqt.rqtn(), &hash, lro)?;
             tirs.push(tir, GFP_KERNEL)?;
         }
         Ok(Self { tirs, rqt, table })

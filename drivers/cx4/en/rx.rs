@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The receive path (en_rx.c, legacy cyclic RQ): page-pool pages posted as the RQ's
 //! buffers, a completed WQE becomes an skb built over its first page (the rest of a jumbo
-//! frame as page fragments) with the device's checksum verdict, RSS hash and stripped VLAN
-//! tag, handed to GRO.
+//! frame or of an LRO-merged packet as page fragments) with the device's checksum verdict,
+//! RSS hash and stripped VLAN tag, handed to GRO. Pages a frame did not reach stay in their
+//! WQE for the next one. A merged packet gets the headers of the segments as one
+//! ([`crate::en::lro`]) and goes up as a GSO packet.
 
 use cx4_hw::cq::cqe::{
     l4_hdr_type,
@@ -25,6 +27,7 @@ use netdev::{
         PoolPage, //
     },
     skb::{
+        GsoType,
         HashType,
         SkBuff, //
     },
@@ -33,6 +36,7 @@ use netdev::{
 use crate::{
     cq::Cq,
     en::{
+        lro,
         rq::{
             Rq,
             RxInfo, //
@@ -45,8 +49,9 @@ use crate::{
 pub(crate) const RX_HEADROOM: u32 = 64;
 /// The size of a receive page.
 const PAGE: u32 = 4096;
-/// Most pages one receive WQE scatters to (a 9000-byte MTU needs 3).
-pub(crate) const MAX_RX_PAGES: usize = 4;
+/// Most pages one receive WQE scatters to (a 9000-byte MTU needs 3, LRO
+/// [`RxRing::LRO_PAGES`]).
+pub(crate) const MAX_RX_PAGES: usize = 16;
 
 /// The pages of one posted receive WQE.
 type Slot = [Option<PoolPage>; MAX_RX_PAGES];
@@ -67,9 +72,22 @@ pub(crate) struct RxRing {
     /// An error completion was seen: the RQ waits for [`RxRing::recover`] and gets no more
     /// buffers until then.
     in_error: bool,
+    /// The last [`RxRing::fill`] could not allocate every buffer: the poller keeps polling
+    /// until it can (a ring left empty gets no completion to schedule it again).
+    short: bool,
 }
 
 impl RxRing {
+    /// Pages per WQE while LRO is on: 16 (a power of two, the scatter list's size), some
+    /// 63 KiB (en.h `MLX5E_PARAMS_DEFAULT_LRO_WQE_SZ` is 64 KiB; the TIRs' merge limit
+    /// follows [`RxRing::lro_wqe_bytes`]).
+    pub(crate) const LRO_PAGES: usize = MAX_RX_PAGES;
+
+    /// The bytes an LRO WQE holds.
+    pub(crate) const fn lro_wqe_bytes() -> u32 {
+        Self::first_len() + (Self::LRO_PAGES as u32 - 1) * PAGE
+    }
+
     /// The bytes of a WQE's first page the device may write.
     pub(crate) const fn first_len() -> u32 {
         build_skb_room(PAGE, RX_HEADROOM)
@@ -114,6 +132,7 @@ impl RxRing {
             first_len: Self::first_len(),
             ix,
             in_error: false,
+            short: false,
         };
         if this.fill(st) == 0 {
             return Err(ENOMEM);
@@ -129,40 +148,52 @@ impl RxRing {
     /// Posts a buffer to every free WQE and rings the doorbell; returns how many were posted
     /// (en_rx.c `mlx5e_post_rx_wqes`).
     pub(crate) fn fill(&mut self, st: &ChannelStats) -> usize {
-        let mut posted = 0;
+        let (mut posted, mut short) = (0, false);
         while self.rq.free() > 0 && !self.in_error {
-            let mut slot: Slot = core::array::from_fn(|_| None);
+            // The slot of the next WQE: pages the last frame in it did not reach are still
+            // there (the device wrote none of them).
+            let idx = self.rq.index(self.rq.pc());
+            let Some(slot) = self.slots.get_mut(idx) else {
+                break;
+            };
             let mut segs = [(0u64, 0u32); MAX_RX_PAGES];
             let mut ok = true;
-            for i in 0..self.pages {
-                let Some(p) = self.pool.alloc() else {
+            for (i, (page, seg)) in slot.iter_mut().zip(segs.iter_mut()).take(self.pages).enumerate()
+            {
+                if page.is_none() {
+                    *page = self.pool.alloc();
+                }
+                let Some(p) = page else {
                     ok = false;
                     break;
                 };
-                segs[i] = if i == 0 {
+                *seg = if i == 0 {
                     (p.dma_addr() + u64::from(RX_HEADROOM), self.first_len)
                 } else {
                     (p.dma_addr(), p.size())
                 };
-                slot[i] = Some(p);
             }
             if !ok {
                 ChannelStats::add(&st.rx_buff_alloc_err, 1);
+                short = true;
                 break;
             }
-            let Ok(ctr) = self.rq.post_recv(&segs[..self.pages]) else {
+            if self.rq.post_recv(&segs[..self.pages]).is_err() {
                 break;
-            };
-            let idx = self.rq.index(ctr);
-            if let Some(s) = self.slots.get_mut(idx) {
-                *s = slot;
             }
             posted += 1;
         }
         if posted > 0 {
             let _ = self.rq.ring_doorbell();
         }
+        self.short = short;
         posted
+    }
+
+    /// Whether buffers are missing for want of memory (en_rx.c: `mlx5e_post_rx_wqes`
+    /// failing keeps the NAPI poll busy).
+    pub(crate) fn short(&self) -> bool {
+        self.short
     }
 
     /// Consumes up to `budget` receive completions from `cq` and passes the frames to GRO;
@@ -185,13 +216,12 @@ impl RxRing {
             let Some(slot) = self.slots.get_mut(idx) else {
                 return;
             };
-            let pages = core::mem::replace(slot, core::array::from_fn(|_| None));
             match c.result {
                 Ok(info) => {
-                    match Self::build(pages, &info, self.first_len, napi) {
+                    match Self::build(slot, &info, self.first_len, napi, st) {
                         Ok(mut skb) => {
                             bytes += u64::from(info.byte_cnt);
-                            pkts += 1;
+                            pkts += u64::from(info.lro_num_seg.max(1));
                             Self::finish(&mut skb, &info, rxcsum, self.ix, st);
                             if skb.eth_type_trans(napi.device()).is_ok() {
                                 napi.gro_receive(skb);
@@ -249,18 +279,43 @@ impl RxRing {
         Ok(was)
     }
 
-    /// The skb of a good frame: over its first page, the rest as fragments.
-    fn build(pages: Slot, info: &RxInfo, first_len: u32, napi: &NapiContext) -> Result<SkBuff> {
-        let mut it = pages.into_iter().flatten();
-        let first = it.next().ok_or(EINVAL)?;
+    /// The skb of a good frame: over its first page, the rest as fragments; the pages the
+    /// frame did not reach stay in `slot`. A packet LRO merged gets its headers rewritten
+    /// and its GSO fields.
+    fn build(
+        slot: &mut Slot,
+        info: &RxInfo,
+        first_len: u32,
+        napi: &NapiContext,
+        st: &ChannelStats,
+    ) -> Result<SkBuff> {
+        let mut pages = slot.iter_mut();
+        let mut first = pages.next().and_then(Option::take).ok_or(EINVAL)?;
         let len0 = info.byte_cnt.min(first_len);
         first.sync_for_cpu(RX_HEADROOM, len0)?;
+        let merged = if info.lro_num_seg > 1 {
+            let at = RX_HEADROOM as usize;
+            let hdr = first
+                .data_mut()
+                .get_mut(at..at + len0 as usize)
+                .ok_or(EINVAL)?;
+            match lro::update_headers(hdr, info) {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    ChannelStats::add(&st.rx_lro_err, 1);
+                    return Err(e);
+                }
+            }
+        } else {
+            None
+        };
         let mut skb = first.build_skb(napi, RX_HEADROOM, len0)?;
         let mut left = info.byte_cnt - len0;
-        for p in it {
+        for page in pages {
             if left == 0 {
                 break;
             }
+            let p = page.take().ok_or(EINVAL)?;
             let l = left.min(p.size());
             p.sync_for_cpu(0, l)?;
             let truesize = p.size();
@@ -271,6 +326,12 @@ impl RxRing {
             // The device wrote more than the WQE's buffers hold.
             return Err(EINVAL);
         }
+        if let Some(m) = merged {
+            let ty = if m.v6 { GsoType::TCPV6 } else { GsoType::TCPV4 };
+            skb.set_rx_gso(m.mss, m.segs, ty)?;
+            ChannelStats::add(&st.rx_lro_packets, 1);
+            ChannelStats::add(&st.rx_lro_bytes, u64::from(info.byte_cnt));
+        }
         Ok(skb)
     }
 
@@ -278,7 +339,12 @@ impl RxRing {
     /// (en_rx.c `mlx5e_build_rx_skb`, `mlx5e_handle_csum`).
     fn finish(skb: &mut SkBuff, info: &RxInfo, rxcsum: bool, ix: u16, st: &ChannelStats) {
         let l4 = info.l4_hdr_type != l4_hdr_type::NONE;
-        if rxcsum && info.l3_ok && info.l4_ok && l4 {
+        if rxcsum && info.lro_num_seg != 0 {
+            // From a merging TIR: the device checked what it merged or passed (en_rx.c
+            // `mlx5e_handle_csum` with `lro`).
+            skb.set_csum_unnecessary(0);
+            ChannelStats::add(&st.rx_csum_unnecessary, 1);
+        } else if rxcsum && info.l3_ok && info.l4_ok && l4 {
             if info.tunneled {
                 skb.set_csum_unnecessary(1);
                 ChannelStats::add(&st.rx_csum_unnecessary_inner, 1);

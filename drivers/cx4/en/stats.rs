@@ -52,6 +52,9 @@ channel_stats! {
     rx_csum_unnecessary_inner: "rx_csum_unnecessary_inner", "Tunnelled packets verified inside.";
     rx_csum_none: "rx_csum_none", "Packets without checksum verdict.";
     rx_vlan_strip: "rx_removed_vlan_packets", "Packets whose VLAN tag the device stripped.";
+    rx_lro_packets: "rx_lro_packets", "Packets the device merged from several TCP segments (LRO).";
+    rx_lro_bytes: "rx_lro_bytes", "Bytes of the packets LRO merged.";
+    rx_lro_err: "rx_lro_err", "Merged packets dropped: their headers were not TCP over IP.";
     rx_cqe_err: "rx_wqe_err", "Receive error completions.";
     rx_recover: "rx_recover", "RQ recoveries after an error completion.";
     rx_buff_alloc_err: "rx_buff_alloc_err", "Receive buffers that could not be allocated.";

@@ -21,6 +21,7 @@ use kernel::{
 
 use crate::{
     cmd::input,
+    en::lro::TirLro,
     mdev::Mdev, //
 };
 
@@ -66,14 +67,20 @@ impl Tir {
     }
 
     /// An indirect TIR hashing into RQT `rqtn` (`mlx5e_tir_builder_build_rqt` +
-    /// `_build_rss`); LRO off.
+    /// `_build_rss`), merging TCP segments as `lro` says (`_build_packet_merge`).
     pub(crate) fn create_indirect(
         mdev: &Arc<Mdev>,
         tdn: u32,
         rqtn: u32,
         hash: &TirHash,
+        lro: Option<&TirLro>,
     ) -> Result<Self> {
         Self::create(mdev, |c| {
+            if let Some(l) = lro {
+                c.set_packet_merge_mask(l.mask.into());
+                c.set_lro_max_ip_payload_size(l.max_ip_payload.into());
+                c.set_lro_timeout_period_usecs(l.timeout_us.into());
+            }
             c.set_transport_domain(tdn);
             c.set_disp_type(disp_type::INDIRECT.into());
             c.set_indirect_table(rqtn);

@@ -80,6 +80,16 @@ pub(crate) struct TxRing {
     pub(crate) in_error: bool,
 }
 
+/// What became of a packet given to [`TxRing::post`].
+enum Posted {
+    /// A WQE sends it.
+    Sent,
+    /// The SQ is full: the stack keeps it.
+    Busy(SkBuff),
+    /// It cannot be sent (freed).
+    Dropped,
+}
+
 /// How the headers of a packet go into the WQE.
 struct Headers {
     inline: usize,
@@ -172,7 +182,9 @@ impl TxRing {
         })
     }
 
-    /// Posts `skb` (`ndo_start_xmit`, under the channel's TX lock).
+    /// Posts `skb` (`ndo_start_xmit`, under the channel's TX lock). A packet that cannot be
+    /// sent is dropped and counted; WQEs an earlier `xmit_more` left without a doorbell get
+    /// theirs then (en_tx.c `mlx5e_tx_flush`), or nothing would ever send them.
     pub(crate) fn xmit(
         &mut self,
         skb: SkBuff,
@@ -181,17 +193,35 @@ impl TxRing {
         cfg: &TxCfg,
         st: &ChannelStats,
     ) -> TxResult {
+        match self.post(skb, dma_dev, txq, cfg, st) {
+            Posted::Sent => TxResult::Ok,
+            Posted::Busy(skb) => TxResult::Busy(skb),
+            Posted::Dropped => {
+                ChannelStats::add(&st.tx_dropped, 1);
+                if !self.in_error {
+                    let _ = self.sq.ring_doorbell();
+                }
+                TxResult::Ok
+            }
+        }
+    }
+
+    /// Builds and posts the WQE of `skb` ([`TxRing::xmit`]).
+    fn post(
+        &mut self,
+        skb: SkBuff,
+        dma_dev: &device::Device<Bound>,
+        txq: &TxQueue,
+        cfg: &TxCfg,
+        st: &ChannelStats,
+    ) -> Posted {
         if self.in_error {
-            ChannelStats::add(&st.tx_dropped, 1);
-            drop(skb);
-            return TxResult::Ok;
+            return Posted::Dropped;
         }
         let h = match Self::headers(&skb, self.sq.min_inline()) {
             Ok(h) => h,
             Err(_) => {
-                ChannelStats::add(&st.tx_dropped, 1);
-                drop(skb);
-                return TxResult::Ok;
+                return Posted::Dropped;
             }
         };
         let vlan = skb.vlan_tag().map(|tci| VlanInsert { proto: 0x8100, tci });
@@ -210,8 +240,7 @@ impl TxRing {
         let map = match TxMapping::new(skb, dma_dev) {
             Ok(m) => m,
             Err(_) => {
-                ChannelStats::add(&st.tx_dropped, 1);
-                return TxResult::Ok;
+                return Posted::Dropped;
             }
         };
         // The gather list: the linear part after the inline headers, then the fragments. Most
@@ -231,8 +260,7 @@ impl TxRing {
             skip -= cut;
             if seg.len > cut {
                 let Some(g) = gather.get_mut(n) else {
-                    ChannelStats::add(&st.tx_dropped, 1);
-                    return TxResult::Ok;
+                    return Posted::Dropped;
                 };
                 *g = (seg.addr + u64::from(cut), seg.len - cut);
                 n += 1;
@@ -240,8 +268,7 @@ impl TxRing {
         }
         let data = map.skb().data();
         let Some(inline) = data.get(..h.inline) else {
-            ChannelStats::add(&st.tx_dropped, 1);
-            return TxResult::Ok;
+            return Posted::Dropped;
         };
         let w = TxWqe {
             inline,
@@ -259,11 +286,10 @@ impl TxRing {
                 txq.stop();
                 ChannelStats::add(&st.tx_stopped, 1);
                 let _ = self.sq.ring_doorbell();
-                return TxResult::Busy(map.unmap());
+                return Posted::Busy(map.unmap());
             }
             Err(_) => {
-                ChannelStats::add(&st.tx_dropped, 1);
-                return TxResult::Ok;
+                return Posted::Dropped;
             }
         };
         let idx = self.sq.index(ctr);
@@ -295,7 +321,7 @@ impl TxRing {
             let _ = self.sq.ring_doorbell();
             ChannelStats::add(&st.tx_doorbells, 1);
         }
-        TxResult::Ok
+        Posted::Sent
     }
 
     /// Consumes the send completions on `cq` (NAPI poll, under the TX lock): unmaps and frees

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 
 use cx4_hw::{
     cq::cqe::{syndrome, Cqe64},
-    wqe::WqeDataSeg,
+    wqe::{rdma::WqeSrqNextSeg, WqeDataSeg},
 };
 use zerocopy::FromBytes;
 
@@ -424,14 +424,15 @@ impl Device {
                         )
                     })
             };
-            // The next WQE: WQE 0 after a reset, else the link (`next_wqe_index`, bytes 2-3 of
-            // the next segment) in the last one filled.
+            // The next WQE: WQE 0 after a reset, else the link (`next_wqe_index` of the next
+            // segment) in the last one filled.
             let index = match s.last {
                 None => 0,
                 Some(l) => {
-                    let mut b = [0u8; 2];
-                    read(l, 2, &mut b)?;
-                    u16::from_be_bytes(b) & ((1u32 << wq.log_size) - 1) as u16
+                    let mut b = [0u8; WqeSrqNextSeg::SIZE];
+                    read(l, 0, &mut b)?;
+                    let next = WqeSrqNextSeg::ref_from_bytes(&b[..]).expect("next segment size");
+                    next.next_wqe_index() as u16 & ((1u32 << wq.log_size) - 1) as u16
                 }
             };
             let mut d = [0u8; WqeDataSeg::SIZE];

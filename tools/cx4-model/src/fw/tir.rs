@@ -6,11 +6,11 @@
 use cx4_hw::{
     opcode,
     tir::{
-        disp_type, hash_field_sel, rqt_msg_len, rqt_rq_num, rx_hash_fn, set_rqt_rq_num,
-        CreateRqtIn, CreateRqtOut, CreateTirIn, CreateTirOut, CreateTisIn, CreateTisOut,
-        DestroyRqtIn, DestroyTirIn, DestroyTisIn, ModifyRqtIn, ModifyTirIn, ModifyTisIn,
-        QueryRqtIn, QueryRqtOut, QueryTirIn, QueryTirOut, QueryTisIn, QueryTisOut, Rqtc,
-        RxHashFieldSelect, Tirc, Tisc, TOEPLITZ_KEY_LEN,
+        disp_type, hash_field_sel, packet_merge, rqt_msg_len, rqt_rq_num, rx_hash_fn,
+        set_rqt_rq_num, CreateRqtIn, CreateRqtOut, CreateTirIn, CreateTirOut, CreateTisIn,
+        CreateTisOut, DestroyRqtIn, DestroyTirIn, DestroyTisIn, ModifyRqtIn, ModifyTirIn,
+        ModifyTisIn, QueryRqtIn, QueryRqtOut, QueryTirIn, QueryTirOut, QueryTisIn, QueryTisOut,
+        Rqtc, RxHashFieldSelect, Tirc, Tisc, TOEPLITZ_KEY_LEN,
     },
 };
 
@@ -126,7 +126,12 @@ impl TirLro {
 
     /// Merges IPv4 (`v6` false) or IPv6 TCP segments.
     pub fn merges(&self, v6: bool) -> bool {
-        self.mask & (1 << u8::from(v6)) != 0 && self.max_ip_payload != 0
+        let bit = if v6 {
+            packet_merge::IPV6_LRO
+        } else {
+            packet_merge::IPV4_LRO
+        };
+        self.mask & bit != 0 && self.max_ip_payload != 0
     }
 }
 
