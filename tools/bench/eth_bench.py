@@ -13,8 +13,8 @@ ratios and the model's host CPU cost per frame.
     python3 tools/bench/eth_bench.py [--rounds 3] [--seconds 10] [--no-moderation]  (make bench)
 
 The cards are ConnectX-4 Lx models by default (--chip cx4lx: mlx5e uses striding RQs there);
---lro turns mlx5e's LRO on (off by default in mlx5e, as on real cards), --wire-gso lets the
-TAPs carry TCP superframes (then a superframe for an LRO RQ lands whole).
+--lro turns LRO on for mlx5e and cx4 (off by default in both, as in mlx5e on real cards),
+--wire-gso lets the TAPs carry TCP superframes (then a superframe for an LRO RQ lands whole).
 
 --no-moderation turns mlx5e's CQ moderation off on both VMs (`ethtool -C`: no DIM, period 0,
 every armed completion raises its event at once, as before the model had moderation), so
@@ -60,6 +60,7 @@ for i in $(seq 200); do
 done
 ip link set "$CIF" up
 ip addr add 10.99.2.$((me + 1))/24 dev "$CIF"
+CX4_LRO
 """
 
 CLIENT = SETUP + r"""
@@ -153,7 +154,7 @@ def main() -> int:
     ap.add_argument("--chip", default="cx4lx", choices=("cx4", "cx4lx"),
                     help="the modelled card (cx4lx: striding RQs, which mlx5e needs for LRO)")
     ap.add_argument("--lro", action="store_true",
-                    help="LRO on for mlx5e (ethtool -K lro on; needs --chip cx4lx)")
+                    help="LRO on for mlx5e and cx4 (ethtool -K lro on; mlx5e needs --chip cx4lx)")
     args = ap.parse_args()
     moderation = ("ethtool -C \"$IF\" adaptive-rx off adaptive-tx off rx-usecs 0 rx-frames 0 "
                   "tx-usecs 0 tx-frames 0" if args.no_moderation else "")
@@ -168,7 +169,9 @@ def main() -> int:
     only = " ".join(args.only.split(","))
     nics = " ".join(args.nics.split(","))
     jobs = [job.replace("ROUNDS", str(args.rounds)).replace("SECONDS", str(args.seconds))
-            .replace("MODERATION", moderation).replace("ONLY", only).replace("NICS", nics)
+            .replace("MODERATION", moderation)
+            .replace("CX4_LRO", "ethtool -K \"$CIF\" lro on\necho \"cx4 lro $(ethtool -k \"$CIF\" | grep large-receive)\""
+                     if args.lro else "").replace("ONLY", only).replace("NICS", nics)
             .replace("COUNTERS", "true" if args.counters else "false")
             .replace("PROFILE", " ".join(args.profile.split(",")))
             for job in (CLIENT, SERVER)]
