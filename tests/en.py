@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 
-from harness import Env, check_clean_dmesg, describe, estimate
+from harness import Env, check_clean_dmesg, describe, estimate, soak
 from model_eth import (DCB_JOB, DCB_MODEL, MS_RSS_KEY, PFC_TOOL, XFER, assert_clean, check_dcb,
                        eth_vms, ethtool_stats, iperf_rate, rise, section)
 
@@ -618,6 +618,53 @@ def tests(env: Env):
         errs = cx4_errors(res[0].dmesg)
         assert not errs, "cx4 reported:\n" + "\n".join(errs)
 
+    @soak
+    def reconfigure_under_tcp_rounds():
+        """Soak: 8 rounds of a 20 s TCP stream from cx4 to mlx5e while cx4 is reconfigured
+        under it (ethtool -G, -X, -L 1, -L 2, -G): every round ends with the receiver's
+        summary and no second without data. Packets the stack requeued while the queues
+        were stopped must go out when they reopen (before the fix: a sender stuck behind its
+        own requeued packets, RTO backing off to 8 s, in the first round)."""
+        vm0 = CX4_UP + """
+            cx4_up
+            reach $PEER
+            wait_signal server
+            for r in $(seq 8); do
+                iperf3 -c $PEER -t 20 -f m --forceflush > /tmp/ip.log 2>&1 &
+                P=$!
+                sleep 2; ethtool -G "$IF" rx 512 tx 512
+                sleep 2; ethtool -X "$IF" equal 1
+                sleep 2; ethtool -X "$IF" default; ethtool -L "$IF" combined 1
+                sleep 2; ethtool -L "$IF" combined 2
+                sleep 2; ethtool -G "$IF" rx 1024 tx 1024
+                wait $P || echo "iperf3 exited $?"
+                section round-$r; cat /tmp/ip.log
+                section qdisc-$r; tc -s qdisc show dev "$IF"
+            done
+            signal done
+            rmmod cx4
+            echo unloaded
+        """
+        vm1 = """
+            eth_up
+            reach $PEER
+            iperf3 -s -D
+            sleep 1
+            signal server
+            wait_signal done 900
+            rmmod mlx5_core
+            echo unloaded
+        """
+        res = eth_vms(env, [vm0, vm1], timeout=900, smp=2, files=[env.ko])
+        assert_clean(res)
+        log0 = res[0].job_log
+        for r in range(1, 9):
+            out = section(log0, f"round-{r}")
+            assert "receiver" in out and " 0.00 Bytes" not in out, \
+                f"round {r} stalled:\n{out}\n{section(log0, f'qdisc-{r}')}"
+        errs = cx4_errors(res[0].dmesg)
+        assert not errs, "cx4 reported:\n" + "\n".join(errs)
+
     yield "cx4 <-> mlx5e: link, ping v4/v6, iperf3 both ways with TSO/csum, clean unload", \
         cx4_and_mlx5e_ping_iperf
     yield "cx4 <-> mlx5e: MTU 9000, VXLAN/GENEVE/GRE tunnels (inner offloads on VXLAN, GRE)", \
@@ -628,6 +675,8 @@ def tests(env: Env):
         rss_rings_channels_promisc_link
     yield "cx4: LRO on/off, a file intact over IPv4/IPv6, merged packets as the model made them", \
         lro_file_intact
+    yield "soak: cx4 reconfigured (ethtool -G/-X/-L) under 8 TCP streams, none stalls", \
+        reconfigure_under_tcp_rounds
     yield "cx4: rmmod under traffic, 10 load/unload cycles with traffic, kmemleak clean", \
         unload_under_traffic_and_cycles
     yield "cx4: SQ error CQE -> SQ recovery, traffic resumes", sq_error_recovery
