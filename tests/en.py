@@ -65,6 +65,10 @@ def tests(env: Env):
             reach $PEER
             section ping4; ping -c 5 -i 0.2 $PEER
             section ping6; ping -c 5 -i 0.2 $PEER6
+            # Frames of 256 bytes (copied out of their page) and 257 (built over it); ping
+            # checks the echoed payload.
+            section ping-copybreak
+            for s in 32 214 215 1400; do ping -c 2 -i 0.2 -s $s $PEER | grep -E "loss|wrong"; done
             wait_signal server
             section iperf-tx; iperf -c $PEER -t 5 -f m
             section iperf-rx; iperf -c $PEER -t 5 -f m -R
@@ -118,6 +122,10 @@ def tests(env: Env):
         assert rise(b0, a0, "tx_tso_packets") > 0, f"cx4: no TSO: {a0}"
         assert rise(b0, a0, "tx_csum_partial") > 0, f"cx4: no TX checksum offload: {a0}"
         assert rise(b0, a0, "rx_csum_unnecessary") > 0, f"cx4: no RX checksum verdicts: {a0}"
+        cb = section(r0.job_log, "ping-copybreak")
+        assert cb.count(" 0% packet loss") == 4 and "wrong" not in cb, cb
+        # Echo replies and ACKs are copied; the stream's full-size frames are not.
+        assert 0 < rise(b0, a0, "rx_copybreak") < rise(b0, a0, "rx_packets"), a0
         assert rise(b1, a1, "tx_tso_packets") > 0, f"mlx5e: no TSO: {a1}"
         assert rise(b1, a1, "rx_csum_complete") + rise(b1, a1, "rx_csum_unnecessary") > 0, a1
         coal = lambda s: {k: int(v) for k, v in re.findall(

@@ -345,10 +345,12 @@ class Relay:
         self.log: list[str] = []
         self.thread = threading.Thread(target=self._serve, daemon=True)
 
-    def _control(self, line: str) -> str:
+    def _control(self, line: str, card: int = 0) -> str:
+        # Card k > 0 of the VM is named `VM-k` (vmrun's `_card`), its socket after it.
+        ctl = self.ctl if card == 0 else self.ctl.with_name(f"{self.vm}-{card}.ctl")
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(10)
-            s.connect(str(self.ctl))
+            s.connect(str(ctl))
             s.sendall((line + "\n").encode())
             reply = b""
             while not reply.endswith(b"\n"):
@@ -361,14 +363,15 @@ class Relay:
     def _answer(self, line: str) -> str:
         what, _, rest = line.partition(" ")
         try:
-            if what == "ctl":
-                return self._control(rest)
+            # `ctl` asks the VM's first card; `ctlK` its card K.
+            if re.fullmatch(r"ctl\d*", what):
+                return self._control(rest, int(what[3:] or 0))
             if what == "signal":
                 for vm in self.run.vms:
                     (self.run.share(vm.name) / f"sig-{rest.strip()}").write_text("1\n")
                 return "ok"
-            if what == "cpu":
-                return self.model_cpu()
+            if re.fullmatch(r"cpu\d*", what):
+                return self.model_cpu(int(what[3:] or 0))
             if what == "host":
                 # `{ctl}` in a host command: this VM's model control socket.
                 argv = [a.replace("{ctl}", str(self.ctl)) for a in shlex.split(rest)]
@@ -378,9 +381,10 @@ class Relay:
             return f"error: {e}"
         return f"error: unknown request {line!r}"
 
-    def model_cpu(self) -> str:
-        """CPU time of this VM's model process so far: `ticks=N hz=HZ`."""
-        sock = str(self.run.dir / f"{self.vm}.sock").encode()
+    def model_cpu(self, card: int = 0) -> str:
+        """CPU time of the model process of this VM's card `card` so far: `ticks=N hz=HZ`."""
+        name = self.vm if card == 0 else f"{self.vm}-{card}"
+        sock = str(self.run.dir / f"{name}.sock").encode()
         for p in Path("/proc").iterdir():
             if not p.name.isdigit():
                 continue

@@ -355,6 +355,18 @@ dma_addr_t ksys_helper_page_pool_get_dma_addr(const struct page *page)
 	return page_pool_get_dma_addr(page);
 }
 
+/*
+ * The page pool has no exported call for this (its own sync for the device runs when a page
+ * is recycled): a driver that posts a page again without recycling it syncs it itself.
+ */
+void ksys_helper_page_pool_dma_sync_for_device(const struct page_pool *pool,
+					       const struct page *page, u32 offset,
+					       u32 dma_sync_size)
+{
+	dma_sync_single_range_for_device(pool->p.dev, page_pool_get_dma_addr(page), offset,
+					 dma_sync_size, page_pool_get_dma_dir(pool));
+}
+
 void ksys_helper_page_pool_put_full_page(struct page_pool *pool, struct page *page,
 					 bool allow_direct)
 {

@@ -111,6 +111,9 @@ void ksys_helper_page_pool_dma_sync_for_cpu(const struct page_pool *pool,
 					    const struct page *page, u32 offset,
 					    u32 dma_sync_size);
 dma_addr_t ksys_helper_page_pool_get_dma_addr(const struct page *page);
+void ksys_helper_page_pool_dma_sync_for_device(const struct page_pool *pool,
+					       const struct page *page, u32 offset,
+					       u32 dma_sync_size);
 void ksys_helper_page_pool_put_full_page(struct page_pool *pool, struct page *page,
 					 bool allow_direct);
 

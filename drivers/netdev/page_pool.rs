@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Page pools (`include/net/page_pool/`): receive buffers that the pool keeps DMA-mapped
-//! (`PP_FLAG_DMA_MAP`, `DMA_FROM_DEVICE`) and recycles when the stack frees the skbs built
-//! over them.
+//! (`PP_FLAG_DMA_MAP`, `DMA_FROM_DEVICE`), syncs for the device when it hands them out again
+//! (`PP_FLAG_DMA_SYNC_DEV`) and recycles when the stack frees the skbs built over them.
 
 use core::ptr::NonNull;
 
@@ -59,7 +59,8 @@ pub struct PagePool {
 unsafe impl Send for PagePool {}
 
 impl PagePool {
-    /// Creates a pool of pages mapped `DMA_FROM_DEVICE` for `dev`.
+    /// Creates a pool of pages mapped `DMA_FROM_DEVICE` for `dev`; a recycled page is synced
+    /// for the device, whole, before it is handed out again.
     pub fn new(dev: &device::Device<Bound>, params: PagePoolParams) -> Result<Self> {
         let mut p: ksys::page_pool_params = pin_init::zeroed();
         // CAST: `device::Device` wraps `bindings::device`, which is `ksys::device`.
@@ -73,14 +74,16 @@ impl PagePool {
             fast.nid = params.nid;
             fast.dev = raw_dev;
             fast.dma_dir = ksys::dma_data_direction_DMA_FROM_DEVICE;
+            fast.max_len = (kernel::page::PAGE_SIZE << params.order) as u32;
+            fast.offset = 0;
             let slow = &mut p.__bindgen_anon_2.__bindgen_anon_1;
-            slow.flags = ksys::KSYS_CONST_PP_FLAG_DMA_MAP;
+            slow.flags = ksys::KSYS_CONST_PP_FLAG_DMA_MAP | ksys::KSYS_CONST_PP_FLAG_DMA_SYNC_DEV;
         }
         // SAFETY: Valid parameters; `dev` is a bound device (its DMA configuration is set).
         // The pool takes a reference to it.
         let raw = unsafe { ksys::page_pool_create(&p) };
         let raw = kernel::error::from_err_ptr(raw)?;
-        // INVARIANT: Created with `PP_FLAG_DMA_MAP`.
+        // INVARIANT: Created with `PP_FLAG_DMA_MAP` (and `PP_FLAG_DMA_SYNC_DEV`).
         Ok(Self {
             raw: NonNull::new(raw).ok_or(ENOMEM)?,
             order: params.order,
@@ -148,6 +151,26 @@ impl PoolPage {
         // SAFETY: A mapped page of `pool`; the range is within it.
         unsafe {
             ksys::page_pool_dma_sync_for_cpu(self.pool.as_ptr(), self.page.as_ptr(), offset, len)
+        };
+        Ok(())
+    }
+
+    /// Gives `len` bytes at `offset` back to the device after the CPU read them
+    /// (`dma_sync_single_range_for_device()`): for a page the driver posts again itself
+    /// instead of letting it go back to the pool (e.g. a small frame copied out of it).
+    pub fn sync_for_device(&self, offset: u32, len: u32) -> Result {
+        if offset.checked_add(len).is_none_or(|e| e > self.size) {
+            return Err(EINVAL);
+        }
+        // SAFETY: A mapped page of `pool` (a `PP_FLAG_DMA_MAP` pool, which has a device and a
+        // DMA direction); the range is within it.
+        unsafe {
+            ksys::page_pool_dma_sync_for_device(
+                self.pool.as_ptr(),
+                self.page.as_ptr(),
+                offset,
+                len,
+            )
         };
         Ok(())
     }

@@ -5,10 +5,11 @@ both against virtio-net.
 Boots two VMs on one segment, each with a virtio-net NIC (10.99.1.N) and two modelled
 ConnectX-4 cards whose ports are TAPs on the same bridge: card 0 driven by mlx5_core + mlx5e
 (10.99.0.N), card 1 by cx4 (10.99.2.N). vm0 runs, for each NIC in turn, iperf3 TCP to vm1 and
-back, a ping request/response series and a small-packet UDP rate; around the mlx5e runs it asks
-the host for the model's CPU time (/proc/PID/stat) and the model's frame counters (control
-socket `stats`). Prints medians side by side with the cx4/mlx5e, cx4/virtio and mlx5e/virtio
-ratios and the model's host CPU cost per frame.
+back, a ping request/response series and a small-packet UDP rate; around the mlx5e and cx4 runs
+it asks the host for the CPU time of the card's model (/proc/PID/stat) and its counters (control
+socket `stats`: frames, doorbells, BAR accesses). Prints medians side by side with the
+cx4/mlx5e, cx4/virtio and mlx5e/virtio ratios and, per driver, the model's host CPU cost and
+vfio-user BAR accesses per frame.
 
     python3 tools/bench/eth_bench.py [--rounds 3] [--seconds 10] [--no-moderation]  (make bench)
 
@@ -61,9 +62,6 @@ done
 ip link set "$CIF" up
 ip addr add 10.99.2.$((me + 1))/24 dev "$CIF"
 CX4_LRO
-"""
-
-CLIENT = SETUP + r"""
 # Counters of a NIC (ethtool -S, and its interrupts summed over CPUs) and what changed.
 snap() {
     { ethtool -S $1 2>/dev/null | tr -d ' ' | tr ':' ' '
@@ -78,23 +76,30 @@ delta() { awk 'NR==FNR {a[$1]=$2; next} {d=$2-a[$1]; if (d) printf "%s=%d ", $1,
 # A kernel profile of this VM over one row (ksample.py), for the rows in --profile.
 prof_start() { case " PROFILE " in *" $1 "*) python3 /cx4/ksample.py $((SECONDS - 2)) 25 > /tmp/prof.out 2>&1 & PROF=$!;; esac; }
 prof_end() { case " PROFILE " in *" $1 "*) wait $PROF; sed "s/^/prof $1 $2 /" /tmp/prof.out;; esac; }
+"""
+
+CLIENT = SETUP + r"""
 reach $PEER; reach 10.99.1.$((peer + 1)); reach 10.99.2.$((peer + 1))
 wait_signal server
 for r in $(seq ROUNDS); do
   for nic in NICS; do
     case $nic in mlx5e) dst=$PEER;; cx4) dst=10.99.2.$((peer + 1));; *) dst=10.99.1.$((peer + 1));; esac
-    [ $nic = mlx5e ] && { echo "cpu0 $(req cpu)"; echo "stats0 $(req ctl stats)"; }
+    # The model of the card under test (card 0 for mlx5e, card 1 for cx4): CPU and counters.
+    case $nic in mlx5e) card=0;; cx4) card=1;; *) card=;; esac
+    [ -n "$card" ] && { echo "cpu0 $nic $(req cpu$card)"; echo "stats0 $nic $(req ctl$card stats)"; }
     want tx && { prof_start tx; echo "tx $nic $(iperf3 -c $dst -t SECONDS -f m | grep receiver)"; prof_end tx $nic; }
     want rx && { prof_start rx; echo "rx $nic $(iperf3 -c $dst -t SECONDS -f m -R | grep receiver)"; prof_end rx $nic; }
     want rr && echo "rr $nic $(ping -q -c 200 -i 0.02 $dst | grep rtt)"
     case $nic in mlx5e) nif=$IF; pci=0000:01:00.0;; cx4) nif=$CIF; pci=0000:02:00.0;; *) nif=$VIF; pci=none;; esac
     COUNTERS && snap $nif $pci /tmp/c0
+    # The receiver snapshots its counters and starts its profile before the run.
+    want udp && { signal udpgo-$nic-$r; wait_signal udpready-$nic-$r 600; }
     want udp && { prof_start udp; iperf3 -c $dst -u -b 0 -l 64 -t SECONDS -f m > /tmp/udp.out; prof_end udp $nic; }
     COUNTERS && snap $nif $pci /tmp/c1 && echo "ctr $nic $(delta /tmp/c0 /tmp/c1)"
     want udp && echo "udp $nic $(grep receiver /tmp/udp.out)"
     want udp && echo "udps $nic $(grep sender /tmp/udp.out)"
     want udp && signal udp-$nic-$r
-    [ $nic = mlx5e ] && { echo "cpu1 $(req cpu)"; echo "stats1 $(req ctl stats)"; }
+    [ -n "$card" ] && { echo "cpu1 $nic $(req cpu$card)"; echo "stats1 $nic $(req ctl$card stats)"; }
   done
 done
 signal done
@@ -110,7 +115,14 @@ signal server
 for r in $(seq ROUNDS); do
   for nic in NICS; do
     if want udp; then
+      case $nic in mlx5e) nif=$IF; pci=0000:01:00.0;; cx4) nif=$CIF; pci=0000:02:00.0;; *) nif=$VIF; pci=none;; esac
+      wait_signal udpgo-$nic-$r 3600
+      COUNTERS && snap $nif $pci /tmp/c0
+      prof_start udprx
+      signal udpready-$nic-$r
       wait_signal udp-$nic-$r 3600
+      prof_end udprx $nic
+      COUNTERS && snap $nif $pci /tmp/c1 && echo "ctr $nic $(delta /tmp/c0 /tmp/c1)"
       echo "udpr $nic $(nstat -z UdpInDatagrams UdpRcvbufErrors | awk '/^Udp/ {printf "%s=%s ", $1, $2}')"
     fi
   done
@@ -134,6 +146,12 @@ def path_counts(stats: str) -> tuple[int, int, float]:
     return g[0], g[1] + g[2], (g[3] + g[4]) / 1e6
 
 
+def bar_counts(stats: str) -> tuple[int, int]:
+    """(BAR reads, BAR writes) of a `stats` line (each a vfio-user round trip)."""
+    m = re.search(r"bar_reads=(\d+) bar_writes=(\d+)", stats)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=3)
@@ -145,10 +163,11 @@ def main() -> int:
     ap.add_argument("--nics", default="virtio,mlx5e,cx4",
                     help="NICs to measure, from virtio,mlx5e,cx4 (default all)")
     ap.add_argument("--counters", action="store_true",
-                    help="print the sender's NIC counters (ethtool -S, interrupts) over each UDP run")
+                    help="print the sender's and the receiver's NIC counters (ethtool -S, interrupts) "
+                         "over each UDP run")
     ap.add_argument("--profile", default="",
                     help="rows (tx,rx,udp) over which vm0 samples its kernel (ksample.py) and "
-                         "prints its busiest functions")
+                         "prints its busiest functions; udprx: vm1, the UDP receiver")
     ap.add_argument("--wire-gso", action="store_true",
                     help="the models' TAPs carry GSO superframes (cx4-model --wire-gso)")
     ap.add_argument("--chip", default="cx4lx", choices=("cx4", "cx4lx"),
@@ -182,8 +201,11 @@ def main() -> int:
     tput: dict[tuple[str, str], list[float]] = {}
     rtt: dict[str, list[float]] = {}
     loss: dict[str, list[float]] = {}
-    cpu_s, nframes, ndb, path_s = 0.0, 0, 0, 0.0
-    t0 = f0 = None
+    # Per NIC (mlx5e, cx4): the model's CPU seconds, frames, SQ doorbells, data-path seconds,
+    # BAR reads and writes over its runs.
+    cost: dict[str, list[float]] = {}
+    t0: dict[str, float] = {}
+    f0: dict[str, tuple] = {}
     rcvbuf: dict[str, list[float]] = {}
     for line in res[1].job_log.splitlines():
         w = line.split(maxsplit=2)
@@ -203,18 +225,20 @@ def main() -> int:
             m = re.search(r"= [\d.]+/([\d.]+)/", w[2])
             if m:
                 rtt.setdefault(w[1], []).append(float(m.group(1)))
-        elif w and w[0] in ("cpu0", "cpu1"):
+        elif len(w) == 3 and w[0] in ("cpu0", "cpu1"):
             t = cpu_seconds(line)
             if w[0] == "cpu0":
-                t0 = t
-            elif t0 is not None:
-                cpu_s += t - t0
-        elif w and w[0] in ("stats0", "stats1"):
+                t0[w[1]] = t
+            elif w[1] in t0:
+                cost.setdefault(w[1], [0.0] * 6)[0] += t - t0.pop(w[1])
+        elif len(w) == 3 and w[0] in ("stats0", "stats1"):
+            c = path_counts(w[2]) + bar_counts(w[2])
             if w[0] == "stats0":
-                f0 = path_counts(line)
-            elif f0 is not None:
-                d, f, p = path_counts(line)
-                ndb, nframes, path_s = ndb + d - f0[0], nframes + f - f0[1], path_s + p - f0[2]
+                f0[w[1]] = c
+            elif w[1] in f0:
+                acc = cost.setdefault(w[1], [0.0] * 6)
+                for i, (a, b) in enumerate(zip(f0.pop(w[1]), c)):
+                    acc[(2, 1, 3, 4, 5)[i]] += b - a
     med = lambda v: statistics.median(v) if v else float("nan")
     ratio = lambda a, b: b / a if a else float("nan")
     coalesce = next((l.split(maxsplit=1)[1] for l in res[0].job_log.splitlines()
@@ -237,23 +261,29 @@ def main() -> int:
     print(f"{'  UDP datagrams lost (%)':34} {v:11.1f} {m:9.1f} {c:9.1f}")
     v, m, c = (med(rcvbuf.get(n, [])) for n in ("virtio", "mlx5e", "cx4"))
     print(f"{'  dropped at the receiving socket (%)':34} {v:11.1f} {m:9.1f} {c:9.1f}")
-    for line in res[0].job_log.splitlines() if args.profile else ():
-        if line.startswith("prof "):
-            print(f"vm0 kernel profile, {line[5:]}")
-    for line in res[0].job_log.splitlines() if args.counters else ():
-        if line.startswith("ctr "):
-            print(f"sender's counters over a UDP run: {line[4:]}")
+    for vm, who in ((0, "vm0 kernel profile"), (1, "vm1 (receiver) kernel profile")):
+        for line in res[vm].job_log.splitlines() if args.profile else ():
+            if line.startswith("prof "):
+                print(f"{who}, {line[5:]}")
+    for vm, who in ((0, "sender"), (1, "receiver")):
+        for line in res[vm].job_log.splitlines() if args.counters else ():
+            if line.startswith("ctr "):
+                print(f"{who}'s counters over a UDP run: {line[4:]}")
     print(f"\nthe models' TAPs carry {'GSO superframes' if args.wire_gso else 'single frames only'}")
     print("\nratios: higher is better (latency ratios are inverted); goal cx4/mlx5e >= 1 on every row")
-    if nframes:
-        print(f"\nmodel of vm0 over the mlx5e runs: {cpu_s:.2f} s CPU for {nframes} frames (sent + "
-              f"delivered) = {cpu_s / nframes * 1e6:.1f} us per frame; {ndb} SQ doorbells "
-              f"({ndb / nframes:.2f} per frame); data path (engine, guest memory, TAP) "
-              f"{path_s / nframes * 1e6:.1f} us per frame, the rest ({(cpu_s - path_s) / nframes * 1e6:.1f} us) "
-              f"is vfio-user messages, locking and threads")
-        m = re.findall(r"\bcq_moderated=(\d+)", res[0].job_log)
-        if m:
-            print(f"completion events held back by CQ moderation (vm0's model, whole run): {m[-1]}")
+    for nic in ("mlx5e", "cx4"):
+        cpu_s, nframes, ndb, path_s, reads, writes = cost.get(nic, [0.0] * 6)
+        if not nframes:
+            continue
+        print(f"\nmodel of vm0's {nic} card over its runs: {cpu_s:.2f} s CPU for {nframes:.0f} frames "
+              f"(sent + delivered) = {cpu_s / nframes * 1e6:.1f} us per frame; {ndb:.0f} SQ doorbells "
+              f"({ndb / nframes:.2f} per frame), BAR writes {writes / nframes:.2f} and reads "
+              f"{reads / nframes:.3f} per frame; data path (engine, guest memory, TAP) "
+              f"{path_s / nframes * 1e6:.1f} us per frame, the rest "
+              f"({(cpu_s - path_s) / nframes * 1e6:.1f} us) is vfio-user messages, locking and threads")
+    m = re.findall(r"\bcq_moderated=(\d+)", res[0].job_log)
+    if m:
+        print(f"completion events held back by CQ moderation (vm0's cards, last reading): {m[-1]}")
     return 0
 
 

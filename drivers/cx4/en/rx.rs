@@ -3,7 +3,8 @@
 //! buffers, a completed WQE becomes an skb built over its first page (the rest of a jumbo
 //! frame or of an LRO-merged packet as page fragments) with the device's checksum verdict,
 //! RSS hash and stripped VLAN tag, handed to GRO. Pages a frame did not reach stay in their
-//! WQE for the next one. A merged packet gets the headers of the segments as one
+//! WQE for the next one. A small frame is copied into an skb of its own and its page stays
+//! posted (copybreak). A merged packet gets the headers of the segments as one
 //! ([`crate::en::lro`]) and goes up as a GSO packet.
 
 use cx4_hw::cq::cqe::{
@@ -49,6 +50,11 @@ use crate::{
 pub(crate) const RX_HEADROOM: u32 = 64;
 /// The size of a receive page.
 const PAGE: u32 = 4096;
+/// Frames of at most this many bytes are copied into a small skb and their page stays in
+/// its WQE (bnxt's `BNXT_RX_COPY_THRESH`). An skb over the page would charge the socket a
+/// whole page: 64-byte datagrams would fill a default UDP receive buffer (208 KiB) at some
+/// 45 packets and be dropped there while the CPU still had time to read them.
+pub(crate) const RX_COPYBREAK: u32 = 256;
 /// Most pages one receive WQE scatters to (a 9000-byte MTU needs 3, LRO
 /// [`RxRing::LRO_PAGES`]).
 pub(crate) const MAX_RX_PAGES: usize = 16;
@@ -279,8 +285,9 @@ impl RxRing {
         Ok(was)
     }
 
-    /// The skb of a good frame: over its first page, the rest as fragments; the pages the
-    /// frame did not reach stay in `slot`. A packet LRO merged gets its headers rewritten
+    /// The skb of a good frame: a copy for a small one ([`RxRing::copy`]); else over its
+    /// first page, the rest as fragments; the pages the frame did not reach stay in `slot`.
+    /// A packet LRO merged gets its headers rewritten
     /// and its GSO fields.
     fn build(
         slot: &mut Slot,
@@ -289,6 +296,12 @@ impl RxRing {
         napi: &NapiContext,
         st: &ChannelStats,
     ) -> Result<SkBuff> {
+        if info.lro_num_seg <= 1 && info.byte_cnt <= RX_COPYBREAK {
+            let first = slot.first().and_then(Option::as_ref).ok_or(EINVAL)?;
+            let skb = Self::copy(first, info.byte_cnt, napi)?;
+            ChannelStats::add(&st.rx_copybreak, 1);
+            return Ok(skb);
+        }
         let mut pages = slot.iter_mut();
         let mut first = pages.next().and_then(Option::take).ok_or(EINVAL)?;
         let len0 = info.byte_cnt.min(first_len);
@@ -332,6 +345,18 @@ impl RxRing {
             ChannelStats::add(&st.rx_lro_packets, 1);
             ChannelStats::add(&st.rx_lro_bytes, u64::from(info.byte_cnt));
         }
+        Ok(skb)
+    }
+
+    /// The skb of a frame of `len` ≤ [`RX_COPYBREAK`] bytes in `page`: a copy; the page goes
+    /// back to the device as it is.
+    fn copy(page: &PoolPage, len: u32, napi: &NapiContext) -> Result<SkBuff> {
+        page.sync_for_cpu(RX_HEADROOM, len)?;
+        let at = RX_HEADROOM as usize;
+        let src = page.data().get(at..at + len as usize).ok_or(EINVAL)?;
+        let mut skb = SkBuff::alloc_rx(napi, len)?;
+        skb.put(len)?.copy_from_slice(src);
+        page.sync_for_device(RX_HEADROOM, len)?;
         Ok(skb)
     }
 

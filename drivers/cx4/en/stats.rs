@@ -52,6 +52,7 @@ channel_stats! {
     rx_csum_unnecessary_inner: "rx_csum_unnecessary_inner", "Tunnelled packets verified inside.";
     rx_csum_none: "rx_csum_none", "Packets without checksum verdict.";
     rx_vlan_strip: "rx_removed_vlan_packets", "Packets whose VLAN tag the device stripped.";
+    rx_copybreak: "rx_copybreak", "Small frames copied into a new skb, their page kept posted.";
     rx_lro_packets: "rx_lro_packets", "Packets the device merged from several TCP segments (LRO).";
     rx_lro_bytes: "rx_lro_bytes", "Bytes of the packets LRO merged.";
     rx_lro_err: "rx_lro_err", "Merged packets dropped: their headers were not TCP over IP.";
