@@ -70,15 +70,17 @@ def tests(env: Env):
             section ping-copybreak
             for s in 32 214 215 1400; do ping -c 2 -i 0.2 -s $s $PEER | grep -E "loss|wrong"; done
             wait_signal server
+            section model-pre; req ctl stats
             section iperf-tx; iperf -c $PEER -t 5 -f m
             section iperf-rx; iperf -c $PEER -t 5 -f m -R
+            section model-post; req ctl stats
             section after; stats
             # CQ moderation (ethtool -c/-C): mlx5e's defaults, the CQ context's limits, and a
             # change that reaches the card: off, no event is held back; on, a stream's are.
             section coal-default; ethtool -c "$IF"
             section coal-range
             ethtool -C "$IF" rx-usecs 4096 2>&1 && echo "4096 accepted" || echo "4096 refused"
-            ethtool -C "$IF" rx-usecs 0 rx-frames 0 tx-usecs 0 tx-frames 0
+            ethtool -C "$IF" adaptive-rx off adaptive-tx off rx-usecs 0 rx-frames 0 tx-usecs 0 tx-frames 0
             section coal-off; ethtool -c "$IF"
             section model-0; req ctl stats
             iperf3 -c $PEER -t 2 > /dev/null
@@ -132,6 +134,17 @@ def tests(env: Env):
             r"^(rx-usecs|rx-frames|tx-usecs|tx-frames):\s+(\d+)", section(r0.job_log, s), re.M)}
         want = {"rx-usecs": 8, "rx-frames": 32, "tx-usecs": 16, "tx-frames": 32}
         assert coal("coal-default") == want, section(r0.job_log, "coal-default")
+        assert re.search(r"Adaptive RX: on\s+TX: on", section(r0.job_log, "coal-default")), \
+            section(r0.job_log, "coal-default")
+        assert re.search(r"Adaptive RX: off\s+TX: off", section(r0.job_log, "coal-off")), \
+            section(r0.job_log, "coal-off")
+        # DIM (on by default) moved the CQs' moderation under the streams, and the card took
+        # every change.
+        mcq = [re.search(r"\bMODIFY_CQ=(\d+)/(\d+)", section(r0.job_log, s))
+               for s in ("model-pre", "model-post")]
+        assert all(mcq), [section(r0.job_log, s) for s in ("model-pre", "model-post")]
+        assert int(mcq[1].group(1)) > int(mcq[0].group(1)) and mcq[1].group(2) == "0", \
+            f"no DIM moderation change: {mcq[0].group(0)} -> {mcq[1].group(0)}"
         assert "4096 refused" in section(r0.job_log, "coal-range"), section(r0.job_log, "coal-range")
         assert set(coal("coal-off").values()) == {0}, section(r0.job_log, "coal-off")
         assert coal("coal-on") == {"rx-usecs": 4000, "rx-frames": 64, "tx-usecs": 4000,

@@ -8,6 +8,7 @@
  * its functions and types to `bindgen_parameters`, and its static inlines to helpers.c.
  */
 
+#include <linux/dim.h>
 #include <linux/dma-mapping.h>
 #include <linux/dmaengine.h>
 #include <linux/etherdevice.h>
@@ -36,6 +37,7 @@ const unsigned int KSYS_CONST_PP_FLAG_DMA_SYNC_DEV = PP_FLAG_DMA_SYNC_DEV;
 const u8 KSYS_CONST_ETH_RSS_HASH_TOP = ETH_RSS_HASH_TOP;
 const unsigned int KSYS_CONST_ETHTOOL_COALESCE_USECS_MAX_FRAMES =
 	ETHTOOL_COALESCE_USECS | ETHTOOL_COALESCE_MAX_FRAMES;
+const unsigned int KSYS_CONST_ETHTOOL_COALESCE_USE_ADAPTIVE = ETHTOOL_COALESCE_USE_ADAPTIVE;
 const u8 KSYS_CONST_ETH_RSS_HASH_NO_CHANGE = ETH_RSS_HASH_NO_CHANGE;
 const int KSYS_CONST_NAPI_POLL_WEIGHT = NAPI_POLL_WEIGHT;
 const unsigned int KSYS_CONST_IB_MGMT_MAD_SIZE = IB_MGMT_MAD_SIZE;

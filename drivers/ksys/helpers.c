@@ -373,6 +373,48 @@ void ksys_helper_page_pool_put_full_page(struct page_pool *pool, struct page *pa
 	page_pool_put_full_page(pool, page, allow_direct);
 }
 
+/* <linux/dim.h> */
+
+/* A zeroed DIM state (DIM_START_MEASURE) whose decisions run `fn`, in CQ period `mode`. */
+void ksys_helper_dim_init(struct dim *dim, work_func_t fn, u8 mode)
+{
+	memset(dim, 0, sizeof(*dim));
+	INIT_WORK(&dim->work, fn);
+	dim->mode = mode;
+}
+
+/* One sample of a queue's counters (from its NAPI poll); may schedule the work. */
+void ksys_helper_dim_sample(struct dim *dim, u16 events, u64 packets, u64 bytes)
+{
+	struct dim_sample s = {};
+
+	dim_update_sample(events, packets, bytes, &s);
+	net_dim(dim, &s);
+}
+
+struct dim *ksys_helper_dim_of_work(struct work_struct *work)
+{
+	return container_of(work, struct dim, work);
+}
+
+/* The moderation of the profile the algorithm chose. */
+struct dim_cq_moder ksys_helper_dim_moderation(const struct dim *dim, bool tx)
+{
+	return tx ? net_dim_get_tx_moderation(dim->mode, dim->profile_ix) :
+		    net_dim_get_rx_moderation(dim->mode, dim->profile_ix);
+}
+
+/* The chosen profile is applied: measure again (the work's last step). */
+void ksys_helper_dim_measure_again(struct dim *dim)
+{
+	WRITE_ONCE(dim->state, DIM_START_MEASURE);
+}
+
+void ksys_helper_dim_cancel(struct dim *dim)
+{
+	cancel_work_sync(&dim->work);
+}
+
 /* <net/udp_tunnel.h> */
 
 void ksys_helper_udp_tunnel_nic_reset_ntf(struct net_device *dev)

@@ -8,6 +8,7 @@
 #ifndef KSYS_HELPERS_H
 #define KSYS_HELPERS_H
 
+#include <linux/dim.h>
 #include <linux/dma-mapping.h>
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
@@ -116,6 +117,14 @@ void ksys_helper_page_pool_dma_sync_for_device(const struct page_pool *pool,
 					       u32 dma_sync_size);
 void ksys_helper_page_pool_put_full_page(struct page_pool *pool, struct page *page,
 					 bool allow_direct);
+
+/* <linux/dim.h> (INIT_WORK and dim_update_sample() are a macro and a static inline) */
+void ksys_helper_dim_init(struct dim *dim, work_func_t fn, u8 mode);
+void ksys_helper_dim_sample(struct dim *dim, u16 events, u64 packets, u64 bytes);
+struct dim *ksys_helper_dim_of_work(struct work_struct *work);
+struct dim_cq_moder ksys_helper_dim_moderation(const struct dim *dim, bool tx);
+void ksys_helper_dim_measure_again(struct dim *dim);
+void ksys_helper_dim_cancel(struct dim *dim);
 
 /* <net/udp_tunnel.h> */
 void ksys_helper_udp_tunnel_nic_reset_ntf(struct net_device *dev);

@@ -209,11 +209,17 @@ pub struct PauseParam {
 }
 
 /// Interrupt coalescing (`struct ethtool_coalesce`), the parameters this binding carries:
-/// how long (µs) and for how many completions a queue may hold its interrupt back. The core
-/// refuses a request that changes any other parameter (`supported_coalesce_params` is
-/// `ETHTOOL_COALESCE_USECS | ETHTOOL_COALESCE_MAX_FRAMES`).
+/// how long (µs) and for how many completions a queue may hold its interrupt back, and
+/// whether an adaptive algorithm sets them. The core refuses a request that changes any other
+/// parameter (`supported_coalesce_params` is `ETHTOOL_COALESCE_USECS |
+/// ETHTOOL_COALESCE_MAX_FRAMES`, with `ETHTOOL_COALESCE_USE_ADAPTIVE` for a driver whose
+/// [`EthtoolOps::ADAPTIVE_COALESCE`] is true).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Coalesce {
+    /// RX: the driver adapts the moderation to the traffic (e.g. [`crate::dim::Dim`]).
+    pub use_adaptive_rx: bool,
+    /// TX: the driver adapts the moderation to the traffic.
+    pub use_adaptive_tx: bool,
     /// RX: microseconds after a completion before the interrupt.
     pub rx_usecs: u32,
     /// RX: completions before the interrupt.
@@ -318,6 +324,10 @@ impl Strings<'_> {
 pub trait EthtoolOps: Sized + 'static {
     /// The driver data: the [`crate::DeviceOps::Data`] of the device's registration.
     type Data: ForeignOwnable + Send + Sync;
+
+    /// Whether [`EthtoolOps::set_coalesce`] takes `adaptive-rx`/`adaptive-tx`
+    /// ([`Coalesce::use_adaptive_rx`], [`Coalesce::use_adaptive_tx`]).
+    const ADAPTIVE_COALESCE: bool = false;
 
     /// `get_drvinfo` (`ethtool -i`).
     fn get_drvinfo(_dev: &Device, _data: DataRef<'_, Self>, _info: &mut DrvInfo<'_>) {
@@ -486,6 +496,11 @@ impl<E: EthtoolOps> Table<E> {
         set_coalesce: op!(E::HAS_SET_COALESCE, Self::set_coalesce),
         supported_coalesce_params: if E::HAS_SET_COALESCE {
             ksys::KSYS_CONST_ETHTOOL_COALESCE_USECS_MAX_FRAMES
+                | if E::ADAPTIVE_COALESCE {
+                    ksys::KSYS_CONST_ETHTOOL_COALESCE_USE_ADAPTIVE
+                } else {
+                    0
+                }
         } else {
             0
         },
@@ -592,6 +607,8 @@ impl<E: EthtoolOps> Table<E> {
             c.rx_max_coalesced_frames = v.rx_max_frames;
             c.tx_coalesce_usecs = v.tx_usecs;
             c.tx_max_coalesced_frames = v.tx_max_frames;
+            c.use_adaptive_rx_coalesce = u32::from(v.use_adaptive_rx);
+            c.use_adaptive_tx_coalesce = u32::from(v.use_adaptive_tx);
             Ok(0)
         })
     }
@@ -614,6 +631,8 @@ impl<E: EthtoolOps> Table<E> {
             rx_max_frames: c.rx_max_coalesced_frames,
             tx_usecs: c.tx_coalesce_usecs,
             tx_max_frames: c.tx_max_coalesced_frames,
+            use_adaptive_rx: c.use_adaptive_rx_coalesce != 0,
+            use_adaptive_tx: c.use_adaptive_tx_coalesce != 0,
         };
         from_result(|| E::set_coalesce(dev, data, &v).map(|()| 0))
     }

@@ -15,6 +15,7 @@
 //!   path builds it; [`dma::TxMapping`]: an skb mapped for transmission (it owns the skb, so
 //!   the skb cannot be freed while the device may still read it).
 //! - [`page_pool::PagePool`]: receive buffers ([`page_pool::PoolPage`]) that become skbs.
+//! - [`dim::Dim`]: dynamic interrupt moderation (`lib/dim`'s `net_dim()`) of one queue.
 //! - [`ethtool`], [`dcbnl`], [`udp_tunnel`]: the ethtool operations, the DCB (IEEE 802.1Qaz
 //!   ETS, PFC, APP; DCBX) operations and the core's APP table, the UDP tunnel port table.
 //!
@@ -45,6 +46,7 @@
 mod build_check;
 pub mod dcbnl;
 mod device;
+pub mod dim;
 pub mod dma;
 pub mod ethtool;
 pub mod napi;

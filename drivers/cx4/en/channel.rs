@@ -5,7 +5,9 @@
 //! Ownership: the NAPI poller owns the receive CQ and ring; the send ring and its CQ live in
 //! the netdev's per-queue TX slot ([`super::netdev::EnPriv`]), shared by `ndo_start_xmit` and the
 //! poll under an interrupt-safe lock. The CQs report completions to a [`Kick`], which
-//! schedules the channel's NAPI from the EQ's interrupt handler.
+//! schedules the channel's NAPI from the EQ's interrupt handler. With adaptive moderation on
+//! (`ethtool -C adaptive-rx/-tx`), the poll feeds each CQ's [`Dim`] its counters and the
+//! kernel's algorithm moves the CQ's moderation ([`CqModerator`], en_dim.c).
 
 use core::sync::atomic::Ordering;
 
@@ -18,6 +20,13 @@ use kernel::{
     sync::Arc, //
 };
 use netdev::{
+    dim::{
+        Dim,
+        DimDir,
+        DimHandler,
+        DimModeration,
+        DimPeriodMode, //
+    },
     napi::{
         Napi,
         NapiContext,
@@ -28,9 +37,11 @@ use netdev::{
 
 use crate::{
     cq::{
+        self,
         Cq,
         CqHandler, //
     },
+    mdev::Mdev,
     en::{
         netdev::EnPriv,
         rx::RxRing,
@@ -92,9 +103,66 @@ impl CqHandler for Kick {
 }
 
 /// The NAPI poller of a channel.
+/// Applies the moderation DIM chose to one CQ (`MODIFY_CQ`; en_dim.c
+/// `mlx5e_complete_dim_work`).
+pub(crate) struct CqModerator {
+    mdev: Arc<Mdev>,
+    cqn: u32,
+}
+
+impl DimHandler for CqModerator {
+    fn apply(&self, m: DimModeration) {
+        // A failure leaves the CQ as it was; the next decision tries again.
+        let _ = cq::modify_moderation(
+            &self.mdev,
+            self.cqn,
+            u32::from(m.usecs),
+            u32::from(m.pkts),
+            None,
+        );
+    }
+}
+
+/// The DIM state of one of a channel's CQs.
+type CqDim = Pin<KBox<Dim<CqModerator>>>;
+
+/// Which of a channel's CQs adapt their moderation.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Adaptive {
+    pub(crate) tx: bool,
+    pub(crate) rx: bool,
+}
+
+/// The DIM states of a channel's send and receive CQs, where adaptive moderation is on.
+#[derive(Default)]
+struct Dims {
+    tx: Option<CqDim>,
+    rx: Option<CqDim>,
+}
+
+impl Dims {
+    /// DIM for the CQs `cqns` (send, receive) that `on` names. The CQs count their period
+    /// from the event (as cx4 creates them).
+    fn new(mdev: &Arc<Mdev>, cqns: [u32; 2], on: Adaptive) -> Result<Self> {
+        let mk = |dir, cqn| -> Result<CqDim> {
+            let h = CqModerator {
+                mdev: mdev.clone(),
+                cqn,
+            };
+            KBox::pin_init(Dim::new(dir, DimPeriodMode::FromEqe, h), GFP_KERNEL)
+        };
+        Ok(Self {
+            tx: on.tx.then(|| mk(DimDir::Tx, cqns[0])).transpose()?,
+            rx: on.rx.then(|| mk(DimDir::Rx, cqns[1])).transpose()?,
+        })
+    }
+}
+
 pub(crate) struct ChannelPoll {
-    // Field order is drop order: the RQ before its CQ; the send CQ after the SQ, which the
-    // channel's owner destroys before dropping the channel.
+    // Field order is drop order: DIM (its work modifies the CQs) first; the RQ before its CQ;
+    // the send CQ after the SQ, which the channel's owner destroys before dropping the
+    // channel (after [`Channel::stop`] dropped DIM).
+    dims: Dims,
     rx: RxRing,
     rcq: Cq,
     priv_: Arc<EnPriv>,
@@ -128,6 +196,15 @@ impl NapiPoller for ChannelPoll {
         let work = work as i32;
         if napi.complete_done(work) {
             ChannelStats::add(&st.arms, 1);
+            // Interrupts are counted per channel: both CQs report to the channel's EQ.
+            let events = st.events.load(Ordering::Relaxed) as u16;
+            let get = |c: &core::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+            if let Some(d) = self.dims.tx.as_mut() {
+                d.as_mut().sample(events, get(&st.tx_packets), get(&st.tx_bytes));
+            }
+            if let Some(d) = self.dims.rx.as_mut() {
+                d.as_mut().sample(events, get(&st.rx_packets), get(&st.rx_bytes));
+            }
             if let Some(slot) = self.priv_.tx_slot(self.ix) {
                 if let Some(ring) = &mut *slot.lock() {
                     let _ = ring.arm();
@@ -140,15 +217,24 @@ impl NapiPoller for ChannelPoll {
 }
 
 impl ChannelPoll {
-    /// The poller of channel `ix` over its receive CQ and ring (the send ring and CQ are in
-    /// the TX slot).
-    pub(crate) fn new(priv_: Arc<EnPriv>, ix: u32, rcq: Cq, rx: RxRing) -> Self {
-        Self {
+    /// The poller of channel `ix` over its receive CQ and ring (the send ring and CQ `tcqn`
+    /// are in the TX slot), with DIM on the CQs `adaptive` names.
+    pub(crate) fn new(
+        priv_: Arc<EnPriv>,
+        ix: u32,
+        rcq: Cq,
+        rx: RxRing,
+        tcqn: u32,
+        adaptive: Adaptive,
+    ) -> Result<Self> {
+        let dims = Dims::new(priv_.mdev(), [tcqn, rcq.cqn()], adaptive)?;
+        Ok(Self {
+            dims,
             rx,
             rcq,
             priv_,
             ix,
-        }
+        })
     }
 }
 
@@ -201,7 +287,34 @@ impl Channel {
     /// its owner afterwards (which destroys the RQ and the CQs).
     pub(crate) fn stop(&self) {
         self.napi.disable();
+        // DIM's work must not modify the CQs once they go: wait for it.
+        self.napi.with_disabled(|p| p.dims = Dims::default());
         self.kick.clear();
+    }
+
+    /// Turns adaptive moderation on or off on the channel's CQs (`ethtool -C`), polling
+    /// stopped meanwhile. A CQ DIM leaves keeps the moderation DIM last gave it: the caller
+    /// sets the static one.
+    pub(crate) fn set_adaptive(&self, mdev: &Arc<Mdev>, on: Adaptive) -> Result {
+        let r = self.napi.with_disabled(|p| {
+            let keep = |d: &mut Option<CqDim>, want: bool| if want { d.take() } else { None };
+            let (tx, rx) = (keep(&mut p.dims.tx, on.tx), keep(&mut p.dims.rx, on.rx));
+            p.dims = Dims::default();
+            let mut d = Dims::new(
+                mdev,
+                self.cqns,
+                Adaptive {
+                    tx: on.tx && tx.is_none(),
+                    rx: on.rx && rx.is_none(),
+                },
+            )?;
+            d.tx = d.tx.or(tx);
+            d.rx = d.rx.or(rx);
+            p.dims = d;
+            Ok(())
+        });
+        self.napi.schedule();
+        r
     }
 
     /// Schedules a poll (after the send ring was put back by a recovery: it re-arms).

@@ -68,6 +68,8 @@ fn name(args: core::fmt::Arguments<'_>) -> Result<CString> {
 impl EthtoolOps for EnEthtool {
     type Data = kernel::sync::Arc<EnPriv>;
 
+    const ADAPTIVE_COALESCE: bool = true;
+
     fn get_drvinfo(_dev: &Device, data: ArcBorrow<'_, EnPriv>, i: &mut ethtool::DrvInfo<'_>) {
         i.set_driver(c"cx4");
         i.set_fw_version(&data.fw_version);

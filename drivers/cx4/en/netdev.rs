@@ -54,6 +54,7 @@ use crate::{
     mdev::Mdev,
     en::{
         channel::{
+            Adaptive,
             Channel,
             ChannelPoll,
             Kick, //
@@ -117,8 +118,12 @@ pub(crate) const MAX_MTU: u32 = 9600 - port::HARD_MTU;
 /// The smallest MTU (`ETH_MIN_MTU`).
 pub(crate) const MIN_MTU: u32 = 68;
 /// CQ moderation at open: mlx5e's defaults (en.h
-/// `MLX5E_PARAMS_DEFAULT_{RX,TX}_CQ_MODERATION_{USEC,PKTS}`), periods from the last event.
+/// `MLX5E_PARAMS_DEFAULT_{RX,TX}_CQ_MODERATION_{USEC,PKTS}`), periods from the last event,
+/// adapted to the traffic by DIM in both directions (as mlx5e where the device has
+/// `cq_moderation`).
 const DEFAULT_COALESCE: Coalesce = Coalesce {
+    use_adaptive_rx: true,
+    use_adaptive_tx: true,
     rx_usecs: 8,
     rx_max_frames: 32,
     tx_usecs: 16,
@@ -442,7 +447,18 @@ impl EnPriv {
         // The send ring goes into the queue's slot: from now on xmit may use it.
         let old = slot.lock().replace(tx);
         drop(old);
-        let poll = ChannelPoll::new(self.into(), ix, rcq, rx);
+        let adaptive = Adaptive {
+            tx: p.coalesce.use_adaptive_tx && self.res.caps().cq_moderation,
+            rx: p.coalesce.use_adaptive_rx && self.res.caps().cq_moderation,
+        };
+        let poll = match ChannelPoll::new(self.into(), ix, rcq, rx, tcqn, adaptive) {
+            Ok(p) => p,
+            Err(e) => {
+                let ring = slot.lock().take();
+                drop(ring);
+                return Err(e);
+            }
+        };
         match Channel::start(dev, self.into(), ix, kick, poll, tcqn) {
             Ok(ch) => open.channels.push(ch, GFP_KERNEL).map_err(|_| {
                 // Unreachable in practice (capacity reserved); the channel is dropped.
@@ -489,7 +505,9 @@ impl EnPriv {
     }
 
     /// Sets the CQ moderation (`ethtool -C`): kept in the parameters and applied to the open
-    /// channels' CQs in place (`MODIFY_CQ`, en_ethtool.c `mlx5e_set_coalesce`). `EOPNOTSUPP`
+    /// channels' CQs in place (`MODIFY_CQ`, en_ethtool.c `mlx5e_set_coalesce`): DIM turned on
+    /// or off per direction; the static values go to the CQs of a direction without DIM
+    /// (DIM owns the others). `EOPNOTSUPP`
     /// without the `cq_moderation` capability, `ERANGE` past the CQ context's fields (12-bit
     /// period, 16-bit count).
     pub(crate) fn set_coalesce(&self, c: &Coalesce) -> Result {
@@ -504,12 +522,27 @@ impl EnPriv {
             return Err(ERANGE);
         }
         let mut g = self.state.lock();
-        g.params.coalesce = *c;
+        let old = core::mem::replace(&mut g.params.coalesce, *c);
+        let on = Adaptive {
+            tx: c.use_adaptive_tx,
+            rx: c.use_adaptive_rx,
+        };
+        let was = Adaptive {
+            tx: old.use_adaptive_tx,
+            rx: old.use_adaptive_rx,
+        };
         if let Some(open) = &g.open {
             for ch in open.channels.iter() {
+                if on != was {
+                    ch.set_adaptive(self.mdev(), on)?;
+                }
                 let [tcqn, rcqn] = ch.cqns();
-                cq::modify_moderation(self.mdev(), tcqn, c.tx_usecs, c.tx_max_frames, None)?;
-                cq::modify_moderation(self.mdev(), rcqn, c.rx_usecs, c.rx_max_frames, None)?;
+                if !on.tx {
+                    cq::modify_moderation(self.mdev(), tcqn, c.tx_usecs, c.tx_max_frames, None)?;
+                }
+                if !on.rx {
+                    cq::modify_moderation(self.mdev(), rcqn, c.rx_usecs, c.rx_max_frames, None)?;
+                }
             }
         }
         Ok(())
