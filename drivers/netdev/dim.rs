@@ -49,6 +49,31 @@ pub struct DimModeration {
     pub pkts: u16,
 }
 
+impl DimPeriodMode {
+    fn raw(self) -> u8 {
+        match self {
+            Self::FromEqe => 0,
+            Self::FromCqe => 1,
+        }
+    }
+}
+
+/// The moderation a queue starts with under DIM: the algorithm's default profile
+/// (`net_dim_get_def_rx_moderation()`, `net_dim_get_def_tx_moderation()`).
+pub fn default_moderation(dir: DimDir, mode: DimPeriodMode) -> DimModeration {
+    // SAFETY: Table lookups; any period mode below `DIM_CQ_PERIOD_NUM_MODES` is valid.
+    let m = unsafe {
+        match dir {
+            DimDir::Rx => ksys::net_dim_get_def_rx_moderation(mode.raw()),
+            DimDir::Tx => ksys::net_dim_get_def_tx_moderation(mode.raw()),
+        }
+    };
+    DimModeration {
+        usecs: m.usec,
+        pkts: m.pkts,
+    }
+}
+
 /// What a [`Dim`] does with a moderation the algorithm chose.
 pub trait DimHandler: Send + Sync + 'static {
     /// Applies `m` to the queue's CQ. Process context (a work item); may sleep.
@@ -84,10 +109,7 @@ impl<H: DimHandler> Dim<H> {
     /// A DIM state for a `dir` queue whose CQ counts its period as `mode` says, starting to
     /// measure; `handler` applies its decisions.
     pub fn new(dir: DimDir, mode: DimPeriodMode, handler: H) -> impl PinInit<Self> {
-        let mode = match mode {
-            DimPeriodMode::FromEqe => 0,
-            DimPeriodMode::FromCqe => 1,
-        };
+        let mode = mode.raw();
         pin_init!(Self {
             // SAFETY: `slot` is valid for writes; `dim_init` zeroes it and initialises its
             // work item, whose function finds the `Dim` from it (see `work`).

@@ -136,20 +136,19 @@ def mbits(line: str) -> float:
     return float(m.group(1)) * {"K": 1e-3, "M": 1.0, "G": 1e3}[m.group(2)] if m else float("nan")
 
 
-def path_counts(stats: str) -> tuple[int, int, float]:
-    """(SQ doorbells, frames sent + delivered, seconds in the data path) of a `stats` line."""
+def model_counts(stats: str) -> dict[str, float]:
+    """The data path's counters in a `stats` line: SQ doorbells, frames sent and delivered,
+    seconds in the send and receive paths, BAR reads and writes (vfio-user messages)."""
+    out: dict[str, float] = {}
     m = re.search(r"tx: (\d+) doorbells \d+ wqes (\d+) frames.*rx: \d+ from wire, (\d+) delivered"
                   r".*time tx (\d+) us rx (\d+) us", stats)
-    if not m:
-        return 0, 0, 0.0
-    g = [int(x) for x in m.groups()]
-    return g[0], g[1] + g[2], (g[3] + g[4]) / 1e6
-
-
-def bar_counts(stats: str) -> tuple[int, int]:
-    """(BAR reads, BAR writes) of a `stats` line (each a vfio-user round trip)."""
+    if m:
+        g = [int(x) for x in m.groups()]
+        out.update(db=g[0], tx=g[1], rx=g[2], tx_s=g[3] / 1e6, rx_s=g[4] / 1e6)
     m = re.search(r"bar_reads=(\d+) bar_writes=(\d+)", stats)
-    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    if m:
+        out.update(reads=int(m.group(1)), writes=int(m.group(2)))
+    return out
 
 
 def main() -> int:
@@ -201,11 +200,10 @@ def main() -> int:
     tput: dict[tuple[str, str], list[float]] = {}
     rtt: dict[str, list[float]] = {}
     loss: dict[str, list[float]] = {}
-    # Per NIC (mlx5e, cx4): the model's CPU seconds, frames, SQ doorbells, data-path seconds,
-    # BAR reads and writes over its runs.
-    cost: dict[str, list[float]] = {}
+    # Per NIC (mlx5e, cx4): the model's CPU seconds and data-path counters over its runs.
+    cost: dict[str, dict[str, float]] = {}
     t0: dict[str, float] = {}
-    f0: dict[str, tuple] = {}
+    f0: dict[str, dict[str, float]] = {}
     rcvbuf: dict[str, list[float]] = {}
     for line in res[1].job_log.splitlines():
         w = line.split(maxsplit=2)
@@ -230,15 +228,17 @@ def main() -> int:
             if w[0] == "cpu0":
                 t0[w[1]] = t
             elif w[1] in t0:
-                cost.setdefault(w[1], [0.0] * 6)[0] += t - t0.pop(w[1])
+                acc = cost.setdefault(w[1], {})
+                acc["cpu"] = acc.get("cpu", 0.0) + t - t0.pop(w[1])
         elif len(w) == 3 and w[0] in ("stats0", "stats1"):
-            c = path_counts(w[2]) + bar_counts(w[2])
+            c = model_counts(w[2])
             if w[0] == "stats0":
                 f0[w[1]] = c
             elif w[1] in f0:
-                acc = cost.setdefault(w[1], [0.0] * 6)
-                for i, (a, b) in enumerate(zip(f0.pop(w[1]), c)):
-                    acc[(2, 1, 3, 4, 5)[i]] += b - a
+                acc = cost.setdefault(w[1], {})
+                for k, v in c.items():
+                    acc[k] = acc.get(k, 0.0) + v - f0[w[1]].get(k, 0.0)
+                del f0[w[1]]
     med = lambda v: statistics.median(v) if v else float("nan")
     ratio = lambda a, b: b / a if a else float("nan")
     coalesce = next((l.split(maxsplit=1)[1] for l in res[0].job_log.splitlines()
@@ -272,14 +272,19 @@ def main() -> int:
     print(f"\nthe models' TAPs carry {'GSO superframes' if args.wire_gso else 'single frames only'}")
     print("\nratios: higher is better (latency ratios are inverted); goal cx4/mlx5e >= 1 on every row")
     for nic in ("mlx5e", "cx4"):
-        cpu_s, nframes, ndb, path_s, reads, writes = cost.get(nic, [0.0] * 6)
+        c = cost.get(nic, {})
+        nframes = c.get("tx", 0) + c.get("rx", 0)
         if not nframes:
             continue
+        cpu_s, path_s = c.get("cpu", 0.0), c.get("tx_s", 0.0) + c.get("rx_s", 0.0)
+        per = lambda k, n: c.get(k, 0.0) / n * 1e6 if n else float("nan")
         print(f"\nmodel of vm0's {nic} card over its runs: {cpu_s:.2f} s CPU for {nframes:.0f} frames "
-              f"(sent + delivered) = {cpu_s / nframes * 1e6:.1f} us per frame; {ndb:.0f} SQ doorbells "
-              f"({ndb / nframes:.2f} per frame), BAR writes {writes / nframes:.2f} and reads "
-              f"{reads / nframes:.3f} per frame; data path (engine, guest memory, TAP) "
-              f"{path_s / nframes * 1e6:.1f} us per frame, the rest "
+              f"(sent + delivered) = {cpu_s / nframes * 1e6:.1f} us per frame; {c.get('db', 0):.0f} SQ "
+              f"doorbells ({c.get('db', 0) / nframes:.2f} per frame), BAR writes "
+              f"{c.get('writes', 0) / nframes:.2f} and reads {c.get('reads', 0) / nframes:.3f} per "
+              f"frame; data path (engine, guest memory, TAP) {path_s / nframes * 1e6:.1f} us per "
+              f"frame (send {per('tx_s', c.get('tx', 0)):.1f} us per frame sent, receive "
+              f"{per('rx_s', c.get('rx', 0)):.1f} us per frame delivered), the rest "
               f"({(cpu_s - path_s) / nframes * 1e6:.1f} us) is vfio-user messages, locking and threads")
     m = re.findall(r"\bcq_moderated=(\d+)", res[0].job_log)
     if m:

@@ -141,19 +141,27 @@ struct Dims {
 }
 
 impl Dims {
-    /// DIM for the CQs `cqns` (send, receive) that `on` names. The CQs count their period
-    /// from the event (as cx4 creates them).
-    fn new(mdev: &Arc<Mdev>, cqns: [u32; 2], on: Adaptive) -> Result<Self> {
-        let mk = |dir, cqn| -> Result<CqDim> {
+    /// DIM for the CQs `cqns` (send, receive) that `on` names. The send CQ counts its
+    /// period from the event, the receive CQ as `rx_mode` says (as the netdev set it).
+    fn new(
+        mdev: &Arc<Mdev>,
+        cqns: [u32; 2],
+        on: Adaptive,
+        rx_mode: DimPeriodMode,
+    ) -> Result<Self> {
+        let mk = |dir, mode, cqn| -> Result<CqDim> {
             let h = CqModerator {
                 mdev: mdev.clone(),
                 cqn,
             };
-            KBox::pin_init(Dim::new(dir, DimPeriodMode::FromEqe, h), GFP_KERNEL)
+            KBox::pin_init(Dim::new(dir, mode, h), GFP_KERNEL)
         };
         Ok(Self {
-            tx: on.tx.then(|| mk(DimDir::Tx, cqns[0])).transpose()?,
-            rx: on.rx.then(|| mk(DimDir::Rx, cqns[1])).transpose()?,
+            tx: on
+                .tx
+                .then(|| mk(DimDir::Tx, DimPeriodMode::FromEqe, cqns[0]))
+                .transpose()?,
+            rx: on.rx.then(|| mk(DimDir::Rx, rx_mode, cqns[1])).transpose()?,
         })
     }
 }
@@ -226,8 +234,9 @@ impl ChannelPoll {
         rx: RxRing,
         tcqn: u32,
         adaptive: Adaptive,
+        rx_mode: DimPeriodMode,
     ) -> Result<Self> {
-        let dims = Dims::new(priv_.mdev(), [tcqn, rcq.cqn()], adaptive)?;
+        let dims = Dims::new(priv_.mdev(), [tcqn, rcq.cqn()], adaptive, rx_mode)?;
         Ok(Self {
             dims,
             rx,
@@ -295,7 +304,12 @@ impl Channel {
     /// Turns adaptive moderation on or off on the channel's CQs (`ethtool -C`), polling
     /// stopped meanwhile. A CQ DIM leaves keeps the moderation DIM last gave it: the caller
     /// sets the static one.
-    pub(crate) fn set_adaptive(&self, mdev: &Arc<Mdev>, on: Adaptive) -> Result {
+    pub(crate) fn set_adaptive(
+        &self,
+        mdev: &Arc<Mdev>,
+        on: Adaptive,
+        rx_mode: DimPeriodMode,
+    ) -> Result {
         let r = self.napi.with_disabled(|p| {
             let keep = |d: &mut Option<CqDim>, want: bool| if want { d.take() } else { None };
             let (tx, rx) = (keep(&mut p.dims.tx, on.tx), keep(&mut p.dims.rx, on.rx));
@@ -307,6 +321,7 @@ impl Channel {
                     tx: on.tx && tx.is_none(),
                     rx: on.rx && rx.is_none(),
                 },
+                rx_mode,
             )?;
             d.tx = d.tx.or(tx);
             d.rx = d.rx.or(rx);

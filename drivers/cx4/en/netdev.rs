@@ -30,6 +30,11 @@ use kernel::{
     },
 };
 use netdev::{
+    dim::{
+        self,
+        DimDir,
+        DimPeriodMode, //
+    },
     ethtool::Coalesce,
     AddrList,
     Device,
@@ -74,6 +79,7 @@ use crate::{
         qos::QosCaps,
         res::{
             self as enres,
+            EnCaps,
             EnRes, //
         },
         rq::{
@@ -117,18 +123,43 @@ pub(crate) const RSS_KEY_LEN: usize = 40;
 pub(crate) const MAX_MTU: u32 = 9600 - port::HARD_MTU;
 /// The smallest MTU (`ETH_MIN_MTU`).
 pub(crate) const MIN_MTU: u32 = 68;
-/// CQ moderation at open: mlx5e's defaults (en.h
-/// `MLX5E_PARAMS_DEFAULT_{RX,TX}_CQ_MODERATION_{USEC,PKTS}`), periods from the last event,
-/// adapted to the traffic by DIM in both directions (as mlx5e where the device has
-/// `cq_moderation`).
+/// CQ moderation at open without DIM: mlx5e's defaults (en.h
+/// `MLX5E_PARAMS_DEFAULT_{RX,TX}_CQ_MODERATION_{USEC,PKTS}`), periods from the last event.
+/// With DIM see [`default_coalesce`].
 const DEFAULT_COALESCE: Coalesce = Coalesce {
-    use_adaptive_rx: true,
-    use_adaptive_tx: true,
+    use_adaptive_rx: false,
+    use_adaptive_tx: false,
     rx_usecs: 8,
     rx_max_frames: 32,
     tx_usecs: 16,
     tx_max_frames: 32,
 };
+/// The CQ moderation a netdev starts with (en_main.c `mlx5e_build_nic_params`): where the
+/// device allows DIM, adaptive in both directions from the algorithm's default profiles (the
+/// receive CQs' period restarting at each completion where the device offers it); else
+/// [`DEFAULT_COALESCE`].
+fn default_coalesce(caps: &EnCaps) -> Coalesce {
+    if !caps.dim() {
+        return DEFAULT_COALESCE;
+    }
+    let rx = dim::default_moderation(DimDir::Rx, caps.rx_period_mode());
+    let tx = dim::default_moderation(DimDir::Tx, DimPeriodMode::FromEqe);
+    Coalesce {
+        use_adaptive_rx: true,
+        use_adaptive_tx: true,
+        rx_usecs: rx.usecs.into(),
+        rx_max_frames: rx.pkts.into(),
+        tx_usecs: tx.usecs.into(),
+        tx_max_frames: tx.pkts.into(),
+    }
+}
+
+/// The `MODIFY_CQ` period mode of the receive CQs: set to "from each completion" where the
+/// device offers it (else left as created: from the event).
+fn rx_cq_mode(caps: &EnCaps) -> Option<u32> {
+    (caps.rx_period_mode() == DimPeriodMode::FromCqe).then_some(1)
+}
+
 /// The longest CQ moderation period, µs (`cq_period` is 12 bits; `MLX5_MAX_CQ_PERIOD`).
 const MAX_CQ_PERIOD: u32 = 0xfff;
 /// The most CQEs a moderated CQ holds its event for (`cq_max_count`; `MLX5_MAX_CQ_COUNT`).
@@ -415,7 +446,7 @@ impl EnPriv {
         if self.res.caps().cq_moderation {
             let c = &p.coalesce;
             tcq.modify_moderation(c.tx_usecs, c.tx_max_frames, None)?;
-            rcq.modify_moderation(c.rx_usecs, c.rx_max_frames, None)?;
+            rcq.modify_moderation(c.rx_usecs, c.rx_max_frames, rx_cq_mode(self.res.caps()))?;
         }
         let tcqn = tcq.cqn();
         let sq = Sq::create(
@@ -448,10 +479,11 @@ impl EnPriv {
         let old = slot.lock().replace(tx);
         drop(old);
         let adaptive = Adaptive {
-            tx: p.coalesce.use_adaptive_tx && self.res.caps().cq_moderation,
-            rx: p.coalesce.use_adaptive_rx && self.res.caps().cq_moderation,
+            tx: p.coalesce.use_adaptive_tx && self.res.caps().dim(),
+            rx: p.coalesce.use_adaptive_rx && self.res.caps().dim(),
         };
-        let poll = match ChannelPoll::new(self.into(), ix, rcq, rx, tcqn, adaptive) {
+        let rx_mode = self.res.caps().rx_period_mode();
+        let poll = match ChannelPoll::new(self.into(), ix, rcq, rx, tcqn, adaptive, rx_mode) {
             Ok(p) => p,
             Err(e) => {
                 let ring = slot.lock().take();
@@ -511,7 +543,8 @@ impl EnPriv {
     /// without the `cq_moderation` capability, `ERANGE` past the CQ context's fields (12-bit
     /// period, 16-bit count).
     pub(crate) fn set_coalesce(&self, c: &Coalesce) -> Result {
-        if !self.res.caps().cq_moderation {
+        let caps = self.res.caps();
+        if !caps.cq_moderation || ((c.use_adaptive_rx || c.use_adaptive_tx) && !caps.dim()) {
             return Err(super::ethtool::eopnotsupp());
         }
         if c.rx_usecs > MAX_CQ_PERIOD
@@ -534,14 +567,15 @@ impl EnPriv {
         if let Some(open) = &g.open {
             for ch in open.channels.iter() {
                 if on != was {
-                    ch.set_adaptive(self.mdev(), on)?;
+                    ch.set_adaptive(self.mdev(), on, caps.rx_period_mode())?;
                 }
                 let [tcqn, rcqn] = ch.cqns();
                 if !on.tx {
                     cq::modify_moderation(self.mdev(), tcqn, c.tx_usecs, c.tx_max_frames, None)?;
                 }
                 if !on.rx {
-                    cq::modify_moderation(self.mdev(), rcqn, c.rx_usecs, c.rx_max_frames, None)?;
+                    let mode = rx_cq_mode(caps);
+                    cq::modify_moderation(self.mdev(), rcqn, c.rx_usecs, c.rx_max_frames, mode)?;
                 }
             }
         }
@@ -813,7 +847,7 @@ impl En {
                         indir,
                         key,
                         min_inline,
-                        coalesce: DEFAULT_COALESCE,
+                        coalesce: default_coalesce(res.caps()),
                         lro: false,
                     },
                     rx_mode: RxMode::default(),

@@ -22,6 +22,7 @@ use kernel::{
     prelude::*,
     sync::Arc, //
 };
+use netdev::dim::DimPeriodMode;
 
 use crate::en::tunnel::{
     TunnelCaps,
@@ -230,10 +231,34 @@ pub(crate) struct EnCaps {
     pub(crate) tunnels: TunnelCaps,
     /// GENERAL `cq_moderation`: CQ periods and counts can be set.
     pub(crate) cq_moderation: bool,
+    /// GENERAL `cq_period_mode_modify`: MODIFY_CQ can change the period mode (mlx5e offers DIM
+    /// only with it).
+    pub(crate) cq_period_mode_modify: bool,
+    /// GENERAL `cq_period_start_from_cqe`: a CQ's period can restart at each completion.
+    pub(crate) cq_period_from_cqe: bool,
     /// ETH `lro_cap`: TIRs can merge TCP segments.
     pub(crate) lro: bool,
     /// ETH `lro_timer_supported_periods` (µs).
     pub(crate) lro_periods: [u32; LRO_PERIODS],
+}
+
+impl EnCaps {
+    /// Whether the channels may adapt their CQ moderation (DIM): `cq_moderation` and
+    /// `cq_period_mode_modify`, as mlx5e asks.
+    pub(crate) fn dim(&self) -> bool {
+        self.cq_moderation && self.cq_period_mode_modify
+    }
+
+    /// The period mode of the receive CQs: from each completion where the device offers it
+    /// (and MODIFY_CQ can set it), as mlx5e; else from the event. Send CQs always count from
+    /// the event (mlx5e's `tx_moder_use_cqe_mode` is false).
+    pub(crate) fn rx_period_mode(&self) -> DimPeriodMode {
+        if self.cq_period_from_cqe && self.cq_period_mode_modify {
+            DimPeriodMode::FromCqe
+        } else {
+            DimPeriodMode::FromEqe
+        }
+    }
 }
 
 /// The number of `lro_timer_supported_periods`.
@@ -255,6 +280,8 @@ impl EnCaps {
             log_max_wq_sz: gen.log_max_wq_sz() as u8,
             max_wqe_sz_rq: gen.max_wqe_sz_rq(),
             cq_moderation: gen.cq_moderation() != 0,
+            cq_period_mode_modify: gen.cq_period_mode_modify() != 0,
+            cq_period_from_cqe: gen.cq_period_start_from_cqe() != 0,
             lro: eth.lro_cap() != 0,
             lro_periods: core::array::from_fn(|i| eth.lro_timer_supported_periods(i).unwrap_or(0)),
             tunnels: TunnelCaps {

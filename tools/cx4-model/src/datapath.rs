@@ -784,7 +784,9 @@ impl Device {
                 Ok((c, segs)) if seg.is_some() => {
                     let s = seg.expect("matched");
                     let len = rx::delivered_len(frame, h, &opts) as u32;
-                    let merge = lro::Merge::start(frame, &s, len);
+                    let mut merge = lro::Merge::start(frame, &s, len);
+                    // A superframe stands for its segments.
+                    merge.segs = merge.segs.max(gso_segs);
                     let c = Cqe64::read_from_bytes(&c[..]).expect("64 bytes");
                     self.path.rx_frames += 1;
                     self.open_wqe_merge(rqn, cqn, wq.pd, cc, segs, c, merge, lro);
@@ -816,6 +818,22 @@ impl Device {
             }
         }
         true
+    }
+
+    /// The bytes the next posted WQE of cyclic RQ `rqn` holds (its scatter list), `None` if
+    /// none is posted or it cannot be read.
+    pub(crate) fn cyclic_room(&self, rqn: u32) -> Option<usize> {
+        let rq = self.fw.rq(rqn)?;
+        let (wq, cc) = (&rq.wq, rq.cc);
+        let pc = read_be32(&self.mem, wq.dbr + cx4_hw::uar::DBR_RCV as u64)?;
+        let posted = pc.wrapping_sub(cc) & 0xffff;
+        if posted == 0 || posted > 1 << wq.log_size {
+            return None;
+        }
+        let ring = Ring { wq, mem: &self.mem };
+        let r = RingWqe::new(&ring, u32::from(wq.log_size), u32::from(wq.log_stride), cc);
+        let segs = rx::rq_wqe_segments(&r, 1usize << wq.log_stride).ok()?;
+        Some(segs.iter().map(|s| s.len as usize).sum())
     }
 
     fn rx_into_wqe(

@@ -159,9 +159,12 @@ impl Device {
     /// A TCP superframe from the wire (`--wire-gso`: the host hands over what it did not cut)
     /// bound for an RQ that would merge its segments: delivered as the packet LRO makes of
     /// them, without cutting it first — one copy, one CQE of `lro_num_seg` segments, the
-    /// counters counting the segments. Returns the segments, or `None` for anything else (a
-    /// tunnel, steering to several TIRs or to one without LRO or a striding RQ, a lossless
-    /// priority, a packet larger than a WQE or a CQE can count): the caller cuts it.
+    /// counters counting the segments. On a striding RQ it takes the strides it needs; on a
+    /// cyclic one the next posted WQE, which must hold it whole (a merge open on that RQ is
+    /// closed first: the superframe would not fit beside it). Returns the segments, or
+    /// `None` for anything else (a tunnel, steering to several TIRs or to one without LRO, a
+    /// lossless priority, no posted WQE, a packet larger than a WQE or than a CQE can count):
+    /// the caller cuts it.
     pub(crate) fn receive_superframe(&mut self, frame: &mut [u8], mss: usize) -> Option<usize> {
         if !self.fw.regs.oper_up() || mss == 0 {
             return None;
@@ -184,8 +187,8 @@ impl Device {
         let hash = classify::rss_config(tir)
             .map(|c| rss::hash(frame, &h, &c))
             .unwrap_or_default();
-        let rq = self.fw.rq(self.fw.rqt_pick(tirn, hash.hash)?)?;
-        let s = rq.striding.as_ref()?;
+        let rqn = self.fw.rqt_pick(tirn, hash.hash)?;
+        let rq = self.fw.rq(rqn)?;
         let stripped = if rq.vsd {
             0
         } else {
@@ -196,9 +199,21 @@ impl Device {
             || !lro.merges(l3.version == IpVersion::V6)
             || len > 0xffff
             || (l3.end - l3.payload()) as u32 > lro.max_ip_payload
-            || len.div_ceil(s.stride() as usize) > s.num_strides() as usize
         {
             return None;
+        }
+        match rq.striding.as_ref() {
+            Some(s) => {
+                if len.div_ceil(s.stride() as usize) > s.num_strides() as usize {
+                    return None;
+                }
+            }
+            None => {
+                self.close_merge(rqn);
+                if self.cyclic_room(rqn)? < len {
+                    return None;
+                }
+            }
         }
         let prio = self.frame_prio(frame);
         if self.fw.regs.qos.sends_pause_for(prio) {

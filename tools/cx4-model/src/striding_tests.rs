@@ -306,6 +306,58 @@ fn a_superframe_from_the_wire_lands_as_one_merged_packet() {
 }
 
 #[test]
+fn a_superframe_lands_whole_in_a_cyclic_lro_wqe_that_holds_it() {
+    use crate::wire::vnet::RxOffload;
+    let mut d = cyclic_device(LRO);
+    post(&d, 4);
+    // 54 + 1200 bytes: across the WQE's two 1 KiB entries, three segments of 400.
+    let payload: Vec<u8> = (0..1200).map(|i| (i * 5) as u8).collect();
+    let mut sf = tcp4(9000, 3, ACK | PSH, false, &payload);
+    let want = sf.clone();
+    sf[14 + 20 + 16..14 + 20 + 18].copy_from_slice(&[0x12, 0x34]);
+    assert_eq!(
+        d.receive_offloaded(&mut sf, RxOffload::Tcp { mss: 400 }, false),
+        3
+    );
+    let c = Cqe64::read_from_bytes(&cqe(&d, 0)[..]).unwrap();
+    assert_eq!(
+        (c.wqe_counter(), c.byte_cnt(), c.lro_num_seg()),
+        (0, want.len() as u32, 3)
+    );
+    assert_eq!(
+        read(&d, RX_BUF, want.len()),
+        want,
+        "one copy, checksum completed"
+    );
+    assert_eq!(
+        (d.path.rx_wire, d.path.rx_frames, d.path.rx_superframes),
+        (3, 3, 1)
+    );
+    assert_eq!(d.fw.rq(RQN).unwrap().cc, 1);
+    // Larger than a WQE (2 KiB): cut into its segments, each received as from the wire.
+    let big: Vec<u8> = (0..2400).map(|i| i as u8).collect();
+    let mut sf = tcp4(10200, 3, ACK, false, &big);
+    assert_eq!(
+        d.receive_offloaded(&mut sf, RxOffload::Tcp { mss: 600 }, false),
+        4
+    );
+    let c = Cqe64::read_from_bytes(&cqe(&d, 1)[..]).unwrap();
+    assert_eq!(
+        (c.wqe_counter(), c.byte_cnt(), c.lro_num_seg()),
+        (1, 54 + 600, 0)
+    );
+    assert_eq!(d.path.rx_superframes, 2);
+    // No WQE posted: cut, and the segments are out of buffer.
+    let mut d = cyclic_device(LRO);
+    let mut sf = want.clone();
+    assert_eq!(
+        d.receive_offloaded(&mut sf, RxOffload::Tcp { mss: 400 }, false),
+        3
+    );
+    assert_eq!(d.path.rx_out_of_buffer, 3);
+}
+
+#[test]
 fn lro_into_a_cyclic_rq_fills_the_wqe_scatter_list() {
     let mut d = cyclic_device(LRO);
     post(&d, 4);
