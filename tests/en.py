@@ -582,7 +582,7 @@ def tests(env: Env):
     @estimate(120)
     def lro_file_intact():
         """LRO on cx4 (ethtool -K lro, off by default as in mlx5e): the channels reopen with
-        TIRs that merge TCP segments and 16-page RQ WQEs; a 24 MiB random file from mlx5e
+        TIRs that merge TCP segments and 17-page RQ WQEs; a 24 MiB random file from mlx5e
         arrives intact over IPv4 and IPv6, the TAPs carrying superframes that land whole
         in cx4's WQEs (cx4 rebuilds the merged packets' IP and TCP
         headers from the CQE: a wrong length, ACK, window or checksum breaks the stream, and

@@ -59,8 +59,9 @@ use crate::{
 const DSEG: usize = WqeDataSeg::SIZE;
 /// Largest RQ (log2 WQEs); 15 keeps the 16-bit counters unambiguous.
 pub(crate) const LOG_RQ_SIZE_MAX: u32 = 15;
-/// The most scatter entries of one WQE.
-pub(crate) const MAX_SEGS: usize = 16;
+/// The most scatter entries of one WQE (a 512-byte WQE; the device's `max_wqe_sz_rq` may
+/// allow fewer).
+pub(crate) const MAX_SEGS: usize = 32;
 /// CQE format of compressed CQEs (never enabled by this driver).
 const CQE_FORMAT_COMPRESSED: u32 = 3;
 

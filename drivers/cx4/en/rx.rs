@@ -57,7 +57,7 @@ const PAGE: u32 = 4096;
 pub(crate) const RX_COPYBREAK: u32 = 256;
 /// Most pages one receive WQE scatters to (a 9000-byte MTU needs 3, LRO
 /// [`RxRing::LRO_PAGES`]).
-pub(crate) const MAX_RX_PAGES: usize = 16;
+pub(crate) const MAX_RX_PAGES: usize = 17;
 
 /// The pages of one posted receive WQE.
 type Slot = [Option<PoolPage>; MAX_RX_PAGES];
@@ -84,9 +84,11 @@ pub(crate) struct RxRing {
 }
 
 impl RxRing {
-    /// Pages per WQE while LRO is on: 16 (a power of two, the scatter list's size), some
-    /// 63 KiB (en.h `MLX5E_PARAMS_DEFAULT_LRO_WQE_SZ` is 64 KiB; the TIRs' merge limit
-    /// follows [`RxRing::lro_wqe_bytes`]).
+    /// Pages per WQE while LRO is on: 17, some 68 KiB (a 512-byte WQE of 32 scatter
+    /// entries): a whole 64 KiB TSO burst fits, so the device can merge one (or place a GSO
+    /// superframe from the wire) without cutting it, as mlx5e's striding RQ does; the first
+    /// page and 16 fragments are as many as an skb takes (`MAX_SKB_FRAGS`). The TIRs' merge
+    /// limit follows [`RxRing::lro_wqe_bytes`].
     pub(crate) const LRO_PAGES: usize = MAX_RX_PAGES;
 
     /// The bytes an LRO WQE holds.
