@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Kernel C APIs that the 7.2 `kernel` crate does not wrap (yet), each as a small safe API with
 //! a documented contract: MSI-X vector allocation by index, interrupt lines, a spinlock that
-//! disables interrupts (for state shared with interrupt handlers), bulk copies in and out of
+//! disables interrupts (for state shared with interrupt handlers) and one that disables bottom
+//! halves, bulk copies in and out of
 //! coherent DMA memory, a function-level reset, flushing work items, the online CPU count, a
 //! bound-device handle for deferred contexts, and a module-wide debugfs directory.
 //!
@@ -11,6 +12,8 @@
 //! - [`IrqSafeLock`] (created with [`new_irq_safe_lock!`]): a `spinlock_t` taken with
 //!   `spin_lock_irqsave()`, as a `kernel::sync::lock` backend ([`IrqSaveBackend`]), so
 //!   `CondVar` works with its guard ([`IrqSafeGuard`]).
+//! - [`BhLock`] (created with [`new_bh_lock!`]): a `spinlock_t` taken with `spin_lock_bh()`
+//!   ([`BhBackend`]), for state shared by process context and softirqs.
 //! - [`coherent_read`], [`coherent_write`]: volatile copies, eight or four bytes wide where
 //!   aligned (a 4-byte doorbell record is one store).
 //! - [`set_dma_mask_64`], [`try_reset_function`], [`num_online_cpus`], [`flush_work`],
@@ -22,6 +25,7 @@
 //!
 //! # Contexts
 //!
+//! - Process or softirq context, hard interrupts enabled: [`BhLock::lock`].
 //! - Any context, hard interrupt included: [`IrqSafeLock::lock`], [`coherent_read`],
 //!   [`coherent_write`], [`num_online_cpus`], [`BoundDevice::get`], [`BoundDevice::dev`],
 //!   [`IrqLine::handler`], [`MsixVectors::count`]. [`IrqHandler::handle`] is called in hard
@@ -450,6 +454,83 @@ macro_rules! new_irq_safe_lock {
             ::kernel::c_str!($name),
             ::kernel::static_lock_class!(),
         )
+    };
+}
+
+/// The `kernel::sync::lock` backend of [`BhLock`]: a `spinlock_t` taken with `spin_lock_bh()`
+/// and released with `spin_unlock_bh()` (the 7.2 `kernel` crate has only `spin_lock()`).
+pub struct BhBackend;
+
+// SAFETY: `spin_lock_bh()` on the kernel's `spinlock_t` ensures mutual exclusion; `relock` is
+// the default, which calls `lock`, the same locking method.
+unsafe impl Backend for BhBackend {
+    type State = bindings::spinlock_t;
+    type GuardState = ();
+
+    unsafe fn init(ptr: *mut Self::State, name: *const c_char, key: *mut bindings::lock_class_key) {
+        // SAFETY: The caller guarantees that `ptr` is valid for writes and that `name` and `key`
+        // stay valid for reads indefinitely.
+        unsafe { bindings::__spin_lock_init(ptr, name, key) }
+    }
+
+    unsafe fn lock(ptr: *mut Self::State) -> Self::GuardState {
+        // SAFETY: The caller guarantees that `ptr` is an initialised `spinlock_t`, so its
+        // `raw_spinlock_t` is too.
+        unsafe { bindings::_raw_spin_lock_bh(raw_spinlock(ptr)) }
+    }
+
+    unsafe fn unlock(ptr: *mut Self::State, _guard: &Self::GuardState) {
+        // SAFETY: The caller owns the lock, taken by `lock`.
+        unsafe { bindings::_raw_spin_unlock_bh(raw_spinlock(ptr)) }
+    }
+
+    unsafe fn try_lock(ptr: *mut Self::State) -> Option<Self::GuardState> {
+        // SAFETY: The caller guarantees that `ptr` is an initialised `spinlock_t`.
+        (unsafe { bindings::_raw_spin_trylock_bh(raw_spinlock(ptr)) } != 0).then_some(())
+    }
+
+    unsafe fn assert_is_held(ptr: *mut Self::State) {
+        // SAFETY: The caller guarantees that `ptr` is an initialised `spinlock_t`.
+        unsafe { bindings::spin_assert_is_held(ptr) }
+    }
+}
+
+/// A guard of a [`BhLock`].
+pub type BhGuard<'a, T> = Guard<'a, T, BhBackend>;
+
+/// A spinlock for state shared between process context and softirqs (a NIC's transmit path
+/// and its NAPI poll): bottom halves stay disabled on the local CPU while it is held, so a
+/// softirq can never spin on a lock its own CPU holds, and hard interrupts stay enabled.
+/// Not for state a hard-interrupt handler takes (use [`IrqSafeLock`]), nor for code that
+/// may run with interrupts disabled (netpoll). Nothing under it may sleep.
+#[pin_data]
+pub struct BhLock<T> {
+    #[pin]
+    inner: Lock<T, BhBackend>,
+}
+
+impl<T> BhLock<T> {
+    /// A new lock holding `t` (use [`new_bh_lock!`], which gives each call site its own
+    /// lockdep class).
+    pub fn new(t: T, name: &'static CStr, key: Pin<&'static LockClassKey>) -> impl PinInit<Self> {
+        pin_init!(Self {
+            inner <- Lock::new(t, name, key),
+        })
+    }
+
+    /// Takes the lock, disabling bottom halves until the guard is dropped. Not with hard
+    /// interrupts disabled.
+    pub fn lock(&self) -> BhGuard<'_, T> {
+        self.inner.lock()
+    }
+}
+
+/// A [`BhLock`] initialiser with a lockdep class of its own (one per call site):
+/// `new_bh_lock!(value, "name")`.
+#[macro_export]
+macro_rules! new_bh_lock {
+    ($inner:expr, $name:literal) => {
+        $crate::BhLock::new($inner, ::kernel::c_str!($name), ::kernel::static_lock_class!())
     };
 }
 

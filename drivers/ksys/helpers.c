@@ -373,6 +373,13 @@ void ksys_helper_page_pool_put_full_page(struct page_pool *pool, struct page *pa
 	page_pool_put_full_page(pool, page, allow_direct);
 }
 
+/* <linux/netdevice.h> */
+
+void ksys_helper_netdev_disable_netpoll(struct net_device *dev)
+{
+	dev->priv_flags |= IFF_DISABLE_NETPOLL;
+}
+
 /* <linux/dim.h> */
 
 /* A zeroed DIM state (DIM_START_MEASURE) whose decisions run `fn`, in CQ period `mode`. */

@@ -118,6 +118,9 @@ void ksys_helper_page_pool_dma_sync_for_device(const struct page_pool *pool,
 void ksys_helper_page_pool_put_full_page(struct page_pool *pool, struct page *page,
 					 bool allow_direct);
 
+/* <linux/netdevice.h>: `priv_flags` is a bitfield */
+void ksys_helper_netdev_disable_netpoll(struct net_device *dev);
+
 /* <linux/dim.h> (INIT_WORK and dim_update_sample() are a macro and a static inline) */
 void ksys_helper_dim_init(struct dim *dim, work_func_t fn, u8 mode);
 void ksys_helper_dim_sample(struct dim *dim, u16 events, u64 packets, u64 bytes);

@@ -188,6 +188,15 @@ impl Device {
         unsafe { ksys::netif_set_tso_max_size(self.as_raw(), size) };
     }
 
+    /// Refuses netpoll (netconsole) on the device (`IFF_DISABLE_NETPOLL`; before
+    /// registration): for a driver whose transmit path or NAPI poll takes locks that are not
+    /// safe with hard interrupts disabled, as netpoll calls them (e.g. `kapi::BhLock`).
+    pub fn disable_netpoll(&self) {
+        // SAFETY: The device is allocated and not registered yet (the caller's rule), so
+        // nothing else writes its flags.
+        unsafe { ksys::netdev_disable_netpoll(self.as_raw()) };
+    }
+
     /// Sets the TX watchdog timeout in jiffies (before registration); the stack calls
     /// [`crate::DeviceOps::tx_timeout`] when a stopped queue does not move for that long.
     pub fn set_watchdog_timeo(&self, jiffies: u32) {

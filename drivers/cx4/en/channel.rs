@@ -4,7 +4,7 @@
 //!
 //! Ownership: the NAPI poller owns the receive CQ and ring; the send ring and its CQ live in
 //! the netdev's per-queue TX slot ([`super::netdev::EnPriv`]), shared by `ndo_start_xmit` and the
-//! poll under an interrupt-safe lock. The CQs report completions to a [`Kick`], which
+//! poll under a BH lock. The CQs report completions to a [`Kick`], which
 //! schedules the channel's NAPI from the EQ's interrupt handler. With adaptive moderation on
 //! (`ethtool -C adaptive-rx/-tx`), the poll feeds each CQ's [`Dim`] its counters and the
 //! kernel's algorithm moves the CQ's moderation ([`CqModerator`], en_dim.c).

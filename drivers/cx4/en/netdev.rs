@@ -10,9 +10,9 @@ use core::sync::atomic::{
 
 use cx4_hw::eq::port_change_subtype;
 use kapi::{
-    new_irq_safe_lock,
-    BoundDevice,
-    IrqSafeLock, //
+    new_bh_lock,
+    BhLock,
+    BoundDevice, //
 };
 use kernel::{
     impl_has_work, new_mutex, new_work,
@@ -234,8 +234,10 @@ struct State {
     dev: Option<DeviceRef>,
 }
 
-/// The TX slot of one queue: the channel's send ring while it is open.
-pub(crate) type TxSlot = IrqSafeLock<Option<TxRing>>;
+/// The TX slot of one queue: the channel's send ring while it is open. A BH lock, as
+/// mlx5e's send path runs with interrupts enabled: `ndo_start_xmit` and the NAPI poll take
+/// it with bottom halves already off, process context (open, close, recovery) disables them.
+pub(crate) type TxSlot = BhLock<Option<TxRing>>;
 
 /// The netdev's private data (`netdev_priv`), shared by the callbacks, the NAPI pollers and
 /// the recovery work.
@@ -795,7 +797,7 @@ impl En {
         let mut rx_err = KVec::with_capacity(max_channels as usize, GFP_KERNEL)?;
         for _ in 0..max_channels {
             tx.push(
-                KBox::pin_init(new_irq_safe_lock!(None, "cx4::en_tx_slot"), GFP_KERNEL)?,
+                KBox::pin_init(new_bh_lock!(None, "cx4::en_tx_slot"), GFP_KERNEL)?,
                 GFP_KERNEL,
             )?;
             stats.push(ChannelStats::default(), GFP_KERNEL)?;
@@ -871,6 +873,9 @@ impl En {
             reg.set_dcbnl_ops::<EnDcb>()?;
         }
         let dev = reg.device();
+        // The TX slots are BH locks (taken with interrupts enabled); netpoll would call
+        // xmit and the poll with interrupts disabled, possibly from a hard interrupt.
+        dev.disable_netpoll();
         dev.set_dev_addr(&mac);
         dev.set_mtu_range(MIN_MTU, MAX_MTU);
         // en_main.c mlx5e_build_nic_netdev: 15 s, not the stack's 5 s default.
