@@ -81,10 +81,16 @@ impl Kick {
 }
 
 impl CqHandler for Kick {
-    fn completion(&self, _cqn: u32) {
+    fn completion(&self, cqn: u32) {
         if let Some(ch) = self.target.lock().as_ref() {
             if let Some(st) = ch.priv_.stats(ch.ix) {
                 ChannelStats::add(&st.events, 1);
+                let per_cq = if cqn == ch.cqns[0] {
+                    &st.tx_events
+                } else {
+                    &st.rx_events
+                };
+                ChannelStats::add(per_cq, 1);
             }
             ch.napi.schedule();
         }
@@ -204,14 +210,15 @@ impl NapiPoller for ChannelPoll {
         let work = work as i32;
         if napi.complete_done(work) {
             ChannelStats::add(&st.arms, 1);
-            // Interrupts are counted per channel: both CQs report to the channel's EQ.
-            let events = st.events.load(Ordering::Relaxed) as u16;
+            // Each CQ's DIM counts that CQ's events (mlx5e's `cq.event_ctr`).
             let get = |c: &core::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
             if let Some(d) = self.dims.tx.as_mut() {
-                d.as_mut().sample(events, get(&st.tx_packets), get(&st.tx_bytes));
+                let ev = get(&st.tx_events) as u16;
+                d.as_mut().sample(ev, get(&st.tx_packets), get(&st.tx_bytes));
             }
             if let Some(d) = self.dims.rx.as_mut() {
-                d.as_mut().sample(events, get(&st.rx_packets), get(&st.rx_bytes));
+                let ev = get(&st.rx_events) as u16;
+                d.as_mut().sample(ev, get(&st.rx_packets), get(&st.rx_bytes));
             }
             if let Some(slot) = self.priv_.tx_slot(self.ix) {
                 if let Some(ring) = &mut *slot.lock() {

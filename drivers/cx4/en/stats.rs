@@ -63,6 +63,8 @@ channel_stats! {
     polls: "ch_poll", "NAPI polls.";
     arms: "ch_arm", "CQ re-arms (NAPI completed).";
     events: "ch_events", "Completion events (interrupts that scheduled NAPI).";
+    tx_events: "ch_tx_events", "Completion events of the send CQ (what its DIM counts).";
+    rx_events: "ch_rx_events", "Completion events of the receive CQ (what its DIM counts).";
 }
 
 impl ChannelStats {
