@@ -477,22 +477,15 @@ impl EnPriv {
         )?;
         let rx = RxRing::new(rq, self.dma_dev.get(), ix as u16, st)?;
         let rqn = rx.rqn();
-        // The send ring goes into the queue's slot: from now on xmit may use it.
-        let old = slot.lock().replace(tx);
-        drop(old);
         let adaptive = Adaptive {
             tx: p.coalesce.use_adaptive_tx && self.res.caps().dim(),
             rx: p.coalesce.use_adaptive_rx && self.res.caps().dim(),
         };
         let rx_mode = self.res.caps().rx_period_mode();
-        let poll = match ChannelPoll::new(self.into(), ix, rcq, rx, tcqn, adaptive, rx_mode) {
-            Ok(p) => p,
-            Err(e) => {
-                let ring = slot.lock().take();
-                drop(ring);
-                return Err(e);
-            }
-        };
+        let poll = ChannelPoll::new(self.into(), ix, rcq, rx, tcqn, adaptive, rx_mode)?;
+        // The send ring goes into the queue's slot: from now on xmit may use it.
+        let old = slot.lock().replace(tx);
+        drop(old);
         match Channel::start(dev, self.into(), ix, kick, poll, tcqn) {
             Ok(ch) => open.channels.push(ch, GFP_KERNEL).map_err(|_| {
                 // Unreachable in practice (capacity reserved); the channel is dropped.
