@@ -62,6 +62,7 @@ shell: module model guest
 bench: module model guest
 	@python3 tools/bench/core_bench.py
 	@python3 tools/bench/eth_bench.py
+	@python3 tools/bench/eth_bench.py --lro --wire-gso
 	@python3 tools/bench/roce_bench.py
 	@python3 tools/bench/ec_bench.py
 

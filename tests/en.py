@@ -351,13 +351,13 @@ def tests(env: Env):
             echo clear > /sys/kernel/debug/kmemleak
             section cycles
             ok=0
-            for i in $(seq 10); do
+            for i in $(seq 20); do
                 IF=; cx4_up > /dev/null 2>&1 || { echo "cycle $i: no netdev"; break; }
                 ping -c 1 -W 2 $PEER > /dev/null 2>&1 || { reach $PEER 20 > /dev/null && true; }
                 ping -c 1 -W 2 $PEER > /dev/null 2>&1 && ok=$((ok + 1))
                 rmmod cx4
             done
-            echo "cycles with traffic: $ok/10"
+            echo "cycles with traffic: $ok/20"
             signal done
             echo scan > /sys/kernel/debug/kmemleak
             sleep 6
@@ -385,8 +385,8 @@ def tests(env: Env):
         r0 = res[0]
         assert "unloaded under traffic" in r0.job_log, describe(r0)
         cyc = section(r0.job_log, "cycles")
-        m = re.search(r"cycles with traffic: (\d+)/10", cyc)
-        assert m and int(m.group(1)) == 10, cyc
+        m = re.search(r"cycles with traffic: (\d+)/20", cyc)
+        assert m and int(m.group(1)) == 20, cyc
         leaks = section(r0.job_log, "kmemleak")
         ours = [b for b in leaks.split("unreferenced object") if "cx4" in b]
         assert not ours, "kmemleak found cx4 leaks:\n" + "\n".join(ours)[:3000]
@@ -710,7 +710,7 @@ def tests(env: Env):
         lro_file_intact
     yield "soak: cx4 reconfigured (ethtool -G/-X/-L) under 8 TCP streams, none stalls", \
         reconfigure_under_tcp_rounds
-    yield "cx4: rmmod under traffic, 10 load/unload cycles with traffic, kmemleak clean", \
+    yield "cx4: rmmod under traffic, 20 load/unload cycles with traffic, kmemleak clean", \
         unload_under_traffic_and_cycles
     yield "cx4: SQ error CQE -> SQ recovery, traffic resumes", sq_error_recovery
     yield "cx4: DCB (dcb pfc/ets/maxrate/app) on the card's registers; PFC frames honoured per priority", \

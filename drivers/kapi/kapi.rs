@@ -47,7 +47,6 @@
 use core::{
     ffi::c_void,
     marker::PhantomData,
-    pin::Pin,
     ptr, //
 };
 
@@ -78,8 +77,7 @@ use kernel::{
             Guard,
             Lock, //
         },
-        Arc,
-        LockClassKey, //
+        Arc, //
     },
     workqueue::{
         DelayedWork,
@@ -421,28 +419,10 @@ unsafe impl Backend for IrqSaveBackend {
 pub type IrqSafeGuard<'a, T> = Guard<'a, T, IrqSaveBackend>;
 
 /// A spinlock for state shared with hard-interrupt handlers: interrupts stay disabled on the
-/// local CPU while it is held, so a handler can never spin on a lock its own CPU holds.
-/// Nothing under it may sleep or allocate with `GFP_KERNEL`.
-#[pin_data]
-pub struct IrqSafeLock<T> {
-    #[pin]
-    inner: Lock<T, IrqSaveBackend>,
-}
-
-impl<T> IrqSafeLock<T> {
-    /// A new lock holding `t` (use [`new_irq_safe_lock!`], which gives each call site its own
-    /// lockdep class).
-    pub fn new(t: T, name: &'static CStr, key: Pin<&'static LockClassKey>) -> impl PinInit<Self> {
-        pin_init!(Self {
-            inner <- Lock::new(t, name, key),
-        })
-    }
-
-    /// Takes the lock, disabling interrupts until the guard is dropped.
-    pub fn lock(&self) -> IrqSafeGuard<'_, T> {
-        self.inner.lock()
-    }
-}
+/// local CPU while it is held (`lock()`), so a handler can never spin on a lock its own CPU
+/// holds. Nothing under it may sleep or allocate with `GFP_KERNEL`. Its `try_lock()` always
+/// fails (see [`IrqSaveBackend`]). Create it with [`new_irq_safe_lock!`].
+pub type IrqSafeLock<T> = Lock<T, IrqSaveBackend>;
 
 /// An [`IrqSafeLock`] initialiser with a lockdep class of its own (one per call site):
 /// `new_irq_safe_lock!(value, "name")`, `name` a string literal that lockdep shows.
@@ -499,31 +479,12 @@ unsafe impl Backend for BhBackend {
 pub type BhGuard<'a, T> = Guard<'a, T, BhBackend>;
 
 /// A spinlock for state shared between process context and softirqs (a NIC's transmit path
-/// and its NAPI poll): bottom halves stay disabled on the local CPU while it is held, so a
-/// softirq can never spin on a lock its own CPU holds, and hard interrupts stay enabled.
-/// Not for state a hard-interrupt handler takes (use [`IrqSafeLock`]), nor for code that
-/// may run with interrupts disabled (netpoll). Nothing under it may sleep.
-#[pin_data]
-pub struct BhLock<T> {
-    #[pin]
-    inner: Lock<T, BhBackend>,
-}
-
-impl<T> BhLock<T> {
-    /// A new lock holding `t` (use [`new_bh_lock!`], which gives each call site its own
-    /// lockdep class).
-    pub fn new(t: T, name: &'static CStr, key: Pin<&'static LockClassKey>) -> impl PinInit<Self> {
-        pin_init!(Self {
-            inner <- Lock::new(t, name, key),
-        })
-    }
-
-    /// Takes the lock, disabling bottom halves until the guard is dropped. Not with hard
-    /// interrupts disabled.
-    pub fn lock(&self) -> BhGuard<'_, T> {
-        self.inner.lock()
-    }
-}
+/// and its NAPI poll): bottom halves stay disabled on the local CPU while it is held
+/// (`lock()`), so a softirq can never spin on a lock its own CPU holds, and hard interrupts
+/// stay enabled. Not for state a hard-interrupt handler takes (use [`IrqSafeLock`]), nor for
+/// code that may run with interrupts disabled (netpoll). Nothing under it may sleep. Create it
+/// with [`new_bh_lock!`].
+pub type BhLock<T> = Lock<T, BhBackend>;
 
 /// A [`BhLock`] initialiser with a lockdep class of its own (one per call site):
 /// `new_bh_lock!(value, "name")`.

@@ -4,7 +4,7 @@ both against virtio-net.
 
 Boots two VMs on one segment, each with a virtio-net NIC (10.99.1.N) and two modelled
 ConnectX-4 cards whose ports are TAPs on the same bridge: card 0 driven by mlx5_core + mlx5e
-(10.99.0.N), card 1 by cx4 (10.99.2.N). vm0 runs, for each NIC in turn, iperf3 TCP to vm1 and
+(10.99.0.N), card 1 by cx4 (10.99.2.N). vm0 runs, for each NIC in turn (the order rotating by one each round), iperf3 TCP to vm1 and
 back, a ping request/response series and a small-packet UDP rate; around the mlx5e and cx4 runs
 it asks the host for the CPU time of the card's model (/proc/PID/stat) and its counters (control
 socket `stats`: frames, doorbells, BAR accesses). Prints medians side by side with the
@@ -62,6 +62,9 @@ done
 ip link set "$CIF" up
 ip addr add 10.99.2.$((me + 1))/24 dev "$CIF"
 CX4_LRO
+# The NICs in round $1's order: the list rotated by one each round, so that no NIC always runs
+# right after the same other one (a UDP flood's aftermath, say) and position biases even out.
+order() { r=$1; set -- NICS; k=$(( (r - 1) % $# )); while [ $k -gt 0 ]; do set -- "$@" "$1"; shift; k=$((k - 1)); done; echo "$@"; }
 # Counters of a NIC (ethtool -S, and its interrupts summed over CPUs) and what changed.
 snap() {
     { ethtool -S $1 2>/dev/null | tr -d ' ' | tr ':' ' '
@@ -82,7 +85,7 @@ CLIENT = SETUP + r"""
 reach $PEER; reach 10.99.1.$((peer + 1)); reach 10.99.2.$((peer + 1))
 wait_signal server
 for r in $(seq ROUNDS); do
-  for nic in NICS; do
+  for nic in $(order $r); do
     case $nic in mlx5e) dst=$PEER;; cx4) dst=10.99.2.$((peer + 1));; *) dst=10.99.1.$((peer + 1));; esac
     # The model of the card under test (card 0 for mlx5e, card 1 for cx4): CPU and counters.
     case $nic in mlx5e) card=0;; cx4) card=1;; *) card=;; esac
@@ -113,7 +116,7 @@ sleep 1
 signal server
 # The receiver's UDP counters over each UDP run (nstat prints what changed since its last call).
 for r in $(seq ROUNDS); do
-  for nic in NICS; do
+  for nic in $(order $r); do
     if want udp; then
       case $nic in mlx5e) nif=$IF; pci=0000:01:00.0;; cx4) nif=$CIF; pci=0000:02:00.0;; *) nif=$VIF; pci=none;; esac
       wait_signal udpgo-$nic-$r 3600
