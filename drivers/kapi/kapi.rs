@@ -146,6 +146,7 @@ fn coherent_range(mem: &Coherent<[u8]>, off: usize, len: usize) -> Result<*mut u
 /// one 32-bit store, so a doorbell record (a consumer or producer counter the device reads
 /// while the driver writes it) is never seen half-written. Nothing outside
 /// `off..off + data.len()` is written, so a neighbouring ownership byte is never touched.
+#[inline]
 pub fn coherent_write(mem: &Coherent<[u8]>, off: usize, data: &[u8]) -> Result {
     let dst = coherent_range(mem, off, data.len())?;
     let mut i = 0;
@@ -174,6 +175,7 @@ pub fn coherent_write(mem: &Coherent<[u8]>, off: usize, data: &[u8]) -> Result {
 
 /// Copies `out.len()` bytes at byte offset `off` out of coherent DMA memory; volatile loads,
 /// eight or four bytes wide where aligned (see [`coherent_write`]).
+#[inline]
 pub fn coherent_read(mem: &Coherent<[u8]>, off: usize, out: &mut [u8]) -> Result {
     let src = coherent_range(mem, off, out.len())?.cast_const();
     let mut i = 0;
@@ -373,6 +375,7 @@ compile_error!("IrqSafeLock takes spinlock_t as a raw spinlock, which PREEMPT_RT
 pub struct IrqSaveBackend;
 
 /// The `raw_spinlock_t` inside a `spinlock_t` (what `spinlock_check()` returns).
+#[inline]
 fn raw_spinlock(ptr: *mut bindings::spinlock_t) -> *mut bindings::raw_spinlock_t {
     // CAST: Without PREEMPT_RT (refused above), `spinlock_t` is a union whose `rlock` member,
     // the `raw_spinlock_t`, is at offset 0.
@@ -392,23 +395,27 @@ unsafe impl Backend for IrqSaveBackend {
         unsafe { bindings::__spin_lock_init(ptr, name, key) }
     }
 
+    #[inline]
     unsafe fn lock(ptr: *mut Self::State) -> Self::GuardState {
         // SAFETY: The caller guarantees that `ptr` is an initialised `spinlock_t`, so its
         // `raw_spinlock_t` is too.
         unsafe { bindings::_raw_spin_lock_irqsave(raw_spinlock(ptr)) }
     }
 
+    #[inline]
     unsafe fn unlock(ptr: *mut Self::State, flags: &Self::GuardState) {
         // SAFETY: The caller owns the lock, taken by `lock`, which saved `flags`.
         unsafe { bindings::_raw_spin_unlock_irqrestore(raw_spinlock(ptr), *flags) }
     }
 
+    #[inline]
     unsafe fn try_lock(_ptr: *mut Self::State) -> Option<Self::GuardState> {
         // `IrqSafeLock` offers no `try_lock`: the C API has no out-of-line trylock that saves
         // the interrupt flags. Failing is always a correct answer to a try.
         None
     }
 
+    #[inline]
     unsafe fn assert_is_held(ptr: *mut Self::State) {
         // SAFETY: The caller guarantees that `ptr` is an initialised `spinlock_t`.
         unsafe { bindings::spin_assert_is_held(ptr) }
@@ -453,22 +460,26 @@ unsafe impl Backend for BhBackend {
         unsafe { bindings::__spin_lock_init(ptr, name, key) }
     }
 
+    #[inline]
     unsafe fn lock(ptr: *mut Self::State) -> Self::GuardState {
         // SAFETY: The caller guarantees that `ptr` is an initialised `spinlock_t`, so its
         // `raw_spinlock_t` is too.
         unsafe { bindings::_raw_spin_lock_bh(raw_spinlock(ptr)) }
     }
 
+    #[inline]
     unsafe fn unlock(ptr: *mut Self::State, _guard: &Self::GuardState) {
         // SAFETY: The caller owns the lock, taken by `lock`.
         unsafe { bindings::_raw_spin_unlock_bh(raw_spinlock(ptr)) }
     }
 
+    #[inline]
     unsafe fn try_lock(ptr: *mut Self::State) -> Option<Self::GuardState> {
         // SAFETY: The caller guarantees that `ptr` is an initialised `spinlock_t`.
         (unsafe { bindings::_raw_spin_trylock_bh(raw_spinlock(ptr)) } != 0).then_some(())
     }
 
+    #[inline]
     unsafe fn assert_is_held(ptr: *mut Self::State) {
         // SAFETY: The caller guarantees that `ptr` is an initialised `spinlock_t`.
         unsafe { bindings::spin_assert_is_held(ptr) }

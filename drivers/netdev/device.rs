@@ -65,6 +65,7 @@ impl Device {
     ///
     /// `ptr` must be a `net_device` allocated by [`crate::Registration`] that stays allocated
     /// for `'a`.
+    #[inline]
     pub(crate) unsafe fn from_raw<'a>(ptr: *mut ksys::net_device) -> &'a Self {
         // SAFETY: `Device` is a transparent wrapper of the C struct; validity is the caller's.
         unsafe { &*ptr.cast::<Self>() }
@@ -72,11 +73,13 @@ impl Device {
 
     /// The C `net_device`, for the other abstractions over `ksys` (the RDMA layer binds its
     /// RoCE port to it).
+    #[inline]
     pub fn as_raw(&self) -> *mut ksys::net_device {
         self.0.get()
     }
 
     /// The interface name (`eth0`, or the `eth%d` template before registration).
+    #[inline]
     pub fn name(&self) -> &CStr {
         // SAFETY: `name` is a NUL-terminated array of the allocated `net_device` (the stack
         // keeps its last byte NUL; renames under `rtnl_lock` rewrite it in place).
@@ -84,23 +87,27 @@ impl Device {
     }
 
     /// The MTU.
+    #[inline]
     pub fn mtu(&self) -> u32 {
         read_once!(self, mtu)
     }
 
     /// Sets the MTU (what [`crate::DeviceOps::change_mtu`] does once the hardware accepts it).
+    #[inline]
     pub fn set_mtu(&self, mtu: u32) {
         write_once!(self, mtu, mtu);
     }
 
     /// Sets the MTU range the stack accepts for [`crate::DeviceOps::change_mtu`] (before
     /// registration).
+    #[inline]
     pub fn set_mtu_range(&self, min: u32, max: u32) {
         write_once!(self, min_mtu, min);
         write_once!(self, max_mtu, max);
     }
 
     /// The device (MAC) address.
+    #[inline]
     pub fn dev_addr(&self) -> MacAddr {
         let mut a = [0u8; 6];
         let src = read_once!(self, dev_addr);
@@ -111,77 +118,91 @@ impl Device {
     }
 
     /// Sets the device (MAC) address (`eth_hw_addr_set()`).
+    #[inline]
     pub fn set_dev_addr(&self, addr: &MacAddr) {
         // SAFETY: The device is allocated; `addr` has `ETH_ALEN` bytes, which are copied.
         unsafe { ksys::eth_hw_addr_set(self.as_raw(), addr.as_ptr()) };
     }
 
     /// Tells the stack that the link is up (`netif_carrier_on()`); any context.
+    #[inline]
     pub fn carrier_on(&self) {
         // SAFETY: The device is allocated; the function may be called from any context.
         unsafe { ksys::netif_carrier_on(self.as_raw()) };
     }
 
     /// Tells the stack that the link is down (`netif_carrier_off()`); any context.
+    #[inline]
     pub fn carrier_off(&self) {
         // SAFETY: As for `carrier_on`.
         unsafe { ksys::netif_carrier_off(self.as_raw()) };
     }
 
     /// Whether the link is up as far as the stack knows (`netif_carrier_ok()`).
+    #[inline]
     pub fn carrier_ok(&self) -> bool {
         // SAFETY: The device is allocated.
         unsafe { ksys::netif_carrier_ok(self.as_raw()) }
     }
 
     /// Whether the device is up (`netif_running()`).
+    #[inline]
     pub fn is_running(&self) -> bool {
         // SAFETY: The device is allocated.
         unsafe { ksys::netif_running(self.as_raw()) }
     }
 
     /// The interface flags (`IFF_*`).
+    #[inline]
     pub fn flags(&self) -> Flags {
         Flags(read_once!(self, flags))
     }
 
     /// The active features (`dev->features`).
+    #[inline]
     pub fn features(&self) -> Features {
         Features(read_once!(self, features))
     }
 
     /// Sets the active features (`dev->features`): before registration; afterwards the stack
     /// changes them through [`crate::DeviceOps::set_features`].
+    #[inline]
     pub fn set_features(&self, f: Features) {
         write_once!(self, features, f.0);
     }
 
     /// The features user space may toggle (`dev->hw_features`).
+    #[inline]
     pub fn hw_features(&self) -> Features {
         Features(read_once!(self, hw_features))
     }
 
     /// Sets the features user space may toggle (`dev->hw_features`).
+    #[inline]
     pub fn set_hw_features(&self, f: Features) {
         write_once!(self, hw_features, f.0);
     }
 
     /// Sets the features of encapsulated packets (`dev->hw_enc_features`).
+    #[inline]
     pub fn set_hw_enc_features(&self, f: Features) {
         write_once!(self, hw_enc_features, f.0);
     }
 
     /// Sets the features VLAN devices on top inherit (`dev->vlan_features`).
+    #[inline]
     pub fn set_vlan_features(&self, f: Features) {
         write_once!(self, vlan_features, f.0);
     }
 
     /// Sets the GSO types the device segments only partially (`dev->gso_partial_features`).
+    #[inline]
     pub fn set_gso_partial_features(&self, f: Features) {
         write_once!(self, gso_partial_features, f.0);
     }
 
     /// Sets the largest TSO packet the device takes (`netif_set_tso_max_size()`).
+    #[inline]
     pub fn set_tso_max_size(&self, size: u32) {
         // SAFETY: The device is allocated; the caller holds `rtnl_lock` or owns the
         // unregistered device (the type's rule).
@@ -191,6 +212,7 @@ impl Device {
     /// Refuses netpoll (netconsole) on the device (`IFF_DISABLE_NETPOLL`; before
     /// registration): for a driver whose transmit path or NAPI poll takes locks that are not
     /// safe with hard interrupts disabled, as netpoll calls them (e.g. `kapi::BhLock`).
+    #[inline]
     pub fn disable_netpoll(&self) {
         // SAFETY: The device is allocated and not registered yet (the caller's rule), so
         // nothing else writes its flags.
@@ -199,6 +221,7 @@ impl Device {
 
     /// Sets the TX watchdog timeout in jiffies (before registration); the stack calls
     /// [`crate::DeviceOps::tx_timeout`] when a stopped queue does not move for that long.
+    #[inline]
     pub fn set_watchdog_timeo(&self, jiffies: u32) {
         write_once!(
             self,
@@ -208,22 +231,26 @@ impl Device {
     }
 
     /// The number of TX queues allocated.
+    #[inline]
     pub fn num_tx_queues(&self) -> u32 {
         read_once!(self, num_tx_queues)
     }
 
     /// The number of TX queues in use.
+    #[inline]
     pub fn real_num_tx_queues(&self) -> u32 {
         read_once!(self, real_num_tx_queues)
     }
 
     /// The number of RX queues in use.
+    #[inline]
     pub fn real_num_rx_queues(&self) -> u32 {
         read_once!(self, real_num_rx_queues)
     }
 
     /// Sets the number of TX queues in use, at most [`Device::num_tx_queues`]
     /// (`netif_set_real_num_tx_queues()`).
+    #[inline]
     pub fn set_real_num_tx_queues(&self, n: u32) -> Result {
         // SAFETY: The device is allocated; the caller holds `rtnl_lock` or owns the
         // unregistered device (the type's rule); the function checks `n`.
@@ -231,12 +258,14 @@ impl Device {
     }
 
     /// Sets the number of RX queues in use (`netif_set_real_num_rx_queues()`).
+    #[inline]
     pub fn set_real_num_rx_queues(&self, n: u32) -> Result {
         // SAFETY: As in `set_real_num_tx_queues`.
         kernel::error::to_result(unsafe { ksys::netif_set_real_num_rx_queues(self.as_raw(), n) })
     }
 
     /// The TX queue `index`, if allocated.
+    #[inline]
     pub fn tx_queue(&self, index: u32) -> Option<&TxQueue> {
         if index >= self.num_tx_queues() {
             return None;
@@ -247,6 +276,7 @@ impl Device {
     }
 
     /// Stops every TX queue (`netif_tx_stop_all_queues()`).
+    #[inline]
     pub fn stop_all_tx_queues(&self) {
         // SAFETY: The device is allocated.
         unsafe { ksys::netif_tx_stop_all_queues(self.as_raw()) };
@@ -255,12 +285,14 @@ impl Device {
     /// Asks the UDP tunnel core to replay the ports to [`crate::udp_tunnel::UdpTunnelNic`]
     /// (`udp_tunnel_nic_reset_ntf()`), e.g. after a device reset lost them. With
     /// `rtnl_lock` held.
+    #[inline]
     pub fn udp_tunnel_nic_reset(&self) {
         // SAFETY: The device is allocated; the caller holds `rtnl_lock` (the type's rule).
         unsafe { ksys::udp_tunnel_nic_reset_ntf(self.as_raw()) };
     }
 
     /// The device's own class device (`dev->dev`), e.g. for printing.
+    #[inline]
     pub fn as_dev(&self) -> &device::Device {
         // SAFETY: `dev` is the `struct device` embedded in the allocated `net_device`;
         // `ksys::device` is `bindings::device`.
@@ -277,6 +309,7 @@ impl AsRef<device::Device> for Device {
 /// Whether the stack has more packets for the queue right after this one
 /// (`netdev_xmit_more()`): in [`crate::DeviceOps::start_xmit`], a driver may then delay its
 /// doorbell (see [`TxQueue::sent`]).
+#[inline]
 pub fn xmit_more() -> bool {
     // SAFETY: Reads a per-CPU flag; meaningful in `start_xmit`, harmless elsewhere.
     unsafe { ksys::netdev_xmit_more() }
@@ -325,12 +358,14 @@ impl TxQueue {
         unsafe { &*ptr.cast::<Self>() }
     }
 
+    #[inline]
     fn as_raw(&self) -> *mut ksys::netdev_queue {
         self.0.get()
     }
 
     /// Stops the queue: the stack stops calling `start_xmit` for it
     /// (`netif_tx_stop_queue()`).
+    #[inline]
     pub fn stop(&self) {
         // SAFETY: The queue is allocated (it lives as long as its device).
         unsafe { ksys::netif_tx_stop_queue(self.as_raw()) };
@@ -338,18 +373,21 @@ impl TxQueue {
 
     /// Restarts a stopped queue without rescheduling it (`netif_tx_start_queue()`), e.g. when
     /// the device is opened.
+    #[inline]
     pub fn start(&self) {
         // SAFETY: As in `stop`.
         unsafe { ksys::netif_tx_start_queue(self.as_raw()) };
     }
 
     /// Restarts a stopped queue and reschedules its packets (`netif_tx_wake_queue()`).
+    #[inline]
     pub fn wake(&self) {
         // SAFETY: As in `stop`.
         unsafe { ksys::netif_tx_wake_queue(self.as_raw()) };
     }
 
     /// Whether the queue is stopped by the driver (`netif_tx_queue_stopped()`).
+    #[inline]
     pub fn is_stopped(&self) -> bool {
         // SAFETY: As in `stop`.
         unsafe { ksys::netif_tx_queue_stopped(self.as_raw()) }
@@ -358,6 +396,7 @@ impl TxQueue {
     /// Accounts `bytes` queued to the hardware to BQL (`__netdev_tx_sent_queue()`); returns
     /// whether to ring the doorbell now: `xmit_more` (see [`xmit_more`]) is honoured unless
     /// BQL stopped the queue. From `start_xmit`.
+    #[inline]
     pub fn sent(&self, bytes: u32, xmit_more: bool) -> bool {
         // SAFETY: As in `stop`; the caller is the queue's `start_xmit` (the method's rule).
         unsafe { ksys::__netdev_tx_sent_queue(self.as_raw(), bytes, xmit_more) }
@@ -365,6 +404,7 @@ impl TxQueue {
 
     /// Accounts `pkts` packets of `bytes` completed by the hardware to BQL
     /// (`netdev_tx_completed_queue()`); may wake the queue. From the completion path.
+    #[inline]
     pub fn completed(&self, pkts: u32, bytes: u32) {
         // SAFETY: As in `stop`.
         unsafe { ksys::netdev_tx_completed_queue(self.as_raw(), pkts, bytes) };
@@ -372,6 +412,7 @@ impl TxQueue {
 
     /// Resets the queue's BQL state (`netdev_tx_reset_queue()`), when its ring is emptied
     /// without completions (close).
+    #[inline]
     pub fn reset(&self) {
         // SAFETY: As in `stop`.
         unsafe { ksys::netdev_tx_reset_queue(self.as_raw()) };
@@ -381,6 +422,7 @@ impl TxQueue {
     /// the completion path freed at least `start_thrs` meanwhile (`netif_txq_maybe_stop()`).
     /// `free_desc` must read the current count each time it is called. From `start_xmit`,
     /// after the producer index is updated.
+    #[inline]
     pub fn maybe_stop(
         &self,
         free_desc: impl Fn() -> u32,
@@ -406,6 +448,7 @@ impl TxQueue {
     /// Accounts completions to BQL, then wakes the queue if it is stopped and at least
     /// `start_thrs` descriptors are free (`netif_txq_completed_wake()`). `free_desc` must
     /// read the current count. From the completion path, after the consumer index is updated.
+    #[inline]
     pub fn completed_wake(
         &self,
         pkts: u32,
@@ -445,21 +488,25 @@ impl Flags {
     pub const MULTICAST: u32 = ksys::net_device_flags_IFF_MULTICAST;
 
     /// The raw `IFF_*` bits.
+    #[inline]
     pub fn bits(self) -> u32 {
         self.0
     }
 
     /// Whether every bit of `flag` (one of the constants) is set.
+    #[inline]
     pub fn contains(self, flag: u32) -> bool {
         self.0 & flag == flag
     }
 
     /// `IFF_PROMISC`.
+    #[inline]
     pub fn promisc(self) -> bool {
         self.contains(Self::PROMISC)
     }
 
     /// `IFF_ALLMULTI`.
+    #[inline]
     pub fn allmulti(self) -> bool {
         self.contains(Self::ALLMULTI)
     }
@@ -550,26 +597,31 @@ impl Features {
     );
 
     /// The raw bits.
+    #[inline]
     pub const fn bits(self) -> u64 {
         self.0
     }
 
     /// The set of these raw bits.
+    #[inline]
     pub const fn from_bits(bits: u64) -> Self {
         Self(bits)
     }
 
     /// Whether every feature of `other` is in `self`.
+    #[inline]
     pub const fn contains(self, other: Self) -> bool {
         self.0 & other.0 == other.0
     }
 
     /// Whether some feature of `other` is in `self`.
+    #[inline]
     pub const fn intersects(self, other: Self) -> bool {
         self.0 & other.0 != 0
     }
 
     /// `self` with `other` added (for `const` tables).
+    #[inline]
     pub const fn with(self, other: Self) -> Self {
         Self(self.0 | other.0)
     }
@@ -625,6 +677,7 @@ impl AddrList<'_> {
     /// # Safety
     ///
     /// `raw` must be a valid list that nothing changes for the returned value's lifetime.
+    #[inline]
     pub(crate) unsafe fn from_raw(raw: *const ksys::netdev_hw_addr_list) -> Self {
         Self {
             raw,
@@ -633,17 +686,20 @@ impl AddrList<'_> {
     }
 
     /// The number of addresses.
+    #[inline]
     pub fn len(&self) -> usize {
         // SAFETY: The list is valid and stable (type invariant).
         usize::try_from(unsafe { (*self.raw).count }).unwrap_or(0)
     }
 
     /// Whether the list is empty.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The addresses (`netdev_hw_addr_list_for_each()`).
+    #[inline]
     pub fn iter(&self) -> impl Iterator<Item = MacAddr> + '_ {
         // SAFETY: The list is valid and stable (type invariant).
         let head = unsafe { &raw const (*self.raw).list };
@@ -704,6 +760,7 @@ pub struct Stats64 {
 
 impl Stats64 {
     /// Writes the counters into the C struct.
+    #[inline]
     pub(crate) fn write_to(&self, s: &mut ksys::rtnl_link_stats64) {
         s.rx_packets = self.rx_packets;
         s.tx_packets = self.tx_packets;

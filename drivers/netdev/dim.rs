@@ -60,6 +60,7 @@ impl DimPeriodMode {
 
 /// The moderation a queue starts with under DIM: the algorithm's default profile
 /// (`net_dim_get_def_rx_moderation()`, `net_dim_get_def_tx_moderation()`).
+#[inline]
 pub fn default_moderation(dir: DimDir, mode: DimPeriodMode) -> DimModeration {
     // SAFETY: Table lookups; any period mode below `DIM_CQ_PERIOD_NUM_MODES` is valid.
     let m = unsafe {
@@ -108,6 +109,7 @@ unsafe impl<H: DimHandler> Sync for Dim<H> {}
 impl<H: DimHandler> Dim<H> {
     /// A DIM state for a `dir` queue whose CQ counts its period as `mode` says, starting to
     /// measure; `handler` applies its decisions.
+    #[inline]
     pub fn new(dir: DimDir, mode: DimPeriodMode, handler: H) -> impl PinInit<Self> {
         let mode = mode.raw();
         pin_init!(Self {
@@ -126,6 +128,7 @@ impl<H: DimHandler> Dim<H> {
 
     /// Feeds the algorithm the queue's counters (running totals; `events`, the CQ's
     /// interrupts, wraps at 16 bits). From the queue's NAPI poll.
+    #[inline]
     pub fn sample(self: Pin<&mut Self>, events: u16, packets: u64, bytes: u64) {
         // SAFETY: The state is initialised (type invariant); one sampler at a time (`&mut`).
         // The work item reads the profile and restarts the measure concurrently, as in C.
@@ -133,6 +136,7 @@ impl<H: DimHandler> Dim<H> {
     }
 
     /// The handler.
+    #[inline]
     pub fn handler(&self) -> &H {
         &self.handler
     }

@@ -55,6 +55,7 @@ impl TxMapping {
     /// `skb_frag_dma_map()` of each fragment). On failure, the skb is freed (the packet is
     /// dropped) and the error returned. Called in `ndo_start_xmit` (allocates atomically, and
     /// only for a packet of more than one segment).
+    #[inline]
     pub fn new(skb: SkBuff, dev: &device::Device<Bound>) -> Result<Self> {
         let d: &device::Device = dev;
         let mut this = Self {
@@ -121,11 +122,13 @@ impl TxMapping {
     }
 
     /// The mapped segments, linear part first.
+    #[inline]
     pub fn segs(&self) -> impl Iterator<Item = &DmaSeg> {
         Iterator::chain(self.first.iter(), self.rest.iter())
     }
 
     /// The packet (read-only: it must not change while mapped).
+    #[inline]
     pub fn skb(&self) -> &SkBuff {
         &self.skb
     }
@@ -159,6 +162,7 @@ impl TxMapping {
     }
 
     /// Unmaps the packet and gives it back, once the device has read it (its completion).
+    #[inline]
     pub fn unmap(mut self) -> SkBuff {
         self.unmap_all();
         // SAFETY: Taken once; `self` is forgotten right after, so its drop does not free it.

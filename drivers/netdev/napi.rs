@@ -53,11 +53,13 @@ impl NapiContext {
         unsafe { &*raw.cast::<Self>() }
     }
 
+    #[inline]
     pub(crate) fn as_raw(&self) -> *mut ksys::napi_struct {
         self.0.get()
     }
 
     /// The device of the instance.
+    #[inline]
     pub fn device(&self) -> &Device {
         // SAFETY: A polled instance is on a device allocated by `Registration` (`Napi::new`
         // takes a `&Device`), which its `Napi` keeps allocated.
@@ -65,6 +67,7 @@ impl NapiContext {
     }
 
     /// Hands a received packet to the stack through GRO (`napi_gro_receive()`).
+    #[inline]
     pub fn gro_receive(&self, skb: SkBuff) {
         // SAFETY: We are in the instance's poll; the skb is given away.
         unsafe { ksys::napi_gro_receive(self.as_raw(), skb.into_raw()) };
@@ -73,6 +76,7 @@ impl NapiContext {
     /// Completes the poll after `work_done` (< budget) packets (`napi_complete_done()`):
     /// `true` if the instance is idle and the driver must re-arm the interrupt, `false` if it
     /// was rescheduled meanwhile (or busy-polled) and must not.
+    #[inline]
     pub fn complete_done(&self, work_done: i32) -> bool {
         // SAFETY: We are in the instance's poll.
         unsafe { ksys::napi_complete_done(self.as_raw(), work_done) }
@@ -115,6 +119,7 @@ unsafe impl<P: NapiPoller> Sync for Napi<P> {}
 impl<P: NapiPoller> Napi<P> {
     /// Adds a NAPI instance to `dev` with `poller` (process context). Initialize it in place,
     /// e.g. with `KBox::pin_init(Napi::new(dev, poller), GFP_KERNEL)`.
+    #[inline]
     pub fn new(dev: &Device, poller: P) -> impl PinInit<Self, Error> + '_ {
         try_pin_init!(Self {
             owner: Owner::of(dev),
@@ -136,12 +141,14 @@ impl<P: NapiPoller> Napi<P> {
         })
     }
 
+    #[inline]
     fn as_raw(&self) -> *mut ksys::napi_struct {
         self.napi.get()
     }
 
     /// Ties the instance to interrupt `irq` (`netif_napi_set_irq()`; for IRQ affinity and
     /// the netdev netlink API), or unties it (`None`).
+    #[inline]
     pub fn set_irq(&self, irq: Option<u32>) {
         let irq = irq.and_then(|i| i32::try_from(i).ok()).unwrap_or(-1);
         // SAFETY: The instance is added (type invariant).
@@ -149,6 +156,7 @@ impl<P: NapiPoller> Napi<P> {
     }
 
     /// Enables the instance (`napi_enable()`); a no-op if it is enabled. Process context.
+    #[inline]
     pub fn enable(&self) {
         let mut enabled = self.enabled.lock();
         if !*enabled {
@@ -160,6 +168,7 @@ impl<P: NapiPoller> Napi<P> {
 
     /// Disables the instance (`napi_disable()`), waiting for a poll in progress; a no-op if
     /// it is disabled. Process context; not from the instance's own poll.
+    #[inline]
     pub fn disable(&self) {
         let mut enabled = self.enabled.lock();
         if *enabled {
@@ -171,6 +180,7 @@ impl<P: NapiPoller> Napi<P> {
 
     /// Schedules a poll (`napi_schedule()`), from any context including hard IRQ; `false`
     /// if it was already scheduled or the instance is disabled.
+    #[inline]
     pub fn schedule(&self) -> bool {
         // SAFETY: The instance is added (type invariant); scheduling a disabled instance is
         // a no-op (its SCHED bit is held).
@@ -181,6 +191,7 @@ impl<P: NapiPoller> Napi<P> {
     /// a poll in progress), then enables it again if it was enabled; polls scheduled in the
     /// meantime are lost, so schedule one afterwards if work may be pending. Process context;
     /// `f` may sleep but must not enable or disable this instance (it would deadlock).
+    #[inline]
     pub fn with_disabled<R>(&self, f: impl FnOnce(&mut P) -> R) -> R {
         let enabled = self.enabled.lock();
         if *enabled {
@@ -199,6 +210,7 @@ impl<P: NapiPoller> Napi<P> {
     }
 
     /// The poller, while the instance is disabled (`None` if it is enabled: a poll could run).
+    #[inline]
     pub fn poller_mut(self: Pin<&mut Self>) -> Option<&mut P> {
         let enabled = *self.enabled.lock();
         if enabled {
@@ -210,6 +222,7 @@ impl<P: NapiPoller> Napi<P> {
     }
 
     /// The device.
+    #[inline]
     pub fn device(&self) -> &Device {
         self.owner.device()
     }

@@ -61,6 +61,7 @@ unsafe impl Send for PagePool {}
 impl PagePool {
     /// Creates a pool of pages mapped `DMA_FROM_DEVICE` for `dev`; a recycled page is synced
     /// for the device, whole, before it is handed out again.
+    #[inline]
     pub fn new(dev: &device::Device<Bound>, params: PagePoolParams) -> Result<Self> {
         let mut p: ksys::page_pool_params = pin_init::zeroed();
         // CAST: `device::Device` wraps `bindings::device`, which is `ksys::device`.
@@ -93,6 +94,7 @@ impl PagePool {
     /// Allocates a page (`page_pool_dev_alloc_pages()`, atomic); `None` if out of memory.
     /// From softirq context or with BH disabled (the NAPI poll), or in process context
     /// while the ring's NAPI instance is disabled.
+    #[inline]
     pub fn alloc(&mut self) -> Option<PoolPage> {
         // SAFETY: The pool is live (type invariant) and has one consumer (`&mut self`).
         let page = unsafe { ksys::page_pool_dev_alloc_pages(self.raw.as_ptr()) };
@@ -132,18 +134,21 @@ unsafe impl Sync for PoolPage {}
 
 impl PoolPage {
     /// The device address of the page's start, for the RX descriptor.
+    #[inline]
     pub fn dma_addr(&self) -> u64 {
         // SAFETY: A page of a `PP_FLAG_DMA_MAP` pool (type invariant).
         unsafe { ksys::page_pool_get_dma_addr(self.page.as_ptr()) }
     }
 
     /// The page's size in bytes.
+    #[inline]
     pub fn size(&self) -> u32 {
         self.size
     }
 
     /// Makes `len` bytes at `offset` that the device wrote visible to the CPU
     /// (`page_pool_dma_sync_for_cpu()`); then [`PoolPage::data`] reads them.
+    #[inline]
     pub fn sync_for_cpu(&self, offset: u32, len: u32) -> Result {
         if offset.checked_add(len).is_none_or(|e| e > self.size) {
             return Err(EINVAL);
@@ -158,6 +163,7 @@ impl PoolPage {
     /// Gives `len` bytes at `offset` back to the device after the CPU read them
     /// (`dma_sync_single_range_for_device()`): for a page the driver posts again itself
     /// instead of letting it go back to the pool (e.g. a small frame copied out of it).
+    #[inline]
     pub fn sync_for_device(&self, offset: u32, len: u32) -> Result {
         if offset.checked_add(len).is_none_or(|e| e > self.size) {
             return Err(EINVAL);
@@ -176,6 +182,7 @@ impl PoolPage {
     }
 
     /// The page's bytes (meaningful after [`PoolPage::sync_for_cpu`]).
+    #[inline]
     pub fn data(&self) -> &[u8] {
         // SAFETY: The owned page is mapped in the kernel (pool pages are lowmem) for `size`
         // bytes; the device writes it only while it is posted, which needs the handle.
@@ -189,6 +196,7 @@ impl PoolPage {
 
     /// The page's bytes, to be changed (after [`PoolPage::sync_for_cpu`]; e.g. a driver
     /// rewriting the headers of a packet the device merged before it builds the skb).
+    #[inline]
     pub fn data_mut(&mut self) -> &mut [u8] {
         // SAFETY: As in `data`; the handle is borrowed mutably, so no other slice of the
         // page's bytes exists, and the device does not write a page that is not posted.
@@ -210,6 +218,7 @@ impl PoolPage {
     /// Builds an skb over the page (`napi_build_skb()`): the packet is `len` bytes at
     /// `headroom`; the page's end holds the shared info (`truesize` is the page). The skb is
     /// marked for recycling, so freeing it returns the page to the pool.
+    #[inline]
     pub fn build_skb(self, _napi: &NapiContext, headroom: u32, len: u32) -> Result<SkBuff> {
         let shinfo = shinfo_size();
         if headroom
@@ -240,6 +249,7 @@ impl PoolPage {
     /// (`skb_add_rx_frag()`), accounting `truesize` bytes of memory, and marks the skb for
     /// recycling. `EINVAL` (the page is returned) if the skb has `MAX_SKB_FRAGS` fragments
     /// or the range is not in the page.
+    #[inline]
     pub fn add_to_skb(self, skb: &mut SkBuff, offset: u32, len: u32, truesize: u32) -> Result {
         let i = skb.nr_frags();
         if i >= ksys::MAX_SKB_FRAGS as usize
@@ -281,6 +291,7 @@ const fn shinfo_size() -> u32 {
 
 /// The most packet bytes [`PoolPage::build_skb`] takes from a page of `size` bytes after
 /// `headroom` bytes: the page minus the headroom and the cache-aligned shared info at its end.
+#[inline]
 pub const fn build_skb_room(size: u32, headroom: u32) -> u32 {
     size.saturating_sub(headroom).saturating_sub(shinfo_size())
 }

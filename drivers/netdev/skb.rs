@@ -94,11 +94,13 @@ impl GsoType {
     pub const UDP_L4: u32 = ksys::SKB_GSO_UDP_L4 as u32;
 
     /// The raw `SKB_GSO_*` bits.
+    #[inline]
     pub fn bits(self) -> u32 {
         self.0
     }
 
     /// Whether some bit of `mask` (an `or` of the constants) is set.
+    #[inline]
     pub fn intersects(self, mask: u32) -> bool {
         self.0 & mask != 0
     }
@@ -110,6 +112,7 @@ impl SkBuff {
     /// # Safety
     ///
     /// `raw` must be a valid skb whose ownership the caller gives away.
+    #[inline]
     pub(crate) unsafe fn from_raw(raw: *mut ksys::sk_buff) -> Self {
         // INVARIANT: The caller's guarantee.
         Self {
@@ -119,16 +122,19 @@ impl SkBuff {
     }
 
     /// Gives up ownership (the caller hands the skb to C).
+    #[inline]
     pub(crate) fn into_raw(self) -> *mut ksys::sk_buff {
         let raw = self.raw.as_ptr();
         core::mem::forget(self);
         raw
     }
 
+    #[inline]
     pub(crate) fn as_raw(&self) -> *mut ksys::sk_buff {
         self.raw.as_ptr()
     }
 
+    #[inline]
     fn shinfo(&self) -> &ksys::skb_shared_info {
         // SAFETY: The skb is valid (type invariant); its shared info lives as long as it and
         // its fields read here are not changed while a handle owns it.
@@ -136,29 +142,34 @@ impl SkBuff {
     }
 
     /// The packet's length, linear part and fragments (`skb->len`).
+    #[inline]
     pub fn len(&self) -> u32 {
         // SAFETY: The skb is valid (type invariant).
         unsafe { (*self.as_raw()).len }
     }
 
     /// Whether the packet is empty.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The length in fragments (`skb->data_len`).
+    #[inline]
     pub fn data_len(&self) -> u32 {
         // SAFETY: The skb is valid (type invariant).
         unsafe { (*self.as_raw()).data_len }
     }
 
     /// The length of the linear part (`skb_headlen()`).
+    #[inline]
     pub fn headlen(&self) -> u32 {
         // SAFETY: The skb is valid (type invariant).
         unsafe { ksys::skb_headlen(self.as_raw()) }
     }
 
     /// The linear part: the headers and possibly some payload (`skb->data`, `headlen` bytes).
+    #[inline]
     pub fn data(&self) -> &[u8] {
         // SAFETY: The skb is valid; `data` points to `headlen` bytes of its head, which do
         // not change while this handle owns it and the slice borrows it.
@@ -166,11 +177,13 @@ impl SkBuff {
     }
 
     /// The number of page fragments (`skb_shinfo(skb)->nr_frags`).
+    #[inline]
     pub fn nr_frags(&self) -> usize {
         usize::from(self.shinfo().nr_frags)
     }
 
     /// The length of each page fragment.
+    #[inline]
     pub fn frag_sizes(&self) -> impl Iterator<Item = u32> + '_ {
         let shinfo = self.shinfo();
         shinfo.frags[..self.nr_frags()]
@@ -180,12 +193,14 @@ impl SkBuff {
     }
 
     /// The protocol (the Ethernet type, host order; `skb->protocol`).
+    #[inline]
     pub fn protocol(&self) -> u16 {
         // SAFETY: The skb is valid (type invariant).
         u16::from_be(unsafe { ksys::skb_protocol(self.as_raw()) })
     }
 
     /// The checksum status or request (`skb->ip_summed`).
+    #[inline]
     pub fn ip_summed(&self) -> Checksum {
         // SAFETY: The skb is valid (type invariant).
         match u32::from(unsafe { ksys::skb_ip_summed(self.as_raw()) }) {
@@ -198,6 +213,7 @@ impl SkBuff {
 
     /// For [`Checksum::Partial`]: where the sum starts, from [`SkBuff::data`]
     /// (`skb_checksum_start_offset()`).
+    #[inline]
     pub fn csum_start(&self) -> i32 {
         // SAFETY: The skb is valid (type invariant).
         unsafe { ksys::skb_checksum_start_offset(self.as_raw()) }
@@ -205,6 +221,7 @@ impl SkBuff {
 
     /// For [`Checksum::Partial`]: where the sum goes, from [`SkBuff::csum_start`]
     /// (`skb->csum_offset`).
+    #[inline]
     pub fn csum_offset(&self) -> u16 {
         // SAFETY: The skb is valid (type invariant).
         unsafe { ksys::skb_csum_offset(self.as_raw()) }
@@ -212,40 +229,47 @@ impl SkBuff {
 
     /// Whether the packet is encapsulated (a tunnel: the `inner_*` offsets are set;
     /// `skb->encapsulation`).
+    #[inline]
     pub fn encapsulation(&self) -> bool {
         // SAFETY: The skb is valid (type invariant).
         unsafe { ksys::skb_encapsulation(self.as_raw()) }
     }
 
     /// Whether the packet is to be segmented (`skb_is_gso()`).
+    #[inline]
     pub fn is_gso(&self) -> bool {
         // SAFETY: The skb is valid (type invariant).
         unsafe { ksys::skb_is_gso(self.as_raw()) }
     }
 
     /// The segment payload size (MSS) of a GSO packet (`gso_size`).
+    #[inline]
     pub fn gso_size(&self) -> u16 {
         self.shinfo().gso_size
     }
 
     /// The number of segments of a GSO packet (`gso_segs`).
+    #[inline]
     pub fn gso_segs(&self) -> u16 {
         self.shinfo().gso_segs
     }
 
     /// The segmentation types of a GSO packet (`gso_type`).
+    #[inline]
     pub fn gso_type(&self) -> GsoType {
         GsoType(self.shinfo().gso_type)
     }
 
     /// The offset of the (outer) network header from [`SkBuff::data`]
     /// (`skb_network_offset()`).
+    #[inline]
     pub fn network_offset(&self) -> i32 {
         // SAFETY: The skb is valid (type invariant).
         unsafe { ksys::skb_network_offset(self.as_raw()) }
     }
 
     /// The offset of the (outer) transport header (`skb_transport_offset()`).
+    #[inline]
     pub fn transport_offset(&self) -> i32 {
         // SAFETY: The skb is valid (type invariant).
         unsafe { ksys::skb_transport_offset(self.as_raw()) }
@@ -253,12 +277,14 @@ impl SkBuff {
 
     /// The offset of the inner network header of an encapsulated packet
     /// (`skb_inner_network_offset()`).
+    #[inline]
     pub fn inner_network_offset(&self) -> i32 {
         // SAFETY: The skb is valid (type invariant).
         unsafe { ksys::skb_inner_network_offset(self.as_raw()) }
     }
 
     /// The offset of the inner transport header (`skb_inner_transport_offset()`).
+    #[inline]
     pub fn inner_transport_offset(&self) -> i32 {
         // SAFETY: The skb is valid (type invariant).
         unsafe { ksys::skb_inner_transport_offset(self.as_raw()) }
@@ -266,6 +292,7 @@ impl SkBuff {
 
     /// The length of every header up to the end of TCP's, for a TCP GSO packet
     /// (`skb_tcp_all_headers()`).
+    #[inline]
     pub fn tcp_all_headers(&self) -> i32 {
         // SAFETY: The skb is valid (type invariant); the function reads the TCP header at
         // the transport offset, which the stack set for a TCP GSO packet.
@@ -274,12 +301,14 @@ impl SkBuff {
 
     /// As [`SkBuff::tcp_all_headers`], up to the end of the inner TCP header of an
     /// encapsulated packet (`skb_inner_tcp_all_headers()`).
+    #[inline]
     pub fn inner_tcp_all_headers(&self) -> i32 {
         // SAFETY: As in `tcp_all_headers`, for the inner header.
         unsafe { ksys::skb_inner_tcp_all_headers(self.as_raw()) }
     }
 
     /// The VLAN tag (TCI) to insert, if any (`skb_vlan_tag_present()`, `skb_vlan_tag_get()`).
+    #[inline]
     pub fn vlan_tag(&self) -> Option<u16> {
         // SAFETY: The skb is valid (type invariant).
         unsafe {
@@ -292,6 +321,7 @@ impl SkBuff {
     }
 
     /// The TX queue the stack chose (`skb_get_queue_mapping()`).
+    #[inline]
     pub fn queue_mapping(&self) -> u16 {
         // SAFETY: The skb is valid (type invariant).
         unsafe { ksys::skb_get_queue_mapping(self.as_raw()) }
@@ -299,6 +329,7 @@ impl SkBuff {
 
     /// Takes the software TX timestamp, if requested (`skb_tx_timestamp()`): in
     /// `start_xmit`, right before the doorbell.
+    #[inline]
     pub fn tx_timestamp(&mut self) {
         // SAFETY: The skb is valid and owned (type invariant).
         unsafe { ksys::skb_tx_timestamp(self.as_raw()) };
@@ -306,6 +337,7 @@ impl SkBuff {
 
     /// Frees a transmitted packet from the NAPI poll that completed it (`napi_consume_skb()`);
     /// `budget` is the poll's (0 from netpoll, where the skb is freed at once).
+    #[inline]
     pub fn consume(self, budget: i32) {
         // SAFETY: The skb is owned (type invariant) and given away.
         unsafe { ksys::napi_consume_skb(self.into_raw(), budget) };
@@ -315,6 +347,7 @@ impl SkBuff {
 
     /// Allocates an skb of `len` bytes of linear data for the receive path of `napi`
     /// (`napi_alloc_skb()`), with the usual headroom; fill it with [`SkBuff::put`].
+    #[inline]
     pub fn alloc_rx(napi: &NapiContext, len: u32) -> Result<Self> {
         // SAFETY: `napi` is a live NAPI instance; we are in its poll (`NapiContext` only
         // exists there).
@@ -330,6 +363,7 @@ impl SkBuff {
     /// # Safety
     ///
     /// `raw` must be NULL or a fresh skb owned by the caller.
+    #[inline]
     pub(crate) unsafe fn from_new(raw: *mut ksys::sk_buff) -> Result<Self> {
         // INVARIANT: The caller's guarantee.
         Ok(Self {
@@ -353,6 +387,7 @@ impl SkBuff {
 
     /// Appends `len` bytes to the linear part and returns them to be filled (`skb_put()`).
     /// `EINVAL` if that does not fit (the C function would panic).
+    #[inline]
     pub fn put(&mut self, len: u32) -> Result<&mut [u8]> {
         if len > self.tailroom() {
             return Err(EINVAL);
@@ -366,6 +401,7 @@ impl SkBuff {
     }
 
     /// Reserves `len` bytes of headroom in an empty skb (`skb_reserve()`).
+    #[inline]
     pub fn reserve(&mut self, len: u32) -> Result {
         if !self.is_empty() || len > self.tailroom() {
             return Err(EINVAL);
@@ -377,6 +413,7 @@ impl SkBuff {
 
     /// Sets the protocol from the Ethernet header and pulls it (`eth_type_trans()`); sets the
     /// device and the packet type too. The linear part must hold the Ethernet header.
+    #[inline]
     pub fn eth_type_trans(&mut self, dev: &Device) -> Result {
         if self.headlen() < ksys::ETH_HLEN {
             return Err(EINVAL);
@@ -391,6 +428,7 @@ impl SkBuff {
     }
 
     /// Records the receive hash (`skb_set_hash()`).
+    #[inline]
     pub fn set_hash(&mut self, hash: u32, ty: HashType) {
         let ty = match ty {
             HashType::None => ksys::pkt_hash_types_PKT_HASH_TYPE_NONE,
@@ -404,6 +442,7 @@ impl SkBuff {
 
     /// `CHECKSUM_COMPLETE`: the device's one's complement sum of the packet from the network
     /// header on (`csum`, as the hardware gives it, not folded).
+    #[inline]
     pub fn set_csum_complete(&mut self, csum: u32) {
         // SAFETY: The skb is owned (type invariant).
         unsafe {
@@ -414,6 +453,7 @@ impl SkBuff {
 
     /// `CHECKSUM_UNNECESSARY`: the device verified the checksums; `level` is the number of
     /// further (inner) checksums verified beyond the first, 0 to 3 (`csum_level`).
+    #[inline]
     pub fn set_csum_unnecessary(&mut self, level: u8) {
         // SAFETY: The skb is owned (type invariant); `csum_level` is two bits wide.
         unsafe {
@@ -423,12 +463,14 @@ impl SkBuff {
     }
 
     /// `CHECKSUM_NONE`: the stack verifies the checksums.
+    #[inline]
     pub fn set_csum_none(&mut self) {
         // SAFETY: The skb is owned (type invariant).
         unsafe { ksys::skb_set_ip_summed(self.as_raw(), ksys::CHECKSUM_NONE as u8) };
     }
 
     /// Records a stripped 802.1Q VLAN tag (`__vlan_hwaccel_put_tag()` with `ETH_P_8021Q`).
+    #[inline]
     pub fn put_vlan_tag(&mut self, tci: u16) {
         // SAFETY: The skb is owned (type invariant).
         unsafe {
@@ -440,6 +482,7 @@ impl SkBuff {
     /// (LRO: `gso_size`, `gso_segs`, `gso_type` of its shared info), so the stack can
     /// resegment it if it forwards it. `gso_type` is one of [`GsoType::TCPV4`] and
     /// [`GsoType::TCPV6`]. `EINVAL` on an skb whose data is shared (a clone).
+    #[inline]
     pub fn set_rx_gso(&mut self, size: u16, segs: u16, gso_type: u32) -> Result {
         // SAFETY: The skb is valid (type invariant).
         if unsafe { ksys::skb_cloned(self.as_raw()) } {
@@ -457,6 +500,7 @@ impl SkBuff {
     }
 
     /// Records the RX queue the packet came from (`skb_record_rx_queue()`).
+    #[inline]
     pub fn record_rx_queue(&mut self, queue: u16) {
         // SAFETY: The skb is owned (type invariant).
         unsafe { ksys::skb_record_rx_queue(self.as_raw(), queue) };
