@@ -264,6 +264,15 @@ def main() -> int:
     print(f"{'  UDP datagrams lost (%)':34} {v:11.1f} {m:9.1f} {c:9.1f}")
     v, m, c = (med(rcvbuf.get(n, [])) for n in ("virtio", "mlx5e", "cx4"))
     print(f"{'  dropped at the receiving socket (%)':34} {v:11.1f} {m:9.1f} {c:9.1f}")
+    # The spread behind each median: every round's figure, in round order.
+    print("\nper round (round order; the NICs' order rotates each round):")
+    for key, name in rows:
+        print(f"  {name.strip():32} " + "   ".join(
+            f"{n} " + " ".join(f"{x:.1f}" for x in tput.get((key[0], n), []))
+            for n in ("virtio", "mlx5e", "cx4") if tput.get((key[0], n))))
+    print(f"  {'ping request/response (ms)':32} " + "   ".join(
+        f"{n} " + " ".join(f"{x:.3f}" for x in rtt.get(n, []))
+        for n in ("virtio", "mlx5e", "cx4") if rtt.get(n)))
     for vm, who in ((0, "vm0 kernel profile"), (1, "vm1 (receiver) kernel profile")):
         for line in res[vm].job_log.splitlines() if args.profile else ():
             if line.startswith("prof "):
