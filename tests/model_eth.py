@@ -97,7 +97,10 @@ iperf() {
         out=$(iperf3 "$@" 2>&1) && rc=0 || rc=$?
         echo "$out"
         case "$out" in
-            *"server is busy"*) [ $a -lt 3 ] && { echo "iperf3: server busy, again"; sleep 2; continue; } ;;
+            # A server still finishing the previous test refuses the next client: "busy", or,
+            # on a loaded host, a reset of the new control connection.
+            *"server is busy"*|*"unable to receive control message"*)
+                [ $a -lt 3 ] && { echo "iperf3: server busy, again"; sleep 2; continue; } ;;
         esac
         return $rc
     done
