@@ -4,8 +4,8 @@ both against virtio-net.
 
 Boots two VMs on one segment, each with a virtio-net NIC (10.99.1.N) and two modelled
 ConnectX-4 cards whose ports are TAPs on the same bridge: card 0 driven by mlx5_core + mlx5e
-(10.99.0.N), card 1 by cx4 (10.99.2.N). vm0 runs, for each NIC in turn (the order rotating by one each round), iperf3 TCP to vm1 and
-back, a ping request/response series and a small-packet UDP rate; around the mlx5e and cx4 runs
+(10.99.0.N), card 1 by cx4 (10.99.2.N). vm0 runs, for each NIC in turn (the order rotating
+by one each round), iperf3 TCP to vm1 and back, a ping request/response series and a small-packet UDP rate; around the mlx5e and cx4 runs
 it asks the host for the CPU time of the card's model (/proc/PID/stat) and its counters (control
 socket `stats`: frames, doorbells, BAR accesses). Prints medians side by side with the
 cx4/mlx5e, cx4/virtio and mlx5e/virtio ratios and, per driver, the model's host CPU cost and
@@ -64,7 +64,13 @@ ip addr add 10.99.2.$((me + 1))/24 dev "$CIF"
 CX4_LRO
 # The NICs in round $1's order: the list rotated by one each round, so that no NIC always runs
 # right after the same other one (a UDP flood's aftermath, say) and position biases even out.
-order() { r=$1; set -- NICS; k=$(( (r - 1) % $# )); while [ $k -gt 0 ]; do set -- "$@" "$1"; shift; k=$((k - 1)); done; echo "$@"; }
+order() {
+    local k
+    k=$(( ($1 - 1) % $(echo NICS | wc -w) ))
+    set -- NICS
+    while [ $k -gt 0 ]; do set -- "$@" "$1"; shift; k=$((k - 1)); done
+    echo "$@"
+}
 # Counters of a NIC (ethtool -S, and its interrupts summed over CPUs) and what changed.
 snap() {
     { ethtool -S $1 2>/dev/null | tr -d ' ' | tr ':' ' '
