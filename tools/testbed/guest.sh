@@ -14,8 +14,12 @@ bash "$CX4_ROOT/tools/testbed/host-deps.sh"
 
 # nvme-cli: NVMe over Fabrics (nvme-rdma); mdadm: md RAID-6 over the EC offload; ucx-utils,
 # openmpi-bin, python3-mpi4py: UCX perftest
-# and an MPI all-reduce over the RDMA devices
-GUEST_PACKAGES=kmod,iproute2,tcpdump,ibverbs-utils,ibverbs-providers,rdmacm-utils,perftest,rdma-core,ethtool,iputils-ping,procps,pciutils,iperf3,python3,python3-pyverbs,util-linux,nvme-cli,ucx-utils,openmpi-bin,python3-mpi4py,mdadm
+# and an MPI all-reduce over the RDMA devices; dpdk + librte-net-mlx5-25 + librte-mempool-ring25:
+# testpmd over the mlx5 PMD (raw packet QPs); opensm + infiniband-diags: the IB link layer;
+# linuxptp: PTP between PHCs; socat, bpftool: AF_XDP/XDP tests; python3-yaml: the kernel's ynl
+# (copied from the kernel source with the modules, below; `ynl --family netdev --dump qstats-get`); nfs-kernel-server + nfs-common:
+# NFS over RDMA
+GUEST_PACKAGES=kmod,iproute2,tcpdump,ibverbs-utils,ibverbs-providers,rdmacm-utils,perftest,rdma-core,ethtool,iputils-ping,procps,pciutils,iperf3,python3,python3-pyverbs,util-linux,nvme-cli,ucx-utils,openmpi-bin,python3-mpi4py,mdadm,dpdk,librte-net-mlx5-25,librte-mempool-ring25,opensm,infiniband-diags,linuxptp,socat,bpftool,python3-yaml,nfs-kernel-server,nfs-common
 GUEST_BUILD_REV=1
 key=$(echo "$GUEST_SUITE $GUEST_PACKAGES rev$GUEST_BUILD_REV" | sha256sum | cut -c1-16)
 tree="$CX4_CACHE/guest/trixie-$key"
@@ -81,6 +85,17 @@ if [ ! -e "$tree/lib/modules/$krel/.cx4-$(basename "$kdir")" ]; then
     rm -rf "$tree/lib/modules/$krel"
     make -s -C "$kdir" INSTALL_MOD_PATH="$tree" INSTALL_MOD_STRIP=1 DEPMOD=/sbin/depmod \
         modules_install >&2
+    # ynl (tools/net/ynl: the netlink families' YAML specs and their CLI) is not packaged by
+    # Debian: take it from the same kernel source, so the specs match the kernel.
+    ksrc=$(readlink -f "$kdir/source")
+    ynl="$tree/usr/local/share/ynl"
+    rm -rf "$ynl"
+    mkdir -p "$ynl/tools/net/ynl" "$ynl/Documentation" "$tree/usr/local/bin"
+    cp -r "$ksrc/tools/net/ynl/pyynl" "$ynl/tools/net/ynl/"
+    cp -r "$ksrc/Documentation/netlink" "$ynl/Documentation/"
+    printf '#!/bin/sh\nexec python3 /usr/local/share/ynl/tools/net/ynl/pyynl/cli.py --no-schema "$@"\n' \
+        > "$tree/usr/local/bin/ynl"
+    chmod +x "$tree/usr/local/bin/ynl"
     touch "$tree/lib/modules/$krel/.cx4-$(basename "$kdir")"
 fi
 echo "$tree"
