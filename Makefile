@@ -8,7 +8,8 @@
 #   make soak      the long runs (hundreds of load/unload cycles), not part of make test
 #   make shell     a shell in a VM next to the modelled card (VMS=2: two VMs, one segment)
 #   make bench     benchmarks (cx4 vs upstream mlx5_core on the same model; EC throughput), not tests
-#   make module    cx4.ko against the cached test kernel (CLIPPY=1 to lint it)
+#   make module    cx4.ko against the cached test kernel (CLIPPY=1 to lint it; CX4_TEST_HOOKS=y
+#                  adds the hooks tests use: the test bed's own builds set it)
 #   make model     the device model (release build)
 #   make cx4ec     the erasure-coding user library and CLI, tools/cx4ec (-> target/cx4ec)
 #   make kernel    the pinned test kernel (cached under $(CX4_CACHE))
@@ -36,7 +37,8 @@ guest: kernel
 	@bash $(TB)/guest.sh "$$(bash $(TB)/kernel.sh)"
 
 module: kernel
-	@bash $(TB)/module.sh "$$(bash $(TB)/kernel.sh)" $(if $(CLIPPY),CLIPPY=1)
+	@bash $(TB)/module.sh "$$(bash $(TB)/kernel.sh)" $(if $(CLIPPY),CLIPPY=1) \
+		$(if $(CX4_TEST_HOOKS),CX4_TEST_HOOKS=$(CX4_TEST_HOOKS))
 
 model:
 	@cargo build --release --locked --quiet -p cx4-model
@@ -53,13 +55,15 @@ test:
 soak:
 	@python3 tests/run.py --soak $(TESTS)
 
-shell: module model guest
-	@kdir=$$(bash $(TB)/kernel.sh) && tree=$$(bash $(TB)/guest.sh "$$kdir") && \
+shell: model guest
+	@kdir=$$(bash $(TB)/kernel.sh) && bash $(TB)/module.sh "$$kdir" CX4_TEST_HOOKS=y >/dev/null && \
+	tree=$$(bash $(TB)/guest.sh "$$kdir") && \
 	python3 $(TB)/vmrun.py --shell --kdir "$$kdir" --tree "$$tree" \
 		--model target/release/cx4-model --file cx4.ko --vms $(VMS) \
 		$(if $(filter-out 1,$(VMS)),--net) --timeout 86400
 
-bench: module model guest
+bench: model guest
+	@bash $(TB)/module.sh "$$(bash $(TB)/kernel.sh)" CX4_TEST_HOOKS=y >/dev/null
 	@python3 tools/bench/core_bench.py
 	@python3 tools/bench/eth_bench.py
 	@python3 tools/bench/eth_bench.py --lro --wire-gso

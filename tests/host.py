@@ -36,7 +36,7 @@ def tests(env: Env):
     def module_builds_clean_under_kernel_clippy():
         # Rebuild from scratch so every object is checked.
         subprocess.run(["make", "-s", "clean"], cwd=env.root, capture_output=True)
-        r = _run(env, ["bash", "tools/testbed/module.sh", str(env.kdir), "CLIPPY=1"])
+        r = _run(env, ["bash", "tools/testbed/module.sh", str(env.kdir), "CLIPPY=1", "CX4_TEST_HOOKS=y"])
         out = r.stdout + r.stderr
         assert r.returncode == 0, "module build failed:\n" + out[-4000:]
         warn = [l for l in out.splitlines() if re.search(r"\b(warning|error)\b", l)]

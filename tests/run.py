@@ -68,7 +68,7 @@ def setup() -> harness.Env:
     sh(["cargo", "build", "--release", "--locked", "--quiet", "-p", "cx4-model"])
     # The erasure-coding user library and CLI (run in the guest) and the host reference.
     sh(["make", "-s", "-C", "tools/cx4ec"])
-    sh(["bash", str(TB / "module.sh"), str(kdir)])
+    sh(["bash", str(TB / "module.sh"), str(kdir), "CX4_TEST_HOOKS=y"])
     print(f"    setup took {time.time() - t0:.0f} s", file=sys.stderr)
     return harness.Env(root=ROOT, kdir=kdir, tree=tree,
                        model=ROOT / "target/release/cx4-model", flavour=flavour())

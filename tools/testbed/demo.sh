@@ -23,7 +23,7 @@ step "device model (cargo build --release)"
 timed "device model" cargo build --release --locked --quiet -p cx4-model \
     --manifest-path "$CX4_ROOT/Cargo.toml"
 step "cx4.ko (out-of-tree build)"
-timed "cx4.ko" bash "$CX4_ROOT/tools/testbed/module.sh" "$kdir" >/dev/null
+timed "cx4.ko" bash "$CX4_ROOT/tools/testbed/module.sh" "$kdir" CX4_TEST_HOOKS=y >/dev/null
 
 job=$(mktemp)
 trap 'rm -f "$job"' EXIT
