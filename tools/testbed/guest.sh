@@ -13,13 +13,13 @@ kdir=${1:?usage: guest.sh KDIR}
 bash "$CX4_ROOT/tools/testbed/host-deps.sh"
 
 # nvme-cli: NVMe over Fabrics (nvme-rdma); mdadm: md RAID-6 over the EC offload; ucx-utils,
-# openmpi-bin, python3-mpi4py: UCX perftest
-# and an MPI all-reduce over the RDMA devices; dpdk + librte-net-mlx5-25 + librte-mempool-ring25:
-# testpmd over the mlx5 PMD (raw packet QPs); opensm + infiniband-diags: the IB link layer;
-# linuxptp: PTP between PHCs; socat, bpftool: AF_XDP/XDP tests; python3-yaml: the kernel's ynl
-# (copied from the kernel source with the modules, below; `ynl --family netdev --dump qstats-get`); nfs-kernel-server + nfs-common:
-# NFS over RDMA
-GUEST_PACKAGES=kmod,iproute2,tcpdump,ibverbs-utils,ibverbs-providers,rdmacm-utils,perftest,rdma-core,ethtool,iputils-ping,procps,pciutils,iperf3,python3,python3-pyverbs,util-linux,nvme-cli,ucx-utils,openmpi-bin,python3-mpi4py,mdadm,dpdk,librte-net-mlx5-25,librte-mempool-ring25,opensm,infiniband-diags,linuxptp,socat,bpftool,python3-yaml,nfs-kernel-server,nfs-common
+# openmpi-bin, python3-mpi4py: UCX perftest and an MPI all-reduce over the RDMA devices;
+# dpdk, dpdk-dev (it holds dpdk-testpmd), librte-net-mlx5-25, librte-mempool-ring25: testpmd
+# over the mlx5 PMD (raw packet QPs); opensm, infiniband-diags: the IB link layer; linuxptp:
+# PTP between PHCs; socat, bpftool: XDP and AF_XDP tests; python3-yaml: the kernel's ynl
+# (copied from the kernel source with the modules, below: `ynl --family netdev --dump
+# qstats-get`); nfs-kernel-server, nfs-common: NFS over RDMA.
+GUEST_PACKAGES=kmod,iproute2,tcpdump,ibverbs-utils,ibverbs-providers,rdmacm-utils,perftest,rdma-core,ethtool,iputils-ping,procps,pciutils,iperf3,python3,python3-pyverbs,util-linux,nvme-cli,ucx-utils,openmpi-bin,python3-mpi4py,mdadm,dpdk,dpdk-dev,librte-net-mlx5-25,librte-mempool-ring25,opensm,infiniband-diags,linuxptp,socat,bpftool,python3-yaml,nfs-kernel-server,nfs-common
 GUEST_BUILD_REV=1
 key=$(echo "$GUEST_SUITE $GUEST_PACKAGES rev$GUEST_BUILD_REV" | sha256sum | cut -c1-16)
 tree="$CX4_CACHE/guest/trixie-$key"
