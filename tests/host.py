@@ -8,6 +8,10 @@ import subprocess
 from harness import Env, SubResults
 
 
+# Module paths of the test hooks, as they appear in cx4.ko's (mangled) symbol names.
+TEST_HOOKS = ["testhook", "selftest"]
+
+
 def _run(env: Env, argv: list[str], **kw) -> subprocess.CompletedProcess:
     return subprocess.run(argv, cwd=env.root, text=True, capture_output=True, **kw)
 
@@ -34,14 +38,27 @@ def tests(env: Env):
         raise SubResults(passed, failed, detail or out[-3000:])
 
     def module_builds_clean_under_kernel_clippy():
-        # Rebuild from scratch so every object is checked.
+        # Rebuild from scratch so every object is checked: first as `make module` builds it,
+        # then with the test hooks the test bed adds (the build the VM suites use, last).
         subprocess.run(["make", "-s", "clean"], cwd=env.root, capture_output=True)
-        r = _run(env, ["bash", "tools/testbed/module.sh", str(env.kdir), "CLIPPY=1", "CX4_TEST_HOOKS=y"])
-        out = r.stdout + r.stderr
-        assert r.returncode == 0, "module build failed:\n" + out[-4000:]
-        warn = [l for l in out.splitlines() if re.search(r"\b(warning|error)\b", l)]
-        assert not warn, "clippy/rustc warnings in the module:\n" + out[-4000:]
-        assert env.ko.exists(), "cx4.ko was not produced"
+        for hooks in (False, True):
+            argv = ["bash", "tools/testbed/module.sh", str(env.kdir), "CLIPPY=1"]
+            argv += ["CX4_TEST_HOOKS=y"] if hooks else []
+            r = _run(env, argv)
+            out = r.stdout + r.stderr
+            what = "with" if hooks else "without"
+            assert r.returncode == 0, f"module build {what} test hooks failed:\n" + out[-4000:]
+            warn = [l for l in out.splitlines() if re.search(r"\b(warning|error)\b", l)]
+            assert not warn, f"clippy/rustc warnings in the module {what} test hooks:\n" + \
+                "\n".join(warn[-40:])
+            assert env.ko.exists(), "cx4.ko was not produced"
+            # The hooks only tests use (the EC request file, the selftests) are in the module
+            # exactly when asked for.
+            syms = _run(env, ["nm", str(env.ko)]).stdout
+            for hook in TEST_HOOKS:
+                assert (hook in syms) == hooks, \
+                    f"{hook!r} {'missing from' if hooks else 'present in'} cx4.ko built {what} " \
+                    "CX4_TEST_HOOKS=y"
 
     def cx4ec_field_arithmetic():
         # libcx4ec's host-side GF code (decoding matrices, Cauchy matrices, table layout)
@@ -66,9 +83,26 @@ def tests(env: Env):
         assert not r(race, job="=== started ===\n").early_boot_race, "the job had started"
         assert not r(race, status=0).early_boot_race
 
+    def docs_name_only_files_in_the_repo():
+        r = _run(env, ["python3", "tools/lint/doc_paths.py"])
+        assert r.returncode == 0, \
+            "documentation names files that are not in the repository:\n" + r.stdout[-3000:]
+
+    def cx4_layers_import_down_only():
+        r = _run(env, ["python3", "tools/lint/layers.py"])
+        assert r.returncode == 0, "cx4's layering rule (drivers/cx4/README.md) broken:\n" + \
+            r.stdout[-3000:]
+
+    def no_source_file_over_1000_lines():
+        r = _run(env, ["python3", "tools/lint/sizes.py", "1000"])
+        assert r.returncode == 0, "non-test source files over 1000 lines:\n" + r.stdout
+
     yield "rustfmt", rustfmt
     yield "clippy (workspace, warnings are errors)", clippy
     yield "cargo test (workspace)", cargo_test
     yield "libcx4ec field arithmetic = ISA-L, GF-Complete, Jerasure", cx4ec_field_arithmetic
     yield "VM runs retry only the early-boot IO-APIC race", boot_race_detector
-    yield "cx4.ko builds under CLIPPY=1 with no warnings", module_builds_clean_under_kernel_clippy
+    yield "docs name only files that are in the repository", docs_name_only_files_in_the_repo
+    yield "cx4: the core imports no layer, en/ib/ec import no other layer", cx4_layers_import_down_only
+    yield "no non-test source file over 1000 lines", no_source_file_over_1000_lines
+    yield "cx4.ko builds under CLIPPY=1 with no warnings, with and without the test hooks", module_builds_clean_under_kernel_clippy

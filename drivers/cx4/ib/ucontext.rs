@@ -2,8 +2,8 @@
 //! User contexts (mlx5_ib main.c `mlx5_ib_alloc_ucontext`, `mlx5_ib_mmap`): what a process
 //! gets when libmlx5 opens the device.
 //!
-//! This driver offers libmlx5 the static-UAR layout ("option A" of ib-from-rust.md): no
-//! BlueFlame (`bf_reg_size` 0, doorbells only, at offset 0x800 of each page), a fixed
+//! This driver offers libmlx5 the static-UAR layout (the simplest one the mlx5 user ABI
+//! allows): no BlueFlame (`bf_reg_size` 0, doorbells only, at offset 0x800 of each page), a fixed
 //! [`STATIC_BFREGS`] doorbell registers on [`STATIC_UAR_PAGES`] UAR pages that the context
 //! owns and libmlx5 maps at open (mmap command `REGULAR_PAGE`, index = page), no dynamic UARs
 //! and no DEVX (a request for DEVX is refused, and libmlx5 asks again without it).
