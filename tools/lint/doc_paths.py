@@ -67,10 +67,12 @@ def dangling() -> list[str]:
                     continue
                 # Upstream paths (`include/linux/mlx5/qp.h`, `drivers/infiniband/...`) share our
                 # top-level names: a reference is ours when its first folder below the top one
-                # is ours (tests/ and Documentation/ are ours at any depth).
+                # is ours (tests/ is ours at any depth).
+                # Our Documentation/ holds Markdown only: the kernel's is `.txt` and `.rst`.
                 parts = ref.split("/")
-                if parts[0] not in ("tests", "Documentation", ".ci") and \
-                        "/".join(parts[:2]) not in dirs:
+                ours = parts[0] in ("tests", ".ci") or "/".join(parts[:2]) in dirs or \
+                    (parts[0] == "Documentation" and ref.endswith(".md"))
+                if not ours:
                     continue
                 bad.append(f"{path.relative_to(ROOT)}:{n}: {ref}")
             for m in OUTSIDE.finditer(text):
