@@ -30,29 +30,55 @@
 
 #![forbid(unsafe_code)]
 
+// The core (core/): the PCI function's command interface, memory, interrupts, health and the
+// objects every layer shares (PD, transport domain, mkey, UAR pages). Its files import none of
+// en/, ib/, ec/ or the root's files; `#[path]` keeps them at `crate::<name>` (a `core` module
+// would shadow Rust's `core` crate).
+#[path = "core/caps.rs"]
 mod caps;
+#[path = "core/cmd.rs"]
 mod cmd;
+#[path = "core/cq.rs"]
 mod cq;
-mod debugfs;
-mod devlink;
+#[path = "core/dmabuf.rs"]
 mod dmabuf;
+#[path = "core/eq.rs"]
+mod eq;
+#[path = "core/health.rs"]
+mod health;
+#[path = "core/iseg.rs"]
+mod iseg;
+#[path = "core/mbox.rs"]
+mod mbox;
+#[path = "core/mdev.rs"]
+mod mdev;
+#[path = "core/mkey.rs"]
+mod mkey;
+#[path = "core/msg.rs"]
+mod msg;
+#[path = "core/pages.rs"]
+mod pages;
+#[path = "core/pd.rs"]
+mod pd;
+#[path = "core/qp_events.rs"]
+mod qp_events;
+#[path = "core/stats.rs"]
+mod stats;
+#[path = "core/uar.rs"]
+mod uar;
+
+// The layers on the core: Ethernet, RDMA, erasure coding.
 mod ec;
 mod en;
+mod ib;
+
+// The composition root: the PCI binding, the function across reloads, devlink, debugfs.
+mod debugfs;
+mod devlink;
 mod driver;
-mod eq;
 mod function;
 mod hca;
-mod health;
-mod ib;
-mod iseg;
-mod mbox;
-mod mdev;
-mod msg;
-mod pages;
-mod qp_events;
 mod selftest;
-mod stats;
-mod uar;
 
 use kernel::{
     driver::Registration,

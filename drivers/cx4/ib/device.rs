@@ -37,7 +37,6 @@ use kernel::{
 
 use crate::{
     caps::Caps,
-    en::res::Pd,
     ib::{
         abi::{
             self,
@@ -60,8 +59,9 @@ use crate::{
         srq::IbSrq,
         ucontext::Ucontext,
         xrcd::IbXrcd,
-        IbShared, //
+        IbShared,
     },
+    pd::Pd, //
 };
 
 /// The Mellanox vendor ID RDMA devices report (the IEEE OUI, not the PCI vendor ID).

@@ -14,7 +14,6 @@ use kernel::{
 };
 
 use crate::{
-    en::res::UarPage,
     ib::{
         abi::{
             self,
@@ -23,8 +22,9 @@ use crate::{
             AllocUcontextResp, //
         },
         IbDev,
-        IbShared, //
+        IbShared,
     },
+    uar::UarPage, //
 };
 
 /// Doorbell registers (bfregs) of a context: two per UAR page (`MLX5_NON_FP_BFREGS_PER_UAR`).
