@@ -40,10 +40,14 @@ mod caps;
 mod cmd;
 #[path = "core/cq.rs"]
 mod cq;
+#[path = "core/debugfs.rs"]
+mod debugfs;
 #[path = "core/dmabuf.rs"]
 mod dmabuf;
 #[path = "core/eq.rs"]
 mod eq;
+#[path = "core/hca.rs"]
+mod hca;
 #[path = "core/health.rs"]
 mod health;
 #[path = "core/iseg.rs"]
@@ -72,13 +76,13 @@ mod ec;
 mod en;
 mod ib;
 
-// The composition root: the PCI binding, the function across reloads, devlink, debugfs.
-mod debugfs;
+// The composition root: the PCI binding (driver.rs), the function across reloads
+// (function.rs), its devlink instance (devlink.rs) and one load of the core and the layers
+// (layers.rs, the only file that names them all).
 mod devlink;
 mod driver;
 mod function;
-mod hca;
-mod selftest;
+mod layers;
 
 use kernel::{
     driver::Registration,

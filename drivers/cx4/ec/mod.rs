@@ -3,12 +3,13 @@
 //! driven as MLNX_OFED's libmlx5 drives it, for kernel users (the dmaengine provider, the
 //! debugfs test hook).
 //!
-//! One [`EcEngine`] per function, created by the RDMA layer (ib/mod.rs) once the ib device is
-//! registered, when the card has `vector_calc` and the vector-calc capability page has
+//! One [`EcEngine`] per function, created by the composition root (layers.rs) once the ib
+//! device is registered, on the values the RDMA layer hands it (its port's kernel UAR page,
+//! queue counter and default GID), when the card has `vector_calc` and the vector-calc capability page has
 //! `calc_matrix` with XOR in output slot 0; shut down before the ib device goes. Files:
 //!
 //! - engine.rs: the engine (slots, submit, completions, recovery, shutdown);
-//! - qp.rs: its RC QP connected to itself (the slots' indirect mkeys are en/res.rs
+//! - qp.rs: its RC QP connected to itself (the slots' indirect mkeys are core/mkey.rs
 //!   `Mkey::create_indirect`);
 //! - wqe.rs: the WQEs of a calculation (receive, UMR with a KLM list or a repeat block,
 //!   vector-calc SEND);
@@ -17,9 +18,10 @@
 //! - slot.rs: where the function's engine is found ([`EcSlot`]), with its DMA channel;
 //! - dma.rs: the engine as a DMA engine provider (memcpy, XOR, P+Q, validations) for
 //!   async_tx (md raid456) and dmatest, over the `dmaengine` abstraction;
-//! - testhook.rs, crc.rs: the debugfs `ec` file (tests/ec_kernel.py).
+//! - testhook.rs, crc.rs (only with `CX4_TEST_HOOKS=y`): the debugfs `ec` file
+//!   (tests/ec_kernel.py).
 //!
-//! # API (the contract of /work/ec-engine-api.md; all crate-internal)
+//! # API (all crate-internal)
 //!
 //! ```ignore
 //! let eng: Arc<EcEngine> = ...;               // EcSlot::get()
@@ -56,10 +58,9 @@
 //!   `Err(ENODEV)` for calculations in flight at shutdown.
 //! - There is no timeout: a calculation the card never answers stays in flight.
 //!
-//! Changes to the contract: `EcEngine::caps` as specified; the types are `pub(crate)`;
-//! `DmaAddr` is `u64`; extra `EBUSY`/`EIO`/`ENODEV` cases as listed; the engine is
+//! The types are `pub(crate)`; `DmaAddr` is `u64`; the engine is
 //! found through the function's [`EcSlot`] (`get()` → `Option<Arc<EcEngine>>`), which the
-//! RDMA layer fills and empties.
+//! composition root fills and empties.
 //!
 //! # Helpers (ops.rs)
 //!
@@ -77,6 +78,7 @@
 //!
 //! They complete through the same callback as [`EcEngine::submit`] and run in any context.
 
+#[cfg(cx4_test_hooks)]
 mod crc;
 mod dma;
 mod engine;
@@ -84,6 +86,7 @@ mod gf;
 mod ops;
 mod qp;
 mod slot;
+#[cfg(cx4_test_hooks)]
 mod testhook;
 mod wqe;
 
@@ -102,7 +105,8 @@ pub(crate) use slot::{
     EcOwner,
     EcSlot, //
 };
-pub(crate) use testhook::TestHook;
+#[cfg(cx4_test_hooks)]
+pub(crate) use testhook::EcFile;
 
 use kernel::{
     prelude::*,

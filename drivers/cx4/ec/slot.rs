@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Where the function's engine is found: a slot the bring-up creates (hca.rs) and hands to
-//! debugfs and to the RDMA layer, which installs the engine once its ib device is registered
-//! and removes it — shutting it down — before the ib device goes. Users take a reference
-//! ([`EcSlot::get`]); after removal their `Arc` still works but submits fail with `ENODEV`.
+//! Where the function's engine is found: a slot the composition root (layers.rs) creates,
+//! fills once the RDMA port exists (the engine's QP loops back through it) and empties —
+//! shutting the engine down — before the ib device goes; the debugfs `ec` file (test hooks)
+//! reads it too. Users take a reference ([`EcSlot::get`]); after removal their `Arc` still
+//! works but submits fail with `ENODEV`.
 //!
 //! The slot also holds the engine's DMA engine channel (dma.rs), registered after the engine
 //! is installed ([`EcSlot::start_dma`]) and unregistered before it is shut down, and the
@@ -134,7 +135,8 @@ impl EcSlot {
     }
 }
 
-/// Removes the engine from its slot when dropped (held by the RDMA layer).
+/// Removes the engine from its slot when dropped (held by the composition root, dropped
+/// before the ib device).
 pub(crate) struct EcOwner(pub(crate) Arc<EcSlot>);
 
 impl Drop for EcOwner {

@@ -49,7 +49,6 @@ use netdev::{
 
 use crate::{
     caps::Caps,
-    devlink::EnHealth,
     cq::{
         self,
         Cq,
@@ -58,6 +57,7 @@ use crate::{
     eq::PortEvents,
     mdev::Mdev,
     en::{
+        health::EnHealth,
         channel::{
             Adaptive,
             Channel,
