@@ -70,6 +70,8 @@ mod qp_events;
 mod stats;
 #[path = "core/uar.rs"]
 mod uar;
+#[path = "core/wq.rs"]
+mod wq;
 
 // The layers on the core: Ethernet, RDMA, erasure coding.
 mod ec;

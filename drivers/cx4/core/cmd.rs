@@ -60,6 +60,7 @@ use cx4_hw::{
     },
 };
 use kapi::{
+    barrier::dma_rmb,
     new_irq_safe_lock,
     BoundDevice,
     IrqSafeGuard,
@@ -591,7 +592,14 @@ impl Cmdq {
                     .map(|(how, seen)| (how, seen - posted))
             });
         let (how, took) = match waited {
-            Ok(w) => w,
+            Ok(w) => {
+                // Orders the load that saw the ownership bit back at `OWNER_SW` (in `wait`,
+                // polled or after the event) before the loads of the output and its
+                // mailboxes in `collect` (cmd.c `cmd_work_handler`: `rmb` after
+                // `poll_timeout`).
+                dma_rmb();
+                w
+            }
             Err(e) => {
                 if e == ETIMEDOUT {
                     dev_err!(

@@ -21,26 +21,18 @@ use cx4_hw::{
         CreateQpIn,
         Qpc, //
     },
-    uar::{
-        BF_OFFSET,
-        DBR_RCV,
-        DBR_SND, //
-    },
     wqe::SEND_WQE_BB,
 };
 use kernel::{
     prelude::*,
-    sync::{
-        barrier::smp_wmb,
-        Arc, //
-    },
+    sync::Arc, //
 };
 
 use crate::{
     cmd::input,
     dmabuf::DmaBuf,
-    iseg::Bar0,
-    mdev::Mdev, //
+    mdev::Mdev,
+    wq::DbRecord, //
 };
 
 /// Bytes of a receive WQE: one data segment.
@@ -86,7 +78,7 @@ pub(crate) struct LoopQp {
     qpn: u32,
     p: QpParams,
     buf: DmaBuf,
-    dbrec: DmaBuf,
+    dbrec: DbRecord,
 }
 
 impl LoopQp {
@@ -98,7 +90,7 @@ impl LoopQp {
         let bytes = (p.rq_wqes as usize * RQ_STRIDE + p.sq_bbs as usize * SEND_WQE_BB)
             .next_multiple_of(PAGE_SIZE);
         let buf = DmaBuf::alloc(mdev.dev.get(), bytes)?;
-        let dbrec = DmaBuf::alloc(mdev.dev.get(), 64)?;
+        let dbrec = DbRecord::alloc(mdev.dev.get())?;
         let npages = bytes / PAGE_SIZE;
         let mut msg = input::<command::CreateQp>(npages * 8)?;
         {
@@ -203,8 +195,8 @@ impl LoopQp {
         let mut m = input::<command::ToRstQp>(0)?;
         m.set_qpn(self.qpn);
         self.mdev.cmdq.exec::<command::ToRstQp>(&m, 0)?;
-        self.dbrec.write_be32(DBR_RCV, 0)?;
-        self.dbrec.write_be32(DBR_SND, 0)
+        self.dbrec.reset_recv()?;
+        self.dbrec.reset_send()
     }
 
     /// Writes receive WQE `head` (its slot in the ring).
@@ -228,13 +220,9 @@ impl LoopQp {
     /// doorbell with the first eight bytes of the last WQE (the receive first: the result
     /// must find its WQE).
     pub(crate) fn ring(&self, rq_head: u32, sq_pc: u16, last: [u8; 8]) -> Result {
-        smp_wmb();
-        self.dbrec.write_be32(DBR_RCV, rq_head & 0xffff)?;
-        self.dbrec.write_be32(DBR_SND, u32::from(sq_pc))?;
-        smp_wmb();
-        self.mdev
-            .bar
-            .write_bytes64(Bar0::uar_offset(self.p.uar, BF_OFFSET)?, last)
+        // `ring_send` orders the WQEs before the records (`dma_wmb`).
+        self.dbrec
+            .ring_send(&self.mdev.bar, self.p.uar, Some(rq_head), sq_pc, last)
     }
 }
 
