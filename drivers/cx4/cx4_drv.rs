@@ -64,6 +64,8 @@ mod msg;
 mod pages;
 #[path = "core/pd.rs"]
 mod pd;
+#[path = "core/qp.rs"]
+mod qp;
 #[path = "core/qp_events.rs"]
 mod qp_events;
 #[path = "core/stats.rs"]
