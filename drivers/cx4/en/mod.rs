@@ -17,6 +17,7 @@
 //!   (RQT plus one indirect TIR per traffic type);
 //! - fs.rs: NIC RX flow steering (L2 table at the root, TTC table to the RSS TIRs);
 //! - netdev.rs: the netdev (private state, `net_device_ops`, open/close, carrier);
+//!   netdev/probe.rs: the netdev's probe (features, registration) and removal;
 //!   netdev/recovery.rs: SQ and RQ error recovery and the devlink reporters' `diagnose`;
 //!   health.rs: the `tx` and `rx` devlink health reporters' data (registered by the root);
 //!   channel.rs: a channel's rings and its NAPI poller; tx.rs / rx.rs: the datapath;
