@@ -1,27 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 //! cx4: a Rust driver for ConnectX-4-class (mlx5) RDMA NICs.
 //!
-//! The crate root only declares the module; each concept lives in its own file:
+//! The crate root only declares the module; each concept lives in its own file, in layers
+//! (README.md has the layout and the import rule):
 //!
-//! - driver.rs: PCI binding (IDs, probe, unbind);
-//! - hca.rs: bring-up and teardown in the PRM's order; mdev.rs: the state shared with
-//!   interrupt handlers and work items; function.rs: the bound function across reloads
-//!   (recovery from fatal errors);
-//! - iseg.rs: BAR0 and the initialization segment; uar.rs: UAR pages and doorbells;
-//! - cmd.rs: the command queue; mbox.rs: mailboxes; msg.rs: command messages; stats.rs:
-//!   per-opcode statistics;
-//! - pages.rs: firmware pages; caps.rs: capabilities;
-//! - eq.rs: EQs on MSI-X vectors; cq.rs: completion queues;
-//! - health.rs: health polling and the error state; devlink.rs: the devlink instance and its
-//!   `fw_fatal` health reporter (over the devlink abstraction crate, drivers/devlink/);
-//! - debugfs.rs and selftest.rs: debugfs views and test hooks;
-//! - en/: the Ethernet layer's hardware objects (resources, port, TIS, SQ/RQ rings, RQT/TIR/RSS,
-//!   flow steering) for the netdev glue;
-//! - ib/: the RDMA layer: the ib device on the netdev's port (over the `ib` abstraction crate,
-//!   drivers/ib/), RoCE GIDs, user contexts with the mlx5 user ABI, PDs;
+//! - core/: the function (upstream mlx5_core) — BAR0, the command queue, pages, caps, EQs,
+//!   CQs, health, the HCA bring-up (hca.rs), the function's debugfs directory, and the objects
+//!   every layer shares (PD, transport domain, mkeys, UAR pages, kernel QPs, work-queue
+//!   doorbells). It imports none of the layers;
+//! - en/: the Ethernet layer (netdev, rings, steering, health reporters, selftests);
+//! - ib/: the RDMA layer (the ib device on the netdev's RoCE port, over drivers/ib/);
 //! - ec/: the erasure-coding engine (the card's vector-calc engine on a self-connected RC QP)
-//!   and its in-kernel API, created by the RDMA layer;
-//! - dmabuf.rs: coherent DMA buffers.
+//!   and its dmaengine provider;
+//! - the root: driver.rs (PCI binding), function.rs (the bound function across reloads),
+//!   devlink.rs (the devlink instance and its `fw_fatal` reporter, over drivers/devlink/) and
+//!   layers.rs, which brings up core → debugfs → en → ib → ec and is the only file that
+//!   names every layer. en, ib and ec import the core, never each other.
 //!
 //! The kernel C APIs the `kernel` crate does not wrap (MSI-X, interrupt lines, `IrqSafeLock`,
 //! coherent copies, ...) are safe APIs of the `kapi` crate (drivers/kapi/), devlink and netdev
