@@ -97,7 +97,9 @@ impl UarPage {
 impl Drop for UarPage {
     fn drop(&mut self) {
         if let Some(u) = self.uar.take() {
-            let _ = u.free(&self.mdev.cmdq);
+            if let Err(e) = u.free(&self.mdev.cmdq) {
+                dev_warn!(self.mdev.dev.dev(), "DEALLOC_UAR: {:?}\n", e);
+            }
         }
     }
 }

@@ -51,7 +51,7 @@ use crate::{
     caps::Caps,
     cmd::input,
     mdev::Mdev,
-    uar::Uar, //
+    uar::UarPage, //
 };
 use kcq::KqpTable;
 
@@ -111,7 +111,8 @@ pub(crate) struct Ib {
     // UAR page goes.
     _reg: ib::Registration<IbDev>,
     _qcounter: counters::QCounter,
-    _kuar: KernelUar,
+    /// The UAR page of the ib device's kernel objects (mlx5_ib's `fp_bfreg`).
+    _kuar: UarPage,
     _roce: RoceEnable,
 }
 
@@ -128,7 +129,7 @@ impl Ib {
     ) -> Result<Self> {
         let comp_vectors = comp_eqns.len() as u32;
         let roce = RoceEnable::new(mdev)?;
-        let kuar = KernelUar::new(mdev)?;
+        let kuar = UarPage::alloc(mdev)?;
         let qcounter = counters::QCounter::alloc(mdev)?;
         let fw = mdev.bar.fw_version()?;
         let mac = netdev.device().dev_addr();
@@ -186,36 +187,6 @@ impl Ib {
     /// The port's values for a kernel user of its loopback (the EC engine).
     pub(crate) fn kernel_port(&self) -> KernelPort {
         self.port
-    }
-}
-
-/// The UAR page of the ib device's kernel objects (mlx5_ib's `fp_bfreg`), allocated while
-/// it exists.
-struct KernelUar {
-    mdev: Arc<Mdev>,
-    uar: Option<Uar>,
-}
-
-impl KernelUar {
-    fn new(mdev: &Arc<Mdev>) -> Result<Self> {
-        Ok(Self {
-            mdev: mdev.clone(),
-            uar: Some(Uar::alloc(&mdev.cmdq)?),
-        })
-    }
-
-    fn index(&self) -> u32 {
-        self.uar.as_ref().map_or(0, Uar::index)
-    }
-}
-
-impl Drop for KernelUar {
-    fn drop(&mut self) {
-        if let Some(u) = self.uar.take() {
-            if let Err(e) = u.free(&self.mdev.cmdq) {
-                dev_warn!(self.mdev.dev.dev(), "DEALLOC_UAR: {:?}\n", e);
-            }
-        }
     }
 }
 
