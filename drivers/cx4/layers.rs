@@ -49,8 +49,7 @@ use crate::{
 /// One load of the function: the core and the layers brought up on it.
 pub(crate) struct Layers {
     // Field order is drop order: the reverse of the bring-up.
-    /// The EC engine's debugfs file (test hooks).
-    #[cfg(cx4_test_hooks)]
+    /// The EC engine's debugfs file `ec` (requests too with test hooks).
     _ec_file: ec::EcFile,
     /// The erasure-coding engine's slot, emptied (the engine shut down) on drop: its QP uses
     /// the RDMA port's GID table, kernel UAR page and RoCE.
@@ -81,7 +80,6 @@ impl Layers {
         let m = hca.mdev().clone();
         let caps = hca.caps()?.clone();
         let eqs = hca.eqs()?;
-        let uar = hca.uar();
         let comp_eqns = eqs.comp_eqns()?;
         let debugfs = FunctionDir::new(pdev.as_ref().name(), m.clone(), caps.clone(), eqs.snapshot()?)?;
         // Where the erasure-coding engine goes once the RDMA port exists.
@@ -100,7 +98,7 @@ impl Layers {
             debugfs.dir(),
             m.clone(),
             caps.clone(),
-            uar,
+            hca.uar(),
             comp_eqns.first().copied(),
         )?;
 
@@ -120,11 +118,9 @@ impl Layers {
         if let (Some(ib), Some(&eqn)) = (ib.as_ref(), comp_eqns.first()) {
             start_ec(&ec.0, &m, &caps, eqn, ib.kernel_port());
         }
-        #[cfg(cx4_test_hooks)]
         let ec_file = ec::EcFile::new(debugfs.dir(), m.clone(), ec.0.clone())?;
 
         let this = Self {
-            #[cfg(cx4_test_hooks)]
             _ec_file: ec_file,
             _ec: ec,
             _ib: ib,

@@ -22,8 +22,7 @@ use cx4_hw::{
         },
         cqe_stride,
         CqModifyFields,
-        CreateCqIn,
-        QueryCqOut, //
+        CreateCqIn, //
     },
     pages::PAGE_SIZE,
     uar::{
@@ -367,8 +366,9 @@ impl Cq {
         modify_moderation(&self.mdev, self.cqn, period, count, mode)
     }
 
-    /// Queries the CQ context.
-    pub(crate) fn query(&self) -> Result<Msg<QueryCqOut>> {
+    /// Queries the CQ context (the selftests).
+    #[cfg(cx4_test_hooks)]
+    pub(crate) fn query(&self) -> Result<Msg<cx4_hw::cq::QueryCqOut>> {
         let mut m = input::<command::QueryCq>(0)?;
         m.set_cqn(self.cqn);
         self.mdev.cmdq.exec::<command::QueryCq>(&m, 0)

@@ -43,11 +43,11 @@ struct View {
     d: Arc<CoreData>,
 }
 
-fn commands(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+fn show_commands(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     v.d.mdev.cmdq.stats().show(f)
 }
 
-fn cmdq(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+fn show_cmdq(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     let q = &v.d.mdev.cmdq;
     let (n, polled, event, fallback) = q.stats().totals();
     writeln!(
@@ -63,7 +63,7 @@ fn cmdq(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     )
 }
 
-fn eqs(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+fn show_eqs(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     for vec in v.d.vectors.iter() {
         vec.show(f)?;
     }
@@ -73,23 +73,23 @@ fn eqs(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     Ok(())
 }
 
-fn pages(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+fn show_pages(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     v.d.mdev.pages.show(f)
 }
 
-fn caps(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+fn show_caps(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     v.d.caps.show(f)
 }
 
-fn health(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+fn show_health(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     v.d.mdev.health.show(f)
 }
 
-fn cqs(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+fn show_cqs(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     v.d.mdev.cqs.show(f)
 }
 
-fn qp_events(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+fn show_qp_events(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     v.d.mdev.qps.show(f)
 }
 
@@ -97,7 +97,7 @@ fn qp_events(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 /// when this and every layer's file in it are dropped (the layers' go first).
 pub(crate) struct FunctionDir {
     _files: KVec<Pin<KBox<File<View>>>>,
-    dir: Dir,
+    _dir: Dir,
 }
 
 impl FunctionDir {
@@ -123,24 +123,28 @@ impl FunctionDir {
         // Each show function is its own type (the file operations are built from it).
         macro_rules! file {
             ($name:literal, $show:ident) => {
-                let view = try_pin_init!(View { d: d.clone() });
+                let d = d.clone();
+                let view = try_pin_init!(View { d });
                 let file = KBox::pin_init(dir.read_callback_file($name, view, &$show), GFP_KERNEL)?;
                 files.push(file, GFP_KERNEL)?;
             };
         }
-        file!(c"commands", commands);
-        file!(c"cmdq", cmdq);
-        file!(c"eqs", eqs);
-        file!(c"pages", pages);
-        file!(c"caps", caps);
-        file!(c"health", health);
-        file!(c"cqs", cqs);
-        file!(c"qp_events", qp_events);
-        Ok(Self { _files: files, dir })
+        file!(c"commands", show_commands);
+        file!(c"cmdq", show_cmdq);
+        file!(c"eqs", show_eqs);
+        file!(c"pages", show_pages);
+        file!(c"caps", show_caps);
+        file!(c"health", show_health);
+        file!(c"cqs", show_cqs);
+        file!(c"qp_events", show_qp_events);
+        Ok(Self {
+            _files: files,
+            _dir: dir,
+        })
     }
 
     /// The directory, for the layers' files.
     pub(crate) fn dir(&self) -> &Dir {
-        &self.dir
+        &self._dir
     }
 }

@@ -170,11 +170,6 @@ impl Eq {
         self.eqn
     }
 
-    /// What the EQ is for.
-    pub(crate) fn kind(&self) -> EqKind {
-        self.kind
-    }
-
     /// Writes the consumer index and arms the EQ for its next interrupt.
     fn arm(&self) {
         let ci = self.ci.load(Ordering::Relaxed);

@@ -82,7 +82,11 @@
 mod crc;
 mod dma;
 mod engine;
+// The helpers (and their GF arithmetic)' only in-tree user is the test hook: built with it
+// (a kernel user of encode/decode/update would lift the cfg).
+#[cfg(cx4_test_hooks)]
 mod gf;
+#[cfg(cx4_test_hooks)]
 mod ops;
 mod qp;
 mod slot;
@@ -94,6 +98,7 @@ pub(crate) use engine::{
     EcEngine,
     EcSetup, //
 };
+#[cfg(cx4_test_hooks)]
 pub(crate) use ops::{
     decode,
     encode,
@@ -101,6 +106,8 @@ pub(crate) use ops::{
     CodeMatrix, //
 };
 pub(crate) use qp::LoopAddr;
+#[cfg(not(cx4_test_hooks))]
+pub(crate) use slot::EcFile;
 pub(crate) use slot::{
     EcOwner,
     EcSlot, //
@@ -145,6 +152,16 @@ pub(crate) enum Field {
     Gf16,
     /// GF(2^8)/0x11d (libmlx5's w = 8; `calc_matrix_type_8bit`).
     Gf256,
+}
+
+impl Field {
+    /// The largest symbol (15 or 255).
+    pub(crate) fn max_symbol(self) -> u8 {
+        match self {
+            Field::Gf16 => 0xf,
+            Field::Gf256 => 0xff,
+        }
+    }
 }
 
 /// One calculation: `dsts[j] = XOR_i coef[i][j] · srcs[i]`.

@@ -315,38 +315,10 @@ impl TestHook {
         })
     }
 
-    /// The `ec` file's contents.
+    /// The `ec` file's contents: the engine's and the DMA channel's counters, then the last
+    /// request's result.
     pub(crate) fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.slot.get() {
-            None => writeln!(f, "engine none")?,
-            Some(e) => {
-                let s = e.stats();
-                let c = e.caps();
-                let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
-                writeln!(
-                    f,
-                    "engine {} submitted {} completed {} errors {} busy {} recoveries {} inflight {}",
-                    e.mode_name(),
-                    l(&s.submitted),
-                    l(&s.completed),
-                    l(&s.errors),
-                    l(&s.busy),
-                    l(&s.recoveries),
-                    e.inflight()
-                )?;
-                writeln!(
-                    f,
-                    "caps gf256 {} max_srcs {} max_outputs {} max_len {} len_align {} max_inflight {}",
-                    u8::from(c.gf256),
-                    c.max_srcs,
-                    c.max_outputs,
-                    c.max_len,
-                    c.len_align,
-                    c.max_inflight
-                )?;
-            }
-        }
-        self.slot.show_dma(f)?;
+        self.slot.show(f)?;
         let last = self.last.lock();
         f.write_str(core::str::from_utf8(&last).unwrap_or("?\n"))
     }

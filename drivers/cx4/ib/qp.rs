@@ -92,7 +92,6 @@ use crate::{
     mdev::Mdev,
     qp::{
         destroy,
-        is_datagram,
         KernelQp,
         KernelRq,
         Transition,
