@@ -32,7 +32,7 @@ use crate::{
     },
     en::{
         health::EnHealth,
-        netdev::En,
+        netdev::En, //
     },
     hca::{
         Fault,
@@ -81,7 +81,12 @@ impl Layers {
         let caps = hca.caps()?.clone();
         let eqs = hca.eqs()?;
         let comp_eqns = eqs.comp_eqns()?;
-        let debugfs = FunctionDir::new(pdev.as_ref().name(), m.clone(), caps.clone(), eqs.snapshot()?)?;
+        let debugfs = FunctionDir::new(
+            pdev.as_ref().name(),
+            m.clone(),
+            caps.clone(),
+            eqs.snapshot()?,
+        )?;
         // Where the erasure-coding engine goes once the RDMA port exists.
         let slot = EcSlot::new()?;
 
@@ -104,7 +109,9 @@ impl Layers {
 
         // The RDMA function (mlx5_ib's auxiliary device) on the netdev's port. Not fatal:
         // without it the Ethernet function still works.
-        let netdev = en.as_ref().and_then(|en| Some((en.device_ref()?, en.min_inline())));
+        let netdev = en
+            .as_ref()
+            .and_then(|en| Some((en.device_ref()?, en.min_inline())));
         let ib = match netdev {
             Some(nd) if caps.gen().roce() != 0 && caps.roce().is_some() => {
                 probe_ib(pdev, &m, &caps, nd, eqs.comp_eqns()?)

@@ -33,8 +33,7 @@ use ::devlink::{
     Fmsg, //
 };
 use kernel::{
-    bindings,
-    impl_has_work, new_mutex, new_work,
+    bindings, impl_has_work, new_mutex, new_work,
     prelude::*,
     str::CString,
     sync::{

@@ -352,7 +352,10 @@ impl SelfTestFile {
         comp_eqn: Option<u8>,
     ) -> Result<Self> {
         let data = SelfTest::new(mdev, caps, uar, comp_eqn);
-        let file = KBox::pin_init(dir.write_callback_file(c"selftest", data, &write), GFP_KERNEL)?;
+        let file = KBox::pin_init(
+            dir.write_callback_file(c"selftest", data, &write),
+            GFP_KERNEL,
+        )?;
         Ok(Self { _file: file })
     }
 }

@@ -59,7 +59,7 @@ use crate::{
         srq::IbSrq,
         ucontext::Ucontext,
         xrcd::IbXrcd,
-        IbShared,
+        IbShared, //
     },
     pd::Pd, //
 };

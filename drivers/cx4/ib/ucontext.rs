@@ -22,7 +22,7 @@ use crate::{
             AllocUcontextResp, //
         },
         IbDev,
-        IbShared,
+        IbShared, //
     },
     uar::UarPage, //
 };

@@ -9,7 +9,8 @@ use core::sync::atomic::AtomicBool;
 use cx4_hw::eq::port_change_subtype;
 use kapi::new_bh_lock;
 use kernel::{
-    new_mutex, new_work,
+    new_mutex,
+    new_work,
     prelude::*,
     str::CString,
     sync::Arc, //
