@@ -8,7 +8,7 @@
 //! en/, ib/ and ec/ import the core but never each other. The netdev (a [`DeviceRef`]) and its
 //! SQs' minimum inline mode go from en to ib; the RDMA port's kernel UAR page, queue counter
 //! and loopback address ([`KernelPort`]) go from ib to ec. [`Layers`] is dropped in reverse:
-//! ec, ib, en, the debugfs directory, the core.
+//! ec, ib, en, the layers' debugfs files, the debugfs directory, the core.
 
 use kernel::{
     device::Bound,
@@ -48,19 +48,22 @@ use crate::{
 
 /// One load of the function: the core and the layers brought up on it.
 pub(crate) struct Layers {
-    // Field order is drop order: the reverse of the bring-up.
-    /// The EC engine's debugfs file `ec` (requests too with test hooks).
-    _ec_file: ec::EcFile,
+    // Field order is drop order: the layers in the reverse of the bring-up, then their debugfs
+    // files (a request in progress on one ends when its layer is gone — the EC engine's
+    // calculations fail with `ENODEV` at its shutdown — instead of holding the teardown), then
+    // the core's.
     /// The erasure-coding engine's slot, emptied (the engine shut down) on drop: its QP uses
     /// the RDMA port's GID table, kernel UAR page and RoCE.
     _ec: EcOwner,
     /// The RDMA device on the netdev's port (when the device has RoCE).
     _ib: Option<Ib>,
-    /// The Ethernet layer's debugfs file (test hooks).
-    #[cfg(cx4_test_hooks)]
-    _selftest: crate::en::selftest::SelfTestFile,
     /// The Ethernet netdev (when the device has Ethernet offloads).
     _en: Option<En>,
+    /// The EC engine's debugfs file `ec` (requests too with test hooks).
+    _ec_file: ec::EcFile,
+    /// The Ethernet layer's debugfs file `selftest` (test hooks).
+    #[cfg(cx4_test_hooks)]
+    _selftest: crate::en::selftest::SelfTestFile,
     /// The function's debugfs directory and the core's files in it.
     _debugfs: FunctionDir,
     hca: Hca,
@@ -128,12 +131,12 @@ impl Layers {
         let ec_file = ec::EcFile::new(debugfs.dir(), m.clone(), ec.0.clone())?;
 
         let this = Self {
-            _ec_file: ec_file,
             _ec: ec,
             _ib: ib,
+            _en: en,
+            _ec_file: ec_file,
             #[cfg(cx4_test_hooks)]
             _selftest: selftest,
-            _en: en,
             _debugfs: debugfs,
             hca,
         };

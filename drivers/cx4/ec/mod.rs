@@ -13,8 +13,9 @@
 //!   `Mkey::create_indirect`);
 //! - wqe.rs: the WQEs of a calculation (receive, UMR with a KLM list or a repeat block,
 //!   vector-calc SEND);
-//! - gf.rs: GF(2^4)/GF(2^8) arithmetic and matrix inversion on the host CPU;
-//! - ops.rs: [`encode`], [`decode`], [`update`] on top of [`EcEngine::submit`];
+//! - gf.rs: GF(2^4)/GF(2^8) arithmetic and matrix inversion on the host CPU, and
+//!   ops.rs: `encode`, `decode`, `update` on top of [`EcEngine::submit`] (both only with
+//!   `CX4_TEST_HOOKS=y`: the test hook is their only in-tree user);
 //! - slot.rs: where the function's engine is found ([`EcSlot`]), with its DMA channel;
 //! - dma.rs: the engine as a DMA engine provider (memcpy, XOR, P+Q, validations) for
 //!   async_tx (md raid456) and dmatest, over the `dmaengine` abstraction;
@@ -62,17 +63,17 @@
 //! found through the function's [`EcSlot`] (`get()` → `Option<Arc<EcEngine>>`), which the
 //! composition root fills and empties.
 //!
-//! # Helpers (ops.rs)
+//! # Helpers (ops.rs, built with `CX4_TEST_HOOKS=y`)
 //!
-//! A [`CodeMatrix`] is the m × k coding matrix in ISA-L/Jerasure orientation (row j, entry i:
+//! A `CodeMatrix` is the m × k coding matrix in ISA-L/Jerasure orientation (row j, entry i:
 //! the coefficient of data block i in code block j), over a field:
 //!
-//! - [`encode`]: k data blocks → m code blocks, one calculation;
-//! - [`decode`]: blocks 0..k+m (data, then code) with up to m of them erased: the first k
+//! - `encode`: k data blocks → m code blocks, one calculation;
+//! - `decode`: blocks 0..k+m (data, then code) with up to m of them erased: the first k
 //!   survivors' rows of the generator `[I; M]` are inverted on the CPU, multiplied by the
 //!   erased blocks' rows, and one calculation rebuilds every erased block from the survivors;
 //!   `EINVAL` if the pattern is not decodable (singular) or too many are erased;
-//! - [`update`]: new code blocks from the old ones and the old and new contents of the
+//! - `update`: new code blocks from the old ones and the old and new contents of the
 //!   changed data blocks (`new_j = old_j + Σ M[j][c] · (old_c + new_c)`; m + 2·changes ≤
 //!   `max_srcs`), one calculation; old and new code may be the same buffers.
 //!
