@@ -548,6 +548,9 @@ impl Cmdq {
         };
         let posted = Instant::<Monotonic>::now();
         self.queue.write_u8(at + CmdLayout::SIZE - 1, OWNER_HW)?;
+        // No barrier between the entry (its ownership byte last) and the doorbell: the
+        // doorbell is an ordered `writel`, after every earlier store to memory (cmd.c's `wmb`
+        // comes before its `iowrite32be`, which orders the same way).
         self.bar.ring_cmd_doorbell(1 << slot)?;
         Ok((events, posted))
     }

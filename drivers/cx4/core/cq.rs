@@ -346,6 +346,9 @@ impl Cq {
             cqn: self.cqn,
         };
         self.dbrec.write_be32(CQ_DBR_ARM, db.arm_word())?;
+        // No barrier between the arm record and the doorbell: `cq_doorbell` is an ordered
+        // `writeq`, after every earlier store to memory (`mlx5_cq_arm`'s `wmb` is for its raw
+        // `mlx5_write64`).
         uar::cq_doorbell(&self.mdev.bar, self.uar, db)
     }
 

@@ -55,6 +55,9 @@ impl Uar {
 
 /// Rings an EQ doorbell on UAR page `uar`: updates the consumer index and, with `arm`, asks
 /// for an interrupt on the next event.
+///
+/// No barrier: the write is an ordered `writel`, after every earlier store to memory
+/// (lib/eq.h `eq_update_ci` pairs its raw `__raw_writel` with a `wmb`).
 pub(crate) fn eq_doorbell(bar: &Bar0, uar: u32, eqn: u8, ci: u32, arm: bool) -> Result {
     let off = if arm {
         EQ_DOORBELL_UPDATE_ARM
