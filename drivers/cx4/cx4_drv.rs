@@ -1,27 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 //! cx4: a Rust driver for ConnectX-4-class (mlx5) RDMA NICs.
 //!
-//! The crate root only declares the module; each concept lives in its own file:
+//! The crate root only declares the module; each concept lives in its own file, in layers
+//! (README.md has the layout and the import rule):
 //!
-//! - driver.rs: PCI binding (IDs, probe, unbind);
-//! - hca.rs: bring-up and teardown in the PRM's order; mdev.rs: the state shared with
-//!   interrupt handlers and work items; function.rs: the bound function across reloads
-//!   (recovery from fatal errors);
-//! - iseg.rs: BAR0 and the initialization segment; uar.rs: UAR pages and doorbells;
-//! - cmd.rs: the command queue; mbox.rs: mailboxes; msg.rs: command messages; stats.rs:
-//!   per-opcode statistics;
-//! - pages.rs: firmware pages; caps.rs: capabilities;
-//! - eq.rs: EQs on MSI-X vectors; cq.rs: completion queues;
-//! - health.rs: health polling and the error state; devlink.rs: the devlink instance and its
-//!   `fw_fatal` health reporter (over the devlink abstraction crate, drivers/devlink/);
-//! - debugfs.rs and selftest.rs: debugfs views and test hooks;
-//! - en/: the Ethernet layer's hardware objects (resources, port, TIS, SQ/RQ rings, RQT/TIR/RSS,
-//!   flow steering) for the netdev glue;
-//! - ib/: the RDMA layer: the ib device on the netdev's port (over the `ib` abstraction crate,
-//!   drivers/ib/), RoCE GIDs, user contexts with the mlx5 user ABI, PDs;
+//! - core/: the function (upstream mlx5_core) — BAR0, the command queue, pages, caps, EQs,
+//!   CQs, health, the HCA bring-up (hca.rs), the function's debugfs directory, and the objects
+//!   every layer shares (PD, transport domain, mkeys, UAR pages, kernel QPs, work-queue
+//!   doorbells). It imports none of the layers;
+//! - en/: the Ethernet layer (netdev, rings, steering, health reporters, selftests);
+//! - ib/: the RDMA layer (the ib device on the netdev's RoCE port, over drivers/ib/);
 //! - ec/: the erasure-coding engine (the card's vector-calc engine on a self-connected RC QP)
-//!   and its in-kernel API, created by the RDMA layer;
-//! - dmabuf.rs: coherent DMA buffers.
+//!   and its dmaengine provider;
+//! - the root: driver.rs (PCI binding), function.rs (the bound function across reloads),
+//!   devlink.rs (the devlink instance and its `fw_fatal` reporter, over drivers/devlink/) and
+//!   layers.rs, which brings up core → debugfs → en → ib → ec and is the only file that
+//!   names every layer. en, ib and ec import the core, never each other.
 //!
 //! The kernel C APIs the `kernel` crate does not wrap (MSI-X, interrupt lines, `IrqSafeLock`,
 //! coherent copies, ...) are safe APIs of the `kapi` crate (drivers/kapi/), devlink and netdev
@@ -33,29 +27,63 @@
 
 #![deny(unsafe_code)]
 
+// The core (core/): the PCI function's command interface, memory, interrupts, health and the
+// objects every layer shares (PD, transport domain, mkey, UAR pages). Its files import none of
+// en/, ib/, ec/ or the root's files; `#[path]` keeps them at `crate::<name>` (a `core` module
+// would shadow Rust's `core` crate).
+#[path = "core/caps.rs"]
 mod caps;
+#[path = "core/cmd.rs"]
 mod cmd;
+#[path = "core/cq.rs"]
 mod cq;
+#[path = "core/debugfs.rs"]
 mod debugfs;
-mod devlink;
+#[path = "core/dmabuf.rs"]
 mod dmabuf;
-mod driver;
+#[path = "core/eq.rs"]
+mod eq;
+#[path = "core/hca.rs"]
+mod hca;
+#[path = "core/health.rs"]
+mod health;
+#[path = "core/iseg.rs"]
+mod iseg;
+#[path = "core/mbox.rs"]
+mod mbox;
+#[path = "core/mdev.rs"]
+mod mdev;
+#[path = "core/mkey.rs"]
+mod mkey;
+#[path = "core/msg.rs"]
+mod msg;
+#[path = "core/pages.rs"]
+mod pages;
+#[path = "core/pd.rs"]
+mod pd;
+#[path = "core/qp.rs"]
+mod qp;
+#[path = "core/qp_events.rs"]
+mod qp_events;
+#[path = "core/stats.rs"]
+mod stats;
+#[path = "core/uar.rs"]
+mod uar;
+#[path = "core/wq.rs"]
+mod wq;
+
+// The layers on the core: Ethernet, RDMA, erasure coding.
 mod ec;
 mod en;
-mod eq;
-mod function;
-mod hca;
-mod health;
 mod ib;
-mod iseg;
-mod mbox;
-mod mdev;
-mod msg;
-mod pages;
-mod qp_events;
-mod selftest;
-mod stats;
-mod uar;
+
+// The composition root: the PCI binding (driver.rs), the function across reloads
+// (function.rs), its devlink instance (devlink.rs) and one load of the core and the layers
+// (layers.rs, the only file that names them all).
+mod devlink;
+mod driver;
+mod function;
+mod layers;
 
 use kernel::{
     driver::Registration,

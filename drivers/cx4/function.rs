@@ -2,7 +2,8 @@
 //! The bound PCI function across reloads (upstream: health.c's recovery flow and
 //! `mlx5_unload_one`/`mlx5_load_one`).
 //!
-//! [`Function`] owns the brought-up [`Hca`] for as long as the driver is bound. A watcher (a
+//! [`Function`] owns the brought-up core and layers ([`Layers`]) for as long as the driver is
+//! bound. A watcher (a
 //! delayed work item) notices when the HCA went into the error state (a fatal health syndrome,
 //! a stopped health counter, an unresponsive command interface) and reports it, once per
 //! fault, to devlink's `fw_fatal` health reporter (devlink.rs). Recovery tears the HCA down
@@ -53,17 +54,17 @@ use kernel::{
 };
 
 use crate::{
-    devlink::{
+    devlink::FwReporter,
+    en::health::{
         EnHealth,
-        FwReporter,
         RxReporter,
         TxReporter, //
     },
     hca::{
         Fault,
-        FwInfo,
-        Hca, //
+        FwInfo, //
     },
+    layers::Layers,
 };
 
 /// How often the watcher looks at a healthy HCA.
@@ -85,7 +86,7 @@ pub(crate) struct RecoveryStats {
 }
 
 struct State {
-    hca: Option<Hca>,
+    hca: Option<Layers>,
     /// The loaded HCA's fault was noticed and counted.
     faulted: bool,
     stats: RecoveryStats,
@@ -142,7 +143,7 @@ impl Function {
         auto_recover: bool,
     ) -> Result<Arc<Self>> {
         let health = EnHealth::new()?;
-        let hca = Hca::load(pdev, chip, timeout, &health)?;
+        let hca = Layers::load(pdev, chip, timeout, &health)?;
         let fw = hca.fw_info();
         let this = Arc::pin_init(
             try_pin_init!(Self {
@@ -312,11 +313,11 @@ impl Function {
     }
 
     /// Function reset, then a fresh bring-up.
-    fn reload(&self) -> Result<Hca> {
+    fn reload(&self) -> Result<Layers> {
         let pdev: &pci::Device<Bound> = self.dev.get().try_into()?;
         // A remove in progress holds the device lock (and waits for this work): give way.
         kapi::try_reset_function(pdev)?;
-        Hca::load(pdev, self.chip, self.timeout, &self.health)
+        Layers::load(pdev, self.chip, self.timeout, &self.health)
     }
 
     /// Stops the watcher and tears the HCA down (unbind).

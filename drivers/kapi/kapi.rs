@@ -22,11 +22,13 @@
 //!   APIs that need a `&Device<Bound>`.
 //! - [`DebugfsRoot`]: the module's debugfs directory, until the `kernel` crate has
 //!   per-module data.
+//! - [`barrier`]: `dma_wmb()`, `dma_rmb()`, `wmb()`, the barriers against a device (the
+//!   `kernel` crate has only the SMP ones).
 //!
 //! # Contexts
 //!
 //! - Process or softirq context, hard interrupts enabled: [`BhLock::lock`].
-//! - Any context, hard interrupt included: [`IrqSafeLock::lock`], [`coherent_read`],
+//! - Any context, hard interrupt included: the [`barrier`]s, [`IrqSafeLock::lock`], [`coherent_read`],
 //!   [`coherent_write`], [`num_online_cpus`], [`BoundDevice::get`], [`BoundDevice::dev`],
 //!   [`IrqLine::handler`], [`MsixVectors::count`]. [`IrqHandler::handle`] is called in hard
 //!   interrupt context.
@@ -43,6 +45,8 @@
 //! Every `unsafe` block and `unsafe impl` carries a comment arguing why it is sound; nothing
 //! exported is `unsafe` to call. A driver that uses this crate for these APIs needs no `unsafe` of its
 //! own (cx4's driver crate is `#![forbid(unsafe_code)]`).
+
+pub mod barrier;
 
 use core::{
     ffi::c_void,

@@ -330,6 +330,22 @@ void ksys_helper_smp_mb__after_atomic(void)
 	smp_mb__after_atomic();
 }
 
+/* kapi::barrier (drivers/kapi/barrier.rs): ordering against a device */
+void ksys_helper_dma_wmb(void)
+{
+	dma_wmb();
+}
+
+void ksys_helper_dma_rmb(void)
+{
+	dma_rmb();
+}
+
+void ksys_helper_wmb(void)
+{
+	wmb();
+}
+
 void ksys_helper_netdev_txq_completed_mb(struct netdev_queue *txq, unsigned int pkts,
 					 unsigned int bytes)
 {

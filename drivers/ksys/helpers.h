@@ -103,6 +103,10 @@ bool ksys_helper_skb_vlan_tag_present(const struct sk_buff *skb);
 /* <asm/barrier.h>, <net/netdev_queues.h> (the barriers of netif_txq_maybe_stop() and
  * netif_txq_completed_wake(), which are macros over a caller's expression) */
 void ksys_helper_smp_mb__after_atomic(void);
+/* kapi::barrier (drivers/kapi/barrier.rs) */
+void ksys_helper_dma_wmb(void);
+void ksys_helper_dma_rmb(void);
+void ksys_helper_wmb(void);
 void ksys_helper_netdev_txq_completed_mb(struct netdev_queue *txq, unsigned int pkts,
 					 unsigned int bytes);
 

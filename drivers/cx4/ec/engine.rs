@@ -79,11 +79,9 @@ use crate::{
         CqParams, //
     },
     dmabuf::DmaBuf,
-    en::res::{
-        Mkey,
-        Pd, //
-    },
     mdev::Mdev,
+    mkey::Mkey,
+    pd::Pd,
 };
 
 /// Calculations in flight (slots; also the receive queue's depth).

@@ -53,14 +53,6 @@ impl Field {
         }
     }
 
-    /// The largest symbol (15 or 255).
-    pub(crate) fn max_symbol(self) -> u8 {
-        match self {
-            Field::Gf16 => 0xf,
-            Field::Gf256 => 0xff,
-        }
-    }
-
     /// `a · b` (symbols of the field; larger values are a caller's bug and give 0).
     pub(crate) fn mul(self, a: u8, b: u8) -> u8 {
         if a == 0 || b == 0 || a > self.max_symbol() || b > self.max_symbol() {

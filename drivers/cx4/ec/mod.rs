@@ -3,23 +3,26 @@
 //! driven as MLNX_OFED's libmlx5 drives it, for kernel users (the dmaengine provider, the
 //! debugfs test hook).
 //!
-//! One [`EcEngine`] per function, created by the RDMA layer (ib/mod.rs) once the ib device is
-//! registered, when the card has `vector_calc` and the vector-calc capability page has
+//! One [`EcEngine`] per function, created by the composition root (layers.rs) once the ib
+//! device is registered, on the values the RDMA layer hands it (its port's kernel UAR page,
+//! queue counter and default GID), when the card has `vector_calc` and the vector-calc capability page has
 //! `calc_matrix` with XOR in output slot 0; shut down before the ib device goes. Files:
 //!
 //! - engine.rs: the engine (slots, submit, completions, recovery, shutdown);
-//! - qp.rs: its RC QP connected to itself (the slots' indirect mkeys are en/res.rs
+//! - qp.rs: its RC QP connected to itself (the slots' indirect mkeys are core/mkey.rs
 //!   `Mkey::create_indirect`);
 //! - wqe.rs: the WQEs of a calculation (receive, UMR with a KLM list or a repeat block,
 //!   vector-calc SEND);
-//! - gf.rs: GF(2^4)/GF(2^8) arithmetic and matrix inversion on the host CPU;
-//! - ops.rs: [`encode`], [`decode`], [`update`] on top of [`EcEngine::submit`];
+//! - gf.rs: GF(2^4)/GF(2^8) arithmetic and matrix inversion on the host CPU, and
+//!   ops.rs: `encode`, `decode`, `update` on top of [`EcEngine::submit`] (both only with
+//!   `CX4_TEST_HOOKS=y`: the test hook is their only in-tree user);
 //! - slot.rs: where the function's engine is found ([`EcSlot`]), with its DMA channel;
 //! - dma.rs: the engine as a DMA engine provider (memcpy, XOR, P+Q, validations) for
 //!   async_tx (md raid456) and dmatest, over the `dmaengine` abstraction;
-//! - testhook.rs, crc.rs: the debugfs `ec` file (tests/ec_kernel.py).
+//! - testhook.rs, crc.rs (only with `CX4_TEST_HOOKS=y`): the debugfs `ec` file
+//!   (tests/ec_kernel.py).
 //!
-//! # API (the contract of /work/ec-engine-api.md; all crate-internal)
+//! # API (all crate-internal)
 //!
 //! ```ignore
 //! let eng: Arc<EcEngine> = ...;               // EcSlot::get()
@@ -56,34 +59,39 @@
 //!   `Err(ENODEV)` for calculations in flight at shutdown.
 //! - There is no timeout: a calculation the card never answers stays in flight.
 //!
-//! Changes to the contract: `EcEngine::caps` as specified; the types are `pub(crate)`;
-//! `DmaAddr` is `u64`; extra `EBUSY`/`EIO`/`ENODEV` cases as listed; the engine is
+//! The types are `pub(crate)`; `DmaAddr` is `u64`; the engine is
 //! found through the function's [`EcSlot`] (`get()` → `Option<Arc<EcEngine>>`), which the
-//! RDMA layer fills and empties.
+//! composition root fills and empties.
 //!
-//! # Helpers (ops.rs)
+//! # Helpers (ops.rs, built with `CX4_TEST_HOOKS=y`)
 //!
-//! A [`CodeMatrix`] is the m × k coding matrix in ISA-L/Jerasure orientation (row j, entry i:
+//! A `CodeMatrix` is the m × k coding matrix in ISA-L/Jerasure orientation (row j, entry i:
 //! the coefficient of data block i in code block j), over a field:
 //!
-//! - [`encode`]: k data blocks → m code blocks, one calculation;
-//! - [`decode`]: blocks 0..k+m (data, then code) with up to m of them erased: the first k
+//! - `encode`: k data blocks → m code blocks, one calculation;
+//! - `decode`: blocks 0..k+m (data, then code) with up to m of them erased: the first k
 //!   survivors' rows of the generator `[I; M]` are inverted on the CPU, multiplied by the
 //!   erased blocks' rows, and one calculation rebuilds every erased block from the survivors;
 //!   `EINVAL` if the pattern is not decodable (singular) or too many are erased;
-//! - [`update`]: new code blocks from the old ones and the old and new contents of the
+//! - `update`: new code blocks from the old ones and the old and new contents of the
 //!   changed data blocks (`new_j = old_j + Σ M[j][c] · (old_c + new_c)`; m + 2·changes ≤
 //!   `max_srcs`), one calculation; old and new code may be the same buffers.
 //!
 //! They complete through the same callback as [`EcEngine::submit`] and run in any context.
 
+#[cfg(cx4_test_hooks)]
 mod crc;
 mod dma;
 mod engine;
+// The helpers (and their GF arithmetic)' only in-tree user is the test hook: built with it
+// (a kernel user of encode/decode/update would lift the cfg).
+#[cfg(cx4_test_hooks)]
 mod gf;
+#[cfg(cx4_test_hooks)]
 mod ops;
 mod qp;
 mod slot;
+#[cfg(cx4_test_hooks)]
 mod testhook;
 mod wqe;
 
@@ -91,6 +99,7 @@ pub(crate) use engine::{
     EcEngine,
     EcSetup, //
 };
+#[cfg(cx4_test_hooks)]
 pub(crate) use ops::{
     decode,
     encode,
@@ -98,11 +107,14 @@ pub(crate) use ops::{
     CodeMatrix, //
 };
 pub(crate) use qp::LoopAddr;
+#[cfg(not(cx4_test_hooks))]
+pub(crate) use slot::EcFile;
 pub(crate) use slot::{
     EcOwner,
     EcSlot, //
 };
-pub(crate) use testhook::TestHook;
+#[cfg(cx4_test_hooks)]
+pub(crate) use testhook::EcFile;
 
 use kernel::{
     prelude::*,
@@ -141,6 +153,16 @@ pub(crate) enum Field {
     Gf16,
     /// GF(2^8)/0x11d (libmlx5's w = 8; `calc_matrix_type_8bit`).
     Gf256,
+}
+
+impl Field {
+    /// The largest symbol (15 or 255).
+    pub(crate) fn max_symbol(self) -> u8 {
+        match self {
+            Field::Gf16 => 0xf,
+            Field::Gf256 => 0xff,
+        }
+    }
 }
 
 /// One calculation: `dsts[j] = XOR_i coef[i][j] · srcs[i]`.

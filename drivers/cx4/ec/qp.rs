@@ -5,48 +5,41 @@
 //! vector-calc SEND's result back inside itself into the QP's own receive WQE.
 //!
 //! Its rings are one coherent buffer (receive queue of 16-byte WQEs — one data segment —
-//! then the send queue), a doorbell record, and the ib device's kernel UAR page; the QP
-//! context is built here as mlx5_ib's `create_kernel_qp` builds a kernel QP's (fast
-//! registration and the reserved lkey enabled). Posting is the engine's (engine.rs): WQEs
-//! are copied in whole basic blocks and may wrap the send ring, as libmlx5's do.
+//! then the send queue), a doorbell record, and the ib device's kernel UAR page; the QP is
+//! created and moved between states by the core's kernel QP (core/qp.rs), its doorbell rung
+//! through core/wq.rs. Posting is the engine's (engine.rs): WQEs are copied in whole basic
+//! blocks and may wrap the send ring, as libmlx5's do.
 
 use cx4_hw::{
-    command,
     pages::PAGE_SIZE,
     qp::{
         mtu,
         pm_state,
         qpc_st,
-        rq_type,
-        CreateQpIn,
         Qpc, //
-    },
-    uar::{
-        BF_OFFSET,
-        DBR_RCV,
-        DBR_SND, //
     },
     wqe::SEND_WQE_BB,
 };
 use kernel::{
     prelude::*,
-    sync::{
-        barrier::smp_wmb,
-        Arc, //
-    },
+    sync::Arc, //
 };
+use zerocopy::FromZeros;
 
 use crate::{
-    cmd::input,
     dmabuf::DmaBuf,
-    iseg::Bar0,
-    mdev::Mdev, //
+    mdev::Mdev,
+    qp::{
+        self,
+        KernelQp,
+        KernelRq,
+        Transition, //
+    },
+    wq::DbRecord, //
 };
 
 /// Bytes of a receive WQE: one data segment.
 pub(crate) const RQ_STRIDE: usize = 16;
-/// The user index of a QP when the CQE version is 1 (`MLX5_IB_DEFAULT_UIDX`).
-const DEFAULT_UIDX: u32 = 0xff_ffff;
 /// libmlx5's calc QP: ACK timeout 14 (4.096 µs · 2^14 ≈ 67 ms), 7 retries, 7 RNR retries.
 const ACK_TIMEOUT: u32 = 14;
 const RETRIES: u32 = 7;
@@ -86,7 +79,7 @@ pub(crate) struct LoopQp {
     qpn: u32,
     p: QpParams,
     buf: DmaBuf,
-    dbrec: DmaBuf,
+    dbrec: DbRecord,
 }
 
 impl LoopQp {
@@ -98,37 +91,26 @@ impl LoopQp {
         let bytes = (p.rq_wqes as usize * RQ_STRIDE + p.sq_bbs as usize * SEND_WQE_BB)
             .next_multiple_of(PAGE_SIZE);
         let buf = DmaBuf::alloc(mdev.dev.get(), bytes)?;
-        let dbrec = DmaBuf::alloc(mdev.dev.get(), 64)?;
-        let npages = bytes / PAGE_SIZE;
-        let mut msg = input::<command::CreateQp>(npages * 8)?;
-        {
-            let c = msg.qpc_mut();
-            c.set_st(qpc_st::RC.into());
-            c.set_pm_state(pm_state::MIGRATED.into());
-            c.set_pd(p.pdn);
-            c.set_uar_page(p.uar);
-            c.set_rq_type(rq_type::NON_ZERO_RQ.into());
-            c.set_log_rq_size(p.rq_wqes.ilog2());
-            c.set_log_rq_stride(RQ_STRIDE.ilog2() - 4);
-            c.set_log_sq_size(p.sq_bbs.ilog2());
-            c.set_cqn_snd(p.cqn);
-            c.set_cqn_rcv(p.cqn);
-            if p.cqe_v1 {
-                c.set_user_index(DEFAULT_UIDX);
-            }
-            c.set_log_page_size(0);
-            c.set_dbr_addr(dbrec.dma());
-            c.set_fre(1);
-            c.set_rlky(1);
+        let dbrec = DbRecord::alloc(mdev.dev.get())?;
+        let qpn = KernelQp {
+            st: qpc_st::RC,
+            pdn: p.pdn,
+            uar: p.uar,
+            rq: KernelRq::Ring {
+                wqes: p.rq_wqes,
+                log_stride: RQ_STRIDE.ilog2(),
+            },
+            sq_bbs: p.sq_bbs,
+            cqn_snd: p.cqn,
+            cqn_rcv: p.cqn,
+            cqe_v1: p.cqe_v1,
+            dbr: dbrec.dma(),
+            pages: (buf.dma(), bytes / PAGE_SIZE),
         }
-        for i in 0..npages {
-            CreateQpIn::set_pas(msg.bytes_mut(), i, buf.dma() + (i * PAGE_SIZE) as u64)
-                .map_err(|_| EINVAL)?;
-        }
-        let out = mdev.cmdq.exec::<command::CreateQp>(&msg, 0)?;
+        .create(mdev)?;
         Ok(Self {
             mdev: mdev.clone(),
-            qpn: out.qpn(),
+            qpn,
             p,
             buf,
             dbrec,
@@ -142,7 +124,7 @@ impl LoopQp {
 
     /// The context fields every transition repeats (mlx5_ib sends a fresh context each time).
     fn base(&self) -> Qpc {
-        let mut c = <Qpc as zerocopy::FromZeros>::new_zeroed();
+        let mut c = Qpc::new_zeroed();
         c.set_st(qpc_st::RC.into());
         c.set_pm_state(pm_state::MIGRATED.into());
         c.set_pd(self.p.pdn);
@@ -154,16 +136,13 @@ impl LoopQp {
 
     /// RESET → INIT → RTR → RTS, connected to itself at `a`.
     pub(crate) fn connect(&self, a: &LoopAddr) -> Result {
-        let cmdq = &self.mdev.cmdq;
+        let m = &self.mdev;
         let mut c = self.base();
         c.primary_address_path_mut().set_vhca_port_num(1);
         c.primary_address_path_mut().set_pkey_index(0);
         c.set_counter_set_id(self.p.counter.into());
         c.set_dbr_addr(self.dbrec.dma());
-        let mut m = input::<command::Rst2InitQp>(0)?;
-        m.set_qpn(self.qpn);
-        *m.qpc_mut() = c;
-        cmdq.exec::<command::Rst2InitQp>(&m, 0)?;
+        Transition::Rst2Init.run(m, self.qpn, 0, &c)?;
 
         let mut c = self.base();
         c.set_mtu(mtu::MTU_1K.into());
@@ -181,30 +160,22 @@ impl LoopQp {
             p.rgid_rip_mut().copy_from_slice(&a.gid);
             p.set_vhca_port_num(1);
         }
-        let mut m = input::<command::Init2RtrQp>(0)?;
-        m.set_qpn(self.qpn);
-        *m.qpc_mut() = c;
-        cmdq.exec::<command::Init2RtrQp>(&m, 0)?;
+        Transition::Init2Rtr.run(m, self.qpn, 0, &c)?;
 
         let mut c = self.base();
         c.set_next_send_psn(0);
         c.set_retry_count(RETRIES);
         c.set_rnr_retry(RETRIES);
         c.primary_address_path_mut().set_ack_timeout(ACK_TIMEOUT);
-        let mut m = input::<command::Rtr2RtsQp>(0)?;
-        m.set_qpn(self.qpn);
-        *m.qpc_mut() = c;
-        cmdq.exec::<command::Rtr2RtsQp>(&m, 0).map(|_| ())
+        Transition::Rtr2Rts.run(m, self.qpn, 0, &c)
     }
 
     /// To RESET (from any state), and the doorbell record back to zero: the card and the
     /// engine start their counters again.
     pub(crate) fn reset(&self) -> Result {
-        let mut m = input::<command::ToRstQp>(0)?;
-        m.set_qpn(self.qpn);
-        self.mdev.cmdq.exec::<command::ToRstQp>(&m, 0)?;
-        self.dbrec.write_be32(DBR_RCV, 0)?;
-        self.dbrec.write_be32(DBR_SND, 0)
+        Transition::ToRst.run(&self.mdev, self.qpn, 0, &Qpc::new_zeroed())?;
+        self.dbrec.reset_recv()?;
+        self.dbrec.reset_send()
     }
 
     /// Writes receive WQE `head` (its slot in the ring).
@@ -228,28 +199,14 @@ impl LoopQp {
     /// doorbell with the first eight bytes of the last WQE (the receive first: the result
     /// must find its WQE).
     pub(crate) fn ring(&self, rq_head: u32, sq_pc: u16, last: [u8; 8]) -> Result {
-        smp_wmb();
-        self.dbrec.write_be32(DBR_RCV, rq_head & 0xffff)?;
-        self.dbrec.write_be32(DBR_SND, u32::from(sq_pc))?;
-        smp_wmb();
-        self.mdev
-            .bar
-            .write_bytes64(Bar0::uar_offset(self.p.uar, BF_OFFSET)?, last)
+        // `ring_send` orders the WQEs before the records (`dma_wmb`).
+        self.dbrec
+            .ring_send(&self.mdev.bar, self.p.uar, Some(rq_head), sq_pc, last)
     }
 }
 
 impl Drop for LoopQp {
     fn drop(&mut self) {
-        if let Ok(mut m) = input::<command::DestroyQp>(0) {
-            m.set_qpn(self.qpn);
-            if let Err(e) = self.mdev.cmdq.exec::<command::DestroyQp>(&m, 0) {
-                dev_warn!(
-                    self.mdev.dev.dev(),
-                    "EC engine: DESTROY_QP {:#x}: {:?}\n",
-                    self.qpn,
-                    e
-                );
-            }
-        }
+        qp::destroy(&self.mdev, self.qpn, "EC engine: ");
     }
 }

@@ -1,14 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Where the function's engine is found: a slot the bring-up creates (hca.rs) and hands to
-//! debugfs and to the RDMA layer, which installs the engine once its ib device is registered
-//! and removes it — shutting it down — before the ib device goes. Users take a reference
-//! ([`EcSlot::get`]); after removal their `Arc` still works but submits fail with `ENODEV`.
+//! Where the function's engine is found: a slot the composition root (layers.rs) creates,
+//! fills once the RDMA port exists (the engine's QP loops back through it) and empties —
+//! shutting the engine down — before the ib device goes; the debugfs `ec` file (test hooks)
+//! reads it too. Users take a reference ([`EcSlot::get`]); after removal their `Arc` still
+//! works but submits fail with `ENODEV`.
 //!
 //! The slot also holds the engine's DMA engine channel (dma.rs), registered after the engine
 //! is installed ([`EcSlot::start_dma`]) and unregistered before it is shut down, and the
 //! channel's counters, which outlive it (the debugfs `ec` file shows them).
 
+use core::sync::atomic::{
+    AtomicU64,
+    Ordering, //
+};
+
 use dmaengine::Registration;
+#[cfg(not(cx4_test_hooks))]
+use kernel::debugfs::{
+    Dir,
+    File, //
+};
 use kernel::{
     device::{
         self,
@@ -30,6 +41,8 @@ use super::{
     },
     EcEngine,
 };
+#[cfg(not(cx4_test_hooks))]
+use crate::mdev::Mdev;
 
 /// The function's engine, if it has one, and its DMA channel.
 #[pin_data]
@@ -119,8 +132,43 @@ impl EcSlot {
         }
     }
 
-    /// The DMA channel's counters (debugfs).
-    pub(crate) fn show_dma(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    /// The engine's state, counters and caps, then the DMA channel's counters (the debugfs
+    /// `ec` file).
+    pub(crate) fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.get() {
+            None => writeln!(f, "engine none")?,
+            Some(e) => {
+                let s = e.stats();
+                let c = e.caps();
+                let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
+                writeln!(
+                    f,
+                    "engine {} submitted {} completed {} errors {} busy {} recoveries {} inflight {}",
+                    e.mode_name(),
+                    l(&s.submitted),
+                    l(&s.completed),
+                    l(&s.errors),
+                    l(&s.busy),
+                    l(&s.recoveries),
+                    e.inflight()
+                )?;
+                writeln!(
+                    f,
+                    "caps gf256 {} max_srcs {} max_outputs {} max_len {} len_align {} max_inflight {}",
+                    u8::from(c.gf256),
+                    c.max_srcs,
+                    c.max_outputs,
+                    c.max_len,
+                    c.len_align,
+                    c.max_inflight
+                )?;
+            }
+        }
+        self.show_dma(f)
+    }
+
+    /// The DMA channel's counters.
+    fn show_dma(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let chan = self.dma.lock().as_ref().map(|r| (r.ids(), r.refused()));
         match chan {
             Some(((d, c), refused)) => {
@@ -134,11 +182,41 @@ impl EcSlot {
     }
 }
 
-/// Removes the engine from its slot when dropped (held by the RDMA layer).
+/// Removes the engine from its slot when dropped (held by the composition root, dropped
+/// before the ib device).
 pub(crate) struct EcOwner(pub(crate) Arc<EcSlot>);
 
 impl Drop for EcOwner {
     fn drop(&mut self) {
         self.0.remove();
     }
+}
+
+/// The read-only debugfs file `ec` ([`EcSlot::show`]); with `CX4_TEST_HOOKS=y`, testhook.rs's
+/// `EcFile` takes requests too.
+#[cfg(not(cx4_test_hooks))]
+pub(crate) struct EcFile {
+    _file: Pin<KBox<File<SlotView>>>,
+}
+
+/// The `ec` file's data.
+#[cfg(not(cx4_test_hooks))]
+#[pin_data]
+struct SlotView {
+    slot: Arc<EcSlot>,
+}
+
+#[cfg(not(cx4_test_hooks))]
+impl EcFile {
+    /// Creates `ec` in `dir` for the engine in `slot` (`_mdev`: as testhook.rs's).
+    pub(crate) fn new(dir: &Dir, _mdev: Arc<Mdev>, slot: Arc<EcSlot>) -> Result<Self> {
+        let data = try_pin_init!(SlotView { slot });
+        let file = KBox::pin_init(dir.read_callback_file(c"ec", data, &show), GFP_KERNEL)?;
+        Ok(Self { _file: file })
+    }
+}
+
+#[cfg(not(cx4_test_hooks))]
+fn show(v: &SlotView, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    v.slot.show(f)
 }

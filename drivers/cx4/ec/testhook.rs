@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The debugfs file `cx4/<pci name>/ec` (tests/ec_kernel.py): a write is one request, run to
+//! The debugfs file `cx4/<pci name>/ec` (tests/ec_kernel.py), built only with
+//! `CX4_TEST_HOOKS=y` (`--cfg cx4_test_hooks`) and registered by the root (layers.rs) whether
+//! or not the engine came up: a write is one request, run to
 //! completion through the kernel API (ops.rs); a read shows the engine's counters and the last
 //! request's result.
 //!
@@ -37,6 +39,10 @@ use core::{
 };
 
 use kernel::{
+    debugfs::{
+        Dir,
+        File, //
+    },
     new_mutex,
     prelude::*,
     sync::{
@@ -309,38 +315,10 @@ impl TestHook {
         })
     }
 
-    /// The `ec` file's contents.
+    /// The `ec` file's contents: the engine's and the DMA channel's counters, then the last
+    /// request's result.
     pub(crate) fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.slot.get() {
-            None => writeln!(f, "engine none")?,
-            Some(e) => {
-                let s = e.stats();
-                let c = e.caps();
-                let l = |a: &AtomicU64| a.load(Ordering::Relaxed);
-                writeln!(
-                    f,
-                    "engine {} submitted {} completed {} errors {} busy {} recoveries {} inflight {}",
-                    e.mode_name(),
-                    l(&s.submitted),
-                    l(&s.completed),
-                    l(&s.errors),
-                    l(&s.busy),
-                    l(&s.recoveries),
-                    e.inflight()
-                )?;
-                writeln!(
-                    f,
-                    "caps gf256 {} max_srcs {} max_outputs {} max_len {} len_align {} max_inflight {}",
-                    u8::from(c.gf256),
-                    c.max_srcs,
-                    c.max_outputs,
-                    c.max_len,
-                    c.len_align,
-                    c.max_inflight
-                )?;
-            }
-        }
-        self.slot.show_dma(f)?;
+        self.slot.show(f)?;
         let last = self.last.lock();
         f.write_str(core::str::from_utf8(&last).unwrap_or("?\n"))
     }
@@ -678,4 +656,29 @@ impl TestHook {
         out.extend_from_slice(&text, GFP_KERNEL)?;
         Ok(())
     }
+}
+
+/// The `ec` file in the function's debugfs directory; removed on drop.
+pub(crate) struct EcFile {
+    _file: Pin<KBox<File<TestHook>>>,
+}
+
+impl EcFile {
+    /// Creates `ec` in `dir` for the engine in `slot`.
+    pub(crate) fn new(dir: &Dir, mdev: Arc<Mdev>, slot: Arc<EcSlot>) -> Result<Self> {
+        let data = TestHook::new(mdev, slot);
+        let file = KBox::pin_init(
+            dir.read_write_callback_file(c"ec", data, &show, &write),
+            GFP_KERNEL,
+        )?;
+        Ok(Self { _file: file })
+    }
+}
+
+fn show(t: &TestHook, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    t.show(f)
+}
+
+fn write(t: &TestHook, r: &mut UserSliceReader) -> Result {
+    t.write(r)
 }

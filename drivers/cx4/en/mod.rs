@@ -5,8 +5,8 @@
 //! deal in DMA addresses, lengths and plain structs, and the netdev glue (NAPI poll, xmit,
 //! ndo ops) is built on top of them.
 //!
-//! - res.rs: per-function resources (PD, transport domain, PA mkey, SQ UAR page, MAC, minimum
-//!   inline mode) and NIC vport context helpers;
+//! - res.rs: the layer's resources (its PD, transport domain, PA mkey and SQ UAR page, core
+//!   objects; MAC, minimum inline mode) and NIC vport context helpers;
 //! - port.rs: port registers (PAOS, PTYS, PMTU), link speed, port change events;
 //! - qos.rs: the port's QoS registers (QTCT, QETCR, QPTS, QPDPM, PFCC per priority, QCAM);
 //! - tis.rs: transport interface send objects;
@@ -17,12 +17,16 @@
 //!   (RQT plus one indirect TIR per traffic type);
 //! - fs.rs: NIC RX flow steering (L2 table at the root, TTC table to the RSS TIRs);
 //! - netdev.rs: the netdev (private state, `net_device_ops`, open/close, carrier);
+//!   netdev/probe.rs: the netdev's probe (features, registration) and removal;
 //!   netdev/recovery.rs: SQ and RQ error recovery and the devlink reporters' `diagnose`;
+//!   health.rs: the `tx` and `rx` devlink health reporters' data (registered by the root);
 //!   channel.rs: a channel's rings and its NAPI poller; tx.rs / rx.rs: the datapath;
 //!   ethtool.rs: ethtool operations; stats.rs: per-channel software counters; pport.rs: the
 //!   port's PPCNT counters in `ethtool -S`; dcb.rs: the dcbnl operations (ETS, PFC, DSCP
 //!   trust); tunnel.rs:
-//!   VXLAN ports, which tunnelled packets keep their offloads, GENEVE parser offsets.
+//!   VXLAN ports, which tunnelled packets keep their offloads, GENEVE parser offsets;
+//! - selftest.rs (only with `CX4_TEST_HOOKS=y`): the debugfs `selftest` file, which drives
+//!   core and Ethernet objects directly for the tests.
 //!
 //! Every object frees what it owns in `Drop`, so each error path unwinds by itself.
 
@@ -35,6 +39,7 @@ pub(crate) mod cqe;
 pub(crate) mod dcb;
 pub(crate) mod ethtool;
 pub(crate) mod fs;
+pub(crate) mod health;
 pub(crate) mod lro;
 pub(crate) mod netdev;
 pub(crate) mod port;
@@ -45,6 +50,8 @@ pub(crate) mod rq;
 pub(crate) mod rqt;
 pub(crate) mod rss;
 pub(crate) mod rx;
+#[cfg(cx4_test_hooks)]
+pub(crate) mod selftest;
 pub(crate) mod sq;
 pub(crate) mod stats;
 pub(crate) mod tir;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Per-function Ethernet resources (en_common.c `mlx5e_create_mdev_resources`): the protection
-//! domain, the transport domain, the physical-address mkey whose key goes into every data
-//! segment, the UAR page the SQ doorbells are written to; and what the rings need to know of
+//! Per-function Ethernet resources (en_common.c `mlx5e_create_mdev_resources`): the Ethernet
+//! layer's protection domain, transport domain, physical-address mkey (whose key goes into
+//! every data segment) and the UAR page the SQ doorbells are written to, all core objects
+//! (pd.rs, mkey.rs, uar.rs); and what the rings need to know of
 //! the NIC vport (vport.c): the permanent MAC, the minimum inline mode
 //! (`mlx5_query_min_inline`), the vport MTU and state.
 //!
@@ -11,10 +12,6 @@
 use cx4_hw::{
     caps::net::inline_mode as cap_inline_mode,
     command,
-    mkey::{
-        access_mode,
-        mkey_from_index, //
-    },
     vport::vport_state,
     wq::inline_mode, //
 };
@@ -32,179 +29,13 @@ use crate::{
     caps::Caps,
     cmd::input,
     mdev::Mdev,
-    uar::Uar, //
+    mkey::Mkey,
+    pd::{
+        Pd,
+        TransportDomain, //
+    },
+    uar::UarPage, //
 };
-
-/// A protection domain (`ALLOC_PD`).
-pub(crate) struct Pd {
-    mdev: Arc<Mdev>,
-    pdn: u32,
-}
-
-impl Pd {
-    /// Allocates a PD.
-    pub(crate) fn alloc(mdev: &Arc<Mdev>) -> Result<Self> {
-        let m = input::<command::AllocPd>(0)?;
-        let out = mdev.cmdq.exec::<command::AllocPd>(&m, 0)?;
-        Ok(Self {
-            mdev: mdev.clone(),
-            pdn: out.pd(),
-        })
-    }
-
-    /// The PD number.
-    pub(crate) fn pdn(&self) -> u32 {
-        self.pdn
-    }
-}
-
-impl Drop for Pd {
-    fn drop(&mut self) {
-        if let Ok(mut m) = input::<command::DeallocPd>(0) {
-            m.set_pd(self.pdn);
-            let _ = self.mdev.cmdq.exec::<command::DeallocPd>(&m, 0);
-        }
-    }
-}
-
-/// A transport domain (`ALLOC_TRANSPORT_DOMAIN`): TISes and TIRs of one domain see each
-/// other's traffic for self-loopback blocking.
-pub(crate) struct TransportDomain {
-    mdev: Arc<Mdev>,
-    tdn: u32,
-}
-
-impl TransportDomain {
-    /// Allocates a transport domain.
-    pub(crate) fn alloc(mdev: &Arc<Mdev>) -> Result<Self> {
-        let m = input::<command::AllocTransportDomain>(0)?;
-        let out = mdev.cmdq.exec::<command::AllocTransportDomain>(&m, 0)?;
-        Ok(Self {
-            mdev: mdev.clone(),
-            tdn: out.transport_domain(),
-        })
-    }
-
-    /// The transport domain number.
-    pub(crate) fn tdn(&self) -> u32 {
-        self.tdn
-    }
-}
-
-impl Drop for TransportDomain {
-    fn drop(&mut self) {
-        if let Ok(mut m) = input::<command::DeallocTransportDomain>(0) {
-            m.set_transport_domain(self.tdn);
-            let _ = self
-                .mdev
-                .cmdq
-                .exec::<command::DeallocTransportDomain>(&m, 0);
-        }
-    }
-}
-
-/// A memory key (`CREATE_MKEY`), destroyed on drop (a failure is logged).
-pub(crate) struct Mkey {
-    mdev: Arc<Mdev>,
-    key: u32,
-}
-
-impl Mkey {
-    /// A physical-address mkey over all of memory with local read and write, as mlx5e's
-    /// (`mlx5e_create_mkey`): data segments carry bus addresses with its key.
-    pub(crate) fn create_pa(mdev: &Arc<Mdev>, pdn: u32) -> Result<Self> {
-        let mut m = input::<command::CreateMkey>(0)?;
-        {
-            let c = m.memory_key_mkey_entry_mut();
-            c.set_access_mode_1_0(access_mode::PA.into());
-            c.set_lw(1);
-            c.set_lr(1);
-            c.set_pd(pdn);
-            c.set_length64(1);
-            c.set_qpn(0xff_ffff);
-        }
-        let out = mdev.cmdq.exec::<command::CreateMkey>(&m, 0)?;
-        Ok(Self {
-            mdev: mdev.clone(),
-            // mlx5_core_create_mkey: the key is the index shifted over the (zero) variant byte.
-            key: mkey_from_index(out.mkey_index(), 0),
-        })
-    }
-
-    /// A free, UMR-enabled KLM mkey with room for `entries` translation entries (rounded up
-    /// to four) in `pdn`, with local read and write (libmlx5 `ec.c` `alloc_comp`'s `inumr` and
-    /// `outumr`, `IBV_EXP_MR_INDIRECT_KLMS`): UMR WQEs make it valid with their own list (the
-    /// EC engine's KLM and repeat-block lists, ec/wqe.rs).
-    pub(crate) fn create_indirect(mdev: &Arc<Mdev>, pdn: u32, entries: u32) -> Result<Self> {
-        let mut m = input::<command::CreateMkey>(0)?;
-        {
-            let c = m.memory_key_mkey_entry_mut();
-            c.set_free(1);
-            c.set_umr_en(1);
-            c.set_access_mode_1_0(access_mode::KLMS.into());
-            c.set_lr(1);
-            c.set_lw(1);
-            c.set_qpn(0xff_ffff);
-            c.set_pd(pdn);
-            c.set_translations_octword_size(entries.next_multiple_of(4));
-        }
-        let out = mdev.cmdq.exec::<command::CreateMkey>(&m, 0)?;
-        Ok(Self {
-            mdev: mdev.clone(),
-            key: mkey_from_index(out.mkey_index(), 0),
-        })
-    }
-
-    /// The key written into data segments (lkey).
-    pub(crate) fn key(&self) -> u32 {
-        self.key
-    }
-}
-
-impl Drop for Mkey {
-    fn drop(&mut self) {
-        if let Ok(mut m) = input::<command::DestroyMkey>(0) {
-            m.set_mkey_index(cx4_hw::mkey::mkey_index(self.key));
-            if let Err(e) = self.mdev.cmdq.exec::<command::DestroyMkey>(&m, 0) {
-                dev_warn!(
-                    self.mdev.dev.dev(),
-                    "DESTROY_MKEY {:#x}: {:?}\n",
-                    self.key,
-                    e
-                );
-            }
-        }
-    }
-}
-
-/// A UAR page owned by the Ethernet layer, returned to the device on drop.
-pub(crate) struct UarPage {
-    mdev: Arc<Mdev>,
-    uar: Option<Uar>,
-}
-
-impl UarPage {
-    /// Allocates a UAR page.
-    pub(crate) fn alloc(mdev: &Arc<Mdev>) -> Result<Self> {
-        Ok(Self {
-            mdev: mdev.clone(),
-            uar: Some(Uar::alloc(&mdev.cmdq)?),
-        })
-    }
-
-    /// The page index.
-    pub(crate) fn index(&self) -> u32 {
-        self.uar.as_ref().map_or(0, Uar::index)
-    }
-}
-
-impl Drop for UarPage {
-    fn drop(&mut self) {
-        if let Some(u) = self.uar.take() {
-            let _ = u.free(&self.mdev.cmdq);
-        }
-    }
-}
 
 /// The Ethernet capabilities the rings and steering objects depend on, read once.
 #[derive(Clone, Copy, Debug)]

@@ -20,7 +20,6 @@ use cx4_hw::{
     },
     mkey::TERMINATE_SCATTER_LIST_LKEY,
     pages::PAGE_SIZE,
-    uar::DBR_RCV,
     wq::{
         rqc_state,
         wq_type,
@@ -35,10 +34,7 @@ use cx4_hw::{
 };
 use kernel::{
     prelude::*,
-    sync::{
-        barrier::smp_wmb,
-        Arc, //
-    },
+    sync::Arc, //
 };
 use zerocopy::FromBytes;
 
@@ -52,7 +48,8 @@ use crate::{
         },
         res::EnRes,
     },
-    mdev::Mdev, //
+    mdev::Mdev,
+    wq::DbRecord, //
 };
 
 /// Size of one scatter entry.
@@ -148,7 +145,7 @@ pub(crate) struct Rq {
     log_stride: u32,
     segs: usize,
     buf: DmaBuf,
-    dbrec: DmaBuf,
+    dbrec: DbRecord,
     mkey: u32,
     pc: u16,
     cc: u16,
@@ -175,7 +172,7 @@ impl Rq {
         let ring = 1usize << p.log_size;
         let bytes = (ring * stride).max(PAGE_SIZE);
         let buf = DmaBuf::alloc(mdev.dev.get(), bytes)?;
-        let dbrec = DmaBuf::alloc(mdev.dev.get(), 64)?;
+        let dbrec = DbRecord::alloc(mdev.dev.get())?;
         let posted = KVec::from_elem(0u32, ring, GFP_KERNEL)?;
         let scratch = KVec::from_elem(0u8, stride, GFP_KERNEL)?;
         let npages = bytes / PAGE_SIZE;
@@ -324,10 +321,10 @@ impl Rq {
     }
 
     /// Publishes the producer counter in the doorbell record (en_rx.c
-    /// `mlx5e_post_rx_wqes`: `dma_wmb` then `mlx5_wq_cyc_update_db_record`).
+    /// `mlx5e_post_rx_wqes`: `dma_wmb` then `mlx5_wq_cyc_update_db_record`; the barrier is in
+    /// `publish_recv`).
     pub(crate) fn ring_doorbell(&self) -> Result {
-        smp_wmb();
-        self.dbrec.write_be32(DBR_RCV, u32::from(self.pc))
+        self.dbrec.publish_recv(u32::from(self.pc))
     }
 
     /// Recovers from an error CQE (en/reporter_rx.c `mlx5e_rx_reporter_err_rq_cqe_recover`):
@@ -346,7 +343,7 @@ impl Rq {
         }
         self.pc = 0;
         self.cc = 0;
-        self.dbrec.write_be32(DBR_RCV, 0)?;
+        self.dbrec.reset_recv()?;
         self.modify(rqc_state::RST, rqc_state::RDY, None)?;
         Ok(true)
     }

@@ -27,10 +27,6 @@ use cx4_hw::{
         Cqe64, //
     },
     pages::PAGE_SIZE,
-    uar::{
-        BF_OFFSET,
-        DBR_SND, //
-    },
     wq::{
         sqc_state,
         wq_type,
@@ -56,10 +52,7 @@ use cx4_hw::{
 };
 use kernel::{
     prelude::*,
-    sync::{
-        barrier::smp_wmb,
-        Arc, //
-    },
+    sync::Arc, //
 };
 use zerocopy::FromBytes;
 
@@ -73,8 +66,8 @@ use crate::{
         },
         res::EnRes,
     },
-    iseg::Bar0,
-    mdev::Mdev, //
+    mdev::Mdev,
+    wq::DbRecord, //
 };
 
 /// log2 of the WQE basic block size (`log_wq_stride` of an SQ).
@@ -235,7 +228,7 @@ pub(crate) struct Sq {
     sqn: u32,
     log_size: u32,
     buf: DmaBuf,
-    dbrec: DmaBuf,
+    dbrec: DbRecord,
     uar: u32,
     mkey: u32,
     allow_swp: bool,
@@ -260,7 +253,7 @@ impl Sq {
         let ring = 1usize << p.log_size;
         let bytes = (ring * SEND_WQE_BB).max(PAGE_SIZE);
         let buf = DmaBuf::alloc(mdev.dev.get(), bytes)?;
-        let dbrec = DmaBuf::alloc(mdev.dev.get(), 64)?;
+        let dbrec = DbRecord::alloc(mdev.dev.get())?;
         let slots = KVec::from_elem(Slot::default(), ring, GFP_KERNEL)?;
         let scratch = KVec::from_elem(0u8, SEND_WQE_MAX_SIZE, GFP_KERNEL)?;
         let npages = bytes / PAGE_SIZE;
@@ -502,16 +495,10 @@ impl Sq {
         let fm_off = pi * SEND_WQE_BB + 11;
         let fm = self.buf.read_u8(fm_off)?;
         self.buf.write_u8(fm_off, fm | fm_ce_se::CQ_UPDATE)?;
-        // The WQEs before the doorbell record (`dma_wmb`).
-        smp_wmb();
-        self.dbrec.write_be32(DBR_SND, u32::from(self.pc))?;
-        // The doorbell record before the doorbell (`wmb`; the MMIO write itself is also
-        // ordered after earlier writes to memory).
-        smp_wmb();
-        // The doorbell carries dwords 0-1 of the control segment (fm_ce_se is not in them).
-        self.mdev
-            .bar
-            .write_bytes64(Bar0::uar_offset(self.uar, BF_OFFSET)?, head)
+        // The doorbell carries dwords 0-1 of the control segment (fm_ce_se is not in them);
+        // `ring_send` orders the WQEs before the record (`dma_wmb`).
+        self.dbrec
+            .ring_send(&self.mdev.bar, self.uar, None, self.pc, head)
     }
 
     /// Consumes one CQE of this SQ: every WQE from the consumer counter up to the one the CQE
@@ -586,7 +573,7 @@ impl Sq {
         self.pc = 0;
         self.cc = 0;
         self.last = None;
-        self.dbrec.write_be32(DBR_SND, 0)?;
+        self.dbrec.reset_send()?;
         self.modify(sqc_state::RST, sqc_state::RDY)?;
         Ok(true)
     }

@@ -37,7 +37,6 @@ use kernel::{
 
 use crate::{
     caps::Caps,
-    en::res::Pd,
     ib::{
         abi::{
             self,
@@ -62,6 +61,7 @@ use crate::{
         xrcd::IbXrcd,
         IbShared, //
     },
+    pd::Pd, //
 };
 
 /// The Mellanox vendor ID RDMA devices report (the IEEE OUI, not the PCI vendor ID).

@@ -31,11 +31,6 @@ use cx4_hw::{
         ErrCqe, //
     },
     pages::PAGE_SIZE,
-    uar::{
-        BF_OFFSET,
-        DBR_RCV,
-        DBR_SND, //
-    },
     wqe::{
         fm_ce_se,
         opcode,
@@ -82,10 +77,7 @@ use kapi::{
 };
 use kernel::{
     prelude::*,
-    sync::{
-        barrier::smp_wmb,
-        Arc, //
-    },
+    sync::Arc, //
 };
 use zerocopy::FromBytes;
 
@@ -96,8 +88,8 @@ use crate::{
         mr::IbMr,
         IbDev, //
     },
-    iseg::Bar0,
     mdev::Mdev,
+    wq::DbRecord,
 };
 
 /// What a kernel QP's send queue carries.
@@ -230,7 +222,7 @@ pub(crate) struct KernelWq {
     uar: u32,
     layout: WqLayout,
     buf: DmaBuf,
-    dbrec: DmaBuf,
+    dbrec: DbRecord,
     sq: Pin<KBox<IrqSafeLock<SendRing>>>,
     rq: Pin<KBox<IrqSafeLock<RecvRing>>>,
 }
@@ -247,7 +239,7 @@ impl KernelWq {
         handle: QpHandle,
     ) -> Result<Self> {
         let buf = DmaBuf::alloc(mdev.dev.get(), layout.bytes())?;
-        let dbrec = DmaBuf::alloc(mdev.dev.get(), 64)?;
+        let dbrec = DbRecord::alloc(mdev.dev.get())?;
         let sq_bbs = (layout.sq_wqes * layout.bbs) as usize;
         let rq_wqes = layout.rq_wqes as usize;
         let sq = KBox::pin_init(
@@ -319,8 +311,8 @@ impl KernelWq {
         sq.cc = 0;
         rq.head = 0;
         rq.tail = 0;
-        let _ = self.dbrec.write_be32(DBR_RCV, 0);
-        let _ = self.dbrec.write_be32(DBR_SND, 0);
+        let _ = self.dbrec.reset_recv();
+        let _ = self.dbrec.reset_send();
     }
 
     /// Posts a chain of send requests (`mlx5_ib_post_send`); rings the doorbell for those
@@ -339,13 +331,10 @@ impl KernelWq {
             }
         }
         if let Some(head) = last {
-            // The WQEs before the doorbell record, the record before the doorbell.
-            smp_wmb();
-            self.dbrec.write_be32(DBR_SND, u32::from(ring.pc))?;
-            smp_wmb();
-            self.mdev
-                .bar
-                .write_bytes64(Bar0::uar_offset(self.uar, BF_OFFSET)?, head)?;
+            // `ring_send` orders the WQEs before the record (`dma_wmb`; mlx5_ib's
+            // `mlx5r_ring_db` has `wmb` for its raw doorbell write).
+            self.dbrec
+                .ring_send(&self.mdev.bar, self.uar, None, ring.pc, head)?;
         }
         r
     }
@@ -566,8 +555,8 @@ impl KernelWq {
             posted = true;
         }
         if posted {
-            smp_wmb();
-            self.dbrec.write_be32(DBR_RCV, ring.head & 0xffff)?;
+            // `publish_recv` orders the WQEs before the record (`dma_wmb`).
+            self.dbrec.publish_recv(ring.head)?;
         }
         r
     }

@@ -50,14 +50,8 @@ use netdev::DeviceRef;
 use crate::{
     caps::Caps,
     cmd::input,
-    ec::{
-        self,
-        EcSetup,
-        EcSlot,
-        LoopAddr, //
-    },
     mdev::Mdev,
-    uar::Uar, //
+    uar::UarPage, //
 };
 use kcq::KqpTable;
 
@@ -92,17 +86,33 @@ pub(crate) struct IbShared {
     pub(crate) cc_query: bool,
 }
 
+/// What a kernel user of the RoCE port's loopback needs (the EC engine's QP, which the root
+/// creates on it): plain values, valid while the [`Ib`] exists.
+#[derive(Clone, Copy)]
+pub(crate) struct KernelPort {
+    /// The UAR page of kernel CQs' and QPs' doorbells.
+    pub(crate) uar: u32,
+    /// The queue counter set every QP names.
+    pub(crate) counter: u8,
+    /// The port's MAC address.
+    pub(crate) mac: [u8; 6],
+    /// The port's default GID (index 0: fe80::EUI-64 of the MAC), which registering the
+    /// device wrote into the card's RoCE address table.
+    pub(crate) gid: [u8; 16],
+}
+
 /// The function's ib device. Dropping it unregisters the device (the RDMA core destroys
 /// every user object and deletes every GID first, so the card's RoCE address table ends
-/// empty), then turns RoCE off on the vport.
+/// empty), then turns RoCE off on the vport. Kernel users of its port (the EC engine) are
+/// gone before (the root drops them first).
 pub(crate) struct Ib {
-    // Field order is drop order: the erasure-coding engine (its QP uses the GID table, the
-    // kernel UAR page and RoCE) first; unregistering destroys every kernel CQ and QP before
-    // their UAR page goes.
-    _ec: ec::EcOwner,
+    port: KernelPort,
+    // Field order is drop order: unregistering destroys every kernel CQ and QP before their
+    // UAR page goes.
     _reg: ib::Registration<IbDev>,
     _qcounter: counters::QCounter,
-    _kuar: KernelUar,
+    /// The UAR page of the ib device's kernel objects (mlx5_ib's `fp_bfreg`).
+    _kuar: UarPage,
     _roce: RoceEnable,
 }
 
@@ -116,12 +126,10 @@ impl Ib {
         netdev: DeviceRef,
         min_inline: u8,
         comp_eqns: KVec<u8>,
-        ec_slot: Arc<EcSlot>,
     ) -> Result<Self> {
         let comp_vectors = comp_eqns.len() as u32;
-        let ec_eqn = comp_eqns.first().copied();
         let roce = RoceEnable::new(mdev)?;
-        let kuar = KernelUar::new(mdev)?;
+        let kuar = UarPage::alloc(mdev)?;
         let qcounter = counters::QCounter::alloc(mdev)?;
         let fw = mdev.bar.fw_version()?;
         let mac = netdev.device().dev_addr();
@@ -161,62 +169,24 @@ impl Ib {
             netdev.device().name(),
             device::gid_table_len(caps)
         );
-        // The erasure-coding engine (ec/), when the card has one: its QP loops back to the
-        // port's default GID (index 0: fe80::EUI-64 of the MAC), which registering the device
-        // has just written into the card's RoCE address table. Not fatal.
-        if let Some(eqn) = ec_eqn {
-            let setup = EcSetup {
-                eqn,
-                uar: kuar.index(),
-                counter: qcounter.id(),
-                addr: LoopAddr {
-                    mac,
-                    gid: default_gid(&mac),
-                    sgid_index: 0,
-                },
-            };
-            if let Some(e) = ec::probe(mdev, caps, setup) {
-                ec_slot.install(e);
-                ec_slot.start_dma(mdev.dev.get());
-            }
-        }
+        let port = KernelPort {
+            uar: kuar.index(),
+            counter: qcounter.id(),
+            mac,
+            gid: default_gid(&mac),
+        };
         Ok(Self {
-            _ec: ec::EcOwner(ec_slot),
+            port,
             _reg: reg,
             _qcounter: qcounter,
             _kuar: kuar,
             _roce: roce,
         })
     }
-}
 
-/// The UAR page of the ib device's kernel objects (mlx5_ib's `fp_bfreg`), allocated while
-/// it exists.
-struct KernelUar {
-    mdev: Arc<Mdev>,
-    uar: Option<Uar>,
-}
-
-impl KernelUar {
-    fn new(mdev: &Arc<Mdev>) -> Result<Self> {
-        Ok(Self {
-            mdev: mdev.clone(),
-            uar: Some(Uar::alloc(&mdev.cmdq)?),
-        })
-    }
-
-    fn index(&self) -> u32 {
-        self.uar.as_ref().map_or(0, Uar::index)
-    }
-}
-
-impl Drop for KernelUar {
-    fn drop(&mut self) {
-        if let Some(u) = self.uar.take() {
-            if let Err(e) = u.free(&self.mdev.cmdq) {
-                dev_warn!(self.mdev.dev.dev(), "DEALLOC_UAR: {:?}\n", e);
-            }
-        }
+    /// The port's values for a kernel user of its loopback (the EC engine).
+    pub(crate) fn kernel_port(&self) -> KernelPort {
+        self.port
     }
 }
 

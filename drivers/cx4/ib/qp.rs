@@ -90,6 +90,13 @@ use crate::{
         IbDev, //
     },
     mdev::Mdev,
+    qp::{
+        destroy,
+        KernelQp,
+        KernelRq,
+        Transition,
+        DEFAULT_UIDX, //
+    },
     qp_events::{
         QpEventReg,
         QpHandler, //
@@ -103,8 +110,6 @@ const GSI_QPN: u32 = 1;
 const SEND_WQE_BB: u32 = 64;
 /// `MLX5_IB_ACK_REQ_FREQ`: the requester asks for an ACK every 2^8 packets.
 const ACK_REQ_FREQ: u32 = 8;
-/// The user index when the context has CQE version 0 (`MLX5_IB_DEFAULT_UIDX`).
-const DEFAULT_UIDX: u32 = 0xff_ffff;
 /// RoCE v2 UDP source ports are drawn from 0xc000.. (`IB_ROCE_UDP_ENCAP_VALID_PORT_MIN`).
 pub(crate) const ROCE_UDP_SPORT_MIN: u32 = 0xc000;
 /// `MLX5_STAT_RATE_OFFSET`: `stat_rate` = `enum ib_rate` + 5.
@@ -173,9 +178,21 @@ fn st_of(t: QpType) -> Result<u8> {
     }
 }
 
-/// Whether service type `st` is a datagram one (UD, or the GSI QP's QP1).
-fn is_datagram(st: u8) -> bool {
-    st == qpc_st::UD || st == qpc_st::QP1
+/// The transition from `cur` to `new`, if the PRM has one.
+fn transition(cur: QpState, new: QpState) -> Option<Transition> {
+    use QpState::*;
+    Some(match (cur, new) {
+        (_, Reset) => Transition::ToRst,
+        (_, Err) => Transition::ToErr,
+        (Reset, Init) => Transition::Rst2Init,
+        (Init, Init) => Transition::Init2Init,
+        (Init, Rtr) => Transition::Init2Rtr,
+        (Rtr, Rts) => Transition::Rtr2Rts,
+        (Rts, Rts) => Transition::Rts2Rts,
+        (Sqe, Rts) => Transition::Sqerr2Rts,
+        (Sqd, Rts) => Transition::Sqd2Rts,
+        _ => return None,
+    })
 }
 
 /// log2 of a power-of-two count (0 for 0), `EINVAL` otherwise.
@@ -243,47 +260,32 @@ impl IbQp {
             sh.kuar,
             events.handle(),
         )?;
-        let (dma, npages) = wq.pages();
         let l = wq.layout();
         let (sq_wqes, bbs, rq_wqes, rq_shift) = (l.sq_wqes, l.bbs, l.rq_wqes, l.rq_shift);
         let (send_sge, recv_sge) = (l.send_sge, l.recv_sge);
-        let mut msg = input::<command::CreateQp>(npages * 8)?;
-        {
-            let c = msg.qpc_mut();
-            c.set_st(st.into());
-            c.set_pm_state(pm_state::MIGRATED.into());
-            c.set_pd(pd.pdn());
-            c.set_uar_page(sh.kuar);
-            if let Some(srq) = attr.srq() {
-                c.set_rq_type(rq_type::SRQ_RQ.into());
-                c.set_srqn_rmpn_xrqn(srq.rmpn().ok_or(EINVAL)?);
-            } else if rq_wqes > 0 {
-                c.set_rq_type(rq_type::NON_ZERO_RQ.into());
-                c.set_log_rq_size(rq_wqes.ilog2());
-                c.set_log_rq_stride(rq_shift - 4);
-            } else {
-                c.set_rq_type(rq_type::ZERO_LEN_RQ.into());
+        let rq = if let Some(srq) = attr.srq() {
+            KernelRq::Srq(srq.rmpn().ok_or(EINVAL)?)
+        } else if rq_wqes > 0 {
+            KernelRq::Ring {
+                wqes: rq_wqes,
+                log_stride: rq_shift,
             }
-            if sq_wqes > 0 {
-                c.set_log_sq_size((sq_wqes * bbs).ilog2());
-            } else {
-                c.set_no_sq(1);
-            }
-            c.set_cqn_snd(send_cq.cqn());
-            c.set_cqn_rcv(recv_cq.cqn());
-            if g.cqe_version() == 1 {
-                c.set_user_index(DEFAULT_UIDX);
-            }
-            c.set_log_page_size(0);
-            c.set_dbr_addr(wq.dbrec_dma());
-            c.set_fre(1);
-            c.set_rlky(1);
+        } else {
+            KernelRq::Zero
+        };
+        let qpn = KernelQp {
+            st,
+            pdn: pd.pdn(),
+            uar: sh.kuar,
+            rq,
+            sq_bbs: sq_wqes * bbs,
+            cqn_snd: send_cq.cqn(),
+            cqn_rcv: recv_cq.cqn(),
+            cqe_v1: g.cqe_version() == 1,
+            dbr: wq.dbrec_dma(),
+            pages: wq.pages(),
         }
-        for i in 0..npages {
-            CreateQpIn::set_pas(msg.bytes_mut(), i, dma + (i * ADAPTER_PAGE) as u64)
-                .map_err(|_| EINVAL)?;
-        }
-        let qpn = sh.mdev.cmdq.exec::<command::CreateQp>(&msg, 0)?.qpn();
+        .create(&sh.mdev)?;
         let created = CreatedQp::new(&sh.mdev, qpn);
         wq.bind(qpn);
         let mut cqs = KVec::new();
@@ -545,7 +547,7 @@ impl IbQp {
         } else {
             soft.port.max(1)
         };
-        let op = Transition::of(cur, new).ok_or(EINVAL)?;
+        let op = transition(cur, new).ok_or(EINVAL)?;
         let mut c = Qpc::new_zeroed();
         c.set_st(this.st.into());
         c.set_pm_state(
@@ -716,7 +718,7 @@ impl IbQp {
 
 impl Drop for IbQp {
     fn drop(&mut self) {
-        destroy(&self.mdev, self.qpn);
+        destroy(&self.mdev, self.qpn, "");
         // Completions still queued for it are dropped by the CQ's poll.
         if let QpMem::Kernel { table, .. } = &self.mem {
             table.remove(self.qpn);
@@ -751,16 +753,7 @@ impl<'a> CreatedQp<'a> {
 impl Drop for CreatedQp<'_> {
     fn drop(&mut self) {
         if self.armed {
-            destroy(self.mdev, self.qpn);
-        }
-    }
-}
-
-fn destroy(mdev: &Mdev, qpn: u32) {
-    if let Ok(mut msg) = input::<command::DestroyQp>(0) {
-        msg.set_qpn(qpn);
-        if let Err(e) = mdev.cmdq.exec::<command::DestroyQp>(&msg, 0) {
-            dev_warn!(mdev.dev.dev(), "DESTROY_QP {:#x}: {:?}\n", qpn, e);
+            destroy(self.mdev, self.qpn, "");
         }
     }
 }
@@ -928,94 +921,4 @@ fn set_path(
     p.set_stat_rate(rate_field(ah.static_rate)?.into());
     p.set_vhca_port_num(port);
     Ok(())
-}
-
-/// The PRM command of an IB state transition (mlx5_ib's `optab`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Transition {
-    Rst2Init,
-    Init2Init,
-    Init2Rtr,
-    Rtr2Rts,
-    Rts2Rts,
-    Sqerr2Rts,
-    Sqd2Rts,
-    ToErr,
-    ToRst,
-}
-
-impl Transition {
-    fn of(cur: QpState, new: QpState) -> Option<Self> {
-        use QpState::*;
-        Some(match (cur, new) {
-            (_, Reset) => Self::ToRst,
-            (_, Err) => Self::ToErr,
-            (Reset, Init) => Self::Rst2Init,
-            (Init, Init) => Self::Init2Init,
-            (Init, Rtr) => Self::Init2Rtr,
-            (Rtr, Rts) => Self::Rtr2Rts,
-            (Rts, Rts) => Self::Rts2Rts,
-            (Sqe, Rts) => Self::Sqerr2Rts,
-            (Sqd, Rts) => Self::Sqd2Rts,
-            _ => return None,
-        })
-    }
-
-    /// The optional parameters the transition takes for service type `st` (`opt_mask`).
-    fn allowed(self, st: u8) -> OptParam {
-        use OptParam as O;
-        // XRC QPs take RC's optional parameters.
-        let rc = st == qpc_st::RC || st == qpc_st::XRC;
-        let (uc, ud) = (st == qpc_st::UC, is_datagram(st));
-        let rw = O::RRE | O::RAE | O::RWE;
-        match self {
-            Self::Init2Init if rc => rw | O::PKEY_INDEX | O::PRI_PORT | O::LAG_TX_AFF,
-            Self::Init2Init if uc => O::RWE | O::PKEY_INDEX | O::PRI_PORT | O::LAG_TX_AFF,
-            Self::Init2Init if ud => O::PKEY_INDEX | O::Q_KEY | O::PRI_PORT,
-            Self::Init2Rtr if rc => O::ALT_ADDR_PATH | rw | O::PKEY_INDEX | O::LAG_TX_AFF,
-            Self::Init2Rtr if uc => O::ALT_ADDR_PATH | O::RWE | O::PKEY_INDEX | O::LAG_TX_AFF,
-            Self::Init2Rtr if ud => O::PKEY_INDEX | O::Q_KEY,
-            Self::Rtr2Rts if rc => O::ALT_ADDR_PATH | rw | O::PM_STATE | O::RNR_TIMEOUT,
-            Self::Rtr2Rts if uc => O::ALT_ADDR_PATH | O::RWE | O::PM_STATE | O::PP_INDEX,
-            Self::Rtr2Rts if ud => O::Q_KEY | O::PP_INDEX,
-            Self::Rts2Rts if rc => rw | O::RNR_TIMEOUT | O::PM_STATE | O::ALT_ADDR_PATH,
-            Self::Rts2Rts if uc => O::RWE | O::PM_STATE | O::ALT_ADDR_PATH | O::PP_INDEX,
-            Self::Rts2Rts if ud => O::Q_KEY | O::SRQN | O::CQN_RCV | O::PP_INDEX,
-            Self::Sqerr2Rts | Self::Sqd2Rts if rc => O::RNR_TIMEOUT | rw,
-            Self::Sqerr2Rts | Self::Sqd2Rts if uc => O::RWE,
-            Self::Sqerr2Rts | Self::Sqd2Rts if ud => O::Q_KEY,
-            _ => O::empty(),
-        }
-    }
-
-    /// Executes the transition's command on QP `qpn`.
-    fn run(self, mdev: &Mdev, qpn: u32, opt: u32, c: &Qpc) -> Result {
-        macro_rules! with_ctx {
-            ($cmd:ident) => {{
-                let mut msg = input::<command::$cmd>(0)?;
-                msg.set_qpn(qpn);
-                msg.set_opt_param_mask(opt);
-                *msg.qpc_mut() = *c;
-                mdev.cmdq.exec::<command::$cmd>(&msg, 0).map(|_| ())
-            }};
-        }
-        macro_rules! bare {
-            ($cmd:ident) => {{
-                let mut msg = input::<command::$cmd>(0)?;
-                msg.set_qpn(qpn);
-                mdev.cmdq.exec::<command::$cmd>(&msg, 0).map(|_| ())
-            }};
-        }
-        match self {
-            Self::Rst2Init => with_ctx!(Rst2InitQp),
-            Self::Init2Init => with_ctx!(Init2InitQp),
-            Self::Init2Rtr => with_ctx!(Init2RtrQp),
-            Self::Rtr2Rts => with_ctx!(Rtr2RtsQp),
-            Self::Rts2Rts => with_ctx!(Rts2RtsQp),
-            Self::Sqerr2Rts => with_ctx!(Sqerr2RtsQp),
-            Self::Sqd2Rts => with_ctx!(Sqd2RtsQp),
-            Self::ToErr => bare!(ToErrQp),
-            Self::ToRst => bare!(ToRstQp),
-        }
-    }
 }

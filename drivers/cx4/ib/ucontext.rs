@@ -14,7 +14,6 @@ use kernel::{
 };
 
 use crate::{
-    en::res::UarPage,
     ib::{
         abi::{
             self,
@@ -25,6 +24,7 @@ use crate::{
         IbDev,
         IbShared, //
     },
+    uar::UarPage, //
 };
 
 /// Doorbell registers (bfregs) of a context: two per UAR page (`MLX5_NON_FP_BFREGS_PER_UAR`).

@@ -16,8 +16,8 @@ use kernel::{
 
 use crate::{
     cmd::input,
-    en::res::Pd,
-    mdev::Mdev, //
+    mdev::Mdev,
+    pd::Pd, //
 };
 
 /// An XRC domain. Dropping it deallocates it (the core does so only when no QP or SRQ uses

@@ -11,13 +11,13 @@ use netdev::Device;
 use ::devlink::Fmsg;
 
 use super::EnPriv;
-use crate::{
-    devlink::{
+use crate::en::{
+    channel::Channel,
+    health::{
         QueueErr,
         RxHealth,
         TxHealth, //
     },
-    en::channel::Channel,
 };
 
 /// The queues a recovery pass handles.

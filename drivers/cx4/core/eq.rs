@@ -43,6 +43,7 @@ use cx4_hw::{
     pages::PAGE_SIZE, //
 };
 use kapi::{
+    barrier::dma_rmb,
     new_irq_safe_lock,
     IrqHandler,
     IrqLine,
@@ -52,10 +53,7 @@ use kapi::{
 use kernel::{
     pci,
     prelude::*,
-    sync::{
-        barrier::smp_rmb,
-        Arc, //
-    },
+    sync::Arc,
     workqueue, //
 };
 
@@ -172,11 +170,6 @@ impl Eq {
         self.eqn
     }
 
-    /// What the EQ is for.
-    pub(crate) fn kind(&self) -> EqKind {
-        self.kind
-    }
-
     /// Writes the consumer index and arms the EQ for its next interrupt.
     fn arm(&self) {
         let ci = self.ci.load(Ordering::Relaxed);
@@ -204,8 +197,9 @@ impl Eq {
             if !eqe_owned_by_sw(owner, ci, self.log_size) {
                 break;
             }
-            // Read the entry only after seeing its owner bit (lib/eq.h `next_eqe_sw` + dma_rmb).
-            smp_rmb();
+            // Orders the owner bit's load before the EQE body's: the body is read only after the
+            // device's write of it is seen (eq.c `mlx5_eq_get_eqe`, `next_eqe_sw` + `dma_rmb`).
+            dma_rmb();
             let mut eqe = Eqe::new();
             if self.buf.read(off, &mut eqe.0).is_err() {
                 break;

@@ -60,6 +60,7 @@ use cx4_hw::{
     },
 };
 use kapi::{
+    barrier::dma_rmb,
     new_irq_safe_lock,
     BoundDevice,
     IrqSafeGuard,
@@ -547,6 +548,9 @@ impl Cmdq {
         };
         let posted = Instant::<Monotonic>::now();
         self.queue.write_u8(at + CmdLayout::SIZE - 1, OWNER_HW)?;
+        // No barrier between the entry (its ownership byte last) and the doorbell: the
+        // doorbell is an ordered `writel`, after every earlier store to memory (cmd.c's `wmb`
+        // comes before its `iowrite32be`, which orders the same way).
         self.bar.ring_cmd_doorbell(1 << slot)?;
         Ok((events, posted))
     }
@@ -591,7 +595,14 @@ impl Cmdq {
                     .map(|(how, seen)| (how, seen - posted))
             });
         let (how, took) = match waited {
-            Ok(w) => w,
+            Ok(w) => {
+                // Orders the load that saw the ownership bit back at `OWNER_SW` (in `wait`,
+                // polled or after the event) before the loads of the output and its
+                // mailboxes in `collect` (cmd.c `cmd_work_handler`: `rmb` after
+                // `poll_timeout`).
+                dma_rmb();
+                w
+            }
             Err(e) => {
                 if e == ETIMEDOUT {
                     dev_err!(

@@ -3,7 +3,9 @@
 //! `mlx5_function_open`, `mlx5_load` and their reverses).
 //!
 //! [`Hca`] records how far the bring-up got; dropping it undoes exactly that, in reverse, so
-//! a probe failure at any step and a remove take the same path.
+//! a probe failure at any step and a remove take the same path. This is the core's part of a
+//! load: the layers on top (debugfs, Ethernet, RDMA, EC) are brought up after it and taken
+//! down before it by the composition root (layers.rs).
 
 use cx4_hw::{
     command,
@@ -21,7 +23,6 @@ use kernel::{
     device::Bound,
     pci,
     prelude::*,
-    str::CString,
     sync::Arc,
     time::Delta, //
 };
@@ -33,16 +34,8 @@ use crate::{
         Caps, //
     },
     cmd::input,
-    debugfs::{
-        DebugData,
-        DebugFs, //
-    },
-    devlink::EnHealth,
-    ec::EcSlot,
-    en::netdev::En,
     eq::EqTable,
     health,
-    ib::Ib,
     iseg::Bar0,
     mdev::Mdev,
     pages::Stage,
@@ -72,7 +65,7 @@ impl kernel::fmt::Display for Fault {
     }
 }
 
-/// What the firmware says about itself, for `devlink dev info` (devlink.rs).
+/// What the firmware says about itself, for `devlink dev info` (the root's devlink.rs).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FwInfo {
     /// The running firmware version (init segment).
@@ -105,24 +98,13 @@ pub(crate) struct Hca {
     uar: Option<Uar>,
     eqs: Option<EqTable>,
     health: bool,
-    debugfs: Option<DebugFs>,
-    /// The RDMA device on the netdev's port (when the device has RoCE); before `en` in
-    /// teardown.
-    ib: Option<Ib>,
-    /// The Ethernet netdev (when the device has Ethernet offloads).
-    en: Option<En>,
 }
 
 impl Hca {
     /// Maps BAR0, checks the firmware and brings the HCA up. On failure everything done so far
-    /// is undone before returning. Called from probe and again by each recovery (function.rs).
-    /// The netdev's SQ and RQ errors go to `health` (the function's `tx` and `rx` reporters).
-    pub(crate) fn load(
-        pdev: &pci::Device<Bound>,
-        chip: &str,
-        timeout: Delta,
-        health: &EnHealth,
-    ) -> Result<Self> {
+    /// is undone before returning. Called by the composition root (layers.rs) at probe and
+    /// again at each recovery.
+    pub(crate) fn load(pdev: &pci::Device<Bound>, chip: &str, timeout: Delta) -> Result<Self> {
         let bar = Arc::new(Bar0::new(pdev)?, GFP_KERNEL)?;
         // The PRM asks the driver to wait for the initializing bit both before and after it
         // programs the command queue; the first wait is the one that can time out.
@@ -169,13 +151,44 @@ impl Hca {
             uar: None,
             eqs: None,
             health: false,
-            debugfs: None,
-            ib: None,
-            en: None,
         };
         // On error `hca` is dropped here, which tears down what was brought up.
-        hca.bring_up(pdev, health)?;
+        hca.bring_up(pdev)?;
         Ok(hca)
+    }
+
+    /// The state shared with interrupt handlers and work items.
+    pub(crate) fn mdev(&self) -> &Arc<Mdev> {
+        &self.mdev
+    }
+
+    /// The capabilities (set once the bring-up succeeded).
+    pub(crate) fn caps(&self) -> Result<&Arc<Caps>> {
+        self.caps.as_ref().ok_or(ENODEV)
+    }
+
+    /// The index of the core's UAR page (EQ and kernel CQ doorbells).
+    pub(crate) fn uar(&self) -> u32 {
+        self.uar.as_ref().map_or(0, Uar::index)
+    }
+
+    /// The EQs and their interrupt vectors.
+    pub(crate) fn eqs(&self) -> Result<&EqTable> {
+        self.eqs.as_ref().ok_or(ENODEV)
+    }
+
+    /// Logs the loaded function's summary, once the layers are up too (the firmware pages
+    /// count includes theirs).
+    pub(crate) fn log_up(&self, pdev: &pci::Device<Bound>) {
+        let m = &self.mdev;
+        dev_info!(
+            pdev,
+            "HCA up: {} firmware pages, UAR {}, {} MSI-X vectors, command queue in {} mode\n",
+            m.pages.held(),
+            self.uar(),
+            self.eqs.as_ref().map_or(0, EqTable::vectors),
+            if m.cmdq.events() { "event" } else { "polling" }
+        );
     }
 
     /// The firmware's version and the board's PSID, as read at bring-up.
@@ -195,7 +208,7 @@ impl Hca {
         }
     }
 
-    fn bring_up(&mut self, pdev: &pci::Device<Bound>, health: &EnHealth) -> Result {
+    fn bring_up(&mut self, pdev: &pci::Device<Bound>) -> Result {
         let m = self.mdev.clone();
         let cmdq = &m.cmdq;
         // A device that is already in a fatal state does not execute commands.
@@ -243,44 +256,6 @@ impl Hca {
             eqs.create_pages_eq()?;
         }
         eqs.create_comp_eqs()?;
-        let vectors = eqs.vectors();
-        let (vecs, eq_list) = eqs.snapshot()?;
-
-        // Where the RDMA layer puts the erasure-coding engine, for debugfs to find it.
-        let ec = EcSlot::new()?;
-        if let Some(caps) = self.caps.clone() {
-            let data = DebugData::new(m.clone(), caps, vecs, eq_list, uar, ec.clone());
-            self.debugfs = Some(DebugFs::new(pdev.as_ref().name(), data)?);
-        }
-        // The Ethernet function (mlx5e's auxiliary device), if the card offers it.
-        if let Some(caps) = self.caps.clone() {
-            if caps.eth().is_some() {
-                let fw = m.bar.fw_version()?;
-                let ver = CString::try_from_fmt(fmt!("{}.{}.{}", fw.major, fw.minor, fw.subminor))?;
-                self.en = Some(En::probe(&m, &caps, eqs.comp_eqns()?, ver, health)?);
-            }
-            // The RDMA function (mlx5_ib's auxiliary device) on the netdev's port. Not fatal:
-            // without it the Ethernet function still works.
-            if caps.gen().roce() != 0 && caps.roce().is_some() {
-                if let Some(en) = self.en.as_ref() {
-                    let comp_eqns = eqs.comp_eqns()?;
-                    if let Some(ndev) = en.device_ref() {
-                        match Ib::probe(pdev, &m, &caps, ndev, en.min_inline(), comp_eqns, ec) {
-                            Ok(ib) => self.ib = Some(ib),
-                            Err(e) => dev_warn!(pdev, "no RDMA device: {:?}\n", e),
-                        }
-                    }
-                }
-            }
-        }
-        dev_info!(
-            pdev,
-            "HCA up: {} firmware pages, UAR {}, {} MSI-X vectors, command queue in {} mode\n",
-            m.pages.held(),
-            uar,
-            vectors,
-            if cmdq.events() { "event" } else { "polling" }
-        );
         Ok(())
     }
 
@@ -356,11 +331,7 @@ impl Hca {
     fn teardown(&mut self) {
         let m = self.mdev.clone();
         let cmdq = &m.cmdq;
-        // The RDMA device first (its port is the netdev's), then the netdev: it uses the EQs,
-        // the UAR and commands.
-        self.ib = None;
-        self.en = None;
-        self.debugfs = None;
+        // The layers are gone by now (layers.rs drops them first).
         if self.health {
             health::stop(&m);
             self.health = false;

@@ -22,8 +22,7 @@ use cx4_hw::{
         },
         cqe_stride,
         CqModifyFields,
-        CreateCqIn,
-        QueryCqOut, //
+        CreateCqIn, //
     },
     pages::PAGE_SIZE,
     uar::{
@@ -35,6 +34,10 @@ use cx4_hw::{
     },
 };
 use kapi::{
+    barrier::{
+        dma_rmb,
+        dma_wmb, //
+    },
     new_irq_safe_lock,
     IrqSafeLock, //
 };
@@ -44,10 +47,7 @@ use kernel::{
         RBTree,
         RBTreeNodeReservation, //
     },
-    sync::{
-        barrier::smp_rmb,
-        Arc, //
-    },
+    sync::Arc, //
 };
 
 use crate::{
@@ -255,7 +255,9 @@ impl Cq {
             if !cqe_owned_by_sw(op_own, self.ci, self.log_size) {
                 break;
             }
-            smp_rmb();
+            // Orders the owner bit's load before the CQE body's (wq.h `mlx5_cqwq_get_cqe`:
+            // `dma_rmb`; mlx5_ib `mlx5_poll_one`: `rmb`).
+            dma_rmb();
             let mut cqe = Cqe64::new();
             if self.buf.read(off, &mut cqe.0).is_err() {
                 break;
@@ -286,7 +288,9 @@ impl Cq {
         while sw_owned(prod) && prod.wrapping_sub(self.ci) <= mask {
             prod = prod.wrapping_add(1);
         }
-        smp_rmb();
+        // Orders the owner bits' loads before the CQE bodies' (stricter than
+        // `__mlx5_ib_cq_clean`, which has none here).
+        dma_rmb();
         let mut freed = 0u32;
         let mut cqe = Cqe64::new();
         while prod != self.ci {
@@ -307,6 +311,10 @@ impl Cq {
         }
         if freed > 0 {
             self.ci = self.ci.wrapping_add(freed);
+            // Orders the compaction's CQE rewrites before the consumer-index record: the device
+            // must not see the slots freed before their contents moved (`__mlx5_ib_cq_clean`:
+            // `wmb` before `mlx5_cq_set_ci`).
+            dma_wmb();
             let _ = self.dbrec.write_be32(CQ_DBR_SET_CI, self.ci & 0xff_ffff);
         }
         freed as usize
@@ -338,6 +346,9 @@ impl Cq {
             cqn: self.cqn,
         };
         self.dbrec.write_be32(CQ_DBR_ARM, db.arm_word())?;
+        // No barrier between the arm record and the doorbell: `cq_doorbell` is an ordered
+        // `writeq`, after every earlier store to memory (`mlx5_cq_arm`'s `wmb` is for its raw
+        // `mlx5_write64`).
         uar::cq_doorbell(&self.mdev.bar, self.uar, db)
     }
 
@@ -358,8 +369,9 @@ impl Cq {
         modify_moderation(&self.mdev, self.cqn, period, count, mode)
     }
 
-    /// Queries the CQ context.
-    pub(crate) fn query(&self) -> Result<Msg<QueryCqOut>> {
+    /// Queries the CQ context (the selftests).
+    #[cfg(cx4_test_hooks)]
+    pub(crate) fn query(&self) -> Result<Msg<cx4_hw::cq::QueryCqOut>> {
         let mut m = input::<command::QueryCq>(0)?;
         m.set_cqn(self.cqn);
         self.mdev.cmdq.exec::<command::QueryCq>(&m, 0)

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! Test hooks behind debugfs `cx4/<dev>/selftest` (used by tests/driver_core.py): write
+//! Test hooks behind debugfs `cx4/<dev>/selftest` (used by tests/driver_core.py), built only
+//! with `CX4_TEST_HOOKS=y` (`--cfg cx4_test_hooks`) and registered by the root after the core
+//! (layers.rs) whether or not the netdev came up: write
 //!
 //! - `query N` — run N `QUERY_ISSI` commands (command queue round trips at run time);
 //! - `query-eq N` — run N `QUERY_EQ` commands on completion EQ 0 (what reading upstream's
@@ -24,6 +26,10 @@ use cx4_hw::{
     wqe::CsFlags, //
 };
 use kernel::{
+    debugfs::{
+        Dir,
+        File, //
+    },
     new_mutex,
     prelude::*,
     sync::{
@@ -297,7 +303,7 @@ impl SelfTest {
     }
 
     /// Handles one write to the `selftest` file.
-    pub(crate) fn write(&self, r: &mut UserSliceReader) -> Result {
+    fn write(&self, r: &mut UserSliceReader) -> Result {
         let mut buf = [0u8; 64];
         let n = r.len().min(buf.len());
         r.read_slice(&mut buf[..n])?;
@@ -328,4 +334,32 @@ impl SelfTest {
             _ => Err(EINVAL),
         }
     }
+}
+
+/// The `selftest` file in the function's debugfs directory; removed on drop.
+pub(crate) struct SelfTestFile {
+    _file: Pin<KBox<File<SelfTest>>>,
+}
+
+impl SelfTestFile {
+    /// Creates `selftest` in `dir` for a device whose CQs use UAR page `uar` and completion
+    /// EQ `comp_eqn`.
+    pub(crate) fn new(
+        dir: &Dir,
+        mdev: Arc<Mdev>,
+        caps: Arc<Caps>,
+        uar: u32,
+        comp_eqn: Option<u8>,
+    ) -> Result<Self> {
+        let data = SelfTest::new(mdev, caps, uar, comp_eqn);
+        let file = KBox::pin_init(
+            dir.write_callback_file(c"selftest", data, &write),
+            GFP_KERNEL,
+        )?;
+        Ok(Self { _file: file })
+    }
+}
+
+fn write(t: &SelfTest, r: &mut UserSliceReader) -> Result {
+    t.write(r)
 }
