@@ -35,14 +35,15 @@ def parse_ktap(dmesg: str) -> dict[str, list[tuple[str, bool]]]:
 
 def tests(env: Env):
     def kunit_suites_pass_when_cx4_loads():
-        # No card: the module's KUnit suites run at load, before (and without) any probe.
+        # No card: the module's KUnit suites run at load, before (and without) any probe. (The
+        # VM runner boots with kunit.enable=0 for every other test; this one turns it on.)
         r = one_vm(env, """
             insmod /cx4/cx4.ko
             echo "=== results ==="
             for s in /sys/kernel/debug/kunit/cx4_*; do echo "$s"; cat "$s/results"; done
             rmmod cx4
             echo unloaded
-        """, model=False, files=[env.ko])
+        """, model=False, files=[env.ko], cmdline="kunit.enable=1")
         assert r.status == 0 and "unloaded" in r.job_log, describe(r)
         check_clean_dmesg(r.dmesg)
         # The kernel log carries the KTAP of every suite the module registered.

@@ -221,10 +221,13 @@ class Run:
         # no5lvl: `-cpu max` offers LA57; with 5-level paging the KASAN (debug) kernel reports a
         # wild-memory-access for an interrupt taken during early boot (identify_cpu), taints
         # itself and turns lockdep off for the whole run. 4-level paging is what the tests need.
+        # kunit.enable=0: cx4.ko carries KUnit suites, which KUnit would run (and report in
+        # the log) at every load; the KUnit test turns them on with its own kunit.enable=1,
+        # which comes later on the line and wins.
         cmdline = (f"console=ttyS0 root=/dev/root rootfstype=9p "
                    f"rootflags=trans=virtio,version=9p2000.L,msize=512000,cache=loose ro "
                    f"init={run}/guest-init.sh panic=-1 quiet loglevel=6 no_timer_check no5lvl "
-                   f"{vm.cmdline}").strip()
+                   f"kunit.enable=0 {vm.cmdline}").strip()
         argv = [
             "qemu-system-x86_64", "-nodefaults", "-no-user-config", "-nographic",
             "-machine", f"q35,accel={accel},memory-backend=mem",
