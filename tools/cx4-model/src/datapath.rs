@@ -4,8 +4,8 @@
 //! Send: a doorbell write in a UAR page's BlueFlame area (`+0x800`, the 8-byte ctrl segment
 //! mlx5e's `mlx5e_notify_hw` writes) names the SQ; the device reads the SQ's producer counter
 //! from its doorbell record (`dbr + 4`) and executes every WQE from its consumer counter up to
-//! it ([`Device::sq_doorbell`]). Receive: the wire thread hands each frame to
-//! [`Device::receive`], which steers it to an RQ and consumes the WQE the driver posted
+//! it ([`Hca::sq_doorbell`]). Receive: the wire thread hands each frame to
+//! [`Hca::receive`], which steers it to an RQ and consumes the WQE the driver posted
 //! (the RQ's doorbell record `dbr + 0` holds the producer counter; there is no RQ doorbell).
 //! Both post their CQEs through `fw::cq` (`post_cqe`), which raises completion events.
 //!
@@ -23,7 +23,7 @@ use cx4_hw::{
 use zerocopy::FromBytes;
 
 use crate::{
-    device::Device,
+    bus::Bus,
     eth::{
         classify, cqe,
         dma::{DmaError, RingMemory, RingWqe},
@@ -34,8 +34,9 @@ use crate::{
         rx::{self, RxOptions},
         txwqe::{self, Ctrl, Output, TxConfig},
     },
-    fw::{Cast, Ctx, Firmware, QueueState, RxVerdict, WqDesc},
+    fw::{Cast, Firmware, QueueState, RxVerdict, WqDesc},
     guest_mem::GuestMem,
+    hca::Hca,
     striding::StridingRx,
     wire::{vnet::RxOffload, Port},
 };
@@ -256,11 +257,15 @@ enum TxStep {
     },
 }
 
-impl Device {
-    pub(crate) fn ctx_post_cqe(&mut self, cqn: u32, cqe: &[u8; 64], solicited: bool) {
-        let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
-        let mut ctx = Ctx { mem, msix, faults };
-        if let Err(e) = self.fw.post_cqe(&mut ctx, cqn, cqe, solicited) {
+impl Hca {
+    pub(crate) fn ctx_post_cqe(
+        &mut self,
+        bus: &mut Bus,
+        cqn: u32,
+        cqe: &[u8; 64],
+        solicited: bool,
+    ) {
+        if let Err(e) = self.fw.post_cqe(bus, cqn, cqe, solicited) {
             log::warn!("CQE to CQ {cqn:#x} not written: {e}");
         }
     }
@@ -268,7 +273,7 @@ impl Device {
     /// A write to the BlueFlame/doorbell area of UAR page `page` (offset `off` ≥ 0x800): an
     /// SQ doorbell. The 8 bytes are the first two dwords of the last WQE's control segment
     /// (`opmod_idx_opcode`, `qpn_ds`); the SQ is the one named in `qpn_ds`.
-    pub fn uar_send_doorbell(&mut self, page: u32, off: u64, data: &[u8]) -> bool {
+    pub fn uar_send_doorbell(&mut self, bus: &mut Bus, page: u32, off: u64, data: &[u8]) -> bool {
         if (off as usize) < BF_OFFSET {
             return false;
         }
@@ -280,22 +285,22 @@ impl Device {
             return true;
         }
         let sqn = u32::from_be_bytes([data[4], data[5], data[6], data[7]]) >> 8;
-        if self.fw.sq(sqn).is_none() && self.qp_doorbell(page, sqn) {
+        if self.fw.sq(sqn).is_none() && self.qp_doorbell(bus, page, sqn) {
             return true;
         }
-        self.sq_doorbell(page, sqn);
+        self.sq_doorbell(bus, page, sqn);
         true
     }
 
     /// Executes SQ `sqn` from its consumer counter up to the producer counter in its doorbell
     /// record. An SQ in error flushes those WQEs with flush-error CQEs; one in reset ignores
     /// the doorbell.
-    pub fn sq_doorbell(&mut self, page: u32, sqn: u32) {
+    pub fn sq_doorbell(&mut self, bus: &mut Bus, page: u32, sqn: u32) {
         let t0 = thread_cpu_ns();
         self.path.sq_doorbells += 1;
-        self.execute_sq(page, sqn);
+        self.execute_sq(bus, page, sqn);
         if self.pause.held().0 > 0 || self.pause.any_paused() {
-            self.pause_tick();
+            self.pause_tick(bus);
         }
         self.path.tx_ns += thread_cpu_ns().saturating_sub(t0);
     }
@@ -303,7 +308,7 @@ impl Device {
     /// Executes SQ `sqn` from its consumer counter to the producer counter in its doorbell
     /// record; stops (the SQ stalls, the WQE stays pending) at a WQE whose frame has a
     /// priority the link partner paused (`pfc.rs`).
-    pub(crate) fn execute_sq(&mut self, page: u32, sqn: u32) {
+    pub(crate) fn execute_sq(&mut self, bus: &mut Bus, page: u32, sqn: u32) {
         let Some(sq) = self.fw.sq(sqn) else {
             log::warn!("SQ doorbell on UAR {page} for SQ {sqn:#x} that does not exist, ignored");
             return;
@@ -320,7 +325,7 @@ impl Device {
             log::debug!("doorbell on SQ {sqn:#x} in reset, ignored");
             return;
         }
-        let Some(pc) = read_be32(&self.mem, wq.dbr + cx4_hw::uar::DBR_SND as u64) else {
+        let Some(pc) = read_be32(&bus.mem, wq.dbr + cx4_hw::uar::DBR_SND as u64) else {
             log::warn!("SQ {sqn:#x}: doorbell record {:#x} unreadable", wq.dbr);
             return;
         };
@@ -339,7 +344,7 @@ impl Device {
         while (cc & 0xffff) != pc && budget > 0 {
             let ring = Ring {
                 wq: &wq,
-                mem: &self.mem,
+                mem: &bus.mem,
             };
             let r = RingWqe::new(&ring, u32::from(wq.log_size), 6, cc);
             let ctrl = Ctrl::read(&r);
@@ -348,7 +353,7 @@ impl Device {
             if in_error {
                 let op = ctrl.map_or(0, |c| c.opcode);
                 let e = cqe::err_cqe(false, syndrome::WR_FLUSH_ERR, 0, wqe_counter, op, sqn);
-                self.ctx_post_cqe(cqn, &e.0, false);
+                self.ctx_post_cqe(bus, cqn, &e.0, false);
                 self.path.tx_flushed += 1;
                 cc = cc.wrapping_add(u32::from(bbs));
                 budget = budget.saturating_sub(u32::from(bbs));
@@ -363,7 +368,7 @@ impl Device {
                 },
                 Ok(ctrl)
                     if matches!(ctrl.opcode, wqe_opcode::SEND | wqe_opcode::LSO)
-                        && self.faults.take_wqe_error() =>
+                        && bus.faults.take_wqe_error() =>
                 {
                     let f = txwqe::TxFault::Dma(DmaError::BadLkey { lkey: 0 });
                     TxStep::Fault {
@@ -374,15 +379,7 @@ impl Device {
                     }
                 }
                 Ok(ctrl) if ctrl.opcode == wqe_opcode::UMR => {
-                    match sq_umr(
-                        &mut self.fw,
-                        &self.mem,
-                        sqn,
-                        reg_umr,
-                        wq.pd,
-                        &r,
-                        wqe_counter,
-                    ) {
+                    match sq_umr(&mut self.fw, &bus.mem, sqn, reg_umr, wq.pd, &r, wqe_counter) {
                         Ok(()) => {
                             self.path.tx_umrs += 1;
                             TxStep::Sent {
@@ -401,7 +398,7 @@ impl Device {
                 Ok(ctrl) => {
                     let dma = MkeyDma {
                         fw: &self.fw,
-                        mem: &self.mem,
+                        mem: &bus.mem,
                         pd: wq.pd,
                     };
                     match txwqe::execute(&ctrl, &r, &dma, &cfg) {
@@ -431,7 +428,7 @@ impl Device {
                     self.transmit(&output, up);
                     if ctrl.cqe_requested() {
                         let c = cqe::tx_cqe(wqe_counter, ctrl.opcode, sqn);
-                        self.ctx_post_cqe(cqn, &c.0, ctrl.solicited());
+                        self.ctx_post_cqe(bus, cqn, &c.0, ctrl.solicited());
                     }
                 }
                 TxStep::Fault {
@@ -446,7 +443,7 @@ impl Device {
                     );
                     self.path.tx_errors += 1;
                     let e = cqe::err_cqe(false, syndrome, vendor, wqe_counter, opcode, sqn);
-                    self.ctx_post_cqe(cqn, &e.0, false);
+                    self.ctx_post_cqe(bus, cqn, &e.0, false);
                     self.fw.sq_to_error(sqn);
                     in_error = true;
                 }
@@ -513,11 +510,12 @@ impl Device {
 
     /// A frame read from the wire with what the host left the port to finish (`wire::vnet`):
     /// a partial checksum is completed, a superframe is cut into the segments the card would
-    /// have received (`eth::gso`), each then goes through [`Device::receive`]. A frame cut
+    /// have received (`eth::gso`), each then goes through [`Hca::receive`]. A frame cut
     /// short by the read buffer, a bad checksum position, a superframe that cannot be cut and
     /// an offload never negotiated are dropped and counted. Returns the frames handled.
     pub fn receive_offloaded(
         &mut self,
+        bus: &mut Bus,
         frame: &mut [u8],
         offload: RxOffload,
         truncated: bool,
@@ -530,20 +528,20 @@ impl Device {
         }
         let why = match offload {
             RxOffload::None => {
-                self.receive(frame);
+                self.receive(bus, frame);
                 return 1;
             }
             RxOffload::Csum { start, offset } => match gso::complete_csum(frame, start, offset) {
                 Ok(()) => {
-                    self.receive(frame);
+                    self.receive(bus, frame);
                     return 1;
                 }
                 Err(e) => e.to_string(),
             },
             RxOffload::Tcp { mss } => {
-                if let Some(n) = self.receive_superframe(frame, mss) {
+                if let Some(n) = self.receive_superframe(bus, frame, mss) {
                     if !self.merges.defer {
-                        self.close_merges();
+                        self.close_merges(bus);
                     }
                     return n;
                 }
@@ -558,7 +556,7 @@ impl Device {
                             f.clear();
                             f.extend_from_slice(&s.header);
                             f.extend_from_slice(&frame[s.payload.clone()]);
-                            self.receive(&f);
+                            self.receive(bus, &f);
                         }
                         return segments.len();
                     }
@@ -579,15 +577,15 @@ impl Device {
 
     /// A frame from the wire: size check against the port MTU, parse, steering, RSS, RQ WQE,
     /// scatter, CQE. Frames that cannot be delivered are dropped and counted.
-    pub fn receive(&mut self, frame: &[u8]) {
+    pub fn receive(&mut self, bus: &mut Bus, frame: &[u8]) {
         let t0 = thread_cpu_ns();
         if self.pause.held().0 > 0 {
             // Frames held earlier go first (their RQs may have WQEs now).
-            self.pause_tick();
+            self.pause_tick(bus);
         }
-        self.receive_frame(frame);
+        self.receive_frame(bus, frame);
         if !self.merges.defer {
-            self.close_merges();
+            self.close_merges(bus);
         }
         // A busy segment must not starve the RoCE timers the wire thread wakes for.
         let now = crate::clock::now_ns();
@@ -598,12 +596,12 @@ impl Device {
             .any(|q| q.deadline().is_some_and(|d| d <= now))
             || self.roce.wire.next_release().is_some_and(|t| t <= now)
         {
-            self.roce_tick();
+            self.roce_tick(bus);
         }
         self.path.rx_ns += thread_cpu_ns().saturating_sub(t0);
     }
 
-    fn receive_frame(&mut self, frame: &[u8]) {
+    fn receive_frame(&mut self, bus: &mut Bus, frame: &[u8]) {
         self.path.rx_wire += 1;
         if !self.fw.regs.oper_up() {
             self.path.rx_link_down += 1;
@@ -611,7 +609,7 @@ impl Device {
         }
         if let Some(mc) = crate::eth::pause::parse_mac_control(frame) {
             // MAC control frames end at the MAC: counted, honoured, never delivered.
-            self.mac_control(mc);
+            self.mac_control(bus, mc);
             return;
         }
         if frame.len() > max_frame(&self.fw) {
@@ -621,7 +619,7 @@ impl Device {
         }
         // RoCE (v2 over UDP 4791, or v1 over EtherType 0x8915) to one of the port's GIDs: the
         // RDMA receive path, which the netdev never sees.
-        if self.roce_receive(frame) {
+        if self.roce_receive(bus, frame) {
             return;
         }
         let h = match frame::parse(frame, &parse_config(&self.fw)) {
@@ -647,7 +645,7 @@ impl Device {
         }
         let prio = self.frame_prio(frame);
         for &tirn in &st.tirs {
-            self.deliver_via_tir(frame, &h, tirn, st.flow_tag, prio, false, 1);
+            self.deliver_via_tir(bus, frame, &h, tirn, st.flow_tag, prio, false, 1);
         }
     }
 
@@ -658,6 +656,7 @@ impl Device {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn deliver_via_tir(
         &mut self,
+        bus: &mut Bus,
         frame: &[u8],
         h: &frame::Headers,
         tirn: u32,
@@ -682,8 +681,8 @@ impl Device {
         // An LRO merge open on the RQ takes the frame, or closes before it lands (a held
         // frame, delivered late, never joins one).
         if draining {
-            self.close_merge(rqn);
-        } else if self.join_merge(rqn, frame, h, lro, gso_segs) {
+            self.close_merge(bus, rqn);
+        } else if self.join_merge(bus, rqn, frame, h, lro, gso_segs) {
             self.path.rx_frames += 1;
             return true;
         }
@@ -700,7 +699,7 @@ impl Device {
         // A striding RQ filling a WQE has room until the frame proves otherwise.
         let filling = rq.striding.as_ref().is_some_and(|s| s.cur.is_some());
         let striding = rq.striding.is_some();
-        let Some(pc) = read_be32(&self.mem, wq.dbr + cx4_hw::uar::DBR_RCV as u64) else {
+        let Some(pc) = read_be32(&bus.mem, wq.dbr + cx4_hw::uar::DBR_RCV as u64) else {
             self.path.rx_no_rq += 1;
             return true;
         };
@@ -710,7 +709,7 @@ impl Device {
         // the WQEs it would name are ones the device already consumed.
         let posted = pc.wrapping_sub(cc) & 0xffff;
         let empty =
-            (!filling && (posted == 0 || posted > 1 << wq.log_size)) || self.faults.rx_starved();
+            (!filling && (posted == 0 || posted > 1 << wq.log_size)) || bus.faults.rx_starved();
         if draining && empty {
             return false;
         }
@@ -744,7 +743,7 @@ impl Device {
             flow_tag,
         };
         let wqe_counter = cc as u16;
-        let res = if self.faults.take_rq_error() {
+        let res = if bus.faults.take_rq_error() {
             let f = rx::RxFault::Dma(DmaError::BadLkey { lkey: 0 });
             Err((f.syndrome(), f.vendor_syndrome(), format!("{f} (injected)")))
         } else if striding {
@@ -760,7 +759,7 @@ impl Device {
                 pc,
                 gso_segs,
             };
-            match self.deliver_striding(&x) {
+            match self.deliver_striding(bus, &x) {
                 Ok(true) => {
                     self.path.rx_frames += 1;
                     return true;
@@ -780,7 +779,7 @@ impl Device {
                 .flatten()
                 .filter(|s| lro.merges(s.key.v6));
             let frame = seg.as_ref().map_or(frame, |s| &frame[..s.end]);
-            match self.rx_into_wqe(frame, h, &hash, &wq, cc, &opts) {
+            match self.rx_into_wqe(&bus.mem, frame, h, &hash, &wq, cc, &opts) {
                 Ok((c, segs)) if seg.is_some() => {
                     let s = seg.expect("matched");
                     let len = rx::delivered_len(frame, h, &opts) as u32;
@@ -789,7 +788,7 @@ impl Device {
                     merge.segs = merge.segs.max(gso_segs);
                     let c = Cqe64::read_from_bytes(&c[..]).expect("64 bytes");
                     self.path.rx_frames += 1;
-                    self.open_wqe_merge(rqn, cqn, wq.pd, cc, segs, c, merge, lro);
+                    self.open_wqe_merge(bus, rqn, cqn, wq.pd, cc, segs, c, merge, lro);
                     return true;
                 }
                 other => other.map(|(c, _)| c),
@@ -798,7 +797,7 @@ impl Device {
         match res {
             Ok(c) => {
                 self.path.rx_frames += 1;
-                self.ctx_post_cqe(cqn, &c, false);
+                self.ctx_post_cqe(bus, cqn, &c, false);
                 if let Some(rq) = self.fw.nic.rqs.get_mut(&rqn) {
                     rq.cc = cc.wrapping_add(1);
                 }
@@ -809,7 +808,7 @@ impl Device {
                 log::warn!("RQ {rqn:#x} WQE {wqe_counter:#x}: {why}: error CQE, RQ to error");
                 self.path.rx_errors += 1;
                 let e = cqe::err_cqe(true, s, v, wqe_counter, wqe_opcode::NOP, rqn);
-                self.ctx_post_cqe(cqn, &e.0, false);
+                self.ctx_post_cqe(bus, cqn, &e.0, false);
                 self.fw.rq_to_error(rqn);
                 self.fw.count_rx_discard();
                 if let Some(rq) = self.fw.nic.rqs.get_mut(&rqn) {
@@ -822,22 +821,24 @@ impl Device {
 
     /// The bytes the next posted WQE of cyclic RQ `rqn` holds (its scatter list), `None` if
     /// none is posted or it cannot be read.
-    pub(crate) fn cyclic_room(&self, rqn: u32) -> Option<usize> {
+    pub(crate) fn cyclic_room(&self, bus: &Bus, rqn: u32) -> Option<usize> {
         let rq = self.fw.rq(rqn)?;
         let (wq, cc) = (&rq.wq, rq.cc);
-        let pc = read_be32(&self.mem, wq.dbr + cx4_hw::uar::DBR_RCV as u64)?;
+        let pc = read_be32(&bus.mem, wq.dbr + cx4_hw::uar::DBR_RCV as u64)?;
         let posted = pc.wrapping_sub(cc) & 0xffff;
         if posted == 0 || posted > 1 << wq.log_size {
             return None;
         }
-        let ring = Ring { wq, mem: &self.mem };
+        let ring = Ring { wq, mem: &bus.mem };
         let r = RingWqe::new(&ring, u32::from(wq.log_size), u32::from(wq.log_stride), cc);
         let segs = rx::rq_wqe_segments(&r, 1usize << wq.log_stride).ok()?;
         Some(segs.iter().map(|s| s.len as usize).sum())
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn rx_into_wqe(
         &self,
+        mem: &GuestMem,
         frame: &[u8],
         h: &frame::Headers,
         hash: &RssHash,
@@ -845,7 +846,7 @@ impl Device {
         cc: u32,
         opts: &RxOptions,
     ) -> Result<([u8; 64], Vec<rx::RxSeg>), crate::striding::RxError> {
-        let ring = Ring { wq, mem: &self.mem };
+        let ring = Ring { wq, mem };
         let r = RingWqe::new(&ring, u32::from(wq.log_size), u32::from(wq.log_stride), cc);
         let segs = rx::rq_wqe_segments(&r, 1usize << wq.log_stride).map_err(|e| {
             let f = rx::RxFault::Dma(e);
@@ -853,7 +854,7 @@ impl Device {
         })?;
         let dma = MkeyDma {
             fw: &self.fw,
-            mem: &self.mem,
+            mem,
             pd: wq.pd,
         };
         rx::deliver(frame, h, hash, opts, &segs, cc as u16, &dma)
@@ -863,22 +864,18 @@ impl Device {
 
     /// The wire's carrier changed (the TAP went down or up): the port's operational state
     /// follows, with a PORT_CHANGE event when it changes.
-    pub fn set_carrier(&mut self, up: bool) {
+    pub fn set_carrier(&mut self, bus: &mut Bus, up: bool) {
         let was = self.fw.regs.oper_up();
         self.fw.regs.carrier = up;
         log::info!("wire carrier {}", if up { "on" } else { "off" });
         if self.fw.regs.oper_up() != was {
-            let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
-            let mut ctx = Ctx { mem, msix, faults };
-            self.fw.port_change_event(&mut ctx);
+            self.fw.port_change_event(bus);
         }
     }
 
     /// Raises the moderated completion events due by `now` (ns, the model's clock).
-    pub fn cq_tick(&mut self, now: u64) {
-        let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
-        let mut ctx = Ctx { mem, msix, faults };
-        self.fw.cq_tick(&mut ctx, now);
+    pub fn cq_tick(&mut self, bus: &mut Bus, now: u64) {
+        self.fw.cq_tick(bus, now);
     }
 
     /// Attaches the port's wire.
@@ -887,131 +884,6 @@ impl Device {
         self.port = Some(port);
         self.fw.regs.carrier = up;
     }
-}
-
-fn lock(d: &std::sync::Mutex<Device>) -> std::sync::MutexGuard<'_, Device> {
-    // A panic while holding the lock would be a model bug; keep the state as is.
-    d.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Most frames the receive loop takes from the TAP under one hold of the device lock (a
-/// superframe counts as its segments, and is never split across holds).
-const RX_BATCH: usize = 64;
-
-/// Starts the wire's two threads for `tap`: the receive loop (the frames waiting on the segment
-/// go through [`Device::receive`] in batches under the device lock; while pause state is pending it also
-/// wakes at [`Device::pause_deadline`] for [`Device::pause_tick`]) and the carrier poller (every 100 ms;
-/// a change moves the port's operational state, [`Device::set_carrier`]).
-pub fn spawn_wire(
-    tap: Arc<crate::wire::Tap>,
-    dev: Arc<std::sync::Mutex<Device>>,
-) -> std::io::Result<()> {
-    let (rx_tap, rx_dev) = (tap.clone(), dev.clone());
-    std::thread::Builder::new()
-        .name("wire-rx".into())
-        .spawn(move || {
-            let mut buf = vec![0u8; crate::wire::RECV_BUF];
-            loop {
-                // While a pause runs, frames are held, XOFF is asserted or an `rx-starve`
-                // fault runs, wake for the pause timer (`pfc.rs`) even if the segment is quiet.
-                // So does a RoCE requester's ACK or RNR timer, and a received RoCE frame the
-                // `roce-wire` fault delays or holds back.
-                let deadline = {
-                    let d = lock(&rx_dev);
-                    d.pause_deadline()
-                        .into_iter()
-                        .chain(d.roce_deadline())
-                        .min()
-                };
-                match rx_tap.wait_readable(deadline) {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        let mut d = lock(&rx_dev);
-                        d.pause_tick();
-                        d.roce_tick();
-                        continue;
-                    }
-                    Err(e) => {
-                        log::debug!("{}: poll: {e}", rx_tap.name());
-                    }
-                }
-                // Drain what is waiting under one lock: a busy segment costs one poll and
-                // one lock per batch, not per frame. The batch is bounded so that doorbells
-                // and commands, which take the same lock, wait for at most that many frames.
-                let mut d = lock(&rx_dev);
-                let mut budget = RX_BATCH;
-                // LRO merges stay open over the burst and close when it ends.
-                d.merges.defer = true;
-                let mut down = false;
-                while budget > 0 {
-                    match rx_tap.recv(&mut buf) {
-                        Ok(r) if r.frame.is_empty() && !r.truncated => budget -= 1,
-                        Ok(r) => {
-                            let n = d.receive_offloaded(&mut buf[r.frame], r.offload, r.truncated);
-                            budget = budget.saturating_sub(n.max(1));
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                        Err(e) => {
-                            // A TAP that is down reads EIO until it comes up again.
-                            log::debug!("{}: receive: {e}", rx_tap.name());
-                            down = true;
-                            break;
-                        }
-                    }
-                }
-                d.merges.defer = false;
-                d.close_merges();
-                drop(d);
-                if down {
-                    std::thread::sleep(std::time::Duration::from_millis(50));
-                }
-            }
-        })?;
-    std::thread::Builder::new()
-        .name("wire-carrier".into())
-        .spawn(move || {
-            let mut last = tap.carrier();
-            loop {
-                std::thread::sleep(std::time::Duration::from_millis(100));
-                let now = tap.carrier();
-                if now != last {
-                    last = now;
-                    lock(&dev).set_carrier(now);
-                }
-            }
-        })?;
-    Ok(())
-}
-
-/// Starts the CQ moderation timer (`fw/moderation.rs`): a thread that sleeps, without the
-/// device lock, until the earliest completion event a CQ holds back, then raises the events
-/// due. Whoever holds an event back for an earlier time than the thread sleeps to wakes it.
-/// Periods are microseconds, so the thread asks for a 1 µs timer slack (50 µs by default).
-pub fn spawn_cq_timer(dev: Arc<std::sync::Mutex<Device>>) -> std::io::Result<()> {
-    let wake = Arc::new(std::sync::Condvar::new());
-    lock(&dev).fw.cq_timers.wake = Some(wake.clone());
-    std::thread::Builder::new()
-        .name("cq-timer".into())
-        .spawn(move || {
-            // SAFETY: PR_SET_TIMERSLACK takes a number and changes only this thread's slack.
-            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
-            let mut d = lock(&dev);
-            loop {
-                let now = crate::clock::now_ns();
-                d.cq_tick(now);
-                d = match d.fw.cq_timers.next() {
-                    None => wake.wait(d).unwrap_or_else(|e| e.into_inner()),
-                    Some(at) => {
-                        let wait = std::time::Duration::from_nanos(at.saturating_sub(now));
-                        wake.wait_timeout(d, wait)
-                            .unwrap_or_else(|e| e.into_inner())
-                            .0
-                    }
-                };
-            }
-        })?;
-    Ok(())
 }
 
 #[cfg(test)]
@@ -1023,6 +895,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::{
         config::Config,
+        device::Device,
         eq::Eq,
         fw::{Arm, Cq, Sq},
         guest_mem::test_backing,
@@ -1044,7 +917,8 @@ pub(crate) mod tests {
     pub(crate) fn device() -> (Device, Arc<Loopback>) {
         let args = "--socket /x --init-delay-ms 0 --eth";
         let mut d = Device::new(&Config::from_args(args.split(' ').map(String::from)).unwrap());
-        d.mem
+        d.bus
+            .mem
             .map(BASE, 0x10_0000, 0, Some(test_backing(0x10_0000)))
             .unwrap();
         d.fw.uars.insert(UAR, ());
@@ -1202,7 +1076,7 @@ pub(crate) mod tests {
         w[36..40].copy_from_slice(&lkey.to_be_bytes());
         w[40..48].copy_from_slice(&addr.to_be_bytes());
         let at = SQ_RING + (u64::from(idx) % 64) * 64;
-        d.mem.write(at, &w).unwrap();
+        d.bus.mem.write(at, &w).unwrap();
         w[..8].try_into().unwrap()
     }
 
@@ -1216,7 +1090,7 @@ pub(crate) mod tests {
 
     pub(crate) fn cqe(d: &Device, i: u64) -> [u8; 64] {
         let mut c = [0u8; 64];
-        d.mem.read(CQ_RING + i * 64, &mut c).unwrap();
+        d.bus.mem.read(CQ_RING + i * 64, &mut c).unwrap();
         c
     }
 
@@ -1224,7 +1098,8 @@ pub(crate) mod tests {
     fn doorbell_sends_every_wqe_up_to_the_record_and_completes_the_last() {
         let (mut d, port) = device();
         for i in 0..3u16 {
-            d.mem
+            d.bus
+                .mem
                 .write(
                     DATA + 0x100 * u64::from(i),
                     &frame(100 + usize::from(i), i as u8),
@@ -1234,7 +1109,7 @@ pub(crate) mod tests {
         send_wqe(&d, 0, crate::fw::RESERVED_LKEY, DATA, 100, false);
         send_wqe(&d, 1, crate::fw::RESERVED_LKEY, DATA + 0x100, 101, false);
         let db = send_wqe(&d, 2, crate::fw::RESERVED_LKEY, DATA + 0x200, 102, true);
-        d.mem.write(SQ_DBR + 4, &3u32.to_be_bytes()).unwrap();
+        d.bus.mem.write(SQ_DBR + 4, &3u32.to_be_bytes()).unwrap();
         d.region_write(0, u64::from(UAR) * 4096 + 0x800, &db)
             .unwrap();
         let sent = port.take();
@@ -1262,7 +1137,7 @@ pub(crate) mod tests {
     fn bad_lkey_errors_the_sq_and_later_wqes_are_flushed() {
         let (mut d, port) = device();
         let db = send_wqe(&d, 0, 0x1234_5600, DATA, 100, true);
-        d.mem.write(SQ_DBR + 4, &1u32.to_be_bytes()).unwrap();
+        d.bus.mem.write(SQ_DBR + 4, &1u32.to_be_bytes()).unwrap();
         d.region_write(0, u64::from(UAR) * 4096 + 0x800, &db)
             .unwrap();
         assert!(port.take().is_empty());
@@ -1270,9 +1145,9 @@ pub(crate) mod tests {
         assert_eq!(c[63] >> 4, cx4_hw::cq::cqe::opcode::REQ_ERR);
         assert_eq!(c[0x37], syndrome::LOCAL_PROT_ERR, "syndrome: {c:02x?}");
         assert_eq!(d.fw.sq(SQN).unwrap().state, QueueState::Err);
-        d.mem.write(DATA, &frame(100, 7)).unwrap();
+        d.bus.mem.write(DATA, &frame(100, 7)).unwrap();
         let db = send_wqe(&d, 1, crate::fw::RESERVED_LKEY, DATA, 100, true);
-        d.mem.write(SQ_DBR + 4, &2u32.to_be_bytes()).unwrap();
+        d.bus.mem.write(SQ_DBR + 4, &2u32.to_be_bytes()).unwrap();
         d.region_write(0, u64::from(UAR) * 4096 + 0x800, &db)
             .unwrap();
         assert!(port.take().is_empty(), "an SQ in error sends nothing");
@@ -1286,9 +1161,9 @@ pub(crate) mod tests {
     fn link_down_sends_nothing_but_completes() {
         let (mut d, port) = device();
         d.set_carrier(false);
-        d.mem.write(DATA, &frame(80, 1)).unwrap();
+        d.bus.mem.write(DATA, &frame(80, 1)).unwrap();
         let db = send_wqe(&d, 0, crate::fw::RESERVED_LKEY, DATA, 80, true);
-        d.mem.write(SQ_DBR + 4, &1u32.to_be_bytes()).unwrap();
+        d.bus.mem.write(SQ_DBR + 4, &1u32.to_be_bytes()).unwrap();
         d.region_write(0, u64::from(UAR) * 4096 + 0x800, &db)
             .unwrap();
         assert!(port.take().is_empty());
@@ -1432,7 +1307,7 @@ pub(crate) mod tests {
                             *b = rnd() as u8;
                         }
                     }
-                    d.mem.write(SQ_RING, &ring).unwrap();
+                    d.bus.mem.write(SQ_RING, &ring).unwrap();
                     if rnd() % 2 == 0 {
                         let idx = (rnd() % 64) as u16;
                         let lkey = if rnd() % 2 == 0 {
@@ -1451,10 +1326,14 @@ pub(crate) mod tests {
                     }
                 }
                 1 => {
-                    d.mem
+                    d.bus
+                        .mem
                         .write(SQ_DBR + 4, &(rnd() as u32).to_be_bytes())
                         .unwrap();
-                    d.mem.write(CQ_DBR, &(rnd() as u32).to_be_bytes()).unwrap();
+                    d.bus
+                        .mem
+                        .write(CQ_DBR, &(rnd() as u32).to_be_bytes())
+                        .unwrap();
                 }
                 2 => {
                     let before = d.fw.sq(SQN).unwrap().cc;

@@ -2,6 +2,7 @@
 //!
 //! `transport` speaks the wire protocol; `device` is the card; the other modules are its parts.
 
+pub mod bus;
 pub mod clock;
 pub mod cmdq;
 pub mod config;
@@ -13,6 +14,7 @@ pub mod eth;
 pub mod faults;
 pub mod fw;
 pub mod guest_mem;
+pub mod hca;
 pub mod irq;
 pub mod logger;
 pub mod pages;
@@ -20,6 +22,7 @@ pub mod pause;
 pub mod pci_cfg;
 pub mod pfc;
 pub mod roce;
+pub mod runtime;
 pub mod striding;
 pub mod transport;
 pub mod wire;

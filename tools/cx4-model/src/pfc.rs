@@ -3,11 +3,11 @@
 //!
 //! Receive: a MAC control frame is counted and never delivered; a PFC XOFF for a priority
 //! with `pfcrx` (or an 802.3x pause with `pprx`: every priority) pauses it for quanta × 512
-//! bit times at the port's speed. Send: [`Device::tx_blocked`] stops an SQ at the first WQE
-//! whose frame has a paused priority; [`Device::pause_tick`] runs it again once the pause
+//! bit times at the port's speed. Send: [`Hca::tx_blocked`] stops an SQ at the first WQE
+//! whose frame has a paused priority; [`Hca::pause_tick`] runs it again once the pause
 //! ends (XON or expiry). Lossless receive: a frame of a priority with `pfctx` (or any frame
 //! with `pptx`) whose RQ has no WQE is held in a bounded buffer and the port sends XOFF;
-//! [`Device::pause_tick`] delivers held frames in order once WQEs are posted, then sends XON.
+//! [`Hca::pause_tick`] delivers held frames in order once WQEs are posted, then sends XON.
 //!
 //! A frame's priority, for both directions, follows the trust state: the VLAN PCP (untagged:
 //! 0), or with DSCP trust an IP frame's DSCP through QPDPM. Real hardware schedules a send by
@@ -18,18 +18,19 @@ use std::time::{Duration, Instant};
 use cx4_hw::qos::trust_state;
 
 use crate::{
-    device::Device,
+    bus::Bus,
     eth::{
         frame,
         pause::{self as mac, MacControl},
     },
+    hca::Hca,
     pause::{Held, NUM_PRIO},
 };
 
 /// Slot of an 802.3x (global) XOFF in the pause state.
 const GLOBAL_SLOT: usize = 0;
 
-impl Device {
+impl Hca {
     /// The port's speed in bit/s (PTYS operational protocol; 10 Gb/s if unknown).
     pub fn link_bps(&self) -> u64 {
         use cx4_hw::regs::eth_link_mode::*;
@@ -65,7 +66,7 @@ impl Device {
     }
 
     /// A received MAC control frame: counted, honoured per `pfcrx` / `pprx`.
-    pub(crate) fn mac_control(&mut self, mc: MacControl) {
+    pub(crate) fn mac_control(&mut self, bus: &mut Bus, mc: MacControl) {
         let now = Instant::now();
         let bps = self.link_bps();
         let q = self.fw.regs.qos.clone();
@@ -109,7 +110,7 @@ impl Device {
             }
         }
         if resumed {
-            self.resume_stalled();
+            self.resume_stalled(bus);
         }
     }
 
@@ -123,12 +124,12 @@ impl Device {
 
     /// Runs the SQs stalled on a pause again (those that still exist), and sends the RoCE
     /// frames the pause held back (`roce::congestion`).
-    fn resume_stalled(&mut self) {
+    fn resume_stalled(&mut self, bus: &mut Bus) {
         self.roce_gate_release(crate::clock::now_ns());
         let stalled = std::mem::take(&mut self.pause.stalled);
         for (page, sqn) in stalled {
             if self.fw.sq(sqn).is_some() {
-                self.execute_sq(page, sqn);
+                self.execute_sq(bus, page, sqn);
             }
         }
     }
@@ -206,18 +207,18 @@ impl Device {
     /// The pause timer: ends expired pauses (running stalled SQs again), delivers held frames
     /// whose RQs have WQEs now, sends XON for slots with nothing held and refreshes the XOFF
     /// of the others before the partner's pause runs out. The wire thread calls it at
-    /// [`Device::pause_deadline`], and every received frame and SQ doorbell does.
-    pub fn pause_tick(&mut self) {
+    /// [`Hca::pause_deadline`], and every received frame and SQ doorbell does.
+    pub fn pause_tick(&mut self, bus: &mut Bus) {
         let now = Instant::now();
         // Ends an `rx-starve` whose time is up (and logs it), even with nothing held.
-        self.faults.rx_starved();
+        bus.faults.rx_starved();
         if self.pause.expire(&mut self.fw.nic.port.pause, now) {
-            self.resume_stalled();
+            self.resume_stalled(bus);
         }
         if self.pause.held().0 > 0 {
-            self.drain_held();
+            self.drain_held(bus);
             if !self.merges.defer {
-                self.close_merges();
+                self.close_merges(bus);
             }
         }
         let refresh = self.xoff_time() / 2;
@@ -239,7 +240,7 @@ impl Device {
     }
 
     /// Delivers held frames in order, per RQ, while their RQs have WQEs.
-    fn drain_held(&mut self) {
+    fn drain_held(&mut self, bus: &mut Bus) {
         let cfg = crate::datapath::parse_config(&self.fw);
         let mut blocked = std::collections::BTreeSet::new();
         let mut rest = std::collections::VecDeque::new();
@@ -251,7 +252,7 @@ impl Device {
             let Ok(hdrs) = frame::parse(&h.frame, &cfg) else {
                 continue;
             };
-            if !self.deliver_via_tir(&h.frame, &hdrs, h.tirn, h.flow_tag, h.prio, true, 1) {
+            if !self.deliver_via_tir(bus, &h.frame, &hdrs, h.tirn, h.flow_tag, h.prio, true, 1) {
                 blocked.insert(h.rqn);
                 rest.push_back(h);
             }
@@ -259,12 +260,12 @@ impl Device {
         self.pause.put_back(rest);
     }
 
-    /// How long the wire thread may wait before [`Device::pause_tick`] is due; `None` when
+    /// How long the wire thread may wait before [`Hca::pause_tick`] is due; `None` when
     /// nothing is paused, held or asserted and no `rx-starve` fault runs (its end is a
     /// deadline: held frames drain then without waiting for another frame).
-    pub fn pause_deadline(&self) -> Option<Duration> {
+    pub fn pause_deadline(&self, bus: &Bus) -> Option<Duration> {
         let now = Instant::now();
-        let starve_end = self.faults.rx_starve_end().filter(|&t| t > now);
+        let starve_end = bus.faults.rx_starve_end().filter(|&t| t > now);
         self.pause
             .deadline(self.xoff_time() / 2, now)
             .into_iter()
@@ -321,6 +322,7 @@ mod tests {
     use super::*;
     use crate::{
         datapath::tests::*,
+        device::Device,
         fw::{QueueState, Rq, WqDesc},
         wire::Loopback,
     };
@@ -392,7 +394,7 @@ mod tests {
     /// Posts WQE `idx` of SQ `sqn` sending `f` from its own buffer, CQE requested.
     fn post(d: &Device, sqn: u32, idx: u16, f: &[u8]) {
         let data = DATA + 0x200 * u64::from(idx) + if sqn == SQN { 0 } else { 0x1000 };
-        d.mem.write(data, f).unwrap();
+        d.bus.mem.write(data, f).unwrap();
         let (ring, qpn) = if sqn == SQN {
             (SQ_RING, SQN)
         } else {
@@ -406,12 +408,15 @@ mod tests {
         w[32..36].copy_from_slice(&(f.len() as u32).to_be_bytes());
         w[36..40].copy_from_slice(&crate::fw::RESERVED_LKEY.to_be_bytes());
         w[40..48].copy_from_slice(&data.to_be_bytes());
-        d.mem.write(ring + u64::from(idx % 64) * 64, &w).unwrap();
+        d.bus
+            .mem
+            .write(ring + u64::from(idx % 64) * 64, &w)
+            .unwrap();
     }
 
     fn ring(d: &mut Device, sqn: u32, pc: u32) {
         let dbr = if sqn == SQN { SQ_DBR } else { SQ2_DBR };
-        d.mem.write(dbr + 4, &pc.to_be_bytes()).unwrap();
+        d.bus.mem.write(dbr + 4, &pc.to_be_bytes()).unwrap();
         d.sq_doorbell(UAR, sqn);
     }
 
@@ -506,14 +511,17 @@ mod tests {
             w[0..4].copy_from_slice(&(RX_STRIDE as u32).to_be_bytes());
             w[4..8].copy_from_slice(&crate::fw::RESERVED_LKEY.to_be_bytes());
             w[8..16].copy_from_slice(&(RX_BUF + u64::from(i) * RX_STRIDE).to_be_bytes());
-            d.mem.write(RQ_RING + u64::from(i % 64) * 16, &w).unwrap();
+            d.bus
+                .mem
+                .write(RQ_RING + u64::from(i % 64) * 16, &w)
+                .unwrap();
         }
-        d.mem.write(RQ_DBR, &to.to_be_bytes()).unwrap();
+        d.bus.mem.write(RQ_DBR, &to.to_be_bytes()).unwrap();
     }
 
     fn rx_buf(d: &Device, i: u64, len: usize) -> Vec<u8> {
         let mut b = vec![0u8; len];
-        d.mem.read(RX_BUF + i * RX_STRIDE, &mut b).unwrap();
+        d.bus.mem.read(RX_BUF + i * RX_STRIDE, &mut b).unwrap();
         b
     }
 
@@ -521,19 +529,19 @@ mod tests {
     fn a_receive_doorbell_record_more_than_a_ring_ahead_posts_nothing() {
         let (mut d, _port) = pfc_device();
         post_rx(&d, 0, 4);
-        d.mem.write(RQ_DBR, &2u32.to_be_bytes()).unwrap();
+        d.bus.mem.write(RQ_DBR, &2u32.to_be_bytes()).unwrap();
         d.receive(&prio_frame(100, 1, 0));
         assert_eq!(d.path.rx_frames, 1);
         // 65 ahead of the device's counter (1) on a 64-entry ring: not a count the driver can
         // post; nothing is consumed, the frame is out of buffer.
-        d.mem.write(RQ_DBR, &66u32.to_be_bytes()).unwrap();
+        d.bus.mem.write(RQ_DBR, &66u32.to_be_bytes()).unwrap();
         d.receive(&prio_frame(100, 2, 0));
         assert_eq!((d.path.rx_frames, d.path.rx_out_of_buffer), (1, 1));
         // A whole ring ahead is fine, and so is a 16-bit wrap of the record.
-        d.mem.write(RQ_DBR, &65u32.to_be_bytes()).unwrap();
+        d.bus.mem.write(RQ_DBR, &65u32.to_be_bytes()).unwrap();
         d.receive(&prio_frame(100, 3, 0));
         assert_eq!((d.path.rx_frames, d.path.rx_out_of_buffer), (2, 1));
-        d.mem.write(RQ_DBR, &0x1_0003u32.to_be_bytes()).unwrap();
+        d.bus.mem.write(RQ_DBR, &0x1_0003u32.to_be_bytes()).unwrap();
         d.receive(&prio_frame(100, 4, 0));
         assert_eq!((d.path.rx_frames, d.path.rx_out_of_buffer), (3, 1));
     }
@@ -711,7 +719,7 @@ mod tests {
             !refreshes.is_empty() && refreshes.iter().all(|m| *m == pfc3(0xffff)),
             "{sent:?}"
         );
-        assert!(d.faults.rx_starve_end().is_none(), "over");
+        assert!(d.bus.faults.rx_starve_end().is_none(), "over");
         assert_eq!(d.path.rx_out_of_buffer, 0, "nothing lost");
         // Normal again: the next frame goes straight into the next WQE.
         let f = prio_frame(90, 9, 3);
@@ -792,7 +800,7 @@ mod tests {
         assert_eq!((d.path.rx_frames, d.pause.held().0), (1, 0));
         assert_eq!(rx_buf(&d, 0, f.len()), f);
         assert_eq!(xon_xoff(&port.take()), vec![pfc3(0)]);
-        assert_eq!(d.faults.wqe_errors, 2, "only the starvation ends");
+        assert_eq!(d.bus.faults.wqe_errors, 2, "only the starvation ends");
         // Ending none is not an error.
         inject(&mut d, "rx-starve ms=0");
         assert!(crate::faults::Fault::parse("rx-starve ms=60001").is_err());

@@ -8,13 +8,13 @@ use cx4_hw::{
 };
 use zerocopy::FromBytes;
 
-use super::{fail, need_out, req, resp, ring_pas, CmdResult, Ctx, Firmware};
+use super::{fail, need_out, req, resp, ring_pas, Bus, CmdResult, Firmware};
 use crate::eq::Eq;
 
 impl Firmware {
     pub(super) fn eq_cmd(
         &mut self,
-        ctx: &mut Ctx<'_>,
+        ctx: &mut Bus,
         op: u16,
         input: &[u8],
         out: &mut [u8],
@@ -77,7 +77,7 @@ impl Firmware {
                     fail!(BAD_RES, "GEN_EQE on an EQ that does not exist", "EQ {eqn}");
                 };
                 let eqe = Eqe::ref_from_bytes(inp.eqe()).expect("an EQE is 64 bytes");
-                if !eq.post(ctx.mem, ctx.msix, ctx.faults, eqe) {
+                if !eq.post(&ctx.mem, &mut ctx.msix, &mut ctx.faults, eqe) {
                     fail!(BAD_RES_STATE, "GEN_EQE on an EQ in error", "EQ {eqn}");
                 }
                 Ok(())
@@ -86,7 +86,7 @@ impl Firmware {
         }
     }
 
-    fn create_eq(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {
+    fn create_eq(&mut self, ctx: &mut Bus, input: &[u8], out: &mut [u8]) -> CmdResult {
         let inp = req::<CreateEqIn>(input)?;
         let c = inp.eq_context_entry();
         let log_size = c.log_eq_size();
@@ -116,7 +116,7 @@ impl Firmware {
             );
         }
         let pas = ring_pas(
-            ctx.mem,
+            &ctx.mem,
             input,
             64u64 << log_size,
             page_shift,
@@ -182,7 +182,7 @@ impl Firmware {
     }
 
     /// A doorbell write on UAR page `page` at `off` (EQ and CQ doorbells).
-    pub fn uar_doorbell(&mut self, ctx: &mut Ctx<'_>, page: u32, off: u64, data: &[u8]) {
+    pub fn uar_doorbell(&mut self, ctx: &mut Bus, page: u32, off: u64, data: &[u8]) {
         use cx4_hw::uar::{EqDoorbell, CQ_DOORBELL, EQ_DOORBELL_UPDATE, EQ_DOORBELL_UPDATE_ARM};
         if !self.uars.contains_key(&page) {
             log::warn!("doorbell on UAR page {page} that is not allocated, ignored");
@@ -195,7 +195,7 @@ impl Firmware {
                 match self.eqs.get_mut(&db.eqn) {
                     Some(eq) if eq.uar_page == page => {
                         let arm = off == EQ_DOORBELL_UPDATE_ARM;
-                        eq.doorbell(db.ci, arm, ctx.msix, ctx.faults)
+                        eq.doorbell(db.ci, arm, &mut ctx.msix, &mut ctx.faults)
                     }
                     _ => log::warn!("EQ doorbell for EQ {} not on UAR {page}, ignored", db.eqn),
                 }

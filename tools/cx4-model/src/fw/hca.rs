@@ -6,7 +6,7 @@ use cx4_hw::hca::{
     SetDriverVersionIn, SetIssiIn, TeardownHcaIn,
 };
 
-use super::{fail, need_in, req, resp, CmdResult, Ctx, Firmware, HcaState};
+use super::{fail, need_in, req, resp, Bus, CmdResult, Firmware, HcaState};
 use crate::pages::Stage;
 
 /// ISSIs the model supports: 0 and 1 (bit n = ISSI n), like ConnectX-4 firmware.
@@ -79,7 +79,7 @@ impl Firmware {
         Ok(())
     }
 
-    pub(super) fn init_hca(&mut self, ctx: &mut Ctx<'_>, input: &[u8]) -> CmdResult {
+    pub(super) fn init_hca(&mut self, ctx: &mut Bus, input: &[u8]) -> CmdResult {
         need_in(input, InitHcaIn::SIZE.min(0x10))?;
         if self.state != HcaState::Enabled {
             fail!(

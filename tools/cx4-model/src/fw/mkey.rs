@@ -15,7 +15,7 @@ use cx4_hw::{
     opcode,
 };
 
-use super::{fail, need_out, req, resp, CmdResult, Ctx, Firmware};
+use super::{fail, need_out, req, resp, Bus, CmdResult, Firmware};
 
 /// The reserved lkey (QUERY_SPECIAL_CONTEXTS `resd_lkey`): addresses are guest physical,
 /// without PD or range checks.
@@ -183,7 +183,7 @@ pub enum XlateError {
 impl Firmware {
     pub(super) fn mkey_cmd(
         &mut self,
-        ctx: &mut Ctx<'_>,
+        ctx: &mut Bus,
         op: u16,
         input: &[u8],
         out: &mut [u8],
@@ -246,7 +246,7 @@ impl Firmware {
         }
     }
 
-    fn create_mkey(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {
+    fn create_mkey(&mut self, ctx: &mut Bus, input: &[u8], out: &mut [u8]) -> CmdResult {
         let inp = req::<CreateMkeyIn>(input)?;
         let c = inp.memory_key_mkey_entry();
         if inp.pg_access() != 0 || inp.mkey_umem_valid() != 0 {

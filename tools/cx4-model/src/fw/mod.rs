@@ -58,13 +58,7 @@ pub use tir::{HashFields, Rqt, RxHash, Tir, TirDispatch, TirLro, Tis};
 pub use vport::VportState;
 pub use wq::{QueueState, Rq, Sq, Striding, StridingWqe, WqDesc};
 
-use crate::{
-    eq::Eq,
-    faults::{FaultPlan, Verdict},
-    guest_mem::GuestMem,
-    irq::MsiX,
-    pages::Pages,
-};
+use crate::{eq::Eq, faults::Verdict, guest_mem::GuestMem, pages::Pages};
 
 /// A command failure: status byte, syndrome and a human-readable reason for the model's log.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,14 +114,7 @@ macro_rules! fail {
 pub(crate) use fail;
 
 /// What the rest of the device lends the firmware while it executes a command.
-pub struct Ctx<'a> {
-    /// Guest memory.
-    pub mem: &'a GuestMem,
-    /// Interrupt vectors.
-    pub msix: &'a mut MsiX,
-    /// Fault plan (interrupt drops).
-    pub faults: &'a mut FaultPlan,
-}
+pub use crate::bus::Bus;
 
 /// Life cycle of the function, as ENABLE/INIT/TEARDOWN/DISABLE move it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -284,7 +271,7 @@ impl Firmware {
 
     /// Executes one command; returns the output (`out_len` bytes, header included), or `None`
     /// when the command must not be answered (fault injection).
-    pub fn execute(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out_len: usize) -> Option<Vec<u8>> {
+    pub fn execute(&mut self, ctx: &mut Bus, input: &[u8], out_len: usize) -> Option<Vec<u8>> {
         let mut out = vec![0u8; out_len.max(8)];
         let op = in_opcode(input);
         let verdict = ctx.faults.verdict(op);
@@ -335,7 +322,7 @@ impl Firmware {
         Some(out)
     }
 
-    fn dispatch(&mut self, ctx: &mut Ctx<'_>, op: u16, input: &[u8], out: &mut [u8]) -> CmdResult {
+    fn dispatch(&mut self, ctx: &mut Bus, op: u16, input: &[u8], out: &mut [u8]) -> CmdResult {
         use opcode::*;
         let any = [HcaState::Enabled, HcaState::Initialized, HcaState::TornDown];
         let live = [HcaState::Initialized];
@@ -474,12 +461,12 @@ impl Firmware {
     }
 
     /// Posts an event to the first EQ subscribed to its type (async events).
-    pub fn post_event(&mut self, ctx: &mut Ctx<'_>, eqe: &Eqe) -> usize {
+    pub fn post_event(&mut self, ctx: &mut Bus, eqe: &Eqe) -> usize {
         let ty = eqe.event_type() as u8;
         let mut n = 0;
         for eq in self.eqs.values_mut() {
             if eq.wants(ty) {
-                if eq.post(ctx.mem, ctx.msix, ctx.faults, eqe) {
+                if eq.post(&ctx.mem, &mut ctx.msix, &mut ctx.faults, eqe) {
                     n += 1;
                 }
                 break; // one EQ per event type, like the hardware's event routing

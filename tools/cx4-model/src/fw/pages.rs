@@ -6,7 +6,7 @@ use cx4_hw::{
     pages::{manage_pages_op_mod, ManagePagesIn, ManagePagesOut, QueryPagesIn, QueryPagesOut},
 };
 
-use super::{fail, new_event, req, resp, CmdResult, Ctx, Firmware, HcaState};
+use super::{fail, new_event, req, resp, Bus, CmdResult, Firmware, HcaState};
 use crate::pages::{PageError, Stage};
 
 impl Firmware {
@@ -37,7 +37,7 @@ impl Firmware {
 
     pub(super) fn manage_pages(
         &mut self,
-        ctx: &mut Ctx<'_>,
+        ctx: &mut Bus,
         input: &[u8],
         out: &mut [u8],
     ) -> CmdResult {
@@ -63,7 +63,7 @@ impl Firmware {
                 let pas: Vec<u64> = (0..n)
                     .map(|i| ManagePagesIn::pas(input, i).unwrap_or(0))
                     .collect();
-                match self.pages.give(ctx.mem, &pas) {
+                match self.pages.give(&ctx.mem, &pas) {
                     Ok(()) => {
                         log::debug!("{} pages given (now {} held)", n, self.pages.held());
                         Ok(())
@@ -115,7 +115,7 @@ impl Firmware {
     }
 
     /// Asks the driver for the regular pages not yet given, if a pages EQ exists.
-    pub(super) fn request_regular_pages(&mut self, ctx: &mut Ctx<'_>) {
+    pub(super) fn request_regular_pages(&mut self, ctx: &mut Bus) {
         let n = self.pages.query(Stage::Regular);
         if n > 0 {
             self.page_request(ctx, n as i32);
@@ -123,7 +123,7 @@ impl Firmware {
     }
 
     /// Posts a page request event (positive: give, negative: take back).
-    pub fn page_request(&mut self, ctx: &mut Ctx<'_>, n: i32) -> bool {
+    pub fn page_request(&mut self, ctx: &mut Bus, n: i32) -> bool {
         let mut eqe = new_event(event_type::PAGE_REQUEST, 0);
         let req = eqe.req_pages_mut();
         req.set_func_id(0);

@@ -18,7 +18,7 @@ use cx4_hw::{
 use std::collections::BTreeMap;
 
 use super::rdma::GidEntry;
-use super::{fail, need_in, need_out, req, resp, ring_pas, CmdError, CmdResult, Ctx, Firmware};
+use super::{fail, need_in, need_out, req, resp, ring_pas, Bus, CmdError, CmdResult, Firmware};
 
 /// The page geometry of a QP's buffer: receive queue first, then the send queue.
 #[derive(Clone, Debug, Default)]
@@ -295,7 +295,7 @@ fn transition(op: u16) -> Option<Transition> {
 impl Firmware {
     pub(super) fn qp_cmd(
         &mut self,
-        ctx: &mut Ctx<'_>,
+        ctx: &mut Bus,
         op: u16,
         input: &[u8],
         out: &mut [u8],
@@ -374,7 +374,7 @@ impl Firmware {
         }
     }
 
-    fn create_qp(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {
+    fn create_qp(&mut self, ctx: &mut Bus, input: &[u8], out: &mut [u8]) -> CmdResult {
         let inp = req::<CreateQpIn>(input)?;
         let c = inp.qpc();
         let st = c.st() as u8;
@@ -508,7 +508,7 @@ impl Firmware {
         let bytes = buf.offset + buf.rq_bytes() + buf.sq_bytes();
         if bytes > buf.offset {
             buf.pas = ring_pas(
-                ctx.mem,
+                &ctx.mem,
                 input,
                 bytes,
                 buf.page_shift.into(),

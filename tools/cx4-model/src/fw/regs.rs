@@ -18,7 +18,7 @@ use cx4_hw::{
 };
 use zerocopy::{FromBytes, IntoBytes};
 
-use super::{fail, qos, req, CmdResult, Ctx, Firmware};
+use super::{fail, qos, req, Bus, CmdResult, Firmware};
 
 /// 100GBASE_CR4 in the legacy `eth_proto` bit mask (ConnectX-4).
 pub const ETH_100GBASE_CR4: u32 = eth_link_mode::proto_bit(eth_link_mode::ETH_100GBASE_CR4);
@@ -100,12 +100,7 @@ fn view<T: FromBytes + zerocopy::KnownLayout + zerocopy::Immutable>(
 }
 
 impl Firmware {
-    pub(super) fn access_reg(
-        &mut self,
-        ctx: &mut Ctx<'_>,
-        input: &[u8],
-        out: &mut [u8],
-    ) -> CmdResult {
+    pub(super) fn access_reg(&mut self, ctx: &mut Bus, input: &[u8], out: &mut [u8]) -> CmdResult {
         let was_up = self.regs.oper_up();
         self.access_reg_inner(input, out)?;
         if self.regs.oper_up() != was_up {
@@ -116,7 +111,7 @@ impl Firmware {
 
     /// Posts a PORT_CHANGE event (ACTIVE or DOWN) for port 1, as firmware does when the
     /// operational state of the port changes.
-    pub fn port_change_event(&mut self, ctx: &mut Ctx<'_>) {
+    pub fn port_change_event(&mut self, ctx: &mut Bus) {
         let sub = if self.regs.oper_up() {
             cx4_hw::eq::port_change_subtype::ACTIVE
         } else {

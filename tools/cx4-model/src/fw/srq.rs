@@ -15,7 +15,7 @@ use cx4_hw::{
 };
 
 use super::{
-    fail, need_in, need_out, qp::QpBuf, req, resp, ring_pas, wq::WqDesc, CmdError, CmdResult, Ctx,
+    fail, need_in, need_out, qp::QpBuf, req, resp, ring_pas, wq::WqDesc, Bus, CmdError, CmdResult,
     Firmware,
 };
 
@@ -58,7 +58,7 @@ pub struct Srq {
 impl Firmware {
     pub(super) fn srq_cmd(
         &mut self,
-        ctx: &mut Ctx<'_>,
+        ctx: &mut Bus,
         op: u16,
         input: &[u8],
         out: &mut [u8],
@@ -339,7 +339,7 @@ impl Firmware {
     /// Creates an ISSI-0 or XRC SRQ from its context's geometry and the input's page list.
     fn new_srq(
         &mut self,
-        ctx: &mut Ctx<'_>,
+        ctx: &mut Bus,
         input: &[u8],
         kind: SrqKind,
         g: Geometry,
@@ -402,7 +402,14 @@ impl Firmware {
             ..QpBuf::default()
         };
         buf.offset = u64::from(g.page_offset) << (page_shift - 6);
-        buf.pas = ring_pas(ctx.mem, input, buf.offset + buf.rq_bytes(), page_shift, pas)?.into();
+        buf.pas = ring_pas(
+            &ctx.mem,
+            input,
+            buf.offset + buf.rq_bytes(),
+            page_shift,
+            pas,
+        )?
+        .into();
         let mut probe = [0u8; 4];
         if !g.dbr.is_multiple_of(4) || ctx.mem.read(g.dbr, &mut probe).is_err() {
             fail!(

@@ -16,7 +16,7 @@ use cx4_hw::{
     },
 };
 
-use super::{fail, need_out, req, resp, ring_pas, CmdError, CmdResult, Ctx, Firmware};
+use super::{fail, need_out, req, resp, ring_pas, Bus, CmdError, CmdResult, Firmware};
 
 /// Bytes of a send WQE basic block (`MLX5_SEND_WQE_BB`): the SQ stride.
 pub const SEND_WQE_BB_SHIFT: u32 = 6;
@@ -85,7 +85,7 @@ impl WqDesc {
     /// PD allocated, doorbell record in guest memory, one aligned mapped page per ring page.
     pub(super) fn parse(
         fw: &Firmware,
-        ctx: &Ctx<'_>,
+        ctx: &Bus,
         wq: &Wq,
         msg: &[u8],
         pas: impl Fn(&[u8], usize) -> Option<u64>,
@@ -133,7 +133,7 @@ impl WqDesc {
         }
         let bytes = 1u64 << (log_size + wq.log_wq_stride());
         let offset = u64::from(wq.page_offset()) << (page_shift - 6);
-        let list = ring_pas(ctx.mem, msg, offset + bytes, page_shift, pas)?;
+        let list = ring_pas(&ctx.mem, msg, offset + bytes, page_shift, pas)?;
         Ok(WqDesc {
             wq_type: wq.wq_type() as u8,
             log_stride: wq.log_wq_stride() as u8,
@@ -273,7 +273,7 @@ impl Striding {
 impl Firmware {
     pub(super) fn wq_cmd(
         &mut self,
-        ctx: &mut Ctx<'_>,
+        ctx: &mut Bus,
         op: u16,
         input: &[u8],
         out: &mut [u8],
@@ -356,7 +356,7 @@ impl Firmware {
             .map(|t| format!("TIR {:#x}", t.tirn))
     }
 
-    fn create_sq(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {
+    fn create_sq(&mut self, ctx: &mut Bus, input: &[u8], out: &mut [u8]) -> CmdResult {
         let inp = req::<CreateSqIn>(input)?;
         let c = inp.ctx();
         if c.state() != u32::from(sqc_state::RST) {
@@ -523,7 +523,7 @@ impl Firmware {
         Ok(())
     }
 
-    fn create_rq(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {
+    fn create_rq(&mut self, ctx: &mut Bus, input: &[u8], out: &mut [u8]) -> CmdResult {
         let inp = req::<CreateRqIn>(input)?;
         let c = inp.ctx();
         if c.state() != u32::from(rqc_state::RST) {

@@ -2,8 +2,8 @@
 //! notification point (`cnp.rs`), the firmware's congestion state (`fw::cong`) and the port's
 //! PFC pause state (`pause.rs`, `pfc.rs`) meet the engine's send and receive paths.
 //!
-//! Send, for every request packet of an RC or UC QP ([`Device::roce_send_request`]):
-//! - its priority is the frame's, as the port classifies it (`Device::frame_prio`: trust PCP
+//! Send, for every request packet of an RC or UC QP ([`Hca::roce_send_request`]):
+//! - its priority is the frame's, as the port classifies it (`Hca::frame_prio`: trust PCP
 //!   → the VLAN PCP mlx5_ib puts the path's `sl` in, untagged 0; trust DSCP → QPDPM of the
 //!   path's DSCP), the same rule as the Ethernet SQs;
 //! - with the reaction point enabled for that priority the packet is ECN-capable: ECT(0),
@@ -12,8 +12,8 @@
 //! - it leaves at once unless the priority is paused by the link partner (PFC XOFF, or an
 //!   802.3x pause), the QP's rate limiter holds it back, or earlier packets of the QP wait;
 //!   then it waits, in order, in [`CongEngine`]. Every other RoCE frame (responses, ACKs, UD,
-//!   CNPs) waits only for a pause of its priority ([`Device::roce_pfc_gate`]).
-//! - Waiting packets leave at [`Device::roce_gate_release`]: from `roce_tick` (the wire thread
+//!   CNPs) waits only for a pause of its priority ([`Hca::roce_pfc_gate`]).
+//! - Waiting packets leave at [`Hca::roce_gate_release`]: from `roce_tick` (the wire thread
 //!   wakes at the limiter's next send time, [`CongEngine::next_release`]) and when a pause
 //!   ends (`pfc.rs` runs the stalled SQs and this). A QP whose request packets wait runs no
 //!   ACK timer (`Engine::next_deadline` skips it) and restarts it when they leave
@@ -22,7 +22,7 @@
 //!   rate-limited QP does not transmit. Frames of a QP that was destroyed, reset or went to
 //!   error meanwhile are dropped.
 //!
-//! Receive ([`Device::roce_congestion_rx`], before the transport sees the packet): a CNP goes
+//! Receive ([`Hca::roce_congestion_rx`], before the transport sees the packet): a CNP goes
 //! to the reaction point of the QP it names (handled, or ignored when the RP is disabled
 //! for its priority or the QP has no RC/UC requester) and goes no further; a CE-marked
 //! request on a priority with the NP enabled is counted and answered with a CNP (`cnp.rs`),
@@ -36,7 +36,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Instant;
 
-use crate::device::Device;
+use crate::hca::Hca;
 
 use super::cnp::{self, Notifier};
 use super::dcqcn::RateLimiter;
@@ -141,7 +141,7 @@ impl CongEngine {
     }
 }
 
-impl Device {
+impl Hca {
     /// Whether RoCE frames of priority `prio` may not leave now (a pause from the partner).
     pub(super) fn roce_paused(&self, prio: u8) -> bool {
         self.pause.any_paused() && self.pause.is_paused(prio, Instant::now())
