@@ -3,22 +3,19 @@
 //! detection and completion events.
 
 use cx4_hw::{
+    command::{self as cmds, Command},
     cq::cqe::{self, cqe_owner_for, Cqe64, OWNER_MASK},
-    cq::{
-        CqModifyFields, CqResizeFields, CreateCqIn, CreateCqOut, DestroyCqIn, ModifyCqIn,
-        QueryCqIn, QueryCqOut, MODIFY_CQ_OP_MOD_RESIZE,
-    },
+    cq::{CqModifyFields, CqResizeFields, CreateCqIn, ModifyCqIn, MODIFY_CQ_OP_MOD_RESIZE},
     eq::event_type,
-    opcode,
     uar::{CqArmDoorbell, CQ_DB_REQ_NOT_SOL},
 };
 
 use zerocopy::{FromBytes, IntoBytes};
 
 use super::{
-    fail,
+    cmd_in, cmd_out, fail,
     moderation::{ModState, Moderation, PERIOD_FROM_CQE, PERIOD_FROM_EQE},
-    need_out, new_event, req, resp, ring_pas, Bus, CmdResult, Firmware,
+    need_out, new_event, ring_pas, Bus, CmdResult, Firmware,
 };
 use crate::clock::now_ns;
 
@@ -91,9 +88,9 @@ impl Firmware {
     ) -> CmdResult {
         need_out(out, 0x10)?;
         match op {
-            opcode::CREATE_CQ => self.create_cq(ctx, input, out),
-            opcode::DESTROY_CQ => {
-                let cqn = req::<DestroyCqIn>(input)?.cqn();
+            cmds::CreateCq::OPCODE => self.create_cq(ctx, input, out),
+            cmds::DestroyCq::OPCODE => {
+                let cqn = cmd_in::<cmds::DestroyCq>(input)?.cqn();
                 if let Some(q) = self.cq_user(cqn) {
                     fail!(
                         BAD_RES_STATE,
@@ -113,8 +110,8 @@ impl Firmware {
                     ),
                 }
             }
-            opcode::QUERY_CQ => {
-                let cqn = req::<QueryCqIn>(input)?.cqn();
+            cmds::QueryCq::OPCODE => {
+                let cqn = cmd_in::<cmds::QueryCq>(input)?.cqn();
                 let ci = self.cqs.get(&cqn).and_then(|c| c.consumer_index(ctx));
                 let Some(cq) = self.cqs.get(&cqn) else {
                     fail!(
@@ -123,7 +120,7 @@ impl Firmware {
                         "CQ {cqn:#x}"
                     );
                 };
-                let o = resp::<QueryCqOut>(out)?;
+                let o = cmd_out::<cmds::QueryCq>(out)?;
                 let c = o.cq_context_mut();
                 c.set_log_cq_size(cq.log_size.into());
                 c.set_cqe_sz(if cq.cqe_size == 128 { 1 } else { 0 });
@@ -139,8 +136,8 @@ impl Firmware {
                 c.set_status(if cq.overrun { 0x9 } else { 0 });
                 Ok(())
             }
-            opcode::MODIFY_CQ => {
-                let inp = req::<ModifyCqIn>(input)?;
+            cmds::ModifyCq::OPCODE => {
+                let inp = cmd_in::<cmds::ModifyCq>(input)?;
                 match inp.op_mod() {
                     0 => {}
                     m if m == u32::from(MODIFY_CQ_OP_MOD_RESIZE) => {
@@ -387,7 +384,7 @@ impl Firmware {
     }
 
     fn create_cq(&mut self, ctx: &mut Bus, input: &[u8], out: &mut [u8]) -> CmdResult {
-        let inp = req::<CreateCqIn>(input)?;
+        let inp = cmd_in::<cmds::CreateCq>(input)?;
         let c = inp.cq_context();
         let log_size = c.log_cq_size();
         let max = self.caps.general("log_max_cq_sz") as u32;
@@ -475,7 +472,7 @@ impl Firmware {
                 cqes: 0,
             },
         );
-        resp::<CreateCqOut>(out)?.set_cqn(cqn);
+        cmd_out::<cmds::CreateCq>(out)?.set_cqn(cqn);
         Ok(())
     }
 

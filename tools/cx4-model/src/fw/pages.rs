@@ -2,16 +2,17 @@
 
 use cx4_hw::{
     bits::tail_count,
+    command::{self as cmds},
     eq::event_type,
-    pages::{manage_pages_op_mod, ManagePagesIn, ManagePagesOut, QueryPagesIn, QueryPagesOut},
+    pages::{manage_pages_op_mod, ManagePagesIn, ManagePagesOut},
 };
 
-use super::{fail, new_event, req, resp, Bus, CmdResult, Firmware, HcaState};
+use super::{cmd_in, cmd_out, fail, new_event, Bus, CmdResult, Firmware, HcaState};
 use crate::pages::{PageError, Stage};
 
 impl Firmware {
     pub(super) fn query_pages(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
-        let inp = req::<QueryPagesIn>(input)?;
+        let inp = cmd_in::<cmds::QueryPages>(input)?;
         if inp.function_id() != 0 || inp.embedded_cpu_function() != 0 {
             fail!(
                 BAD_PARAM,
@@ -29,7 +30,7 @@ impl Firmware {
             );
         };
         let n = self.pages.query(stage);
-        let o = resp::<QueryPagesOut>(out)?;
+        let o = cmd_out::<cmds::QueryPages>(out)?;
         o.set_function_id(0);
         o.set_num_pages(n);
         Ok(())
@@ -41,7 +42,7 @@ impl Firmware {
         input: &[u8],
         out: &mut [u8],
     ) -> CmdResult {
-        let inp = req::<ManagePagesIn>(input)?;
+        let inp = cmd_in::<cmds::ManagePages>(input)?;
         if inp.function_id() != 0 || inp.embedded_cpu_function() != 0 {
             fail!(
                 BAD_PARAM,
@@ -97,7 +98,7 @@ impl Firmware {
                 for (i, &pa) in pas.iter().enumerate() {
                     ManagePagesOut::set_pas(out, i, pa).expect("room checked");
                 }
-                let o = resp::<ManagePagesOut>(out)?;
+                let o = cmd_out::<cmds::ManagePages>(out)?;
                 o.set_output_num_entries(pas.len() as u32);
                 log::debug!(
                     "{} pages returned (now {} held)",
