@@ -1,6 +1,10 @@
 //! The cx4 device model: a ConnectX-4 (mlx5) function served over vfio-user.
 //!
-//! `transport` speaks the wire protocol; `device` is the card; the other modules are its parts.
+//! Layers, as rust-vmm builds devices: [`transport`] speaks vfio-user and [`runtime`] runs the
+//! wire and timer threads; both reach the card only through [`device::Device`], which owns the
+//! bus context ([`bus::Bus`]: guest memory, MSI-X, faults) once and lends it per call to its
+//! private parts ([`hca::Hca`]: firmware, NIC data path, RoCE engine, port). Nothing below
+//! `device` names the device. The packet's path: Documentation/model-packet-path.md.
 
 pub mod bus;
 pub mod clock;
