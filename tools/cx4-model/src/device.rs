@@ -462,20 +462,10 @@ impl Device {
         }
     }
 
-    /// A DMA mapping the client announced (DMA_MAP), backed by `fd` or not.
-    pub fn dma_map(
-        &mut self,
-        iova: u64,
-        size: u64,
-        offset: u64,
-        fd: Option<File>,
-    ) -> std::io::Result<()> {
-        self.bus.mem.map(iova, size, offset, fd)
-    }
-
-    /// A DMA mapping the client withdrew (DMA_UNMAP).
-    pub fn dma_unmap(&mut self, iova: u64, size: u64) -> std::io::Result<()> {
-        self.bus.mem.unmap(iova, size)
+    /// Guest memory, for the transport's DMA_MAP and DMA_UNMAP: the client maps and unmaps
+    /// the regions the parts then reach through the bus context.
+    pub fn guest_memory(&mut self) -> &mut crate::guest_mem::GuestMem {
+        &mut self.bus.mem
     }
 
     /// The number of MSI-X vectors.

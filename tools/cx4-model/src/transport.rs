@@ -62,7 +62,8 @@ impl Backend for Adapter {
             fd.is_some()
         );
         lock(&self.0)
-            .dma_map(map.iova, map.size, map.offset, fd)
+            .guest_memory()
+            .map(map.iova, map.size, map.offset, fd)
             .map_err(|e| {
                 log::warn!("DMA map refused: {e}");
                 Errno::EINVAL
@@ -71,7 +72,7 @@ impl Backend for Adapter {
 
     fn dma_unmap(&mut self, iova: u64, size: u64) -> Result<(), Errno> {
         log::debug!("DMA unmap {iova:#x}+{size:#x}");
-        lock(&self.0).dma_unmap(iova, size).map_err(|e| {
+        lock(&self.0).guest_memory().unmap(iova, size).map_err(|e| {
             log::warn!("DMA unmap refused: {e}");
             Errno::ENOENT
         })

@@ -337,68 +337,41 @@ impl Firmware {
             cmds::EnableHca::OPCODE => self.enable_hca(input),
             cmds::DisableHca::OPCODE => self.disable_hca(input),
             cmds::QueryIssi::OPCODE => {
-                self.require(
-                    &any,
-                    "cmds::QueryIssi::OPCODE before cmds::EnableHca::OPCODE",
-                )?;
+                self.require(&any, "QUERY_ISSI before ENABLE_HCA")?;
                 self.query_issi(input, out)
             }
             cmds::SetIssi::OPCODE => {
-                self.require(
-                    &[HcaState::Enabled],
-                    "cmds::SetIssi::OPCODE outside the enabled state",
-                )?;
+                self.require(&[HcaState::Enabled], "SET_ISSI outside the enabled state")?;
                 self.set_issi(input)
             }
             cmds::QueryPages::OPCODE => {
-                self.require(
-                    &any,
-                    "cmds::QueryPages::OPCODE before cmds::EnableHca::OPCODE",
-                )?;
+                self.require(&any, "QUERY_PAGES before ENABLE_HCA")?;
                 self.query_pages(input, out)
             }
             cmds::ManagePages::OPCODE => {
-                self.require(
-                    &any,
-                    "cmds::ManagePages::OPCODE before cmds::EnableHca::OPCODE",
-                )?;
+                self.require(&any, "MANAGE_PAGES before ENABLE_HCA")?;
                 self.manage_pages(ctx, input, out)
             }
             cmds::QueryHcaCap::OPCODE => {
-                self.require(
-                    &any,
-                    "cmds::QueryHcaCap::OPCODE before cmds::EnableHca::OPCODE",
-                )?;
+                self.require(&any, "QUERY_HCA_CAP before ENABLE_HCA")?;
                 self.query_hca_cap(input, out)
             }
             cmds::SetHcaCap::OPCODE => {
-                self.require(
-                    &[HcaState::Enabled],
-                    "cmds::SetHcaCap::OPCODE after cmds::InitHca::OPCODE",
-                )?;
+                self.require(&[HcaState::Enabled], "SET_HCA_CAP after INIT_HCA")?;
                 self.set_hca_cap(input)
             }
             cmds::InitHca::OPCODE => self.init_hca(ctx, input),
             cmds::TeardownHca::OPCODE => self.teardown_hca(input),
             cmds::QueryAdapter::OPCODE => {
-                self.require(
-                    &any,
-                    "cmds::QueryAdapter::OPCODE before cmds::EnableHca::OPCODE",
-                )?;
+                self.require(&any, "QUERY_ADAPTER before ENABLE_HCA")?;
                 self.query_adapter(input, out)
             }
             cmds::SetDriverVersion::OPCODE => {
-                self.require(
-                    &live,
-                    "cmds::SetDriverVersion::OPCODE before cmds::InitHca::OPCODE",
-                )?;
+                self.require(&live, "SET_DRIVER_VERSION before INIT_HCA")?;
                 self.set_driver_version(input)
             }
             cmds::AccessReg::OPCODE => {
-                self.require(
-                    &any,
-                    "cmds::AccessReg::OPCODE before cmds::EnableHca::OPCODE",
-                )?;
+                self.require(&any, "ACCESS_REG before ENABLE_HCA")?;
                 self.access_reg(ctx, input, out)
             }
             cmds::AllocUar::OPCODE
@@ -407,28 +380,28 @@ impl Firmware {
             | cmds::DeallocPd::OPCODE
             | cmds::AllocTransportDomain::OPCODE
             | cmds::DeallocTransportDomain::OPCODE => {
-                self.require(&live, "resource command before cmds::InitHca::OPCODE")?;
+                self.require(&live, "resource command before INIT_HCA")?;
                 self.resource(op, input, out)
             }
             cmds::CreateEq::OPCODE
             | cmds::DestroyEq::OPCODE
             | cmds::QueryEq::OPCODE
             | cmds::GenEqe::OPCODE => {
-                self.require(&live, "EQ command before cmds::InitHca::OPCODE")?;
+                self.require(&live, "EQ command before INIT_HCA")?;
                 self.eq_cmd(ctx, op, input, out)
             }
             cmds::CreateCq::OPCODE
             | cmds::DestroyCq::OPCODE
             | cmds::QueryCq::OPCODE
             | cmds::ModifyCq::OPCODE => {
-                self.require(&live, "CQ command before cmds::InitHca::OPCODE")?;
+                self.require(&live, "CQ command before INIT_HCA")?;
                 self.cq_cmd(ctx, op, input, out)
             }
             cmds::QueryVportState::OPCODE
             | cmds::QueryNicVportContext::OPCODE
             | cmds::ModifyNicVportContext::OPCODE
             | cmds::QueryHcaVportPkey::OPCODE => {
-                self.require(&live, "vport command before cmds::InitHca::OPCODE")?;
+                self.require(&live, "vport command before INIT_HCA")?;
                 self.vport_cmd(op, input, out)
             }
             cmds::CreateFlowTable::OPCODE
@@ -443,7 +416,7 @@ impl Firmware {
             | cmds::AllocFlowCounter::OPCODE
             | cmds::DeallocFlowCounter::OPCODE
             | cmds::QueryFlowCounter::OPCODE => {
-                self.require(&live, "flow table command before cmds::InitHca::OPCODE")?;
+                self.require(&live, "flow table command before INIT_HCA")?;
                 self.flow_cmd(op, input, out)
             }
             cmds::CreateSq::OPCODE
@@ -454,7 +427,7 @@ impl Firmware {
             | cmds::ModifyRq::OPCODE
             | cmds::QueryRq::OPCODE
             | cmds::DestroyRq::OPCODE => {
-                self.require(&live, "work queue command before cmds::InitHca::OPCODE")?;
+                self.require(&live, "work queue command before INIT_HCA")?;
                 self.wq_cmd(ctx, op, input, out)
             }
             cmds::CreateTis::OPCODE
@@ -469,24 +442,21 @@ impl Firmware {
             | cmds::ModifyRqt::OPCODE
             | cmds::QueryRqt::OPCODE
             | cmds::DestroyRqt::OPCODE => {
-                self.require(
-                    &live,
-                    "transport object command before cmds::InitHca::OPCODE",
-                )?;
+                self.require(&live, "transport object command before INIT_HCA")?;
                 self.tir_cmd(op, input, out)
             }
             cmds::CreateMkey::OPCODE
             | cmds::QueryMkey::OPCODE
             | cmds::DestroyMkey::OPCODE
             | cmds::QuerySpecialContexts::OPCODE => {
-                self.require(&live, "mkey command before cmds::InitHca::OPCODE")?;
+                self.require(&live, "mkey command before INIT_HCA")?;
                 self.mkey_cmd(ctx, op, input, out)
             }
             cmds::AllocQCounter::OPCODE
             | cmds::DeallocQCounter::OPCODE
             | cmds::QueryQCounter::OPCODE
             | cmds::QueryVportCounter::OPCODE => {
-                self.require(&live, "counter command before cmds::InitHca::OPCODE")?;
+                self.require(&live, "counter command before INIT_HCA")?;
                 self.counter_cmd(op, input, out)
             }
             cmds::CreateQp::OPCODE
@@ -501,7 +471,7 @@ impl Firmware {
             | cmds::Sqd2RtsQp::OPCODE
             | cmds::ToErrQp::OPCODE
             | cmds::ToRstQp::OPCODE => {
-                self.require(&live, "QP command before cmds::InitHca::OPCODE")?;
+                self.require(&live, "QP command before INIT_HCA")?;
                 self.qp_cmd(ctx, op, input, out)
             }
             cmds::AllocXrcd::OPCODE
@@ -511,7 +481,7 @@ impl Firmware {
             | cmds::AttachToMcg::OPCODE
             | cmds::DetachFromMcg::OPCODE
             | cmds::MadIfc::OPCODE => {
-                self.require(&live, "RoCE command before cmds::InitHca::OPCODE")?;
+                self.require(&live, "RoCE command before INIT_HCA")?;
                 self.roce_cmd(op, input, out)
             }
             cmds::CreateSrq::OPCODE
@@ -526,7 +496,7 @@ impl Firmware {
             | cmds::ModifyRmp::OPCODE
             | cmds::DestroyRmp::OPCODE
             | cmds::QueryRmp::OPCODE => {
-                self.require(&live, "SRQ command before cmds::InitHca::OPCODE")?;
+                self.require(&live, "SRQ command before INIT_HCA")?;
                 self.srq_cmd(ctx, op, input, out)
             }
             cmds::QueryCongStatus::OPCODE
@@ -534,11 +504,11 @@ impl Firmware {
             | cmds::QueryCongParams::OPCODE
             | cmds::ModifyCongParams::OPCODE
             | cmds::QueryCongStatistics::OPCODE => {
-                self.require(&live, "congestion command before cmds::InitHca::OPCODE")?;
+                self.require(&live, "congestion command before INIT_HCA")?;
                 self.cong_cmd(op, input, out)
             }
             cmds::AddVxlanUdpDport::OPCODE | cmds::DeleteVxlanUdpDport::OPCODE => {
-                self.require(&live, "VXLAN port command before cmds::InitHca::OPCODE")?;
+                self.require(&live, "VXLAN port command before INIT_HCA")?;
                 self.vxlan_cmd(op, input)
             }
             _ => fail!(
