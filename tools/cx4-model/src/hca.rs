@@ -12,12 +12,12 @@ use std::sync::Arc;
 use crate::{
     bus::Bus,
     config::{Chip, Config},
-    datapath::PathStats,
     fw::{CapProfile, Firmware},
     pages::Pages,
+    path_stats::PathStats,
     pause::PortPause,
     roce::engine::Engine,
-    striding::RxMerges,
+    rx_merges::RxMerges,
     wire::Port, //
 };
 

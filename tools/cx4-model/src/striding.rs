@@ -20,8 +20,6 @@
 //! go; a frame delivered outside a burst closes them at once), so no command can reset or
 //! destroy an RQ under an open merge; [`Hca::close_merge`] still checks.
 
-use std::collections::BTreeMap;
-
 use cx4_hw::{
     cq::cqe::{syndrome, Cqe64},
     wqe::{rdma::WqeSrqNextSeg, WqeDataSeg},
@@ -40,44 +38,8 @@ use crate::{
     },
     fw::{Cast, QueueState, RxVerdict, StridingWqe, TirLro, WqDesc},
     hca::Hca,
+    rx_merges::{OpenMerge, Place}, //
 };
-
-/// Where an open merge's packet is.
-#[derive(Clone, Debug)]
-enum Place {
-    /// In a striding RQ's WQE, from its `used` stride on.
-    Strides { wqe: StridingWqe, stride: u32 },
-    /// In the cyclic RQ WQE of counter `counter` (which the device has not consumed yet),
-    /// over its scatter list.
-    Wqe { counter: u32, segs: Vec<RxSeg> },
-}
-
-/// A merge open on an RQ.
-#[derive(Clone, Debug)]
-pub struct OpenMerge {
-    /// The merged packet so far.
-    pub merge: lro::Merge,
-    place: Place,
-    /// The first segment's CQE.
-    cqe: Cqe64,
-    /// Bytes the packet may reach (to the end of the WQE, at most what a CQE can count).
-    room: u32,
-    /// The TIR's `lro_max_ip_payload_size` in bytes.
-    max_ip_payload: u32,
-    /// The RQ's CQ and PD.
-    cqn: u32,
-    pd: u32,
-}
-
-/// The device's open merges, by RQ.
-#[derive(Debug, Default)]
-pub struct RxMerges {
-    /// Open merges.
-    pub open: BTreeMap<u32, OpenMerge>,
-    /// Merges stay open after a frame (the wire loop has more waiting); else each frame's
-    /// delivery closes them.
-    pub defer: bool,
-}
 
 /// A receive that failed: the error CQE's syndromes and why.
 pub(crate) type RxError = (u8, u8, String);

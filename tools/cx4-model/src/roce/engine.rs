@@ -86,7 +86,7 @@ pub struct QpEngine {
     /// entered the error state), so that its counts never go back (`qcounters.rs`).
     pub retired: crate::fw::RoceQCounts,
     /// XRC target: the XRC SRQ of the SEND being received (`xrc.rs`).
-    pub xrc: super::xrc::XrcState,
+    pub xrc: XrcState,
 }
 
 impl QpEngine {
@@ -289,9 +289,9 @@ pub struct Engine {
     pub wire: super::wire_faults::WireFaults,
     /// Congestion control: the QPs' rate limiters, the CNP pacing, frames waiting for the
     /// rate limiter or a PFC pause (`congestion.rs`).
-    pub cong: super::congestion::CongEngine,
+    pub cong: super::cong_state::CongEngine,
     /// mlx5_ib's `REG_UMR` QPs (`local_ops.rs`), by QP number.
-    pub umr_qps: BTreeMap<u32, super::local_ops::UmrQpState>,
+    pub umr_qps: BTreeMap<u32, UmrQpState>,
 }
 
 /// Where the device is in an SRQ: the WQE at the head of its free list, and how many WQEs it
@@ -433,4 +433,21 @@ impl Engine {
             _ => Change::None,
         }
     }
+}
+
+/// The XRC state of an engine QP.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct XrcState {
+    /// Target: the XRC SRQ whose receive WQE the SEND being received fills (its MIDDLE and
+    /// LAST packets, and a flush, complete to that SRQ).
+    pub msg_srqn: Option<u32>,
+}
+
+/// The engine's state of a `REG_UMR` QP.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UmrQpState {
+    /// Basic-block counter of the next send WQE to read.
+    pub sq_cc: u32,
+    /// In the error state: WQEs are flushed.
+    pub error: bool,
 }

@@ -46,15 +46,6 @@ pub(super) fn copy_wqe<R: WqeReader + ?Sized>(r: &R, bbs: u16) -> Vec<u8> {
     }
 }
 
-/// The engine's state of a `REG_UMR` QP.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct UmrQpState {
-    /// Basic-block counter of the next send WQE to read.
-    pub sq_cc: u32,
-    /// In the error state: WQEs are flushed.
-    pub error: bool,
-}
-
 impl Hca {
     /// Decodes and applies the UMR WQE `r` of QP `v`.
     fn execute_umr<R: WqeReader + ?Sized>(

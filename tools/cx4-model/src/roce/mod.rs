@@ -51,13 +51,14 @@
 //! - [`xrc`]: XRC initiator and target QPs on the RC paths (the WQE's XRC segment, the
 //!   XRC opcodes and XRCETH, the XRC SRQ a request is for);
 //! - [`congestion`]: ECT marking, CNPs sent and handled, pacing by the rate limiters and
-//!   the PFC gate every RoCE frame passes, on the `Hca`;
+//!   the PFC gate every RoCE frame passes, on the `Hca`; its state in [`cong_state`];
 //! - [`vector_calc`]: MLNX_OFED's erasure-coding SEND (opmod 0xff), its payload computed by
 //!   the `ec` engine;
 //! - [`wire_faults`]: the `roce-wire` fault's dropped, flipped, reordered, delayed and
 //!   CE-marked frames.
 
 pub mod cnp;
+pub mod cong_state;
 pub mod congestion;
 pub mod cqe;
 pub mod dcqcn;

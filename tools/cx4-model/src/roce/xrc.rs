@@ -71,14 +71,6 @@ pub fn xrc_equivalent(op: Opcode) -> Option<Opcode> {
     Opcode::from_u8(op.value() + XRC_BASE).ok()
 }
 
-/// The XRC state of an engine QP.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct XrcState {
-    /// Target: the XRC SRQ whose receive WQE the SEND being received fills (its MIDDLE and
-    /// LAST packets, and a flush, complete to that SRQ).
-    pub msg_srqn: Option<u32>,
-}
-
 /// Why an XRCETH is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum XrcRefusal {
