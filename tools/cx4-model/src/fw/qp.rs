@@ -23,7 +23,7 @@ use super::{
 #[derive(Clone, Debug, Default)]
 pub struct QpBuf {
     /// Buffer pages (guest addresses); shared, so that the RoCE engine's per-packet view of
-    /// the QP (`roce::device::QpView`) copies no list.
+    /// the QP (`roce::qp_view::QpView`) copies no list.
     pub pas: std::sync::Arc<[u64]>,
     /// log2 of the page size.
     pub page_shift: u8,

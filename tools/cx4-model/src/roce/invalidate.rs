@@ -14,7 +14,7 @@ use cx4_hw::mkey::mkey_index;
 
 use crate::{fw::MKEY_QPN_NONE, hca::Hca};
 
-use super::device::QpView;
+use super::qp_view::QpView;
 
 impl Hca {
     /// Invalidates `rkey` for a SEND with invalidate received on QP `v`; why not, if it may

@@ -30,8 +30,8 @@ use crate::{
 };
 
 use super::cqe;
-use super::device::{QpRing, QpView};
 use super::engine::QpEngine;
+use super::qp_view::{QpRing, QpView};
 use super::status::WcStatus;
 use super::umr::{self, UmrError, UmrQp, UmrWqe};
 use super::wqe::SendWqe;

@@ -73,6 +73,7 @@ pub mod local_ops;
 pub mod packet;
 pub mod psn;
 pub mod qcounters;
+pub mod qp_view;
 pub mod receive;
 pub mod requester;
 pub mod responder;

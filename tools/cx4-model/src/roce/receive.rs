@@ -21,11 +21,11 @@ use crate::{
 };
 
 use super::cqe::{self, RespInfo};
-use super::device::{QpRing, QpView};
 use super::engine::{now_ns, OpenRecv, QpEngine, ReqSide, RespSide};
 use super::headers::{AtomicAckEth, Bth, ExtHeaders, Opcode, TransportHeaders};
 use super::packet;
 use super::psn::Psn;
+use super::qp_view::{QpRing, QpView};
 use super::responder::{is_rc_request, RespAction, RespFault};
 use super::wire::peek_dst_gid;
 use super::wqe::{sg_io, Sge};

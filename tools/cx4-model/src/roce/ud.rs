@@ -57,11 +57,11 @@ use crate::{
 };
 
 use super::cqe::{self, RespInfo};
-use super::device::QpView;
 use super::engine::QpEngine;
 use super::headers::{Bth, Deth, ExtHeaders, ImmDt, Opcode, TransportHeaders};
 use super::packet::{Ethernet, Ip, Packet};
 use super::psn::Psn;
+use super::qp_view::QpView;
 use super::receive::RxMeta;
 use super::segment::PathMtu;
 use super::status::WcStatus;

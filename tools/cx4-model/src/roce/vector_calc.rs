@@ -37,8 +37,8 @@ use crate::{
     hca::Hca,
 };
 
-use super::device::QpView;
 use super::engine::QpEngine;
+use super::qp_view::QpView;
 use super::status::WcStatus;
 use super::wqe::{Gather, SendWqe};
 

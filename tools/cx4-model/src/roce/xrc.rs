@@ -41,10 +41,10 @@ use zerocopy::FromBytes;
 
 use crate::{bus::Bus, eth::dma::WqeReader, fw::SrqKind, hca::Hca};
 
-use super::device::QpView;
 use super::engine::{QpEngine, RespSide};
 use super::headers::{Bth, ExtHeaders, Opcode, Service, TransportHeaders, Xrceth, MASK_24};
 use super::psn::Psn;
+use super::qp_view::QpView;
 use super::receive::RxMeta;
 use super::responder::{is_rc_request, RespFault};
 use super::wqe::{SendWqe, WqeError};
