@@ -78,6 +78,7 @@ pub mod receive;
 pub mod requester;
 pub mod responder;
 pub mod segment;
+pub mod stats;
 pub mod status;
 pub mod timers;
 pub mod ud;

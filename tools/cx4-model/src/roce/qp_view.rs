@@ -1,6 +1,6 @@
 //! What the engine's operations see of a QP: [`QpView`], the firmware object's fields copied
 //! out for one operation, and [`QpRing`], one queue of the QP's buffer read through guest
-//! memory. Leaf types shared by the send (`device.rs`), receive (`receive.rs`), UD, XRC, UMR and
+//! memory, and [`RxMeta`], what a responder CQE reports of a packet's headers. Leaf types shared by the send (`device.rs`), receive (`receive.rs`), UD, XRC, UMR and
 //! vector-calc paths, so that those files import them without importing each other.
 
 use crate::{
@@ -75,4 +75,13 @@ impl RingMemory for QpRing<'_> {
         }
         Ok(())
     }
+}
+
+/// What a responder CQE reports of the packet's headers.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct RxMeta {
+    /// Its network header's `roce_l3_header_type` (GRH for RoCE v1, IPv4 or IPv6).
+    pub(super) l3: u8,
+    /// Its 802.1Q TCI, if tagged.
+    pub(super) vlan: Option<u16>,
 }

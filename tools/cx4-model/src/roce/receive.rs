@@ -25,19 +25,10 @@ use super::engine::{now_ns, OpenRecv, QpEngine, ReqSide, RespSide};
 use super::headers::{AtomicAckEth, Bth, ExtHeaders, Opcode, TransportHeaders};
 use super::packet;
 use super::psn::Psn;
-use super::qp_view::{QpRing, QpView};
+use super::qp_view::{QpRing, QpView, RxMeta};
 use super::responder::{is_rc_request, RespAction, RespFault};
 use super::wire::peek_dst_gid;
 use super::wqe::{sg_io, Sge};
-
-/// What a responder CQE reports of the packet's headers.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct RxMeta {
-    /// Its network header's `roce_l3_header_type` (GRH for RoCE v1, IPv4 or IPv6).
-    pub(super) l3: u8,
-    /// Its 802.1Q TCI, if tagged.
-    pub(super) vlan: Option<u16>,
-}
 
 /// Which remote right an access needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

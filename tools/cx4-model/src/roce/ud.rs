@@ -62,7 +62,7 @@ use super::headers::{Bth, Deth, ExtHeaders, ImmDt, Opcode, TransportHeaders};
 use super::packet::{Ethernet, Ip, Packet};
 use super::psn::Psn;
 use super::qp_view::QpView;
-use super::receive::RxMeta;
+use super::qp_view::RxMeta;
 use super::segment::PathMtu;
 use super::status::WcStatus;
 use super::unreliable::{ud_receive, ud_send_qkey, UdDrop, UdVerdict};

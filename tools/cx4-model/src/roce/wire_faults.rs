@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 
-use super::engine::RoceStats;
+use super::stats::RoceStats;
 use crate::faults::RoceWire;
 
 /// How long a reordered frame waits for a next frame to pass it before it is delivered anyway.

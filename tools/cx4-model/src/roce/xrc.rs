@@ -45,7 +45,7 @@ use super::engine::{QpEngine, RespSide};
 use super::headers::{Bth, ExtHeaders, Opcode, Service, TransportHeaders, Xrceth, MASK_24};
 use super::psn::Psn;
 use super::qp_view::QpView;
-use super::receive::RxMeta;
+use super::qp_view::RxMeta;
 use super::responder::{is_rc_request, RespFault};
 use super::wqe::{SendWqe, WqeError};
 
