@@ -4,8 +4,8 @@
 //! Send: a doorbell write in a UAR page's BlueFlame area (`+0x800`, the 8-byte ctrl segment
 //! mlx5e's `mlx5e_notify_hw` writes) names the SQ; the device reads the SQ's producer counter
 //! from its doorbell record (`dbr + 4`) and executes every WQE from its consumer counter up to
-//! it ([`Device::sq_doorbell`]). Receive: the wire thread hands each frame to
-//! [`Device::receive`], which steers it to an RQ and consumes the WQE the driver posted
+//! it ([`Hca::sq_doorbell`]). Receive: the wire thread hands each frame to
+//! [`Hca::receive`], which steers it to an RQ and consumes the WQE the driver posted
 //! (the RQ's doorbell record `dbr + 0` holds the producer counter; there is no RQ doorbell).
 //! Both post their CQEs through `fw::cq` (`post_cqe`), which raises completion events.
 //!
@@ -23,7 +23,7 @@ use cx4_hw::{
 use zerocopy::FromBytes;
 
 use crate::{
-    device::Device,
+    bus::Bus,
     eth::{
         classify, cqe,
         dma::{DmaError, RingMemory, RingWqe},
@@ -34,8 +34,9 @@ use crate::{
         rx::{self, RxOptions},
         txwqe::{self, Ctrl, Output, TxConfig},
     },
-    fw::{Cast, Ctx, Firmware, QueueState, RxVerdict, WqDesc},
+    fw::{Cast, Firmware, QueueState, RxVerdict, WqDesc},
     guest_mem::GuestMem,
+    hca::Hca,
     striding::StridingRx,
     wire::{vnet::RxOffload, Port},
 };
@@ -72,95 +73,6 @@ fn sq_umr(
     };
     umr::apply(fw, &u, &entries, qp)?;
     Ok(())
-}
-
-/// Data-path statistics of the device (the control socket's `stats`, the model's log).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PathStats {
-    /// SQ doorbells rung.
-    pub sq_doorbells: u64,
-    /// Send WQEs executed (NOPs included).
-    pub tx_wqes: u64,
-    /// Frames put on the wire.
-    pub tx_frames: u64,
-    /// LSO outputs put on the wire as one superframe (their frames count in `tx_frames`).
-    pub tx_superframes: u64,
-    /// Bytes put on the wire.
-    pub tx_bytes: u64,
-    /// Frames not sent because the port was down.
-    pub tx_link_down: u64,
-    /// Send WQEs refused (error CQE, SQ to error).
-    pub tx_errors: u64,
-    /// WQEs flushed on an SQ in error.
-    pub tx_flushed: u64,
-    /// UMR WQEs applied on `reg_umr` SQs.
-    pub tx_umrs: u64,
-    /// Frames merged into an earlier one by LRO (each also counts in `rx_frames`).
-    pub rx_lro_merged: u64,
-    /// Packets of more than one segment LRO delivered.
-    pub rx_lro_packets: u64,
-    /// Filler CQEs of striding RQs.
-    pub rx_fillers: u64,
-    /// Frames from the wire.
-    pub rx_wire: u64,
-    /// Superframes from the wire cut into segments (each counts in `rx_wire`).
-    pub rx_superframes: u64,
-    /// Frames delivered into an RQ.
-    pub rx_frames: u64,
-    /// Frames dropped: port down.
-    pub rx_link_down: u64,
-    /// Frames dropped: longer than the port MTU.
-    pub rx_oversize: u64,
-    /// Frames dropped: malformed.
-    pub rx_malformed: u64,
-    /// Frames dropped by steering (no rule, drop rule).
-    pub rx_steered_drop: u64,
-    /// Frames dropped: the RQ had no WQE posted.
-    pub rx_out_of_buffer: u64,
-    /// Frames dropped: the RQ (or its TIR/RQT) is not ready.
-    pub rx_no_rq: u64,
-    /// Receive error CQEs.
-    pub rx_errors: u64,
-    /// CPU time spent executing SQ doorbells (engine, guest memory, wire writes), ns.
-    pub tx_ns: u64,
-    /// CPU time spent on frames from the wire (steering, engine, guest memory), ns.
-    pub rx_ns: u64,
-}
-
-impl PathStats {
-    /// One line for logs and the control socket.
-    pub fn line(&self) -> String {
-        format!(
-            "tx: {} doorbells {} wqes {} frames {} bytes ({} link down, {} errors, {} flushed); \
-             rx: {} from wire, {} delivered ({} link down, {} oversize, {} malformed, {} steered \
-             away, {} out of buffer, {} no rq, {} errors); time tx {} us rx {} us; \
-             superframes tx {} rx {}; umrs {}; lro {} merged into {} packets; {} fillers",
-            self.sq_doorbells,
-            self.tx_wqes,
-            self.tx_frames,
-            self.tx_bytes,
-            self.tx_link_down,
-            self.tx_errors,
-            self.tx_flushed,
-            self.rx_wire,
-            self.rx_frames,
-            self.rx_link_down,
-            self.rx_oversize,
-            self.rx_malformed,
-            self.rx_steered_drop,
-            self.rx_out_of_buffer,
-            self.rx_no_rq,
-            self.rx_errors,
-            self.tx_ns / 1000,
-            self.rx_ns / 1000,
-            self.tx_superframes,
-            self.rx_superframes,
-            self.tx_umrs,
-            self.rx_lro_merged,
-            self.rx_lro_packets,
-            self.rx_fillers
-        )
-    }
 }
 
 /// A work queue's ring in guest memory, as the engine's [`RingMemory`].
@@ -256,11 +168,15 @@ enum TxStep {
     },
 }
 
-impl Device {
-    pub(crate) fn ctx_post_cqe(&mut self, cqn: u32, cqe: &[u8; 64], solicited: bool) {
-        let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
-        let mut ctx = Ctx { mem, msix, faults };
-        if let Err(e) = self.fw.post_cqe(&mut ctx, cqn, cqe, solicited) {
+impl Hca {
+    pub(crate) fn ctx_post_cqe(
+        &mut self,
+        bus: &mut Bus,
+        cqn: u32,
+        cqe: &[u8; 64],
+        solicited: bool,
+    ) {
+        if let Err(e) = self.fw.post_cqe(bus, cqn, cqe, solicited) {
             log::warn!("CQE to CQ {cqn:#x} not written: {e}");
         }
     }
@@ -268,7 +184,7 @@ impl Device {
     /// A write to the BlueFlame/doorbell area of UAR page `page` (offset `off` ≥ 0x800): an
     /// SQ doorbell. The 8 bytes are the first two dwords of the last WQE's control segment
     /// (`opmod_idx_opcode`, `qpn_ds`); the SQ is the one named in `qpn_ds`.
-    pub fn uar_send_doorbell(&mut self, page: u32, off: u64, data: &[u8]) -> bool {
+    pub fn uar_send_doorbell(&mut self, bus: &mut Bus, page: u32, off: u64, data: &[u8]) -> bool {
         if (off as usize) < BF_OFFSET {
             return false;
         }
@@ -280,22 +196,22 @@ impl Device {
             return true;
         }
         let sqn = u32::from_be_bytes([data[4], data[5], data[6], data[7]]) >> 8;
-        if self.fw.sq(sqn).is_none() && self.qp_doorbell(page, sqn) {
+        if self.fw.sq(sqn).is_none() && self.qp_doorbell(bus, page, sqn) {
             return true;
         }
-        self.sq_doorbell(page, sqn);
+        self.sq_doorbell(bus, page, sqn);
         true
     }
 
     /// Executes SQ `sqn` from its consumer counter up to the producer counter in its doorbell
     /// record. An SQ in error flushes those WQEs with flush-error CQEs; one in reset ignores
     /// the doorbell.
-    pub fn sq_doorbell(&mut self, page: u32, sqn: u32) {
+    pub fn sq_doorbell(&mut self, bus: &mut Bus, page: u32, sqn: u32) {
         let t0 = thread_cpu_ns();
         self.path.sq_doorbells += 1;
-        self.execute_sq(page, sqn);
+        self.execute_sq(bus, page, sqn);
         if self.pause.held().0 > 0 || self.pause.any_paused() {
-            self.pause_tick();
+            self.pause_tick(bus);
         }
         self.path.tx_ns += thread_cpu_ns().saturating_sub(t0);
     }
@@ -303,7 +219,7 @@ impl Device {
     /// Executes SQ `sqn` from its consumer counter to the producer counter in its doorbell
     /// record; stops (the SQ stalls, the WQE stays pending) at a WQE whose frame has a
     /// priority the link partner paused (`pfc.rs`).
-    pub(crate) fn execute_sq(&mut self, page: u32, sqn: u32) {
+    pub(crate) fn execute_sq(&mut self, bus: &mut Bus, page: u32, sqn: u32) {
         let Some(sq) = self.fw.sq(sqn) else {
             log::warn!("SQ doorbell on UAR {page} for SQ {sqn:#x} that does not exist, ignored");
             return;
@@ -320,7 +236,7 @@ impl Device {
             log::debug!("doorbell on SQ {sqn:#x} in reset, ignored");
             return;
         }
-        let Some(pc) = read_be32(&self.mem, wq.dbr + cx4_hw::uar::DBR_SND as u64) else {
+        let Some(pc) = read_be32(&bus.mem, wq.dbr + cx4_hw::uar::DBR_SND as u64) else {
             log::warn!("SQ {sqn:#x}: doorbell record {:#x} unreadable", wq.dbr);
             return;
         };
@@ -339,7 +255,7 @@ impl Device {
         while (cc & 0xffff) != pc && budget > 0 {
             let ring = Ring {
                 wq: &wq,
-                mem: &self.mem,
+                mem: &bus.mem,
             };
             let r = RingWqe::new(&ring, u32::from(wq.log_size), 6, cc);
             let ctrl = Ctrl::read(&r);
@@ -348,7 +264,7 @@ impl Device {
             if in_error {
                 let op = ctrl.map_or(0, |c| c.opcode);
                 let e = cqe::err_cqe(false, syndrome::WR_FLUSH_ERR, 0, wqe_counter, op, sqn);
-                self.ctx_post_cqe(cqn, &e.0, false);
+                self.ctx_post_cqe(bus, cqn, &e.0, false);
                 self.path.tx_flushed += 1;
                 cc = cc.wrapping_add(u32::from(bbs));
                 budget = budget.saturating_sub(u32::from(bbs));
@@ -363,7 +279,7 @@ impl Device {
                 },
                 Ok(ctrl)
                     if matches!(ctrl.opcode, wqe_opcode::SEND | wqe_opcode::LSO)
-                        && self.faults.take_wqe_error() =>
+                        && bus.faults.take_wqe_error() =>
                 {
                     let f = txwqe::TxFault::Dma(DmaError::BadLkey { lkey: 0 });
                     TxStep::Fault {
@@ -374,15 +290,7 @@ impl Device {
                     }
                 }
                 Ok(ctrl) if ctrl.opcode == wqe_opcode::UMR => {
-                    match sq_umr(
-                        &mut self.fw,
-                        &self.mem,
-                        sqn,
-                        reg_umr,
-                        wq.pd,
-                        &r,
-                        wqe_counter,
-                    ) {
+                    match sq_umr(&mut self.fw, &bus.mem, sqn, reg_umr, wq.pd, &r, wqe_counter) {
                         Ok(()) => {
                             self.path.tx_umrs += 1;
                             TxStep::Sent {
@@ -401,7 +309,7 @@ impl Device {
                 Ok(ctrl) => {
                     let dma = MkeyDma {
                         fw: &self.fw,
-                        mem: &self.mem,
+                        mem: &bus.mem,
                         pd: wq.pd,
                     };
                     match txwqe::execute(&ctrl, &r, &dma, &cfg) {
@@ -431,7 +339,7 @@ impl Device {
                     self.transmit(&output, up);
                     if ctrl.cqe_requested() {
                         let c = cqe::tx_cqe(wqe_counter, ctrl.opcode, sqn);
-                        self.ctx_post_cqe(cqn, &c.0, ctrl.solicited());
+                        self.ctx_post_cqe(bus, cqn, &c.0, ctrl.solicited());
                     }
                 }
                 TxStep::Fault {
@@ -446,7 +354,7 @@ impl Device {
                     );
                     self.path.tx_errors += 1;
                     let e = cqe::err_cqe(false, syndrome, vendor, wqe_counter, opcode, sqn);
-                    self.ctx_post_cqe(cqn, &e.0, false);
+                    self.ctx_post_cqe(bus, cqn, &e.0, false);
                     self.fw.sq_to_error(sqn);
                     in_error = true;
                 }
@@ -513,11 +421,12 @@ impl Device {
 
     /// A frame read from the wire with what the host left the port to finish (`wire::vnet`):
     /// a partial checksum is completed, a superframe is cut into the segments the card would
-    /// have received (`eth::gso`), each then goes through [`Device::receive`]. A frame cut
+    /// have received (`eth::gso`), each then goes through [`Hca::receive`]. A frame cut
     /// short by the read buffer, a bad checksum position, a superframe that cannot be cut and
     /// an offload never negotiated are dropped and counted. Returns the frames handled.
     pub fn receive_offloaded(
         &mut self,
+        bus: &mut Bus,
         frame: &mut [u8],
         offload: RxOffload,
         truncated: bool,
@@ -530,20 +439,20 @@ impl Device {
         }
         let why = match offload {
             RxOffload::None => {
-                self.receive(frame);
+                self.receive(bus, frame);
                 return 1;
             }
             RxOffload::Csum { start, offset } => match gso::complete_csum(frame, start, offset) {
                 Ok(()) => {
-                    self.receive(frame);
+                    self.receive(bus, frame);
                     return 1;
                 }
                 Err(e) => e.to_string(),
             },
             RxOffload::Tcp { mss } => {
-                if let Some(n) = self.receive_superframe(frame, mss) {
+                if let Some(n) = self.receive_superframe(bus, frame, mss) {
                     if !self.merges.defer {
-                        self.close_merges();
+                        self.close_merges(bus);
                     }
                     return n;
                 }
@@ -558,7 +467,7 @@ impl Device {
                             f.clear();
                             f.extend_from_slice(&s.header);
                             f.extend_from_slice(&frame[s.payload.clone()]);
-                            self.receive(&f);
+                            self.receive(bus, &f);
                         }
                         return segments.len();
                     }
@@ -579,15 +488,15 @@ impl Device {
 
     /// A frame from the wire: size check against the port MTU, parse, steering, RSS, RQ WQE,
     /// scatter, CQE. Frames that cannot be delivered are dropped and counted.
-    pub fn receive(&mut self, frame: &[u8]) {
+    pub fn receive(&mut self, bus: &mut Bus, frame: &[u8]) {
         let t0 = thread_cpu_ns();
         if self.pause.held().0 > 0 {
             // Frames held earlier go first (their RQs may have WQEs now).
-            self.pause_tick();
+            self.pause_tick(bus);
         }
-        self.receive_frame(frame);
+        self.receive_frame(bus, frame);
         if !self.merges.defer {
-            self.close_merges();
+            self.close_merges(bus);
         }
         // A busy segment must not starve the RoCE timers the wire thread wakes for.
         let now = crate::clock::now_ns();
@@ -598,12 +507,12 @@ impl Device {
             .any(|q| q.deadline().is_some_and(|d| d <= now))
             || self.roce.wire.next_release().is_some_and(|t| t <= now)
         {
-            self.roce_tick();
+            self.roce_tick(bus);
         }
         self.path.rx_ns += thread_cpu_ns().saturating_sub(t0);
     }
 
-    fn receive_frame(&mut self, frame: &[u8]) {
+    fn receive_frame(&mut self, bus: &mut Bus, frame: &[u8]) {
         self.path.rx_wire += 1;
         if !self.fw.regs.oper_up() {
             self.path.rx_link_down += 1;
@@ -611,7 +520,7 @@ impl Device {
         }
         if let Some(mc) = crate::eth::pause::parse_mac_control(frame) {
             // MAC control frames end at the MAC: counted, honoured, never delivered.
-            self.mac_control(mc);
+            self.mac_control(bus, mc);
             return;
         }
         if frame.len() > max_frame(&self.fw) {
@@ -621,7 +530,7 @@ impl Device {
         }
         // RoCE (v2 over UDP 4791, or v1 over EtherType 0x8915) to one of the port's GIDs: the
         // RDMA receive path, which the netdev never sees.
-        if self.roce_receive(frame) {
+        if self.roce_receive(bus, frame) {
             return;
         }
         let h = match frame::parse(frame, &parse_config(&self.fw)) {
@@ -647,7 +556,7 @@ impl Device {
         }
         let prio = self.frame_prio(frame);
         for &tirn in &st.tirs {
-            self.deliver_via_tir(frame, &h, tirn, st.flow_tag, prio, false, 1);
+            self.deliver_via_tir(bus, frame, &h, tirn, st.flow_tag, prio, false, 1);
         }
     }
 
@@ -658,6 +567,7 @@ impl Device {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn deliver_via_tir(
         &mut self,
+        bus: &mut Bus,
         frame: &[u8],
         h: &frame::Headers,
         tirn: u32,
@@ -682,8 +592,8 @@ impl Device {
         // An LRO merge open on the RQ takes the frame, or closes before it lands (a held
         // frame, delivered late, never joins one).
         if draining {
-            self.close_merge(rqn);
-        } else if self.join_merge(rqn, frame, h, lro, gso_segs) {
+            self.close_merge(bus, rqn);
+        } else if self.join_merge(bus, rqn, frame, h, lro, gso_segs) {
             self.path.rx_frames += 1;
             return true;
         }
@@ -700,7 +610,7 @@ impl Device {
         // A striding RQ filling a WQE has room until the frame proves otherwise.
         let filling = rq.striding.as_ref().is_some_and(|s| s.cur.is_some());
         let striding = rq.striding.is_some();
-        let Some(pc) = read_be32(&self.mem, wq.dbr + cx4_hw::uar::DBR_RCV as u64) else {
+        let Some(pc) = read_be32(&bus.mem, wq.dbr + cx4_hw::uar::DBR_RCV as u64) else {
             self.path.rx_no_rq += 1;
             return true;
         };
@@ -710,7 +620,7 @@ impl Device {
         // the WQEs it would name are ones the device already consumed.
         let posted = pc.wrapping_sub(cc) & 0xffff;
         let empty =
-            (!filling && (posted == 0 || posted > 1 << wq.log_size)) || self.faults.rx_starved();
+            (!filling && (posted == 0 || posted > 1 << wq.log_size)) || bus.faults.rx_starved();
         if draining && empty {
             return false;
         }
@@ -744,7 +654,7 @@ impl Device {
             flow_tag,
         };
         let wqe_counter = cc as u16;
-        let res = if self.faults.take_rq_error() {
+        let res = if bus.faults.take_rq_error() {
             let f = rx::RxFault::Dma(DmaError::BadLkey { lkey: 0 });
             Err((f.syndrome(), f.vendor_syndrome(), format!("{f} (injected)")))
         } else if striding {
@@ -760,7 +670,7 @@ impl Device {
                 pc,
                 gso_segs,
             };
-            match self.deliver_striding(&x) {
+            match self.deliver_striding(bus, &x) {
                 Ok(true) => {
                     self.path.rx_frames += 1;
                     return true;
@@ -780,7 +690,7 @@ impl Device {
                 .flatten()
                 .filter(|s| lro.merges(s.key.v6));
             let frame = seg.as_ref().map_or(frame, |s| &frame[..s.end]);
-            match self.rx_into_wqe(frame, h, &hash, &wq, cc, &opts) {
+            match self.rx_into_wqe(&bus.mem, frame, h, &hash, &wq, cc, &opts) {
                 Ok((c, segs)) if seg.is_some() => {
                     let s = seg.expect("matched");
                     let len = rx::delivered_len(frame, h, &opts) as u32;
@@ -789,7 +699,7 @@ impl Device {
                     merge.segs = merge.segs.max(gso_segs);
                     let c = Cqe64::read_from_bytes(&c[..]).expect("64 bytes");
                     self.path.rx_frames += 1;
-                    self.open_wqe_merge(rqn, cqn, wq.pd, cc, segs, c, merge, lro);
+                    self.open_wqe_merge(bus, rqn, cqn, wq.pd, cc, segs, c, merge, lro);
                     return true;
                 }
                 other => other.map(|(c, _)| c),
@@ -798,7 +708,7 @@ impl Device {
         match res {
             Ok(c) => {
                 self.path.rx_frames += 1;
-                self.ctx_post_cqe(cqn, &c, false);
+                self.ctx_post_cqe(bus, cqn, &c, false);
                 if let Some(rq) = self.fw.nic.rqs.get_mut(&rqn) {
                     rq.cc = cc.wrapping_add(1);
                 }
@@ -809,7 +719,7 @@ impl Device {
                 log::warn!("RQ {rqn:#x} WQE {wqe_counter:#x}: {why}: error CQE, RQ to error");
                 self.path.rx_errors += 1;
                 let e = cqe::err_cqe(true, s, v, wqe_counter, wqe_opcode::NOP, rqn);
-                self.ctx_post_cqe(cqn, &e.0, false);
+                self.ctx_post_cqe(bus, cqn, &e.0, false);
                 self.fw.rq_to_error(rqn);
                 self.fw.count_rx_discard();
                 if let Some(rq) = self.fw.nic.rqs.get_mut(&rqn) {
@@ -822,22 +732,24 @@ impl Device {
 
     /// The bytes the next posted WQE of cyclic RQ `rqn` holds (its scatter list), `None` if
     /// none is posted or it cannot be read.
-    pub(crate) fn cyclic_room(&self, rqn: u32) -> Option<usize> {
+    pub(crate) fn cyclic_room(&self, bus: &Bus, rqn: u32) -> Option<usize> {
         let rq = self.fw.rq(rqn)?;
         let (wq, cc) = (&rq.wq, rq.cc);
-        let pc = read_be32(&self.mem, wq.dbr + cx4_hw::uar::DBR_RCV as u64)?;
+        let pc = read_be32(&bus.mem, wq.dbr + cx4_hw::uar::DBR_RCV as u64)?;
         let posted = pc.wrapping_sub(cc) & 0xffff;
         if posted == 0 || posted > 1 << wq.log_size {
             return None;
         }
-        let ring = Ring { wq, mem: &self.mem };
+        let ring = Ring { wq, mem: &bus.mem };
         let r = RingWqe::new(&ring, u32::from(wq.log_size), u32::from(wq.log_stride), cc);
         let segs = rx::rq_wqe_segments(&r, 1usize << wq.log_stride).ok()?;
         Some(segs.iter().map(|s| s.len as usize).sum())
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn rx_into_wqe(
         &self,
+        mem: &GuestMem,
         frame: &[u8],
         h: &frame::Headers,
         hash: &RssHash,
@@ -845,7 +757,7 @@ impl Device {
         cc: u32,
         opts: &RxOptions,
     ) -> Result<([u8; 64], Vec<rx::RxSeg>), crate::striding::RxError> {
-        let ring = Ring { wq, mem: &self.mem };
+        let ring = Ring { wq, mem };
         let r = RingWqe::new(&ring, u32::from(wq.log_size), u32::from(wq.log_stride), cc);
         let segs = rx::rq_wqe_segments(&r, 1usize << wq.log_stride).map_err(|e| {
             let f = rx::RxFault::Dma(e);
@@ -853,7 +765,7 @@ impl Device {
         })?;
         let dma = MkeyDma {
             fw: &self.fw,
-            mem: &self.mem,
+            mem,
             pd: wq.pd,
         };
         rx::deliver(frame, h, hash, opts, &segs, cc as u16, &dma)
@@ -863,22 +775,18 @@ impl Device {
 
     /// The wire's carrier changed (the TAP went down or up): the port's operational state
     /// follows, with a PORT_CHANGE event when it changes.
-    pub fn set_carrier(&mut self, up: bool) {
+    pub fn set_carrier(&mut self, bus: &mut Bus, up: bool) {
         let was = self.fw.regs.oper_up();
         self.fw.regs.carrier = up;
         log::info!("wire carrier {}", if up { "on" } else { "off" });
         if self.fw.regs.oper_up() != was {
-            let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
-            let mut ctx = Ctx { mem, msix, faults };
-            self.fw.port_change_event(&mut ctx);
+            self.fw.port_change_event(bus);
         }
     }
 
     /// Raises the moderated completion events due by `now` (ns, the model's clock).
-    pub fn cq_tick(&mut self, now: u64) {
-        let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
-        let mut ctx = Ctx { mem, msix, faults };
-        self.fw.cq_tick(&mut ctx, now);
+    pub fn cq_tick(&mut self, bus: &mut Bus, now: u64) {
+        self.fw.cq_tick(bus, now);
     }
 
     /// Attaches the port's wire.
@@ -889,624 +797,6 @@ impl Device {
     }
 }
 
-fn lock(d: &std::sync::Mutex<Device>) -> std::sync::MutexGuard<'_, Device> {
-    // A panic while holding the lock would be a model bug; keep the state as is.
-    d.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Most frames the receive loop takes from the TAP under one hold of the device lock (a
-/// superframe counts as its segments, and is never split across holds).
-const RX_BATCH: usize = 64;
-
-/// Starts the wire's two threads for `tap`: the receive loop (the frames waiting on the segment
-/// go through [`Device::receive`] in batches under the device lock; while pause state is pending it also
-/// wakes at [`Device::pause_deadline`] for [`Device::pause_tick`]) and the carrier poller (every 100 ms;
-/// a change moves the port's operational state, [`Device::set_carrier`]).
-pub fn spawn_wire(
-    tap: Arc<crate::wire::Tap>,
-    dev: Arc<std::sync::Mutex<Device>>,
-) -> std::io::Result<()> {
-    let (rx_tap, rx_dev) = (tap.clone(), dev.clone());
-    std::thread::Builder::new()
-        .name("wire-rx".into())
-        .spawn(move || {
-            let mut buf = vec![0u8; crate::wire::RECV_BUF];
-            loop {
-                // While a pause runs, frames are held, XOFF is asserted or an `rx-starve`
-                // fault runs, wake for the pause timer (`pfc.rs`) even if the segment is quiet.
-                // So does a RoCE requester's ACK or RNR timer, and a received RoCE frame the
-                // `roce-wire` fault delays or holds back.
-                let deadline = {
-                    let d = lock(&rx_dev);
-                    d.pause_deadline()
-                        .into_iter()
-                        .chain(d.roce_deadline())
-                        .min()
-                };
-                match rx_tap.wait_readable(deadline) {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        let mut d = lock(&rx_dev);
-                        d.pause_tick();
-                        d.roce_tick();
-                        continue;
-                    }
-                    Err(e) => {
-                        log::debug!("{}: poll: {e}", rx_tap.name());
-                    }
-                }
-                // Drain what is waiting under one lock: a busy segment costs one poll and
-                // one lock per batch, not per frame. The batch is bounded so that doorbells
-                // and commands, which take the same lock, wait for at most that many frames.
-                let mut d = lock(&rx_dev);
-                let mut budget = RX_BATCH;
-                // LRO merges stay open over the burst and close when it ends.
-                d.merges.defer = true;
-                let mut down = false;
-                while budget > 0 {
-                    match rx_tap.recv(&mut buf) {
-                        Ok(r) if r.frame.is_empty() && !r.truncated => budget -= 1,
-                        Ok(r) => {
-                            let n = d.receive_offloaded(&mut buf[r.frame], r.offload, r.truncated);
-                            budget = budget.saturating_sub(n.max(1));
-                        }
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                        Err(e) => {
-                            // A TAP that is down reads EIO until it comes up again.
-                            log::debug!("{}: receive: {e}", rx_tap.name());
-                            down = true;
-                            break;
-                        }
-                    }
-                }
-                d.merges.defer = false;
-                d.close_merges();
-                drop(d);
-                if down {
-                    std::thread::sleep(std::time::Duration::from_millis(50));
-                }
-            }
-        })?;
-    std::thread::Builder::new()
-        .name("wire-carrier".into())
-        .spawn(move || {
-            let mut last = tap.carrier();
-            loop {
-                std::thread::sleep(std::time::Duration::from_millis(100));
-                let now = tap.carrier();
-                if now != last {
-                    last = now;
-                    lock(&dev).set_carrier(now);
-                }
-            }
-        })?;
-    Ok(())
-}
-
-/// Starts the CQ moderation timer (`fw/moderation.rs`): a thread that sleeps, without the
-/// device lock, until the earliest completion event a CQ holds back, then raises the events
-/// due. Whoever holds an event back for an earlier time than the thread sleeps to wakes it.
-/// Periods are microseconds, so the thread asks for a 1 µs timer slack (50 µs by default).
-pub fn spawn_cq_timer(dev: Arc<std::sync::Mutex<Device>>) -> std::io::Result<()> {
-    let wake = Arc::new(std::sync::Condvar::new());
-    lock(&dev).fw.cq_timers.wake = Some(wake.clone());
-    std::thread::Builder::new()
-        .name("cq-timer".into())
-        .spawn(move || {
-            // SAFETY: PR_SET_TIMERSLACK takes a number and changes only this thread's slack.
-            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
-            let mut d = lock(&dev);
-            loop {
-                let now = crate::clock::now_ns();
-                d.cq_tick(now);
-                d = match d.fw.cq_timers.next() {
-                    None => wake.wait(d).unwrap_or_else(|e| e.into_inner()),
-                    Some(at) => {
-                        let wait = std::time::Duration::from_nanos(at.saturating_sub(now));
-                        wake.wait_timeout(d, wait)
-                            .unwrap_or_else(|e| e.into_inner())
-                            .0
-                    }
-                };
-            }
-        })?;
-    Ok(())
-}
-
 #[cfg(test)]
-pub(crate) mod tests {
-    //! The integrated path without a VM: doorbell → engine → wire (a [`Loopback`] port) and
-    //! CQEs in guest memory; a wire frame → drop reasons; and a seeded fuzzer that throws
-    //! random WQEs, doorbell records, doorbells and frames at the device.
-
-    use super::*;
-    use crate::{
-        config::Config,
-        eq::Eq,
-        fw::{Arm, Cq, Sq},
-        guest_mem::test_backing,
-        wire::Loopback,
-    };
-
-    pub(crate) const BASE: u64 = 0x10_0000;
-    pub(crate) const CQ_RING: u64 = BASE;
-    pub(crate) const EQ_RING: u64 = BASE + 0x1000;
-    pub(crate) const SQ_RING: u64 = BASE + 0x2000;
-    pub(crate) const DATA: u64 = BASE + 0x4000;
-    pub(crate) const DBR: u64 = BASE + 0x3000;
-    pub(crate) const CQ_DBR: u64 = DBR;
-    pub(crate) const SQ_DBR: u64 = DBR + 0x40;
-    pub(crate) const UAR: u32 = 8;
-    pub(crate) const SQN: u32 = 0x20;
-    pub(crate) const CQN: u32 = 0x10;
-
-    pub(crate) fn device() -> (Device, Arc<Loopback>) {
-        let args = "--socket /x --init-delay-ms 0 --eth";
-        let mut d = Device::new(&Config::from_args(args.split(' ').map(String::from)).unwrap());
-        d.mem
-            .map(BASE, 0x10_0000, 0, Some(test_backing(0x10_0000)))
-            .unwrap();
-        d.fw.uars.insert(UAR, ());
-        d.fw.pds.insert(1, ());
-        d.fw.regs.admin_status = cx4_hw::regs::port_status::UP;
-        d.fw.eqs.insert(
-            5,
-            Eq {
-                eqn: 5,
-                log_size: 6,
-                pas: vec![EQ_RING],
-                page_shift: 12,
-                uar_page: UAR,
-                vector: 1,
-                mask: [1, 0, 0, 0],
-                pi: 0,
-                ci: 0,
-                armed: false,
-                overrun: false,
-                events: 0,
-                interrupts: 0,
-            },
-        );
-        d.fw.cqs.insert(
-            CQN,
-            Cq {
-                cqn: CQN,
-                log_size: 6,
-                cqe_size: 64,
-                pas: vec![CQ_RING],
-                page_shift: 12,
-                eqn: 5,
-                uar_page: UAR,
-                dbr: CQ_DBR,
-                pi: 0,
-                arm: Arm::None,
-                arm_sn: 0,
-                overrun: false,
-                moderation: Default::default(),
-                mod_state: Default::default(),
-                cqes: 0,
-            },
-        );
-        d.fw.nic.sqs.insert(
-            SQN,
-            Sq {
-                sqn: SQN,
-                state: QueueState::Rdy,
-                cqn: CQN,
-                tisn: None,
-                min_inline_mode: 0,
-                allow_swp: false,
-                flush_in_error_en: true,
-                user_index: 0,
-                reg_umr: false,
-                wq: WqDesc {
-                    wq_type: 1,
-                    log_stride: 6,
-                    log_size: 6,
-                    page_shift: 12,
-                    pas: vec![SQ_RING],
-                    offset: 0,
-                    dbr: SQ_DBR,
-                    pd: 1,
-                    uar_page: UAR,
-                    end_padding_mode: 0,
-                },
-                cc: 0,
-            },
-        );
-        let port = Arc::new(Loopback::default());
-        d.attach(port.clone());
-        (d, port)
-    }
-
-    /// A direct TIR `tirn` to `rqn` (with `lro`) that a one-entry NIC RX root table forwards
-    /// every frame to.
-    pub(crate) fn steer_all_to(d: &mut Device, tirn: u32, rqn: u32, lro: crate::fw::TirLro) {
-        use crate::fw::{
-            Dest, FlowGroup, FlowTable, Fte, HashFields, Miss, RxHash, Tir, TirDispatch,
-        };
-        use cx4_hw::flow::{action, table_type};
-        d.fw.nic.tirs.insert(
-            tirn,
-            Tir {
-                tirn,
-                transport_domain: 0,
-                dispatch: TirDispatch::Direct { rqn },
-                hash: RxHash {
-                    func: 0,
-                    symmetric: false,
-                    key: [0; 40],
-                    outer: HashFields::default(),
-                    inner: HashFields::default(),
-                },
-                tunneled_offload_en: false,
-                self_lb_block: 0,
-                lro,
-            },
-        );
-        let mut groups = std::collections::BTreeMap::new();
-        groups.insert(
-            0,
-            FlowGroup {
-                id: 0,
-                start: 0,
-                end: 0,
-                criteria_enable: 0,
-                criteria: Box::default(),
-            },
-        );
-        let mut entries = std::collections::BTreeMap::new();
-        entries.insert(
-            0,
-            Fte {
-                index: 0,
-                group: 0,
-                action: action::FWD_DEST,
-                flow_tag: 0,
-                dests: vec![Dest::Tir(tirn)],
-                counters: vec![],
-                value: Box::default(),
-            },
-        );
-        d.fw.flow_tables.insert(
-            1,
-            FlowTable {
-                id: 1,
-                ty: table_type::NIC_RX,
-                level: 0,
-                log_size: 0,
-                miss: Miss::Default,
-                groups,
-                entries,
-            },
-        );
-        d.fw.flow_root.insert(table_type::NIC_RX, 1);
-    }
-
-    /// A SEND WQE at index `idx`: ctrl, eth segment without inline headers, one data segment.
-    pub(crate) fn send_wqe(
-        d: &Device,
-        idx: u16,
-        lkey: u32,
-        addr: u64,
-        len: u32,
-        ce: bool,
-    ) -> [u8; 8] {
-        let mut w = [0u8; 48];
-        let dw0 = (u32::from(idx) << 8) | u32::from(wqe_opcode::SEND);
-        w[0..4].copy_from_slice(&dw0.to_be_bytes());
-        w[4..8].copy_from_slice(&((SQN << 8) | 3).to_be_bytes());
-        w[11] = if ce { 0x08 } else { 0 };
-        w[32..36].copy_from_slice(&len.to_be_bytes());
-        w[36..40].copy_from_slice(&lkey.to_be_bytes());
-        w[40..48].copy_from_slice(&addr.to_be_bytes());
-        let at = SQ_RING + (u64::from(idx) % 64) * 64;
-        d.mem.write(at, &w).unwrap();
-        w[..8].try_into().unwrap()
-    }
-
-    pub(crate) fn frame(len: usize, seed: u8) -> Vec<u8> {
-        let mut f = vec![seed; len];
-        f[..6].copy_from_slice(&[0x02, 0, 0, 0, 0, 2]);
-        f[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 1]);
-        f[12..14].copy_from_slice(&[0x88, 0xb5]); // local experimental ethertype
-        f
-    }
-
-    pub(crate) fn cqe(d: &Device, i: u64) -> [u8; 64] {
-        let mut c = [0u8; 64];
-        d.mem.read(CQ_RING + i * 64, &mut c).unwrap();
-        c
-    }
-
-    #[test]
-    fn doorbell_sends_every_wqe_up_to_the_record_and_completes_the_last() {
-        let (mut d, port) = device();
-        for i in 0..3u16 {
-            d.mem
-                .write(
-                    DATA + 0x100 * u64::from(i),
-                    &frame(100 + usize::from(i), i as u8),
-                )
-                .unwrap();
-        }
-        send_wqe(&d, 0, crate::fw::RESERVED_LKEY, DATA, 100, false);
-        send_wqe(&d, 1, crate::fw::RESERVED_LKEY, DATA + 0x100, 101, false);
-        let db = send_wqe(&d, 2, crate::fw::RESERVED_LKEY, DATA + 0x200, 102, true);
-        d.mem.write(SQ_DBR + 4, &3u32.to_be_bytes()).unwrap();
-        d.region_write(0, u64::from(UAR) * 4096 + 0x800, &db)
-            .unwrap();
-        let sent = port.take();
-        assert_eq!(sent.len(), 3, "one frame per WQE");
-        for (i, f) in sent.iter().enumerate() {
-            assert_eq!(*f, frame(100 + i, i as u8));
-        }
-        let c = cqe(&d, 0);
-        assert_eq!(c[63] >> 4, cx4_hw::cq::cqe::opcode::REQ, "requester CQE");
-        assert_eq!(
-            u16::from_be_bytes([c[60], c[61]]),
-            2,
-            "wqe_counter of the last WQE"
-        );
-        assert_eq!(cqe(&d, 1)[63], 0, "only the WQE asking for it completes");
-        assert_eq!(d.fw.sq(SQN).unwrap().cc, 3);
-        assert_eq!(d.path.tx_frames, 3);
-        // A second doorbell without new WQEs sends nothing.
-        d.region_write(0, u64::from(UAR) * 4096 + 0x800, &db)
-            .unwrap();
-        assert!(port.take().is_empty());
-    }
-
-    #[test]
-    fn bad_lkey_errors_the_sq_and_later_wqes_are_flushed() {
-        let (mut d, port) = device();
-        let db = send_wqe(&d, 0, 0x1234_5600, DATA, 100, true);
-        d.mem.write(SQ_DBR + 4, &1u32.to_be_bytes()).unwrap();
-        d.region_write(0, u64::from(UAR) * 4096 + 0x800, &db)
-            .unwrap();
-        assert!(port.take().is_empty());
-        let c = cqe(&d, 0);
-        assert_eq!(c[63] >> 4, cx4_hw::cq::cqe::opcode::REQ_ERR);
-        assert_eq!(c[0x37], syndrome::LOCAL_PROT_ERR, "syndrome: {c:02x?}");
-        assert_eq!(d.fw.sq(SQN).unwrap().state, QueueState::Err);
-        d.mem.write(DATA, &frame(100, 7)).unwrap();
-        let db = send_wqe(&d, 1, crate::fw::RESERVED_LKEY, DATA, 100, true);
-        d.mem.write(SQ_DBR + 4, &2u32.to_be_bytes()).unwrap();
-        d.region_write(0, u64::from(UAR) * 4096 + 0x800, &db)
-            .unwrap();
-        assert!(port.take().is_empty(), "an SQ in error sends nothing");
-        let c = cqe(&d, 1);
-        assert_eq!(c[63] >> 4, cx4_hw::cq::cqe::opcode::REQ_ERR);
-        assert_eq!(c[0x37], syndrome::WR_FLUSH_ERR);
-        assert_eq!(d.path.tx_flushed, 1);
-    }
-
-    #[test]
-    fn link_down_sends_nothing_but_completes() {
-        let (mut d, port) = device();
-        d.set_carrier(false);
-        d.mem.write(DATA, &frame(80, 1)).unwrap();
-        let db = send_wqe(&d, 0, crate::fw::RESERVED_LKEY, DATA, 80, true);
-        d.mem.write(SQ_DBR + 4, &1u32.to_be_bytes()).unwrap();
-        d.region_write(0, u64::from(UAR) * 4096 + 0x800, &db)
-            .unwrap();
-        assert!(port.take().is_empty());
-        assert_eq!(cqe(&d, 0)[63] >> 4, cx4_hw::cq::cqe::opcode::REQ);
-        assert_eq!(d.path.tx_link_down, 1);
-    }
-
-    #[test]
-    fn lso_output_goes_as_one_superframe_where_the_port_carries_them() {
-        use crate::eth::{gso, lso};
-        let f = gso::tests::tcp4(5000, 0x18);
-        let h = frame::parse(&f, &ParseConfig::default()).unwrap();
-        let output = || Output::Segments {
-            superframe: f.clone(),
-            segments: lso::segment(&f, &h, 1448, cx4_hw::wqe::CsFlags::empty()).unwrap(),
-            gso: gso::superframe(&f, &h, 1448),
-        };
-        // A port that carries them: one write, four frames counted.
-        let (mut d, _) = device();
-        let port = Arc::new(Loopback::with_superframes());
-        d.attach(port.clone());
-        d.transmit(&output(), true);
-        let sf = port.take_superframes();
-        assert_eq!(sf.len(), 1);
-        assert_eq!((sf[0].0.mss, sf[0].1.len()), (1448, 5000));
-        assert!(port.take().is_empty());
-        assert_eq!((d.path.tx_frames, d.path.tx_superframes), (4, 1));
-        assert_eq!(d.path.tx_bytes, 4 * 54 + 5000);
-        // One that does not: the four segments.
-        let (mut d, port) = device();
-        d.transmit(&output(), true);
-        assert_eq!(port.take().len(), 4);
-        assert_eq!((d.path.tx_frames, d.path.tx_superframes), (4, 0));
-        // Link down: nothing on the wire either way.
-        let (mut d, _) = device();
-        let port = Arc::new(Loopback::with_superframes());
-        d.attach(port.clone());
-        d.transmit(&output(), false);
-        assert!(port.take_superframes().is_empty() && port.take().is_empty());
-        assert_eq!(d.path.tx_link_down, 4);
-    }
-
-    #[test]
-    fn superframes_and_partial_checksums_from_the_wire_are_finished_or_dropped() {
-        use crate::{eth::gso, wire::vnet::RxOffload};
-        let (mut d, _port) = device();
-        // A superframe: cut into its 4 segments, each steered (no flow table: dropped there).
-        let mut f = gso::tests::tcp4(5000, 0x10);
-        assert_eq!(
-            d.receive_offloaded(&mut f, RxOffload::Tcp { mss: 1448 }, false),
-            4
-        );
-        assert_eq!(
-            (
-                d.path.rx_wire,
-                d.path.rx_superframes,
-                d.path.rx_steered_drop
-            ),
-            (4, 1, 4)
-        );
-        // A partial checksum is completed: the frame is no longer malformed-looking, it is
-        // steered like any other.
-        let mut p = gso::tests::tcp4(100, 0x10);
-        assert_eq!(
-            d.receive_offloaded(
-                &mut p,
-                RxOffload::Csum {
-                    start: 34,
-                    offset: 16
-                },
-                false
-            ),
-            1
-        );
-        assert_eq!(d.path.rx_steered_drop, 5);
-        // What cannot be finished is dropped and counted, never delivered.
-        let n = p.len();
-        for off in [
-            RxOffload::Csum {
-                start: n,
-                offset: 0,
-            },
-            RxOffload::Tcp { mss: 0 },
-            RxOffload::Unsupported(5),
-        ] {
-            assert_eq!(d.receive_offloaded(&mut p, off, false), 1);
-        }
-        let mut junk = vec![0xffu8; 40];
-        assert_eq!(
-            d.receive_offloaded(&mut junk, RxOffload::Tcp { mss: 100 }, false),
-            1
-        );
-        assert_eq!(d.path.rx_malformed, 4);
-        assert_eq!(d.receive_offloaded(&mut p, RxOffload::None, true), 1);
-        assert_eq!(d.path.rx_oversize, 1);
-        assert_eq!(d.path.rx_frames, 0);
-    }
-
-    #[test]
-    fn wire_frames_are_dropped_and_counted_by_reason() {
-        let (mut d, _port) = device();
-        d.receive(&frame(d.fw.regs.admin_mtu as usize, 0)); // over PMTU − FCS
-        assert_eq!(d.path.rx_oversize, 1);
-        let mut bad = frame(60, 0);
-        bad[12..14].copy_from_slice(&[0x08, 0x00]);
-        bad[14] = 0x4f; // IPv4 with IHL 15 and a total length beyond the frame
-        d.receive(&bad);
-        assert_eq!(d.path.rx_malformed, 1);
-        d.receive(&frame(60, 0)); // no flow table: steering drops
-        assert_eq!(d.path.rx_steered_drop, 1);
-        d.set_carrier(false);
-        d.receive(&frame(60, 0));
-        assert_eq!(d.path.rx_link_down, 1);
-        assert_eq!(d.path.rx_frames, 0);
-    }
-
-    /// Seeded fuzzing of the integrated path (`CX4_FUZZ_SEED`): random ring contents, doorbell
-    /// records, doorbells on any offset and random frames. Nothing may panic, the SQ's
-    /// counter moves at most a ring per doorbell, and only guest memory is touched.
-    #[test]
-    fn fuzzed_wqes_doorbells_and_frames_never_panic() {
-        let mut seed: u64 = std::env::var("CX4_FUZZ_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(0x5eed_cafe);
-        let mut rnd = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        let (mut d, port) = device();
-        let mut ring = vec![0u8; 4096];
-        for round in 0..3000 {
-            let r = rnd();
-            match r % 4 {
-                0 => {
-                    // Random bytes over part of the ring, but keep some WQEs well formed.
-                    for b in ring.iter_mut() {
-                        if rnd() % 8 == 0 {
-                            *b = rnd() as u8;
-                        }
-                    }
-                    d.mem.write(SQ_RING, &ring).unwrap();
-                    if rnd() % 2 == 0 {
-                        let idx = (rnd() % 64) as u16;
-                        let lkey = if rnd() % 2 == 0 {
-                            crate::fw::RESERVED_LKEY
-                        } else {
-                            rnd() as u32
-                        };
-                        send_wqe(
-                            &d,
-                            idx,
-                            lkey,
-                            DATA + rnd() % 0x2000,
-                            (rnd() % 0x3000) as u32,
-                            true,
-                        );
-                    }
-                }
-                1 => {
-                    d.mem
-                        .write(SQ_DBR + 4, &(rnd() as u32).to_be_bytes())
-                        .unwrap();
-                    d.mem.write(CQ_DBR, &(rnd() as u32).to_be_bytes()).unwrap();
-                }
-                2 => {
-                    let before = d.fw.sq(SQN).unwrap().cc;
-                    let off = 0x800 + (rnd() % 0x800);
-                    let mut db = (rnd()).to_be_bytes();
-                    if rnd() % 2 == 0 {
-                        db[4..8].copy_from_slice(&((SQN << 8) | 3).to_be_bytes());
-                    }
-                    let _ = d.region_write(0, u64::from(UAR) * 4096 + off, &db);
-                    let after = d.fw.sq(SQN).unwrap().cc;
-                    assert!(after.wrapping_sub(before) <= 64 + 16, "round {round}");
-                    if rnd() % 4 == 0 {
-                        // The driver's recovery: back to ready, counters restart.
-                        let sq = d.fw.nic.sqs.get_mut(&SQN).unwrap();
-                        sq.state = QueueState::Rdy;
-                        sq.cc = 0;
-                        d.fw.cqs.get_mut(&CQN).unwrap().overrun = false;
-                    }
-                }
-                _ => {
-                    let len = (rnd() % 1600) as usize;
-                    let mut f: Vec<u8> = (0..len).map(|_| rnd() as u8).collect();
-                    if len >= 14 && rnd() % 2 == 0 {
-                        f[12..14].copy_from_slice(&[0x08, 0x00]);
-                    } else if len >= 14 && rnd() % 2 == 0 {
-                        // MAC control: pause, PFC or another opcode, any quanta, any length.
-                        f[12..14].copy_from_slice(&[0x88, 0x08]);
-                        if len >= 16 {
-                            let op: u16 = [0x0001, 0x0101, rnd() as u16][(rnd() % 3) as usize];
-                            f[14..16].copy_from_slice(&op.to_be_bytes());
-                        }
-                        let q = &mut d.fw.regs.qos;
-                        (q.pfc_rx, q.pfc_tx) = (rnd() as u8, rnd() as u8);
-                        (q.pause_rx, q.pause_tx) = (rnd() % 2 == 0, rnd() % 2 == 0);
-                    }
-                    d.receive(&f);
-                    if rnd() % 8 == 0 {
-                        d.pause_tick();
-                    }
-                    if rnd() % 64 == 0 {
-                        // The driver falls behind for a moment, or the harness clears it.
-                        let spec = match rnd() % 3 {
-                            0 => "clear".to_string(),
-                            n => format!("rx-starve ms={}", n * (1 + rnd() % 3)),
-                        };
-                        d.inject(&crate::faults::Fault::parse(&spec).unwrap())
-                            .unwrap();
-                    }
-                }
-            }
-            port.take();
-        }
-        assert!(d.path.tx_wqes > 0 && d.path.rx_wire > 0);
-    }
-}
+#[path = "datapath_tests.rs"]
+pub(crate) mod tests;

@@ -12,14 +12,13 @@ use cx4_hw::{
 };
 
 use crate::{
+    bus::Bus,
     cmdq::{self, CmdQueue},
-    config::{Chip, Config},
-    faults::{Fault, FaultPlan},
-    fw::{new_event, CapProfile, Ctx, Firmware},
-    guest_mem::GuestMem,
-    irq::MsiX,
-    pages::Pages,
-    pci_cfg::{PciConfig, MSIX_TABLE_OFFSET},
+    config::Config,
+    faults::Fault,
+    fw::new_event,
+    hca::Hca,
+    pci_cfg::{PciConfig, MSIX_TABLE_OFFSET}, //
 };
 
 /// VFIO region index of BAR0.
@@ -45,42 +44,39 @@ pub enum AccessError {
     BadAccess,
 }
 
-/// The device.
+/// The device: the PCI function's configuration space and BAR0 (initialization segment,
+/// command queue, UAR doorbells) in front of its parts. It owns the bus context once and lends
+/// it to the parts per call; the transport and the runtime's threads reach the parts only
+/// through it.
 pub struct Device {
     cfg: Config,
     pci: PciConfig,
-    /// Guest memory reachable by DMA.
-    pub mem: GuestMem,
-    /// Interrupt vectors.
-    pub msix: MsiX,
+    /// Guest memory, interrupt vectors and faults, lent to the parts per call.
+    #[cfg(not(test))]
+    bus: Bus,
+    /// Guest memory, interrupt vectors and faults (host tests look at them).
+    #[cfg(test)]
+    pub(crate) bus: Bus,
+    /// Firmware, NIC data path, RoCE engine and port.
+    #[cfg(not(test))]
+    hca: Hca,
+    /// Firmware, NIC data path, RoCE engine and port (host tests look at them).
+    #[cfg(test)]
+    pub(crate) hca: Hca,
     created: Instant,
     reset_at: Instant,
     cmdq_addr_h: u32,
     cmdq_addr_l: u32,
-    /// Command doorbell rings seen (for tests and the log).
-    pub doorbells: u64,
+    /// Command doorbell rings seen (for the log).
+    doorbells: u64,
     /// BAR0 reads (each a blocking round trip for the guest) and writes (doorbells).
-    pub bar_reads: u64,
+    bar_reads: u64,
     /// See [`Device::bar_reads`].
-    pub bar_writes: u64,
+    bar_writes: u64,
     /// Fatal health syndrome raised (by fault injection); firmware stops answering.
-    pub health_synd: Option<u8>,
+    health_synd: Option<u8>,
     /// The fatal syndrome survives function resets (a hardware fault) until cleared.
-    pub health_persist: bool,
-    /// The firmware.
-    pub fw: Firmware,
-    /// Pending faults.
-    pub faults: FaultPlan,
-    /// The port's wire (`--tap`); frames sent without one go nowhere.
-    pub port: Option<std::sync::Arc<dyn crate::wire::Port>>,
-    /// Data-path statistics.
-    pub path: crate::datapath::PathStats,
-    /// Pause state of the port (paused priorities, held frames, XOFFs).
-    pub pause: crate::pause::PortPause,
-    /// The RoCE engine's per-QP state (`roce::engine`).
-    pub roce: crate::roce::engine::Engine,
-    /// LRO merges open on striding RQs.
-    pub merges: crate::striding::RxMerges,
+    health_persist: bool,
 }
 
 impl Device {
@@ -89,8 +85,8 @@ impl Device {
         let now = Instant::now();
         Device {
             pci: PciConfig::new(cfg.chip.device_id(), cfg.msix_vectors),
-            mem: GuestMem::default(),
-            msix: MsiX::new(cfg.msix_vectors),
+            bus: Bus::new(cfg.msix_vectors),
+            hca: Hca::new(cfg),
             cfg: cfg.clone(),
             created: now,
             reset_at: now,
@@ -101,46 +97,7 @@ impl Device {
             bar_writes: 0,
             health_synd: None,
             health_persist: false,
-            fw: Self::firmware(cfg),
-            faults: FaultPlan::default(),
-            port: None,
-            path: Default::default(),
-            pause: Default::default(),
-            roce: Default::default(),
-            merges: Default::default(),
         }
-    }
-
-    fn firmware(cfg: &Config) -> Firmware {
-        let text = match cfg.chip {
-            Chip::ConnectX4 => include_str!("../profiles/connectx4.caps"),
-            Chip::ConnectX4Lx => include_str!("../profiles/connectx4lx.caps"),
-        };
-        let mut caps = CapProfile::parse(text).expect("shipped profiles are valid (unit-tested)");
-        if cfg.eth {
-            caps.set_general("eth_net_offloads", 1);
-        }
-        if cfg.roce {
-            caps.set_general("roce", 1);
-        }
-        if cfg.ec_8bit {
-            caps.set_vector_calc("calc_matrix_type_8bit", 1);
-        }
-        let psid = match cfg.chip {
-            Chip::ConnectX4 => "MT_2190110032",
-            Chip::ConnectX4Lx => "MT_2420110034",
-        };
-        let mut fw = Firmware::new(
-            caps,
-            Pages::new(cfg.boot_pages, cfg.init_pages, cfg.regular_pages),
-            psid,
-        );
-        if cfg.chip == Chip::ConnectX4Lx {
-            fw.regs.eth_proto = crate::fw::ETH_25GBASE_CR;
-        }
-        fw.regs.fw_version = cfg.fw;
-        fw.vport = crate::fw::VportState::with_seed(cfg.seed);
-        fw
     }
 
     /// Applies a fault (control socket or command line).
@@ -155,14 +112,13 @@ impl Device {
                 );
             }
             Fault::Pages(n) => {
-                let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
-                let mut ctx = Ctx { mem, msix, faults };
-                if !self.fw.page_request(&mut ctx, n) {
+                if !self.hca.fw.page_request(&mut self.bus, n) {
                     return Err("no EQ takes page requests".into());
                 }
                 // The demand moves only with a request the driver saw: up for a give, down for
                 // pages asked back (else QUERY_PAGES would ask for them again).
                 let d = self
+                    .hca
                     .fw
                     .pages
                     .demand
@@ -178,46 +134,39 @@ impl Device {
                 // Test hook: requester completions numbered by the CQ's producer index.
                 use cx4_hw::cq::cqe::{op_own, opcode, Cqe64};
                 for _ in 0..count {
-                    let pi = self.fw.cqs.get(&cqn).map_or(0, |c| c.pi);
+                    let pi = self.hca.fw.cqs.get(&cqn).map_or(0, |c| c.pi);
                     let mut cqe = Cqe64::new();
                     cqe.set_op_own(op_own(opcode::REQ, 0, 0).into());
                     cqe.set_wqe_counter(pi & 0xffff);
-                    let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
-                    let mut ctx = Ctx { mem, msix, faults };
-                    self.fw.post_cqe(&mut ctx, cqn, &cqe.0, solicited)?;
+                    self.hca
+                        .fw
+                        .post_cqe(&mut self.bus, cqn, &cqe.0, solicited)?;
                 }
             }
             Fault::Link(up) => {
-                let was = self.fw.regs.oper_up();
-                self.fw.regs.link_up = up;
-                if self.fw.regs.oper_up() != was {
-                    let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
-                    let mut ctx = Ctx { mem, msix, faults };
-                    self.fw.port_change_event(&mut ctx);
+                let was = self.hca.fw.regs.oper_up();
+                self.hca.fw.regs.link_up = up;
+                if self.hca.fw.regs.oper_up() != was {
+                    self.hca.fw.port_change_event(&mut self.bus);
                 }
             }
             Fault::DelayIrq { vector, ms } => {
-                self.msix.delay_ms.insert(vector, ms);
+                self.bus.msix.delay_ms.insert(vector, ms);
             }
             Fault::Clear => {
-                self.msix.delay_ms.clear();
+                self.bus.msix.delay_ms.clear();
                 if self.health_synd.take().is_some() {
                     log::info!("fatal health syndrome cleared");
                 }
                 self.health_persist = false;
-                self.faults.add(f);
-                self.roce_wire_flush();
+                self.bus.faults.add(f);
+                self.hca.roce_wire_flush(&mut self.bus);
             }
             Fault::RoceWire(_) => {
-                self.faults.add(f);
-                if self.faults.roce_wire.is_some() {
-                    // Reproducible draws: the same spec on the same `--seed` does the same.
-                    self.roce.wire.seed(self.cfg.seed);
-                } else {
-                    self.roce_wire_flush();
-                }
+                self.bus.faults.add(f);
+                self.hca.roce_wire_fault_changed(&mut self.bus);
             }
-            _ => self.faults.add(f),
+            _ => self.bus.faults.add(f),
         }
         Ok(())
     }
@@ -236,7 +185,7 @@ impl Device {
         // Completion events go to a command EQ that existed when the doorbell rang: the
         // CREATE_EQ that makes the command EQ completes by polling only (mlx5 frees the entry
         // after polling it, so a late event for that slot would name a freed entry).
-        let events = self.fw.eqs.values().any(|e| e.wants(event_type::CMD));
+        let events = self.hca.fw.eqs.values().any(|e| e.wants(event_type::CMD));
         let mut done = 0u32;
         for slot in 0..32u32 {
             if bits & (1 << slot) == 0 {
@@ -246,23 +195,21 @@ impl Device {
                 log::warn!("command doorbell for slot {slot} beyond the queue, ignored");
                 continue;
             }
-            match q.fetch(&self.mem, slot) {
+            match q.fetch(&self.bus.mem, slot) {
                 Ok(None) => {}
                 Err((entry, d)) => {
                     log::warn!("command slot {slot}: delivery error {d:?}");
-                    cmdq::finish(&self.mem, entry, d);
+                    cmdq::finish(&self.bus.mem, entry, d);
                     done |= 1 << slot;
                 }
                 Ok(Some(f)) => {
-                    let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
-                    let mut ctx = Ctx { mem, msix, faults };
-                    match self.fw.execute(&mut ctx, &f.input, f.out_len) {
+                    match self.hca.fw.execute(&mut self.bus, &f.input, f.out_len) {
                         // Stalled by fault injection: the entry stays owned by hardware.
                         None => {}
                         Some(out) => {
-                            if let Err(d) = q.complete(&self.mem, &f, &out) {
+                            if let Err(d) = q.complete(&self.bus.mem, &f, &out) {
                                 log::warn!("command slot {slot}: output delivery error {d:?}");
-                                cmdq::finish(&self.mem, f.entry, d);
+                                cmdq::finish(&self.bus.mem, f.entry, d);
                             }
                             done |= 1 << slot;
                         }
@@ -271,19 +218,18 @@ impl Device {
             }
         }
         // QP transitions the commands made reach the RoCE engine (a 2ERR flushes now).
-        self.roce_sync();
+        self.hca.roce_sync(&mut self.bus);
         if done != 0 && events {
             let mut eqe = new_event(event_type::CMD, 0);
             eqe.cmd_mut().set_vector(done);
-            let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
-            let mut ctx = Ctx { mem, msix, faults };
-            self.fw.post_event(&mut ctx, &eqe);
+            self.hca.fw.post_event(&mut self.bus, &eqe);
         }
     }
 
     /// One line of statistics for the control socket.
     pub fn stats_line(&self) -> String {
         let ops: Vec<String> = self
+            .hca
             .fw
             .stats
             .iter()
@@ -297,6 +243,7 @@ impl Device {
             })
             .collect();
         let eqs: Vec<String> = self
+            .hca
             .fw
             .eqs
             .values()
@@ -304,23 +251,23 @@ impl Device {
             .collect();
         format!(
             "state={:?} pages_held={} doorbells={} bar_reads={} bar_writes={} cmds {} eqs {} cq_moderated={} path {}",
-            self.fw.state,
-            self.fw.pages.held(),
+            self.hca.fw.state,
+            self.hca.fw.pages.held(),
             self.doorbells,
             self.bar_reads,
             self.bar_writes,
             ops.join(","),
             eqs.join(","),
-            self.fw.cq_timers.released,
-            self.path.line()
+            self.hca.fw.cq_timers.released,
+            self.hca.path.line()
         ) + " "
-            + &self.roce.stats.line()
+            + &self.hca.roce.stats.line()
     }
 
     /// The port's DCB state for the control socket's `qos` command, one line (see
     /// [`crate::fw::qos::QosState::line`]).
     pub fn qos_line(&self) -> String {
-        format!("{} {}", self.fw.regs.qos.line(), self.pause_line())
+        format!("{} {}", self.hca.fw.regs.qos.line(), self.hca.pause_line())
     }
 
     /// The RoCE state for the control socket's `roce` command, one line (see
@@ -329,16 +276,16 @@ impl Device {
     pub fn roce_line(&self) -> String {
         format!(
             "{} {}; {}; {}",
-            self.fw.rdma.line(),
-            self.roce.stats.line(),
-            self.fw.cong.line(),
-            self.roce.cong.line()
+            self.hca.fw.rdma.line(),
+            self.hca.roce.stats.line(),
+            self.hca.fw.cong.line(),
+            self.hca.roce.cong.line()
         )
     }
 
     /// The page accounting summary (logged at disconnect).
     pub fn page_report(&self) -> String {
-        self.fw.pages.report()
+        self.hca.fw.pages.report()
     }
 
     /// Function-level reset: firmware starts initializing again, all state is dropped.
@@ -347,16 +294,8 @@ impl Device {
         self.reset_at = Instant::now();
         self.cmdq_addr_h = 0;
         self.cmdq_addr_l = 0;
-        self.msix.reset();
-        self.fw.reset();
-        self.pause = Default::default();
-        self.roce = Default::default();
-        self.merges = Default::default();
-        if self.faults.roce_wire.is_some() {
-            // The fault stays (like rx-starve); what it held is gone with everything in flight
-            // and the draws start again from the seed.
-            self.roce.wire.seed(self.cfg.seed);
-        }
+        self.bus.msix.reset();
+        self.hca.reset(&self.bus);
         if !self.health_persist {
             self.health_synd = None;
         } else if let Some(s) = self.health_synd {
@@ -384,7 +323,7 @@ impl Device {
     fn iseg_word(&self, off: usize) -> u32 {
         let (fw_rev, cmdif_sub) = self.cfg.fw.to_regs(self.cfg.cmdif_rev);
         // The internal timer counts device clock cycles (device_frequency_khz).
-        let khz = self.fw.caps.general("device_frequency_khz").max(1);
+        let khz = self.hca.fw.caps.general("device_frequency_khz").max(1);
         let ns = (self.created.elapsed().as_nanos() * u128::from(khz) / 1_000_000) as u64;
         match off {
             iseg::FW_REV => fw_rev,
@@ -469,12 +408,14 @@ impl Device {
             if in_page + data.len() as u64 > 4096 {
                 return Err(AccessError::BadAccess);
             }
-            if self.fw.uars.contains_key(&page) && self.uar_send_doorbell(page, in_page, data) {
+            if self.hca.fw.uars.contains_key(&page)
+                && self
+                    .hca
+                    .uar_send_doorbell(&mut self.bus, page, in_page, data)
+            {
                 return Ok(());
             }
-            let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
-            let mut ctx = Ctx { mem, msix, faults };
-            self.fw.uar_doorbell(&mut ctx, page, in_page, data);
+            self.hca.fw.uar_doorbell(&mut self.bus, page, in_page, data);
         }
         Ok(())
     }
@@ -521,6 +462,82 @@ impl Device {
         }
     }
 
+    /// Guest memory, for the transport's DMA_MAP and DMA_UNMAP: the client maps and unmaps
+    /// the regions the parts then reach through the bus context.
+    pub fn guest_memory(&mut self) -> &mut crate::guest_mem::GuestMem {
+        &mut self.bus.mem
+    }
+
+    /// The number of MSI-X vectors.
+    pub fn msix_vectors(&self) -> usize {
+        self.bus.msix.len()
+    }
+
+    /// Attaches the port's wire.
+    pub fn attach(&mut self, port: std::sync::Arc<dyn crate::wire::Port>) {
+        self.hca.attach(port);
+    }
+
+    /// When the wire thread must call [`Device::wire_tick`] even if the segment stays quiet:
+    /// the pause timer (`pfc.rs`), a RoCE requester's ACK or RNR timer, a frame the
+    /// `roce-wire` fault holds back.
+    pub fn wire_deadline(&self) -> Option<std::time::Duration> {
+        self.hca
+            .pause_deadline(&self.bus)
+            .into_iter()
+            .chain(self.hca.roce_deadline())
+            .min()
+    }
+
+    /// The wire thread's timers: pause expiry and the RoCE engine's.
+    pub fn wire_tick(&mut self) {
+        self.hca.pause_tick(&mut self.bus);
+        self.hca.roce_tick(&mut self.bus);
+    }
+
+    /// A burst of received frames starts: LRO merges stay open over it.
+    pub fn rx_burst_begin(&mut self) {
+        self.hca.merges.defer = true;
+    }
+
+    /// A frame from the wire with its vnet offload metadata (see
+    /// [`Hca::receive_offloaded`]); the number of segments it counted as.
+    pub fn receive_offloaded(
+        &mut self,
+        frame: &mut [u8],
+        offload: crate::wire::vnet::RxOffload,
+        truncated: bool,
+    ) -> usize {
+        self.hca
+            .receive_offloaded(&mut self.bus, frame, offload, truncated)
+    }
+
+    /// The burst ended: the LRO merges it left open close.
+    pub fn rx_burst_end(&mut self) {
+        self.hca.merges.defer = false;
+        self.hca.close_merges(&mut self.bus);
+    }
+
+    /// The wire's carrier changed (see [`Hca::set_carrier`]).
+    pub fn set_carrier(&mut self, up: bool) {
+        self.hca.set_carrier(&mut self.bus, up);
+    }
+
+    /// Raises the moderated completion events due by `now` (ns, the model's clock).
+    pub fn cq_tick(&mut self, now: u64) {
+        self.hca.cq_tick(&mut self.bus, now);
+    }
+
+    /// Hands the CQ moderation timer's wake-up to the firmware (`fw/moderation.rs`).
+    pub fn set_cq_timer_wake(&mut self, wake: std::sync::Arc<std::sync::Condvar>) {
+        self.hca.fw.cq_timers.wake = Some(wake);
+    }
+
+    /// When the next held-back completion event is due (ns), if any.
+    pub fn cq_timer_next(&self) -> Option<u64> {
+        self.hca.fw.cq_timers.next()
+    }
+
     /// SET_IRQS for MSI-X.
     pub fn set_msix(
         &mut self,
@@ -529,9 +546,13 @@ impl Device {
         count: u32,
         fds: Vec<File>,
     ) -> std::io::Result<()> {
-        self.msix.set(flags, start, count, fds)
+        self.bus.msix.set(flags, start, count, fds)
     }
 }
+
+#[cfg(test)]
+#[path = "device_testing.rs"]
+mod testing;
 
 #[cfg(test)]
 mod tests {

@@ -37,7 +37,7 @@
 //!   (counted malformed); `reorder` — it is held back and delivered after the next RoCE frame,
 //!   or after [`crate::roce::wire_faults::REORDER_HOLD_NS`] if none comes; `delay-ms` (0..=10000)
 //!   — every frame is delivered N ms late, from a queue the wire thread wakes for
-//!   (`Device::roce_deadline`); `ecn` — a request frame (not a response, ACK or CNP) that is
+//!   (`Hca::roce_deadline`); `ecn` — a request frame (not a response, ACK or CNP) that is
 //!   delivered gets ECN CE, as a congested switch marks it, so the notification point answers
 //!   with CNPs (`roce::congestion`). The draws come from a xorshift generator seeded from
 //!   `--seed` at each `roce-wire` spec, so a run is reproducible. A new spec replaces the

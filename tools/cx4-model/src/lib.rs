@@ -1,7 +1,12 @@
 //! The cx4 device model: a ConnectX-4 (mlx5) function served over vfio-user.
 //!
-//! `transport` speaks the wire protocol; `device` is the card; the other modules are its parts.
+//! Layers, as rust-vmm builds devices: [`transport`] speaks vfio-user and [`runtime`] runs the
+//! wire and timer threads; both reach the card only through [`device::Device`], which owns the
+//! bus context ([`bus::Bus`]: guest memory, MSI-X, faults) once and lends it per call to its
+//! private parts ([`hca::Hca`]: firmware, NIC data path, RoCE engine, port). Nothing below
+//! `device` names the device. The packet's path: Documentation/model-packet-path.md.
 
+pub mod bus;
 pub mod clock;
 pub mod cmdq;
 pub mod config;
@@ -13,13 +18,17 @@ pub mod eth;
 pub mod faults;
 pub mod fw;
 pub mod guest_mem;
+pub mod hca;
 pub mod irq;
 pub mod logger;
 pub mod pages;
+pub mod path_stats;
 pub mod pause;
 pub mod pci_cfg;
 pub mod pfc;
 pub mod roce;
+pub mod runtime;
+pub mod rx_merges;
 pub mod striding;
 pub mod transport;
 pub mod wire;

@@ -5,7 +5,7 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use cx4_model::{config, datapath, device, logger, transport, wire};
+use cx4_model::{config, device, logger, runtime, transport, wire};
 
 fn main() -> ExitCode {
     let cfg = match config::Config::from_args(std::env::args().skip(1)) {
@@ -41,7 +41,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    if let Err(e) = datapath::spawn_cq_timer(dev.clone()) {
+    if let Err(e) = runtime::spawn_cq_timer(dev.clone()) {
         eprintln!("cx4-model: CQ timer thread: {e}");
         return ExitCode::FAILURE;
     }
@@ -62,7 +62,7 @@ fn main() -> ExitCode {
             }
         );
         dev.lock().expect("not yet shared").attach(tap.clone());
-        if let Err(e) = datapath::spawn_wire(tap, dev.clone()) {
+        if let Err(e) = runtime::spawn_wire(tap, dev.clone()) {
             eprintln!("cx4-model: wire threads: {e}");
             return ExitCode::FAILURE;
         }

@@ -18,9 +18,7 @@
 //! before it sleeps, which is the card's LRO timeout measured in the model's own time).
 //! Merges never outlive one hold of the device lock (the wire loop closes them before it lets
 //! go; a frame delivered outside a burst closes them at once), so no command can reset or
-//! destroy an RQ under an open merge; [`Device::close_merge`] still checks.
-
-use std::collections::BTreeMap;
+//! destroy an RQ under an open merge; [`Hca::close_merge`] still checks.
 
 use cx4_hw::{
     cq::cqe::{syndrome, Cqe64},
@@ -29,7 +27,7 @@ use cx4_hw::{
 use zerocopy::FromBytes;
 
 use crate::{
-    device::Device,
+    bus::Bus,
     eth::{
         classify, cqe, csum,
         frame::{self, Headers, IpVersion, L4Kind},
@@ -39,44 +37,9 @@ use crate::{
         rx::{self, RxOptions, RxSeg},
     },
     fw::{Cast, QueueState, RxVerdict, StridingWqe, TirLro, WqDesc},
+    hca::Hca,
+    rx_merges::{OpenMerge, Place}, //
 };
-
-/// Where an open merge's packet is.
-#[derive(Clone, Debug)]
-enum Place {
-    /// In a striding RQ's WQE, from its `used` stride on.
-    Strides { wqe: StridingWqe, stride: u32 },
-    /// In the cyclic RQ WQE of counter `counter` (which the device has not consumed yet),
-    /// over its scatter list.
-    Wqe { counter: u32, segs: Vec<RxSeg> },
-}
-
-/// A merge open on an RQ.
-#[derive(Clone, Debug)]
-pub struct OpenMerge {
-    /// The merged packet so far.
-    pub merge: lro::Merge,
-    place: Place,
-    /// The first segment's CQE.
-    cqe: Cqe64,
-    /// Bytes the packet may reach (to the end of the WQE, at most what a CQE can count).
-    room: u32,
-    /// The TIR's `lro_max_ip_payload_size` in bytes.
-    max_ip_payload: u32,
-    /// The RQ's CQ and PD.
-    cqn: u32,
-    pd: u32,
-}
-
-/// The device's open merges, by RQ.
-#[derive(Debug, Default)]
-pub struct RxMerges {
-    /// Open merges.
-    pub open: BTreeMap<u32, OpenMerge>,
-    /// Merges stay open after a frame (the wire loop has more waiting); else each frame's
-    /// delivery closes them.
-    pub defer: bool,
-}
 
 /// A receive that failed: the error CQE's syndromes and why.
 pub(crate) type RxError = (u8, u8, String);
@@ -94,14 +57,18 @@ pub(crate) struct StridingRx<'a> {
     /// The doorbell record's counter.
     pub pc: u32,
     /// Segments the frame stands for: more than 1 for a superframe from the wire
-    /// ([`Device::receive_superframe`]), which opens a merge of that many.
+    /// ([`Hca::receive_superframe`]), which opens a merge of that many.
     pub gso_segs: u32,
 }
 
-impl Device {
+impl Hca {
     /// Delivers a frame into a striding RQ (merging it when LRO may). `Ok(false)`: no WQE
     /// posted (out of buffer).
-    pub(crate) fn deliver_striding(&mut self, x: &StridingRx<'_>) -> Result<bool, RxError> {
+    pub(crate) fn deliver_striding(
+        &mut self,
+        bus: &mut Bus,
+        x: &StridingRx<'_>,
+    ) -> Result<bool, RxError> {
         let seg = lro::segment(x.frame, x.h).filter(|s| x.lro.merges(s.key.v6));
         // Without Ethernet padding after a segment that opens a merge: payloads follow it.
         let frame = match &seg {
@@ -114,7 +81,7 @@ impl Device {
         };
         let stride = s.stride();
         let need = len.div_ceil(stride).max(1);
-        let Some(w) = self.take_strides(x.rqn, x.cqn, x.wq, x.pc, need)? else {
+        let Some(w) = self.take_strides(bus, x.rqn, x.cqn, x.wq, x.pc, need)? else {
             return Ok(false);
         };
         let room = (s.num_strides() - w.used) * stride;
@@ -125,7 +92,7 @@ impl Device {
         }];
         let dma = MkeyDma {
             fw: &self.fw,
-            mem: &self.mem,
+            mem: &bus.mem,
             pd: x.wq.pd,
         };
         let mut c = rx::deliver(frame, x.h, x.hash, &x.opts, &segs, w.used as u16, &dma)
@@ -146,11 +113,11 @@ impl Device {
                 },
             );
             if merge.psh || !self.merges.defer {
-                self.close_merge(x.rqn);
+                self.close_merge(bus, x.rqn);
             }
         } else {
             cqe::set_stride_position(&mut c, w.index, w.used, need, len);
-            self.ctx_post_cqe(x.cqn, &c.0, false);
+            self.ctx_post_cqe(bus, x.cqn, &c.0, false);
             self.commit_strides(x.rqn, need);
         }
         Ok(true)
@@ -165,7 +132,12 @@ impl Device {
     /// `None` for anything else (a tunnel, steering to several TIRs or to one without LRO, a
     /// lossless priority, no posted WQE, a packet larger than a WQE or than a CQE can count):
     /// the caller cuts it.
-    pub(crate) fn receive_superframe(&mut self, frame: &mut [u8], mss: usize) -> Option<usize> {
+    pub(crate) fn receive_superframe(
+        &mut self,
+        bus: &mut Bus,
+        frame: &mut [u8],
+        mss: usize,
+    ) -> Option<usize> {
         if !self.fw.regs.oper_up() || mss == 0 {
             return None;
         }
@@ -209,8 +181,8 @@ impl Device {
                 }
             }
             None => {
-                self.close_merge(rqn);
-                if self.cyclic_room(rqn)? < len {
+                self.close_merge(bus, rqn);
+                if self.cyclic_room(bus, rqn)? < len {
                     return None;
                 }
             }
@@ -239,7 +211,7 @@ impl Device {
         self.path.rx_wire += segs as u64;
         self.path.rx_superframes += 1;
         let before = self.path.rx_frames;
-        self.deliver_via_tir(frame, &h, tirn, st.flow_tag, prio, false, segs as u32);
+        self.deliver_via_tir(bus, frame, &h, tirn, st.flow_tag, prio, false, segs as u32);
         if self.path.rx_frames > before {
             self.path.rx_frames += segs as u64 - 1;
             self.path.rx_lro_merged += segs as u64 - 1;
@@ -252,6 +224,7 @@ impl Device {
     /// whether it was merged.
     pub(crate) fn join_merge(
         &mut self,
+        bus: &mut Bus,
         rqn: u32,
         frame: &[u8],
         h: &Headers,
@@ -268,12 +241,12 @@ impl Device {
                     .takes(s, open.room - open.merge.bytes, open.max_ip_payload)
         });
         let Some(s) = seg else {
-            self.close_merge(rqn);
+            self.close_merge(bus, rqn);
             return false;
         };
         let dma = MkeyDma {
             fw: &self.fw,
-            mem: &self.mem,
+            mem: &bus.mem,
             pd: open.pd,
         };
         let payload = &frame[s.key.hdr_len..s.end];
@@ -290,7 +263,7 @@ impl Device {
         if let Err(e) = written {
             // What was merged stands; the frame takes the ordinary path (and its error).
             log::debug!("RQ {rqn:#x}: LRO append failed ({e}), merge closed");
-            self.close_merge(rqn);
+            self.close_merge(bus, rqn);
             return false;
         }
         open.merge.add(frame, &s);
@@ -298,7 +271,7 @@ impl Device {
         // A superframe's other segments count where it is received.
         self.path.rx_lro_merged += 1;
         if open.merge.psh || !self.merges.defer {
-            self.close_merge(rqn);
+            self.close_merge(bus, rqn);
         }
         true
     }
@@ -308,6 +281,7 @@ impl Device {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn open_wqe_merge(
         &mut self,
+        bus: &mut Bus,
         rqn: u32,
         cqn: u32,
         pd: u32,
@@ -332,14 +306,14 @@ impl Device {
             },
         );
         if psh || !self.merges.defer {
-            self.close_merge(rqn);
+            self.close_merge(bus, rqn);
         }
     }
 
     /// Closes the merge open on RQ `rqn`, if any: posts its CQE (a plain one for a single
     /// segment) and consumes its strides or WQE. A merge whose RQ was reset or destroyed
     /// meanwhile is dropped: its place in the ring is gone.
-    pub(crate) fn close_merge(&mut self, rqn: u32) {
+    pub(crate) fn close_merge(&mut self, bus: &mut Bus, rqn: u32) {
         let Some(m) = self.merges.open.remove(&rqn) else {
             return;
         };
@@ -368,7 +342,7 @@ impl Device {
             Place::Strides { wqe, stride } => {
                 let strides = m.merge.bytes.div_ceil(stride);
                 cqe::set_stride_position(&mut c, wqe.index, wqe.used, strides, m.merge.bytes);
-                self.ctx_post_cqe(m.cqn, &c.0, false);
+                self.ctx_post_cqe(bus, m.cqn, &c.0, false);
                 self.commit_strides(rqn, strides);
             }
             Place::Wqe { counter, .. } => {
@@ -376,15 +350,15 @@ impl Device {
                     rq.cc = counter.wrapping_add(1);
                 }
                 c.set_byte_cnt(m.merge.bytes);
-                self.ctx_post_cqe(m.cqn, &c.0, false);
+                self.ctx_post_cqe(bus, m.cqn, &c.0, false);
             }
         }
     }
 
     /// Closes every open merge (the wire has nothing more waiting).
-    pub fn close_merges(&mut self) {
+    pub fn close_merges(&mut self, bus: &mut Bus) {
         while let Some((&rqn, _)) = self.merges.open.first_key_value() {
-            self.close_merge(rqn);
+            self.close_merge(bus, rqn);
         }
     }
 
@@ -393,6 +367,7 @@ impl Device {
     /// next posted; `None` when none is posted.
     fn take_strides(
         &mut self,
+        bus: &mut Bus,
         rqn: u32,
         cqn: u32,
         wq: &WqDesc,
@@ -430,7 +405,7 @@ impl Device {
             // Reads `buf.len()` bytes at `off` of WQE `i`.
             let read = |i: u16, off: u64, buf: &mut [u8]| {
                 wq.wqe_addr(u32::from(i))
-                    .and_then(|a| self.mem.read(a + off, buf).ok())
+                    .and_then(|a| bus.mem.read(a + off, buf).ok())
                     .ok_or_else(|| {
                         (
                             syndrome::LOCAL_PROT_ERR,
@@ -474,7 +449,7 @@ impl Device {
         };
         if let Some(f) = filler {
             self.path.rx_fillers += 1;
-            self.ctx_post_cqe(cqn, &f.0, false);
+            self.ctx_post_cqe(bus, cqn, &f.0, false);
         }
         Ok(next)
     }

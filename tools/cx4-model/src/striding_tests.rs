@@ -45,7 +45,7 @@ fn striding_device(lro: TirLro, links: [u16; 4]) -> Device {
         w[16..20].copy_from_slice(&(WQE_BYTES as u32).to_be_bytes());
         w[20..24].copy_from_slice(&RESERVED_LKEY.to_be_bytes());
         w[24..32].copy_from_slice(&(RX_BUF + i as u64 * WQE_BYTES).to_be_bytes());
-        d.mem.write(RQ_RING + 32 * i as u64, &w).unwrap();
+        d.bus.mem.write(RQ_RING + 32 * i as u64, &w).unwrap();
     }
     d.fw.nic.rqs.insert(
         RQN,
@@ -85,14 +85,14 @@ fn cyclic_device(lro: TirLro) -> Device {
             let addr = RX_BUF + i * WQE_BYTES + j as u64 * 1024;
             seg[8..].copy_from_slice(&addr.to_be_bytes());
         }
-        d.mem.write(RQ_RING + 32 * i, &w).unwrap();
+        d.bus.mem.write(RQ_RING + 32 * i, &w).unwrap();
     }
     d
 }
 
 /// Posts WQEs up to counter `n` (the doorbell record).
 fn post(d: &Device, n: u32) {
-    d.mem.write(RQ_DBR, &n.to_be_bytes()).unwrap();
+    d.bus.mem.write(RQ_DBR, &n.to_be_bytes()).unwrap();
 }
 
 /// (WQE index, first stride, strides, bytes, filler) of CQE `i`.
@@ -110,7 +110,7 @@ fn place(d: &Device, i: u64) -> (u16, u32, u32, u32, bool) {
 
 fn read(d: &Device, addr: u64, n: usize) -> Vec<u8> {
     let mut b = vec![0u8; n];
-    d.mem.read(addr, &mut b).unwrap();
+    d.bus.mem.read(addr, &mut b).unwrap();
     b
 }
 

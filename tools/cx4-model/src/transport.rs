@@ -62,7 +62,7 @@ impl Backend for Adapter {
             fd.is_some()
         );
         lock(&self.0)
-            .mem
+            .guest_memory()
             .map(map.iova, map.size, map.offset, fd)
             .map_err(|e| {
                 log::warn!("DMA map refused: {e}");
@@ -72,7 +72,7 @@ impl Backend for Adapter {
 
     fn dma_unmap(&mut self, iova: u64, size: u64) -> Result<(), Errno> {
         log::debug!("DMA unmap {iova:#x}+{size:#x}");
-        lock(&self.0).mem.unmap(iova, size).map_err(|e| {
+        lock(&self.0).guest_memory().unmap(iova, size).map_err(|e| {
             log::warn!("DMA unmap refused: {e}");
             Errno::ENOENT
         })
@@ -174,7 +174,7 @@ pub fn spawn_control(path: &Path, dev: Shared) -> Result<(), String> {
 
 /// Listens on `socket` and serves one client until it disconnects.
 pub fn serve(socket: &Path, dev: Shared) -> Result<(), String> {
-    let msix = lock(&dev).msix.len() as u32;
+    let msix = lock(&dev).msix_vectors() as u32;
     let server = Server::bind(socket, device_info(msix))
         .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
     log::info!("listening on {}", socket.display());

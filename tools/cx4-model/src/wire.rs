@@ -9,7 +9,7 @@
 //! QEMU's virtio-net backend does: LSO output goes out as one GSO superframe
 //! ([`Port::send_superframe`], `eth::gso`) and the host hands superframes and partial
 //! checksums to the port, which finishes them like the card would have received them
-//! (`Device::receive_offloaded`). The frames on any real wire are the same; the host kernel
+//! (`Hca::receive_offloaded`). The frames on any real wire are the same; the host kernel
 //! cuts superframes where a receiver needs segments.
 //!
 //! The engines see only the [`Port`] trait: `send` one frame, and frames arrive through the

@@ -23,13 +23,11 @@ use cx4_hw::{
     wq::{rqc_state, wq_type, CreateRqIn, CreateRqOut},
 };
 use cx4_model::{
-    faults::FaultPlan,
+    bus::Bus,
     fw::{
-        CapProfile, Ctx, DropReason, Firmware, Headers, IpFields, L4Fields, RxFrame, RxVerdict,
-        Tunnel, VlanTag, XlateError, RESERVED_LKEY,
+        CapProfile, DropReason, Firmware, Headers, IpFields, L4Fields, RxFrame, RxVerdict, Tunnel,
+        VlanTag, XlateError, RESERVED_LKEY,
     },
-    guest_mem::GuestMem,
-    irq::MsiX,
     pages::Pages,
 };
 
@@ -40,23 +38,19 @@ const OWN_MAC: [u8; 6] = [0x02, 0xc4, 0, 0, 0, 1];
 /// A function brought up in-process, with guest RAM and a page allocator.
 struct Fn {
     fw: Firmware,
-    mem: GuestMem,
-    msix: MsiX,
-    faults: FaultPlan,
+    bus: Bus,
     next: u64,
 }
 
 impl Fn {
     fn new() -> Fn {
         let caps = CapProfile::parse(include_str!("../profiles/connectx4.caps")).unwrap();
-        let mut mem = GuestMem::default();
+        let mut bus = Bus::new(4);
         let ram = vfio_user_proto::memfd("steering-test", RAM_SIZE).unwrap();
-        mem.map(RAM, RAM_SIZE, 0, Some(ram)).unwrap();
+        bus.mem.map(RAM, RAM_SIZE, 0, Some(ram)).unwrap();
         let mut f = Fn {
             fw: Firmware::new(caps, Pages::new(0, 0, 0), "MT_TEST"),
-            mem,
-            msix: MsiX::new(4),
-            faults: FaultPlan::default(),
+            bus,
             next: RAM,
         };
         f.ok::<cmds::EnableHca>(|_| {});
@@ -71,12 +65,9 @@ impl Fn {
     }
 
     fn run(&mut self, inp: &[u8], out_len: usize) -> Vec<u8> {
-        let mut ctx = Ctx {
-            mem: &self.mem,
-            msix: &mut self.msix,
-            faults: &mut self.faults,
-        };
-        self.fw.execute(&mut ctx, inp, out_len).expect("answered")
+        self.fw
+            .execute(&mut self.bus, inp, out_len)
+            .expect("answered")
     }
 
     fn run_ok(&mut self, inp: &[u8], out_len: usize) -> Vec<u8> {
@@ -571,7 +562,8 @@ fn lkeys_translate_through_pa_and_mtt_mkeys_with_checks() {
     CreateMkeyIn::set_mtt(&mut v, 1, pages[0]).unwrap();
     let mtt = view::<CreateMkeyOut>(&f.run_ok(&v, CreateMkeyOut::SIZE)).mkey_index();
     let mtt_key = mkey_from_index(mtt, 0);
-    let x = |f: &Fn, key, pd, addr, len, write| f.fw.translate(&f.mem, key, pd, addr, len, write);
+    let x =
+        |f: &Fn, key, pd, addr, len, write| f.fw.translate(&f.bus.mem, key, pd, addr, len, write);
 
     assert_eq!(
         x(&f, pa_key, pd, RAM + 0x10, 64, false),

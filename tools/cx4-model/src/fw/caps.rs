@@ -14,11 +14,12 @@ use cx4_hw::{
         roce::AtomicCaps,
         split_query_op_mod,
         vector_calc::{CalcOp, VectorCalcCap, CAP_TYPE_VECTOR_CALC},
-        HcaCapUnion, QueryHcaCapIn, QueryHcaCapOut, SetHcaCapIn,
+        HcaCapUnion,
     },
+    command::{self as cmds},
 };
 
-use super::{fail, req, resp, CmdResult, Firmware};
+use super::{cmd_in, cmd_out, fail, CmdResult, Firmware};
 
 /// Why a profile was rejected.
 #[derive(Debug)]
@@ -253,7 +254,7 @@ const SETTABLE_GENERAL: &[&str] = &[
 
 impl Firmware {
     pub(super) fn query_hca_cap(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
-        let inp = req::<QueryHcaCapIn>(input)?;
+        let inp = cmd_in::<cmds::QueryHcaCap>(input)?;
         if inp.other_function() != 0 {
             fail!(
                 BAD_PARAM,
@@ -271,13 +272,13 @@ impl Firmware {
                 "type {ty:#x}"
             );
         };
-        let o = resp::<QueryHcaCapOut>(out)?;
+        let o = cmd_out::<cmds::QueryHcaCap>(out)?;
         o.capability_mut().0.copy_from_slice(page);
         Ok(())
     }
 
     pub(super) fn set_hca_cap(&mut self, input: &[u8]) -> CmdResult {
-        let inp = req::<SetHcaCapIn>(input)?;
+        let inp = cmd_in::<cmds::SetHcaCap>(input)?;
         let ty = (inp.op_mod() >> 1) as u16;
         if inp.op_mod() & 1 != 0 {
             fail!(

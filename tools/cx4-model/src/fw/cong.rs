@@ -21,16 +21,13 @@
 //! RoCE) is BAD_PARAM. The state is lost at a function reset, like the port's QoS state.
 
 use cx4_hw::{
-    opcode,
+    command::{self as cmds, Command},
     roce::{
-        cong_protocol, CongControlRRoceEcnNp, CongControlRRoceEcnRp, ModifyCongParamsIn,
-        ModifyCongStatusIn, NpFieldSelect, QueryCongParamsIn, QueryCongParamsOut,
-        QueryCongStatisticsIn, QueryCongStatisticsOut, QueryCongStatusIn, QueryCongStatusOut,
-        RpFieldSelect,
+        cong_protocol, CongControlRRoceEcnNp, CongControlRRoceEcnRp, NpFieldSelect, RpFieldSelect,
     },
 };
 
-use super::{fail, need_in, need_out, req, resp, CmdResult, Firmware};
+use super::{cmd_in, cmd_out, fail, need_in, need_out, CmdResult, Firmware};
 
 /// The largest rate parameter, Mb/s (100 Gb/s, the fastest ConnectX-4 port).
 pub const MAX_RATE_MBPS: u32 = 100_000;
@@ -220,25 +217,25 @@ impl Firmware {
             self.caps.general("cc_modify_allowed") != 0,
         );
         match op {
-            opcode::QUERY_CONG_STATUS
-            | opcode::QUERY_CONG_PARAMS
-            | opcode::QUERY_CONG_STATISTICS
+            cmds::QueryCongStatus::OPCODE
+            | cmds::QueryCongParams::OPCODE
+            | cmds::QueryCongStatistics::OPCODE
                 if !query =>
             {
                 fail!(BAD_OP, "congestion query without cc_query_allowed")
             }
-            opcode::MODIFY_CONG_STATUS | opcode::MODIFY_CONG_PARAMS if !modify => {
+            cmds::ModifyCongStatus::OPCODE | cmds::ModifyCongParams::OPCODE if !modify => {
                 fail!(BAD_OP, "congestion modify without cc_modify_allowed")
             }
-            opcode::QUERY_CONG_STATUS => {
-                let i = req::<QueryCongStatusIn>(input)?;
+            cmds::QueryCongStatus::OPCODE => {
+                let i = cmd_in::<cmds::QueryCongStatus>(input)?;
                 let mask = self.cong_mask(i.cong_protocol(), i.priority())?;
                 let on = mask & (1 << i.priority()) != 0;
-                resp::<QueryCongStatusOut>(out)?.set_enable(on.into());
+                cmd_out::<cmds::QueryCongStatus>(out)?.set_enable(on.into());
                 Ok(())
             }
-            opcode::MODIFY_CONG_STATUS => {
-                let i = req::<ModifyCongStatusIn>(input)?;
+            cmds::ModifyCongStatus::OPCODE => {
+                let i = cmd_in::<cmds::ModifyCongStatus>(input)?;
                 let (proto, prio) = (i.cong_protocol(), i.priority());
                 self.cong_mask(proto, prio)?;
                 if i.tag_enable() != 0 {
@@ -260,10 +257,10 @@ impl Firmware {
                 }
                 Ok(())
             }
-            opcode::QUERY_CONG_PARAMS => {
-                let proto = req::<QueryCongParamsIn>(input)?.cong_protocol();
+            cmds::QueryCongParams::OPCODE => {
+                let proto = cmd_in::<cmds::QueryCongParams>(input)?.cong_protocol();
                 self.cong_protocol(proto)?;
-                let o = resp::<QueryCongParamsOut>(out)?;
+                let o = cmd_out::<cmds::QueryCongParams>(out)?;
                 let p = o.congestion_parameters_mut();
                 if proto == u32::from(cong_protocol::ECN_RP) {
                     write_rp(p.cong_control_r_roce_ecn_rp_mut(), &self.cong.rp);
@@ -272,8 +269,8 @@ impl Firmware {
                 }
                 Ok(())
             }
-            opcode::MODIFY_CONG_PARAMS => {
-                let i = req::<ModifyCongParamsIn>(input)?;
+            cmds::ModifyCongParams::OPCODE => {
+                let i = cmd_in::<cmds::ModifyCongParams>(input)?;
                 let proto = i.cong_protocol();
                 self.cong_protocol(proto)?;
                 // Checked whole before anything changes: a refused modify changes nothing.
@@ -296,10 +293,10 @@ impl Firmware {
                 }
                 Ok(())
             }
-            opcode::QUERY_CONG_STATISTICS => {
-                let clear = req::<QueryCongStatisticsIn>(input)?.clear() != 0;
+            cmds::QueryCongStatistics::OPCODE => {
+                let clear = cmd_in::<cmds::QueryCongStatistics>(input)?.clear() != 0;
                 let s = self.cong.stats;
-                let o = resp::<QueryCongStatisticsOut>(out)?;
+                let o = cmd_out::<cmds::QueryCongStatistics>(out)?;
                 o.set_rp_cur_flows(s.rp_cur_flows);
                 o.set_sum_flows(s.sum_flows);
                 let (h, l) = split(s.rp_cnp_ignored);

@@ -4,17 +4,16 @@
 //! [`Firmware::count_rx`], [`Firmware::count_tx`] and [`Firmware::count_out_of_buffer`].
 
 use cx4_hw::{
+    command::{self as cmds, Command},
     counters::{
-        set_counter64, AllocQCounterOut, DeallocQCounterIn, Eth2819CntrsGrpDataLayout,
-        Eth2863CntrsGrpDataLayout, Eth8023CntrsGrpDataLayout, EthPerPrioGrpDataLayout,
-        QueryQCounterIn, QueryQCounterOut, QueryVportCounterIn, QueryVportCounterOut,
+        set_counter64, Eth2819CntrsGrpDataLayout, Eth2863CntrsGrpDataLayout,
+        Eth8023CntrsGrpDataLayout, EthPerPrioGrpDataLayout,
     },
     flow::TrafficCounter,
-    opcode,
     regs::ppcnt_grp,
 };
 
-use super::{fail, need_out, req, resp, CmdResult, Firmware};
+use super::{cmd_in, cmd_out, fail, need_out, CmdResult, Firmware};
 
 /// Queue counters a function may hold when `max_qp_cnt` is 0.
 pub const DEFAULT_Q_COUNTERS: u64 = 128;
@@ -168,7 +167,7 @@ impl Firmware {
     pub(super) fn counter_cmd(&mut self, op: u16, input: &[u8], out: &mut [u8]) -> CmdResult {
         need_out(out, 0x10)?;
         match op {
-            opcode::ALLOC_Q_COUNTER => {
+            cmds::AllocQCounter::OPCODE => {
                 let max = match self.caps.general("max_qp_cnt") {
                     0 => DEFAULT_Q_COUNTERS,
                     n => n.min(255),
@@ -181,11 +180,11 @@ impl Firmware {
                     );
                 };
                 self.nic.q_counters.insert(id, QCounter::default());
-                resp::<AllocQCounterOut>(out)?.set_counter_set_id(id.into());
+                cmd_out::<cmds::AllocQCounter>(out)?.set_counter_set_id(id.into());
                 Ok(())
             }
-            opcode::DEALLOC_Q_COUNTER => {
-                let id = req::<DeallocQCounterIn>(input)?.counter_set_id() as u8;
+            cmds::DeallocQCounter::OPCODE => {
+                let id = cmd_in::<cmds::DeallocQCounter>(input)?.counter_set_id() as u8;
                 if !self.nic.q_counters.contains_key(&id) {
                     fail!(
                         BAD_RES,
@@ -204,8 +203,8 @@ impl Firmware {
                 self.nic.q_counters.remove(&id);
                 Ok(())
             }
-            opcode::QUERY_Q_COUNTER => {
-                let inp = req::<QueryQCounterIn>(input)?;
+            cmds::QueryQCounter::OPCODE => {
+                let inp = cmd_in::<cmds::QueryQCounter>(input)?;
                 if inp.other_vport() != 0 {
                     fail!(
                         BAD_PARAM,
@@ -226,7 +225,7 @@ impl Firmware {
                 if inp.clear() != 0 {
                     *c = QCounter::default();
                 }
-                let o = resp::<QueryQCounterOut>(out)?;
+                let o = cmd_out::<cmds::QueryQCounter>(out)?;
                 o.set_out_of_buffer(v.out_of_buffer);
                 let r = v.roce;
                 o.set_rx_write_requests(r.rx_write_requests);
@@ -240,8 +239,8 @@ impl Firmware {
                 o.set_local_ack_timeout_err(r.local_ack_timeout_err);
                 Ok(())
             }
-            opcode::QUERY_VPORT_COUNTER => {
-                let inp = req::<QueryVportCounterIn>(input)?;
+            cmds::QueryVportCounter::OPCODE => {
+                let inp = cmd_in::<cmds::QueryVportCounter>(input)?;
                 if inp.other_vport() != 0 || inp.op_mod() != 0 || inp.port_num() > 1 {
                     fail!(
                         BAD_PARAM,
@@ -259,7 +258,7 @@ impl Firmware {
                         ..PortCounters::default()
                     };
                 }
-                let o = resp::<QueryVportCounterOut>(out)?;
+                let o = cmd_out::<cmds::QueryVportCounter>(out)?;
                 set_tc(o.received_eth_unicast_mut(), p.rx.unicast);
                 set_tc(o.received_eth_multicast_mut(), p.rx.multicast);
                 set_tc(o.received_eth_broadcast_mut(), p.rx.broadcast);

@@ -3,22 +3,19 @@
 //! detection and completion events.
 
 use cx4_hw::{
+    command::{self as cmds, Command},
     cq::cqe::{self, cqe_owner_for, Cqe64, OWNER_MASK},
-    cq::{
-        CqModifyFields, CqResizeFields, CreateCqIn, CreateCqOut, DestroyCqIn, ModifyCqIn,
-        QueryCqIn, QueryCqOut, MODIFY_CQ_OP_MOD_RESIZE,
-    },
+    cq::{CqModifyFields, CqResizeFields, CreateCqIn, ModifyCqIn, MODIFY_CQ_OP_MOD_RESIZE},
     eq::event_type,
-    opcode,
     uar::{CqArmDoorbell, CQ_DB_REQ_NOT_SOL},
 };
 
 use zerocopy::{FromBytes, IntoBytes};
 
 use super::{
-    fail,
+    cmd_in, cmd_out, fail,
     moderation::{ModState, Moderation, PERIOD_FROM_CQE, PERIOD_FROM_EQE},
-    need_out, new_event, req, resp, ring_pas, CmdResult, Ctx, Firmware,
+    need_out, new_event, ring_pas, Bus, CmdResult, Firmware,
 };
 use crate::clock::now_ns;
 
@@ -74,7 +71,7 @@ impl Cq {
         super::ring_addr(&self.pas, self.page_shift, off)
     }
 
-    fn consumer_index(&self, ctx: &Ctx<'_>) -> Option<u32> {
+    fn consumer_index(&self, ctx: &Bus) -> Option<u32> {
         let mut b = [0u8; 4];
         ctx.mem.read(self.dbr, &mut b).ok()?;
         Some(u32::from_be_bytes(b) & 0xff_ffff)
@@ -84,16 +81,16 @@ impl Cq {
 impl Firmware {
     pub(super) fn cq_cmd(
         &mut self,
-        ctx: &mut Ctx<'_>,
+        ctx: &mut Bus,
         op: u16,
         input: &[u8],
         out: &mut [u8],
     ) -> CmdResult {
         need_out(out, 0x10)?;
         match op {
-            opcode::CREATE_CQ => self.create_cq(ctx, input, out),
-            opcode::DESTROY_CQ => {
-                let cqn = req::<DestroyCqIn>(input)?.cqn();
+            cmds::CreateCq::OPCODE => self.create_cq(ctx, input, out),
+            cmds::DestroyCq::OPCODE => {
+                let cqn = cmd_in::<cmds::DestroyCq>(input)?.cqn();
                 if let Some(q) = self.cq_user(cqn) {
                     fail!(
                         BAD_RES_STATE,
@@ -113,8 +110,8 @@ impl Firmware {
                     ),
                 }
             }
-            opcode::QUERY_CQ => {
-                let cqn = req::<QueryCqIn>(input)?.cqn();
+            cmds::QueryCq::OPCODE => {
+                let cqn = cmd_in::<cmds::QueryCq>(input)?.cqn();
                 let ci = self.cqs.get(&cqn).and_then(|c| c.consumer_index(ctx));
                 let Some(cq) = self.cqs.get(&cqn) else {
                     fail!(
@@ -123,7 +120,7 @@ impl Firmware {
                         "CQ {cqn:#x}"
                     );
                 };
-                let o = resp::<QueryCqOut>(out)?;
+                let o = cmd_out::<cmds::QueryCq>(out)?;
                 let c = o.cq_context_mut();
                 c.set_log_cq_size(cq.log_size.into());
                 c.set_cqe_sz(if cq.cqe_size == 128 { 1 } else { 0 });
@@ -139,8 +136,8 @@ impl Firmware {
                 c.set_status(if cq.overrun { 0x9 } else { 0 });
                 Ok(())
             }
-            opcode::MODIFY_CQ => {
-                let inp = req::<ModifyCqIn>(input)?;
+            cmds::ModifyCq::OPCODE => {
+                let inp = cmd_in::<cmds::ModifyCq>(input)?;
                 match inp.op_mod() {
                     0 => {}
                     m if m == u32::from(MODIFY_CQ_OP_MOD_RESIZE) => {
@@ -237,7 +234,7 @@ impl Firmware {
     /// not consumed (old index `i` → new index `i + 1`, libmlx5 `mlx5_cq_resize_copy_cqes`)
     /// and steps over the RESIZE_CQ CQE. The new ring must hold the outstanding CQEs with
     /// room for one more (BAD_SIZE_OUTS_CQES otherwise); the CQE size cannot change.
-    fn resize_cq(&mut self, ctx: &mut Ctx<'_>, inp: &ModifyCqIn, input: &[u8]) -> CmdResult {
+    fn resize_cq(&mut self, ctx: &mut Bus, inp: &ModifyCqIn, input: &[u8]) -> CmdResult {
         if self.caps.general("cq_resize") == 0 {
             fail!(BAD_PARAM, "MODIFY_CQ resize: CQ resize is not supported");
         }
@@ -311,7 +308,7 @@ impl Firmware {
             );
         }
         let pas = ring_pas(
-            ctx.mem,
+            &ctx.mem,
             input,
             (cq.cqe_size as u64) << log_size,
             page_shift,
@@ -386,8 +383,8 @@ impl Firmware {
             .map(|r| format!("RQ {:#x}", r.rqn))
     }
 
-    fn create_cq(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {
-        let inp = req::<CreateCqIn>(input)?;
+    fn create_cq(&mut self, ctx: &mut Bus, input: &[u8], out: &mut [u8]) -> CmdResult {
+        let inp = cmd_in::<cmds::CreateCq>(input)?;
         let c = inp.cq_context();
         let log_size = c.log_cq_size();
         let max = self.caps.general("log_max_cq_sz") as u32;
@@ -423,7 +420,7 @@ impl Firmware {
             );
         }
         let pas = ring_pas(
-            ctx.mem,
+            &ctx.mem,
             input,
             (cqe_size as u64) << log_size,
             page_shift,
@@ -475,12 +472,12 @@ impl Firmware {
                 cqes: 0,
             },
         );
-        resp::<CreateCqOut>(out)?.set_cqn(cqn);
+        cmd_out::<cmds::CreateCq>(out)?.set_cqn(cqn);
         Ok(())
     }
 
     /// The 64-bit arm doorbell at UAR +0x20: `sn << 28 | cmd | ci`, then the CQ number.
-    pub(super) fn cq_arm_doorbell(&mut self, ctx: &mut Ctx<'_>, page: u32, db: CqArmDoorbell) {
+    pub(super) fn cq_arm_doorbell(&mut self, ctx: &mut Bus, page: u32, db: CqArmDoorbell) {
         let cqn = db.cqn;
         let Some(cq) = self.cqs.get_mut(&cqn) else {
             log::warn!("CQ arm doorbell for CQ {cqn:#x} that does not exist, ignored");
@@ -506,11 +503,11 @@ impl Firmware {
         }
     }
 
-    pub(super) fn completion_event(&mut self, ctx: &mut Ctx<'_>, eqn: u8, cqn: u32) {
+    pub(super) fn completion_event(&mut self, ctx: &mut Bus, eqn: u8, cqn: u32) {
         let mut eqe = new_event(event_type::COMP, 0);
         eqe.comp_mut().set_cqn(cqn);
         if let Some(eq) = self.eqs.get_mut(&eqn) {
-            eq.post(ctx.mem, ctx.msix, ctx.faults, &eqe);
+            eq.post(&ctx.mem, &mut ctx.msix, &mut ctx.faults, &eqe);
         }
     }
 
@@ -519,7 +516,7 @@ impl Firmware {
     /// armed CQ's event goes out as its moderation says (`moderation.rs`).
     pub fn post_cqe(
         &mut self,
-        ctx: &mut Ctx<'_>,
+        ctx: &mut Bus,
         cqn: u32,
         cqe: &[u8; 64],
         solicited: bool,
@@ -530,7 +527,7 @@ impl Firmware {
     /// [`Firmware::post_cqe`] at `now` (ns, the model's clock).
     pub fn post_cqe_at(
         &mut self,
-        ctx: &mut Ctx<'_>,
+        ctx: &mut Bus,
         cqn: u32,
         cqe: &[u8; 64],
         solicited: bool,

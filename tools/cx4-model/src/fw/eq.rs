@@ -1,29 +1,27 @@
 //! CREATE/DESTROY/QUERY_EQ and GEN_EQE.
 
 use cx4_hw::{
-    eq::{
-        eqe::Eqe, event_type, CreateEqIn, CreateEqOut, DestroyEqIn, GenEqeIn, QueryEqIn, QueryEqOut,
-    },
-    opcode,
+    command::{self as cmds, Command},
+    eq::{eqe::Eqe, event_type, CreateEqIn},
 };
 use zerocopy::FromBytes;
 
-use super::{fail, need_out, req, resp, ring_pas, CmdResult, Ctx, Firmware};
+use super::{cmd_in, cmd_out, fail, need_out, ring_pas, Bus, CmdResult, Firmware};
 use crate::eq::Eq;
 
 impl Firmware {
     pub(super) fn eq_cmd(
         &mut self,
-        ctx: &mut Ctx<'_>,
+        ctx: &mut Bus,
         op: u16,
         input: &[u8],
         out: &mut [u8],
     ) -> CmdResult {
         need_out(out, 0x10)?;
         match op {
-            opcode::CREATE_EQ => self.create_eq(ctx, input, out),
-            opcode::DESTROY_EQ => {
-                let eqn = req::<DestroyEqIn>(input)?.eq_number();
+            cmds::CreateEq::OPCODE => self.create_eq(ctx, input, out),
+            cmds::DestroyEq::OPCODE => {
+                let eqn = cmd_in::<cmds::DestroyEq>(input)?.eq_number();
                 if self.cqs.values().any(|c| u32::from(c.eqn) == eqn) {
                     fail!(
                         BAD_RES_STATE,
@@ -47,12 +45,12 @@ impl Firmware {
                     ),
                 }
             }
-            opcode::QUERY_EQ => {
-                let eqn = req::<QueryEqIn>(input)?.eq_number();
+            cmds::QueryEq::OPCODE => {
+                let eqn = cmd_in::<cmds::QueryEq>(input)?.eq_number();
                 let Some(eq) = u8::try_from(eqn).ok().and_then(|n| self.eqs.get(&n)) else {
                     fail!(BAD_RES, "QUERY_EQ of an EQ that does not exist", "EQ {eqn}");
                 };
-                let o = resp::<QueryEqOut>(out)?;
+                let o = cmd_out::<cmds::QueryEq>(out)?;
                 let c = o.eq_context_entry_mut();
                 c.set_log_eq_size(eq.log_size.into());
                 c.set_uar_page(eq.uar_page);
@@ -70,14 +68,14 @@ impl Firmware {
                 });
                 Ok(())
             }
-            opcode::GEN_EQE => {
-                let inp = req::<GenEqeIn>(input)?;
+            cmds::GenEqe::OPCODE => {
+                let inp = cmd_in::<cmds::GenEqe>(input)?;
                 let eqn = inp.eq_number();
                 let Some(eq) = u8::try_from(eqn).ok().and_then(|n| self.eqs.get_mut(&n)) else {
                     fail!(BAD_RES, "GEN_EQE on an EQ that does not exist", "EQ {eqn}");
                 };
                 let eqe = Eqe::ref_from_bytes(inp.eqe()).expect("an EQE is 64 bytes");
-                if !eq.post(ctx.mem, ctx.msix, ctx.faults, eqe) {
+                if !eq.post(&ctx.mem, &mut ctx.msix, &mut ctx.faults, eqe) {
                     fail!(BAD_RES_STATE, "GEN_EQE on an EQ in error", "EQ {eqn}");
                 }
                 Ok(())
@@ -86,8 +84,8 @@ impl Firmware {
         }
     }
 
-    fn create_eq(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {
-        let inp = req::<CreateEqIn>(input)?;
+    fn create_eq(&mut self, ctx: &mut Bus, input: &[u8], out: &mut [u8]) -> CmdResult {
+        let inp = cmd_in::<cmds::CreateEq>(input)?;
         let c = inp.eq_context_entry();
         let log_size = c.log_eq_size();
         let max_log = self.caps.general("log_max_eq_sz") as u32;
@@ -116,7 +114,7 @@ impl Firmware {
             );
         }
         let pas = ring_pas(
-            ctx.mem,
+            &ctx.mem,
             input,
             64u64 << log_size,
             page_shift,
@@ -174,7 +172,7 @@ impl Firmware {
         );
         let wants_pages = eq.wants(event_type::PAGE_REQUEST);
         self.eqs.insert(eqn, eq);
-        resp::<CreateEqOut>(out)?.set_eq_number(eqn.into());
+        cmd_out::<cmds::CreateEq>(out)?.set_eq_number(eqn.into());
         if wants_pages {
             self.request_regular_pages(ctx);
         }
@@ -182,7 +180,7 @@ impl Firmware {
     }
 
     /// A doorbell write on UAR page `page` at `off` (EQ and CQ doorbells).
-    pub fn uar_doorbell(&mut self, ctx: &mut Ctx<'_>, page: u32, off: u64, data: &[u8]) {
+    pub fn uar_doorbell(&mut self, ctx: &mut Bus, page: u32, off: u64, data: &[u8]) {
         use cx4_hw::uar::{EqDoorbell, CQ_DOORBELL, EQ_DOORBELL_UPDATE, EQ_DOORBELL_UPDATE_ARM};
         if !self.uars.contains_key(&page) {
             log::warn!("doorbell on UAR page {page} that is not allocated, ignored");
@@ -195,7 +193,7 @@ impl Firmware {
                 match self.eqs.get_mut(&db.eqn) {
                     Some(eq) if eq.uar_page == page => {
                         let arm = off == EQ_DOORBELL_UPDATE_ARM;
-                        eq.doorbell(db.ci, arm, ctx.msix, ctx.faults)
+                        eq.doorbell(db.ci, arm, &mut ctx.msix, &mut ctx.faults)
                     }
                     _ => log::warn!("EQ doorbell for EQ {} not on UAR {page}, ignored", db.eqn),
                 }

@@ -7,19 +7,15 @@
 use std::collections::BTreeMap;
 
 use cx4_hw::{
+    command::{self as cmds, Command},
     flow::{
         action, dest_type, fte_counter, fte_destination, fte_modify, match_criteria, miss_action,
-        table_type, AllocFlowCounterIn, AllocFlowCounterOut, CreateFlowGroupIn, CreateFlowGroupOut,
-        CreateFlowTableIn, CreateFlowTableOut, DeallocFlowCounterIn, DeleteFteIn,
-        DestroyFlowGroupIn, DestroyFlowTableIn, FteMatchParam, ModifyFlowTableIn,
-        QueryFlowCounterIn, QueryFlowCounterOut, QueryFlowTableIn, QueryFlowTableOut,
-        SetFlowTableRootIn, SetFteIn, DEST_STRIDE, MODIFY_FLOW_TABLE_MISS_TABLE_ID,
-        SET_FTE_OP_MOD_MODIFY,
+        table_type, FteMatchParam, QueryFlowCounterOut, SetFteIn, DEST_STRIDE,
+        MODIFY_FLOW_TABLE_MISS_TABLE_ID, SET_FTE_OP_MOD_MODIFY,
     },
-    opcode,
 };
 
-use super::{fail, need_out, req, resp, CmdError, CmdResult, Firmware};
+use super::{cmd_in, cmd_out, fail, need_out, CmdError, CmdResult, Firmware};
 
 /// What a table does with a packet no entry matches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,9 +121,9 @@ impl Firmware {
     pub(super) fn flow_cmd(&mut self, op: u16, input: &[u8], out: &mut [u8]) -> CmdResult {
         need_out(out, 0x10)?;
         match op {
-            opcode::CREATE_FLOW_TABLE => self.create_flow_table(input, out),
-            opcode::DESTROY_FLOW_TABLE => {
-                let inp = req::<DestroyFlowTableIn>(input)?;
+            cmds::CreateFlowTable::OPCODE => self.create_flow_table(input, out),
+            cmds::DestroyFlowTable::OPCODE => {
+                let inp = cmd_in::<cmds::DestroyFlowTable>(input)?;
                 let id = inp.table_id();
                 let Some(t) = self.flow_tables.get(&id) else {
                     fail!(
@@ -148,8 +144,8 @@ impl Firmware {
                 self.flow_root.retain(|_, r| *r != id);
                 Ok(())
             }
-            opcode::SET_FLOW_TABLE_ROOT => {
-                let inp = req::<SetFlowTableRootIn>(input)?;
+            cmds::SetFlowTableRoot::OPCODE => {
+                let inp = cmd_in::<cmds::SetFlowTableRoot>(input)?;
                 let ty = inp.table_type() as u8;
                 let id = inp.table_id();
                 // op_mod 1 disconnects the root (fs_cmd.c mlx5_cmd_update_root_ft).
@@ -169,11 +165,11 @@ impl Firmware {
                     ),
                 }
             }
-            opcode::QUERY_FLOW_TABLE => {
-                let inp = req::<QueryFlowTableIn>(input)?;
+            cmds::QueryFlowTable::OPCODE => {
+                let inp = cmd_in::<cmds::QueryFlowTable>(input)?;
                 let t = self.table(inp.table_id(), inp.table_type(), "QUERY_FLOW_TABLE")?;
                 let (level, log_size, miss) = (t.level, t.log_size, t.miss);
-                let c = resp::<QueryFlowTableOut>(out)?.flow_table_context_mut();
+                let c = cmd_out::<cmds::QueryFlowTable>(out)?.flow_table_context_mut();
                 c.set_level(level.into());
                 c.set_log_size(log_size.into());
                 if let Miss::Forward(to) = miss {
@@ -182,8 +178,8 @@ impl Firmware {
                 }
                 Ok(())
             }
-            opcode::MODIFY_FLOW_TABLE => {
-                let inp = req::<ModifyFlowTableIn>(input)?;
+            cmds::ModifyFlowTable::OPCODE => {
+                let inp = cmd_in::<cmds::ModifyFlowTable>(input)?;
                 let id = inp.table_id();
                 let level = self.table(id, inp.table_type(), "MODIFY_FLOW_TABLE")?.level;
                 if inp.modify_field_select() != MODIFY_FLOW_TABLE_MISS_TABLE_ID {
@@ -199,9 +195,9 @@ impl Firmware {
                 self.flow_tables.get_mut(&id).expect("checked").miss = miss;
                 Ok(())
             }
-            opcode::CREATE_FLOW_GROUP => self.create_flow_group(input, out),
-            opcode::DESTROY_FLOW_GROUP => {
-                let inp = req::<DestroyFlowGroupIn>(input)?;
+            cmds::CreateFlowGroup::OPCODE => self.create_flow_group(input, out),
+            cmds::DestroyFlowGroup::OPCODE => {
+                let inp = cmd_in::<cmds::DestroyFlowGroup>(input)?;
                 let gid = inp.group_id();
                 let t = self.table_mut(inp.table_id(), inp.table_type(), "DESTROY_FLOW_GROUP")?;
                 if !t.groups.contains_key(&gid) {
@@ -222,9 +218,9 @@ impl Firmware {
                 t.groups.remove(&gid);
                 Ok(())
             }
-            opcode::SET_FLOW_TABLE_ENTRY => self.set_fte(input),
-            opcode::DELETE_FLOW_TABLE_ENTRY => {
-                let inp = req::<DeleteFteIn>(input)?;
+            cmds::SetFlowTableEntry::OPCODE => self.set_fte(input),
+            cmds::DeleteFlowTableEntry::OPCODE => {
+                let inp = cmd_in::<cmds::DeleteFlowTableEntry>(input)?;
                 let idx = inp.flow_index();
                 let t =
                     self.table_mut(inp.table_id(), inp.table_type(), "DELETE_FLOW_TABLE_ENTRY")?;
@@ -237,8 +233,8 @@ impl Firmware {
                 }
                 Ok(())
             }
-            opcode::ALLOC_FLOW_COUNTER => {
-                let inp = req::<AllocFlowCounterIn>(input)?;
+            cmds::AllocFlowCounter::OPCODE => {
+                let inp = cmd_in::<cmds::AllocFlowCounter>(input)?;
                 if inp.flow_counter_bulk() != 0 || inp.flow_counter_bulk_log_size() != 0 {
                     fail!(
                         BAD_PARAM,
@@ -251,11 +247,11 @@ impl Firmware {
                 }
                 let id = self.alloc_id();
                 self.nic.flow_counters.insert(id, Default::default());
-                resp::<AllocFlowCounterOut>(out)?.set_flow_counter_id(id);
+                cmd_out::<cmds::AllocFlowCounter>(out)?.set_flow_counter_id(id);
                 Ok(())
             }
-            opcode::DEALLOC_FLOW_COUNTER => {
-                let id = req::<DeallocFlowCounterIn>(input)?.flow_counter_id();
+            cmds::DeallocFlowCounter::OPCODE => {
+                let id = cmd_in::<cmds::DeallocFlowCounter>(input)?.flow_counter_id();
                 if !self.nic.flow_counters.contains_key(&id) {
                     fail!(
                         BAD_RES,
@@ -273,8 +269,8 @@ impl Firmware {
                 self.nic.flow_counters.remove(&id);
                 Ok(())
             }
-            opcode::QUERY_FLOW_COUNTER => {
-                let inp = req::<QueryFlowCounterIn>(input)?;
+            cmds::QueryFlowCounter::OPCODE => {
+                let inp = cmd_in::<cmds::QueryFlowCounter>(input)?;
                 let base = inp.flow_counter_id();
                 let n = inp.num_of_counters().max(1);
                 let ids: Vec<u32> = (0..n).map(|i| base.wrapping_add(i)).collect();
@@ -353,7 +349,7 @@ impl Firmware {
     }
 
     fn create_flow_table(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
-        let inp = req::<CreateFlowTableIn>(input)?;
+        let inp = cmd_in::<cmds::CreateFlowTable>(input)?;
         let ty = inp.table_type() as u8;
         if ty != table_type::NIC_RX || inp.other_vport() != 0 || inp.op_mod() != 0 {
             fail!(
@@ -404,12 +400,12 @@ impl Firmware {
                 entries: BTreeMap::new(),
             },
         );
-        resp::<CreateFlowTableOut>(out)?.set_table_id(id);
+        cmd_out::<cmds::CreateFlowTable>(out)?.set_table_id(id);
         Ok(())
     }
 
     fn create_flow_group(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
-        let inp = req::<CreateFlowGroupIn>(input)?;
+        let inp = cmd_in::<cmds::CreateFlowGroup>(input)?;
         let (start, end) = (inp.start_flow_index(), inp.end_flow_index());
         let enable = inp.match_criteria_enable() as u8;
         let mut criteria = Box::new(*inp.match_criteria());
@@ -462,12 +458,12 @@ impl Firmware {
                 criteria,
             },
         );
-        resp::<CreateFlowGroupOut>(out)?.set_group_id(id);
+        cmd_out::<cmds::CreateFlowGroup>(out)?.set_group_id(id);
         Ok(())
     }
 
     fn set_fte(&mut self, input: &[u8]) -> CmdResult {
-        let inp = req::<SetFteIn>(input)?;
+        let inp = cmd_in::<cmds::SetFlowTableEntry>(input)?;
         let tid = inp.table_id();
         let idx = inp.flow_index();
         let c = inp.flow_context();

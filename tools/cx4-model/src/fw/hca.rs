@@ -1,12 +1,10 @@
 //! HCA life cycle: ENABLE/DISABLE_HCA, ISSI, INIT/TEARDOWN_HCA, QUERY_ADAPTER,
 //! SET_DRIVER_VERSION.
 
-use cx4_hw::hca::{
-    teardown_profile, DisableHcaIn, EnableHcaIn, InitHcaIn, QueryAdapterOut, QueryIssiOut,
-    SetDriverVersionIn, SetIssiIn, TeardownHcaIn,
-};
+use cx4_hw::command::{self as cmds};
+use cx4_hw::hca::{teardown_profile, InitHcaIn};
 
-use super::{fail, need_in, req, resp, CmdResult, Ctx, Firmware, HcaState};
+use super::{cmd_in, cmd_out, fail, need_in, Bus, CmdResult, Firmware, HcaState};
 use crate::pages::Stage;
 
 /// ISSIs the model supports: 0 and 1 (bit n = ISSI n), like ConnectX-4 firmware.
@@ -16,7 +14,7 @@ pub const IEEE_VENDOR_ID: u32 = 0x0002c9;
 
 impl Firmware {
     pub(super) fn enable_hca(&mut self, input: &[u8]) -> CmdResult {
-        let inp = req::<EnableHcaIn>(input)?;
+        let inp = cmd_in::<cmds::EnableHca>(input)?;
         if inp.function_id() != 0 || inp.embedded_cpu_function() != 0 {
             fail!(
                 BAD_PARAM,
@@ -38,7 +36,7 @@ impl Firmware {
     }
 
     pub(super) fn disable_hca(&mut self, input: &[u8]) -> CmdResult {
-        let inp = req::<DisableHcaIn>(input)?;
+        let inp = cmd_in::<cmds::DisableHca>(input)?;
         if inp.function_id() != 0 {
             fail!(
                 BAD_PARAM,
@@ -64,14 +62,14 @@ impl Firmware {
     }
 
     pub(super) fn query_issi(&mut self, _input: &[u8], out: &mut [u8]) -> CmdResult {
-        let o = resp::<QueryIssiOut>(out)?;
+        let o = cmd_out::<cmds::QueryIssi>(out)?;
         o.set_current_issi(self.issi.into());
         o.set_supported_issi_dw0(SUPPORTED_ISSI);
         Ok(())
     }
 
     pub(super) fn set_issi(&mut self, input: &[u8]) -> CmdResult {
-        let issi = req::<SetIssiIn>(input)?.current_issi();
+        let issi = cmd_in::<cmds::SetIssi>(input)?.current_issi();
         if !cx4_hw::hca::issi_supported(SUPPORTED_ISSI, issi) {
             fail!(BAD_PARAM, "SET_ISSI to an unsupported ISSI", "ISSI {issi}");
         }
@@ -79,7 +77,7 @@ impl Firmware {
         Ok(())
     }
 
-    pub(super) fn init_hca(&mut self, ctx: &mut Ctx<'_>, input: &[u8]) -> CmdResult {
+    pub(super) fn init_hca(&mut self, ctx: &mut Bus, input: &[u8]) -> CmdResult {
         need_in(input, InitHcaIn::SIZE.min(0x10))?;
         if self.state != HcaState::Enabled {
             fail!(
@@ -107,7 +105,7 @@ impl Firmware {
     }
 
     pub(super) fn teardown_hca(&mut self, input: &[u8]) -> CmdResult {
-        let profile = req::<TeardownHcaIn>(input)?.profile() as u16;
+        let profile = cmd_in::<cmds::TeardownHca>(input)?.profile() as u16;
         if profile != teardown_profile::GRACEFUL_CLOSE && profile != teardown_profile::FORCE_CLOSE {
             fail!(
                 BAD_PARAM,
@@ -142,7 +140,7 @@ impl Firmware {
     }
 
     pub(super) fn query_adapter(&mut self, _input: &[u8], out: &mut [u8]) -> CmdResult {
-        let o = resp::<QueryAdapterOut>(out)?;
+        let o = cmd_out::<cmds::QueryAdapter>(out)?;
         let blk = o.query_adapter_struct_mut();
         blk.set_ieee_vendor_id(IEEE_VENDOR_ID);
         blk.set_vsd_vendor_id(u32::from(cx4_hw::pci::VENDOR_MELLANOX));
@@ -153,7 +151,7 @@ impl Firmware {
     }
 
     pub(super) fn set_driver_version(&mut self, input: &[u8]) -> CmdResult {
-        let v = req::<SetDriverVersionIn>(input)?.driver_version();
+        let v = cmd_in::<cmds::SetDriverVersion>(input)?.driver_version();
         let end = v.iter().position(|&b| b == 0).unwrap_or(v.len());
         self.driver_version = String::from_utf8_lossy(&v[..end]).into_owned();
         log::info!("driver version: {}", self.driver_version);

@@ -8,14 +8,11 @@
 //! later (`roce/umr.rs`); a free mkey translates nothing.
 
 use cx4_hw::{
-    mkey::{
-        access_mode, mkey_from_index, mkey_index, CreateMkeyIn, CreateMkeyOut, DestroyMkeyIn,
-        QueryMkeyIn, QueryMkeyOut, QuerySpecialContextsOut, TERMINATE_SCATTER_LIST_LKEY,
-    },
-    opcode,
+    command::{self as cmds, Command},
+    mkey::{access_mode, mkey_from_index, mkey_index, CreateMkeyIn, TERMINATE_SCATTER_LIST_LKEY},
 };
 
-use super::{fail, need_out, req, resp, CmdResult, Ctx, Firmware};
+use super::{cmd_in, cmd_out, fail, need_out, Bus, CmdResult, Firmware};
 
 /// The reserved lkey (QUERY_SPECIAL_CONTEXTS `resd_lkey`): addresses are guest physical,
 /// without PD or range checks.
@@ -183,16 +180,16 @@ pub enum XlateError {
 impl Firmware {
     pub(super) fn mkey_cmd(
         &mut self,
-        ctx: &mut Ctx<'_>,
+        ctx: &mut Bus,
         op: u16,
         input: &[u8],
         out: &mut [u8],
     ) -> CmdResult {
         need_out(out, 0x10)?;
         match op {
-            opcode::CREATE_MKEY => self.create_mkey(ctx, input, out),
-            opcode::DESTROY_MKEY => {
-                let idx = req::<DestroyMkeyIn>(input)?.mkey_index();
+            cmds::CreateMkey::OPCODE => self.create_mkey(ctx, input, out),
+            cmds::DestroyMkey::OPCODE => {
+                let idx = cmd_in::<cmds::DestroyMkey>(input)?.mkey_index();
                 if self.nic.mkeys.remove(&idx).is_none() {
                     fail!(
                         BAD_RES,
@@ -202,8 +199,8 @@ impl Firmware {
                 }
                 Ok(())
             }
-            opcode::QUERY_MKEY => {
-                let idx = req::<QueryMkeyIn>(input)?.mkey_index();
+            cmds::QueryMkey::OPCODE => {
+                let idx = cmd_in::<cmds::QueryMkey>(input)?.mkey_index();
                 let Some(m) = self.nic.mkeys.get(&idx) else {
                     fail!(
                         BAD_RES,
@@ -211,7 +208,7 @@ impl Firmware {
                         "index {idx:#x}"
                     );
                 };
-                let c = resp::<QueryMkeyOut>(out)?.memory_key_mkey_entry_mut();
+                let c = cmd_out::<cmds::QueryMkey>(out)?.memory_key_mkey_entry_mut();
                 c.set_mkey_7_0(m.key & 0xff);
                 c.set_pd(m.pd);
                 c.set_qpn(m.qpn);
@@ -236,8 +233,8 @@ impl Firmware {
                 }
                 Ok(())
             }
-            opcode::QUERY_SPECIAL_CONTEXTS => {
-                let o = resp::<QuerySpecialContextsOut>(out)?;
+            cmds::QuerySpecialContexts::OPCODE => {
+                let o = cmd_out::<cmds::QuerySpecialContexts>(out)?;
                 o.set_resd_lkey(RESERVED_LKEY);
                 o.set_terminate_scatter_list_mkey(TERMINATE_SCATTER_LIST_LKEY);
                 Ok(())
@@ -246,8 +243,8 @@ impl Firmware {
         }
     }
 
-    fn create_mkey(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {
-        let inp = req::<CreateMkeyIn>(input)?;
+    fn create_mkey(&mut self, ctx: &mut Bus, input: &[u8], out: &mut [u8]) -> CmdResult {
+        let inp = cmd_in::<cmds::CreateMkey>(input)?;
         let c = inp.memory_key_mkey_entry();
         if inp.pg_access() != 0 || inp.mkey_umem_valid() != 0 {
             fail!(BAD_PARAM, "CREATE_MKEY with on-demand paging or a umem");
@@ -408,7 +405,7 @@ impl Firmware {
                 xlt_octowords,
             },
         );
-        resp::<CreateMkeyOut>(out)?.set_mkey_index(idx);
+        cmd_out::<cmds::CreateMkey>(out)?.set_mkey_index(idx);
         Ok(())
     }
 

@@ -3,6 +3,13 @@
 //! Each command family lives in its own file; this one holds the state, the dispatcher and the
 //! error type. Every handler validates its input and answers with the status and syndrome a
 //! real ConnectX-4 gives for the same mistake; none succeeds silently on input it ignores.
+//!
+//! Commands are named by the schema the driver uses (`cx4_hw::command`, the driver's
+//! `cmdq.exec::<command::X>`): the dispatcher and the family handlers match on
+//! `command::X::OPCODE`, and a handler reads its input as `X::In` ([`cmd_in`]) and writes
+//! its output as `X::Out` ([`cmd_out`]), so the layouts a command is decoded with are the
+//! ones its `Command` impl names, in one place. The firmware takes the device's bus context
+//! ([`Bus`]: guest memory, MSI-X, faults) per call and never names the device.
 
 mod caps;
 pub mod cong;
@@ -34,8 +41,9 @@ use std::collections::BTreeMap;
 
 use cx4_hw::{
     bits::{get32, set32},
+    command::{self as cmds, Command},
     eq::eqe::Eqe,
-    opcode::{self, opcode_name},
+    opcode::opcode_name,
     status,
 };
 
@@ -58,13 +66,7 @@ pub use tir::{HashFields, Rqt, RxHash, Tir, TirDispatch, TirLro, Tis};
 pub use vport::VportState;
 pub use wq::{QueueState, Rq, Sq, Striding, StridingWqe, WqDesc};
 
-use crate::{
-    eq::Eq,
-    faults::{FaultPlan, Verdict},
-    guest_mem::GuestMem,
-    irq::MsiX,
-    pages::Pages,
-};
+use crate::{eq::Eq, faults::Verdict, guest_mem::GuestMem, pages::Pages};
 
 /// A command failure: status byte, syndrome and a human-readable reason for the model's log.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,14 +122,7 @@ macro_rules! fail {
 pub(crate) use fail;
 
 /// What the rest of the device lends the firmware while it executes a command.
-pub struct Ctx<'a> {
-    /// Guest memory.
-    pub mem: &'a GuestMem,
-    /// Interrupt vectors.
-    pub msix: &'a mut MsiX,
-    /// Fault plan (interrupt drops).
-    pub faults: &'a mut FaultPlan,
-}
+pub use crate::bus::Bus;
 
 /// Life cycle of the function, as ENABLE/INIT/TEARDOWN/DISABLE move it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -284,7 +279,7 @@ impl Firmware {
 
     /// Executes one command; returns the output (`out_len` bytes, header included), or `None`
     /// when the command must not be answered (fault injection).
-    pub fn execute(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out_len: usize) -> Option<Vec<u8>> {
+    pub fn execute(&mut self, ctx: &mut Bus, input: &[u8], out_len: usize) -> Option<Vec<u8>> {
         let mut out = vec![0u8; out_len.max(8)];
         let op = in_opcode(input);
         let verdict = ctx.faults.verdict(op);
@@ -335,132 +330,184 @@ impl Firmware {
         Some(out)
     }
 
-    fn dispatch(&mut self, ctx: &mut Ctx<'_>, op: u16, input: &[u8], out: &mut [u8]) -> CmdResult {
-        use opcode::*;
+    fn dispatch(&mut self, ctx: &mut Bus, op: u16, input: &[u8], out: &mut [u8]) -> CmdResult {
         let any = [HcaState::Enabled, HcaState::Initialized, HcaState::TornDown];
         let live = [HcaState::Initialized];
         match op {
-            ENABLE_HCA => self.enable_hca(input),
-            DISABLE_HCA => self.disable_hca(input),
-            QUERY_ISSI => {
+            cmds::EnableHca::OPCODE => self.enable_hca(input),
+            cmds::DisableHca::OPCODE => self.disable_hca(input),
+            cmds::QueryIssi::OPCODE => {
                 self.require(&any, "QUERY_ISSI before ENABLE_HCA")?;
                 self.query_issi(input, out)
             }
-            SET_ISSI => {
+            cmds::SetIssi::OPCODE => {
                 self.require(&[HcaState::Enabled], "SET_ISSI outside the enabled state")?;
                 self.set_issi(input)
             }
-            QUERY_PAGES => {
+            cmds::QueryPages::OPCODE => {
                 self.require(&any, "QUERY_PAGES before ENABLE_HCA")?;
                 self.query_pages(input, out)
             }
-            MANAGE_PAGES => {
+            cmds::ManagePages::OPCODE => {
                 self.require(&any, "MANAGE_PAGES before ENABLE_HCA")?;
                 self.manage_pages(ctx, input, out)
             }
-            QUERY_HCA_CAP => {
+            cmds::QueryHcaCap::OPCODE => {
                 self.require(&any, "QUERY_HCA_CAP before ENABLE_HCA")?;
                 self.query_hca_cap(input, out)
             }
-            SET_HCA_CAP => {
+            cmds::SetHcaCap::OPCODE => {
                 self.require(&[HcaState::Enabled], "SET_HCA_CAP after INIT_HCA")?;
                 self.set_hca_cap(input)
             }
-            INIT_HCA => self.init_hca(ctx, input),
-            TEARDOWN_HCA => self.teardown_hca(input),
-            QUERY_ADAPTER => {
+            cmds::InitHca::OPCODE => self.init_hca(ctx, input),
+            cmds::TeardownHca::OPCODE => self.teardown_hca(input),
+            cmds::QueryAdapter::OPCODE => {
                 self.require(&any, "QUERY_ADAPTER before ENABLE_HCA")?;
                 self.query_adapter(input, out)
             }
-            SET_DRIVER_VERSION => {
+            cmds::SetDriverVersion::OPCODE => {
                 self.require(&live, "SET_DRIVER_VERSION before INIT_HCA")?;
                 self.set_driver_version(input)
             }
-            ACCESS_REG => {
+            cmds::AccessReg::OPCODE => {
                 self.require(&any, "ACCESS_REG before ENABLE_HCA")?;
                 self.access_reg(ctx, input, out)
             }
-            ALLOC_UAR
-            | DEALLOC_UAR
-            | ALLOC_PD
-            | DEALLOC_PD
-            | ALLOC_TRANSPORT_DOMAIN
-            | DEALLOC_TRANSPORT_DOMAIN => {
+            cmds::AllocUar::OPCODE
+            | cmds::DeallocUar::OPCODE
+            | cmds::AllocPd::OPCODE
+            | cmds::DeallocPd::OPCODE
+            | cmds::AllocTransportDomain::OPCODE
+            | cmds::DeallocTransportDomain::OPCODE => {
                 self.require(&live, "resource command before INIT_HCA")?;
                 self.resource(op, input, out)
             }
-            CREATE_EQ | DESTROY_EQ | QUERY_EQ | GEN_EQE => {
+            cmds::CreateEq::OPCODE
+            | cmds::DestroyEq::OPCODE
+            | cmds::QueryEq::OPCODE
+            | cmds::GenEqe::OPCODE => {
                 self.require(&live, "EQ command before INIT_HCA")?;
                 self.eq_cmd(ctx, op, input, out)
             }
-            CREATE_CQ | DESTROY_CQ | QUERY_CQ | MODIFY_CQ => {
+            cmds::CreateCq::OPCODE
+            | cmds::DestroyCq::OPCODE
+            | cmds::QueryCq::OPCODE
+            | cmds::ModifyCq::OPCODE => {
                 self.require(&live, "CQ command before INIT_HCA")?;
                 self.cq_cmd(ctx, op, input, out)
             }
-            QUERY_VPORT_STATE
-            | QUERY_NIC_VPORT_CONTEXT
-            | MODIFY_NIC_VPORT_CONTEXT
-            | QUERY_HCA_VPORT_PKEY => {
+            cmds::QueryVportState::OPCODE
+            | cmds::QueryNicVportContext::OPCODE
+            | cmds::ModifyNicVportContext::OPCODE
+            | cmds::QueryHcaVportPkey::OPCODE => {
                 self.require(&live, "vport command before INIT_HCA")?;
                 self.vport_cmd(op, input, out)
             }
-            CREATE_FLOW_TABLE
-            | DESTROY_FLOW_TABLE
-            | SET_FLOW_TABLE_ROOT
-            | QUERY_FLOW_TABLE
-            | MODIFY_FLOW_TABLE
-            | CREATE_FLOW_GROUP
-            | DESTROY_FLOW_GROUP
-            | SET_FLOW_TABLE_ENTRY
-            | DELETE_FLOW_TABLE_ENTRY
-            | ALLOC_FLOW_COUNTER
-            | DEALLOC_FLOW_COUNTER
-            | QUERY_FLOW_COUNTER => {
+            cmds::CreateFlowTable::OPCODE
+            | cmds::DestroyFlowTable::OPCODE
+            | cmds::SetFlowTableRoot::OPCODE
+            | cmds::QueryFlowTable::OPCODE
+            | cmds::ModifyFlowTable::OPCODE
+            | cmds::CreateFlowGroup::OPCODE
+            | cmds::DestroyFlowGroup::OPCODE
+            | cmds::SetFlowTableEntry::OPCODE
+            | cmds::DeleteFlowTableEntry::OPCODE
+            | cmds::AllocFlowCounter::OPCODE
+            | cmds::DeallocFlowCounter::OPCODE
+            | cmds::QueryFlowCounter::OPCODE => {
                 self.require(&live, "flow table command before INIT_HCA")?;
                 self.flow_cmd(op, input, out)
             }
-            CREATE_SQ | MODIFY_SQ | QUERY_SQ | DESTROY_SQ | CREATE_RQ | MODIFY_RQ | QUERY_RQ
-            | DESTROY_RQ => {
+            cmds::CreateSq::OPCODE
+            | cmds::ModifySq::OPCODE
+            | cmds::QuerySq::OPCODE
+            | cmds::DestroySq::OPCODE
+            | cmds::CreateRq::OPCODE
+            | cmds::ModifyRq::OPCODE
+            | cmds::QueryRq::OPCODE
+            | cmds::DestroyRq::OPCODE => {
                 self.require(&live, "work queue command before INIT_HCA")?;
                 self.wq_cmd(ctx, op, input, out)
             }
-            CREATE_TIS | MODIFY_TIS | QUERY_TIS | DESTROY_TIS | CREATE_TIR | MODIFY_TIR
-            | QUERY_TIR | DESTROY_TIR | CREATE_RQT | MODIFY_RQT | QUERY_RQT | DESTROY_RQT => {
+            cmds::CreateTis::OPCODE
+            | cmds::ModifyTis::OPCODE
+            | cmds::QueryTis::OPCODE
+            | cmds::DestroyTis::OPCODE
+            | cmds::CreateTir::OPCODE
+            | cmds::ModifyTir::OPCODE
+            | cmds::QueryTir::OPCODE
+            | cmds::DestroyTir::OPCODE
+            | cmds::CreateRqt::OPCODE
+            | cmds::ModifyRqt::OPCODE
+            | cmds::QueryRqt::OPCODE
+            | cmds::DestroyRqt::OPCODE => {
                 self.require(&live, "transport object command before INIT_HCA")?;
                 self.tir_cmd(op, input, out)
             }
-            CREATE_MKEY | QUERY_MKEY | DESTROY_MKEY | QUERY_SPECIAL_CONTEXTS => {
+            cmds::CreateMkey::OPCODE
+            | cmds::QueryMkey::OPCODE
+            | cmds::DestroyMkey::OPCODE
+            | cmds::QuerySpecialContexts::OPCODE => {
                 self.require(&live, "mkey command before INIT_HCA")?;
                 self.mkey_cmd(ctx, op, input, out)
             }
-            ALLOC_Q_COUNTER | DEALLOC_Q_COUNTER | QUERY_Q_COUNTER | QUERY_VPORT_COUNTER => {
+            cmds::AllocQCounter::OPCODE
+            | cmds::DeallocQCounter::OPCODE
+            | cmds::QueryQCounter::OPCODE
+            | cmds::QueryVportCounter::OPCODE => {
                 self.require(&live, "counter command before INIT_HCA")?;
                 self.counter_cmd(op, input, out)
             }
-            CREATE_QP | DESTROY_QP | QUERY_QP | RST2INIT_QP | INIT2INIT_QP | INIT2RTR_QP
-            | RTR2RTS_QP | RTS2RTS_QP | SQERR2RTS_QP | SQD_RTS_QP | TO_ERR_QP | TO_RST_QP => {
+            cmds::CreateQp::OPCODE
+            | cmds::DestroyQp::OPCODE
+            | cmds::QueryQp::OPCODE
+            | cmds::Rst2InitQp::OPCODE
+            | cmds::Init2InitQp::OPCODE
+            | cmds::Init2RtrQp::OPCODE
+            | cmds::Rtr2RtsQp::OPCODE
+            | cmds::Rts2RtsQp::OPCODE
+            | cmds::Sqerr2RtsQp::OPCODE
+            | cmds::Sqd2RtsQp::OPCODE
+            | cmds::ToErrQp::OPCODE
+            | cmds::ToRstQp::OPCODE => {
                 self.require(&live, "QP command before INIT_HCA")?;
                 self.qp_cmd(ctx, op, input, out)
             }
-            ALLOC_XRCD | DEALLOC_XRCD | SET_ROCE_ADDRESS | QUERY_ROCE_ADDRESS | ATTACH_TO_MCG
-            | DETACH_FROM_MCG | MAD_IFC => {
+            cmds::AllocXrcd::OPCODE
+            | cmds::DeallocXrcd::OPCODE
+            | cmds::SetRoceAddress::OPCODE
+            | cmds::QueryRoceAddress::OPCODE
+            | cmds::AttachToMcg::OPCODE
+            | cmds::DetachFromMcg::OPCODE
+            | cmds::MadIfc::OPCODE => {
                 self.require(&live, "RoCE command before INIT_HCA")?;
                 self.roce_cmd(op, input, out)
             }
-            CREATE_SRQ | DESTROY_SRQ | QUERY_SRQ | ARM_RQ | CREATE_XRC_SRQ | DESTROY_XRC_SRQ
-            | QUERY_XRC_SRQ | ARM_XRC_SRQ | CREATE_RMP | MODIFY_RMP | DESTROY_RMP | QUERY_RMP => {
+            cmds::CreateSrq::OPCODE
+            | cmds::DestroySrq::OPCODE
+            | cmds::QuerySrq::OPCODE
+            | cmds::ArmRq::OPCODE
+            | cmds::CreateXrcSrq::OPCODE
+            | cmds::DestroyXrcSrq::OPCODE
+            | cmds::QueryXrcSrq::OPCODE
+            | cmds::ArmXrcSrq::OPCODE
+            | cmds::CreateRmp::OPCODE
+            | cmds::ModifyRmp::OPCODE
+            | cmds::DestroyRmp::OPCODE
+            | cmds::QueryRmp::OPCODE => {
                 self.require(&live, "SRQ command before INIT_HCA")?;
                 self.srq_cmd(ctx, op, input, out)
             }
-            QUERY_CONG_STATUS
-            | MODIFY_CONG_STATUS
-            | QUERY_CONG_PARAMS
-            | MODIFY_CONG_PARAMS
-            | QUERY_CONG_STATISTICS => {
+            cmds::QueryCongStatus::OPCODE
+            | cmds::ModifyCongStatus::OPCODE
+            | cmds::QueryCongParams::OPCODE
+            | cmds::ModifyCongParams::OPCODE
+            | cmds::QueryCongStatistics::OPCODE => {
                 self.require(&live, "congestion command before INIT_HCA")?;
                 self.cong_cmd(op, input, out)
             }
-            ADD_VXLAN_UDP_DPORT | DELETE_VXLAN_UDP_DPORT => {
+            cmds::AddVxlanUdpDport::OPCODE | cmds::DeleteVxlanUdpDport::OPCODE => {
                 self.require(&live, "VXLAN port command before INIT_HCA")?;
                 self.vxlan_cmd(op, input)
             }
@@ -474,12 +521,12 @@ impl Firmware {
     }
 
     /// Posts an event to the first EQ subscribed to its type (async events).
-    pub fn post_event(&mut self, ctx: &mut Ctx<'_>, eqe: &Eqe) -> usize {
+    pub fn post_event(&mut self, ctx: &mut Bus, eqe: &Eqe) -> usize {
         let ty = eqe.event_type() as u8;
         let mut n = 0;
         for eq in self.eqs.values_mut() {
             if eq.wants(ty) {
-                if eq.post(ctx.mem, ctx.msix, ctx.faults, eqe) {
+                if eq.post(&ctx.mem, &mut ctx.msix, &mut ctx.faults, eqe) {
                     n += 1;
                 }
                 break; // one EQ per event type, like the hardware's event routing
@@ -605,6 +652,18 @@ where
             format!("{} bytes", input.len()),
         )),
     }
+}
+
+/// Command `C`'s input decoded as the schema's `C::In` (the layout the driver's
+/// `cmdq.exec::<C>` encodes), or BAD_INP_LEN when it is too short.
+pub fn cmd_in<C: Command>(input: &[u8]) -> Result<&C::In, CmdError> {
+    req::<C::In>(input)
+}
+
+/// Command `C`'s output viewed as the schema's `C::Out` (the layout the driver's
+/// `cmdq.exec::<C>` decodes), or BAD_OUTP_LEN when it is too short.
+pub fn cmd_out<C: Command>(out: &mut [u8]) -> Result<&mut C::Out, CmdError> {
+    resp::<C::Out>(out)
 }
 
 /// Views a command output as its layout, or fails with BAD_OUTP_LEN when it is too short.

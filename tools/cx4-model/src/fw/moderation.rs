@@ -13,7 +13,7 @@
 //!   runs from the first completion that found the CQ armed.
 //!
 //! A delayed event waits in [`CqTimers`]; the device's timer thread
-//! (`crate::datapath::spawn_cq_timer`) sleeps until the earliest one and calls
+//! (`crate::runtime::spawn_cq_timer`) sleeps until the earliest one and calls
 //! [`Firmware::cq_tick`]. Times are nanoseconds on the model's clock ([`crate::clock`]), passed
 //! in so that host tests move them.
 
@@ -22,7 +22,7 @@ use std::{
     sync::{Arc, Condvar},
 };
 
-use super::{Ctx, Firmware};
+use super::{Bus, Firmware};
 
 /// `cq_period_mode` START_FROM_EQE.
 pub const PERIOD_FROM_EQE: u32 = 0;
@@ -115,7 +115,7 @@ fn verdict(m: Moderation, s: &ModState, now: u64) -> Verdict {
 impl Firmware {
     /// CQ `cqn` is armed and has earned its event at `now`: raises it, or holds it back for
     /// the count or the period.
-    pub(super) fn cq_event_due(&mut self, ctx: &mut Ctx<'_>, cqn: u32, now: u64) {
+    pub(super) fn cq_event_due(&mut self, ctx: &mut Bus, cqn: u32, now: u64) {
         let Some(cq) = self.cqs.get_mut(&cqn) else {
             return;
         };
@@ -134,7 +134,7 @@ impl Firmware {
     }
 
     /// Raises CQ `cqn`'s completion event and starts its next moderation period.
-    fn cq_fire(&mut self, ctx: &mut Ctx<'_>, cqn: u32, now: u64, moderated: bool) {
+    fn cq_fire(&mut self, ctx: &mut Bus, cqn: u32, now: u64, moderated: bool) {
         let Some(cq) = self.cqs.get_mut(&cqn) else {
             return;
         };
@@ -151,7 +151,7 @@ impl Firmware {
     }
 
     /// Raises the events whose period has ended by `now`.
-    pub fn cq_tick(&mut self, ctx: &mut Ctx<'_>, now: u64) {
+    pub fn cq_tick(&mut self, ctx: &mut Bus, now: u64) {
         let due: Vec<u32> = self
             .cq_timers
             .due

@@ -11,7 +11,7 @@ use cx4_hw::{
 };
 use zerocopy::FromBytes;
 
-use super::{moderation::PERIOD_FROM_CQE, Arm, CmdError, Ctx};
+use super::{moderation::PERIOD_FROM_CQE, Arm, CmdError};
 use crate::{
     datapath::tests::{device, CQN},
     device::Device,
@@ -22,15 +22,16 @@ const US: u64 = 1000;
 const EQN: u8 = 5;
 
 fn post(d: &mut Device, now: u64) {
-    let (mem, msix, faults) = (&d.mem, &mut d.msix, &mut d.faults);
-    let mut ctx = Ctx { mem, msix, faults };
-    d.fw.post_cqe_at(&mut ctx, CQN, &[0u8; 64], false, now)
+    d.hca
+        .fw
+        .post_cqe_at(&mut d.bus, CQN, &[0u8; 64], false, now)
         .unwrap();
 }
 
 fn consume_all(d: &mut Device) {
     let pi = d.fw.cqs[&CQN].pi & 0xff_ffff;
-    d.mem
+    d.bus
+        .mem
         .write(crate::datapath::tests::CQ_DBR, &pi.to_be_bytes())
         .unwrap();
 }
@@ -52,18 +53,18 @@ fn modify(d: &mut Device, select: u32, period: u32, count: u32, mode: u32) -> Re
         c.set_cq_max_count(count);
         c.set_cq_period_mode(mode);
     });
-    let (mem, msix, faults) = (&d.mem, &mut d.msix, &mut d.faults);
-    let mut ctx = Ctx { mem, msix, faults };
     let mut out = vec![0u8; 0x10];
-    d.fw.cq_cmd(&mut ctx, opcode::MODIFY_CQ, &inp, &mut out)
+    d.hca
+        .fw
+        .cq_cmd(&mut d.bus, opcode::MODIFY_CQ, &inp, &mut out)
 }
 
 fn query(d: &mut Device) -> QueryCqOut {
     let inp = input::<cmds::QueryCq>(|i| i.set_cqn(CQN));
-    let (mem, msix, faults) = (&d.mem, &mut d.msix, &mut d.faults);
-    let mut ctx = Ctx { mem, msix, faults };
     let mut out = vec![0u8; <QueryCqOut as Layout>::SIZE];
-    d.fw.cq_cmd(&mut ctx, opcode::QUERY_CQ, &inp, &mut out)
+    d.hca
+        .fw
+        .cq_cmd(&mut d.bus, opcode::QUERY_CQ, &inp, &mut out)
         .unwrap();
     QueryCqOut::read_from_bytes(&out).unwrap()
 }
@@ -168,15 +169,15 @@ fn arming_over_pending_completions_follows_the_moderation() {
     // The longest period (4095 µs) on the model's own clock: held, then raised by the tick.
     modify(&mut d, ALL, 4095, 0, PERIOD_FROM_CQE).unwrap();
     post(&mut d, crate::clock::now_ns());
-    let (mem, msix, faults) = (&d.mem, &mut d.msix, &mut d.faults);
-    let mut ctx = Ctx { mem, msix, faults };
     let db = CqArmDoorbell {
         sn: 1,
         cmd: CQ_DB_REQ_NOT,
         ci: 0,
         cqn: CQN,
     };
-    d.fw.cq_arm_doorbell(&mut ctx, crate::datapath::tests::UAR, db);
+    d.hca
+        .fw
+        .cq_arm_doorbell(&mut d.bus, crate::datapath::tests::UAR, db);
     assert_eq!(events(&d), 0);
     let at = d.fw.cq_timers.next().expect("a held event");
     tick(&mut d, at - 1);
@@ -195,9 +196,9 @@ fn a_destroyed_cq_forgets_its_deadline() {
     consume_all(&mut d);
     d.fw.nic.sqs.clear();
     let inp = input::<cmds::DestroyCq>(|i| i.set_cqn(CQN));
-    let (mem, msix, faults) = (&d.mem, &mut d.msix, &mut d.faults);
-    let mut ctx = Ctx { mem, msix, faults };
-    d.fw.cq_cmd(&mut ctx, opcode::DESTROY_CQ, &inp, &mut [0u8; 0x10])
+    d.hca
+        .fw
+        .cq_cmd(&mut d.bus, opcode::DESTROY_CQ, &inp, &mut [0u8; 0x10])
         .unwrap();
     assert_eq!(d.fw.cq_timers.next(), None);
     tick(&mut d, 2_000 * US);

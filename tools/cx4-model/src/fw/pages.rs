@@ -2,16 +2,17 @@
 
 use cx4_hw::{
     bits::tail_count,
+    command::{self as cmds},
     eq::event_type,
-    pages::{manage_pages_op_mod, ManagePagesIn, ManagePagesOut, QueryPagesIn, QueryPagesOut},
+    pages::{manage_pages_op_mod, ManagePagesIn, ManagePagesOut},
 };
 
-use super::{fail, new_event, req, resp, CmdResult, Ctx, Firmware, HcaState};
+use super::{cmd_in, cmd_out, fail, new_event, Bus, CmdResult, Firmware, HcaState};
 use crate::pages::{PageError, Stage};
 
 impl Firmware {
     pub(super) fn query_pages(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
-        let inp = req::<QueryPagesIn>(input)?;
+        let inp = cmd_in::<cmds::QueryPages>(input)?;
         if inp.function_id() != 0 || inp.embedded_cpu_function() != 0 {
             fail!(
                 BAD_PARAM,
@@ -29,7 +30,7 @@ impl Firmware {
             );
         };
         let n = self.pages.query(stage);
-        let o = resp::<QueryPagesOut>(out)?;
+        let o = cmd_out::<cmds::QueryPages>(out)?;
         o.set_function_id(0);
         o.set_num_pages(n);
         Ok(())
@@ -37,11 +38,11 @@ impl Firmware {
 
     pub(super) fn manage_pages(
         &mut self,
-        ctx: &mut Ctx<'_>,
+        ctx: &mut Bus,
         input: &[u8],
         out: &mut [u8],
     ) -> CmdResult {
-        let inp = req::<ManagePagesIn>(input)?;
+        let inp = cmd_in::<cmds::ManagePages>(input)?;
         if inp.function_id() != 0 || inp.embedded_cpu_function() != 0 {
             fail!(
                 BAD_PARAM,
@@ -63,7 +64,7 @@ impl Firmware {
                 let pas: Vec<u64> = (0..n)
                     .map(|i| ManagePagesIn::pas(input, i).unwrap_or(0))
                     .collect();
-                match self.pages.give(ctx.mem, &pas) {
+                match self.pages.give(&ctx.mem, &pas) {
                     Ok(()) => {
                         log::debug!("{} pages given (now {} held)", n, self.pages.held());
                         Ok(())
@@ -97,7 +98,7 @@ impl Firmware {
                 for (i, &pa) in pas.iter().enumerate() {
                     ManagePagesOut::set_pas(out, i, pa).expect("room checked");
                 }
-                let o = resp::<ManagePagesOut>(out)?;
+                let o = cmd_out::<cmds::ManagePages>(out)?;
                 o.set_output_num_entries(pas.len() as u32);
                 log::debug!(
                     "{} pages returned (now {} held)",
@@ -115,7 +116,7 @@ impl Firmware {
     }
 
     /// Asks the driver for the regular pages not yet given, if a pages EQ exists.
-    pub(super) fn request_regular_pages(&mut self, ctx: &mut Ctx<'_>) {
+    pub(super) fn request_regular_pages(&mut self, ctx: &mut Bus) {
         let n = self.pages.query(Stage::Regular);
         if n > 0 {
             self.page_request(ctx, n as i32);
@@ -123,7 +124,7 @@ impl Firmware {
     }
 
     /// Posts a page request event (positive: give, negative: take back).
-    pub fn page_request(&mut self, ctx: &mut Ctx<'_>, n: i32) -> bool {
+    pub fn page_request(&mut self, ctx: &mut Bus, n: i32) -> bool {
         let mut eqe = new_event(event_type::PAGE_REQUEST, 0);
         let req = eqe.req_pages_mut();
         req.set_func_id(0);

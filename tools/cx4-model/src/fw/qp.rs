@@ -8,23 +8,22 @@
 //! Bad states answer BAD_QP_STATE, bad values BAD_PARAM, missing objects BAD_RES.
 
 use cx4_hw::{
-    opcode,
-    qp::{
-        mtu, qpc_st, qpc_state, rq_type, CreateQpIn, CreateQpOut, DestroyQpIn, OptParam, Qp2ErrIn,
-        Qp2RstIn, Qpc, QueryQpIn, QueryQpOut, Rst2InitQpIn,
-    },
+    command::{self as cmds, Command},
+    qp::{mtu, qpc_st, qpc_state, rq_type, CreateQpIn, OptParam, Qpc, QueryQpOut},
     status,
 };
 use std::collections::BTreeMap;
 
 use super::rdma::GidEntry;
-use super::{fail, need_in, need_out, req, resp, ring_pas, CmdError, CmdResult, Ctx, Firmware};
+use super::{
+    cmd_in, cmd_out, fail, need_in, need_out, ring_pas, Bus, CmdError, CmdResult, Firmware,
+};
 
 /// The page geometry of a QP's buffer: receive queue first, then the send queue.
 #[derive(Clone, Debug, Default)]
 pub struct QpBuf {
     /// Buffer pages (guest addresses); shared, so that the RoCE engine's per-packet view of
-    /// the QP (`roce::device::QpView`) copies no list.
+    /// the QP (`roce::qp_view::QpView`) copies no list.
     pub pas: std::sync::Arc<[u64]>,
     /// log2 of the page size.
     pub page_shift: u8,
@@ -252,7 +251,7 @@ fn transition(op: u16) -> Option<Transition> {
         })
     };
     match op {
-        opcode::RST2INIT_QP => t("RST2INIT_QP", &[RST], INIT, |st| match st {
+        cmds::Rst2InitQp::OPCODE => t("RST2INIT_QP", &[RST], INIT, |st| match st {
             qpc_st::RC | qpc_st::XRC => {
                 vec![
                     F::PkeyIndex,
@@ -267,8 +266,8 @@ fn transition(op: u16) -> Option<Transition> {
             qpc_st::REG_UMR => vec![F::Port, F::Pd],
             _ => vec![F::PkeyIndex, F::Port, F::QKey, F::CounterSetId],
         }),
-        opcode::INIT2INIT_QP => t("INIT2INIT_QP", &[INIT], INIT, |_| vec![]),
-        opcode::INIT2RTR_QP => t("INIT2RTR_QP", &[INIT], RTR, |st| {
+        cmds::Init2InitQp::OPCODE => t("INIT2INIT_QP", &[INIT], INIT, |_| vec![]),
+        cmds::Init2RtrQp::OPCODE => t("INIT2RTR_QP", &[INIT], RTR, |st| {
             let mut v = vec![F::Mtu];
             if connected(st) {
                 v.extend([F::Path, F::RemoteQpn, F::RcvPsn]);
@@ -278,16 +277,16 @@ fn transition(op: u16) -> Option<Transition> {
             }
             v
         }),
-        opcode::RTR2RTS_QP => t("RTR2RTS_QP", &[RTR], RTS, |st| {
+        cmds::Rtr2RtsQp::OPCODE => t("RTR2RTS_QP", &[RTR], RTS, |st| {
             let mut v = vec![F::SndPsn];
             if reliable(st) {
                 v.extend([F::AckTimeout, F::RetryCount, F::RnrRetry, F::SraMax]);
             }
             v
         }),
-        opcode::RTS2RTS_QP => t("RTS2RTS_QP", &[RTS], RTS, |_| vec![]),
-        opcode::SQERR2RTS_QP => t("SQERR2RTS_QP", &[SQER], RTS, |_| vec![]),
-        opcode::SQD_RTS_QP => t("SQD_RTS_QP", &[SQD], RTS, |_| vec![]),
+        cmds::Rts2RtsQp::OPCODE => t("RTS2RTS_QP", &[RTS], RTS, |_| vec![]),
+        cmds::Sqerr2RtsQp::OPCODE => t("SQERR2RTS_QP", &[SQER], RTS, |_| vec![]),
+        cmds::Sqd2RtsQp::OPCODE => t("SQD_RTS_QP", &[SQD], RTS, |_| vec![]),
         _ => None,
     }
 }
@@ -295,7 +294,7 @@ fn transition(op: u16) -> Option<Transition> {
 impl Firmware {
     pub(super) fn qp_cmd(
         &mut self,
-        ctx: &mut Ctx<'_>,
+        ctx: &mut Bus,
         op: u16,
         input: &[u8],
         out: &mut [u8],
@@ -303,9 +302,9 @@ impl Firmware {
         need_in(input, 0x10)?;
         need_out(out, 0x10)?;
         match op {
-            opcode::CREATE_QP => self.create_qp(ctx, input, out),
-            opcode::DESTROY_QP => {
-                let qpn = req::<DestroyQpIn>(input)?.qpn();
+            cmds::CreateQp::OPCODE => self.create_qp(ctx, input, out),
+            cmds::DestroyQp::OPCODE => {
+                let qpn = cmd_in::<cmds::DestroyQp>(input)?.qpn();
                 let Some(qp) = self.rdma.qps.remove(&qpn) else {
                     fail!(
                         BAD_RES,
@@ -324,8 +323,8 @@ impl Firmware {
                 log::debug!("QP {qpn:#x} ({}) destroyed", qpc_st::qpc_st_name(qp.st()));
                 Ok(())
             }
-            opcode::QUERY_QP => {
-                let inp = req::<QueryQpIn>(input)?;
+            cmds::QueryQp::OPCODE => {
+                let inp = cmd_in::<cmds::QueryQp>(input)?;
                 let (qpn, ext) = (inp.qpn(), inp.qpc_ext() != 0);
                 let Some(qp) = self.rdma.qps.get(&qpn) else {
                     fail!(
@@ -335,7 +334,7 @@ impl Firmware {
                     );
                 };
                 let (ctx, pas) = (qp.ctx, qp.buf.pas.clone());
-                *resp::<QueryQpOut>(out)?.qpc_mut() = ctx;
+                *cmd_out::<cmds::QueryQp>(out)?.qpc_mut() = ctx;
                 // As many page addresses as the output has room for.
                 for (i, &pa) in pas.iter().enumerate() {
                     if QueryQpOut::set_pas(out, ext, i, pa).is_err() {
@@ -344,8 +343,8 @@ impl Firmware {
                 }
                 Ok(())
             }
-            opcode::TO_ERR_QP => {
-                let qpn = req::<Qp2ErrIn>(input)?.qpn();
+            cmds::ToErrQp::OPCODE => {
+                let qpn = cmd_in::<cmds::ToErrQp>(input)?.qpn();
                 let Some(qp) = self.rdma.qps.get_mut(&qpn) else {
                     fail!(
                         BAD_RES,
@@ -357,8 +356,8 @@ impl Firmware {
                 self.rdma.qp_events.push((qpn, qpc_state::ERR));
                 Ok(())
             }
-            opcode::TO_RST_QP => {
-                let qpn = req::<Qp2RstIn>(input)?.qpn();
+            cmds::ToRstQp::OPCODE => {
+                let qpn = cmd_in::<cmds::ToRstQp>(input)?.qpn();
                 let Some(qp) = self.rdma.qps.get_mut(&qpn) else {
                     fail!(
                         BAD_RES,
@@ -374,8 +373,8 @@ impl Firmware {
         }
     }
 
-    fn create_qp(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {
-        let inp = req::<CreateQpIn>(input)?;
+    fn create_qp(&mut self, ctx: &mut Bus, input: &[u8], out: &mut [u8]) -> CmdResult {
+        let inp = cmd_in::<cmds::CreateQp>(input)?;
         let c = inp.qpc();
         let st = c.st() as u8;
         let cap = match st {
@@ -508,7 +507,7 @@ impl Firmware {
         let bytes = buf.offset + buf.rq_bytes() + buf.sq_bytes();
         if bytes > buf.offset {
             buf.pas = ring_pas(
-                ctx.mem,
+                &ctx.mem,
                 input,
                 bytes,
                 buf.page_shift.into(),
@@ -545,7 +544,7 @@ impl Firmware {
             qp.buf.log_rq_stride
         );
         self.rdma.qps.insert(qpn, qp);
-        resp::<CreateQpOut>(out)?.set_qpn(qpn);
+        cmd_out::<cmds::CreateQp>(out)?.set_qpn(qpn);
         Ok(())
     }
 
@@ -555,7 +554,7 @@ impl Firmware {
         let Some(t) = transition(op) else {
             unreachable!("dispatched by opcode")
         };
-        let inp = req::<Rst2InitQpIn>(input)?;
+        let inp = cmd_in::<cmds::Rst2InitQp>(input)?;
         let (qpn, mask) = (inp.qpn(), OptParam::from_bits_retain(inp.opt_param_mask()));
         let src = *inp.qpc();
         let caps = Limits::of(self);

@@ -3,6 +3,7 @@
 //! (PFCC, QTCT, QETCR, QPTS, QPDPM, QCAM; their state and checks are in `qos.rs`).
 
 use cx4_hw::{
+    command::{self as cmds},
     counters::PfccReg,
     iseg::FwVersion,
     mng::{
@@ -18,7 +19,7 @@ use cx4_hw::{
 };
 use zerocopy::{FromBytes, IntoBytes};
 
-use super::{fail, qos, req, CmdResult, Ctx, Firmware};
+use super::{cmd_in, fail, qos, Bus, CmdResult, Firmware};
 
 /// 100GBASE_CR4 in the legacy `eth_proto` bit mask (ConnectX-4).
 pub const ETH_100GBASE_CR4: u32 = eth_link_mode::proto_bit(eth_link_mode::ETH_100GBASE_CR4);
@@ -100,12 +101,7 @@ fn view<T: FromBytes + zerocopy::KnownLayout + zerocopy::Immutable>(
 }
 
 impl Firmware {
-    pub(super) fn access_reg(
-        &mut self,
-        ctx: &mut Ctx<'_>,
-        input: &[u8],
-        out: &mut [u8],
-    ) -> CmdResult {
+    pub(super) fn access_reg(&mut self, ctx: &mut Bus, input: &[u8], out: &mut [u8]) -> CmdResult {
         let was_up = self.regs.oper_up();
         self.access_reg_inner(input, out)?;
         if self.regs.oper_up() != was_up {
@@ -116,7 +112,7 @@ impl Firmware {
 
     /// Posts a PORT_CHANGE event (ACTIVE or DOWN) for port 1, as firmware does when the
     /// operational state of the port changes.
-    pub fn port_change_event(&mut self, ctx: &mut Ctx<'_>) {
+    pub fn port_change_event(&mut self, ctx: &mut Bus) {
         let sub = if self.regs.oper_up() {
             cx4_hw::eq::port_change_subtype::ACTIVE
         } else {
@@ -132,7 +128,7 @@ impl Firmware {
     }
 
     fn access_reg_inner(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
-        let inp = req::<AccessRegisterIn>(input)?;
+        let inp = cmd_in::<cmds::AccessReg>(input)?;
         let reg = inp.register_id() as u16;
         let write = match inp.op_mod() as u16 {
             ACCESS_REG_WRITE => true,

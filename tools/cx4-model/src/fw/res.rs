@@ -1,12 +1,8 @@
 //! Simple resources: UARs, protection domains, transport domains.
 
-use cx4_hw::{
-    opcode,
-    pd::{AllocPdOut, AllocTransportDomainOut, DeallocPdIn, DeallocTransportDomainIn},
-    uar::{AllocUarOut, DeallocUarIn},
-};
+use cx4_hw::command::{self as cmds, Command};
 
-use super::{fail, need_in, need_out, req, resp, CmdResult, Firmware};
+use super::{cmd_in, cmd_out, fail, need_in, need_out, CmdResult, Firmware};
 
 /// First UAR index handed out: pages 0..2 of BAR0 hold the initialization segment.
 pub const FIRST_UAR: u32 = 8;
@@ -18,15 +14,15 @@ impl Firmware {
         need_in(input, 0x10)?;
         need_out(out, 0x10)?;
         match op {
-            opcode::ALLOC_UAR => {
+            cmds::AllocUar::OPCODE => {
                 let Some(idx) = (FIRST_UAR..=LAST_UAR).find(|i| !self.uars.contains_key(i)) else {
                     fail!(NO_RES, "ALLOC_UAR: no UAR pages left");
                 };
                 self.uars.insert(idx, ());
-                resp::<AllocUarOut>(out)?.set_uar(idx);
+                cmd_out::<cmds::AllocUar>(out)?.set_uar(idx);
             }
-            opcode::DEALLOC_UAR => {
-                let idx = req::<DeallocUarIn>(input)?.uar();
+            cmds::DeallocUar::OPCODE => {
+                let idx = cmd_in::<cmds::DeallocUar>(input)?.uar();
                 if self.eqs.values().any(|e| e.uar_page == idx)
                     || self.cqs.values().any(|c| c.uar_page == idx)
                     || self.nic.sqs.values().any(|s| s.wq.uar_page == idx)
@@ -42,13 +38,13 @@ impl Firmware {
                     fail!(BAD_RES, "DEALLOC_UAR of a UAR not allocated", "UAR {idx}");
                 }
             }
-            opcode::ALLOC_PD => {
+            cmds::AllocPd::OPCODE => {
                 let id = self.alloc_id();
                 self.pds.insert(id, ());
-                resp::<AllocPdOut>(out)?.set_pd(id);
+                cmd_out::<cmds::AllocPd>(out)?.set_pd(id);
             }
-            opcode::DEALLOC_PD => {
-                let id = req::<DeallocPdIn>(input)?.pd();
+            cmds::DeallocPd::OPCODE => {
+                let id = cmd_in::<cmds::DeallocPd>(input)?.pd();
                 if self.pds.contains_key(&id) && self.pd_in_use(id) {
                     fail!(
                         BAD_RES_STATE,
@@ -60,13 +56,13 @@ impl Firmware {
                     fail!(BAD_RES, "DEALLOC_PD of a PD not allocated", "PD {id:#x}");
                 }
             }
-            opcode::ALLOC_TRANSPORT_DOMAIN => {
+            cmds::AllocTransportDomain::OPCODE => {
                 let id = self.alloc_id();
                 self.tds.insert(id, ());
-                resp::<AllocTransportDomainOut>(out)?.set_transport_domain(id);
+                cmd_out::<cmds::AllocTransportDomain>(out)?.set_transport_domain(id);
             }
-            opcode::DEALLOC_TRANSPORT_DOMAIN => {
-                let id = req::<DeallocTransportDomainIn>(input)?.transport_domain();
+            cmds::DeallocTransportDomain::OPCODE => {
+                let id = cmd_in::<cmds::DeallocTransportDomain>(input)?.transport_domain();
                 if self.nic.tises.values().any(|t| t.transport_domain == id)
                     || self.nic.tirs.values().any(|t| t.transport_domain == id)
                 {

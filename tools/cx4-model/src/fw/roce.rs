@@ -2,15 +2,12 @@
 //! attachment.
 
 use cx4_hw::{
-    opcode,
+    command::{self as cmds, Command},
     qp::qpc_st,
-    roce::{
-        roce_l3_type, roce_version, AllocXrcdOut, AttachToMcgIn, DeallocXrcdIn, DetachFromMcgIn,
-        MadIfcIn, MadIfcOut, QueryRoceAddressIn, QueryRoceAddressOut, SetRoceAddressIn,
-    },
+    roce::{roce_l3_type, roce_version},
 };
 
-use super::{fail, need_in, need_out, rdma::GidEntry, req, resp, CmdResult, Firmware};
+use super::{cmd_in, cmd_out, fail, need_in, need_out, rdma::GidEntry, CmdResult, Firmware};
 
 /// MAD status "unsupported method/attribute combination" (IBA 13.4.7.1).
 const MAD_STATUS_UNSUPPORTED_ATTR: u16 = 0x000c;
@@ -20,17 +17,17 @@ impl Firmware {
         need_in(input, 0x10)?;
         need_out(out, 0x10)?;
         match op {
-            opcode::ALLOC_XRCD => {
+            cmds::AllocXrcd::OPCODE => {
                 if self.caps.general("xrc") == 0 {
                     fail!(BAD_OP, "ALLOC_XRCD without the xrc capability");
                 }
                 let id = self.alloc_id();
                 self.rdma.xrcds.insert(id);
-                resp::<AllocXrcdOut>(out)?.set_xrcd(id);
+                cmd_out::<cmds::AllocXrcd>(out)?.set_xrcd(id);
                 Ok(())
             }
-            opcode::DEALLOC_XRCD => {
-                let id = req::<DeallocXrcdIn>(input)?.xrcd();
+            cmds::DeallocXrcd::OPCODE => {
+                let id = cmd_in::<cmds::DeallocXrcd>(input)?.xrcd();
                 if self
                     .rdma
                     .qps
@@ -53,11 +50,11 @@ impl Firmware {
                 }
                 Ok(())
             }
-            opcode::SET_ROCE_ADDRESS => self.set_roce_address(input),
-            opcode::QUERY_ROCE_ADDRESS => {
-                let inp = req::<QueryRoceAddressIn>(input)?;
+            cmds::SetRoceAddress::OPCODE => self.set_roce_address(input),
+            cmds::QueryRoceAddress::OPCODE => {
+                let inp = cmd_in::<cmds::QueryRoceAddress>(input)?;
                 let idx = self.gid_index(inp.roce_address_index(), inp.vhca_port_num())?;
-                let o = resp::<QueryRoceAddressOut>(out)?;
+                let o = cmd_out::<cmds::QueryRoceAddress>(out)?;
                 if let Some(e) = self.rdma.gids.get(&idx) {
                     let a = o.roce_address_mut();
                     a.source_l3_address_mut().copy_from_slice(&e.gid);
@@ -69,13 +66,13 @@ impl Firmware {
                 }
                 Ok(())
             }
-            opcode::ATTACH_TO_MCG | opcode::DETACH_FROM_MCG => {
+            cmds::AttachToMcg::OPCODE | cmds::DetachFromMcg::OPCODE => {
                 // The two inputs share one layout.
-                let inp = req::<AttachToMcgIn>(input)?;
+                let inp = cmd_in::<cmds::AttachToMcg>(input)?;
                 let qpn = inp.qpn();
                 let mut gid = [0u8; 16];
                 gid.copy_from_slice(inp.multicast_gid());
-                if op == opcode::ATTACH_TO_MCG {
+                if op == cmds::AttachToMcg::OPCODE {
                     let Some(qp) = self.rdma.qps.get(&qpn) else {
                         fail!(
                             BAD_RES,
@@ -102,7 +99,7 @@ impl Firmware {
                         );
                     }
                 } else {
-                    let _ = req::<DetachFromMcgIn>(input)?;
+                    let _ = cmd_in::<cmds::DetachFromMcg>(input)?;
                     let removed = self.rdma.mcgs.get_mut(&gid).is_some_and(|m| m.remove(&qpn));
                     if !removed {
                         fail!(
@@ -115,7 +112,7 @@ impl Firmware {
                 }
                 Ok(())
             }
-            opcode::MAD_IFC => self.mad_ifc(input, out),
+            cmds::MadIfc::OPCODE => self.mad_ifc(input, out),
             _ => unreachable!("dispatched by opcode"),
         }
     }
@@ -125,7 +122,7 @@ impl Firmware {
     /// is unsupported (mlx5_ib's extended-port-info probe then turns the capability off
     /// without a command error).
     fn mad_ifc(&mut self, input: &[u8], out: &mut [u8]) -> CmdResult {
-        let inp = req::<MadIfcIn>(input)?;
+        let inp = cmd_in::<cmds::MadIfc>(input)?;
         let port = inp.port();
         if port == 0 || u64::from(port) > self.caps.general("num_ports").max(1) {
             fail!(
@@ -136,7 +133,7 @@ impl Firmware {
         }
         let mut mad = [0u8; 256];
         mad.copy_from_slice(inp.mad());
-        let o = resp::<MadIfcOut>(out)?;
+        let o = cmd_out::<cmds::MadIfc>(out)?;
         let r = o.response_mad_packet_mut();
         r.copy_from_slice(&mad);
         // MAD common header: method at byte 3 (GetResp = 0x81), status at bytes 4..6.
@@ -166,7 +163,7 @@ impl Firmware {
     }
 
     fn set_roce_address(&mut self, input: &[u8]) -> CmdResult {
-        let inp = req::<SetRoceAddressIn>(input)?;
+        let inp = cmd_in::<cmds::SetRoceAddress>(input)?;
         let idx = self.gid_index(inp.roce_address_index(), inp.vhca_port_num())?;
         let a = inp.roce_address();
         let mut gid = [0u8; 16];

@@ -4,19 +4,14 @@
 //! (`srqn_rmpn_xrqn`). The limit event is armed by ARM_RQ, ARM_XRC_SRQ or MODIFY_RMP.
 
 use cx4_hw::{
-    opcode,
+    command::{self as cmds, Command},
     qp::rq_type,
-    srq::{
-        rmpc_state, srqc_state, ArmRqIn, ArmXrcSrqIn, CreateRmpIn, CreateRmpOut, CreateSrqIn,
-        CreateSrqOut, CreateXrcSrqIn, CreateXrcSrqOut, DestroyRmpIn, DestroySrqIn, DestroyXrcSrqIn,
-        ModifyRmpIn, QueryRmpIn, QueryRmpOut, QuerySrqIn, QuerySrqOut, QueryXrcSrqIn,
-        QueryXrcSrqOut,
-    },
+    srq::{rmpc_state, srqc_state, CreateRmpIn, CreateSrqIn, CreateXrcSrqIn},
 };
 
 use super::{
-    fail, need_in, need_out, qp::QpBuf, req, resp, ring_pas, wq::WqDesc, CmdError, CmdResult, Ctx,
-    Firmware,
+    cmd_in, cmd_out, fail, need_in, need_out, qp::QpBuf, ring_pas, wq::WqDesc, Bus, CmdError,
+    CmdResult, Firmware,
 };
 
 /// Which command family created an SRQ (each is queried and destroyed by its own family).
@@ -58,7 +53,7 @@ pub struct Srq {
 impl Firmware {
     pub(super) fn srq_cmd(
         &mut self,
-        ctx: &mut Ctx<'_>,
+        ctx: &mut Bus,
         op: u16,
         input: &[u8],
         out: &mut [u8],
@@ -66,8 +61,8 @@ impl Firmware {
         need_in(input, 0x10)?;
         need_out(out, 0x10)?;
         match op {
-            opcode::CREATE_SRQ => {
-                let c = req::<CreateSrqIn>(input)?.srq_context_entry();
+            cmds::CreateSrq::OPCODE => {
+                let c = cmd_in::<cmds::CreateSrq>(input)?.srq_context_entry();
                 let s = self.new_srq(
                     ctx,
                     input,
@@ -85,11 +80,11 @@ impl Firmware {
                     },
                     CreateSrqIn::pas,
                 )?;
-                resp::<CreateSrqOut>(out)?.set_srqn(s);
+                cmd_out::<cmds::CreateSrq>(out)?.set_srqn(s);
                 Ok(())
             }
-            opcode::CREATE_XRC_SRQ => {
-                let c = req::<CreateXrcSrqIn>(input)?.xrc_srq_context_entry();
+            cmds::CreateXrcSrq::OPCODE => {
+                let c = cmd_in::<cmds::CreateXrcSrq>(input)?.xrc_srq_context_entry();
                 let xrcd = c.xrcd();
                 if !self.rdma.xrcds.contains(&xrcd) {
                     fail!(
@@ -117,11 +112,11 @@ impl Firmware {
                     },
                     CreateXrcSrqIn::pas,
                 )?;
-                resp::<CreateXrcSrqOut>(out)?.set_xrc_srqn(s);
+                cmd_out::<cmds::CreateXrcSrq>(out)?.set_xrc_srqn(s);
                 Ok(())
             }
-            opcode::CREATE_RMP => {
-                let inp = req::<CreateRmpIn>(input)?;
+            cmds::CreateRmp::OPCODE => {
+                let inp = cmd_in::<cmds::CreateRmp>(input)?;
                 let c = inp.ctx();
                 if c.state() as u8 != rmpc_state::RDY {
                     fail!(
@@ -166,23 +161,24 @@ impl Firmware {
                         error: false,
                     },
                 );
-                resp::<CreateRmpOut>(out)?.set_rmpn(srqn);
+                cmd_out::<cmds::CreateRmp>(out)?.set_rmpn(srqn);
                 Ok(())
             }
-            opcode::DESTROY_SRQ => {
-                self.destroy_srq(SrqKind::Srq, req::<DestroySrqIn>(input)?.srqn())
+            cmds::DestroySrq::OPCODE => {
+                self.destroy_srq(SrqKind::Srq, cmd_in::<cmds::DestroySrq>(input)?.srqn())
             }
-            opcode::DESTROY_XRC_SRQ => {
-                self.destroy_srq(SrqKind::Xrc, req::<DestroyXrcSrqIn>(input)?.xrc_srqn())
+            cmds::DestroyXrcSrq::OPCODE => self.destroy_srq(
+                SrqKind::Xrc,
+                cmd_in::<cmds::DestroyXrcSrq>(input)?.xrc_srqn(),
+            ),
+            cmds::DestroyRmp::OPCODE => {
+                self.destroy_srq(SrqKind::Rmp, cmd_in::<cmds::DestroyRmp>(input)?.rmpn())
             }
-            opcode::DESTROY_RMP => {
-                self.destroy_srq(SrqKind::Rmp, req::<DestroyRmpIn>(input)?.rmpn())
-            }
-            opcode::QUERY_SRQ => {
+            cmds::QuerySrq::OPCODE => {
                 let s = self
-                    .srq(SrqKind::Srq, req::<QuerySrqIn>(input)?.srqn())?
+                    .srq(SrqKind::Srq, cmd_in::<cmds::QuerySrq>(input)?.srqn())?
                     .clone();
-                let c = resp::<QuerySrqOut>(out)?.srq_context_entry_mut();
+                let c = cmd_out::<cmds::QuerySrq>(out)?.srq_context_entry_mut();
                 c.set_state(
                     if s.error {
                         srqc_state::ERROR
@@ -201,11 +197,11 @@ impl Firmware {
                 c.set_dbr_addr(s.dbr);
                 Ok(())
             }
-            opcode::QUERY_XRC_SRQ => {
+            cmds::QueryXrcSrq::OPCODE => {
                 let s = self
-                    .srq(SrqKind::Xrc, req::<QueryXrcSrqIn>(input)?.xrc_srqn())?
+                    .srq(SrqKind::Xrc, cmd_in::<cmds::QueryXrcSrq>(input)?.xrc_srqn())?
                     .clone();
-                let c = resp::<QueryXrcSrqOut>(out)?.xrc_srq_context_entry_mut();
+                let c = cmd_out::<cmds::QueryXrcSrq>(out)?.xrc_srq_context_entry_mut();
                 c.set_state(
                     if s.error {
                         srqc_state::ERROR
@@ -227,11 +223,11 @@ impl Firmware {
                 c.set_db_record_addr_l((s.dbr as u32) >> 2);
                 Ok(())
             }
-            opcode::QUERY_RMP => {
+            cmds::QueryRmp::OPCODE => {
                 let s = self
-                    .srq(SrqKind::Rmp, req::<QueryRmpIn>(input)?.rmpn())?
+                    .srq(SrqKind::Rmp, cmd_in::<cmds::QueryRmp>(input)?.rmpn())?
                     .clone();
-                let c = resp::<QueryRmpOut>(out)?.rmp_context_mut();
+                let c = cmd_out::<cmds::QueryRmp>(out)?.rmp_context_mut();
                 c.set_state(
                     if s.error {
                         rmpc_state::ERR
@@ -251,21 +247,21 @@ impl Firmware {
                 w.set_lwm(s.lwm.into());
                 Ok(())
             }
-            opcode::ARM_RQ => {
-                let inp = req::<ArmRqIn>(input)?;
+            cmds::ArmRq::OPCODE => {
+                let inp = cmd_in::<cmds::ArmRq>(input)?;
                 // mlx5_ib arms RMPs through MODIFY_RMP; ARM_RQ reaches ISSI-0 SRQs.
                 let (n, lwm) = (inp.srq_number(), inp.lwm());
                 self.srq_mut(SrqKind::Srq, n)?.lwm = lwm as u16;
                 Ok(())
             }
-            opcode::ARM_XRC_SRQ => {
-                let inp = req::<ArmXrcSrqIn>(input)?;
+            cmds::ArmXrcSrq::OPCODE => {
+                let inp = cmd_in::<cmds::ArmXrcSrq>(input)?;
                 let lwm = inp.lwm();
                 self.srq_mut(SrqKind::Xrc, inp.xrc_srqn())?.lwm = lwm as u16;
                 Ok(())
             }
-            opcode::MODIFY_RMP => {
-                let inp = req::<ModifyRmpIn>(input)?;
+            cmds::ModifyRmp::OPCODE => {
+                let inp = cmd_in::<cmds::ModifyRmp>(input)?;
                 let (n, from, to) = (inp.rmpn(), inp.rmp_state() as u8, inp.ctx().state() as u8);
                 let lwm_sel = inp.bitmask().lwm() != 0;
                 let lwm = inp.ctx().wq().lwm();
@@ -339,7 +335,7 @@ impl Firmware {
     /// Creates an ISSI-0 or XRC SRQ from its context's geometry and the input's page list.
     fn new_srq(
         &mut self,
-        ctx: &mut Ctx<'_>,
+        ctx: &mut Bus,
         input: &[u8],
         kind: SrqKind,
         g: Geometry,
@@ -402,7 +398,14 @@ impl Firmware {
             ..QpBuf::default()
         };
         buf.offset = u64::from(g.page_offset) << (page_shift - 6);
-        buf.pas = ring_pas(ctx.mem, input, buf.offset + buf.rq_bytes(), page_shift, pas)?.into();
+        buf.pas = ring_pas(
+            &ctx.mem,
+            input,
+            buf.offset + buf.rq_bytes(),
+            page_shift,
+            pas,
+        )?
+        .into();
         let mut probe = [0u8; 4];
         if !g.dbr.is_multiple_of(4) || ctx.mem.read(g.dbr, &mut probe).is_err() {
             fail!(

@@ -4,17 +4,14 @@
 //! The data path resolves a TIR to an RQ with [`Firmware::tir`] and [`Firmware::rqt_pick`].
 
 use cx4_hw::{
-    opcode,
+    command::{self as cmds, Command},
     tir::{
         disp_type, hash_field_sel, packet_merge, rqt_msg_len, rqt_rq_num, rx_hash_fn,
-        set_rqt_rq_num, CreateRqtIn, CreateRqtOut, CreateTirIn, CreateTirOut, CreateTisIn,
-        CreateTisOut, DestroyRqtIn, DestroyTirIn, DestroyTisIn, ModifyRqtIn, ModifyTirIn,
-        ModifyTisIn, QueryRqtIn, QueryRqtOut, QueryTirIn, QueryTirOut, QueryTisIn, QueryTisOut,
-        Rqtc, RxHashFieldSelect, Tirc, Tisc, TOEPLITZ_KEY_LEN,
+        set_rqt_rq_num, Rqtc, RxHashFieldSelect, Tirc, Tisc, TOEPLITZ_KEY_LEN,
     },
 };
 
-use super::{fail, need_out, req, resp, CmdError, CmdResult, Firmware};
+use super::{cmd_in, cmd_out, fail, need_out, CmdError, CmdResult, Firmware};
 
 /// One transport interface send.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -169,8 +166,8 @@ impl Firmware {
     pub(super) fn tir_cmd(&mut self, op: u16, input: &[u8], out: &mut [u8]) -> CmdResult {
         need_out(out, 0x10)?;
         match op {
-            opcode::CREATE_TIS => {
-                let c = req::<CreateTisIn>(input)?.ctx();
+            cmds::CreateTis::OPCODE => {
+                let c = cmd_in::<cmds::CreateTis>(input)?.ctx();
                 self.check_tisc(c)?;
                 if self.nic.tises.len() as u64 >= 1u64 << self.caps.general("log_max_tis") {
                     fail!(NO_RES, "CREATE_TIS: no TISes left");
@@ -184,11 +181,11 @@ impl Firmware {
                         prio: c.prio() as u8,
                     },
                 );
-                resp::<CreateTisOut>(out)?.set_tisn(tisn);
+                cmd_out::<cmds::CreateTis>(out)?.set_tisn(tisn);
                 Ok(())
             }
-            opcode::MODIFY_TIS => {
-                let inp = req::<ModifyTisIn>(input)?;
+            cmds::ModifyTis::OPCODE => {
+                let inp = cmd_in::<cmds::ModifyTis>(input)?;
                 let tisn = inp.tisn();
                 if !self.nic.tises.contains_key(&tisn) {
                     fail!(
@@ -207,8 +204,8 @@ impl Firmware {
                 }
                 Ok(())
             }
-            opcode::QUERY_TIS => {
-                let tisn = req::<QueryTisIn>(input)?.tisn();
+            cmds::QueryTis::OPCODE => {
+                let tisn = cmd_in::<cmds::QueryTis>(input)?.tisn();
                 let Some(t) = self.nic.tises.get(&tisn) else {
                     fail!(
                         BAD_RES,
@@ -216,13 +213,13 @@ impl Firmware {
                         "TIS {tisn:#x}"
                     );
                 };
-                let c = resp::<QueryTisOut>(out)?.tis_context_mut();
+                let c = cmd_out::<cmds::QueryTis>(out)?.tis_context_mut();
                 c.set_prio(t.prio.into());
                 c.set_transport_domain(t.transport_domain);
                 Ok(())
             }
-            opcode::DESTROY_TIS => {
-                let tisn = req::<DestroyTisIn>(input)?.tisn();
+            cmds::DestroyTis::OPCODE => {
+                let tisn = cmd_in::<cmds::DestroyTis>(input)?.tisn();
                 if !self.nic.tises.contains_key(&tisn) {
                     fail!(
                         BAD_RES,
@@ -241,20 +238,20 @@ impl Firmware {
                 self.nic.tises.remove(&tisn);
                 Ok(())
             }
-            opcode::CREATE_TIR => {
-                let c = req::<CreateTirIn>(input)?.ctx();
+            cmds::CreateTir::OPCODE => {
+                let c = cmd_in::<cmds::CreateTir>(input)?.ctx();
                 let tir = self.parse_tirc(c)?;
                 if self.nic.tirs.len() as u64 >= 1u64 << self.caps.general("log_max_tir") {
                     fail!(NO_RES, "CREATE_TIR: no TIRs left");
                 }
                 let tirn = self.alloc_id();
                 self.nic.tirs.insert(tirn, Tir { tirn, ..tir });
-                resp::<CreateTirOut>(out)?.set_tirn(tirn);
+                cmd_out::<cmds::CreateTir>(out)?.set_tirn(tirn);
                 Ok(())
             }
-            opcode::MODIFY_TIR => self.modify_tir(input),
-            opcode::QUERY_TIR => {
-                let tirn = req::<QueryTirIn>(input)?.tirn();
+            cmds::ModifyTir::OPCODE => self.modify_tir(input),
+            cmds::QueryTir::OPCODE => {
+                let tirn = cmd_in::<cmds::QueryTir>(input)?.tirn();
                 let Some(t) = self.nic.tirs.get(&tirn) else {
                     fail!(
                         BAD_RES,
@@ -262,12 +259,12 @@ impl Firmware {
                         "TIR {tirn:#x}"
                     );
                 };
-                let c = resp::<QueryTirOut>(out)?.tir_context_mut();
+                let c = cmd_out::<cmds::QueryTir>(out)?.tir_context_mut();
                 fill_tirc(t, c);
                 Ok(())
             }
-            opcode::DESTROY_TIR => {
-                let tirn = req::<DestroyTirIn>(input)?.tirn();
+            cmds::DestroyTir::OPCODE => {
+                let tirn = cmd_in::<cmds::DestroyTir>(input)?.tirn();
                 if !self.nic.tirs.contains_key(&tirn) {
                     fail!(
                         BAD_RES,
@@ -285,19 +282,19 @@ impl Firmware {
                 self.nic.tirs.remove(&tirn);
                 Ok(())
             }
-            opcode::CREATE_RQT => {
-                let inp = req::<CreateRqtIn>(input)?;
+            cmds::CreateRqt::OPCODE => {
+                let inp = cmd_in::<cmds::CreateRqt>(input)?;
                 let rqt = self.parse_rqt(inp.rqt_context(), input, true, "CREATE_RQT")?;
                 if self.nic.rqts.len() as u64 >= 1u64 << self.caps.general("log_max_rqt") {
                     fail!(NO_RES, "CREATE_RQT: no RQTs left");
                 }
                 let rqtn = self.alloc_id();
                 self.nic.rqts.insert(rqtn, Rqt { rqtn, ..rqt });
-                resp::<CreateRqtOut>(out)?.set_rqtn(rqtn);
+                cmd_out::<cmds::CreateRqt>(out)?.set_rqtn(rqtn);
                 Ok(())
             }
-            opcode::MODIFY_RQT => {
-                let inp = req::<ModifyRqtIn>(input)?;
+            cmds::ModifyRqt::OPCODE => {
+                let inp = cmd_in::<cmds::ModifyRqt>(input)?;
                 let rqtn = inp.rqtn();
                 let Some(max) = self.nic.rqts.get(&rqtn).map(|r| r.max_size) else {
                     fail!(
@@ -321,8 +318,8 @@ impl Firmware {
                 self.nic.rqts.get_mut(&rqtn).expect("checked").rqns = new.rqns;
                 Ok(())
             }
-            opcode::QUERY_RQT => {
-                let rqtn = req::<QueryRqtIn>(input)?.rqtn();
+            cmds::QueryRqt::OPCODE => {
+                let rqtn = cmd_in::<cmds::QueryRqt>(input)?.rqtn();
                 let Some(r) = self.nic.rqts.get(&rqtn) else {
                     fail!(
                         BAD_RES,
@@ -340,7 +337,7 @@ impl Firmware {
                     );
                 }
                 let (max, rqns) = (r.max_size, r.rqns.clone());
-                let c = resp::<QueryRqtOut>(out)?.rqt_context_mut();
+                let c = cmd_out::<cmds::QueryRqt>(out)?.rqt_context_mut();
                 c.set_rqt_max_size(max);
                 c.set_rqt_actual_size(rqns.len() as u32);
                 for (i, rqn) in rqns.into_iter().enumerate() {
@@ -348,8 +345,8 @@ impl Firmware {
                 }
                 Ok(())
             }
-            opcode::DESTROY_RQT => {
-                let rqtn = req::<DestroyRqtIn>(input)?.rqtn();
+            cmds::DestroyRqt::OPCODE => {
+                let rqtn = cmd_in::<cmds::DestroyRqt>(input)?.rqtn();
                 if !self.nic.rqts.contains_key(&rqtn) {
                     fail!(
                         BAD_RES,
@@ -518,7 +515,7 @@ impl Firmware {
     }
 
     fn modify_tir(&mut self, input: &[u8]) -> CmdResult {
-        let inp = req::<ModifyTirIn>(input)?;
+        let inp = cmd_in::<cmds::ModifyTir>(input)?;
         let tirn = inp.tirn();
         if !self.nic.tirs.contains_key(&tirn) {
             fail!(

@@ -1,15 +1,11 @@
 //! The NIC vport: state, context (MAC, MTU, GUIDs, RoCE enable), P_Key table.
 
 use cx4_hw::{
-    opcode,
-    vport::{
-        list_type, vport_state, MacAddressLayout, ModifyNicVportContextIn, NicVportContext,
-        QueryHcaVportPkeyIn, QueryHcaVportPkeyOut, QueryNicVportContextIn, QueryNicVportContextOut,
-        QueryVportStateIn, QueryVportStateOut,
-    },
+    command::{self as cmds, Command},
+    vport::{list_type, vport_state, MacAddressLayout, NicVportContext, QueryHcaVportPkeyOut},
 };
 
-use super::{fail, need_in, need_out, req, resp, CmdResult, Firmware};
+use super::{cmd_in, cmd_out, fail, need_in, need_out, CmdResult, Firmware};
 
 /// The default P_Key (full membership).
 pub const DEFAULT_PKEY: u32 = 0xffff;
@@ -117,8 +113,8 @@ impl Firmware {
         need_in(input, 0x10)?;
         need_out(out, 0x10)?;
         match op {
-            opcode::QUERY_VPORT_STATE => {
-                let inp = req::<QueryVportStateIn>(input)?;
+            cmds::QueryVportState::OPCODE => {
+                let inp = cmd_in::<cmds::QueryVportState>(input)?;
                 if inp.other_vport() != 0 {
                     fail!(
                         BAD_PARAM,
@@ -128,7 +124,7 @@ impl Firmware {
                     );
                 }
                 let up = self.regs.oper_up();
-                let o = resp::<QueryVportStateOut>(out)?;
+                let o = cmd_out::<cmds::QueryVportState>(out)?;
                 let s = if up {
                     vport_state::UP
                 } else {
@@ -138,8 +134,8 @@ impl Firmware {
                 o.set_admin_state(s.into());
                 Ok(())
             }
-            opcode::QUERY_NIC_VPORT_CONTEXT => {
-                let inp = req::<QueryNicVportContextIn>(input)?;
+            cmds::QueryNicVportContext::OPCODE => {
+                let inp = cmd_in::<cmds::QueryNicVportContext>(input)?;
                 if inp.other_vport() != 0 {
                     fail!(
                         BAD_PARAM,
@@ -173,7 +169,7 @@ impl Firmware {
                     out[LIST_OFFSET_OUT + i * 8..LIST_OFFSET_OUT + i * 8 + 8].copy_from_slice(e);
                 }
                 let n = entries.len().min(room);
-                let o = resp::<QueryNicVportContextOut>(out)?;
+                let o = cmd_out::<cmds::QueryNicVportContext>(out)?;
                 let c = o.nic_vport_context_mut();
                 c.set_allowed_list_type(list.into());
                 c.set_allowed_list_size(n as u32);
@@ -193,8 +189,8 @@ impl Firmware {
                 mac.set_mac_addr_31_0(u32::from_be_bytes([v.mac[2], v.mac[3], v.mac[4], v.mac[5]]));
                 Ok(())
             }
-            opcode::MODIFY_NIC_VPORT_CONTEXT => {
-                let inp = req::<ModifyNicVportContextIn>(input)?;
+            cmds::ModifyNicVportContext::OPCODE => {
+                let inp = cmd_in::<cmds::ModifyNicVportContext>(input)?;
                 if inp.other_vport() != 0 {
                     fail!(
                         BAD_PARAM,
@@ -298,8 +294,8 @@ impl Firmware {
                 }
                 Ok(())
             }
-            opcode::QUERY_HCA_VPORT_PKEY => {
-                let inp = req::<QueryHcaVportPkeyIn>(input)?;
+            cmds::QueryHcaVportPkey::OPCODE => {
+                let inp = cmd_in::<cmds::QueryHcaVportPkey>(input)?;
                 if inp.other_vport() != 0 || inp.port_num() > 1 {
                     fail!(
                         BAD_PARAM,
@@ -359,16 +355,16 @@ impl Firmware {
             );
         }
         let port = match op {
-            opcode::ADD_VXLAN_UDP_DPORT => {
-                req::<cx4_hw::counters::AddVxlanUdpDportIn>(input)?.vxlan_udp_port()
+            cmds::AddVxlanUdpDport::OPCODE => {
+                cmd_in::<cmds::AddVxlanUdpDport>(input)?.vxlan_udp_port()
             }
-            _ => req::<cx4_hw::counters::DeleteVxlanUdpDportIn>(input)?.vxlan_udp_port(),
+            _ => cmd_in::<cmds::DeleteVxlanUdpDport>(input)?.vxlan_udp_port(),
         } as u16;
         if port == 0 {
             fail!(BAD_PARAM, "VXLAN UDP port 0");
         }
         let ports = &mut self.nic.vxlan_ports;
-        if op == opcode::ADD_VXLAN_UDP_DPORT {
+        if op == cmds::AddVxlanUdpDport::OPCODE {
             let max = match self.caps.eth("max_vxlan_udp_ports") {
                 0 => DEFAULT_MAX_VXLAN_PORTS,
                 n => n as usize,

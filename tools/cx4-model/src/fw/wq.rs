@@ -7,16 +7,14 @@
 
 use cx4_hw::{
     caps::net::inline_mode as cap_inline_mode,
-    opcode,
+    command::{self as cmds, Command},
     wq::{
-        inline_mode, rqc_state, sqc_state, wq_type, CreateRqIn, CreateRqOut, CreateSqIn,
-        CreateSqOut, DestroyRqIn, DestroySqIn, ModifyRqIn, ModifySqIn, QueryRqIn, QueryRqOut,
-        QuerySqIn, QuerySqOut, Rqc, Sqc, Wq, MODIFY_RQ_BITMASK_RQ_COUNTER_SET_ID,
-        MODIFY_RQ_BITMASK_SCATTER_FCS, MODIFY_RQ_BITMASK_VSD,
+        inline_mode, rqc_state, sqc_state, wq_type, CreateRqIn, CreateSqIn, Rqc, Sqc, Wq,
+        MODIFY_RQ_BITMASK_RQ_COUNTER_SET_ID, MODIFY_RQ_BITMASK_SCATTER_FCS, MODIFY_RQ_BITMASK_VSD,
     },
 };
 
-use super::{fail, need_out, req, resp, ring_pas, CmdError, CmdResult, Ctx, Firmware};
+use super::{cmd_in, cmd_out, fail, need_out, ring_pas, Bus, CmdError, CmdResult, Firmware};
 
 /// Bytes of a send WQE basic block (`MLX5_SEND_WQE_BB`): the SQ stride.
 pub const SEND_WQE_BB_SHIFT: u32 = 6;
@@ -85,7 +83,7 @@ impl WqDesc {
     /// PD allocated, doorbell record in guest memory, one aligned mapped page per ring page.
     pub(super) fn parse(
         fw: &Firmware,
-        ctx: &Ctx<'_>,
+        ctx: &Bus,
         wq: &Wq,
         msg: &[u8],
         pas: impl Fn(&[u8], usize) -> Option<u64>,
@@ -133,7 +131,7 @@ impl WqDesc {
         }
         let bytes = 1u64 << (log_size + wq.log_wq_stride());
         let offset = u64::from(wq.page_offset()) << (page_shift - 6);
-        let list = ring_pas(ctx.mem, msg, offset + bytes, page_shift, pas)?;
+        let list = ring_pas(&ctx.mem, msg, offset + bytes, page_shift, pas)?;
         Ok(WqDesc {
             wq_type: wq.wq_type() as u8,
             log_stride: wq.log_wq_stride() as u8,
@@ -273,17 +271,17 @@ impl Striding {
 impl Firmware {
     pub(super) fn wq_cmd(
         &mut self,
-        ctx: &mut Ctx<'_>,
+        ctx: &mut Bus,
         op: u16,
         input: &[u8],
         out: &mut [u8],
     ) -> CmdResult {
         need_out(out, 0x10)?;
         match op {
-            opcode::CREATE_SQ => self.create_sq(ctx, input, out),
-            opcode::MODIFY_SQ => self.modify_sq(input),
-            opcode::QUERY_SQ => {
-                let sqn = req::<QuerySqIn>(input)?.sqn();
+            cmds::CreateSq::OPCODE => self.create_sq(ctx, input, out),
+            cmds::ModifySq::OPCODE => self.modify_sq(input),
+            cmds::QuerySq::OPCODE => {
+                let sqn = cmd_in::<cmds::QuerySq>(input)?.sqn();
                 let Some(sq) = self.nic.sqs.get(&sqn) else {
                     fail!(
                         BAD_RES,
@@ -291,12 +289,12 @@ impl Firmware {
                         "SQ {sqn:#x}"
                     );
                 };
-                let c = resp::<QuerySqOut>(out)?.sq_context_mut();
+                let c = cmd_out::<cmds::QuerySq>(out)?.sq_context_mut();
                 fill_sqc(sq, c);
                 Ok(())
             }
-            opcode::DESTROY_SQ => {
-                let sqn = req::<DestroySqIn>(input)?.sqn();
+            cmds::DestroySq::OPCODE => {
+                let sqn = cmd_in::<cmds::DestroySq>(input)?.sqn();
                 if self.nic.sqs.remove(&sqn).is_none() {
                     fail!(
                         BAD_RES,
@@ -306,10 +304,10 @@ impl Firmware {
                 }
                 Ok(())
             }
-            opcode::CREATE_RQ => self.create_rq(ctx, input, out),
-            opcode::MODIFY_RQ => self.modify_rq(input),
-            opcode::QUERY_RQ => {
-                let rqn = req::<QueryRqIn>(input)?.rqn();
+            cmds::CreateRq::OPCODE => self.create_rq(ctx, input, out),
+            cmds::ModifyRq::OPCODE => self.modify_rq(input),
+            cmds::QueryRq::OPCODE => {
+                let rqn = cmd_in::<cmds::QueryRq>(input)?.rqn();
                 let Some(rq) = self.nic.rqs.get(&rqn) else {
                     fail!(
                         BAD_RES,
@@ -317,12 +315,12 @@ impl Firmware {
                         "RQ {rqn:#x}"
                     );
                 };
-                let c = resp::<QueryRqOut>(out)?.rq_context_mut();
+                let c = cmd_out::<cmds::QueryRq>(out)?.rq_context_mut();
                 fill_rqc(rq, c);
                 Ok(())
             }
-            opcode::DESTROY_RQ => {
-                let rqn = req::<DestroyRqIn>(input)?.rqn();
+            cmds::DestroyRq::OPCODE => {
+                let rqn = cmd_in::<cmds::DestroyRq>(input)?.rqn();
                 if !self.nic.rqs.contains_key(&rqn) {
                     fail!(
                         BAD_RES,
@@ -356,8 +354,8 @@ impl Firmware {
             .map(|t| format!("TIR {:#x}", t.tirn))
     }
 
-    fn create_sq(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {
-        let inp = req::<CreateSqIn>(input)?;
+    fn create_sq(&mut self, ctx: &mut Bus, input: &[u8], out: &mut [u8]) -> CmdResult {
+        let inp = cmd_in::<cmds::CreateSq>(input)?;
         let c = inp.ctx();
         if c.state() != u32::from(sqc_state::RST) {
             fail!(
@@ -465,12 +463,12 @@ impl Firmware {
                 cc: 0,
             },
         );
-        resp::<CreateSqOut>(out)?.set_sqn(sqn);
+        cmd_out::<cmds::CreateSq>(out)?.set_sqn(sqn);
         Ok(())
     }
 
     fn modify_sq(&mut self, input: &[u8]) -> CmdResult {
-        let inp = req::<ModifySqIn>(input)?;
+        let inp = cmd_in::<cmds::ModifySq>(input)?;
         let sqn = inp.sqn();
         let Some(sq) = self.nic.sqs.get_mut(&sqn) else {
             fail!(
@@ -523,8 +521,8 @@ impl Firmware {
         Ok(())
     }
 
-    fn create_rq(&mut self, ctx: &mut Ctx<'_>, input: &[u8], out: &mut [u8]) -> CmdResult {
-        let inp = req::<CreateRqIn>(input)?;
+    fn create_rq(&mut self, ctx: &mut Bus, input: &[u8], out: &mut [u8]) -> CmdResult {
+        let inp = cmd_in::<cmds::CreateRq>(input)?;
         let c = inp.ctx();
         if c.state() != u32::from(rqc_state::RST) {
             fail!(
@@ -605,7 +603,7 @@ impl Firmware {
                 striding,
             },
         );
-        resp::<CreateRqOut>(out)?.set_rqn(rqn);
+        cmd_out::<cmds::CreateRq>(out)?.set_rqn(rqn);
         Ok(())
     }
 
@@ -652,7 +650,7 @@ impl Firmware {
     }
 
     fn modify_rq(&mut self, input: &[u8]) -> CmdResult {
-        let inp = req::<ModifyRqIn>(input)?;
+        let inp = cmd_in::<cmds::ModifyRq>(input)?;
         let rqn = inp.rqn();
         let c = inp.ctx();
         let Some(rq) = self.nic.rqs.get(&rqn) else {

@@ -2,8 +2,8 @@
 //! notification point (`cnp.rs`), the firmware's congestion state (`fw::cong`) and the port's
 //! PFC pause state (`pause.rs`, `pfc.rs`) meet the engine's send and receive paths.
 //!
-//! Send, for every request packet of an RC or UC QP ([`Device::roce_send_request`]):
-//! - its priority is the frame's, as the port classifies it (`Device::frame_prio`: trust PCP
+//! Send, for every request packet of an RC or UC QP ([`Hca::roce_send_request`]):
+//! - its priority is the frame's, as the port classifies it (`Hca::frame_prio`: trust PCP
 //!   → the VLAN PCP mlx5_ib puts the path's `sl` in, untagged 0; trust DSCP → QPDPM of the
 //!   path's DSCP), the same rule as the Ethernet SQs;
 //! - with the reaction point enabled for that priority the packet is ECN-capable: ECT(0),
@@ -12,8 +12,8 @@
 //! - it leaves at once unless the priority is paused by the link partner (PFC XOFF, or an
 //!   802.3x pause), the QP's rate limiter holds it back, or earlier packets of the QP wait;
 //!   then it waits, in order, in [`CongEngine`]. Every other RoCE frame (responses, ACKs, UD,
-//!   CNPs) waits only for a pause of its priority ([`Device::roce_pfc_gate`]).
-//! - Waiting packets leave at [`Device::roce_gate_release`]: from `roce_tick` (the wire thread
+//!   CNPs) waits only for a pause of its priority ([`Hca::roce_pfc_gate`]).
+//! - Waiting packets leave at [`Hca::roce_gate_release`]: from `roce_tick` (the wire thread
 //!   wakes at the limiter's next send time, [`CongEngine::next_release`]) and when a pause
 //!   ends (`pfc.rs` runs the stalled SQs and this). A QP whose request packets wait runs no
 //!   ACK timer (`Engine::next_deadline` skips it) and restarts it when they leave
@@ -22,7 +22,7 @@
 //!   rate-limited QP does not transmit. Frames of a QP that was destroyed, reset or went to
 //!   error meanwhile are dropped.
 //!
-//! Receive ([`Device::roce_congestion_rx`], before the transport sees the packet): a CNP goes
+//! Receive ([`Hca::roce_congestion_rx`], before the transport sees the packet): a CNP goes
 //! to the reaction point of the QP it names (handled, or ignored when the RP is disabled
 //! for its priority or the QP has no RC/UC requester) and goes no further; a CE-marked
 //! request on a priority with the NP enabled is counted and answered with a CNP (`cnp.rs`),
@@ -33,12 +33,13 @@
 //! a CNP opcode in v1 framing is ignored (`rp_cnp_ignored`). v1 frames still pass the PFC
 //! gate and, as requests, the QP's rate limiter.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::time::Instant;
 
-use crate::device::Device;
+use crate::hca::Hca;
 
-use super::cnp::{self, Notifier};
+use super::cnp;
+use super::cong_state::Waiting;
 use super::dcqcn::RateLimiter;
 use super::engine::{now_ns, ReqSide};
 use super::headers::Opcode;
@@ -61,87 +62,7 @@ fn frame_ecn(f: &[u8]) -> Option<Ecn> {
     Some(Ecn::from_tos(tc))
 }
 
-/// A frame waiting to leave.
-#[derive(Clone, Debug)]
-struct Waiting {
-    /// The QP whose request it is (paced, ACK timer held); `None` for other RoCE frames.
-    qpn: Option<u32>,
-    /// Its priority.
-    prio: u8,
-    frame: Vec<u8>,
-}
-
-/// Counters of the congestion paths.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct GateStats {
-    /// Request packets held back by their QP's rate limiter.
-    pub paced: u64,
-    /// RoCE frames held back by a pause of their priority.
-    pub pfc_held: u64,
-    /// Waiting frames dropped: their QP was destroyed, reset or in error by then.
-    pub dropped: u64,
-    /// Request packets sent ECN-capable (ECT(0)).
-    pub ect_marked: u64,
-}
-
-/// The congestion state of the engine.
-#[derive(Debug, Default)]
-pub struct CongEngine {
-    /// The reaction point's rate limiters, by QP.
-    limiters: BTreeMap<u32, RateLimiter>,
-    /// The notification point's CNP pacing.
-    notifier: Notifier,
-    /// Frames waiting to leave, in order.
-    waiting: VecDeque<Waiting>,
-    /// The priority of each QP's requests (of the last one sent): its CNPs are handled by
-    /// the reaction point of that priority.
-    qp_prio: BTreeMap<u32, u8>,
-    /// Counters.
-    pub stats: GateStats,
-}
-
-impl CongEngine {
-    /// Whether request packets of QP `qpn` wait to leave.
-    pub fn holds(&self, qpn: u32) -> bool {
-        self.waiting.iter().any(|w| w.qpn == Some(qpn))
-    }
-
-    /// Frames waiting.
-    pub fn waiting(&self) -> usize {
-        self.waiting.len()
-    }
-
-    /// The rate limiter of QP `qpn`, if it is rate limited.
-    pub fn limiter(&self, qpn: u32) -> Option<&RateLimiter> {
-        self.limiters.get(&qpn)
-    }
-
-    /// When the earliest packet the rate limiters hold back may leave (ns); packets of a
-    /// priority `paused` rejects wait for the pause's end instead (`pause_tick`).
-    pub fn next_release(&self, paused: impl Fn(u8) -> bool) -> Option<u64> {
-        self.waiting
-            .iter()
-            .filter(|w| !paused(w.prio))
-            .filter_map(|w| self.limiters.get(&w.qpn?))
-            .map(RateLimiter::next_send)
-            .min()
-    }
-
-    /// One line for the control socket: the counters and what waits.
-    pub fn line(&self) -> String {
-        format!(
-            "gate: {} waiting {} paced {} pfc held {} dropped {} ect; {} rate limited",
-            self.waiting.len(),
-            self.stats.paced,
-            self.stats.pfc_held,
-            self.stats.dropped,
-            self.stats.ect_marked,
-            self.limiters.len()
-        )
-    }
-}
-
-impl Device {
+impl Hca {
     /// Whether RoCE frames of priority `prio` may not leave now (a pause from the partner).
     pub(super) fn roce_paused(&self, prio: u8) -> bool {
         self.pause.any_paused() && self.pause.is_paused(prio, Instant::now())

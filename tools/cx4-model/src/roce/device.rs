@@ -1,20 +1,20 @@
 //! The RoCE engine on the device: where the QPs' firmware objects, their engine state
 //! (`engine.rs`), guest memory, the CQs and the wire meet.
 //!
-//! - Send: a doorbell naming a QP ([`Device::qp_doorbell`]) reads the send counter from the
+//! - Send: a doorbell naming a QP ([`Hca::qp_doorbell`]) reads the send counter from the
 //!   QP's doorbell record (`dbr_addr + 4`, big-endian, 16 bits) and decodes each WQE from the
 //!   engine's consumer counter (the send queue follows the receive queue in the QP buffer,
 //!   64-byte basic blocks) into the requester, which segments it into packets.
-//! - Receive: a RoCEv2 frame to one of the port's GIDs (`Device::roce_receive`) goes to the
+//! - Receive: a RoCEv2 frame to one of the port's GIDs (`Hca::roce_receive`) goes to the
 //!   QP its BTH names: responses to the requester, requests to the responder. Receive WQEs
 //!   are taken from the QP's receive queue (counter at `dbr_addr + 0`) or its SRQ.
-//! - Timers: [`Device::roce_deadline`] is when the wire thread must call
-//!   [`Device::roce_tick`] (local ACK timeout, RNR timer, the release of received frames
+//! - Timers: [`Hca::roce_deadline`] is when the wire thread must call
+//!   [`Hca::roce_tick`] (local ACK timeout, RNR timer, the release of received frames
 //!   the `roce-wire` fault delays or holds back, `wire_faults.rs`, and of request packets
 //!   the DCQCN rate limiter holds back, `congestion.rs`).
 //! - Congestion: request packets go through `congestion.rs` (ECT marking, PFC pause, DCQCN
 //!   pacing), every RoCE frame through its PFC gate.
-//! - State: [`Device::roce_sync`] applies the QP transitions the commands made.
+//! - State: [`Hca::roce_sync`] applies the QP transitions the commands made.
 //!
 //! States: a QP in RTS executes its send queue; in RESET, INIT or RTR the doorbell is ignored
 //! (logged); in SQD the WQEs wait; in ERR they are flushed (`WR_FLUSH_ERR`), as are the
@@ -47,85 +47,24 @@ use cx4_hw::{
 };
 
 use crate::{
-    device::Device,
+    bus::Bus,
     eth::{
-        dma::{DmaError, RingMemory, RingWqe},
+        dma::{DmaError, RingWqe},
         mkeys::MkeyDma,
     },
-    fw::{Cast, QpBuf},
+    fw::Cast,
+    hca::Hca,
 };
 
-use super::cqe::{self, CqeQp};
+use super::cqe;
 use super::engine::{now_ns, Change, QpEngine, ReqSide};
 use super::headers::{AtomicEth, Bth, Ext, ExtHeaders, Ieth, ImmDt, Opcode, Reth, Service};
+use super::qp_view::{QpRing, QpView};
 use super::requester::{ReqAction, WorkRequest};
 use super::segment::{OpKind, RequestOp};
 use super::status::WcStatus;
 use super::wire::peek_dst_gid;
 use super::wqe::{Gather, SendWqe};
-
-/// What the engine needs of a QP's firmware object, copied out for one operation.
-#[derive(Clone, Debug)]
-pub(super) struct QpView {
-    pub(super) qpn: u32,
-    pub(super) state: u8,
-    pub(super) pd: u32,
-    pub(super) cqn_snd: u32,
-    pub(super) cqn_rcv: u32,
-    pub(super) user_index: u32,
-    pub(super) dbr: u64,
-    pub(super) buf: QpBuf,
-    /// The SRQ (or RMP) the QP receives from.
-    pub(super) srqn: Option<u32>,
-    /// The PD of the receive WQEs' lkeys (the SRQ's for an SRQ).
-    pub(super) recv_pd: u32,
-    /// The service type (`qpc_st`).
-    pub(super) st: u8,
-    /// The context's Q_Key (UD).
-    pub(super) qkey: u32,
-    /// The context's MTU code (`qpc.mtu`, IB encoding).
-    pub(super) mtu: u8,
-}
-
-impl QpView {
-    pub(super) fn cqe_qp(&self) -> CqeQp {
-        CqeQp {
-            qpn: self.qpn,
-            user_index: self.user_index,
-        }
-    }
-}
-
-/// One queue of a QP buffer (the receive queue at 0, the send queue after it).
-pub(super) struct QpRing<'a> {
-    pub(super) buf: &'a QpBuf,
-    pub(super) base: u64,
-    pub(super) mem: &'a crate::guest_mem::GuestMem,
-}
-
-impl RingMemory for QpRing<'_> {
-    fn read_ring(&self, offset: u64, out: &mut [u8]) -> Result<(), DmaError> {
-        let shift = self.buf.page_shift.min(40);
-        let page_bytes = 1u64 << shift;
-        let mut done = 0usize;
-        while done < out.len() {
-            let abs = self.buf.offset + self.base + offset + done as u64;
-            let fault = DmaError::Fault {
-                addr: abs,
-                len: (out.len() - done) as u64,
-            };
-            let page = usize::try_from(abs >> shift).map_err(|_| fault)?;
-            let pa = *self.buf.pas.get(page).ok_or(fault)?;
-            let in_page = abs & (page_bytes - 1);
-            let n = ((page_bytes - in_page) as usize).min(out.len() - done);
-            self.mem
-                .read(pa + in_page, &mut out[done..done + n])
-                .map_err(|_| fault)?;
-            done += n;
-        }
-        Ok(())
-    }
-}
 
 /// Whether the opcode ends a message (so it carries the solicited bit and ImmDt / IETH).
 fn ends_message(op: Opcode) -> bool {
@@ -137,7 +76,7 @@ fn ends_message(op: Opcode) -> bool {
         || op.name().ends_with("ONLY")
 }
 
-impl Device {
+impl Hca {
     /// Whether 8-byte atomics run in host endianness (`atomic_req_8B_endianness_mode` 1,
     /// set by mlx5_core through SET_HCA_CAP): operands in the responder's memory and results
     /// in the requester's are little endian, as the x86 guests and rxe keep them.
@@ -145,9 +84,9 @@ impl Device {
         self.fw.caps.atomic("atomic_req_8B_endianness_mode") == 1
     }
 
-    pub(super) fn read_be32_mem(&self, addr: u64) -> Option<u32> {
+    pub(super) fn read_be32_mem(&self, bus: &Bus, addr: u64) -> Option<u32> {
         let mut b = [0u8; 4];
-        self.mem.read(addr, &mut b).ok()?;
+        bus.mem.read(addr, &mut b).ok()?;
         Some(u32::from_be_bytes(b))
     }
 
@@ -173,17 +112,21 @@ impl Device {
         })
     }
 
-    pub(super) fn post(&mut self, cqn: u32, c: &cx4_hw::cq::cqe::Cqe64, solicited: bool) {
-        let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
-        let mut ctx = crate::fw::Ctx { mem, msix, faults };
-        if let Err(e) = self.fw.post_cqe(&mut ctx, cqn, &c.0, solicited) {
+    pub(super) fn post(
+        &mut self,
+        bus: &mut Bus,
+        cqn: u32,
+        c: &cx4_hw::cq::cqe::Cqe64,
+        solicited: bool,
+    ) {
+        if let Err(e) = self.fw.post_cqe(bus, cqn, &c.0, solicited) {
             log::warn!("RoCE CQE to CQ {cqn:#x} not written: {e}");
         }
     }
 
     /// Applies the QP transitions commands made since the last call: engine state created,
     /// dropped, or flushed.
-    pub fn roce_sync(&mut self) {
+    pub fn roce_sync(&mut self, bus: &mut Bus) {
         let srqs = &self.fw.rdma.srqs;
         self.roce.srqs.retain(|n, _| srqs.contains_key(n));
         if self.fw.rdma.qp_events.is_empty() {
@@ -192,7 +135,7 @@ impl Device {
         let events = std::mem::take(&mut self.fw.rdma.qp_events);
         let log_max_msg = self.fw.caps.general("log_max_msg") as u32;
         for (qpn, to) in events {
-            if self.umr_qp_event(qpn, to) {
+            if self.umr_qp_event(bus, qpn, to) {
                 continue;
             }
             let change = self.roce.apply(
@@ -203,9 +146,9 @@ impl Device {
                 log_max_msg,
             );
             match change {
-                Change::Flush => self.with_qp(qpn, |d, q, v| d.flush(q, v)),
+                Change::Flush => self.with_qp(bus, qpn, |d, bus, q, v| d.flush(bus, q, v)),
                 // WQEs posted before RTS (or held in SQD) start now.
-                Change::Ready => self.with_qp(qpn, |d, q, v| d.execute_qp_sq(q, v)),
+                Change::Ready => self.with_qp(bus, qpn, |d, bus, q, v| d.execute_qp_sq(bus, q, v)),
                 Change::None => {}
             }
         }
@@ -215,8 +158,9 @@ impl Device {
     /// the call); nothing if either is missing.
     pub(super) fn with_qp(
         &mut self,
+        bus: &mut Bus,
         qpn: u32,
-        f: impl FnOnce(&mut Device, &mut QpEngine, &QpView),
+        f: impl FnOnce(&mut Hca, &mut Bus, &mut QpEngine, &QpView),
     ) {
         let Some(v) = self.qp_view(qpn) else {
             return;
@@ -224,22 +168,22 @@ impl Device {
         let Some(mut q) = self.roce.qps.remove(&qpn) else {
             return;
         };
-        f(self, &mut q, &v);
+        f(self, bus, &mut q, &v);
         self.report_q_counts(&mut q);
         // The QP may have been reset meanwhile (it cannot from here), keep the state.
         self.roce.qps.insert(qpn, q);
-        self.roce_drain_loopback();
+        self.roce_drain_loopback(bus);
     }
 
     /// A send doorbell naming QP `qpn` (UAR page `page`); false if no such QP exists.
-    pub fn qp_doorbell(&mut self, page: u32, qpn: u32) -> bool {
-        self.roce_sync();
+    pub fn qp_doorbell(&mut self, bus: &mut Bus, page: u32, qpn: u32) -> bool {
+        self.roce_sync(bus);
         let Some(v) = self.qp_view(qpn) else {
             return false;
         };
         self.roce.stats.doorbells += 1;
         if v.st == cx4_hw::qp::qpc_st::REG_UMR {
-            self.umr_qp_doorbell(&v);
+            self.umr_qp_doorbell(bus, &v);
             return true;
         }
         if !self.roce.qps.contains_key(&qpn) {
@@ -255,9 +199,9 @@ impl Device {
         if uar != page {
             log::debug!("QP {qpn:#x} rung through UAR {page}, created on UAR {uar}");
         }
-        self.with_qp(qpn, |d, q, v| match v.state {
-            qpc_state::RTS => d.execute_qp_sq(q, v),
-            qpc_state::ERR => d.flush(q, v),
+        self.with_qp(bus, qpn, |d, bus, q, v| match v.state {
+            qpc_state::RTS => d.execute_qp_sq(bus, q, v),
+            qpc_state::ERR => d.flush(bus, q, v),
             qpc_state::SQD => log::debug!("doorbell on QP {qpn:#x} in SQD: WQEs wait"),
             s => log::debug!(
                 "doorbell on QP {qpn:#x} in {}, ignored",
@@ -268,11 +212,11 @@ impl Device {
     }
 
     /// Executes the send WQEs from the consumer counter up to the doorbell record's.
-    fn execute_qp_sq(&mut self, q: &mut QpEngine, v: &QpView) {
+    fn execute_qp_sq(&mut self, bus: &mut Bus, q: &mut QpEngine, v: &QpView) {
         let Some(log_sq) = v.buf.log_sq_size else {
             return;
         };
-        let Some(pc) = self.read_be32_mem(v.dbr + DBR_SND as u64) else {
+        let Some(pc) = self.read_be32_mem(bus, v.dbr + DBR_SND as u64) else {
             log::warn!("QP {:#x}: doorbell record {:#x} unreadable", v.qpn, v.dbr);
             return;
         };
@@ -289,7 +233,7 @@ impl Device {
             let ring = QpRing {
                 buf: &v.buf,
                 base: v.buf.rq_bytes(),
-                mem: &self.mem,
+                mem: &bus.mem,
             };
             let r = RingWqe::new(&ring, u32::from(log_sq), 6, q.sq_cc);
             if q.service == Service::Ud && !q.error {
@@ -302,12 +246,12 @@ impl Device {
                 q.sq_cc = q.sq_cc.wrapping_add(u32::from(bbs));
                 budget = budget.saturating_sub(u32::from(bbs));
                 self.roce.stats.wqes += 1;
-                self.ud_post_send(q, v, decoded, index, op);
+                self.ud_post_send(bus, q, v, decoded, index, op);
                 continue;
             }
             if q.error {
                 let (op, bbs) = SendWqe::peek(&r).unwrap_or((0, 1));
-                self.flush_send(v, index, op);
+                self.flush_send(bus, v, index, op);
                 q.sq_cc = q.sq_cc.wrapping_add(u32::from(bbs));
                 budget = budget.saturating_sub(u32::from(bbs));
                 continue;
@@ -317,7 +261,7 @@ impl Device {
                 budget = budget.saturating_sub(u32::from(bbs));
                 self.roce.stats.wqes += 1;
                 let w = super::local_ops::copy_wqe(&r, bbs);
-                self.post_umr(q, v, &w[..], index);
+                self.post_umr(bus, q, v, &w[..], index);
                 continue;
             }
             // MLNX_OFED's erasure-coding SEND (opmod 0xff): its payload is computed.
@@ -326,13 +270,13 @@ impl Device {
                 q.sq_cc = q.sq_cc.wrapping_add(u32::from(bbs));
                 budget = budget.saturating_sub(u32::from(bbs));
                 self.roce.stats.wqes += 1;
-                self.vector_calc(q, v, index, bb, now);
+                self.vector_calc(bus, q, v, index, bb, now);
                 continue;
             }
             let decoded = super::xrc::decode_send(q.service, &r, index).and_then(|w| {
                 let dma = MkeyDma {
                     fw: &self.fw,
-                    mem: &self.mem,
+                    mem: &bus.mem,
                     pd: v.pd,
                 };
                 w.check_keys(&|lkey, addr, len, write| {
@@ -357,18 +301,25 @@ impl Device {
                         "QP {:#x} WQE {index:#x}: {e}: error CQE, QP to error",
                         v.qpn
                     );
-                    self.local_error(q, v, index, op, e.status());
+                    self.local_error(bus, q, v, index, op, e.status());
                 }
-                Ok(w) => self.post_send(q, v, w, now),
+                Ok(w) => self.post_send(bus, q, v, w, now),
             }
         }
     }
 
     /// Hands a decoded send WQE to the requester.
-    pub(super) fn post_send(&mut self, q: &mut QpEngine, v: &QpView, w: SendWqe, now: u64) {
+    pub(super) fn post_send(
+        &mut self,
+        bus: &mut Bus,
+        q: &mut QpEngine,
+        v: &QpView,
+        w: SendWqe,
+        now: u64,
+    ) {
         let Some(op) = w.op() else {
             // A NOP completes in send-queue order, behind the requests in flight.
-            self.complete_local(q, v, w);
+            self.complete_local(bus, q, v, w);
             return;
         };
         let len = u32::try_from(w.len()).unwrap_or(u32::MAX);
@@ -380,7 +331,7 @@ impl Device {
                 v.qpn,
                 w.index
             );
-            self.local_error(q, v, w.index, w.opcode, WcStatus::LocalLengthErr);
+            self.local_error(bus, q, v, w.index, w.opcode, WcStatus::LocalLengthErr);
             return;
         }
         let wr = WorkRequest {
@@ -395,13 +346,14 @@ impl Device {
             Some(ReqSide::Uc(r)) => r.post(wr),
             None => return,
         };
-        self.req_actions(q, v, acts, &[]);
+        self.req_actions(bus, q, v, acts, &[]);
     }
 
     /// A WQE that failed locally: what is in flight is flushed, this one completes in error,
     /// the QP goes to error (later WQEs are flushed).
     pub(super) fn local_error(
         &mut self,
+        bus: &mut Bus,
         q: &mut QpEngine,
         v: &QpView,
         index: u16,
@@ -410,71 +362,71 @@ impl Device {
     ) {
         self.roce.stats.errors += 1;
         while let Some(w) = q.wqes.pop_front() {
-            self.flush_send(v, w.index, w.opcode);
+            self.flush_send(bus, v, w.index, w.opcode);
         }
         let e = cqe::err_cqe(v.cqe_qp(), false, s, index, op);
-        self.post(v.cqn_snd, &e, false);
-        self.enter_error(q, v);
+        self.post(bus, v.cqn_snd, &e, false);
+        self.enter_error(bus, q, v);
     }
 
-    fn flush_send(&mut self, v: &QpView, index: u16, op: u8) {
+    fn flush_send(&mut self, bus: &mut Bus, v: &QpView, index: u16, op: u8) {
         self.roce.stats.flushed += 1;
         let e = cqe::err_cqe(v.cqe_qp(), false, WcStatus::WrFlushErr, index, op);
-        self.post(v.cqn_snd, &e, false);
+        self.post(bus, v.cqn_snd, &e, false);
     }
 
     /// Moves the QP to the error state (the firmware's QP too) and flushes.
-    pub(super) fn enter_error(&mut self, q: &mut QpEngine, v: &QpView) {
+    pub(super) fn enter_error(&mut self, bus: &mut Bus, q: &mut QpEngine, v: &QpView) {
         if let Some(qp) = self.fw.rdma.qps.get_mut(&v.qpn) {
             qp.set_error();
         }
         q.error = true;
-        self.flush(q, v);
+        self.flush(bus, q, v);
     }
 
     /// Flushes a QP in error: its send WQEs in flight and posted, the receive WQE being
     /// filled and the posted receive WQEs, each with a `WR_FLUSH_ERR` CQE.
-    fn flush(&mut self, q: &mut QpEngine, v: &QpView) {
+    fn flush(&mut self, bus: &mut Bus, q: &mut QpEngine, v: &QpView) {
         q.error = true;
         super::qcounters::retire(q);
         q.req = None;
         q.resp = None;
         while let Some(w) = q.wqes.pop_front() {
-            self.flush_send(v, w.index, w.opcode);
+            self.flush_send(bus, v, w.index, w.opcode);
         }
         if let Some(log_sq) = v.buf.log_sq_size {
-            if let Some(pc) = self.read_be32_mem(v.dbr + DBR_SND as u64) {
+            if let Some(pc) = self.read_be32_mem(bus, v.dbr + DBR_SND as u64) {
                 let mut budget = 1u32 << log_sq;
                 while (q.sq_cc & 0xffff) != (pc & 0xffff) && budget > 0 {
                     let ring = QpRing {
                         buf: &v.buf,
                         base: v.buf.rq_bytes(),
-                        mem: &self.mem,
+                        mem: &bus.mem,
                     };
                     let r = RingWqe::new(&ring, u32::from(log_sq), 6, q.sq_cc);
                     let (op, bbs) = SendWqe::peek(&r).unwrap_or((0, 1));
-                    self.flush_send(v, q.sq_cc as u16, op);
+                    self.flush_send(bus, v, q.sq_cc as u16, op);
                     q.sq_cc = q.sq_cc.wrapping_add(u32::from(bbs));
                     budget = budget.saturating_sub(u32::from(bbs));
                 }
             }
         }
-        let flush_recv = |d: &mut Device, v: &QpView, index: u16| {
+        let flush_recv = |d: &mut Hca, bus: &mut Bus, v: &QpView, index: u16| {
             d.roce.stats.flushed += 1;
             let e = cqe::err_cqe(v.cqe_qp(), true, WcStatus::WrFlushErr, index, 0);
-            d.post(v.cqn_rcv, &e, false);
+            d.post(bus, v.cqn_rcv, &e, false);
         };
         if let Some(o) = q.recv_open.take() {
             // An XRC target's belongs to the XRC SRQ of the SEND it was filling.
             let ov = self.xrc_open_view(q, v);
             q.xrc.msg_srqn = None;
-            flush_recv(self, &ov, o.index);
+            flush_recv(self, bus, &ov, o.index);
         }
         if v.buf.rq_bytes() > 0 {
-            if let Some(pc) = self.read_be32_mem(v.dbr + DBR_RCV as u64) {
+            if let Some(pc) = self.read_be32_mem(bus, v.dbr + DBR_RCV as u64) {
                 let mut budget = 1u32 << v.buf.log_rq_size;
                 while (q.rq_cc & 0xffff) != (pc & 0xffff) && budget > 0 {
-                    flush_recv(self, v, q.rq_cc as u16);
+                    flush_recv(self, bus, v, q.rq_cc as u16);
                     q.rq_cc = q.rq_cc.wrapping_add(1);
                     budget -= 1;
                 }
@@ -485,6 +437,7 @@ impl Device {
     /// Carries out requester actions; `payload` is the response packet's (READ data).
     pub(super) fn req_actions(
         &mut self,
+        bus: &mut Bus,
         q: &mut QpEngine,
         v: &QpView,
         acts: Vec<ReqAction>,
@@ -493,7 +446,7 @@ impl Device {
         let mut error = false;
         for a in acts {
             match a {
-                ReqAction::Transmit(tx) => self.transmit_request(q, v, &tx),
+                ReqAction::Transmit(tx) => self.transmit_request(bus, q, v, &tx),
                 ReqAction::ReadData {
                     wqe_index,
                     offset,
@@ -503,7 +456,7 @@ impl Device {
                     let data = payload.get(..len as usize).unwrap_or_default();
                     let dma = MkeyDma {
                         fw: &self.fw,
-                        mem: &self.mem,
+                        mem: &bus.mem,
                         pd: v.pd,
                     };
                     if let Err(e) = w.scatter(&dma, u64::from(offset), data) {
@@ -514,7 +467,7 @@ impl Device {
                     let Some(w) = q.wqe(wqe_index) else { continue };
                     let dma = MkeyDma {
                         fw: &self.fw,
-                        mem: &self.mem,
+                        mem: &bus.mem,
                         pd: v.pd,
                     };
                     // The original value lands in host order in host-endianness mode (what
@@ -544,7 +497,7 @@ impl Device {
                             );
                         }
                         let e = cqe::err_cqe(v.cqe_qp(), false, c.status, c.wqe_index, op);
-                        self.post(v.cqn_snd, &e, false);
+                        self.post(bus, v.cqn_snd, &e, false);
                         // A UC request failing locally (an operation UC does not carry, a
                         // message too long) ends the send queue too (the PRM's SQER; the model
                         // uses ERR).
@@ -559,10 +512,10 @@ impl Device {
                             _ => c.bytes,
                         };
                         let e = cqe::req_cqe(v.cqe_qp(), c.wqe_index, op, bytes);
-                        self.post(v.cqn_snd, &e, false);
+                        self.post(bus, v.cqn_snd, &e, false);
                     }
                     // UMRs and NOPs posted behind it complete now.
-                    self.complete_local_front(q, v);
+                    self.complete_local_front(bus, q, v);
                 }
                 ReqAction::EnterError(s) => {
                     log::warn!("QP {:#x}: requester error {s:?}, QP to error", v.qpn);
@@ -571,12 +524,18 @@ impl Device {
             }
         }
         if error {
-            self.enter_error(q, v);
+            self.enter_error(bus, q, v);
         }
     }
 
     /// Builds and sends one request packet.
-    fn transmit_request(&mut self, q: &QpEngine, v: &QpView, tx: &super::requester::TxPacket) {
+    fn transmit_request(
+        &mut self,
+        bus: &mut Bus,
+        q: &QpEngine,
+        v: &QpView,
+        tx: &super::requester::TxPacket,
+    ) {
         let (Some(w), Some(path)) = (q.wqe(tx.wqe_index), q.path) else {
             return;
         };
@@ -620,7 +579,7 @@ impl Device {
         };
         let dma = MkeyDma {
             fw: &self.fw,
-            mem: &self.mem,
+            mem: &bus.mem,
             pd: v.pd,
         };
         // The payload is gathered from guest memory straight into the frame.
@@ -694,7 +653,7 @@ impl Device {
     }
 
     /// Receives the frames looped back to the port's own GIDs.
-    pub(super) fn roce_drain_loopback(&mut self) {
+    pub(super) fn roce_drain_loopback(&mut self, bus: &mut Bus) {
         // Not re-entered (a looped-back packet's answers join the queue this loop drains),
         // and bounded: what is left waits for the next event.
         if self.roce.draining {
@@ -705,12 +664,12 @@ impl Device {
             let Some((f, blocked)) = self.roce.loopback.pop_front() else {
                 break;
             };
-            self.roce_receive_packet(&f, blocked);
+            self.roce_receive_packet(bus, &f, blocked);
         }
         self.roce.draining = false;
     }
 
-    /// When [`Device::roce_tick`] is next due, from now.
+    /// When [`Hca::roce_tick`] is next due, from now.
     pub fn roce_deadline(&self) -> Option<std::time::Duration> {
         let now = now_ns();
         let d = self
@@ -724,15 +683,15 @@ impl Device {
     }
 
     /// Runs the requester timers that are due.
-    pub fn roce_tick(&mut self) {
-        self.roce_tick_at(now_ns());
+    pub fn roce_tick(&mut self, bus: &mut Bus) {
+        self.roce_tick_at(bus, now_ns());
     }
 
     /// Runs the requester timers due at `now` (engine clock, ns).
-    pub fn roce_tick_at(&mut self, now: u64) {
-        self.roce_sync();
+    pub fn roce_tick_at(&mut self, bus: &mut Bus, now: u64) {
+        self.roce_sync(bus);
         // Frames the `roce-wire` fault delayed or held back, due by now.
-        self.roce_wire_release(now, false);
+        self.roce_wire_release(bus, now, false);
         // Request packets the rate limiters or a pause held back, and the limiters' timers.
         self.roce_gate_release(now);
         self.roce_limiters_tick(now);
@@ -753,16 +712,16 @@ impl Device {
             .map(|q| q.qpn)
             .collect();
         for qpn in errored {
-            self.with_qp(qpn, |d, q, v| d.flush(q, v));
+            self.with_qp(bus, qpn, |d, bus, q, v| d.flush(bus, q, v));
         }
         for qpn in due {
             self.roce.stats.timer_runs += 1;
-            self.with_qp(qpn, |d, q, v| {
+            self.with_qp(bus, qpn, |d, bus, q, v| {
                 let acts = match &mut q.req {
                     Some(ReqSide::Rc(r)) => r.on_timer(now),
                     _ => return,
                 };
-                d.req_actions(q, v, acts, &[]);
+                d.req_actions(bus, q, v, acts, &[]);
             });
         }
     }

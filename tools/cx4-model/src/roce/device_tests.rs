@@ -15,11 +15,7 @@ use cx4_hw::{
 };
 
 use super::fixture::{self, exec, input, ok, v4_gid, view};
-use crate::{
-    device::Device,
-    fw::{Ctx, HcaState},
-    wire::Loopback,
-};
+use crate::{device::Device, fw::HcaState, wire::Loopback};
 
 const BASE: u64 = 0x10_0000;
 const MEM: u64 = 0x40_0000;
@@ -77,7 +73,7 @@ impl Card {
         // Software pre-fills CQ entries with an invalid opcode and owner 1.
         for ring in [SCQ_RING, RCQ_RING] {
             for k in 0..64u64 {
-                d.mem.write(ring + k * 64 + 63, &[0xf1]).unwrap();
+                d.bus.mem.write(ring + k * 64 + 63, &[0xf1]).unwrap();
             }
         }
         let port = Arc::new(Loopback::default());
@@ -107,7 +103,8 @@ impl Card {
             // libmlx5's free list: each WQE's next segment names the following one.
             for k in 0..64u64 {
                 let next = ((k + 1) % 64) as u16;
-                d.mem
+                d.bus
+                    .mem
                     .write(SRQ_BUF + k * 64 + 2, &next.to_be_bytes())
                     .unwrap();
             }
@@ -234,12 +231,14 @@ impl Card {
         for (k, chunk) in w.chunks(64).enumerate() {
             let slot = (u64::from(idx) + k as u64) % 64;
             self.d
+                .bus
                 .mem
                 .write(QP_BUF + self.rq_bytes + slot * 64, chunk)
                 .unwrap();
         }
         self.sq_pc = self.sq_pc.wrapping_add(bbs);
         self.d
+            .bus
             .mem
             .write(QP_DBR + 4, &u32::from(self.sq_pc).to_be_bytes())
             .unwrap();
@@ -256,9 +255,10 @@ impl Card {
         let mut w = [0u8; 64];
         w[..16].copy_from_slice(&data(len, self.lkey, va));
         w[16..32].copy_from_slice(&data(0, wqe::TERMINATE_SCATTER_LIST_LKEY, 0));
-        self.d.mem.write(QP_BUF + slot * 64, &w).unwrap();
+        self.d.bus.mem.write(QP_BUF + slot * 64, &w).unwrap();
         self.rq_pc = self.rq_pc.wrapping_add(1);
         self.d
+            .bus
             .mem
             .write(QP_DBR, &u32::from(self.rq_pc).to_be_bytes())
             .unwrap();
@@ -270,15 +270,18 @@ impl Card {
         let idx = self.srq_pc % 64;
         let at = SRQ_BUF + u64::from(idx) * 64;
         self.d
+            .bus
             .mem
             .write(at + 16, &data(len, self.lkey, va))
             .unwrap();
         self.d
+            .bus
             .mem
             .write(at + 32, &data(0, wqe::TERMINATE_SCATTER_LIST_LKEY, 0))
             .unwrap();
         self.srq_pc = self.srq_pc.wrapping_add(1);
         self.d
+            .bus
             .mem
             .write(SRQ_DBR, &u32::from(self.srq_pc).to_be_bytes())
             .unwrap();
@@ -286,12 +289,12 @@ impl Card {
     }
 
     fn write(&self, va: u64, b: &[u8]) {
-        self.d.mem.write(DATA + (va - VA), b).unwrap();
+        self.d.bus.mem.write(DATA + (va - VA), b).unwrap();
     }
 
     fn read(&self, va: u64, len: usize) -> Vec<u8> {
         let mut b = vec![0u8; len];
-        self.d.mem.read(DATA + (va - VA), &mut b).unwrap();
+        self.d.bus.mem.read(DATA + (va - VA), &mut b).unwrap();
         b
     }
 
@@ -303,6 +306,7 @@ impl Card {
         };
         let mut c = [0u8; 64];
         self.d
+            .bus
             .mem
             .read(ring + u64::from(*ci % 64) * 64, &mut c)
             .unwrap();
@@ -313,6 +317,7 @@ impl Card {
         *ci += 1;
         // The consumer index in the CQ's doorbell record, as the driver updates it.
         self.d
+            .bus
             .mem
             .write(dbr, &(*ci & 0xff_ffff).to_be_bytes())
             .unwrap();
@@ -508,12 +513,10 @@ fn multi_packet_rdma_read() {
 fn host_endian_atomics(c: &mut Card) {
     let state = c.d.fw.state;
     c.d.fw.state = HcaState::Enabled;
-    let (mem, msix, faults) = (&c.d.mem, &mut c.d.msix, &mut c.d.faults);
-    let mut ctx = Ctx { mem, msix, faults };
     let q = input::<cmds::QueryHcaCap>(|i| {
         i.set_op_mod(cx4_hw::caps::query_op_mod(cx4_hw::caps::cap_type::ATOMIC, true).into())
     });
-    let out = c.d.fw.execute(&mut ctx, &q, 0x1010).unwrap();
+    let out = c.d.hca.fw.execute(&mut c.d.bus, &q, 0x1010).unwrap();
     let cur = view::<cx4_hw::caps::QueryHcaCapOut>(&out);
     assert_eq!(
         cur.capability()
@@ -528,7 +531,7 @@ fn host_endian_atomics(c: &mut Card) {
             .atomic_caps_mut()
             .set_atomic_req_8B_endianness_mode(1);
     });
-    let out = c.d.fw.execute(&mut ctx, &set, 16).unwrap();
+    let out = c.d.hca.fw.execute(&mut c.d.bus, &set, 16).unwrap();
     assert_eq!(out[0], 0, "SET_HCA_CAP atomic: {:02x?}", &out[..8]);
     c.d.fw.state = state;
     assert!(c.d.atomic_host_endian());
@@ -1275,7 +1278,7 @@ fn fuzzed_wqes_and_frames_never_panic() {
                 ok::<cmds::ToRstQp>(&mut c.d, |i| i.set_qpn(qpn));
                 c.sq_pc = 0;
                 c.rq_pc = 0;
-                c.d.mem.write(QP_DBR, &[0u8; 8]).unwrap();
+                c.d.bus.mem.write(QP_DBR, &[0u8; 8]).unwrap();
             }
             let (ia, ib) = (a.id(), b.id());
             a.connect(ib, 0x200, 0x100, 4);
@@ -1434,7 +1437,7 @@ fn eqes(c: &Card) -> Vec<[u8; 64]> {
     (0..n)
         .map(|k| {
             let mut e = [0u8; 64];
-            c.d.mem.read(EQ_RING + (k % 64) * 64, &mut e).unwrap();
+            c.d.bus.mem.read(EQ_RING + (k % 64) * 64, &mut e).unwrap();
             e
         })
         .collect()

@@ -102,9 +102,10 @@ impl EcCard {
         let mut w = [0u8; 64];
         w[..16].copy_from_slice(&data_seg(s.size * n as u32, outumr, l.code[0]));
         w[16..32].copy_from_slice(&data_seg(0, wqe::TERMINATE_SCATTER_LIST_LKEY, 0));
-        self.d.mem.write(QP_BUF + slot * 64, &w).unwrap();
+        self.d.bus.mem.write(QP_BUF + slot * 64, &w).unwrap();
         self.rq_pc = self.rq_pc.wrapping_add(1);
         self.d
+            .bus
             .mem
             .write(QP_DBR, &u32::from(self.rq_pc).to_be_bytes())
             .unwrap();

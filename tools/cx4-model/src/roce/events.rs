@@ -8,7 +8,7 @@
 
 use cx4_hw::eq::{event_queue_type, event_type};
 
-use crate::{device::Device, fw};
+use crate::{bus::Bus, fw, hca::Hca};
 
 use super::headers::NakCode;
 
@@ -21,17 +21,15 @@ pub(super) fn responder_event(code: NakCode) -> u8 {
     }
 }
 
-impl Device {
+impl Hca {
     /// Posts the affiliated event of QP `qpn`'s responder failure (NAK `code`) to the EQ that
     /// takes it.
-    pub(super) fn responder_error_event(&mut self, qpn: u32, code: NakCode) {
+    pub(super) fn responder_error_event(&mut self, bus: &mut Bus, qpn: u32, code: NakCode) {
         let ty = responder_event(code);
         let mut eqe = fw::new_event(ty, 0);
         eqe.qp_srq_mut().set_queue_type(event_queue_type::QP.into());
         eqe.qp_srq_mut().set_qp_srq_n(qpn);
-        let (mem, msix, faults) = (&self.mem, &mut self.msix, &mut self.faults);
-        let mut ctx = fw::Ctx { mem, msix, faults };
-        let n = self.fw.post_event(&mut ctx, &eqe);
+        let n = self.fw.post_event(bus, &eqe);
         log::info!(
             "QP {qpn:#x}: {} event to {n} EQ(s)",
             event_type::event_type_name(ty)

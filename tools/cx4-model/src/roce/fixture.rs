@@ -16,7 +16,7 @@ use crate::{
     config::Config,
     device::Device,
     eq::Eq,
-    fw::{Arm, Cq, Ctx, HcaState},
+    fw::{Arm, Cq, HcaState},
     guest_mem::test_backing,
 };
 
@@ -28,7 +28,8 @@ pub(super) const EQN: u8 = 5;
 /// events, 64 entries) whose ring is the first page at `base`.
 pub(super) fn device(args: &str, base: u64, mem: u64, uar: u32) -> Device {
     let mut d = Device::new(&Config::from_args(args.split_whitespace().map(String::from)).unwrap());
-    d.mem
+    d.bus
+        .mem
         .map(base, mem, 0, Some(test_backing(mem as usize)))
         .unwrap();
     d.fw.state = HcaState::Initialized;
@@ -97,9 +98,7 @@ pub(super) fn view<T: Layout>(bytes: &[u8]) -> T {
 
 /// Executes a command that must succeed, then applies the QP transitions it made.
 pub(super) fn exec(d: &mut Device, input: &[u8], out_len: usize) -> Vec<u8> {
-    let (mem, msix, faults) = (&d.mem, &mut d.msix, &mut d.faults);
-    let mut ctx = Ctx { mem, msix, faults };
-    let out = d.fw.execute(&mut ctx, input, out_len).unwrap();
+    let out = d.hca.fw.execute(&mut d.bus, input, out_len).unwrap();
     assert_eq!(
         out[0],
         0,

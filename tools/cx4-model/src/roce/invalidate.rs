@@ -12,11 +12,11 @@
 
 use cx4_hw::mkey::mkey_index;
 
-use crate::{device::Device, fw::MKEY_QPN_NONE};
+use crate::{fw::MKEY_QPN_NONE, hca::Hca};
 
-use super::device::QpView;
+use super::qp_view::QpView;
 
-impl Device {
+impl Hca {
     /// Invalidates `rkey` for a SEND with invalidate received on QP `v`; why not, if it may
     /// not be.
     pub(super) fn remote_invalidate(&mut self, v: &QpView, rkey: u32) -> Result<(), String> {

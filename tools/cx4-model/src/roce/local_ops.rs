@@ -20,17 +20,18 @@ use cx4_hw::{
 };
 
 use crate::{
-    device::Device,
+    bus::Bus,
     eth::{
         dma::{RingWqe, WqeReader},
         mkeys::MkeyDma,
     },
     fw::QP_DESTROYED,
+    hca::Hca,
 };
 
 use super::cqe;
-use super::device::{QpRing, QpView};
 use super::engine::QpEngine;
+use super::qp_view::{QpRing, QpView};
 use super::status::WcStatus;
 use super::umr::{self, UmrError, UmrQp, UmrWqe};
 use super::wqe::SendWqe;
@@ -45,19 +46,11 @@ pub(super) fn copy_wqe<R: WqeReader + ?Sized>(r: &R, bbs: u16) -> Vec<u8> {
     }
 }
 
-/// The engine's state of a `REG_UMR` QP.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct UmrQpState {
-    /// Basic-block counter of the next send WQE to read.
-    pub sq_cc: u32,
-    /// In the error state: WQEs are flushed.
-    pub error: bool,
-}
-
-impl Device {
+impl Hca {
     /// Decodes and applies the UMR WQE `r` of QP `v`.
     fn execute_umr<R: WqeReader + ?Sized>(
         &mut self,
+        bus: &mut Bus,
         v: &QpView,
         r: &R,
         index: u16,
@@ -65,7 +58,7 @@ impl Device {
         let u = UmrWqe::decode(r, index)?;
         let entries = u.entries(&MkeyDma {
             fw: &self.fw,
-            mem: &self.mem,
+            mem: &bus.mem,
             pd: v.pd,
         })?;
         let qp = UmrQp {
@@ -82,30 +75,37 @@ impl Device {
     /// completes it in error and the QP goes to error.
     pub(super) fn post_umr<R: WqeReader + ?Sized>(
         &mut self,
+        bus: &mut Bus,
         q: &mut QpEngine,
         v: &QpView,
         r: &R,
         index: u16,
     ) {
-        match self.execute_umr(v, r, index) {
-            Ok(u) => self.complete_local(q, v, u.wqe),
+        match self.execute_umr(bus, v, r, index) {
+            Ok(u) => self.complete_local(bus, q, v, u.wqe),
             Err(e) => {
                 log::warn!(
                     "QP {:#x} UMR WQE {index:#x}: {e}: error CQE, QP to error",
                     v.qpn
                 );
-                self.local_error(q, v, index, opcode::UMR, e.status);
+                self.local_error(bus, q, v, index, opcode::UMR, e.status);
             }
         }
     }
 
     /// Completes a WQE that needs no wire (NOP, UMR): now if nothing posted before it is in
     /// flight, else once the requests before it are completed.
-    pub(super) fn complete_local(&mut self, q: &mut QpEngine, v: &QpView, w: SendWqe) {
+    pub(super) fn complete_local(
+        &mut self,
+        bus: &mut Bus,
+        q: &mut QpEngine,
+        v: &QpView,
+        w: SendWqe,
+    ) {
         if q.wqes.is_empty() {
             if w.signaled {
                 let c = cqe::req_cqe(v.cqe_qp(), w.index, w.opcode, 0);
-                self.post(v.cqn_snd, &c, false);
+                self.post(bus, v.cqn_snd, &c, false);
             }
         } else {
             q.wqes.push_back(w);
@@ -114,19 +114,19 @@ impl Device {
 
     /// Completes the local WQEs at the head of the in-flight list (the requests before them
     /// have completed).
-    pub(super) fn complete_local_front(&mut self, q: &mut QpEngine, v: &QpView) {
+    pub(super) fn complete_local_front(&mut self, bus: &mut Bus, q: &mut QpEngine, v: &QpView) {
         while q.wqes.front().is_some_and(|w| w.op().is_none()) {
             let w = q.wqes.pop_front().expect("front checked");
             if w.signaled {
                 let c = cqe::req_cqe(v.cqe_qp(), w.index, w.opcode, 0);
-                self.post(v.cqn_snd, &c, false);
+                self.post(bus, v.cqn_snd, &c, false);
             }
         }
     }
 
     /// A QP transition for a `REG_UMR` QP: its state kept or dropped, WQEs flushed on ERR.
     /// False when `qpn` is not (or no longer) such a QP.
-    pub(super) fn umr_qp_event(&mut self, qpn: u32, to: u8) -> bool {
+    pub(super) fn umr_qp_event(&mut self, bus: &mut Bus, qpn: u32, to: u8) -> bool {
         let is_umr = self
             .fw
             .rdma
@@ -140,16 +140,16 @@ impl Device {
         if to == qpc_state::ERR && !s.error {
             s.error = true;
             if let Some(v) = self.qp_view(qpn) {
-                self.umr_qp_run(&v);
+                self.umr_qp_run(bus, &v);
             }
         }
         true
     }
 
     /// A doorbell on a `REG_UMR` QP.
-    pub(super) fn umr_qp_doorbell(&mut self, v: &QpView) {
+    pub(super) fn umr_qp_doorbell(&mut self, bus: &mut Bus, v: &QpView) {
         match v.state {
-            qpc_state::RTS | qpc_state::ERR => self.umr_qp_run(v),
+            qpc_state::RTS | qpc_state::ERR => self.umr_qp_run(bus, v),
             s => log::debug!(
                 "doorbell on UMR QP {:#x} in {}, ignored",
                 v.qpn,
@@ -159,11 +159,11 @@ impl Device {
     }
 
     /// Executes (or, in error, flushes) a `REG_UMR` QP's WQEs up to its doorbell record.
-    fn umr_qp_run(&mut self, v: &QpView) {
+    fn umr_qp_run(&mut self, bus: &mut Bus, v: &QpView) {
         let Some(log_sq) = v.buf.log_sq_size else {
             return;
         };
-        let Some(pc) = self.read_be32_mem(v.dbr + DBR_SND as u64) else {
+        let Some(pc) = self.read_be32_mem(bus, v.dbr + DBR_SND as u64) else {
             log::warn!(
                 "UMR QP {:#x}: doorbell record {:#x} unreadable",
                 v.qpn,
@@ -181,7 +181,7 @@ impl Device {
             let ring = QpRing {
                 buf: &v.buf,
                 base: v.buf.rq_bytes(),
-                mem: &self.mem,
+                mem: &bus.mem,
             };
             let r = RingWqe::new(&ring, u32::from(log_sq), 6, s.sq_cc);
             let (op, bbs) = SendWqe::peek(&r).unwrap_or((0, 1));
@@ -191,12 +191,12 @@ impl Device {
             if s.error {
                 self.roce.stats.flushed += 1;
                 let e = cqe::err_cqe(v.cqe_qp(), false, WcStatus::WrFlushErr, index, op);
-                self.post(v.cqn_snd, &e, false);
+                self.post(bus, v.cqn_snd, &e, false);
                 continue;
             }
             self.roce.stats.wqes += 1;
             let done = match op {
-                opcode::UMR => self.execute_umr(v, &w[..], index).map(|u| u.wqe),
+                opcode::UMR => self.execute_umr(bus, v, &w[..], index).map(|u| u.wqe),
                 opcode::NOP => SendWqe::ctrl(&w[..], index)
                     .map(|c| c.0)
                     .map_err(|e| UmrError {
@@ -212,7 +212,7 @@ impl Device {
                 Ok(w) => {
                     if w.signaled {
                         let c = cqe::req_cqe(v.cqe_qp(), index, op, 0);
-                        self.post(v.cqn_snd, &c, false);
+                        self.post(bus, v.cqn_snd, &c, false);
                     }
                 }
                 Err(e) => {
@@ -222,7 +222,7 @@ impl Device {
                     );
                     self.roce.stats.errors += 1;
                     let c = cqe::err_cqe(v.cqe_qp(), false, e.status, index, op);
-                    self.post(v.cqn_snd, &c, false);
+                    self.post(bus, v.cqn_snd, &c, false);
                     if let Some(qp) = self.fw.rdma.qps.get_mut(&v.qpn) {
                         qp.set_error();
                     }

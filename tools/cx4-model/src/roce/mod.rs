@@ -36,10 +36,10 @@
 //! - [`wire`]: a QP's addressing (its path and GID entry: v2 or v1 framing) and the RoCE
 //!   receive check;
 //! - [`engine`]: the per-QP engine state, created and dropped by the QP transitions;
-//! - [`device`]: the doorbell, send, timer and flush paths on the `Device`;
-//! - [`receive`]: the RoCE receive path on the `Device` (requester responses, responder
+//! - [`device`]: the doorbell, send, timer and flush paths on the `Hca`;
+//! - [`receive`]: the RoCE receive path on the `Hca` (requester responses, responder
 //!   requests, receive WQEs, R_Key checks);
-//! - [`ud`]: UD and GSI QPs on the `Device` (datagram WQEs, Q_Keys, the GRH area,
+//! - [`ud`]: UD and GSI QPs on the `Hca` (datagram WQEs, Q_Keys, the GRH area,
 //!   multicast groups);
 //! - [`umr`]: UMR WQEs (fast registration, local invalidate, mlx5_ib's MR updates) decoded
 //!   and applied to an mkey, with the PRM's checks;
@@ -51,13 +51,14 @@
 //! - [`xrc`]: XRC initiator and target QPs on the RC paths (the WQE's XRC segment, the
 //!   XRC opcodes and XRCETH, the XRC SRQ a request is for);
 //! - [`congestion`]: ECT marking, CNPs sent and handled, pacing by the rate limiters and
-//!   the PFC gate every RoCE frame passes, on the `Device`;
+//!   the PFC gate every RoCE frame passes, on the `Hca`; its state in [`cong_state`];
 //! - [`vector_calc`]: MLNX_OFED's erasure-coding SEND (opmod 0xff), its payload computed by
 //!   the `ec` engine;
 //! - [`wire_faults`]: the `roce-wire` fault's dropped, flipped, reordered, delayed and
 //!   CE-marked frames.
 
 pub mod cnp;
+pub mod cong_state;
 pub mod congestion;
 pub mod cqe;
 pub mod dcqcn;
@@ -72,10 +73,12 @@ pub mod local_ops;
 pub mod packet;
 pub mod psn;
 pub mod qcounters;
+pub mod qp_view;
 pub mod receive;
 pub mod requester;
 pub mod responder;
 pub mod segment;
+pub mod stats;
 pub mod status;
 pub mod timers;
 pub mod ud;

@@ -10,33 +10,25 @@
 use cx4_hw::{cq::cqe::opcode as cqe_op, qp::qpc_state, uar::DBR_RCV};
 
 use crate::{
-    device::Device,
+    bus::Bus,
     eth::{
         dma::{DmaError, RingWqe},
         mkeys::MkeyDma,
         rx,
     },
     fw::{Cast, RESERVED_LKEY},
+    hca::Hca,
 };
 
 use super::cqe::{self, RespInfo};
-use super::device::{QpRing, QpView};
 use super::engine::{now_ns, OpenRecv, QpEngine, ReqSide, RespSide};
 use super::headers::{AtomicAckEth, Bth, ExtHeaders, Opcode, TransportHeaders};
 use super::packet;
 use super::psn::Psn;
+use super::qp_view::{QpRing, QpView, RxMeta};
 use super::responder::{is_rc_request, RespAction, RespFault};
 use super::wire::peek_dst_gid;
 use super::wqe::{sg_io, Sge};
-
-/// What a responder CQE reports of the packet's headers.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct RxMeta {
-    /// Its network header's `roce_l3_header_type` (GRH for RoCE v1, IPv4 or IPv6).
-    pub(super) l3: u8,
-    /// Its 802.1Q TCI, if tagged.
-    pub(super) vlan: Option<u16>,
-}
 
 /// Which remote right an access needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,11 +38,11 @@ enum Remote {
     Atomic,
 }
 
-impl Device {
+impl Hca {
     /// A frame from the wire: if it is RoCE (v2: UDP 4791; v1: EtherType 0x8915) to one of the
     /// port's GIDs (the IP destination or the GRH's DGID), the engine takes it (returns true)
     /// — delivered, or dropped and counted; the Ethernet path sees every other frame.
-    pub fn roce_receive(&mut self, frame: &[u8]) -> bool {
+    pub fn roce_receive(&mut self, bus: &mut Bus, frame: &[u8]) -> bool {
         if self.fw.rdma.gids.is_empty() {
             return false;
         }
@@ -61,14 +53,14 @@ impl Device {
         if !self.fw.rdma.gids.values().any(|e| e.gid == g) && !self.fw.rdma.mcgs.contains_key(&g) {
             return false;
         }
-        if self.faults.roce_wire.is_none() && self.roce.wire.is_idle() {
-            self.roce_receive_wire(frame);
+        if bus.faults.roce_wire.is_none() && self.roce.wire.is_idle() {
+            self.roce_receive_wire(bus, frame);
             return true;
         }
         // The `roce-wire` fault (faults.rs): frames held or delayed before go first.
         let now = now_ns();
         let mut frames = self.roce.wire.due(now);
-        match self.faults.roce_wire {
+        match bus.faults.roce_wire {
             Some(w) => {
                 let got = self
                     .roce
@@ -82,24 +74,24 @@ impl Device {
             }
         }
         for f in frames {
-            self.roce_receive_wire(&f);
+            self.roce_receive_wire(bus, &f);
         }
         true
     }
 
     /// A RoCE frame off the wire for one of the port's addresses: counted, then received.
-    fn roce_receive_wire(&mut self, frame: &[u8]) {
+    fn roce_receive_wire(&mut self, bus: &mut Bus, frame: &[u8]) {
         let mut dmac = [0u8; 6];
         dmac.copy_from_slice(&frame[..6]);
         self.fw.count_rx(Cast::of(&dmac), frame.len() as u64);
-        self.roce_sync();
-        self.roce_receive_packet(frame, None);
-        self.roce_drain_loopback();
+        self.roce_sync(bus);
+        self.roce_receive_packet(bus, frame, None);
+        self.roce_drain_loopback(bus);
     }
 
     /// Receives the frames the `roce-wire` fault held or delayed that are due at `now` (all
     /// of them with `all`: the fault ended). A port that went down meanwhile loses them.
-    pub(super) fn roce_wire_release(&mut self, now: u64, all: bool) {
+    pub(super) fn roce_wire_release(&mut self, bus: &mut Bus, now: u64, all: bool) {
         let frames = if all {
             self.roce.wire.take_all()
         } else {
@@ -107,7 +99,7 @@ impl Device {
         };
         for f in frames {
             if self.fw.regs.oper_up() {
-                self.roce_receive_wire(&f);
+                self.roce_receive_wire(bus, &f);
             } else {
                 self.path.rx_link_down += 1;
             }
@@ -115,13 +107,18 @@ impl Device {
     }
 
     /// Ends the `roce-wire` fault's hold: what waits is received now.
-    pub fn roce_wire_flush(&mut self) {
-        self.roce_wire_release(0, true);
+    pub fn roce_wire_flush(&mut self, bus: &mut Bus) {
+        self.roce_wire_release(bus, 0, true);
     }
 
     /// A RoCE frame for the port; `blocked` is a QP a looped-back multicast copy must not
     /// reach (its sender).
-    pub(super) fn roce_receive_packet(&mut self, frame: &[u8], blocked: Option<u32>) {
+    pub(super) fn roce_receive_packet(
+        &mut self,
+        bus: &mut Bus,
+        frame: &[u8],
+        blocked: Option<u32>,
+    ) {
         let p = match packet::parse(frame) {
             Ok(p) => p,
             Err(e) => {
@@ -142,7 +139,7 @@ impl Device {
             vlan: p.eth.vlan_tci,
         };
         if hdr.bth.opcode.info().service == super::headers::Service::Ud {
-            self.ud_receive_packet(frame, &p, meta, blocked);
+            self.ud_receive_packet(bus, frame, &p, meta, blocked);
             return;
         }
         let qpn = hdr.bth.dest_qp;
@@ -151,12 +148,15 @@ impl Device {
             self.roce.stats.rx_no_qp += 1;
             return;
         }
-        self.with_qp(qpn, |d, q, v| d.qp_packet(q, v, &hdr, payload, meta));
+        self.with_qp(bus, qpn, |d, bus, q, v| {
+            d.qp_packet(bus, q, v, &hdr, payload, meta)
+        });
     }
 
     /// A packet for QP `q`.
     fn qp_packet(
         &mut self,
+        bus: &mut Bus,
         q: &mut QpEngine,
         v: &QpView,
         hdr: &TransportHeaders,
@@ -164,20 +164,21 @@ impl Device {
         meta: RxMeta,
     ) {
         if q.service == super::headers::Service::Xrc {
-            self.xrc_packet(q, v, hdr, payload, meta);
+            self.xrc_packet(bus, q, v, hdr, payload, meta);
             return;
         }
         if hdr.bth.opcode.info().service != q.service {
             self.roce.stats.rx_no_qp += 1;
             return;
         }
-        self.transport_packet(q, v, hdr, payload, meta);
+        self.transport_packet(bus, q, v, hdr, payload, meta);
     }
 
     /// An RC or UC packet (XRC's as RC, `xrc.rs`) for QP `q`: responses to the requester,
     /// requests to the responder.
     pub(super) fn transport_packet(
         &mut self,
+        bus: &mut Bus,
         q: &mut QpEngine,
         v: &QpView,
         hdr: &TransportHeaders,
@@ -201,14 +202,14 @@ impl Device {
                     return;
                 }
             };
-            self.req_actions(q, v, acts, payload);
+            self.req_actions(bus, q, v, acts, payload);
             return;
         }
         if !matches!(v.state, qpc_state::RTR | qpc_state::RTS | qpc_state::SQD) {
             self.roce.stats.rx_no_qp += 1;
             return;
         }
-        let available = self.recv_available(q, v);
+        let available = self.recv_available(bus, q, v);
         let acts = match &mut q.resp {
             Some(RespSide::Rc(r)) => r.on_packet(hdr, payload.len() as u32, available),
             Some(RespSide::Uc(r)) => r.on_packet(hdr, payload.len() as u32, available),
@@ -217,36 +218,41 @@ impl Device {
                 return;
             }
         };
-        self.resp_actions(q, v, acts, hdr, payload, meta);
+        self.resp_actions(bus, q, v, acts, hdr, payload, meta);
     }
 
     /// Whether a receive WQE is posted and not taken (in the QP's RQ or its SRQ).
-    pub(super) fn recv_available(&self, q: &QpEngine, v: &QpView) -> bool {
+    pub(super) fn recv_available(&self, bus: &Bus, q: &QpEngine, v: &QpView) -> bool {
         if let Some(srqn) = v.srqn {
             let Some(srq) = self.fw.rdma.srqs.get(&srqn).filter(|s| !s.error) else {
                 return false;
             };
             let taken = self.roce.srqs.get(&srqn).map_or(0, |c| c.taken);
             return self
-                .read_be32_mem(srq.dbr + DBR_RCV as u64)
+                .read_be32_mem(bus, srq.dbr + DBR_RCV as u64)
                 .is_some_and(|pc| (pc & 0xffff) != (taken & 0xffff));
         }
         if v.buf.rq_bytes() == 0 {
             return false;
         }
-        self.read_be32_mem(v.dbr + DBR_RCV as u64)
+        self.read_be32_mem(bus, v.dbr + DBR_RCV as u64)
             .is_some_and(|pc| (pc & 0xffff) != (q.rq_cc & 0xffff))
     }
 
     /// Takes the next receive WQE (of the QP's RQ or its SRQ).
-    pub(super) fn take_recv(&mut self, q: &mut QpEngine, v: &QpView) -> Result<OpenRecv, DmaError> {
+    pub(super) fn take_recv(
+        &mut self,
+        bus: &mut Bus,
+        q: &mut QpEngine,
+        v: &QpView,
+    ) -> Result<OpenRecv, DmaError> {
         if let Some(srqn) = v.srqn {
-            return self.take_srq_wqe(srqn);
+            return self.take_srq_wqe(bus, srqn);
         }
         let ring = QpRing {
             buf: &v.buf,
             base: 0,
-            mem: &self.mem,
+            mem: &bus.mem,
         };
         let r = RingWqe::new(
             &ring,
@@ -265,7 +271,7 @@ impl Device {
 
     /// Takes the WQE at the head of SRQ `srqn`'s free list: its index is the CQE's
     /// `wqe_counter`, its next segment names the new head, its data segments follow.
-    fn take_srq_wqe(&mut self, srqn: u32) -> Result<OpenRecv, DmaError> {
+    fn take_srq_wqe(&mut self, bus: &mut Bus, srqn: u32) -> Result<OpenRecv, DmaError> {
         let fault = DmaError::Fault { addr: 0, len: 0 };
         let srq = self.fw.rdma.srqs.get(&srqn).ok_or(fault)?;
         let cur = self.roce.srqs.entry(srqn).or_default();
@@ -273,7 +279,7 @@ impl Device {
         let ring = QpRing {
             buf: &srq.buf,
             base: 0,
-            mem: &self.mem,
+            mem: &bus.mem,
         };
         let r = RingWqe::new(
             &ring,
@@ -297,6 +303,7 @@ impl Device {
     /// Checks an R_Key for `len` bytes at `va` in the QP's PD; the guest pieces.
     fn remote_pieces(
         &self,
+        bus: &Bus,
         rkey: u32,
         pd: u32,
         va: u64,
@@ -319,7 +326,7 @@ impl Device {
             return Err(());
         }
         self.fw
-            .translate(&self.mem, rkey, pd, va, len, need != Remote::Read)
+            .translate(&bus.mem, rkey, pd, va, len, need != Remote::Read)
             .map_err(|_| ())
     }
 
@@ -337,8 +344,10 @@ impl Device {
     }
 
     /// Carries out responder actions for the packet `hdr` / `payload`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn resp_actions(
         &mut self,
+        bus: &mut Bus,
         q: &mut QpEngine,
         v: &QpView,
         acts: Vec<RespAction>,
@@ -358,7 +367,7 @@ impl Device {
                     new_wqe,
                 } => {
                     if new_wqe {
-                        match self.take_recv(q, v) {
+                        match self.take_recv(bus, q, v) {
                             Ok(o) => q.recv_open = Some(o),
                             Err(e) => {
                                 log::warn!("QP {:#x}: receive WQE unreadable: {e}", v.qpn);
@@ -387,7 +396,7 @@ impl Device {
                     let data = payload.get(..len as usize).unwrap_or_default();
                     let dma = MkeyDma {
                         fw: &self.fw,
-                        mem: &self.mem,
+                        mem: &bus.mem,
                         pd: v.recv_pd,
                     };
                     let r = sg_io(&o.sges, u64::from(offset), data.len(), |s, at, range| {
@@ -401,13 +410,13 @@ impl Device {
                 }
                 RespAction::WriteData { psn, rkey, va, len } => {
                     let data = payload.get(..len as usize).unwrap_or_default();
-                    match self.remote_pieces(rkey, v.pd, va, len, Remote::Write) {
+                    match self.remote_pieces(bus, rkey, v.pd, va, len, Remote::Write) {
                         Ok(pieces) => {
                             let mut at = 0usize;
                             for (pa, n) in pieces {
                                 let n = n as usize;
                                 if let Some(chunk) = data.get(at..at + n) {
-                                    let _ = self.mem.write(pa, chunk);
+                                    let _ = bus.mem.write(pa, chunk);
                                 }
                                 at += n;
                             }
@@ -434,7 +443,7 @@ impl Device {
                         (false, None, None) => (cqe_op::RESP_SEND, 0),
                     };
                     let index = if rc.rdma_write {
-                        match self.take_recv(q, v) {
+                        match self.take_recv(bus, q, v) {
                             Ok(o) => o.index,
                             Err(_) => q.rq_cc.wrapping_sub(1) as u16,
                         }
@@ -456,15 +465,15 @@ impl Device {
                             vlan: meta.vlan,
                         },
                     );
-                    self.post(v.cqn_rcv, &c, rc.solicited);
+                    self.post(bus, v.cqn_rcv, &c, rc.solicited);
                 }
                 RespAction::ReadResponse(rr) => {
-                    match self.remote_pieces(rr.rkey, v.pd, rr.va, rr.len, Remote::Read) {
+                    match self.remote_pieces(bus, rr.rkey, v.pd, rr.va, rr.len, Remote::Read) {
                         Ok(pieces) => {
                             let mut data = Vec::with_capacity(rr.len as usize);
                             for (pa, n) in pieces {
                                 let mut b = vec![0u8; n as usize];
-                                let _ = self.mem.read(pa, &mut b);
+                                let _ = bus.mem.read(pa, &mut b);
                                 data.extend_from_slice(&b);
                             }
                             for pkt in rr.packets() {
@@ -487,12 +496,12 @@ impl Device {
                     }
                 }
                 RespAction::ExecuteAtomic(a) => {
-                    match self.remote_pieces(a.rkey, v.pd, a.va, 8, Remote::Atomic) {
+                    match self.remote_pieces(bus, a.rkey, v.pd, a.va, 8, Remote::Atomic) {
                         Ok(pieces) if pieces.len() == 1 => {
                             let pa = pieces[0].0;
                             let host = self.atomic_host_endian();
                             let mut b = [0u8; 8];
-                            if self.mem.read(pa, &mut b).is_err() {
+                            if bus.mem.read(pa, &mut b).is_err() {
                                 queue = self.resp_fault(q, a.psn, RespFault::Operational).into();
                                 continue;
                             }
@@ -517,7 +526,7 @@ impl Device {
                             } else {
                                 new.to_be_bytes()
                             };
-                            if self.mem.write(pa, &nb).is_err() {
+                            if bus.mem.write(pa, &nb).is_err() {
                                 queue = self.resp_fault(q, a.psn, RespFault::Operational).into();
                                 continue;
                             }
@@ -556,14 +565,14 @@ impl Device {
                     recv_failed = true;
                     let index = match q.recv_open.take() {
                         Some(o) => o.index,
-                        None => match self.take_recv(q, v) {
+                        None => match self.take_recv(bus, q, v) {
                             Ok(o) => o.index,
                             Err(_) => q.rq_cc.wrapping_sub(1) as u16,
                         },
                     };
                     self.roce.stats.errors += 1;
                     let e = cqe::err_cqe(v.cqe_qp(), true, s, index, 0);
-                    self.post(v.cqn_rcv, &e, false);
+                    self.post(bus, v.cqn_rcv, &e, false);
                 }
                 RespAction::EnterError(code) => {
                     log::warn!(
@@ -573,7 +582,7 @@ impl Device {
                     );
                     error = true;
                     if !recv_failed {
-                        self.responder_error_event(v.qpn, code);
+                        self.responder_error_event(bus, v.qpn, code);
                     }
                 }
                 RespAction::Dropped(why) => {
@@ -583,7 +592,7 @@ impl Device {
             }
         }
         if error {
-            self.enter_error(q, v);
+            self.enter_error(bus, q, v);
         }
     }
 

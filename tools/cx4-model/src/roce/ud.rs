@@ -47,21 +47,22 @@ use cx4_hw::{
 use zerocopy::FromBytes;
 
 use crate::{
-    device::Device,
+    bus::Bus,
     eth::{
         dma::{DmaError, WqeReader},
         mkeys::MkeyDma,
     },
     fw::GidEntry,
+    hca::Hca,
 };
 
 use super::cqe::{self, RespInfo};
-use super::device::QpView;
 use super::engine::QpEngine;
 use super::headers::{Bth, Deth, ExtHeaders, ImmDt, Opcode, TransportHeaders};
 use super::packet::{Ethernet, Ip, Packet};
 use super::psn::Psn;
-use super::receive::RxMeta;
+use super::qp_view::QpView;
+use super::qp_view::RxMeta;
 use super::segment::PathMtu;
 use super::status::WcStatus;
 use super::unreliable::{ud_receive, ud_send_qkey, UdDrop, UdVerdict};
@@ -247,10 +248,11 @@ impl QpView {
     }
 }
 
-impl Device {
+impl Hca {
     /// Executes one decoded (or undecodable) UD send WQE with counter `index`, opcode `op`.
     pub(super) fn ud_post_send(
         &mut self,
+        bus: &mut Bus,
         q: &mut QpEngine,
         v: &QpView,
         decoded: Result<UdWqe, WqeError>,
@@ -269,7 +271,7 @@ impl Device {
             }
             let dma = MkeyDma {
                 fw: &self.fw,
-                mem: &self.mem,
+                mem: &bus.mem,
                 pd: v.pd,
             };
             w.wqe.check_keys(&|lkey, addr, len, write| {
@@ -287,14 +289,14 @@ impl Device {
                     "UD QP {:#x} WQE {index:#x}: {e}: error CQE, QP to error",
                     v.qpn
                 );
-                self.local_error(q, v, index, op, e.status());
+                self.local_error(bus, q, v, index, op, e.status());
                 return;
             }
         };
         let Some(av) = w.av else {
             if w.wqe.signaled {
                 let c = cqe::req_cqe(v.cqe_qp(), index, w.wqe.opcode, 0);
-                self.post(v.cqn_snd, &c, false);
+                self.post(bus, v.cqn_snd, &c, false);
             }
             return;
         };
@@ -302,12 +304,12 @@ impl Device {
         let mut payload = vec![0u8; len as usize];
         let dma = MkeyDma {
             fw: &self.fw,
-            mem: &self.mem,
+            mem: &bus.mem,
             pd: v.pd,
         };
         if let Err(e) = w.wqe.gather(&dma, 0, &mut payload) {
             log::warn!("UD QP {:#x} WQE {index:#x}: gather failed: {e}", v.qpn);
-            self.local_error(q, v, index, op, WcStatus::LocalProtErr);
+            self.local_error(bus, q, v, index, op, WcStatus::LocalProtErr);
             return;
         }
         let psn = q.ud_psn.unwrap_or(Psn::new(0));
@@ -365,7 +367,7 @@ impl Device {
         }
         if w.wqe.signaled {
             let c = cqe::req_cqe(v.cqe_qp(), index, w.wqe.opcode, len as u32);
-            self.post(v.cqn_snd, &c, false);
+            self.post(bus, v.cqn_snd, &c, false);
         }
     }
 
@@ -373,6 +375,7 @@ impl Device {
     /// (except `blocked`), or the UD QP its BTH names.
     pub(super) fn ud_receive_packet(
         &mut self,
+        bus: &mut Bus,
         frame: &[u8],
         p: &Packet<'_>,
         meta: RxMeta,
@@ -406,16 +409,18 @@ impl Device {
                 self.roce.stats.rx_no_qp += 1;
                 continue;
             }
-            self.with_qp(qpn, |d, q, v| {
-                d.ud_deliver(q, v, &hdr, &grh, p.payload, meta)
+            self.with_qp(bus, qpn, |d, bus, q, v| {
+                d.ud_deliver(bus, q, v, &hdr, &grh, p.payload, meta)
             });
         }
     }
 
     /// Delivers a UD packet to QP `q`: the receive rule, then the GRH area and payload into
     /// the next receive WQE, and the responder CQE.
+    #[allow(clippy::too_many_arguments)]
     fn ud_deliver(
         &mut self,
+        bus: &mut Bus,
         q: &mut QpEngine,
         v: &QpView,
         hdr: &TransportHeaders,
@@ -427,7 +432,7 @@ impl Device {
             self.roce.stats.rx_no_qp += 1;
             return;
         }
-        let available = self.recv_available(q, v);
+        let available = self.recv_available(bus, q, v);
         let len = u32::try_from(payload.len()).unwrap_or(u32::MAX);
         let (len, imm, src_qp, solicited) =
             match ud_receive(hdr, len, v.ud_mtu(), v.ud_qkey(), available) {
@@ -449,13 +454,13 @@ impl Device {
                     return;
                 }
             };
-        let o = match self.take_recv(q, v) {
+        let o = match self.take_recv(bus, q, v) {
             Ok(o) => o,
             Err(e) => {
                 log::warn!("UD QP {:#x}: receive WQE unreadable: {e}", v.qpn);
                 if v.srqn.is_none() {
                     let index = q.rq_cc.wrapping_sub(1) as u16;
-                    self.ud_recv_error(q, v, index, WcStatus::LocalQpOpErr);
+                    self.ud_recv_error(bus, q, v, index, WcStatus::LocalQpOpErr);
                 } else {
                     self.roce.stats.errors += 1;
                 }
@@ -469,7 +474,7 @@ impl Device {
                 "UD QP {:#x}: {total} bytes for a receive WQE of {cap}",
                 v.qpn
             );
-            self.ud_recv_error(q, v, o.index, WcStatus::LocalLengthErr);
+            self.ud_recv_error(bus, q, v, o.index, WcStatus::LocalLengthErr);
             return;
         }
         let mut data = Vec::with_capacity(total as usize);
@@ -477,7 +482,7 @@ impl Device {
         data.extend_from_slice(payload.get(..len as usize).unwrap_or_default());
         let dma = MkeyDma {
             fw: &self.fw,
-            mem: &self.mem,
+            mem: &bus.mem,
             pd: v.recv_pd,
         };
         let r = sg_io(&o.sges, 0, data.len(), |s, at, range| {
@@ -485,7 +490,7 @@ impl Device {
         });
         if let Err(e) = r {
             log::debug!("UD QP {:#x}: receive scatter: {e}", v.qpn);
-            self.ud_recv_error(q, v, o.index, WcStatus::LocalProtErr);
+            self.ud_recv_error(bus, q, v, o.index, WcStatus::LocalProtErr);
             return;
         }
         let (opcode, immediate) = match imm {
@@ -507,15 +512,22 @@ impl Device {
             },
         );
         self.roce.stats.ud_rx += 1;
-        self.post(v.cqn_rcv, &c, solicited);
+        self.post(bus, v.cqn_rcv, &c, solicited);
     }
 
     /// A receive WQE that cannot take the packet: its error CQE, and the QP to error.
-    fn ud_recv_error(&mut self, q: &mut QpEngine, v: &QpView, index: u16, s: WcStatus) {
+    fn ud_recv_error(
+        &mut self,
+        bus: &mut Bus,
+        q: &mut QpEngine,
+        v: &QpView,
+        index: u16,
+        s: WcStatus,
+    ) {
         self.roce.stats.errors += 1;
         let e = cqe::err_cqe(v.cqe_qp(), true, s, index, 0);
-        self.post(v.cqn_rcv, &e, false);
-        self.enter_error(q, v);
+        self.post(bus, v.cqn_rcv, &e, false);
+        self.enter_error(bus, q, v);
     }
 }
 

@@ -633,7 +633,7 @@ fn a_ud_qp_in_error_flushes_both_queues_and_drops_packets() {
     ok::<cmds::ToRstQp>(&mut b.d, |i| i.set_qpn(qpn));
     b.sq_pc = 0;
     b.rq_pc = 0;
-    b.d.mem.write(QP_DBR, &[0u8; 8]).unwrap();
+    b.d.bus.mem.write(QP_DBR, &[0u8; 8]).unwrap();
     ud_up(&mut b, QKEY, mtu::MTU_1K);
     let av = av_to(&b, a.qpn, addr(&a), QKEY);
     b.post_send(wop::SEND, &ud_segs(av, &[data(4, b.lkey, VA)]), 0, false);
@@ -797,7 +797,7 @@ fn fuzzed_ud_wqes_and_frames_never_panic() {
                 ok::<cmds::ToRstQp>(&mut c.d, |i| i.set_qpn(qpn));
                 c.sq_pc = 0;
                 c.rq_pc = 0;
-                c.d.mem.write(QP_DBR, &[0u8; 8]).unwrap();
+                c.d.bus.mem.write(QP_DBR, &[0u8; 8]).unwrap();
                 ud_up(c, QKEY, mtu::MTU_1K);
             }
         }

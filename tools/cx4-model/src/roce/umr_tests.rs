@@ -229,7 +229,7 @@ impl Card {
 
     fn phys(&self, pa: u64, len: usize) -> Vec<u8> {
         let mut b = vec![0u8; len];
-        self.d.mem.read(pa, &mut b).unwrap();
+        self.d.bus.mem.read(pa, &mut b).unwrap();
         b
     }
 }
@@ -282,11 +282,16 @@ fn fast_registration_gives_a_working_rkey_and_local_invalidate_takes_it_away() {
     assert_eq!(got, msg, "the WRITE landed in the registered pages");
     // And READ back the whole registration.
     let all = pattern(len as usize, 9);
-    b.d.mem.write(PAGES + 0x6100, &all[..4096 - 0x100]).unwrap();
-    b.d.mem
+    b.d.bus
+        .mem
+        .write(PAGES + 0x6100, &all[..4096 - 0x100])
+        .unwrap();
+    b.d.bus
+        .mem
         .write(PAGES + 0x2000, &all[4096 - 0x100..2 * 4096 - 0x100])
         .unwrap();
-    b.d.mem
+    b.d.bus
+        .mem
         .write(PAGES + 0x9000, &all[2 * 4096 - 0x100..])
         .unwrap();
     let r = a.post_send(
@@ -476,7 +481,7 @@ fn klm_indirect_mkey_spans_several_mtt_mkeys() {
     let want = pattern(total, 0x13);
     let mut at = 0;
     for (pa, n) in &pieces {
-        b.d.mem.write(*pa, &want[at..at + n]).unwrap();
+        b.d.bus.mem.write(*pa, &want[at..at + n]).unwrap();
         at += n;
     }
     a.post_send(
@@ -741,10 +746,14 @@ fn post_on_umr_qp(b: &mut Card, qpn: u32, pc: &mut u16, mkey: u32, u: &Umr) -> u
     }
     for (k, chunk) in w.chunks(64).enumerate() {
         let slot = (u64::from(idx) + k as u64) % 16;
-        b.d.mem.write(PAGES + 0x3_0000 + slot * 64, chunk).unwrap();
+        b.d.bus
+            .mem
+            .write(PAGES + 0x3_0000 + slot * 64, chunk)
+            .unwrap();
     }
     *pc = pc.wrapping_add(w.len().div_ceil(64) as u16);
-    b.d.mem
+    b.d.bus
+        .mem
         .write(QP_DBR + 0x44, &u32::from(*pc).to_be_bytes())
         .unwrap();
     let db: [u8; 8] = w[..8].try_into().unwrap();
@@ -779,7 +788,7 @@ fn mlx5_ib_reg_umr_qp_revokes_reenables_and_rereg_changes_access() {
     let m = b.d.fw.mkey(mr).unwrap();
     assert!(m.access.remote_read && !m.access.remote_write && !m.access.local_write);
     // The peer reads it; a write is now refused... on a fresh connection below.
-    b.d.mem.write(PAGES + 0xa000, b"umr qp").unwrap();
+    b.d.bus.mem.write(PAGES + 0xa000, b"umr qp").unwrap();
     a.post_send(
         wop::RDMA_READ,
         &[raddr(0x4_1000, mr), data(6, a.lkey, VA)],
@@ -981,7 +990,7 @@ fn fuzzed_umr_wqes_and_translations_never_panic() {
         if let Ok(u) = UmrWqe::decode(&w[..], round as u16) {
             let dma = crate::eth::mkeys::MkeyDma {
                 fw: &b.d.fw,
-                mem: &b.d.mem,
+                mem: &b.d.bus.mem,
                 pd,
             };
             if let Ok(e) = u.entries(&dma) {
@@ -996,7 +1005,9 @@ fn fuzzed_umr_wqes_and_translations_never_panic() {
             let k = b.d.fw.nic.mkeys.get(&mkey_index(k)).map_or(k, |m| m.key);
             let addr = rnd() % 0x1_0000_0000;
             let len = (rnd() % 0x4000) as u32;
-            let _ = b.d.fw.translate(&b.d.mem, k, pd, addr, len, rnd() % 2 == 0);
+            let _ =
+                b.d.fw
+                    .translate(&b.d.bus.mem, k, pd, addr, len, rnd() % 2 == 0);
         }
     }
     assert!(

@@ -25,7 +25,7 @@ use cx4_hw::wqe::{fm_ce_se, opcode, vector_calc as vc, WqeCtrlSeg};
 use zerocopy::FromBytes;
 
 use crate::{
-    device::Device,
+    bus::Bus,
     ec::{
         calc::interleave,
         segment::{self, EcCaps, VecCalcError},
@@ -34,10 +34,11 @@ use crate::{
         dma::{Dma, WqeReader},
         mkeys::MkeyDma,
     },
+    hca::Hca,
 };
 
-use super::device::QpView;
 use super::engine::QpEngine;
+use super::qp_view::QpView;
 use super::status::WcStatus;
 use super::wqe::{Gather, SendWqe};
 
@@ -51,7 +52,7 @@ pub(super) fn peek<R: WqeReader + ?Sized>(r: &R) -> Option<[u8; 64]> {
     (c.opcode() as u8 == opcode::SEND && c.opmod() as u8 == vc::OPMOD_VEC_CALC).then_some(bb)
 }
 
-impl Device {
+impl Hca {
     /// The vector-calc capabilities in force (current pages).
     pub(crate) fn ec_caps(&self) -> EcCaps {
         let c = &self.fw.caps;
@@ -71,6 +72,7 @@ impl Device {
     /// computed and sent as a SEND, or the WQE completes in error.
     pub(super) fn vector_calc(
         &mut self,
+        bus: &mut Bus,
         q: &mut QpEngine,
         v: &QpView,
         index: u16,
@@ -82,13 +84,13 @@ impl Device {
         };
         let flags = c.fm_ce_se() as u8;
         self.roce.stats.ec_calcs += 1;
-        let result = if self.faults.take_ec_error() {
+        let result = if bus.faults.take_ec_error() {
             Err(VecCalcError {
                 status: WcStatus::LocalQpOpErr,
                 why: "injected engine fault (ec-error)".into(),
             })
         } else {
-            self.vector_calc_result(v, c.ds() as u8, &bb[16..])
+            self.vector_calc_result(bus, v, c.ds() as u8, &bb[16..])
         };
         match result {
             Ok(stream) => {
@@ -106,7 +108,7 @@ impl Device {
                     gather: Gather::Inline(stream),
                     xrc_srqn: None,
                 };
-                self.post_send(q, v, w, now);
+                self.post_send(bus, q, v, w, now);
             }
             Err(e) => {
                 self.roce.stats.ec_errors += 1;
@@ -114,18 +116,24 @@ impl Device {
                     "QP {:#x} vector-calc WQE {index:#x}: {e}: error CQE, QP to error",
                     v.qpn
                 );
-                self.local_error(q, v, index, opcode::SEND, e.status);
+                self.local_error(bus, q, v, index, opcode::SEND, e.status);
             }
         }
     }
 
     /// Checks the segment, reads the matrix and the vectors through their keys (in the QP's
     /// PD) and computes the stream.
-    fn vector_calc_result(&self, v: &QpView, ds: u8, seg: &[u8]) -> Result<Vec<u8>, VecCalcError> {
+    fn vector_calc_result(
+        &self,
+        bus: &Bus,
+        v: &QpView,
+        ds: u8,
+        seg: &[u8],
+    ) -> Result<Vec<u8>, VecCalcError> {
         let w = segment::decode(ds, seg, &self.ec_caps())?;
         let dma = MkeyDma {
             fw: &self.fw,
-            mem: &self.mem,
+            mem: &bus.mem,
             pd: v.pd,
         };
         let prot = |what: &str, e: crate::eth::dma::DmaError| VecCalcError {

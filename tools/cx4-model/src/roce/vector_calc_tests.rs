@@ -97,7 +97,7 @@ impl EcCard {
             .insert(RCQ, fixture::cq(RCQ, RCQ_RING, DBRS + 0x40, UAR));
         for ring in [SCQ_RING, RCQ_RING] {
             for k in 0..64u64 {
-                d.mem.write(ring + k * 64 + 63, &[0xf1]).unwrap();
+                d.bus.mem.write(ring + k * 64 + 63, &[0xf1]).unwrap();
             }
         }
         let port = Arc::new(Loopback::default());
@@ -168,12 +168,12 @@ impl EcCard {
     }
 
     fn write(&self, va: u64, b: &[u8]) {
-        self.d.mem.write(DATA + (va - VA), b).unwrap();
+        self.d.bus.mem.write(DATA + (va - VA), b).unwrap();
     }
 
     fn read(&self, va: u64, len: usize) -> Vec<u8> {
         let mut b = vec![0u8; len];
-        self.d.mem.read(DATA + (va - VA), &mut b).unwrap();
+        self.d.bus.mem.read(DATA + (va - VA), &mut b).unwrap();
         b
     }
 
@@ -183,9 +183,10 @@ impl EcCard {
         let mut w = [0u8; 64];
         w[..16].copy_from_slice(&data_seg(len, self.lkey, va));
         w[16..32].copy_from_slice(&data_seg(0, wqe::TERMINATE_SCATTER_LIST_LKEY, 0));
-        self.d.mem.write(QP_BUF + slot * 64, &w).unwrap();
+        self.d.bus.mem.write(QP_BUF + slot * 64, &w).unwrap();
         self.rq_pc = self.rq_pc.wrapping_add(1);
         self.d
+            .bus
             .mem
             .write(QP_DBR, &u32::from(self.rq_pc).to_be_bytes())
             .unwrap();
@@ -231,9 +232,14 @@ impl EcCard {
         w.extend(0u32.to_be_bytes());
         w.extend(s.0);
         let slot = u64::from(idx) % 64;
-        self.d.mem.write(QP_BUF + RQ_BYTES + slot * 64, &w).unwrap();
+        self.d
+            .bus
+            .mem
+            .write(QP_BUF + RQ_BYTES + slot * 64, &w)
+            .unwrap();
         self.sq_pc = self.sq_pc.wrapping_add(1);
         self.d
+            .bus
             .mem
             .write(QP_DBR + 4, &u32::from(self.sq_pc).to_be_bytes())
             .unwrap();
@@ -251,6 +257,7 @@ impl EcCard {
         };
         let mut c = [0u8; 64];
         self.d
+            .bus
             .mem
             .read(ring + u64::from(*ci % 64) * 64, &mut c)
             .unwrap();
@@ -260,6 +267,7 @@ impl EcCard {
         }
         *ci += 1;
         self.d
+            .bus
             .mem
             .write(dbr, &(*ci & 0xff_ffff).to_be_bytes())
             .unwrap();
@@ -822,7 +830,11 @@ impl EcCard {
         let idx = self.sq_pc;
         for (i, bb) in w.chunks(64).enumerate() {
             let slot = (u64::from(idx) + i as u64) % 64;
-            self.d.mem.write(QP_BUF + RQ_BYTES + slot * 64, bb).unwrap();
+            self.d
+                .bus
+                .mem
+                .write(QP_BUF + RQ_BYTES + slot * 64, bb)
+                .unwrap();
         }
         self.sq_pc = self.sq_pc.wrapping_add(w.len().div_ceil(64) as u16);
         idx
@@ -832,6 +844,7 @@ impl EcCard {
     /// eight bytes of the last WQE).
     fn ring(&mut self, last: [u8; 8]) {
         self.d
+            .bus
             .mem
             .write(QP_DBR + 4, &u32::from(self.sq_pc).to_be_bytes())
             .unwrap();
@@ -893,7 +906,7 @@ fn libmlx5_umr_pattern_and_klm_mkeys_spread_a_calculation() {
         let slot = u64::from(rq_pc.wrapping_sub(1)) % 16;
         let mut r = [0u8; 16];
         r.copy_from_slice(&data_seg(size * n as u32, outumr, code_va[0]));
-        card.d.mem.write(QP_BUF + slot * 64, &r).unwrap();
+        card.d.bus.mem.write(QP_BUF + slot * 64, &r).unwrap();
         // 2. The repeat-block UMR.
         let mut h = RepeatBlock::new();
         h.set_byte_count(chunk * n as u32);
@@ -1007,7 +1020,7 @@ fn libmlx5_umr_pattern_and_klm_mkeys_spread_a_calculation() {
 #[test]
 fn injected_engine_fault_fails_one_calculation() {
     let mut card = EcCard::new("");
-    card.d.faults.add(&crate::faults::Fault::EcError(1));
+    card.d.bus.faults.add(&crate::faults::Fault::EcError(1));
     card.write(VA_MATRIX, &[0x11]);
     card.write(VA_IN, &[7u8; 64]);
     card.post_recv(VA_OUT, 64);
@@ -1024,7 +1037,7 @@ fn injected_engine_fault_fails_one_calculation() {
         (cqe_op::RESP_ERR, syndrome::WR_FLUSH_ERR)
     );
     assert_eq!(card.state(), qpc_state::ERR);
-    assert_eq!(card.d.faults.ec_errors, 0);
+    assert_eq!(card.d.bus.faults.ec_errors, 0);
     let mut fresh = EcCard::new("");
     let out = fresh.calc(&[0x11], &[7u8; 64], 1, 1, false, 64);
     assert_eq!(out[0], vec![7u8; 64]);

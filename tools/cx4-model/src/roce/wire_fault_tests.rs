@@ -235,7 +235,7 @@ fn off_and_clear_end_it_and_deliver_what_waits() {
         run(&mut a, &mut b);
         assert!(b.next_cqe(true).is_none(), "{end}: waits");
         inject(&mut b, end);
-        assert!(b.d.faults.roce_wire.is_none() && b.d.roce.wire.is_idle());
+        assert!(b.d.bus.faults.roce_wire.is_none() && b.d.roce.wire.is_idle());
         run(&mut a, &mut b);
         assert_eq!(b.read(VA + 0x100, 4), b"held", "{end}");
         assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);

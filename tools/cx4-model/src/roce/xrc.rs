@@ -18,7 +18,7 @@
 //!   retransmission are RC's.
 //! - The target's responses (ACK, READ response, atomic ACK) go out with the XRC opcode and
 //!   no XRCETH ([`response_opcode`]); the initiator's requester takes them as RC.
-//! - A request to the target ([`Device::xrc_packet`]): its XRCETH must name an XRC SRQ of
+//! - A request to the target ([`Hca::xrc_packet`]): its XRCETH must name an XRC SRQ of
 //!   the target QP's XRC domain. The SRQ then stands in for the QP's receive side: receive
 //!   WQEs come from it, R_Keys and lkeys are checked in its PD (the target QP's PD is
 //!   mlx5_ib's internal one), and receive completions go to its CQ with the target QP's
@@ -39,13 +39,13 @@
 use cx4_hw::wqe::{self, rdma::WqeXrcSeg};
 use zerocopy::FromBytes;
 
-use crate::{device::Device, eth::dma::WqeReader, fw::SrqKind};
+use crate::{bus::Bus, eth::dma::WqeReader, fw::SrqKind, hca::Hca};
 
-use super::device::QpView;
 use super::engine::{QpEngine, RespSide};
 use super::headers::{Bth, ExtHeaders, Opcode, Service, TransportHeaders, Xrceth, MASK_24};
 use super::psn::Psn;
-use super::receive::RxMeta;
+use super::qp_view::QpView;
+use super::qp_view::RxMeta;
 use super::responder::{is_rc_request, RespFault};
 use super::wqe::{SendWqe, WqeError};
 
@@ -69,14 +69,6 @@ pub fn xrc_equivalent(op: Opcode) -> Option<Opcode> {
         return None;
     }
     Opcode::from_u8(op.value() + XRC_BASE).ok()
-}
-
-/// The XRC state of an engine QP.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct XrcState {
-    /// Target: the XRC SRQ whose receive WQE the SEND being received fills (its MIDDLE and
-    /// LAST packets, and a flush, complete to that SRQ).
-    pub msg_srqn: Option<u32>,
 }
 
 /// Why an XRCETH is refused.
@@ -161,7 +153,7 @@ fn as_rc(hdr: &TransportHeaders, opcode: Opcode) -> TransportHeaders {
     }
 }
 
-impl Device {
+impl Hca {
     /// The receive side of a target for XRC SRQ `srqn`: the SRQ's receive WQEs, PD, CQ and
     /// completion index in place of the QP's; or why the SRQ cannot be used.
     pub(super) fn xrc_srq_view(&self, v: &QpView, srqn: u32) -> Result<QpView, XrcRefusal> {
@@ -209,6 +201,7 @@ impl Device {
     /// A packet for XRC QP `q`.
     pub(super) fn xrc_packet(
         &mut self,
+        bus: &mut Bus,
         q: &mut QpEngine,
         v: &QpView,
         hdr: &TransportHeaders,
@@ -228,7 +221,7 @@ impl Device {
                 log::debug!("XRC target QP {:#x}: response {} dropped", v.qpn, rc.name());
                 return;
             }
-            self.transport_packet(q, v, &rc_hdr, payload, meta);
+            self.transport_packet(bus, q, v, &rc_hdr, payload, meta);
             return;
         }
         if !target {
@@ -252,7 +245,7 @@ impl Device {
                     _ => sv,
                 };
                 let srq_of_msg = tv.srqn;
-                self.transport_packet(q, &tv, &rc_hdr, payload, meta);
+                self.transport_packet(bus, q, &tv, &rc_hdr, payload, meta);
                 q.xrc.msg_srqn = if q.recv_open.is_some() {
                     srq_of_msg
                 } else {
@@ -269,7 +262,7 @@ impl Device {
                 };
                 if !expected {
                     // A duplicate or a request ahead: the sequence rules answer it.
-                    self.transport_packet(q, &nv, &rc_hdr, payload, meta);
+                    self.transport_packet(bus, q, &nv, &rc_hdr, payload, meta);
                     return;
                 }
                 self.roce.stats.xrc_bad_srq += 1;
@@ -280,7 +273,7 @@ impl Device {
                     psn.value()
                 );
                 let acts = self.resp_fault(q, psn, RespFault::RemoteAccess);
-                self.resp_actions(q, &nv, acts, &rc_hdr, payload, meta);
+                self.resp_actions(bus, q, &nv, acts, &rc_hdr, payload, meta);
                 q.xrc.msg_srqn = None;
             }
         }

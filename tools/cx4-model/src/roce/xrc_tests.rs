@@ -90,7 +90,7 @@ impl Card {
             d.fw.cqs
                 .insert(cqn, fixture::cq(cqn, ring, cq_dbr(cqn), UAR));
             for k in 0..64u64 {
-                d.mem.write(ring + k * 64 + 63, &[0xf1]).unwrap();
+                d.bus.mem.write(ring + k * 64 + 63, &[0xf1]).unwrap();
             }
         }
         let port = Arc::new(Loopback::default());
@@ -155,6 +155,7 @@ impl Card {
         for w in 0..64u64 {
             let next = ((w + 1) % 64) as u16;
             self.d
+                .bus
                 .mem
                 .write(buf + w * 64 + 2, &next.to_be_bytes())
                 .unwrap();
@@ -172,15 +173,18 @@ impl Card {
         let idx = s.pc % 64;
         let at = s.buf + u64::from(idx) * 64;
         self.d
+            .bus
             .mem
             .write(at + 16, &data(len, self.lkey, va))
             .unwrap();
         self.d
+            .bus
             .mem
             .write(at + 32, &data(0, wqe::TERMINATE_SCATTER_LIST_LKEY, 0))
             .unwrap();
         s.pc = s.pc.wrapping_add(1);
         self.d
+            .bus
             .mem
             .write(s.dbr, &u32::from(s.pc).to_be_bytes())
             .unwrap();
@@ -294,10 +298,11 @@ impl Card {
         }
         for (k, chunk) in w.chunks(64).enumerate() {
             let slot = (u64::from(idx) + k as u64) % 64;
-            self.d.mem.write(QP_BUF + slot * 64, chunk).unwrap();
+            self.d.bus.mem.write(QP_BUF + slot * 64, chunk).unwrap();
         }
         self.sq_pc = self.sq_pc.wrapping_add(w.len().div_ceil(64) as u16);
         self.d
+            .bus
             .mem
             .write(QP_DBR + 4, &u32::from(self.sq_pc).to_be_bytes())
             .unwrap();
@@ -309,12 +314,12 @@ impl Card {
     }
 
     fn write(&self, va: u64, b: &[u8]) {
-        self.d.mem.write(DATA + (va - VA), b).unwrap();
+        self.d.bus.mem.write(DATA + (va - VA), b).unwrap();
     }
 
     fn read(&self, va: u64, len: usize) -> Vec<u8> {
         let mut b = vec![0u8; len];
-        self.d.mem.read(DATA + (va - VA), &mut b).unwrap();
+        self.d.bus.mem.read(DATA + (va - VA), &mut b).unwrap();
         b
     }
 
@@ -324,6 +329,7 @@ impl Card {
         let ci = &mut self.ci[k];
         let mut c = [0u8; 64];
         self.d
+            .bus
             .mem
             .read(cq_ring(cqn) + u64::from(*ci % 64) * 64, &mut c)
             .unwrap();
@@ -332,6 +338,7 @@ impl Card {
         }
         *ci += 1;
         self.d
+            .bus
             .mem
             .write(cq_dbr(cqn), &(*ci & 0xff_ffff).to_be_bytes())
             .unwrap();
