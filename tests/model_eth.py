@@ -222,6 +222,72 @@ sed "s/^/guest /" /tmp/rx.txt
 """.replace("PFCTOOL", str(PFC_TOOL))
 
 
+# RSS and TX queues under reconfiguration, as the kernel and its users expect them (issue 34),
+# after the netdev is up as $IF in a VM with two CPUs (two channels at most). The same job runs
+# on mlx5e (here) and on cx4 (tests/en.py); check_rss_reconf asserts what it printed:
+# - key and table changes are applied in place: the carrier does not bounce;
+# - a channel count too low for a user-set table is refused (the core asks the driver for its
+#   table, ethtool_get_max_rxfh_channel);
+# - a user-set table survives a channel-count change;
+# - after down/up with fewer channels than TX queues, no TX queue is left stopped: the TX
+#   watchdog (15 s on both drivers) sees nothing to time out.
+RSS_RECONF_JOB = """
+            section rss-in-place
+            ethtool -L "$IF" combined 2 2>/dev/null || true
+            cc0=$(cat /sys/class/net/$IF/carrier_changes)
+            ethtool -X "$IF" hkey $MSKEY
+            ethtool -X "$IF" equal 2
+            ethtool -X "$IF" weight 1 3
+            ethtool -x "$IF" | sed -n '/hash key/,+1p'
+            echo "carrier_changes $cc0 -> $(cat /sys/class/net/$IF/carrier_changes)"
+            section rss-too-few
+            ethtool -X "$IF" equal 2
+            if ethtool -L "$IF" combined 1 2>&1; then echo "combined 1: accepted"; else echo "combined 1: refused"; fi
+            ethtool -l "$IF" | sed -n '/Current/,$p'
+            section rss-kept
+            ethtool -X "$IF" default
+            ethtool -L "$IF" combined 1
+            ethtool -X "$IF" weight 1
+            ethtool -x "$IF" | grep -E '^ +[0-9]+:' > /tmp/indir-before
+            ethtool -L "$IF" combined 2
+            ethtool -x "$IF" | grep -E '^ +[0-9]+:' > /tmp/indir-after
+            if cmp -s /tmp/indir-before /tmp/indir-after; then echo "table kept"; else
+                echo "table changed"; diff /tmp/indir-before /tmp/indir-after | head -6; fi
+            section tx-watchdog
+            ethtool -X "$IF" default
+            ethtool -L "$IF" combined 1
+            ip -d link show "$IF" | grep -o 'numtxqueues [0-9]*' | sed 's/numtxqueues/tx queues/'
+            echo "tx queues in use $(ls -d /sys/class/net/$IF/queues/tx-* | wc -l)"
+            ip link set "$IF" down
+            ip link set "$IF" up
+            for i in $(seq 300); do [ "$(cat /sys/class/net/$IF/carrier)" = 1 ] && break; sleep 0.1; done
+            echo "carrier $(cat /sys/class/net/$IF/carrier)"
+            sleep 20
+            echo "tx timeouts $(cat /sys/class/net/$IF/queues/tx-*/tx_timeout | awk '{s += $1} END {print s}')"
+            echo "watchdog reports $(dmesg | grep -c 'NETDEV WATCHDOG')"
+            ethtool -L "$IF" combined 2
+"""
+
+
+def check_rss_reconf(log: str) -> None:
+    """Asserts what RSS_RECONF_JOB printed."""
+    inplace = section(log, "rss-in-place")
+    m = re.search(r"carrier_changes (\d+) -> (\d+)", inplace)
+    assert m and m.group(1) == m.group(2), f"RSS key/table changes bounced the carrier:\n{inplace}"
+    assert MS_RSS_KEY[:23] in inplace.replace("\n", ""), f"the key did not read back:\n{inplace}"
+    few = section(log, "rss-too-few")
+    assert "combined 1: refused" in few and re.search(r"Combined:\s+2", few), \
+        f"a channel count below the user-set table was not refused:\n{few}"
+    kept = section(log, "rss-kept")
+    assert "table kept" in kept, f"a user-set table did not survive a channel change:\n{kept}"
+    wd = section(log, "tx-watchdog")
+    # More TX queues than channels in use: the case where queues were left stopped.
+    m = re.search(r"tx queues (\d+)", wd)
+    assert "carrier 1" in wd and m and int(m.group(1)) > 1 and "tx queues in use 1" in wd, wd
+    assert "tx timeouts 0" in wd and "watchdog reports 0" in wd, \
+        f"TX queues left stopped after down/up with fewer channels:\n{wd}"
+
+
 def check_dcb(log: str) -> None:
     """Asserts what DCB_JOB printed: each setting read back from the driver and held by the
     card, bad requests refused, priority 3 paused (PFC on) and 5 not, nothing lost."""
@@ -605,6 +671,23 @@ def tests(env: Env):
         check_clean_dmesg(r.dmesg)
 
     yield "two VMs: link, ping v4/v6, iperf3 both ways with TSO/csum, host ping", ping_iperf_two_vms
+
+    @estimate(90)
+    def rss_reconf():
+        """mlx5e's RSS and TX queues under reconfiguration (RSS_RECONF_JOB): key and table set
+        in place, a too-low channel count refused, a user table kept across a channel change,
+        no stopped TX queue after down/up with fewer channels."""
+        vm0 = "eth_up\n" + RSS_RECONF_JOB.replace("$MSKEY", MS_RSS_KEY) + """
+            rmmod mlx5_core
+            echo unloaded
+        """
+        r = eth_vms(env, [vm0], timeout=240, smp=2)[0]
+        assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        check_rss_reconf(r.job_log)
+        check_clean_dmesg(r.dmesg)
+
+    yield "mlx5e: RSS key/table in place, too few channels refused, user table kept, no stopped TX queue", \
+        rss_reconf
 
     @estimate(240)
     def jumbo_and_tunnels():

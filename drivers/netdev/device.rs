@@ -282,6 +282,25 @@ impl Device {
         unsafe { ksys::netif_tx_stop_all_queues(self.as_raw()) };
     }
 
+    /// Starts every TX queue the device has, in use or not (`netif_tx_start_all_queues()`, a
+    /// static inline over `netif_tx_start_queue()`): the TX watchdog looks at all of them, so
+    /// a queue left stopped past the ones in use would time out.
+    pub fn start_all_tx_queues(&self) {
+        for i in 0..self.num_tx_queues() {
+            if let Some(q) = self.tx_queue(i) {
+                q.start();
+            }
+        }
+    }
+
+    /// Whether user space set the RSS indirection table (`netif_is_rxfh_configured()`): a
+    /// driver then keeps it across channel changes instead of spreading it again.
+    #[inline]
+    pub fn rxfh_configured(&self) -> bool {
+        // SAFETY: The device is allocated; the function only reads its flags.
+        unsafe { ksys::netif_is_rxfh_configured(self.as_raw()) }
+    }
+
     /// Asks the UDP tunnel core to replay the ports to [`crate::udp_tunnel::UdpTunnelNic`]
     /// (`udp_tunnel_nic_reset_ntf()`), e.g. after a device reset lost them. With
     /// `rtnl_lock` held.

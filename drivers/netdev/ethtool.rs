@@ -711,12 +711,36 @@ impl<E: EthtoolOps> Table<E> {
         E::get_rxfh_key_size(dev, data)
     }
 
-    /// Wraps `raw`, whose `indir_size` and `key_size` the core set to the sizes of the
-    /// buffers it allocated (from the driver's size callbacks).
-    fn rxfh(raw: &mut kernel::bindings::ethtool_rxfh_param) -> Rxfh<'_> {
+    /// Wraps `raw`. Its buffers hold as many entries as the driver's size callbacks say: the
+    /// core allocates them from those, but does not always copy the sizes into `raw` —
+    /// `ethtool_get_max_rxfh_channel()` (net/ethtool/common.c, asked before a channel change)
+    /// leaves `indir_size` at 0 and expects the whole table back. Without a size callback the
+    /// sizes `raw` carries stand.
+    ///
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`.
+    unsafe fn rxfh(
+        dev: *mut ksys::net_device,
+        raw: &mut kernel::bindings::ethtool_rxfh_param,
+    ) -> Rxfh<'_> {
+        let indir_len = if E::HAS_GET_RXFH_INDIR_SIZE {
+            // SAFETY: The function's contract.
+            let (dev, data) = unsafe { args::<E>(dev) };
+            E::get_rxfh_indir_size(dev, data) as usize
+        } else {
+            raw.indir_size as usize
+        };
+        let key_len = if E::HAS_GET_RXFH_KEY_SIZE {
+            // SAFETY: The function's contract.
+            let (dev, data) = unsafe { args::<E>(dev) };
+            E::get_rxfh_key_size(dev, data) as usize
+        } else {
+            raw.key_size as usize
+        };
         Rxfh {
-            indir_len: raw.indir_size as usize,
-            key_len: raw.key_size as usize,
+            indir_len,
+            key_len,
             raw,
         }
     }
@@ -729,9 +753,10 @@ impl<E: EthtoolOps> Table<E> {
         rxfh: *mut kernel::bindings::ethtool_rxfh_param,
     ) -> c_int {
         // SAFETY: The function's contract.
+        // SAFETY: The function's contract; a valid struct for the call.
+        let mut r = unsafe { Self::rxfh(dev, &mut *rxfh) };
+        // SAFETY: The function's contract.
         let (dev, data) = unsafe { args::<E>(dev) };
-        // SAFETY: A valid struct for the call.
-        let mut r = Self::rxfh(unsafe { &mut *rxfh });
         from_result(|| E::get_rxfh(dev, data, &mut r).map(|()| 0))
     }
 
@@ -743,14 +768,15 @@ impl<E: EthtoolOps> Table<E> {
         rxfh: *mut kernel::bindings::ethtool_rxfh_param,
         _extack: *mut kernel::bindings::netlink_ext_ack,
     ) -> c_int {
-        // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
         // SAFETY: A valid struct for the call.
         let raw = unsafe { &mut *rxfh };
         if raw.rss_context != 0 {
             return -(ksys::EOPNOTSUPP as c_int);
         }
-        let mut r = Self::rxfh(raw);
+        // SAFETY: The function's contract.
+        let mut r = unsafe { Self::rxfh(dev, raw) };
+        // SAFETY: The function's contract.
+        let (dev, data) = unsafe { args::<E>(dev) };
         from_result(|| E::set_rxfh(dev, data, &mut r).map(|()| 0))
     }
 

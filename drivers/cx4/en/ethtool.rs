@@ -147,11 +147,20 @@ impl EthtoolOps for EnEthtool {
         if n == 0 || n > data.max_channels() || c.rx_count != 0 || c.tx_count != 0 {
             return Err(EINVAL);
         }
+        // A table the user set stays (mlx5e_ethtool_set_channels); the core has refused a count
+        // too low for it (ethtool_check_max_channel). Otherwise the new count spreads the
+        // table evenly again (ethtool_rxfh_indir_default).
+        let keep = dev.rxfh_configured();
         EnPriv::reconfigure(data, dev, |p| {
             p.channels = n;
-            // A new count spreads the table evenly again (ethtool_rxfh_indir_default).
-            for (i, e) in p.indir.iter_mut().enumerate() {
-                *e = (i as u32).checked_rem(n).unwrap_or(0);
+            if keep {
+                if p.indir.iter().any(|&c| c >= n) {
+                    return Err(EINVAL);
+                }
+            } else {
+                for (i, e) in p.indir.iter_mut().enumerate() {
+                    *e = (i as u32).checked_rem(n).unwrap_or(0);
+                }
             }
             Ok(())
         })
@@ -184,7 +193,7 @@ impl EthtoolOps for EnEthtool {
         Ok(())
     }
 
-    fn set_rxfh(dev: &Device, data: ArcBorrow<'_, EnPriv>, r: &mut Rxfh<'_>) -> Result {
+    fn set_rxfh(_dev: &Device, data: ArcBorrow<'_, EnPriv>, r: &mut Rxfh<'_>) -> Result {
         let h = r.hfunc();
         if h != ethtool::RSS_HASH_NO_CHANGE && h != ethtool::RSS_HASH_TOP {
             return Err(eopnotsupp());
@@ -200,19 +209,8 @@ impl EthtoolOps for EnEthtool {
             kk[..n].copy_from_slice(&k[..n]);
             key = Some(kk);
         }
-        EnPriv::reconfigure(data, dev, |p| {
-            if !indir.is_empty() {
-                if indir.len() != p.indir.len() || indir.iter().any(|&c| c >= p.channels) {
-                    return Err(EINVAL);
-                }
-                p.indir.clear();
-                p.indir.extend_from_slice(&indir, GFP_KERNEL)?;
-            }
-            if let Some(k) = key {
-                p.key = k;
-            }
-            Ok(())
-        })
+        // In place: no close/open, no carrier change (mlx5e_set_rxfh).
+        EnPriv::set_rss(data, (!indir.is_empty()).then_some(&indir[..]), key.as_ref())
     }
 
     fn get_sset_count(

@@ -363,11 +363,7 @@ impl EnPriv {
                 let rqn = this.open_channel(dev, ix, &g.params, hw_mtu, &mut open)?;
                 rqns.push(rqn, GFP_KERNEL)?;
             }
-            let mut table = KVec::with_capacity(g.params.indir.len(), GFP_KERNEL)?;
-            for &c in g.params.indir.iter() {
-                let rqn = c.checked_rem(n).and_then(|c| rqns.get(c as usize));
-                table.push(*rqn.ok_or(EINVAL)?, GFP_KERNEL)?;
-            }
+            let table = rq_table(&g.params.indir, &rqns)?;
             let caps = this.res.caps();
             let lro = (g.params.lro && caps.lro)
                 .then(|| TirLro::new(RxRing::lro_wqe_bytes(), &caps.lro_periods));
@@ -395,6 +391,10 @@ impl EnPriv {
                 q.wake();
             }
         }
+        // And every other queue started, as mlx5e's `netif_tx_start_all_queues`: the TX
+        // watchdog looks at all `num_tx_queues`, and a queue past the channels in use, left
+        // stopped by the last close, would "time out" though nothing is queued on it.
+        dev.start_all_tx_queues();
         match port::query_status(mdev) {
             Ok(s) if s.oper_up => dev.carrier_on(),
             _ => dev.carrier_off(),
@@ -565,6 +565,46 @@ impl EnPriv {
         Ok(())
     }
 
+    /// Sets the RSS indirection table (channel indices) and the hash key in place, as mlx5e
+    /// does (`mlx5e_rss_set_rxfh`): MODIFY_RQT and MODIFY_TIR on the open channels' RSS
+    /// objects, no channel closed, the carrier untouched.
+    pub(crate) fn set_rss(
+        this: ArcBorrow<'_, Self>,
+        indir: Option<&[u32]>,
+        key: Option<&[u8; RSS_KEY_LEN]>,
+    ) -> Result {
+        let mut g = this.state.lock();
+        let g = &mut *g;
+        if let Some(t) = indir {
+            if t.len() != g.params.indir.len() || t.iter().any(|&c| c >= g.params.channels) {
+                return Err(EINVAL);
+            }
+        }
+        if let Some(open) = g.open.as_mut() {
+            let rqns = open
+                .channels
+                .iter()
+                .map(|c| c.rqn())
+                .try_fold(KVec::new(), |mut v, rqn| v.push(rqn, GFP_KERNEL).map(|()| v))?;
+            if let Some(rss) = open.rss.as_mut() {
+                if let Some(t) = indir {
+                    rss.set_indir(&rq_table(t, &rqns)?)?;
+                }
+                if let Some(k) = key {
+                    rss.set_key(k)?;
+                }
+            }
+        }
+        if let Some(t) = indir {
+            g.params.indir.clear();
+            g.params.indir.extend_from_slice(t, GFP_KERNEL)?;
+        }
+        if let Some(k) = key {
+            g.params.key = *k;
+        }
+        Ok(())
+    }
+
     /// Applies new parameters: closes and reopens the channels if the netdev is up.
     pub(crate) fn reconfigure(
         this: ArcBorrow<'_, Self>,
@@ -582,6 +622,18 @@ impl EnPriv {
         }
         Ok(())
     }
+}
+
+/// The RQ numbers an indirection table of channel indices stands for, given the open
+/// channels' RQs (`rqns[i]` is channel `i`'s).
+fn rq_table(indir: &[u32], rqns: &[u32]) -> Result<KVec<u32>> {
+    let n = rqns.len() as u32;
+    let mut table = KVec::with_capacity(indir.len(), GFP_KERNEL)?;
+    for &c in indir {
+        let rqn = c.checked_rem(n).and_then(|c| rqns.get(c as usize));
+        table.push(*rqn.ok_or(EINVAL)?, GFP_KERNEL)?;
+    }
+    Ok(table)
 }
 
 /// The netdev operations.

@@ -78,6 +78,17 @@ impl TrafficType {
             T::Any => (l3_prot_type::IPV4, 0, 0),
         }
     }
+
+    /// Its TIR's hash with `key`.
+    pub(crate) fn tir_hash(self, key: &[u8; TOEPLITZ_KEY_LEN]) -> TirHash {
+        let (l3_prot_type, l4_prot_type, fields) = self.hash();
+        TirHash {
+            key: *key,
+            l3_prot_type,
+            l4_prot_type,
+            fields,
+        }
+    }
 }
 
 /// An indirection table of `len` entries spreading evenly over `rqns`, round robin
@@ -121,13 +132,7 @@ impl Rss {
         let rqt = Rqt::create(res.mdev(), size as u32, &table)?;
         let mut tirs = KVec::with_capacity(TrafficType::ALL.len(), GFP_KERNEL)?;
         for tt in TrafficType::ALL {
-            let (l3, l4, fields) = tt.hash();
-            let hash = TirHash {
-                key: *key,
-                l3_prot_type: l3,
-                l4_prot_type: l4,
-                fields,
-            };
+            let hash = tt.tir_hash(key);
             // On failure the TIRs made so far, then the RQT, are dropped.
             let tir = Tir::create_indirect(res.mdev(), res.tdn(), rqt.rqtn(), &hash, lro)?;
             tirs.push(tir, GFP_KERNEL)?;
@@ -169,6 +174,14 @@ impl Rss {
         let mut table = KVec::with_capacity(rqns.len(), GFP_KERNEL)?;
         table.extend_from_slice(rqns, GFP_KERNEL)?;
         self.set_table(table)
+    }
+
+    /// Hashes with `key` from now on: each TIR's hash is modified in place (`mlx5e_rss_set_hash`).
+    pub(crate) fn set_key(&self, key: &[u8; TOEPLITZ_KEY_LEN]) -> Result {
+        for (tt, tir) in TrafficType::ALL.iter().zip(self.tirs.iter()) {
+            tir.set_hash(&tt.tir_hash(key))?;
+        }
+        Ok(())
     }
 
     fn set_table(&mut self, table: KVec<u32>) -> Result {

@@ -39,6 +39,20 @@ pub(crate) struct TirHash {
     pub(crate) fields: u32,
 }
 
+/// Writes an indirect TIR's Toeplitz hash (`mlx5e_tir_builder_build_rss`).
+fn set_hash(c: &mut Tirc, hash: &TirHash) {
+    c.set_rx_hash_fn(rx_hash_fn::TOEPLITZ.into());
+    for (i, w) in hash.key.chunks_exact(4).enumerate() {
+        let w = u32::from_be_bytes([w[0], w[1], w[2], w[3]]);
+        // Ten dwords: the index is always in range.
+        let _ = c.set_rx_hash_toeplitz_key(i, w);
+    }
+    let s = c.rx_hash_field_selector_outer_mut();
+    s.set_l3_prot_type(hash.l3_prot_type.into());
+    s.set_l4_prot_type(hash.l4_prot_type.into());
+    s.set_selected_fields(hash.fields);
+}
+
 /// A TIR. Dropping it destroys it (no flow table entry may still forward to it).
 pub(crate) struct Tir {
     mdev: Arc<Mdev>,
@@ -84,17 +98,19 @@ impl Tir {
             c.set_transport_domain(tdn);
             c.set_disp_type(disp_type::INDIRECT.into());
             c.set_indirect_table(rqtn);
-            c.set_rx_hash_fn(rx_hash_fn::TOEPLITZ.into());
-            for (i, w) in hash.key.chunks_exact(4).enumerate() {
-                let w = u32::from_be_bytes([w[0], w[1], w[2], w[3]]);
-                // Ten dwords: the index is always in range.
-                let _ = c.set_rx_hash_toeplitz_key(i, w);
-            }
-            let s = c.rx_hash_field_selector_outer_mut();
-            s.set_l3_prot_type(hash.l3_prot_type.into());
-            s.set_l4_prot_type(hash.l4_prot_type.into());
-            s.set_selected_fields(hash.fields);
+            set_hash(c, hash);
         })
+    }
+
+    /// Hashes as `hash` says from now on, in place (MODIFY_TIR with the `hash` bit, as
+    /// `mlx5e_rss_set_hash` does when `ethtool -X` changes the key): no frame is steered
+    /// elsewhere while it changes, and the netdev stays up.
+    pub(crate) fn set_hash(&self, hash: &TirHash) -> Result {
+        let mut m = input::<command::ModifyTir>(0)?;
+        m.set_tirn(self.tirn);
+        m.bitmask_mut().set_hash(1);
+        set_hash(m.ctx_mut(), hash);
+        self.mdev.cmdq.exec::<command::ModifyTir>(&m, 0).map(|_| ())
     }
 
     /// The TIR number.
