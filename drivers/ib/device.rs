@@ -18,9 +18,9 @@ use kernel::{
     ThisModule,
 };
 
-use crate::ops::{
-    IbDriver,
-    OpsTable, //
+use crate::{
+    driver::IbDriver,
+    ops::OpsTable, //
 };
 
 /// The allocation `_ib_alloc_device()` makes for a driver: the `ib_device` at offset 0 (the

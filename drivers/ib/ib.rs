@@ -48,6 +48,7 @@
 mod attr;
 mod build_check;
 mod device;
+mod driver;
 mod events;
 mod gid;
 mod mmap;
@@ -81,6 +82,10 @@ pub use device::{
     Device,
     Registration, //
 };
+pub use driver::{
+    DriverId,
+    IbDriver, //
+};
 pub use events::{
     CqEvents,
     QpEvent,
@@ -97,10 +102,6 @@ pub use object::{
     Srq,
     Ucontext,
     Xrcd, //
-};
-pub use ops::{
-    DriverId,
-    IbDriver, //
 };
 pub use qp_attr::{
     qp_attr_mask,

@@ -9,8 +9,8 @@ use kernel::{
 };
 
 use crate::{
-    object::Ucontext,
-    ops::IbDriver, //
+    driver::IbDriver,
+    object::Ucontext, //
 };
 
 /// An mmap request on a uverbs file (`struct vm_area_struct`, mmap lock held for the op).

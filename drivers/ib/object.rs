@@ -30,11 +30,11 @@ use kernel::{
 
 use crate::{
     device::Device,
+    driver::IbDriver,
     events::{
         CqEvents,
         QpEvents, //
     },
-    ops::IbDriver, //
 };
 
 fn ucontext_device(p: *mut ksys::ib_ucontext) -> *mut ksys::ib_device {

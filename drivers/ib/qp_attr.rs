@@ -7,12 +7,12 @@ use core::marker::PhantomData;
 
 use crate::{
     attr::GidType,
+    driver::IbDriver,
     object::{
         Cq,
         Srq,
         Xrcd, //
     },
-    ops::IbDriver, //
 };
 
 /// A CQ's creation attributes (`struct ib_cq_init_attr`).

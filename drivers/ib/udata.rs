@@ -3,8 +3,8 @@
 //! provider library appended to the core's, and the room for the driver's response.
 
 use crate::{
-    object::Ucontext,
-    ops::IbDriver, //
+    driver::IbDriver,
+    object::Ucontext, //
 };
 use kernel::{
     prelude::*,
@@ -37,6 +37,17 @@ impl<'a> Udata<'a> {
         // SAFETY: The caller's guarantee.
         let raw = unsafe { &*raw };
         Self { raw }
+    }
+
+    /// [`Udata::from_raw`] for an op whose udata is NULL when a kernel user calls it: `None`
+    /// then.
+    ///
+    /// # Safety
+    ///
+    /// `raw` must be NULL or as for [`Udata::from_raw`].
+    pub(crate) unsafe fn from_raw_opt(raw: *const ksys::ib_udata) -> Option<Self> {
+        // SAFETY: Not NULL: the caller's guarantee of `from_raw`.
+        (!raw.is_null()).then(|| unsafe { Self::from_raw(raw) })
     }
 
     /// The user context of the call (`rdma_udata_to_drv_context()`): the one the process's

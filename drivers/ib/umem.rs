@@ -11,7 +11,7 @@ use kernel::{
 
 use crate::{
     device::Device,
-    ops::IbDriver, //
+    driver::IbDriver, //
 };
 
 /// Access rights of a memory registration (`enum ib_access_flags`), as the verbs pass them.

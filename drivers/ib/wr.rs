@@ -7,12 +7,12 @@
 use core::marker::PhantomData;
 
 use crate::{
+    driver::IbDriver,
     object::{
         Ah,
         Mr,
         Qp, //
     },
-    ops::IbDriver,
     umem::Access,
 };
 

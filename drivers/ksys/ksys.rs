@@ -70,3 +70,27 @@ mod generated {
 }
 
 pub use generated::*;
+
+/// A slot of a C ops table (`net_device_ops`, `ethtool_ops`, `dcbnl_rtnl_ops`,
+/// `ib_device_ops`, ...): `Some(trampoline)` if the driver's `#[vtable]` trait implements the
+/// operation (`$has`, its `HAS_*` constant), `None` otherwise, so the C core sees the same
+/// NULL a C driver leaves for an operation it does not have.
+///
+/// It lives here, in the crate of the C tables, because every binding crate over `ksys`
+/// (`netdev`, `ib`, ...) fills such tables the same way; use it as `ksys::op!` or import it
+/// (`use ksys::op;`). A `const fn` cannot do it: the trampoline is a function item and only
+/// coerces to the field's function-pointer type at the field itself.
+///
+/// ```ignore
+/// ndo_open: op!(T::HAS_OPEN, Self::open),
+/// ```
+#[macro_export]
+macro_rules! op {
+    ($has:expr, $f:expr) => {
+        if $has {
+            ::core::option::Option::Some($f)
+        } else {
+            ::core::option::Option::None
+        }
+    };
+}

@@ -24,8 +24,10 @@ use kernel::{
     types::ForeignOwnable,
 };
 
+use ksys::op;
+
 use crate::{
-    registration::data_of,
+    registration::args,
     Device, //
 };
 
@@ -585,29 +587,6 @@ pub(crate) const fn table<D: DcbnlOps>() -> &'static ksys::dcbnl_rtnl_ops {
 
 struct Table<D>(PhantomData<D>);
 
-macro_rules! op {
-    ($has:expr, $f:expr) => {
-        if $has {
-            Some($f)
-        } else {
-            None
-        }
-    };
-}
-
-/// The device and data of a DCB callback.
-///
-/// # Safety
-///
-/// `dev` must be a registered device of a `Registration` whose data is `D::Data`, and the
-/// references must not outlive the callback.
-unsafe fn args<'a, D: DcbnlOps>(dev: *mut ksys::net_device) -> (&'a Device, DataRef<'a, D>) {
-    // SAFETY: The caller's guarantee.
-    let dev = unsafe { Device::from_raw(dev) };
-    // SAFETY: The data lives until after the device is unregistered, i.e. after the callback.
-    (dev, unsafe { data_of::<D::Data>(dev) })
-}
-
 impl<D: DcbnlOps> Table<D> {
     const OPS: ksys::dcbnl_rtnl_ops = ksys::dcbnl_rtnl_ops {
         ieee_getets: op!(D::HAS_IEEE_GETETS, Self::ieee_getets),
@@ -634,7 +613,7 @@ impl<D: DcbnlOps> Table<D> {
         ets: *mut ksys::ieee_ets,
     ) -> c_int {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<D>(dev) };
+        let (dev, data) = unsafe { args::<D::Data>(dev) };
         from_result(|| {
             let mut e = Ets::default();
             D::ieee_getets(dev, data, &mut e)?;
@@ -654,7 +633,7 @@ impl<D: DcbnlOps> Table<D> {
         ets: *mut ksys::ieee_ets,
     ) -> c_int {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<D>(dev) };
+        let (dev, data) = unsafe { args::<D::Data>(dev) };
         // SAFETY: Readable for the call (the function's contract), unaligned.
         let raw = unsafe { ets.read_unaligned() };
         from_result(|| D::ieee_setets(dev, data, &Ets::from_raw(&raw)?).map(|()| 0))
@@ -668,7 +647,7 @@ impl<D: DcbnlOps> Table<D> {
         rate: *mut ksys::ieee_maxrate,
     ) -> c_int {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<D>(dev) };
+        let (dev, data) = unsafe { args::<D::Data>(dev) };
         from_result(|| {
             let mut r = MaxRate::default();
             D::ieee_getmaxrate(dev, data, &mut r)?;
@@ -690,7 +669,7 @@ impl<D: DcbnlOps> Table<D> {
         rate: *mut ksys::ieee_maxrate,
     ) -> c_int {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<D>(dev) };
+        let (dev, data) = unsafe { args::<D::Data>(dev) };
         // SAFETY: As in `ieee_setets`.
         let raw = unsafe { rate.read_unaligned() };
         let r = MaxRate {
@@ -707,7 +686,7 @@ impl<D: DcbnlOps> Table<D> {
         pfc: *mut ksys::ieee_pfc,
     ) -> c_int {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<D>(dev) };
+        let (dev, data) = unsafe { args::<D::Data>(dev) };
         from_result(|| {
             let mut p = Pfc::default();
             D::ieee_getpfc(dev, data, &mut p)?;
@@ -725,7 +704,7 @@ impl<D: DcbnlOps> Table<D> {
         pfc: *mut ksys::ieee_pfc,
     ) -> c_int {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<D>(dev) };
+        let (dev, data) = unsafe { args::<D::Data>(dev) };
         // SAFETY: As in `ieee_setets`.
         let raw = unsafe { pfc.read_unaligned() };
         from_result(|| D::ieee_setpfc(dev, data, &Pfc::from_raw(&raw)).map(|()| 0))
@@ -737,7 +716,7 @@ impl<D: DcbnlOps> Table<D> {
     /// `struct dcb_app`).
     unsafe extern "C" fn ieee_setapp(dev: *mut ksys::net_device, app: *mut ksys::dcb_app) -> c_int {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<D>(dev) };
+        let (dev, data) = unsafe { args::<D::Data>(dev) };
         // SAFETY: As in `ieee_setets`.
         let raw = unsafe { app.read_unaligned() };
         from_result(|| D::ieee_setapp(dev, data, &App::from_raw(&raw)?).map(|()| 0))
@@ -748,7 +727,7 @@ impl<D: DcbnlOps> Table<D> {
     /// As for `ieee_setapp`.
     unsafe extern "C" fn ieee_delapp(dev: *mut ksys::net_device, app: *mut ksys::dcb_app) -> c_int {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<D>(dev) };
+        let (dev, data) = unsafe { args::<D::Data>(dev) };
         // SAFETY: As in `ieee_setets`.
         let raw = unsafe { app.read_unaligned() };
         from_result(|| D::ieee_delapp(dev, data, &App::from_raw(&raw)?).map(|()| 0))
@@ -761,7 +740,7 @@ impl<D: DcbnlOps> Table<D> {
     /// with live data (the `Device` methods check it is registered).
     unsafe extern "C" fn getdcbx(dev: *mut ksys::net_device) -> u8 {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<D>(dev) };
+        let (dev, data) = unsafe { args::<D::Data>(dev) };
         D::getdcbx(dev, data)
     }
 
@@ -770,7 +749,7 @@ impl<D: DcbnlOps> Table<D> {
     /// The DCB core calls it (rtnl held) for a registered device with this table.
     unsafe extern "C" fn setdcbx(dev: *mut ksys::net_device, mode: u8) -> u8 {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<D>(dev) };
+        let (dev, data) = unsafe { args::<D::Data>(dev) };
         D::setdcbx(dev, data, mode)
     }
 
@@ -782,7 +761,7 @@ impl<D: DcbnlOps> Table<D> {
         buf: *mut ksys::dcbnl_buffer,
     ) -> c_int {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<D>(dev) };
+        let (dev, data) = unsafe { args::<D::Data>(dev) };
         from_result(|| {
             let mut b = Buffer::default();
             D::dcbnl_getbuffer(dev, data, &mut b)?;
@@ -800,7 +779,7 @@ impl<D: DcbnlOps> Table<D> {
         buf: *mut ksys::dcbnl_buffer,
     ) -> c_int {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<D>(dev) };
+        let (dev, data) = unsafe { args::<D::Data>(dev) };
         // SAFETY: As in `ieee_setets`.
         let raw = unsafe { buf.read_unaligned() };
         from_result(|| D::dcbnl_setbuffer(dev, data, &Buffer::from_raw(&raw)).map(|()| 0))

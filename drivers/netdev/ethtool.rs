@@ -20,8 +20,13 @@ use kernel::{
     types::ForeignOwnable,
 };
 
+use ksys::op;
+
 use crate::{
-    registration::data_of,
+    registration::{
+        args,
+        data_of, //
+    },
     Device, //
 };
 
@@ -446,29 +451,6 @@ pub(crate) const fn table<E: EthtoolOps>() -> &'static ksys::ethtool_ops {
 
 struct Table<E>(PhantomData<E>);
 
-macro_rules! op {
-    ($has:expr, $f:expr) => {
-        if $has {
-            Some($f)
-        } else {
-            None
-        }
-    };
-}
-
-/// The device and data of an ethtool callback.
-///
-/// # Safety
-///
-/// `dev` must be a registered device of a `Registration` whose data is `E::Data`, and the
-/// references must not outlive the callback.
-unsafe fn args<'a, E: EthtoolOps>(dev: *mut ksys::net_device) -> (&'a Device, DataRef<'a, E>) {
-    // SAFETY: The caller's guarantee.
-    let dev = unsafe { Device::from_raw(dev) };
-    // SAFETY: The data lives until after the device is unregistered, i.e. after the callback.
-    (dev, unsafe { data_of::<E::Data>(dev) })
-}
-
 impl<E: EthtoolOps> Table<E> {
     const OPS: ksys::ethtool_ops = ksys::ethtool_ops {
         get_drvinfo: op!(E::HAS_GET_DRVINFO, Self::get_drvinfo),
@@ -516,7 +498,7 @@ impl<E: EthtoolOps> Table<E> {
         info: *mut kernel::bindings::ethtool_drvinfo,
     ) {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         // SAFETY: A valid struct only this call writes.
         E::get_drvinfo(dev, data, &mut DrvInfo(unsafe { &mut *info }));
     }
@@ -526,7 +508,7 @@ impl<E: EthtoolOps> Table<E> {
     /// As for `get_drvinfo`.
     unsafe extern "C" fn get_link(dev: *mut ksys::net_device) -> u32 {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         u32::from(E::get_link(dev, data))
     }
 
@@ -538,7 +520,7 @@ impl<E: EthtoolOps> Table<E> {
         ks: *mut kernel::bindings::ethtool_link_ksettings,
     ) -> c_int {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         // SAFETY: A valid struct only this call writes.
         let mut ks = LinkKsettings(unsafe { &mut *ks });
         from_result(|| E::get_link_ksettings(dev, data, &mut ks).map(|()| 0))
@@ -554,7 +536,7 @@ impl<E: EthtoolOps> Table<E> {
         _extack: *mut kernel::bindings::netlink_ext_ack,
     ) {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         let mut r = RingParam::default();
         E::get_ringparam(dev, data, &mut r);
         // SAFETY: A valid struct only this call writes.
@@ -575,7 +557,7 @@ impl<E: EthtoolOps> Table<E> {
         _extack: *mut kernel::bindings::netlink_ext_ack,
     ) -> c_int {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         // SAFETY: A valid struct for the call.
         let ring = unsafe { &*ring };
         let r = RingParam {
@@ -597,7 +579,7 @@ impl<E: EthtoolOps> Table<E> {
         _extack: *mut ksys::netlink_ext_ack,
     ) -> c_int {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         let mut v = Coalesce::default();
         from_result(|| {
             E::get_coalesce(dev, data, &mut v)?;
@@ -623,7 +605,7 @@ impl<E: EthtoolOps> Table<E> {
         _extack: *mut ksys::netlink_ext_ack,
     ) -> c_int {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         // SAFETY: A valid struct for the call.
         let c = unsafe { &*c };
         let v = Coalesce {
@@ -645,7 +627,7 @@ impl<E: EthtoolOps> Table<E> {
         ch: *mut kernel::bindings::ethtool_channels,
     ) {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         let mut c = Channels::default();
         E::get_channels(dev, data, &mut c);
         // SAFETY: A valid struct only this call writes.
@@ -668,7 +650,7 @@ impl<E: EthtoolOps> Table<E> {
         ch: *mut kernel::bindings::ethtool_channels,
     ) -> c_int {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         // SAFETY: A valid struct for the call.
         let ch = unsafe { &*ch };
         let c = Channels {
@@ -689,7 +671,7 @@ impl<E: EthtoolOps> Table<E> {
     /// As for `get_drvinfo`.
     unsafe extern "C" fn get_rx_ring_count(dev: *mut ksys::net_device) -> u32 {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         E::get_rx_ring_count(dev, data)
     }
 
@@ -698,7 +680,7 @@ impl<E: EthtoolOps> Table<E> {
     /// As for `get_drvinfo`.
     unsafe extern "C" fn get_rxfh_indir_size(dev: *mut ksys::net_device) -> u32 {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         E::get_rxfh_indir_size(dev, data)
     }
 
@@ -707,7 +689,7 @@ impl<E: EthtoolOps> Table<E> {
     /// As for `get_drvinfo`.
     unsafe extern "C" fn get_rxfh_key_size(dev: *mut ksys::net_device) -> u32 {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         E::get_rxfh_key_size(dev, data)
     }
 
@@ -726,14 +708,14 @@ impl<E: EthtoolOps> Table<E> {
     ) -> Rxfh<'_> {
         let indir_len = if E::HAS_GET_RXFH_INDIR_SIZE {
             // SAFETY: The function's contract.
-            let (dev, data) = unsafe { args::<E>(dev) };
+            let (dev, data) = unsafe { args::<E::Data>(dev) };
             E::get_rxfh_indir_size(dev, data) as usize
         } else {
             raw.indir_size as usize
         };
         let key_len = if E::HAS_GET_RXFH_KEY_SIZE {
             // SAFETY: The function's contract.
-            let (dev, data) = unsafe { args::<E>(dev) };
+            let (dev, data) = unsafe { args::<E::Data>(dev) };
             E::get_rxfh_key_size(dev, data) as usize
         } else {
             raw.key_size as usize
@@ -756,7 +738,7 @@ impl<E: EthtoolOps> Table<E> {
         // SAFETY: The function's contract; a valid struct for the call.
         let mut r = unsafe { Self::rxfh(dev, &mut *rxfh) };
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         from_result(|| E::get_rxfh(dev, data, &mut r).map(|()| 0))
     }
 
@@ -776,7 +758,7 @@ impl<E: EthtoolOps> Table<E> {
         // SAFETY: The function's contract.
         let mut r = unsafe { Self::rxfh(dev, raw) };
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         from_result(|| E::set_rxfh(dev, data, &mut r).map(|()| 0))
     }
 
@@ -785,7 +767,7 @@ impl<E: EthtoolOps> Table<E> {
     /// As for `get_drvinfo`.
     unsafe extern "C" fn get_sset_count(dev: *mut ksys::net_device, sset: c_int) -> c_int {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         let Some(set) = u32::try_from(sset).ok().and_then(StringSet::from_raw) else {
             return -(ksys::EOPNOTSUPP as c_int);
         };
@@ -800,7 +782,7 @@ impl<E: EthtoolOps> Table<E> {
     /// As for `get_drvinfo`; `buf` holds `get_sset_count(set)` strings.
     unsafe extern "C" fn get_strings(dev: *mut ksys::net_device, sset: u32, buf: *mut u8) {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         let Some(set) = StringSet::from_raw(sset) else {
             return;
         };
@@ -825,7 +807,7 @@ impl<E: EthtoolOps> Table<E> {
         buf: *mut u64,
     ) {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         // SAFETY: `stats` is valid and `buf` has `n_stats` counters, for the call.
         let buf = unsafe { slice::from_raw_parts_mut(buf, (*stats).n_stats as usize) };
         E::get_ethtool_stats(dev, data, buf);
@@ -839,7 +821,7 @@ impl<E: EthtoolOps> Table<E> {
         p: *mut kernel::bindings::ethtool_pauseparam,
     ) {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         let mut pp = PauseParam::default();
         E::get_pauseparam(dev, data, &mut pp);
         // SAFETY: A valid struct only this call writes.
@@ -857,7 +839,7 @@ impl<E: EthtoolOps> Table<E> {
         p: *mut kernel::bindings::ethtool_pauseparam,
     ) -> c_int {
         // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E>(dev) };
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
         // SAFETY: A valid struct for the call.
         let p = unsafe { &*p };
         let pp = PauseParam {

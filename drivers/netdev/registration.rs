@@ -26,6 +26,8 @@ use kernel::{
     types::ForeignOwnable,
 };
 
+use ksys::op;
+
 use crate::{
     skb::SkBuff,
     AddrList,
@@ -302,7 +304,7 @@ impl<T: DeviceOps> Registration<T> {
     /// The driver data.
     pub fn data(&self) -> DataRef<'_, T> {
         // SAFETY: The device has `T::Data` in its private area while `self` exists.
-        unsafe { data::<T>(self.device()) }
+        unsafe { data_of::<T::Data>(self.device()) }
     }
 
     /// Whether the device is registered.
@@ -388,30 +390,18 @@ impl<T: DeviceOps> Drop for Registration<T> {
     }
 }
 
-/// The driver data of `dev`.
+/// The driver data of `dev`, typed by the data type `D` of its `Registration` (every table
+/// of the device, `net_device_ops`, ethtool, DCB, UDP tunnels, reads it through here).
 ///
 /// # Safety
 ///
-/// `dev` must have `T::Data` in its private area (allocated by `Registration<T>`, or by a
-/// `Registration` whose data type is `T::Data`), not dropped during `'a`.
-pub(crate) unsafe fn data<'a, T: DeviceOps>(dev: &'a Device) -> DataRef<'a, T> {
+/// `dev` must have `D` in its private area (allocated by a `Registration` whose data type is
+/// `D`), not dropped during `'a`.
+pub(crate) unsafe fn data_of<'a, D: ForeignOwnable + 'a>(dev: &'a Device) -> D::Borrowed<'a> {
     // SAFETY: `dev` was allocated by `Registration`, so its private area is a `Priv`.
     let p = unsafe { ksys::netdev_priv(dev.as_raw()).cast::<Priv>() };
-    // SAFETY: The data is `T::Data`'s foreign form and is not taken back during `'a` (the
-    // caller's guarantee).
-    unsafe { T::Data::borrow((*p).data) }
-}
-
-/// The driver data of `dev`, for the other tables (ethtool, udp tunnel), typed by their
-/// `Data`.
-///
-/// # Safety
-///
-/// As for [`data`], with `D` the data type of the device's `Registration`.
-pub(crate) unsafe fn data_of<'a, D: ForeignOwnable + 'a>(dev: &'a Device) -> D::Borrowed<'a> {
-    // SAFETY: As in `data`.
-    let p = unsafe { ksys::netdev_priv(dev.as_raw()).cast::<Priv>() };
-    // SAFETY: As in `data`.
+    // SAFETY: The data is `D`'s foreign form and is not taken back during `'a` (the caller's
+    // guarantee).
     unsafe { D::borrow((*p).data) }
 }
 
@@ -422,17 +412,6 @@ pub(crate) const fn ops_table<T: DeviceOps>() -> &'static ksys::net_device_ops {
 
 /// The `net_device_ops` table of `T` and its callbacks.
 struct OpsTable<T>(PhantomData<T>);
-
-/// Expands to `Some(callback)` if the driver implements it, `None` otherwise.
-macro_rules! op {
-    ($has:expr, $f:expr) => {
-        if $has {
-            Some($f)
-        } else {
-            None
-        }
-    };
-}
 
 impl<T: DeviceOps> OpsTable<T> {
     const OPS: ksys::net_device_ops = ksys::net_device_ops {
@@ -463,7 +442,7 @@ impl<T: DeviceOps> OpsTable<T> {
     unsafe extern "C" fn open(dev: *mut ksys::net_device) -> c_int {
         // SAFETY: The stack passes a live device of this table, i.e. of `Registration<T>`,
         // whose data lives until after it is unregistered (and thus after the callback).
-        let (dev, data) = unsafe { args::<T>(dev) };
+        let (dev, data) = unsafe { args::<T::Data>(dev) };
         from_result(|| T::open(dev, data).map(|()| 0))
     }
 
@@ -472,7 +451,7 @@ impl<T: DeviceOps> OpsTable<T> {
     /// As for `open`.
     unsafe extern "C" fn stop(dev: *mut ksys::net_device) -> c_int {
         // SAFETY: As in `open`.
-        let (dev, data) = unsafe { args::<T>(dev) };
+        let (dev, data) = unsafe { args::<T::Data>(dev) };
         from_result(|| T::stop(dev, data).map(|()| 0))
     }
 
@@ -484,7 +463,7 @@ impl<T: DeviceOps> OpsTable<T> {
         dev: *mut ksys::net_device,
     ) -> ksys::netdev_tx_t {
         // SAFETY: As in `open`.
-        let (dev, data) = unsafe { args::<T>(dev) };
+        let (dev, data) = unsafe { args::<T::Data>(dev) };
         // SAFETY: The stack passes a valid skb and gives it to the driver unless the driver
         // returns `NETDEV_TX_BUSY`, in which case `Busy` gave it back untouched.
         let skb = unsafe { SkBuff::from_raw(skb) };
@@ -507,7 +486,7 @@ impl<T: DeviceOps> OpsTable<T> {
         features: ksys::netdev_features_t,
     ) -> ksys::netdev_features_t {
         // SAFETY: As in `open`.
-        let (dev, data) = unsafe { args::<T>(dev) };
+        let (dev, data) = unsafe { args::<T::Data>(dev) };
         // SAFETY: The stack owns the skb for the whole call; the borrowed handle is never
         // dropped (`ManuallyDrop`), so it is not freed.
         let skb = core::mem::ManuallyDrop::new(unsafe { SkBuff::from_raw(skb) });
@@ -522,7 +501,7 @@ impl<T: DeviceOps> OpsTable<T> {
         storage: *mut ksys::rtnl_link_stats64,
     ) {
         // SAFETY: As in `open`.
-        let (dev, data) = unsafe { args::<T>(dev) };
+        let (dev, data) = unsafe { args::<T::Data>(dev) };
         let mut stats = Stats64::default();
         T::get_stats64(dev, data, &mut stats);
         // SAFETY: The stack passes valid storage that only this call writes.
@@ -534,7 +513,7 @@ impl<T: DeviceOps> OpsTable<T> {
     /// As for `open`; called with the device's address lock held.
     unsafe extern "C" fn set_rx_mode(dev: *mut ksys::net_device) {
         // SAFETY: As in `open`.
-        let (dev, data) = unsafe { args::<T>(dev) };
+        let (dev, data) = unsafe { args::<T::Data>(dev) };
         // SAFETY: The address lock is held for the whole call, so the lists do not change.
         let (uc, mc) = unsafe {
             (
@@ -554,7 +533,7 @@ impl<T: DeviceOps> OpsTable<T> {
         mc: *mut ksys::netdev_hw_addr_list,
     ) -> c_int {
         // SAFETY: As in `open`.
-        let (dev, data) = unsafe { args::<T>(dev) };
+        let (dev, data) = unsafe { args::<T::Data>(dev) };
         // SAFETY: The snapshots are valid and unchanged for the call.
         let (uc, mc) = unsafe { (AddrList::from_raw(uc), AddrList::from_raw(mc)) };
         from_result(|| T::set_rx_mode_async(dev, data, &uc, &mc).map(|()| 0))
@@ -565,7 +544,7 @@ impl<T: DeviceOps> OpsTable<T> {
     /// As for `open`; `addr` is a `struct sockaddr` (the address in `sa_data`).
     unsafe extern "C" fn set_mac_address(dev: *mut ksys::net_device, addr: *mut c_void) -> c_int {
         // SAFETY: As in `open`.
-        let (dev, data) = unsafe { args::<T>(dev) };
+        let (dev, data) = unsafe { args::<T::Data>(dev) };
         let mut a: MacAddr = [0; 6];
         // SAFETY: The stack passes a `struct sockaddr` (or the larger `sockaddr_storage`),
         // whose `sa_data` holds at least `ETH_ALEN` bytes.
@@ -584,7 +563,7 @@ impl<T: DeviceOps> OpsTable<T> {
     /// As for `open`.
     unsafe extern "C" fn validate_addr(dev: *mut ksys::net_device) -> c_int {
         // SAFETY: As in `open`.
-        let (dev, data) = unsafe { args::<T>(dev) };
+        let (dev, data) = unsafe { args::<T::Data>(dev) };
         from_result(|| T::validate_addr(dev, data).map(|()| 0))
     }
 
@@ -593,7 +572,7 @@ impl<T: DeviceOps> OpsTable<T> {
     /// As for `open`.
     unsafe extern "C" fn change_mtu(dev: *mut ksys::net_device, new_mtu: c_int) -> c_int {
         // SAFETY: As in `open`.
-        let (dev, data) = unsafe { args::<T>(dev) };
+        let (dev, data) = unsafe { args::<T::Data>(dev) };
         from_result(|| {
             let mtu = u32::try_from(new_mtu).map_err(|_| EINVAL)?;
             T::change_mtu(dev, data, mtu).map(|()| 0)
@@ -605,7 +584,7 @@ impl<T: DeviceOps> OpsTable<T> {
     /// As for `open`.
     unsafe extern "C" fn tx_timeout(dev: *mut ksys::net_device, txqueue: c_uint) {
         // SAFETY: As in `open`.
-        let (dev, data) = unsafe { args::<T>(dev) };
+        let (dev, data) = unsafe { args::<T::Data>(dev) };
         T::tx_timeout(dev, data, txqueue);
     }
 
@@ -617,7 +596,7 @@ impl<T: DeviceOps> OpsTable<T> {
         features: ksys::netdev_features_t,
     ) -> ksys::netdev_features_t {
         // SAFETY: As in `open`.
-        let (dev, data) = unsafe { args::<T>(dev) };
+        let (dev, data) = unsafe { args::<T::Data>(dev) };
         T::fix_features(dev, data, Features::from_bits(features)).bits()
     }
 
@@ -629,24 +608,26 @@ impl<T: DeviceOps> OpsTable<T> {
         features: ksys::netdev_features_t,
     ) -> c_int {
         // SAFETY: As in `open`.
-        let (dev, data) = unsafe { args::<T>(dev) };
+        let (dev, data) = unsafe { args::<T::Data>(dev) };
         from_result(|| T::set_features(dev, data, Features::from_bits(features)).map(|()| 0))
     }
 }
 
-/// The device and driver data a callback of `T`'s tables receives.
+/// The device and driver data a callback of one of the device's tables receives (`D`: the
+/// data type of its `Registration`, e.g. `T::Data` of a [`DeviceOps`] or an ethtool, DCB or
+/// UDP tunnel table's `Data`).
 ///
 /// # Safety
 ///
-/// `dev` must be a device allocated by a `Registration` whose data type is `T::Data`, in a
+/// `dev` must be a device allocated by a `Registration` whose data type is `D`, in a
 /// callback the stack makes while the device is registered (or being registered or
 /// unregistered); the returned references must not outlive the callback.
-pub(crate) unsafe fn args<'a, T: DeviceOps>(
+pub(crate) unsafe fn args<'a, D: ForeignOwnable + 'a>(
     dev: *mut ksys::net_device,
-) -> (&'a Device, DataRef<'a, T>) {
+) -> (&'a Device, D::Borrowed<'a>) {
     // SAFETY: The caller's guarantee: allocated by `Registration`, live for the callback.
     let dev = unsafe { Device::from_raw(dev) };
     // SAFETY: The data is dropped only after `unregister_netdev()` has returned, i.e. after
     // every callback.
-    (dev, unsafe { data::<T>(dev) })
+    (dev, unsafe { data_of::<D>(dev) })
 }

@@ -13,7 +13,7 @@ use kernel::{
 };
 
 use crate::{
-    registration::data_of,
+    registration::args,
     Device, //
 };
 
@@ -146,10 +146,9 @@ impl<U: UdpTunnelNic> Info<U> {
         entry: c_uint,
         ti: *mut ksys::udp_tunnel_info,
     ) -> c_int {
-        // SAFETY: A registered device of a `Registration` whose data is `U::Data`.
-        let dev = unsafe { Device::from_raw(dev) };
-        // SAFETY: Its data lives until after it is unregistered, i.e. after the callback.
-        let data = unsafe { data_of::<U::Data>(dev) };
+        // SAFETY: A registered device of a `Registration` whose data is `U::Data`, in a
+        // callback.
+        let (dev, data) = unsafe { args::<U::Data>(dev) };
         from_result(|| U::set_port(dev, data, &Self::port(table, entry, ti)?).map(|()| 0))
     }
 
@@ -163,9 +162,7 @@ impl<U: UdpTunnelNic> Info<U> {
         ti: *mut ksys::udp_tunnel_info,
     ) -> c_int {
         // SAFETY: As in `set_port`.
-        let dev = unsafe { Device::from_raw(dev) };
-        // SAFETY: As in `set_port`.
-        let data = unsafe { data_of::<U::Data>(dev) };
+        let (dev, data) = unsafe { args::<U::Data>(dev) };
         from_result(|| U::unset_port(dev, data, &Self::port(table, entry, ti)?).map(|()| 0))
     }
 }

@@ -27,9 +27,12 @@
 //! failed). While the engine is busy, work waits for the next completion or, with nothing in
 //! flight, is retried a jiffy later.
 
-use core::sync::atomic::{
-    AtomicU64,
-    Ordering, //
+use core::{
+    num::NonZeroU32,
+    sync::atomic::{
+        AtomicU64,
+        Ordering, //
+    },
 };
 
 use dmaengine::{
@@ -388,14 +391,18 @@ impl EcDma {
         if d.k == 0 || d.n == 0 {
             return Err(EINVAL);
         }
-        let align = self.engine.caps().len_align;
+        // Divisors typed non-zero: no panic path in a client's (possibly atomic) call. (A
+        // division by a plain `u32` ends the function in a call to `panic_const_div_by_zero`,
+        // which objtool does not know as noreturn: "prep() falls through to next function".)
+        let align = NonZeroU32::new(self.engine.caps().len_align).ok_or(EINVAL)?;
         if d.len == 0 || d.len % align != 0 {
             return Err(EINVAL);
         }
         if matches!(d.op, Op::XorVal | Op::PqVal) {
             d.piece = SCRATCH;
         }
-        d.pieces = d.len.div_ceil(d.piece);
+        let piece = NonZeroU32::new(d.piece).ok_or(EINVAL)?;
+        d.pieces = d.len / piece + u32::from(d.len % piece != 0);
         if d.pieces > MAX_PIECES {
             return Err(EINVAL);
         }
