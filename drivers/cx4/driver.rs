@@ -8,6 +8,10 @@ use cx4_hw::pci::{
 };
 use kernel::{
     device::Core,
+    dma::{
+        self,
+        DmaMask, //
+    },
     pci,
     prelude::*,
     sync::Arc,
@@ -74,7 +78,11 @@ impl pci::Driver for Cx4Driver {
     ) -> impl PinInit<Self::Data<'bound>, Error> + 'bound {
         pdev.enable_device_mem()?;
         pdev.set_master();
-        kapi::set_dma_mask_64(pdev)?;
+        // SAFETY: In probe, before this driver made any DMA allocation or mapping for the
+        // device: nothing runs concurrently with the mask change.
+        #[allow(unsafe_code)]
+        let mask = unsafe { dma::Device::dma_set_mask_and_coherent(pdev, DmaMask::new::<64>()) };
+        mask?;
         let timeout = Delta::from_millis(crate::cmd_timeout_ms().into());
         let function = Function::new(pdev, chip.name(), timeout, crate::auto_recover())
             .inspect_err(|e| {

@@ -145,9 +145,14 @@ impl Function {
         let health = EnHealth::new()?;
         let hca = Layers::load(pdev, chip, timeout, &health)?;
         let fw = hca.fw_info();
+        // SAFETY: `Function` is the driver's data for `pdev`: unbind stops it (`Function::stop`
+        // cancels the watcher, the only deferred user of `dev`) and drops it before unbind
+        // completes; a failed probe drops it before probe returns.
+        #[allow(unsafe_code)]
+        let dev = unsafe { BoundDevice::new(pdev.as_ref()) };
         let this = Arc::pin_init(
             try_pin_init!(Self {
-                dev: BoundDevice::new(pdev.as_ref()),
+                dev,
                 chip,
                 timeout,
                 auto_recover,

@@ -16,8 +16,8 @@
 //!   ([`BhBackend`]), for state shared by process context and softirqs.
 //! - [`coherent_read`], [`coherent_write`]: volatile copies, eight or four bytes wide where
 //!   aligned (a 4-byte doorbell record is one store).
-//! - [`set_dma_mask_64`], [`try_reset_function`], [`num_online_cpus`], [`flush_work`],
-//!   [`flush_delayed_work`]: one C call each.
+//! - [`try_reset_function`], [`num_online_cpus`], [`flush_work`], [`flush_delayed_work`]: one
+//!   C call each.
 //! - [`BoundDevice`]: a device reference that work items and interrupt handlers hold to use
 //!   APIs that need a `&Device<Bound>`.
 //! - [`DebugfsRoot`]: the module's debugfs directory, until the `kernel` crate has
@@ -32,8 +32,7 @@
 //!   [`coherent_write`], [`num_online_cpus`], [`BoundDevice::get`], [`BoundDevice::dev`],
 //!   [`IrqLine::handler`], [`MsixVectors::count`]. [`IrqHandler::handle`] is called in hard
 //!   interrupt context.
-//! - Process context (they may sleep): [`set_dma_mask_64`] (probe, before any DMA
-//!   allocation), [`MsixVectors::alloc`], [`IrqLine::request`], [`try_reset_function`],
+//! - Process context (they may sleep): [`MsixVectors::alloc`], [`IrqLine::request`], [`try_reset_function`],
 //!   [`flush_work`] and [`flush_delayed_work`] (not from the work item itself, nor holding a
 //!   lock it takes), and dropping an [`IrqLine`] (it waits for a running handler, so not from
 //!   that handler) or the last reference to [`MsixVectors`].
@@ -42,9 +41,11 @@
 //!
 //! # Safety
 //!
-//! Every `unsafe` block and `unsafe impl` carries a comment arguing why it is sound; nothing
-//! exported is `unsafe` to call. A driver that uses this crate for these APIs needs no `unsafe` of its
-//! own (cx4's driver crate is `#![forbid(unsafe_code)]`).
+//! Every `unsafe` block and `unsafe impl` carries a comment arguing why it is sound. One
+//! function is `unsafe` to call, because its contract is the caller's to keep and no type here
+//! can prove it: [`BoundDevice::new`] (its holders gone before unbind); the caller writes its
+//! safety argument at the call site, as for the `kernel` crate's own
+//! `dma_set_mask_and_coherent`.
 
 pub mod barrier;
 
@@ -58,14 +59,9 @@ use kernel::{
     bindings,
     device::{
         self,
-        Bound,
-        Core, //
+        Bound, //
     },
-    dma::{
-        self,
-        Coherent,
-        DmaMask, //
-    },
+    dma::Coherent,
     error::to_result,
     ffi::{
         c_char,
@@ -96,14 +92,6 @@ fn pci_dev_ptr<Ctx: device::DeviceContext>(pdev: &pci::Device<Ctx>) -> *mut bind
     ptr::from_ref(pdev).cast::<bindings::pci_dev>().cast_mut()
 }
 
-/// Sets 64-bit streaming and coherent DMA masks; called once from probe, before any DMA
-/// allocation.
-pub fn set_dma_mask_64(pdev: &pci::Device<Core<'_>>) -> Result {
-    // SAFETY: Called from probe before the driver made any DMA allocation or mapping for this
-    // device, so nothing runs concurrently with the mask change.
-    unsafe { dma::Device::dma_set_mask_and_coherent(pdev, DmaMask::new::<64>()) }
-}
-
 /// A device reference that deferred contexts (work items, interrupt handlers) use to allocate
 /// DMA memory, which needs proof that the device is bound.
 ///
@@ -116,7 +104,14 @@ pub struct BoundDevice(ARef<device::Device>);
 
 impl BoundDevice {
     /// Takes a reference while the device is known to be bound.
-    pub fn new(dev: &device::Device<Bound>) -> Self {
+    ///
+    /// # Safety
+    ///
+    /// The caller keeps the type's contract: the `BoundDevice` (and every clone) is dropped, or
+    /// no longer used, before `dev`'s driver unbinds — every object holding it is torn down
+    /// (interrupts freed, work flushed, registrations gone) in the driver's unbind and in
+    /// every probe failure path. [`BoundDevice::get`] relies on it.
+    pub unsafe fn new(dev: &device::Device<Bound>) -> Self {
         let normal: &device::Device = dev;
         Self(normal.into())
     }

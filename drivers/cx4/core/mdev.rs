@@ -108,14 +108,19 @@ impl Mdev {
         timeout: Delta,
     ) -> Result<impl PinInit<Self, Error>> {
         let geo = bar.cmdq_size()?;
-        let cmdq = Cmdq::new(
-            BoundDevice::new(pdev.as_ref()),
-            bar.clone(),
-            geo.log_size,
-            geo.log_stride,
-            timeout,
-        )?;
-        let dev = BoundDevice::new(pdev.as_ref());
+        // SAFETY: The `Mdev` and its command queue hold these references. Both belong to the
+        // function's loaded layers (layers.rs), which `Function` drops in unbind and in every
+        // failed probe or reload, after the layers above the core are gone and the core's
+        // interrupts are freed and its work flushed (`Hca`'s teardown); no `Arc<Mdev>` is
+        // handed to anything that outlives them.
+        #[allow(unsafe_code)]
+        let (cmdq_dev, dev) = unsafe {
+            (
+                BoundDevice::new(pdev.as_ref()),
+                BoundDevice::new(pdev.as_ref()),
+            )
+        };
+        let cmdq = Cmdq::new(cmdq_dev, bar.clone(), geo.log_size, geo.log_stride, timeout)?;
         Ok(try_pin_init!(Self {
             dev,
             bar,
