@@ -210,7 +210,7 @@ impl Hca {
         let t0 = thread_cpu_ns();
         self.path.sq_doorbells += 1;
         self.execute_sq(bus, page, sqn);
-        if self.pause.held().0 > 0 || self.pause.any_paused() {
+        if self.port.pausing() {
             self.pause_tick(bus);
         }
         self.path.tx_ns += thread_cpu_ns().saturating_sub(t0);
@@ -218,7 +218,7 @@ impl Hca {
 
     /// Executes SQ `sqn` from its consumer counter to the producer counter in its doorbell
     /// record; stops (the SQ stalls, the WQE stays pending) at a WQE whose frame has a
-    /// priority the link partner paused (`pfc.rs`).
+    /// priority the link partner paused (`port.rs`).
     pub(crate) fn execute_sq(&mut self, bus: &mut Bus, page: u32, sqn: u32) {
         let Some(sq) = self.fw.sq(sqn) else {
             log::warn!("SQ doorbell on UAR {page} for SQ {sqn:#x} that does not exist, ignored");
@@ -246,7 +246,7 @@ impl Hca {
             parse: parse_config(&self.fw).for_tx(),
             max_frame: max_frame(&self.fw) + 4,
             max_lso: 1usize << self.fw.caps.eth("max_lso_cap").clamp(10, 18),
-            superframes: self.port.as_ref().is_some_and(|p| p.carries_superframes()),
+            superframes: self.port.wire().is_some_and(|p| p.carries_superframes()),
         };
         let up = self.fw.regs.oper_up();
         let mut in_error = state == QueueState::Err;
@@ -327,9 +327,9 @@ impl Hca {
                 }
             };
             if let TxStep::Sent { output, .. } = &step {
-                if self.pause.any_paused() && self.tx_blocked(&first_frame_head(output)) {
+                if self.port.tx_blocked(&self.fw, &first_frame_head(output)) {
                     log::debug!("SQ {sqn:#x} WQE {wqe_counter:#x}: priority paused, SQ stalls");
-                    self.pause.stalled.insert((page, sqn));
+                    self.port.stall(page, sqn);
                     break;
                 }
             }
@@ -371,7 +371,7 @@ impl Hca {
     /// superframe when the port carries them (`eth::gso`; a refused superframe goes as
     /// segments). The counters count the frames either way.
     fn transmit(&mut self, output: &Output, up: bool) {
-        let port = self.port.clone();
+        let port = self.port.wire().cloned();
         let mut whole = false;
         let (frame, sf) = match output {
             Output::Segments {
@@ -490,7 +490,7 @@ impl Hca {
     /// scatter, CQE. Frames that cannot be delivered are dropped and counted.
     pub fn receive(&mut self, bus: &mut Bus, frame: &[u8]) {
         let t0 = thread_cpu_ns();
-        if self.pause.held().0 > 0 {
+        if self.port.holding() {
             // Frames held earlier go first (their RQs may have WQEs now).
             self.pause_tick(bus);
         }
@@ -625,7 +625,7 @@ impl Hca {
             return false;
         }
         let lossless = !draining && self.fw.regs.qos.sends_pause_for(prio);
-        if lossless && (empty || self.pause.holds_for(rqn)) {
+        if lossless && (empty || self.port.holds_for(rqn)) {
             let held = crate::pause::Held {
                 prio,
                 tirn,
@@ -633,7 +633,7 @@ impl Hca {
                 flow_tag,
                 frame: frame.to_vec(),
             };
-            if self.hold_frame(held) {
+            if self.port.hold_frame(&mut self.fw, held) {
                 return true;
             }
             if !empty {
@@ -791,9 +791,7 @@ impl Hca {
 
     /// Attaches the port's wire.
     pub fn attach(&mut self, port: Arc<dyn Port>) {
-        let up = port.carrier();
-        self.port = Some(port);
-        self.fw.regs.carrier = up;
+        self.fw.regs.carrier = self.port.attach(port);
     }
 }
 

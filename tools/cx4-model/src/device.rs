@@ -267,7 +267,11 @@ impl Device {
     /// The port's DCB state for the control socket's `qos` command, one line (see
     /// [`crate::fw::qos::QosState::line`]).
     pub fn qos_line(&self) -> String {
-        format!("{} {}", self.hca.fw.regs.qos.line(), self.hca.pause_line())
+        format!(
+            "{} {}",
+            self.hca.fw.regs.qos.line(),
+            self.hca.port.pause_line(&self.hca.fw)
+        )
     }
 
     /// The RoCE state for the control socket's `roce` command, one line (see
@@ -479,7 +483,7 @@ impl Device {
     }
 
     /// When the wire thread must call [`Device::wire_tick`] even if the segment stays quiet:
-    /// the pause timer (`pfc.rs`), a RoCE requester's ACK or RNR timer, a frame the
+    /// the pause timer (`port.rs`), a RoCE requester's ACK or RNR timer, a frame the
     /// `roce-wire` fault holds back.
     pub fn wire_deadline(&self) -> Option<std::time::Duration> {
         self.hca

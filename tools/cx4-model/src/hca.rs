@@ -1,36 +1,40 @@
-//! The function behind BAR0: the firmware (command interface, objects, event queues), the NIC
-//! data path (send queues, steering, receive queues; `datapath.rs`, `striding.rs`, `pfc.rs`),
-//! the RoCE engine (`roce/`) and the port's wire.
+//! The function behind BAR0 and where its parts meet: the firmware (`fw/`: command interface,
+//! objects, event queues), the NIC data path (send queues, steering, receive queues;
+//! `datapath.rs`, `striding.rs`), the RoCE engine (`roce/`) and the [`Port`] (`port.rs`: the
+//! wire and its flow control).
 //!
 //! [`Hca`] is a passive part: every method that touches guest memory, raises an interrupt or
 //! consults the fault plan takes the [`Bus`] per call from [`crate::device::Device`], which owns
 //! it once. Nothing here names the device; the device (and the runtime's threads through it)
-//! calls in.
+//! calls in. The [`Port`] keeps its fields private and takes the firmware (its registers and
+//! counters) per call; this file composes it with the data path (pause timer, stalled SQs,
+//! held frames).
 
-use std::sync::Arc;
+use std::{
+    collections::{BTreeSet, VecDeque},
+    time::Instant,
+};
 
 use crate::{
     bus::Bus,
     config::{Chip, Config},
+    eth::{frame, pause::MacControl},
     fw::{CapProfile, Firmware},
     pages::Pages,
     path_stats::PathStats,
-    pause::PortPause,
+    port::Port,
     roce::engine::Engine,
-    rx_merges::RxMerges,
-    wire::Port, //
+    rx_merges::RxMerges, //
 };
 
 /// The function's parts below the PCI and BAR0 surface.
 pub struct Hca {
     /// The firmware.
     pub(crate) fw: Firmware,
-    /// The port's wire (`--tap`); frames sent without one go nowhere.
-    pub(crate) port: Option<Arc<dyn Port>>,
+    /// The port: its wire and its pause state.
+    pub(crate) port: Port,
     /// Data-path statistics.
     pub(crate) path: PathStats,
-    /// Pause state of the port (paused priorities, held frames, XOFFs).
-    pub(crate) pause: PortPause,
     /// The RoCE engine's per-QP state (`roce::engine`).
     pub(crate) roce: Engine,
     /// LRO merges open on striding RQs.
@@ -44,9 +48,8 @@ impl Hca {
     pub fn new(cfg: &Config) -> Self {
         Hca {
             fw: firmware(cfg),
-            port: None,
+            port: Default::default(),
             path: Default::default(),
-            pause: Default::default(),
             roce: Default::default(),
             merges: Default::default(),
             seed: cfg.seed,
@@ -57,7 +60,7 @@ impl Hca {
     /// path and the RoCE engine drop everything in flight. The port stays attached.
     pub fn reset(&mut self, bus: &Bus) {
         self.fw.reset();
-        self.pause = Default::default();
+        self.port.reset();
         self.roce = Default::default();
         self.merges = Default::default();
         if bus.faults.roce_wire.is_some() {
@@ -76,6 +79,82 @@ impl Hca {
         } else {
             self.roce_wire_flush(bus);
         }
+    }
+
+    /// A received MAC control frame: the port counts and honours it; a pause it ends runs the
+    /// stalled SQs again.
+    pub(crate) fn mac_control(&mut self, bus: &mut Bus, mc: MacControl) {
+        if self.port.mac_control(&mut self.fw, mc) {
+            self.resume_stalled(bus);
+        }
+    }
+
+    /// Runs the SQs stalled on a pause again (those that still exist), and sends the RoCE
+    /// frames the pause held back (`roce::congestion`).
+    fn resume_stalled(&mut self, bus: &mut Bus) {
+        self.roce_gate_release(crate::clock::now_ns());
+        let stalled: BTreeSet<(u32, u32)> = self.port.take_stalled();
+        for (page, sqn) in stalled {
+            if self.fw.sq(sqn).is_some() {
+                self.execute_sq(bus, page, sqn);
+            }
+        }
+    }
+
+    /// The pause timer: ends expired pauses (running stalled SQs again), delivers held frames
+    /// whose RQs have WQEs now, sends XON for slots with nothing held and refreshes the XOFF
+    /// of the others before the partner's pause runs out (`port.rs`). The wire thread calls
+    /// it at [`Hca::pause_deadline`], and every received frame and SQ doorbell does.
+    pub fn pause_tick(&mut self, bus: &mut Bus) {
+        let now = Instant::now();
+        // Ends an `rx-starve` whose time is up (and logs it), even with nothing held.
+        bus.faults.rx_starved();
+        if self.port.expire(&mut self.fw, now) {
+            self.resume_stalled(bus);
+        }
+        if self.port.holding() {
+            self.drain_held(bus);
+            if !self.merges.defer {
+                self.close_merges(bus);
+            }
+        }
+        self.port.refresh_xoffs(&mut self.fw, now);
+    }
+
+    /// Delivers held frames in order, per RQ, while their RQs have WQEs.
+    fn drain_held(&mut self, bus: &mut Bus) {
+        let cfg = crate::datapath::parse_config(&self.fw);
+        let mut blocked = BTreeSet::new();
+        let mut rest = VecDeque::new();
+        for h in self.port.take_held() {
+            if blocked.contains(&h.rqn) {
+                rest.push_back(h);
+                continue;
+            }
+            let Ok(hdrs) = frame::parse(&h.frame, &cfg) else {
+                continue;
+            };
+            if !self.deliver_via_tir(bus, &h.frame, &hdrs, h.tirn, h.flow_tag, h.prio, true, 1) {
+                blocked.insert(h.rqn);
+                rest.push_back(h);
+            }
+        }
+        self.port.put_back(rest);
+    }
+
+    /// How long the wire thread may wait before [`Hca::pause_tick`] is due (`port.rs`).
+    pub fn pause_deadline(&self, bus: &Bus) -> Option<std::time::Duration> {
+        self.port.pause_deadline(&self.fw, bus)
+    }
+
+    /// The port's speed in bit/s (PTYS operational protocol; 10 Gb/s if unknown).
+    pub fn link_bps(&self) -> u64 {
+        self.port.link_bps(&self.fw)
+    }
+
+    /// The priority of `frame` under the port's trust state.
+    pub fn frame_prio(&self, frame: &[u8]) -> u8 {
+        self.port.frame_prio(&self.fw, frame)
     }
 }
 

@@ -25,7 +25,7 @@ pub mod pages;
 pub mod path_stats;
 pub mod pause;
 pub mod pci_cfg;
-pub mod pfc;
+pub mod port;
 pub mod roce;
 pub mod runtime;
 pub mod rx_merges;

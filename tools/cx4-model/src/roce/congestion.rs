@@ -1,9 +1,9 @@
 //! Congestion on the RoCE engine's wire: where the DCQCN reaction point (`dcqcn.rs`), the
 //! notification point (`cnp.rs`), the firmware's congestion state (`fw::cong`) and the port's
-//! PFC pause state (`pause.rs`, `pfc.rs`) meet the engine's send and receive paths.
+//! PFC pause state (`pause.rs`, `port.rs`) meet the engine's send and receive paths.
 //!
 //! Send, for every request packet of an RC or UC QP ([`Hca::roce_send_request`]):
-//! - its priority is the frame's, as the port classifies it (`Hca::frame_prio`: trust PCP
+//! - its priority is the frame's, as the port classifies it (`Port::frame_prio`: trust PCP
 //!   → the VLAN PCP mlx5_ib puts the path's `sl` in, untagged 0; trust DSCP → QPDPM of the
 //!   path's DSCP), the same rule as the Ethernet SQs;
 //! - with the reaction point enabled for that priority the packet is ECN-capable: ECT(0),
@@ -15,7 +15,7 @@
 //!   CNPs) waits only for a pause of its priority ([`Hca::roce_pfc_gate`]).
 //! - Waiting packets leave at [`Hca::roce_gate_release`]: from `roce_tick` (the wire thread
 //!   wakes at the limiter's next send time, [`CongEngine::next_release`]) and when a pause
-//!   ends (`pfc.rs` runs the stalled SQs and this). A QP whose request packets wait runs no
+//!   ends (`Hca::pause_tick` runs the stalled SQs and this). A QP whose request packets wait runs no
 //!   ACK timer (`Engine::next_deadline` skips it) and restarts it when they leave
 //!   (`Requester::departed`): a packet that has not left cannot be lost. Real ConnectX does
 //!   the same by construction — its transport timer starts at transmission, and a paused or
@@ -34,7 +34,6 @@
 //! gate and, as requests, the QP's rate limiter.
 
 use std::collections::{BTreeSet, VecDeque};
-use std::time::Instant;
 
 use crate::hca::Hca;
 
@@ -65,7 +64,7 @@ fn frame_ecn(f: &[u8]) -> Option<Ecn> {
 impl Hca {
     /// Whether RoCE frames of priority `prio` may not leave now (a pause from the partner).
     pub(super) fn roce_paused(&self, prio: u8) -> bool {
-        self.pause.any_paused() && self.pause.is_paused(prio, Instant::now())
+        self.port.is_paused(prio)
     }
 
     /// The port's speed in kb/s, the reaction point's highest rate.
@@ -140,7 +139,7 @@ impl Hca {
     /// A RoCE frame on its way to the wire: `Some` to send it now, `None` when a pause of its
     /// priority (or earlier frames of that priority waiting) keeps it back.
     pub(super) fn roce_pfc_gate(&mut self, frame: Vec<u8>) -> Option<Vec<u8>> {
-        if !self.pause.any_paused() && self.roce.cong.waiting.is_empty() {
+        if !self.port.any_paused() && self.roce.cong.waiting.is_empty() {
             return Some(frame);
         }
         let prio = self.frame_prio(&frame);

@@ -640,7 +640,7 @@ impl Hca {
         }
         let mut dmac = [0u8; 6];
         dmac.copy_from_slice(&frame[..6]);
-        if let Some(p) = &self.port {
+        if let Some(p) = self.port.wire() {
             if let Err(e) = p.send(&frame) {
                 log::debug!("{}: send failed: {e}", p.name());
             }
