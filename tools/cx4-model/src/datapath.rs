@@ -196,7 +196,7 @@ impl Hca {
             return true;
         }
         let sqn = u32::from_be_bytes([data[4], data[5], data[6], data[7]]) >> 8;
-        if self.fw.sq(sqn).is_none() && self.qp_doorbell(bus, page, sqn) {
+        if self.fw.sq(sqn).is_none() && self.roce_at().qp_doorbell(bus, page, sqn) {
             return true;
         }
         self.sq_doorbell(bus, page, sqn);
@@ -500,14 +500,8 @@ impl Hca {
         }
         // A busy segment must not starve the RoCE timers the wire thread wakes for.
         let now = crate::clock::now_ns();
-        if self
-            .roce
-            .qps
-            .values()
-            .any(|q| q.deadline().is_some_and(|d| d <= now))
-            || self.roce.wire.next_release().is_some_and(|t| t <= now)
-        {
-            self.roce_tick(bus);
+        if self.roce.timers_due(now) {
+            self.roce_at().roce_tick(bus);
         }
         self.path.rx_ns += thread_cpu_ns().saturating_sub(t0);
     }
@@ -530,7 +524,7 @@ impl Hca {
         }
         // RoCE (v2 over UDP 4791, or v1 over EtherType 0x8915) to one of the port's GIDs: the
         // RDMA receive path, which the netdev never sees.
-        if self.roce_receive(bus, frame) {
+        if self.roce_at().roce_receive(bus, frame) {
             return;
         }
         let h = match frame::parse(frame, &parse_config(&self.fw)) {

@@ -160,7 +160,7 @@ impl Device {
                 }
                 self.health_persist = false;
                 self.bus.faults.add(f);
-                self.hca.roce_wire_flush(&mut self.bus);
+                self.hca.roce_at().roce_wire_flush(&mut self.bus);
             }
             Fault::RoceWire(_) => {
                 self.bus.faults.add(f);
@@ -218,7 +218,7 @@ impl Device {
             }
         }
         // QP transitions the commands made reach the RoCE engine (a 2ERR flushes now).
-        self.hca.roce_sync(&mut self.bus);
+        self.hca.roce_at().roce_sync(&mut self.bus);
         if done != 0 && events {
             let mut eqe = new_event(event_type::CMD, 0);
             eqe.cmd_mut().set_vector(done);
@@ -261,7 +261,7 @@ impl Device {
             self.hca.fw.cq_timers.released,
             self.hca.path.line()
         ) + " "
-            + &self.hca.roce.stats.line()
+            + &self.hca.roce.stats().line()
     }
 
     /// The port's DCB state for the control socket's `qos` command, one line (see
@@ -281,9 +281,9 @@ impl Device {
         format!(
             "{} {}; {}; {}",
             self.hca.fw.rdma.line(),
-            self.hca.roce.stats.line(),
+            self.hca.roce.stats().line(),
             self.hca.fw.cong.line(),
-            self.hca.roce.cong.line()
+            self.hca.roce.cong().line()
         )
     }
 
@@ -496,7 +496,7 @@ impl Device {
     /// The wire thread's timers: pause expiry and the RoCE engine's.
     pub fn wire_tick(&mut self) {
         self.hca.pause_tick(&mut self.bus);
-        self.hca.roce_tick(&mut self.bus);
+        self.hca.roce_at().roce_tick(&mut self.bus);
     }
 
     /// A burst of received frames starts: LRO merges stay open over it.

@@ -23,7 +23,7 @@ use crate::{
     pages::Pages,
     path_stats::PathStats,
     port::Port,
-    roce::engine::Engine,
+    roce::{Roce, RoceEngine},
     rx_merges::RxMerges, //
 };
 
@@ -35,12 +35,10 @@ pub struct Hca {
     pub(crate) port: Port,
     /// Data-path statistics.
     pub(crate) path: PathStats,
-    /// The RoCE engine's per-QP state (`roce::engine`).
-    pub(crate) roce: Engine,
+    /// The RoCE engine (`roce/`).
+    pub(crate) roce: RoceEngine,
     /// LRO merges open on striding RQs.
     pub(crate) merges: RxMerges,
-    /// The `--seed` the `roce-wire` fault's draws start from.
-    seed: u32,
 }
 
 impl Hca {
@@ -50,9 +48,8 @@ impl Hca {
             fw: firmware(cfg),
             port: Default::default(),
             path: Default::default(),
-            roce: Default::default(),
+            roce: RoceEngine::new(cfg.seed),
             merges: Default::default(),
-            seed: cfg.seed,
         }
     }
 
@@ -61,13 +58,10 @@ impl Hca {
     pub fn reset(&mut self, bus: &Bus) {
         self.fw.reset();
         self.port.reset();
-        self.roce = Default::default();
+        // The `roce-wire` fault stays (like rx-starve); what it held is gone with everything
+        // in flight and the draws start again from the seed.
+        self.roce.reset(bus.faults.roce_wire.is_some());
         self.merges = Default::default();
-        if bus.faults.roce_wire.is_some() {
-            // The fault stays (like rx-starve); what it held is gone with everything in flight
-            // and the draws start again from the seed.
-            self.roce.wire.seed(self.seed);
-        }
     }
 
     /// The `roce-wire` fault was set or changed: the draws start again from the seed, or,
@@ -75,9 +69,9 @@ impl Hca {
     pub fn roce_wire_fault_changed(&mut self, bus: &mut Bus) {
         if bus.faults.roce_wire.is_some() {
             // Reproducible draws: the same spec on the same `--seed` does the same.
-            self.roce.wire.seed(self.seed);
+            self.roce.reseed();
         } else {
-            self.roce_wire_flush(bus);
+            self.roce_at().roce_wire_flush(bus);
         }
     }
 
@@ -92,7 +86,7 @@ impl Hca {
     /// Runs the SQs stalled on a pause again (those that still exist), and sends the RoCE
     /// frames the pause held back (`roce::congestion`).
     fn resume_stalled(&mut self, bus: &mut Bus) {
-        self.roce_gate_release(crate::clock::now_ns());
+        self.roce_at().roce_gate_release(crate::clock::now_ns());
         let stalled: BTreeSet<(u32, u32)> = self.port.take_stalled();
         for (page, sqn) in stalled {
             if self.fw.sq(sqn).is_some() {
@@ -145,6 +139,16 @@ impl Hca {
     /// How long the wire thread may wait before [`Hca::pause_tick`] is due (`port.rs`).
     pub fn pause_deadline(&self, bus: &Bus) -> Option<std::time::Duration> {
         self.port.pause_deadline(&self.fw, bus)
+    }
+
+    /// The RoCE engine at work, lent the firmware, the port and the data path's counters.
+    pub(crate) fn roce_at(&mut self) -> Roce<'_> {
+        self.roce.at(&mut self.fw, &self.port, &mut self.path)
+    }
+
+    /// When [`Roce::roce_tick`] is next due, from now (`roce/mod.rs`).
+    pub fn roce_deadline(&self) -> Option<std::time::Duration> {
+        self.roce.deadline(&self.port)
     }
 
     /// The port's speed in bit/s (PTYS operational protocol; 10 Gb/s if unknown).

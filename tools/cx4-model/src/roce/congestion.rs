@@ -2,7 +2,7 @@
 //! notification point (`cnp.rs`), the firmware's congestion state (`fw::cong`) and the port's
 //! PFC pause state (`pause.rs`, `port.rs`) meet the engine's send and receive paths.
 //!
-//! Send, for every request packet of an RC or UC QP ([`Hca::roce_send_request`]):
+//! Send, for every request packet of an RC or UC QP ([`Roce::roce_send_request`]):
 //! - its priority is the frame's, as the port classifies it (`Port::frame_prio`: trust PCP
 //!   → the VLAN PCP mlx5_ib puts the path's `sl` in, untagged 0; trust DSCP → QPDPM of the
 //!   path's DSCP), the same rule as the Ethernet SQs;
@@ -12,8 +12,8 @@
 //! - it leaves at once unless the priority is paused by the link partner (PFC XOFF, or an
 //!   802.3x pause), the QP's rate limiter holds it back, or earlier packets of the QP wait;
 //!   then it waits, in order, in [`CongEngine`]. Every other RoCE frame (responses, ACKs, UD,
-//!   CNPs) waits only for a pause of its priority ([`Hca::roce_pfc_gate`]).
-//! - Waiting packets leave at [`Hca::roce_gate_release`]: from `roce_tick` (the wire thread
+//!   CNPs) waits only for a pause of its priority ([`Roce::roce_pfc_gate`]).
+//! - Waiting packets leave at [`Roce::roce_gate_release`]: from `roce_tick` (the wire thread
 //!   wakes at the limiter's next send time, [`CongEngine::next_release`]) and when a pause
 //!   ends (`Hca::pause_tick` runs the stalled SQs and this). A QP whose request packets wait runs no
 //!   ACK timer (`Engine::next_deadline` skips it) and restarts it when they leave
@@ -22,7 +22,7 @@
 //!   rate-limited QP does not transmit. Frames of a QP that was destroyed, reset or went to
 //!   error meanwhile are dropped.
 //!
-//! Receive ([`Hca::roce_congestion_rx`], before the transport sees the packet): a CNP goes
+//! Receive ([`Roce::roce_congestion_rx`], before the transport sees the packet): a CNP goes
 //! to the reaction point of the QP it names (handled, or ignored when the RP is disabled
 //! for its priority or the QP has no RC/UC requester) and goes no further; a CE-marked
 //! request on a priority with the NP enabled is counted and answered with a CNP (`cnp.rs`),
@@ -35,7 +35,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use crate::hca::Hca;
+use super::Roce;
 
 use super::cnp;
 use super::cong_state::Waiting;
@@ -61,7 +61,7 @@ fn frame_ecn(f: &[u8]) -> Option<Ecn> {
     Some(Ecn::from_tos(tc))
 }
 
-impl Hca {
+impl Roce<'_> {
     /// Whether RoCE frames of priority `prio` may not leave now (a pause from the partner).
     pub(super) fn roce_paused(&self, prio: u8) -> bool {
         self.port.is_paused(prio)
@@ -69,7 +69,12 @@ impl Hca {
 
     /// The port's speed in kb/s, the reaction point's highest rate.
     fn line_kbps(&self) -> u64 {
-        self.link_bps() / 1000
+        self.port.link_bps(self.fw) / 1000
+    }
+
+    /// The priority of `frame` under the port's trust state.
+    fn frame_prio(&self, frame: &[u8]) -> u8 {
+        self.port.frame_prio(self.fw, frame)
     }
 
     /// Keeps `rp_cur_flows` with the limiters.
