@@ -1,7 +1,8 @@
-//! The function behind BAR0 and where its parts meet: the firmware (`fw/`: command interface,
-//! objects, event queues), the NIC data path (send queues, steering, receive queues;
-//! `datapath.rs`, `striding.rs`), the RoCE engine (`roce/`) and the [`Port`] (`port.rs`: the
-//! wire and its flow control).
+//! The function behind BAR0 and where its parts meet: the [`Firmware`] (`fw/`: command
+//! interface, objects, event queues — the state the other parts share, lent to them per
+//! call), the NIC data path (send queues, steering, receive queues; `datapath.rs`,
+//! `striding.rs`, still `impl Hca`), the [`RoceEngine`] (`roce/`) and the [`Port`] (`port.rs`:
+//! the wire and its flow control).
 //!
 //! [`Hca`] is a passive part: every method that touches guest memory, raises an interrupt or
 //! consults the fault plan takes the [`Bus`] per call from [`crate::device::Device`], which owns
