@@ -2,6 +2,8 @@
 //! CQEs in guest memory; a wire frame → drop reasons; and a seeded fuzzer that throws
 //! random WQEs, doorbell records, doorbells and frames at the device.
 
+use std::sync::Arc;
+
 use super::*;
 use crate::{
     config::Config,
@@ -286,7 +288,7 @@ fn lso_output_goes_as_one_superframe_where_the_port_carries_them() {
     let (mut d, _) = device();
     let port = Arc::new(Loopback::with_superframes());
     d.attach(port.clone());
-    d.transmit(&output(), true);
+    d.nic_at().transmit(&output(), true);
     let sf = port.take_superframes();
     assert_eq!(sf.len(), 1);
     assert_eq!((sf[0].0.mss, sf[0].1.len()), (1448, 5000));
@@ -295,14 +297,14 @@ fn lso_output_goes_as_one_superframe_where_the_port_carries_them() {
     assert_eq!(d.path.tx_bytes, 4 * 54 + 5000);
     // One that does not: the four segments.
     let (mut d, port) = device();
-    d.transmit(&output(), true);
+    d.nic_at().transmit(&output(), true);
     assert_eq!(port.take().len(), 4);
     assert_eq!((d.path.tx_frames, d.path.tx_superframes), (4, 0));
     // Link down: nothing on the wire either way.
     let (mut d, _) = device();
     let port = Arc::new(Loopback::with_superframes());
     d.attach(port.clone());
-    d.transmit(&output(), false);
+    d.nic_at().transmit(&output(), false);
     assert!(port.take_superframes().is_empty() && port.take().is_empty());
     assert_eq!(d.path.tx_link_down, 4);
 }

@@ -501,7 +501,7 @@ impl Device {
 
     /// A burst of received frames starts: LRO merges stay open over it.
     pub fn rx_burst_begin(&mut self) {
-        self.hca.merges.defer = true;
+        self.hca.nic.set_defer(true);
     }
 
     /// A frame from the wire with its vnet offload metadata (see
@@ -518,8 +518,8 @@ impl Device {
 
     /// The burst ended: the LRO merges it left open close.
     pub fn rx_burst_end(&mut self) {
-        self.hca.merges.defer = false;
-        self.hca.close_merges(&mut self.bus);
+        self.hca.nic.set_defer(false);
+        self.hca.nic_at().close_merges(&mut self.bus);
     }
 
     /// The wire's carrier changed (see [`Hca::set_carrier`]).

@@ -55,9 +55,9 @@ impl Device {
         self.hca.pause_deadline(&self.bus)
     }
 
-    /// [`Hca::close_merges`] on this device's bus.
+    /// [`crate::datapath::Nic::close_merges`] on this device's bus.
     pub(crate) fn close_merges(&mut self) {
-        self.hca.close_merges(&mut self.bus)
+        self.hca.nic_at().close_merges(&mut self.bus)
     }
 
     /// [`Hca::sq_doorbell`] on this device's bus.

@@ -13,19 +13,23 @@
 
 use std::{
     collections::{BTreeSet, VecDeque},
+    sync::Arc,
     time::Instant,
 };
+
+use cx4_hw::uar::BF_OFFSET;
 
 use crate::{
     bus::Bus,
     config::{Chip, Config},
-    eth::{frame, pause::MacControl},
+    datapath::{max_frame, parse_config, thread_cpu_ns, Nic, NicPath},
+    eth::{frame, gso, pause::MacControl},
     fw::{CapProfile, Firmware},
     pages::Pages,
     path_stats::PathStats,
     port::Port,
     roce::{Roce, RoceEngine},
-    rx_merges::RxMerges, //
+    wire::{vnet::RxOffload, Port as Wire}, //
 };
 
 /// The function's parts below the PCI and BAR0 surface.
@@ -38,8 +42,8 @@ pub struct Hca {
     pub(crate) path: PathStats,
     /// The RoCE engine (`roce/`).
     pub(crate) roce: RoceEngine,
-    /// LRO merges open on striding RQs.
-    pub(crate) merges: RxMerges,
+    /// The NIC data path (`datapath.rs`, `striding.rs`).
+    pub(crate) nic: NicPath,
 }
 
 impl Hca {
@@ -50,7 +54,7 @@ impl Hca {
             port: Default::default(),
             path: Default::default(),
             roce: RoceEngine::new(cfg.seed),
-            merges: Default::default(),
+            nic: Default::default(),
         }
     }
 
@@ -62,7 +66,7 @@ impl Hca {
         // The `roce-wire` fault stays (like rx-starve); what it held is gone with everything
         // in flight and the draws start again from the seed.
         self.roce.reset(bus.faults.roce_wire.is_some());
-        self.merges = Default::default();
+        self.nic.reset();
     }
 
     /// The `roce-wire` fault was set or changed: the draws start again from the seed, or,
@@ -76,6 +80,168 @@ impl Hca {
         }
     }
 
+    /// A write to the BlueFlame/doorbell area of UAR page `page` (offset `off` ≥ 0x800): an
+    /// SQ doorbell. The 8 bytes are the first two dwords of the last WQE's control segment
+    /// (`opmod_idx_opcode`, `qpn_ds`); the SQ is the one named in `qpn_ds`.
+    pub fn uar_send_doorbell(&mut self, bus: &mut Bus, page: u32, off: u64, data: &[u8]) -> bool {
+        if (off as usize) < BF_OFFSET {
+            return false;
+        }
+        if data.len() < 8 {
+            log::warn!(
+                "UAR {page} doorbell write of {} bytes at {off:#x}, ignored",
+                data.len()
+            );
+            return true;
+        }
+        let sqn = u32::from_be_bytes([data[4], data[5], data[6], data[7]]) >> 8;
+        if self.fw.sq(sqn).is_none() && self.roce_at().qp_doorbell(bus, page, sqn) {
+            return true;
+        }
+        self.sq_doorbell(bus, page, sqn);
+        true
+    }
+
+    /// Executes SQ `sqn` from its consumer counter up to the producer counter in its doorbell
+    /// record. An SQ in error flushes those WQEs with flush-error CQEs; one in reset ignores
+    /// the doorbell.
+    pub fn sq_doorbell(&mut self, bus: &mut Bus, page: u32, sqn: u32) {
+        let t0 = thread_cpu_ns();
+        self.path.sq_doorbells += 1;
+        self.nic_at().execute_sq(bus, page, sqn);
+        if self.port.pausing() {
+            self.pause_tick(bus);
+        }
+        self.path.tx_ns += thread_cpu_ns().saturating_sub(t0);
+    }
+
+    /// A frame read from the wire with what the host left the port to finish (`wire::vnet`):
+    /// a partial checksum is completed, a superframe is cut into the segments the card would
+    /// have received (`eth::gso`), each then goes through [`Hca::receive`]. A frame cut
+    /// short by the read buffer, a bad checksum position, a superframe that cannot be cut and
+    /// an offload never negotiated are dropped and counted. Returns the frames handled.
+    pub fn receive_offloaded(
+        &mut self,
+        bus: &mut Bus,
+        frame: &mut [u8],
+        offload: RxOffload,
+        truncated: bool,
+    ) -> usize {
+        if truncated {
+            self.path.rx_wire += 1;
+            self.path.rx_oversize += 1;
+            self.fw.count_rx_length_error();
+            return 1;
+        }
+        let why = match offload {
+            RxOffload::None => {
+                self.receive(bus, frame);
+                return 1;
+            }
+            RxOffload::Csum { start, offset } => match gso::complete_csum(frame, start, offset) {
+                Ok(()) => {
+                    self.receive(bus, frame);
+                    return 1;
+                }
+                Err(e) => e.to_string(),
+            },
+            RxOffload::Tcp { mss } => {
+                if let Some(n) = self.nic_at().receive_superframe(bus, frame, mss) {
+                    self.nic_at().close_merges_unless_deferred(bus);
+                    return n;
+                }
+                let split = frame::parse(frame, &parse_config(&self.fw))
+                    .map_err(|e| e.to_string())
+                    .and_then(|h| gso::split(frame, &h, mss).map_err(|e| e.to_string()));
+                match split {
+                    Ok(segments) => {
+                        self.path.rx_superframes += 1;
+                        let mut f = Vec::with_capacity(segments.first().map_or(0, |s| s.len()));
+                        for s in &segments {
+                            f.clear();
+                            f.extend_from_slice(&s.header);
+                            f.extend_from_slice(&frame[s.payload.clone()]);
+                            self.receive(bus, &f);
+                        }
+                        return segments.len();
+                    }
+                    Err(e) => e,
+                }
+            }
+            RxOffload::Unsupported(t) => format!("GSO type {t:#x} never negotiated"),
+        };
+        log::debug!(
+            "superframe or partial-checksum frame of {} bytes dropped: {why}",
+            frame.len()
+        );
+        self.path.rx_wire += 1;
+        self.path.rx_malformed += 1;
+        self.fw.count_rx_length_error();
+        1
+    }
+
+    /// A frame from the wire: size check against the port MTU, parse, steering, RSS, RQ WQE,
+    /// scatter, CQE. Frames that cannot be delivered are dropped and counted.
+    pub fn receive(&mut self, bus: &mut Bus, frame: &[u8]) {
+        let t0 = thread_cpu_ns();
+        if self.port.holding() {
+            // Frames held earlier go first (their RQs may have WQEs now).
+            self.pause_tick(bus);
+        }
+        self.receive_frame(bus, frame);
+        self.nic_at().close_merges_unless_deferred(bus);
+        // A busy segment must not starve the RoCE timers the wire thread wakes for.
+        let now = crate::clock::now_ns();
+        if self.roce.timers_due(now) {
+            self.roce_at().roce_tick(bus);
+        }
+        self.path.rx_ns += thread_cpu_ns().saturating_sub(t0);
+    }
+
+    fn receive_frame(&mut self, bus: &mut Bus, frame: &[u8]) {
+        self.path.rx_wire += 1;
+        if !self.fw.regs.oper_up() {
+            self.path.rx_link_down += 1;
+            return;
+        }
+        if let Some(mc) = crate::eth::pause::parse_mac_control(frame) {
+            // MAC control frames end at the MAC: counted, honoured, never delivered.
+            self.mac_control(bus, mc);
+            return;
+        }
+        if frame.len() > max_frame(&self.fw) {
+            self.path.rx_oversize += 1;
+            self.fw.count_rx_length_error();
+            return;
+        }
+        // RoCE (v2 over UDP 4791, or v1 over EtherType 0x8915) to one of the port's GIDs: the
+        // RDMA receive path, which the netdev never sees.
+        if self.roce_at().roce_receive(bus, frame) {
+            return;
+        }
+        self.nic_at().deliver(bus, frame);
+    }
+
+    /// The wire's carrier changed (the TAP went down or up): the port's operational state
+    /// follows, with a PORT_CHANGE event when it changes.
+    pub fn set_carrier(&mut self, bus: &mut Bus, up: bool) {
+        let was = self.fw.regs.oper_up();
+        self.fw.regs.carrier = up;
+        log::info!("wire carrier {}", if up { "on" } else { "off" });
+        if self.fw.regs.oper_up() != was {
+            self.fw.port_change_event(bus);
+        }
+    }
+
+    /// Raises the moderated completion events due by `now` (ns, the model's clock).
+    pub fn cq_tick(&mut self, bus: &mut Bus, now: u64) {
+        self.fw.cq_tick(bus, now);
+    }
+
+    /// Attaches the port's wire.
+    pub fn attach(&mut self, port: Arc<dyn Wire>) {
+        self.fw.regs.carrier = self.port.attach(port);
+    }
     /// A received MAC control frame: the port counts and honours it; a pause it ends runs the
     /// stalled SQs again.
     pub(crate) fn mac_control(&mut self, bus: &mut Bus, mc: MacControl) {
@@ -91,7 +257,7 @@ impl Hca {
         let stalled: BTreeSet<(u32, u32)> = self.port.take_stalled();
         for (page, sqn) in stalled {
             if self.fw.sq(sqn).is_some() {
-                self.execute_sq(bus, page, sqn);
+                self.nic_at().execute_sq(bus, page, sqn);
             }
         }
     }
@@ -109,16 +275,14 @@ impl Hca {
         }
         if self.port.holding() {
             self.drain_held(bus);
-            if !self.merges.defer {
-                self.close_merges(bus);
-            }
+            self.nic_at().close_merges_unless_deferred(bus);
         }
         self.port.refresh_xoffs(&mut self.fw, now);
     }
 
     /// Delivers held frames in order, per RQ, while their RQs have WQEs.
     fn drain_held(&mut self, bus: &mut Bus) {
-        let cfg = crate::datapath::parse_config(&self.fw);
+        let cfg = parse_config(&self.fw);
         let mut blocked = BTreeSet::new();
         let mut rest = VecDeque::new();
         for h in self.port.take_held() {
@@ -129,7 +293,10 @@ impl Hca {
             let Ok(hdrs) = frame::parse(&h.frame, &cfg) else {
                 continue;
             };
-            if !self.deliver_via_tir(bus, &h.frame, &hdrs, h.tirn, h.flow_tag, h.prio, true, 1) {
+            if !self
+                .nic_at()
+                .deliver_via_tir(bus, &h.frame, &hdrs, h.tirn, h.flow_tag, h.prio, true, 1)
+            {
                 blocked.insert(h.rqn);
                 rest.push_back(h);
             }
@@ -140,6 +307,11 @@ impl Hca {
     /// How long the wire thread may wait before [`Hca::pause_tick`] is due (`port.rs`).
     pub fn pause_deadline(&self, bus: &Bus) -> Option<std::time::Duration> {
         self.port.pause_deadline(&self.fw, bus)
+    }
+
+    /// The NIC data path at work, lent the firmware, the port and the data path's counters.
+    pub(crate) fn nic_at(&mut self) -> Nic<'_> {
+        self.nic.at(&mut self.fw, &mut self.port, &mut self.path)
     }
 
     /// The RoCE engine at work, lent the firmware, the port and the data path's counters.

@@ -176,11 +176,11 @@ const PSH: u8 = 0x08;
 
 /// A burst as the wire loop delivers it: merges stay open until the burst ends.
 fn burst(d: &mut Device, frames: &[Vec<u8>]) {
-    d.merges.defer = true;
+    d.nic.set_defer(true);
     for f in frames {
         d.receive(f);
     }
-    d.merges.defer = false;
+    d.nic.set_defer(false);
     d.close_merges();
 }
 
@@ -380,11 +380,11 @@ fn lro_into_a_cyclic_rq_fills_the_wqe_scatter_list() {
     );
     assert_eq!(d.fw.rq(RQN).unwrap().cc, 2);
     // A reset while a merge is open drops it: no CQE, the ring starts again.
-    d.merges.defer = true;
+    d.nic.set_defer(true);
     d.receive(&segs[0]);
     let rq = d.fw.nic.rqs.get_mut(&RQN).unwrap();
     rq.cc = 0;
-    d.merges.defer = false;
+    d.nic.set_defer(false);
     d.close_merges();
     assert_eq!(cqe(&d, 2), [0; 64]);
     // Without LRO: one WQE per frame.
