@@ -1,15 +1,20 @@
 //! The function behind BAR0 and where its parts meet: the [`Firmware`] (`fw/`: command
 //! interface, objects, event queues — the state the other parts share, lent to them per
-//! call), the NIC data path (send queues, steering, receive queues; `datapath.rs`,
-//! `striding.rs`, still `impl Hca`), the [`RoceEngine`] (`roce/`) and the [`Port`] (`port.rs`:
-//! the wire and its flow control).
+//! call), the [`NicPath`] (`datapath.rs`, `striding.rs`: send queues, steering, receive
+//! queues, LRO), the [`RoceEngine`] (`roce/`) and the [`Port`] (`port.rs`: the wire and its
+//! flow control).
 //!
 //! [`Hca`] is a passive part: every method that touches guest memory, raises an interrupt or
 //! consults the fault plan takes the [`Bus`] per call from [`crate::device::Device`], which owns
 //! it once. Nothing here names the device; the device (and the runtime's threads through it)
-//! calls in. The [`Port`] keeps its fields private and takes the firmware (its registers and
-//! counters) per call; this file composes it with the data path (pause timer, stalled SQs,
-//! held frames).
+//! calls in.
+//!
+//! The parts keep their fields private and take what they read from the others per call: the
+//! [`Port`] the firmware (its registers and counters); the NIC path and the RoCE engine work
+//! as [`Nic`] and [`Roce`], lent the firmware, the port and the data-path counters
+//! ([`PathStats`], which both count into) by [`Hca::nic_at`] and [`Hca::roce_at`]. This file
+//! is where they meet: the doorbell, receive and timer entry points that choose between
+//! them, and flow control reaching the data path (pause timer, stalled SQs, held frames).
 
 use std::{
     collections::{BTreeSet, VecDeque},
@@ -322,16 +327,6 @@ impl Hca {
     /// When [`Roce::roce_tick`] is next due, from now (`roce/mod.rs`).
     pub fn roce_deadline(&self) -> Option<std::time::Duration> {
         self.roce.deadline(&self.port)
-    }
-
-    /// The port's speed in bit/s (PTYS operational protocol; 10 Gb/s if unknown).
-    pub fn link_bps(&self) -> u64 {
-        self.port.link_bps(&self.fw)
-    }
-
-    /// The priority of `frame` under the port's trust state.
-    pub fn frame_prio(&self, frame: &[u8]) -> u8 {
-        self.port.frame_prio(&self.fw, frame)
     }
 }
 

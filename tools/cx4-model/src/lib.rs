@@ -3,8 +3,8 @@
 //! Layers, as rust-vmm builds devices: [`transport`] speaks vfio-user and [`runtime`] runs the
 //! wire and timer threads; both reach the card only through [`device::Device`], which owns the
 //! bus context ([`bus::Bus`]: guest memory, MSI-X, faults) once and lends it per call to its
-//! private parts ([`hca::Hca`]: the [`fw::Firmware`], the NIC data path, the [`port::Port`]
-//! and the [`roce::RoceEngine`]). Nothing below `device` names the device. The packet's path:
+//! private parts ([`hca::Hca`]: the [`fw::Firmware`], the [`datapath::NicPath`], the
+//! [`port::Port`] and the [`roce::RoceEngine`]). Nothing below `device` names the device. The packet's path:
 //! Documentation/model-packet-path.md.
 
 pub mod bus;

@@ -166,7 +166,7 @@ fn the_wire_fault_marks_ce_and_the_cnps_cut_the_senders_rate() {
         (1, 0, 1)
     );
     // The first CNP: the line rate cut by alpha (1023/1024) / 2.
-    let line = a.d.link_bps() / 1000;
+    let line = a.d.port.link_bps(&a.d.fw) / 1000;
     let l = *a.d.roce.state.cong.limiter(a.qpn).expect("rate limited");
     assert_eq!(l.current, line - line * 1023 / 2048);
     assert!(
