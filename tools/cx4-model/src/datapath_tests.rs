@@ -9,12 +9,28 @@ use crate::{
     config::Config,
     device::Device,
     eq::Eq,
-    fw::{Arm, Cq, Sq},
+    fw::{Arm, Cq, Rq, Sq, Striding},
     guest_mem::test_backing,
     wire::Loopback,
 };
 
 pub(crate) const BASE: u64 = 0x10_0000;
+
+/// A ready RQ `rqn` on the test CQ over `wq` (striding when `striding` says how).
+pub(crate) fn ready_rq(rqn: u32, wq: WqDesc, striding: Option<Striding>) -> Rq {
+    Rq {
+        rqn,
+        state: QueueState::Rdy,
+        cqn: CQN,
+        vsd: true,
+        scatter_fcs: false,
+        counter_set_id: 0,
+        user_index: 0,
+        wq,
+        cc: 0,
+        striding,
+    }
+}
 pub(crate) const CQ_RING: u64 = BASE;
 pub(crate) const EQ_RING: u64 = BASE + 0x1000;
 pub(crate) const SQ_RING: u64 = BASE + 0x2000;
@@ -24,6 +40,12 @@ pub(crate) const CQ_DBR: u64 = DBR;
 pub(crate) const SQ_DBR: u64 = DBR + 0x40;
 pub(crate) const UAR: u32 = 8;
 pub(crate) const SQN: u32 = 0x20;
+/// The receive tests' RQ (ring, doorbell record, buffers) and the TIR steering reaches it by.
+pub(crate) const RQN: u32 = 0x40;
+pub(crate) const TIRN: u32 = 0x30;
+pub(crate) const RQ_RING: u64 = BASE + 0x8000;
+pub(crate) const RQ_DBR: u64 = DBR + 0x80;
+pub(crate) const RX_BUF: u64 = BASE + 0x10000;
 pub(crate) const CQN: u32 = 0x10;
 
 pub(crate) fn device() -> (Device, Arc<Loopback>) {

@@ -8,21 +8,11 @@ use std::sync::Arc;
 use cx4_hw::{regs::eth_link_mode, wqe::opcode};
 
 use super::*;
-use crate::{
-    datapath::tests::*,
-    device::Device,
-    fw::{QueueState, Rq, WqDesc},
-    wire::Loopback,
-};
+use crate::{datapath::tests::*, device::Device, fw::WqDesc, wire::Loopback};
 
 const SQN2: u32 = 0x21;
 const SQ2_RING: u64 = BASE + 0x7000;
 const SQ2_DBR: u64 = DBR + 0xc0;
-const RQN: u32 = 0x40;
-const TIRN: u32 = 0x30;
-const RQ_RING: u64 = BASE + 0x8000;
-const RQ_DBR: u64 = DBR + 0x80;
-const RX_BUF: u64 = BASE + 0x10000;
 const RX_STRIDE: u64 = 0x800;
 
 /// The datapath test device at 100 Mb/s with a second SQ and an RQ every frame reaches.
@@ -46,21 +36,7 @@ fn pfc_device() -> (Device, Arc<Loopback>) {
         uar_page: UAR,
         end_padding_mode: 0,
     };
-    d.fw.nic.rqs.insert(
-        RQN,
-        Rq {
-            rqn: RQN,
-            state: QueueState::Rdy,
-            cqn: CQN,
-            vsd: true,
-            scatter_fcs: false,
-            counter_set_id: 0,
-            user_index: 0,
-            wq,
-            cc: 0,
-            striding: None,
-        },
-    );
+    d.fw.nic.rqs.insert(RQN, ready_rq(RQN, wq, None));
     steer_all_to(&mut d, TIRN, RQN, Default::default());
     (d, port)
 }

@@ -10,14 +10,9 @@ use crate::{
     datapath::tests::*,
     device::Device,
     eth::lro::tests::tcp4,
-    fw::{QueueState, Rq, Striding, TirLro, WqDesc, RESERVED_LKEY},
+    fw::{Striding, TirLro, WqDesc, RESERVED_LKEY},
 };
 
-const RQN: u32 = 0x40;
-const TIRN: u32 = 0x30;
-const RQ_RING: u64 = BASE + 0x8000;
-const RQ_DBR: u64 = DBR + 0x80;
-const RX_BUF: u64 = BASE + 0x10000;
 /// 4 WQEs of 8 strides of 256 bytes.
 const STRIDE: u32 = 256;
 const STRIDES: u32 = 8;
@@ -49,22 +44,15 @@ fn striding_device(lro: TirLro, links: [u16; 4]) -> Device {
     }
     d.fw.nic.rqs.insert(
         RQN,
-        Rq {
-            rqn: RQN,
-            state: QueueState::Rdy,
-            cqn: CQN,
-            vsd: true,
-            scatter_fcs: false,
-            counter_set_id: 0,
-            user_index: 0,
+        ready_rq(
+            RQN,
             wq,
-            cc: 0,
-            striding: Some(Striding {
+            Some(Striding {
                 log_num_strides: 3,
                 log_stride: 8,
                 ..Default::default()
             }),
-        },
+        ),
     );
     steer_all_to(&mut d, TIRN, RQN, lro);
     d
