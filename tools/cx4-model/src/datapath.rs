@@ -13,11 +13,8 @@
 //! touch memory outside the DMA-mapped guest ranges: every access goes through [`GuestMem`] or
 //! the firmware's memory-key translation.
 
-use std::sync::Arc;
-
 use cx4_hw::{
     cq::cqe::{syndrome, Cqe64},
-    uar::BF_OFFSET,
     wqe::opcode as wqe_opcode,
 };
 use zerocopy::FromBytes;
@@ -28,7 +25,7 @@ use crate::{
         classify, cqe,
         dma::{DmaError, RingMemory, RingWqe},
         frame::{self, ParseConfig},
-        gso, lro,
+        lro,
         mkeys::MkeyDma,
         rss::{self, RssHash},
         rx::{self, RxOptions},
@@ -36,9 +33,9 @@ use crate::{
     },
     fw::{Cast, Firmware, QueueState, RxVerdict, WqDesc},
     guest_mem::GuestMem,
-    hca::Hca,
-    striding::StridingRx,
-    wire::{vnet::RxOffload, Port},
+    path_stats::PathStats,
+    rx_merges::RxMerges,
+    striding::StridingRx, //
 };
 
 /// Ethernet FCS bytes, which PMTU's MTU counts and the wire (a TAP) does not carry.
@@ -129,7 +126,7 @@ pub fn max_frame(fw: &Firmware) -> usize {
 }
 
 /// CPU time of the calling thread in ns (the data path's own cost, without preemption).
-fn thread_cpu_ns() -> u64 {
+pub(crate) fn thread_cpu_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -168,7 +165,52 @@ enum TxStep {
     },
 }
 
-impl Hca {
+/// The NIC data path, a part of [`crate::hca::Hca`]: SQ execution, steering, RSS, RQ delivery and the
+/// striding RQs' LRO merges (`striding.rs`). Its own state is private: the merges open on
+/// striding RQs. It works through [`NicPath::at`], lent the firmware (the SQs, RQs, TIRs, flow
+/// tables, mkeys and CQs it reads and updates), the port and the data-path counters (shared
+/// with the RoCE engine) per call.
+#[derive(Default)]
+pub struct NicPath {
+    merges: RxMerges,
+}
+
+/// The NIC data path at work for one call: its state and the parts it borrows.
+pub struct Nic<'a> {
+    pub(crate) fw: &'a mut Firmware,
+    pub(crate) port: &'a mut crate::port::Port,
+    pub(crate) path: &'a mut PathStats,
+    pub(crate) merges: &'a mut RxMerges,
+}
+
+impl NicPath {
+    /// Function-level reset: the open merges go.
+    pub fn reset(&mut self) {
+        self.merges = Default::default();
+    }
+
+    /// A burst of received frames starts (`true`; LRO merges stay open over it) or ends.
+    pub fn set_defer(&mut self, defer: bool) {
+        self.merges.defer = defer;
+    }
+
+    /// The data path at work, with the parts it borrows for one call.
+    pub fn at<'a>(
+        &'a mut self,
+        fw: &'a mut Firmware,
+        port: &'a mut crate::port::Port,
+        path: &'a mut PathStats,
+    ) -> Nic<'a> {
+        Nic {
+            fw,
+            port,
+            path,
+            merges: &mut self.merges,
+        }
+    }
+}
+
+impl Nic<'_> {
     pub(crate) fn ctx_post_cqe(
         &mut self,
         bus: &mut Bus,
@@ -181,44 +223,9 @@ impl Hca {
         }
     }
 
-    /// A write to the BlueFlame/doorbell area of UAR page `page` (offset `off` ≥ 0x800): an
-    /// SQ doorbell. The 8 bytes are the first two dwords of the last WQE's control segment
-    /// (`opmod_idx_opcode`, `qpn_ds`); the SQ is the one named in `qpn_ds`.
-    pub fn uar_send_doorbell(&mut self, bus: &mut Bus, page: u32, off: u64, data: &[u8]) -> bool {
-        if (off as usize) < BF_OFFSET {
-            return false;
-        }
-        if data.len() < 8 {
-            log::warn!(
-                "UAR {page} doorbell write of {} bytes at {off:#x}, ignored",
-                data.len()
-            );
-            return true;
-        }
-        let sqn = u32::from_be_bytes([data[4], data[5], data[6], data[7]]) >> 8;
-        if self.fw.sq(sqn).is_none() && self.qp_doorbell(bus, page, sqn) {
-            return true;
-        }
-        self.sq_doorbell(bus, page, sqn);
-        true
-    }
-
-    /// Executes SQ `sqn` from its consumer counter up to the producer counter in its doorbell
-    /// record. An SQ in error flushes those WQEs with flush-error CQEs; one in reset ignores
-    /// the doorbell.
-    pub fn sq_doorbell(&mut self, bus: &mut Bus, page: u32, sqn: u32) {
-        let t0 = thread_cpu_ns();
-        self.path.sq_doorbells += 1;
-        self.execute_sq(bus, page, sqn);
-        if self.pause.held().0 > 0 || self.pause.any_paused() {
-            self.pause_tick(bus);
-        }
-        self.path.tx_ns += thread_cpu_ns().saturating_sub(t0);
-    }
-
     /// Executes SQ `sqn` from its consumer counter to the producer counter in its doorbell
     /// record; stops (the SQ stalls, the WQE stays pending) at a WQE whose frame has a
-    /// priority the link partner paused (`pfc.rs`).
+    /// priority the link partner paused (`port.rs`).
     pub(crate) fn execute_sq(&mut self, bus: &mut Bus, page: u32, sqn: u32) {
         let Some(sq) = self.fw.sq(sqn) else {
             log::warn!("SQ doorbell on UAR {page} for SQ {sqn:#x} that does not exist, ignored");
@@ -243,10 +250,10 @@ impl Hca {
         let pc = pc & 0xffff;
         let size = 1u32 << wq.log_size;
         let cfg = TxConfig {
-            parse: parse_config(&self.fw).for_tx(),
-            max_frame: max_frame(&self.fw) + 4,
+            parse: parse_config(self.fw).for_tx(),
+            max_frame: max_frame(self.fw) + 4,
             max_lso: 1usize << self.fw.caps.eth("max_lso_cap").clamp(10, 18),
-            superframes: self.port.as_ref().is_some_and(|p| p.carries_superframes()),
+            superframes: self.port.wire().is_some_and(|p| p.carries_superframes()),
         };
         let up = self.fw.regs.oper_up();
         let mut in_error = state == QueueState::Err;
@@ -290,7 +297,7 @@ impl Hca {
                     }
                 }
                 Ok(ctrl) if ctrl.opcode == wqe_opcode::UMR => {
-                    match sq_umr(&mut self.fw, &bus.mem, sqn, reg_umr, wq.pd, &r, wqe_counter) {
+                    match sq_umr(self.fw, &bus.mem, sqn, reg_umr, wq.pd, &r, wqe_counter) {
                         Ok(()) => {
                             self.path.tx_umrs += 1;
                             TxStep::Sent {
@@ -308,7 +315,7 @@ impl Hca {
                 }
                 Ok(ctrl) => {
                     let dma = MkeyDma {
-                        fw: &self.fw,
+                        fw: self.fw,
                         mem: &bus.mem,
                         pd: wq.pd,
                     };
@@ -327,9 +334,9 @@ impl Hca {
                 }
             };
             if let TxStep::Sent { output, .. } = &step {
-                if self.pause.any_paused() && self.tx_blocked(&first_frame_head(output)) {
+                if self.port.tx_blocked(self.fw, &first_frame_head(output)) {
                     log::debug!("SQ {sqn:#x} WQE {wqe_counter:#x}: priority paused, SQ stalls");
-                    self.pause.stalled.insert((page, sqn));
+                    self.port.stall(page, sqn);
                     break;
                 }
             }
@@ -371,7 +378,7 @@ impl Hca {
     /// superframe when the port carries them (`eth::gso`; a refused superframe goes as
     /// segments). The counters count the frames either way.
     fn transmit(&mut self, output: &Output, up: bool) {
-        let port = self.port.clone();
+        let port = self.port.wire().cloned();
         let mut whole = false;
         let (frame, sf) = match output {
             Output::Segments {
@@ -419,121 +426,11 @@ impl Hca {
         }
     }
 
-    /// A frame read from the wire with what the host left the port to finish (`wire::vnet`):
-    /// a partial checksum is completed, a superframe is cut into the segments the card would
-    /// have received (`eth::gso`), each then goes through [`Hca::receive`]. A frame cut
-    /// short by the read buffer, a bad checksum position, a superframe that cannot be cut and
-    /// an offload never negotiated are dropped and counted. Returns the frames handled.
-    pub fn receive_offloaded(
-        &mut self,
-        bus: &mut Bus,
-        frame: &mut [u8],
-        offload: RxOffload,
-        truncated: bool,
-    ) -> usize {
-        if truncated {
-            self.path.rx_wire += 1;
-            self.path.rx_oversize += 1;
-            self.fw.count_rx_length_error();
-            return 1;
-        }
-        let why = match offload {
-            RxOffload::None => {
-                self.receive(bus, frame);
-                return 1;
-            }
-            RxOffload::Csum { start, offset } => match gso::complete_csum(frame, start, offset) {
-                Ok(()) => {
-                    self.receive(bus, frame);
-                    return 1;
-                }
-                Err(e) => e.to_string(),
-            },
-            RxOffload::Tcp { mss } => {
-                if let Some(n) = self.receive_superframe(bus, frame, mss) {
-                    if !self.merges.defer {
-                        self.close_merges(bus);
-                    }
-                    return n;
-                }
-                let split = frame::parse(frame, &parse_config(&self.fw))
-                    .map_err(|e| e.to_string())
-                    .and_then(|h| gso::split(frame, &h, mss).map_err(|e| e.to_string()));
-                match split {
-                    Ok(segments) => {
-                        self.path.rx_superframes += 1;
-                        let mut f = Vec::with_capacity(segments.first().map_or(0, |s| s.len()));
-                        for s in &segments {
-                            f.clear();
-                            f.extend_from_slice(&s.header);
-                            f.extend_from_slice(&frame[s.payload.clone()]);
-                            self.receive(bus, &f);
-                        }
-                        return segments.len();
-                    }
-                    Err(e) => e,
-                }
-            }
-            RxOffload::Unsupported(t) => format!("GSO type {t:#x} never negotiated"),
-        };
-        log::debug!(
-            "superframe or partial-checksum frame of {} bytes dropped: {why}",
-            frame.len()
-        );
-        self.path.rx_wire += 1;
-        self.path.rx_malformed += 1;
-        self.fw.count_rx_length_error();
-        1
-    }
-
-    /// A frame from the wire: size check against the port MTU, parse, steering, RSS, RQ WQE,
-    /// scatter, CQE. Frames that cannot be delivered are dropped and counted.
-    pub fn receive(&mut self, bus: &mut Bus, frame: &[u8]) {
-        let t0 = thread_cpu_ns();
-        if self.pause.held().0 > 0 {
-            // Frames held earlier go first (their RQs may have WQEs now).
-            self.pause_tick(bus);
-        }
-        self.receive_frame(bus, frame);
-        if !self.merges.defer {
-            self.close_merges(bus);
-        }
-        // A busy segment must not starve the RoCE timers the wire thread wakes for.
-        let now = crate::clock::now_ns();
-        if self
-            .roce
-            .qps
-            .values()
-            .any(|q| q.deadline().is_some_and(|d| d <= now))
-            || self.roce.wire.next_release().is_some_and(|t| t <= now)
-        {
-            self.roce_tick(bus);
-        }
-        self.path.rx_ns += thread_cpu_ns().saturating_sub(t0);
-    }
-
-    fn receive_frame(&mut self, bus: &mut Bus, frame: &[u8]) {
-        self.path.rx_wire += 1;
-        if !self.fw.regs.oper_up() {
-            self.path.rx_link_down += 1;
-            return;
-        }
-        if let Some(mc) = crate::eth::pause::parse_mac_control(frame) {
-            // MAC control frames end at the MAC: counted, honoured, never delivered.
-            self.mac_control(bus, mc);
-            return;
-        }
-        if frame.len() > max_frame(&self.fw) {
-            self.path.rx_oversize += 1;
-            self.fw.count_rx_length_error();
-            return;
-        }
-        // RoCE (v2 over UDP 4791, or v1 over EtherType 0x8915) to one of the port's GIDs: the
-        // RDMA receive path, which the netdev never sees.
-        if self.roce_receive(bus, frame) {
-            return;
-        }
-        let h = match frame::parse(frame, &parse_config(&self.fw)) {
+    /// A frame for the NIC (not MAC control, not RoCE, within the port MTU): parse,
+    /// steering, RSS, RQ WQE, scatter, CQE. Frames that cannot be delivered are dropped and
+    /// counted.
+    pub(crate) fn deliver(&mut self, bus: &mut Bus, frame: &[u8]) {
+        let h = match frame::parse(frame, &parse_config(self.fw)) {
             Ok(h) => h,
             Err(e) => {
                 log::debug!("frame of {} bytes dropped: {e}", frame.len());
@@ -554,7 +451,7 @@ impl Hca {
             self.fw.count_rx_discard();
             return;
         }
-        let prio = self.frame_prio(frame);
+        let prio = self.port.frame_prio(self.fw, frame);
         for &tirn in &st.tirs {
             self.deliver_via_tir(bus, frame, &h, tirn, st.flow_tag, prio, false, 1);
         }
@@ -625,7 +522,7 @@ impl Hca {
             return false;
         }
         let lossless = !draining && self.fw.regs.qos.sends_pause_for(prio);
-        if lossless && (empty || self.pause.holds_for(rqn)) {
+        if lossless && (empty || self.port.holds_for(rqn)) {
             let held = crate::pause::Held {
                 prio,
                 tirn,
@@ -633,7 +530,7 @@ impl Hca {
                 flow_tag,
                 frame: frame.to_vec(),
             };
-            if self.hold_frame(held) {
+            if self.port.hold_frame(self.fw, held) {
                 return true;
             }
             if !empty {
@@ -764,36 +661,13 @@ impl Hca {
             (f.syndrome(), f.vendor_syndrome(), f.to_string())
         })?;
         let dma = MkeyDma {
-            fw: &self.fw,
+            fw: self.fw,
             mem,
             pd: wq.pd,
         };
         rx::deliver(frame, h, hash, opts, &segs, cc as u16, &dma)
             .map(|c| (c.0, segs))
             .map_err(|f| (f.syndrome(), f.vendor_syndrome(), f.to_string()))
-    }
-
-    /// The wire's carrier changed (the TAP went down or up): the port's operational state
-    /// follows, with a PORT_CHANGE event when it changes.
-    pub fn set_carrier(&mut self, bus: &mut Bus, up: bool) {
-        let was = self.fw.regs.oper_up();
-        self.fw.regs.carrier = up;
-        log::info!("wire carrier {}", if up { "on" } else { "off" });
-        if self.fw.regs.oper_up() != was {
-            self.fw.port_change_event(bus);
-        }
-    }
-
-    /// Raises the moderated completion events due by `now` (ns, the model's clock).
-    pub fn cq_tick(&mut self, bus: &mut Bus, now: u64) {
-        self.fw.cq_tick(bus, now);
-    }
-
-    /// Attaches the port's wire.
-    pub fn attach(&mut self, port: Arc<dyn Port>) {
-        let up = port.carrier();
-        self.port = Some(port);
-        self.fw.regs.carrier = up;
     }
 }
 

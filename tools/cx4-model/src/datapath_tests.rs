@@ -2,17 +2,35 @@
 //! CQEs in guest memory; a wire frame → drop reasons; and a seeded fuzzer that throws
 //! random WQEs, doorbell records, doorbells and frames at the device.
 
+use std::sync::Arc;
+
 use super::*;
 use crate::{
     config::Config,
     device::Device,
     eq::Eq,
-    fw::{Arm, Cq, Sq},
+    fw::{Arm, Cq, Rq, Sq, Striding},
     guest_mem::test_backing,
     wire::Loopback,
 };
 
 pub(crate) const BASE: u64 = 0x10_0000;
+
+/// A ready RQ `rqn` on the test CQ over `wq` (striding when `striding` says how).
+pub(crate) fn ready_rq(rqn: u32, wq: WqDesc, striding: Option<Striding>) -> Rq {
+    Rq {
+        rqn,
+        state: QueueState::Rdy,
+        cqn: CQN,
+        vsd: true,
+        scatter_fcs: false,
+        counter_set_id: 0,
+        user_index: 0,
+        wq,
+        cc: 0,
+        striding,
+    }
+}
 pub(crate) const CQ_RING: u64 = BASE;
 pub(crate) const EQ_RING: u64 = BASE + 0x1000;
 pub(crate) const SQ_RING: u64 = BASE + 0x2000;
@@ -22,6 +40,12 @@ pub(crate) const CQ_DBR: u64 = DBR;
 pub(crate) const SQ_DBR: u64 = DBR + 0x40;
 pub(crate) const UAR: u32 = 8;
 pub(crate) const SQN: u32 = 0x20;
+/// The receive tests' RQ (ring, doorbell record, buffers) and the TIR steering reaches it by.
+pub(crate) const RQN: u32 = 0x40;
+pub(crate) const TIRN: u32 = 0x30;
+pub(crate) const RQ_RING: u64 = BASE + 0x8000;
+pub(crate) const RQ_DBR: u64 = DBR + 0x80;
+pub(crate) const RX_BUF: u64 = BASE + 0x10000;
 pub(crate) const CQN: u32 = 0x10;
 
 pub(crate) fn device() -> (Device, Arc<Loopback>) {
@@ -286,7 +310,7 @@ fn lso_output_goes_as_one_superframe_where_the_port_carries_them() {
     let (mut d, _) = device();
     let port = Arc::new(Loopback::with_superframes());
     d.attach(port.clone());
-    d.transmit(&output(), true);
+    d.nic_at().transmit(&output(), true);
     let sf = port.take_superframes();
     assert_eq!(sf.len(), 1);
     assert_eq!((sf[0].0.mss, sf[0].1.len()), (1448, 5000));
@@ -295,14 +319,14 @@ fn lso_output_goes_as_one_superframe_where_the_port_carries_them() {
     assert_eq!(d.path.tx_bytes, 4 * 54 + 5000);
     // One that does not: the four segments.
     let (mut d, port) = device();
-    d.transmit(&output(), true);
+    d.nic_at().transmit(&output(), true);
     assert_eq!(port.take().len(), 4);
     assert_eq!((d.path.tx_frames, d.path.tx_superframes), (4, 0));
     // Link down: nothing on the wire either way.
     let (mut d, _) = device();
     let port = Arc::new(Loopback::with_superframes());
     d.attach(port.clone());
-    d.transmit(&output(), false);
+    d.nic_at().transmit(&output(), false);
     assert!(port.take_superframes().is_empty() && port.take().is_empty());
     assert_eq!(d.path.tx_link_down, 4);
 }

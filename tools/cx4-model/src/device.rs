@@ -160,7 +160,7 @@ impl Device {
                 }
                 self.health_persist = false;
                 self.bus.faults.add(f);
-                self.hca.roce_wire_flush(&mut self.bus);
+                self.hca.roce_at().roce_wire_flush(&mut self.bus);
             }
             Fault::RoceWire(_) => {
                 self.bus.faults.add(f);
@@ -218,7 +218,7 @@ impl Device {
             }
         }
         // QP transitions the commands made reach the RoCE engine (a 2ERR flushes now).
-        self.hca.roce_sync(&mut self.bus);
+        self.hca.roce_at().roce_sync(&mut self.bus);
         if done != 0 && events {
             let mut eqe = new_event(event_type::CMD, 0);
             eqe.cmd_mut().set_vector(done);
@@ -261,13 +261,17 @@ impl Device {
             self.hca.fw.cq_timers.released,
             self.hca.path.line()
         ) + " "
-            + &self.hca.roce.stats.line()
+            + &self.hca.roce.stats().line()
     }
 
     /// The port's DCB state for the control socket's `qos` command, one line (see
     /// [`crate::fw::qos::QosState::line`]).
     pub fn qos_line(&self) -> String {
-        format!("{} {}", self.hca.fw.regs.qos.line(), self.hca.pause_line())
+        format!(
+            "{} {}",
+            self.hca.fw.regs.qos.line(),
+            self.hca.port.pause_line(&self.hca.fw)
+        )
     }
 
     /// The RoCE state for the control socket's `roce` command, one line (see
@@ -277,9 +281,9 @@ impl Device {
         format!(
             "{} {}; {}; {}",
             self.hca.fw.rdma.line(),
-            self.hca.roce.stats.line(),
+            self.hca.roce.stats().line(),
             self.hca.fw.cong.line(),
-            self.hca.roce.cong.line()
+            self.hca.roce.cong().line()
         )
     }
 
@@ -479,7 +483,7 @@ impl Device {
     }
 
     /// When the wire thread must call [`Device::wire_tick`] even if the segment stays quiet:
-    /// the pause timer (`pfc.rs`), a RoCE requester's ACK or RNR timer, a frame the
+    /// the pause timer (`port.rs`), a RoCE requester's ACK or RNR timer, a frame the
     /// `roce-wire` fault holds back.
     pub fn wire_deadline(&self) -> Option<std::time::Duration> {
         self.hca
@@ -492,12 +496,12 @@ impl Device {
     /// The wire thread's timers: pause expiry and the RoCE engine's.
     pub fn wire_tick(&mut self) {
         self.hca.pause_tick(&mut self.bus);
-        self.hca.roce_tick(&mut self.bus);
+        self.hca.roce_at().roce_tick(&mut self.bus);
     }
 
     /// A burst of received frames starts: LRO merges stay open over it.
     pub fn rx_burst_begin(&mut self) {
-        self.hca.merges.defer = true;
+        self.hca.nic.set_defer(true);
     }
 
     /// A frame from the wire with its vnet offload metadata (see
@@ -514,8 +518,8 @@ impl Device {
 
     /// The burst ended: the LRO merges it left open close.
     pub fn rx_burst_end(&mut self) {
-        self.hca.merges.defer = false;
-        self.hca.close_merges(&mut self.bus);
+        self.hca.nic.set_defer(false);
+        self.hca.nic_at().close_merges(&mut self.bus);
     }
 
     /// The wire's carrier changed (see [`Hca::set_carrier`]).

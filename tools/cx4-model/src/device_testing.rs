@@ -30,19 +30,19 @@ impl Device {
         self.hca.receive(&mut self.bus, frame)
     }
 
-    /// [`Hca::roce_receive`] on this device's bus.
+    /// [`crate::roce::Roce::roce_receive`] on this device's bus.
     pub(crate) fn roce_receive(&mut self, frame: &[u8]) -> bool {
-        self.hca.roce_receive(&mut self.bus, frame)
+        self.hca.roce_at().roce_receive(&mut self.bus, frame)
     }
 
-    /// [`Hca::roce_sync`] on this device's bus.
+    /// [`crate::roce::Roce::roce_sync`] on this device's bus.
     pub(crate) fn roce_sync(&mut self) {
-        self.hca.roce_sync(&mut self.bus)
+        self.hca.roce_at().roce_sync(&mut self.bus)
     }
 
-    /// [`Hca::roce_tick_at`] on this device's bus.
+    /// [`crate::roce::Roce::roce_tick_at`] on this device's bus.
     pub(crate) fn roce_tick_at(&mut self, now: u64) {
-        self.hca.roce_tick_at(&mut self.bus, now)
+        self.hca.roce_at().roce_tick_at(&mut self.bus, now)
     }
 
     /// [`Hca::pause_tick`] on this device's bus.
@@ -55,9 +55,9 @@ impl Device {
         self.hca.pause_deadline(&self.bus)
     }
 
-    /// [`Hca::close_merges`] on this device's bus.
+    /// [`crate::datapath::Nic::close_merges`] on this device's bus.
     pub(crate) fn close_merges(&mut self) {
-        self.hca.close_merges(&mut self.bus)
+        self.hca.nic_at().close_merges(&mut self.bus)
     }
 
     /// [`Hca::sq_doorbell`] on this device's bus.

@@ -3,8 +3,9 @@
 //! Layers, as rust-vmm builds devices: [`transport`] speaks vfio-user and [`runtime`] runs the
 //! wire and timer threads; both reach the card only through [`device::Device`], which owns the
 //! bus context ([`bus::Bus`]: guest memory, MSI-X, faults) once and lends it per call to its
-//! private parts ([`hca::Hca`]: firmware, NIC data path, RoCE engine, port). Nothing below
-//! `device` names the device. The packet's path: Documentation/model-packet-path.md.
+//! private parts ([`hca::Hca`]: the [`fw::Firmware`], the [`datapath::NicPath`], the
+//! [`port::Port`] and the [`roce::RoceEngine`]). Nothing below `device` names the device. The packet's path:
+//! Documentation/model-packet-path.md.
 
 pub mod bus;
 pub mod clock;
@@ -25,7 +26,7 @@ pub mod pages;
 pub mod path_stats;
 pub mod pause;
 pub mod pci_cfg;
-pub mod pfc;
+pub mod port;
 pub mod roce;
 pub mod runtime;
 pub mod rx_merges;

@@ -1,4 +1,4 @@
-//! The NIC data path's counters (`datapath.rs`, `striding.rs`, `pfc.rs` count into them; the
+//! The NIC data path's counters (`datapath.rs` and `striding.rs` count into them; the
 //! control socket's `stats` prints them). State only: the part that owns it, [`crate::hca::Hca`],
 //! imports it without importing the data path's behaviour.
 

@@ -36,7 +36,7 @@ pub fn spawn_wire(tap: Arc<crate::wire::Tap>, dev: Arc<Mutex<Device>>) -> std::i
             let mut buf = vec![0u8; crate::wire::RECV_BUF];
             loop {
                 // While a pause runs, frames are held, XOFF is asserted or an `rx-starve`
-                // fault runs, wake for the pause timer (`pfc.rs`) even if the segment is quiet.
+                // fault runs, wake for the pause timer (`port.rs`) even if the segment is quiet.
                 // So does a RoCE requester's ACK or RNR timer, and a received RoCE frame the
                 // `roce-wire` fault delays or holds back.
                 let deadline = { lock(&rx_dev).wire_deadline() };

@@ -18,7 +18,7 @@
 //! before it sleeps, which is the card's LRO timeout measured in the model's own time).
 //! Merges never outlive one hold of the device lock (the wire loop closes them before it lets
 //! go; a frame delivered outside a burst closes them at once), so no command can reset or
-//! destroy an RQ under an open merge; [`Hca::close_merge`] still checks.
+//! destroy an RQ under an open merge; [`Nic::close_merge`] still checks.
 
 use cx4_hw::{
     cq::cqe::{syndrome, Cqe64},
@@ -28,6 +28,7 @@ use zerocopy::FromBytes;
 
 use crate::{
     bus::Bus,
+    datapath::Nic,
     eth::{
         classify, cqe, csum,
         frame::{self, Headers, IpVersion, L4Kind},
@@ -37,7 +38,6 @@ use crate::{
         rx::{self, RxOptions, RxSeg},
     },
     fw::{Cast, QueueState, RxVerdict, StridingWqe, TirLro, WqDesc},
-    hca::Hca,
     rx_merges::{OpenMerge, Place}, //
 };
 
@@ -57,11 +57,11 @@ pub(crate) struct StridingRx<'a> {
     /// The doorbell record's counter.
     pub pc: u32,
     /// Segments the frame stands for: more than 1 for a superframe from the wire
-    /// ([`Hca::receive_superframe`]), which opens a merge of that many.
+    /// ([`Nic::receive_superframe`]), which opens a merge of that many.
     pub gso_segs: u32,
 }
 
-impl Hca {
+impl Nic<'_> {
     /// Delivers a frame into a striding RQ (merging it when LRO may). `Ok(false)`: no WQE
     /// posted (out of buffer).
     pub(crate) fn deliver_striding(
@@ -91,7 +91,7 @@ impl Hca {
             len: room,
         }];
         let dma = MkeyDma {
-            fw: &self.fw,
+            fw: self.fw,
             mem: &bus.mem,
             pd: x.wq.pd,
         };
@@ -141,7 +141,7 @@ impl Hca {
         if !self.fw.regs.oper_up() || mss == 0 {
             return None;
         }
-        let h = frame::parse(frame, &crate::datapath::parse_config(&self.fw)).ok()?;
+        let h = frame::parse(frame, &crate::datapath::parse_config(self.fw)).ok()?;
         let (l3, l4) = (h.outer.l3?, h.outer.l4?);
         if h.tunnel.is_some() || l4.kind != L4Kind::Tcp || l3.fragment || l3.end != frame.len() {
             return None;
@@ -187,7 +187,7 @@ impl Hca {
                 }
             }
         }
-        let prio = self.frame_prio(frame);
+        let prio = self.port.frame_prio(self.fw, frame);
         if self.fw.regs.qos.sends_pause_for(prio) {
             return None;
         }
@@ -245,7 +245,7 @@ impl Hca {
             return false;
         };
         let dma = MkeyDma {
-            fw: &self.fw,
+            fw: self.fw,
             mem: &bus.mem,
             pd: open.pd,
         };
@@ -359,6 +359,13 @@ impl Hca {
     pub fn close_merges(&mut self, bus: &mut Bus) {
         while let Some((&rqn, _)) = self.merges.open.first_key_value() {
             self.close_merge(bus, rqn);
+        }
+    }
+
+    /// Closes every open merge unless a burst of received frames keeps them open.
+    pub fn close_merges_unless_deferred(&mut self, bus: &mut Bus) {
+        if !self.merges.defer {
+            self.close_merges(bus);
         }
     }
 

@@ -10,14 +10,9 @@ use crate::{
     datapath::tests::*,
     device::Device,
     eth::lro::tests::tcp4,
-    fw::{QueueState, Rq, Striding, TirLro, WqDesc, RESERVED_LKEY},
+    fw::{Striding, TirLro, WqDesc, RESERVED_LKEY},
 };
 
-const RQN: u32 = 0x40;
-const TIRN: u32 = 0x30;
-const RQ_RING: u64 = BASE + 0x8000;
-const RQ_DBR: u64 = DBR + 0x80;
-const RX_BUF: u64 = BASE + 0x10000;
 /// 4 WQEs of 8 strides of 256 bytes.
 const STRIDE: u32 = 256;
 const STRIDES: u32 = 8;
@@ -49,22 +44,15 @@ fn striding_device(lro: TirLro, links: [u16; 4]) -> Device {
     }
     d.fw.nic.rqs.insert(
         RQN,
-        Rq {
-            rqn: RQN,
-            state: QueueState::Rdy,
-            cqn: CQN,
-            vsd: true,
-            scatter_fcs: false,
-            counter_set_id: 0,
-            user_index: 0,
+        ready_rq(
+            RQN,
             wq,
-            cc: 0,
-            striding: Some(Striding {
+            Some(Striding {
                 log_num_strides: 3,
                 log_stride: 8,
                 ..Default::default()
             }),
-        },
+        ),
     );
     steer_all_to(&mut d, TIRN, RQN, lro);
     d
@@ -176,11 +164,11 @@ const PSH: u8 = 0x08;
 
 /// A burst as the wire loop delivers it: merges stay open until the burst ends.
 fn burst(d: &mut Device, frames: &[Vec<u8>]) {
-    d.merges.defer = true;
+    d.nic.set_defer(true);
     for f in frames {
         d.receive(f);
     }
-    d.merges.defer = false;
+    d.nic.set_defer(false);
     d.close_merges();
 }
 
@@ -380,11 +368,11 @@ fn lro_into_a_cyclic_rq_fills_the_wqe_scatter_list() {
     );
     assert_eq!(d.fw.rq(RQN).unwrap().cc, 2);
     // A reset while a merge is open drops it: no CQE, the ring starts again.
-    d.merges.defer = true;
+    d.nic.set_defer(true);
     d.receive(&segs[0]);
     let rq = d.fw.nic.rqs.get_mut(&RQN).unwrap();
     rq.cc = 0;
-    d.merges.defer = false;
+    d.nic.set_defer(false);
     d.close_merges();
     assert_eq!(cqe(&d, 2), [0; 64]);
     // Without LRO: one WQE per frame.

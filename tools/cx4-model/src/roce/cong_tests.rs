@@ -80,7 +80,7 @@ fn requests_are_ect0_while_the_rp_is_enabled_for_their_priority() {
     write(&mut a, &b, 100);
     let f = parsed(&a.port.take());
     assert_eq!(f[0].1, Ecn::NotEct);
-    assert_eq!(a.d.roce.cong.stats.ect_marked, 1);
+    assert_eq!(a.d.roce.state.cong.stats.ect_marked, 1);
 }
 
 #[test]
@@ -102,7 +102,7 @@ fn ce_marked_requests_get_exactly_the_cnps_the_min_time_allows() {
         let p = packet::parse(f).unwrap();
         let t = t0 + k as u64 * 3_000;
         assert!(
-            !b.d.roce_congestion_rx(f, &p, t),
+            !b.d.roce_at().roce_congestion_rx(f, &p, t),
             "requests go on to the QP"
         );
         for c in parsed(&b.port.take()) {
@@ -124,12 +124,12 @@ fn ce_marked_requests_get_exactly_the_cnps_the_min_time_allows() {
     let mut plain = frames[0].clone();
     packet::set_ecn(&mut plain, Ecn::Ect0).unwrap();
     let p = packet::parse(&plain).unwrap();
-    b.d.roce_congestion_rx(&plain, &p, t0 + 1_000_000);
+    b.d.roce_at().roce_congestion_rx(&plain, &p, t0 + 1_000_000);
     let mut cnp = cnp_to(&b, &a);
     packet::set_ecn(&mut cnp, Ecn::Ce).unwrap();
     let p = packet::parse(&cnp).unwrap();
     assert!(
-        b.d.roce_congestion_rx(&cnp, &p, t0 + 2_000_000),
+        b.d.roce_at().roce_congestion_rx(&cnp, &p, t0 + 2_000_000),
         "a CNP is consumed"
     );
     assert!(b.port.take().is_empty());
@@ -155,7 +155,7 @@ fn the_wire_fault_marks_ce_and_the_cnps_cut_the_senders_rate() {
         (sb.np_ecn_marked_roce_packets_low(), sb.np_cnp_sent_low()),
         (1, 1)
     );
-    assert_eq!(b.d.roce.stats.wire_ce_marked, 1);
+    assert_eq!(b.d.roce.state.stats.wire_ce_marked, 1);
     let sa = stats(&mut a, false);
     assert_eq!(
         (
@@ -166,8 +166,8 @@ fn the_wire_fault_marks_ce_and_the_cnps_cut_the_senders_rate() {
         (1, 0, 1)
     );
     // The first CNP: the line rate cut by alpha (1023/1024) / 2.
-    let line = a.d.link_bps() / 1000;
-    let l = *a.d.roce.cong.limiter(a.qpn).expect("rate limited");
+    let line = a.d.port.link_bps(&a.d.fw) / 1000;
+    let l = *a.d.roce.state.cong.limiter(a.qpn).expect("rate limited");
     assert_eq!(l.current, line - line * 1023 / 2048);
     assert!(
         a.d.roce_line().contains("rp_cnp_handled=1"),
@@ -180,7 +180,7 @@ fn the_wire_fault_marks_ce_and_the_cnps_cut_the_senders_rate() {
     assert_eq!((sa.rp_cnp_handled_low(), sa.rp_cur_flows()), (0, 1));
     // Without CNPs the rate recovers by the timer (300 µs events) and the limiter ends.
     a.d.roce_tick_at(now_ns() + 1_000_000_000);
-    assert!(a.d.roce.cong.limiter(a.qpn).is_none());
+    assert!(a.d.roce.state.cong.limiter(a.qpn).is_none());
     assert_eq!(stats(&mut a, false).rp_cur_flows(), 0);
 }
 
@@ -194,10 +194,10 @@ fn cnps_for_a_priority_with_the_rp_disabled_are_ignored() {
     });
     let cnp = cnp_to(&a, &b);
     let p = packet::parse(&cnp).unwrap();
-    assert!(a.d.roce_congestion_rx(&cnp, &p, now_ns()));
+    assert!(a.d.roce_at().roce_congestion_rx(&cnp, &p, now_ns()));
     let s = stats(&mut a, false);
     assert_eq!((s.rp_cnp_handled_low(), s.rp_cnp_ignored_low()), (0, 1));
-    assert!(a.d.roce.cong.limiter(a.qpn).is_none());
+    assert!(a.d.roce.state.cong.limiter(a.qpn).is_none());
 }
 
 /// A CNP from b to a's QP, as b's notification point builds it.
@@ -243,14 +243,14 @@ fn the_rate_limiter_paces_the_requester_in_simulated_time() {
     let cnp = cnp_to(&a, &b);
     let t0 = now_ns();
     let p = packet::parse(&cnp).unwrap();
-    a.d.roce_congestion_rx(&cnp, &p, t0);
+    a.d.roce_at().roce_congestion_rx(&cnp, &p, t0);
     // 16 packets of 1 KiB: the first leaves, the rest wait for the limiter.
     write(&mut a, &b, 16 * 1024);
     let first = a.port.take();
     assert_eq!(first.len(), 1, "one packet, then the limiter");
     let frame_len = first[0].len() as u64;
     let per = frame_len * 8 * 1_000_000 / 1_000; // ns at 1 Mb/s (1000 kb/s)
-    assert!(a.d.roce.cong.holds(a.qpn));
+    assert!(a.d.roce.state.cong.holds(a.qpn));
     // Held packets run no ACK timer; the wire thread wakes for the limiter.
     let dl = a.d.roce_deadline().expect("a release deadline");
     assert!(
@@ -272,9 +272,9 @@ fn the_rate_limiter_paces_the_requester_in_simulated_time() {
         sent.abs_diff(want) <= 1,
         "sent {sent}, want {want} ({per} ns each)"
     );
-    assert_eq!(a.d.roce.cong.stats.paced, 15);
+    assert_eq!(a.d.roce.state.cong.stats.paced, 15);
     // The rest leaves in time; b receives it all and a completes.
-    while a.d.roce.cong.holds(a.qpn) {
+    while a.d.roce.state.cong.holds(a.qpn) {
         t += 1_000_000;
         a.d.roce_tick_at(t);
     }
@@ -312,11 +312,11 @@ fn a_pfc_xoff_on_the_qps_priority_holds_its_roce_frames_until_xon() {
     a.d.receive(&pfc_frame(PARTNER, 1, 0xffff));
     write(&mut a, &b, 3 * 1024);
     assert!(a.port.take().is_empty());
-    assert!(a.d.roce.cong.holds(a.qpn));
+    assert!(a.d.roce.state.cong.holds(a.qpn));
     assert_eq!(a.d.roce_deadline(), None, "paused: the ACK timer waits");
     a.d.roce_tick_at(now_ns() + 10_000_000_000);
     assert!(a.port.take().is_empty(), "a RoCE tick does not end a pause");
-    assert_eq!(a.d.roce.stats.timer_runs, 0);
+    assert_eq!(a.d.roce.state.stats.timer_runs, 0);
     // XON: the three packets leave, in order, and the ACK timer starts from then.
     a.d.receive(&pfc_frame(PARTNER, 1, 0));
     let f = parsed(&a.port.take());
@@ -328,9 +328,9 @@ fn a_pfc_xoff_on_the_qps_priority_holds_its_roce_frames_until_xon() {
             Opcode::RcRdmaWriteLast
         ]
     );
-    assert!(!a.d.roce.cong.holds(a.qpn));
+    assert!(!a.d.roce.state.cong.holds(a.qpn));
     assert!(a.d.roce_deadline().is_some());
-    assert_eq!(a.d.roce.cong.stats.pfc_held, 3);
+    assert_eq!(a.d.roce.state.cong.stats.pfc_held, 3);
     let c = &a.d.fw.nic.port.pause;
     assert_eq!((c.rx_pause[0], c.rx_pause[3]), (2, 2));
     assert_eq!((c.rx_pause_transition[0], c.rx_pause_transition[3]), (1, 1));
@@ -367,12 +367,12 @@ fn responder_frames_wait_for_a_pause_of_their_priority_too() {
     b.d.receive(&pfc_frame(PARTNER, 1, 0xffff));
     write(&mut a, &b, 100);
     run(&mut a, &mut b);
-    assert_eq!(b.d.roce.cong.waiting(), 1, "b's ACK waits");
+    assert_eq!(b.d.roce.state.cong.waiting(), 1, "b's ACK waits");
     assert!(a.next_cqe(false).is_none());
     b.d.receive(&pfc_frame(PARTNER, 1, 0));
     run(&mut a, &mut b);
     assert!(a.next_cqe(false).is_some(), "the ACK left at XON");
-    assert_eq!(b.d.roce.cong.waiting(), 0);
+    assert_eq!(b.d.roce.state.cong.waiting(), 0);
 }
 
 #[test]
@@ -392,7 +392,7 @@ fn roce_v1_frames_are_never_ecn_marked_and_draw_no_cnps() {
     let f = a.port.take();
     assert_eq!(be16(&f[0], 12), 0x8915);
     assert_eq!(parsed(&f), [(Opcode::RcRdmaWriteOnly, Ecn::NotEct, b.qpn)]);
-    assert_eq!(a.d.roce.cong.stats.ect_marked, 0);
+    assert_eq!(a.d.roce.state.cong.stats.ect_marked, 0);
     for x in &f {
         b.d.receive(x);
     }
@@ -403,7 +403,7 @@ fn roce_v1_frames_are_never_ecn_marked_and_draw_no_cnps() {
     write(&mut a, &b, 2048);
     run(&mut a, &mut b);
     assert_eq!(b.read(VA + 0x8000, 2048), vec![0x77; 2048]);
-    assert_eq!(b.d.roce.stats.wire_ce_marked, 0);
+    assert_eq!(b.d.roce.state.stats.wire_ce_marked, 0);
     let sb = stats(&mut b, false);
     assert_eq!(
         (sb.np_ecn_marked_roce_packets_low(), sb.np_cnp_sent_low()),
@@ -416,7 +416,7 @@ fn roce_v1_frames_are_never_ecn_marked_and_draw_no_cnps() {
     }
     let ce = packet::build(&p).unwrap();
     let q = packet::parse(&ce).unwrap();
-    assert!(!b.d.roce_congestion_rx(&ce, &q, now_ns()));
+    assert!(!b.d.roce_at().roce_congestion_rx(&ce, &q, now_ns()));
     assert!(b.port.take().is_empty(), "no CNP");
     // A CNP opcode in v1 framing is consumed and ignored: no rate limiter.
     let v1_cnp = packet::build(&packet::Packet {
@@ -430,8 +430,8 @@ fn roce_v1_frames_are_never_ecn_marked_and_draw_no_cnps() {
     })
     .unwrap();
     let p = packet::parse(&v1_cnp).unwrap();
-    assert!(a.d.roce_congestion_rx(&v1_cnp, &p, now_ns()));
-    assert!(a.d.roce.cong.limiter(a.qpn).is_none());
+    assert!(a.d.roce_at().roce_congestion_rx(&v1_cnp, &p, now_ns()));
+    assert!(a.d.roce.state.cong.limiter(a.qpn).is_none());
     let sa = stats(&mut a, false);
     assert_eq!((sa.rp_cnp_handled_low(), sa.rp_cnp_ignored_low()), (0, 1));
     assert!(a.next_cqe(false).is_some());

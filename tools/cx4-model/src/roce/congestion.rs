@@ -1,9 +1,9 @@
 //! Congestion on the RoCE engine's wire: where the DCQCN reaction point (`dcqcn.rs`), the
 //! notification point (`cnp.rs`), the firmware's congestion state (`fw::cong`) and the port's
-//! PFC pause state (`pause.rs`, `pfc.rs`) meet the engine's send and receive paths.
+//! PFC pause state (`pause.rs`, `port.rs`) meet the engine's send and receive paths.
 //!
-//! Send, for every request packet of an RC or UC QP ([`Hca::roce_send_request`]):
-//! - its priority is the frame's, as the port classifies it (`Hca::frame_prio`: trust PCP
+//! Send, for every request packet of an RC or UC QP ([`Roce::roce_send_request`]):
+//! - its priority is the frame's, as the port classifies it (`Port::frame_prio`: trust PCP
 //!   → the VLAN PCP mlx5_ib puts the path's `sl` in, untagged 0; trust DSCP → QPDPM of the
 //!   path's DSCP), the same rule as the Ethernet SQs;
 //! - with the reaction point enabled for that priority the packet is ECN-capable: ECT(0),
@@ -12,17 +12,17 @@
 //! - it leaves at once unless the priority is paused by the link partner (PFC XOFF, or an
 //!   802.3x pause), the QP's rate limiter holds it back, or earlier packets of the QP wait;
 //!   then it waits, in order, in [`CongEngine`]. Every other RoCE frame (responses, ACKs, UD,
-//!   CNPs) waits only for a pause of its priority ([`Hca::roce_pfc_gate`]).
-//! - Waiting packets leave at [`Hca::roce_gate_release`]: from `roce_tick` (the wire thread
+//!   CNPs) waits only for a pause of its priority ([`Roce::roce_pfc_gate`]).
+//! - Waiting packets leave at [`Roce::roce_gate_release`]: from `roce_tick` (the wire thread
 //!   wakes at the limiter's next send time, [`CongEngine::next_release`]) and when a pause
-//!   ends (`pfc.rs` runs the stalled SQs and this). A QP whose request packets wait runs no
+//!   ends (`Hca::pause_tick` runs the stalled SQs and this). A QP whose request packets wait runs no
 //!   ACK timer (`Engine::next_deadline` skips it) and restarts it when they leave
 //!   (`Requester::departed`): a packet that has not left cannot be lost. Real ConnectX does
 //!   the same by construction — its transport timer starts at transmission, and a paused or
 //!   rate-limited QP does not transmit. Frames of a QP that was destroyed, reset or went to
 //!   error meanwhile are dropped.
 //!
-//! Receive ([`Hca::roce_congestion_rx`], before the transport sees the packet): a CNP goes
+//! Receive ([`Roce::roce_congestion_rx`], before the transport sees the packet): a CNP goes
 //! to the reaction point of the QP it names (handled, or ignored when the RP is disabled
 //! for its priority or the QP has no RC/UC requester) and goes no further; a CE-marked
 //! request on a priority with the NP enabled is counted and answered with a CNP (`cnp.rs`),
@@ -34,9 +34,8 @@
 //! gate and, as requests, the QP's rate limiter.
 
 use std::collections::{BTreeSet, VecDeque};
-use std::time::Instant;
 
-use crate::hca::Hca;
+use super::Roce;
 
 use super::cnp;
 use super::cong_state::Waiting;
@@ -62,15 +61,20 @@ fn frame_ecn(f: &[u8]) -> Option<Ecn> {
     Some(Ecn::from_tos(tc))
 }
 
-impl Hca {
+impl Roce<'_> {
     /// Whether RoCE frames of priority `prio` may not leave now (a pause from the partner).
     pub(super) fn roce_paused(&self, prio: u8) -> bool {
-        self.pause.any_paused() && self.pause.is_paused(prio, Instant::now())
+        self.port.is_paused(prio)
     }
 
     /// The port's speed in kb/s, the reaction point's highest rate.
     fn line_kbps(&self) -> u64 {
-        self.link_bps() / 1000
+        self.port.link_bps(self.fw) / 1000
+    }
+
+    /// The priority of `frame` under the port's trust state.
+    fn frame_prio(&self, frame: &[u8]) -> u8 {
+        self.port.frame_prio(self.fw, frame)
     }
 
     /// Keeps `rp_cur_flows` with the limiters.
@@ -140,7 +144,7 @@ impl Hca {
     /// A RoCE frame on its way to the wire: `Some` to send it now, `None` when a pause of its
     /// priority (or earlier frames of that priority waiting) keeps it back.
     pub(super) fn roce_pfc_gate(&mut self, frame: Vec<u8>) -> Option<Vec<u8>> {
-        if !self.pause.any_paused() && self.roce.cong.waiting.is_empty() {
+        if !self.port.any_paused() && self.roce.cong.waiting.is_empty() {
             return Some(frame);
         }
         let prio = self.frame_prio(&frame);

@@ -1,20 +1,20 @@
 //! The RoCE engine on the device: where the QPs' firmware objects, their engine state
 //! (`engine.rs`), guest memory, the CQs and the wire meet.
 //!
-//! - Send: a doorbell naming a QP ([`Hca::qp_doorbell`]) reads the send counter from the
+//! - Send: a doorbell naming a QP ([`Roce::qp_doorbell`]) reads the send counter from the
 //!   QP's doorbell record (`dbr_addr + 4`, big-endian, 16 bits) and decodes each WQE from the
 //!   engine's consumer counter (the send queue follows the receive queue in the QP buffer,
 //!   64-byte basic blocks) into the requester, which segments it into packets.
-//! - Receive: a RoCEv2 frame to one of the port's GIDs (`Hca::roce_receive`) goes to the
+//! - Receive: a RoCEv2 frame to one of the port's GIDs (`Roce::roce_receive`) goes to the
 //!   QP its BTH names: responses to the requester, requests to the responder. Receive WQEs
 //!   are taken from the QP's receive queue (counter at `dbr_addr + 0`) or its SRQ.
-//! - Timers: [`Hca::roce_deadline`] is when the wire thread must call
-//!   [`Hca::roce_tick`] (local ACK timeout, RNR timer, the release of received frames
+//! - Timers: [`super::RoceEngine::deadline`] is when the wire thread must call
+//!   [`Roce::roce_tick`] (local ACK timeout, RNR timer, the release of received frames
 //!   the `roce-wire` fault delays or holds back, `wire_faults.rs`, and of request packets
 //!   the DCQCN rate limiter holds back, `congestion.rs`).
 //! - Congestion: request packets go through `congestion.rs` (ECT marking, PFC pause, DCQCN
 //!   pacing), every RoCE frame through its PFC gate.
-//! - State: [`Hca::roce_sync`] applies the QP transitions the commands made.
+//! - State: [`Roce::roce_sync`] applies the QP transitions the commands made.
 //!
 //! States: a QP in RTS executes its send queue; in RESET, INIT or RTR the doorbell is ignored
 //! (logged); in SQD the WQEs wait; in ERR they are flushed (`WR_FLUSH_ERR`), as are the
@@ -53,7 +53,6 @@ use crate::{
         mkeys::MkeyDma,
     },
     fw::Cast,
-    hca::Hca,
 };
 
 use super::cqe;
@@ -65,6 +64,7 @@ use super::segment::{OpKind, RequestOp};
 use super::status::WcStatus;
 use super::wire::peek_dst_gid;
 use super::wqe::{Gather, SendWqe};
+use super::Roce;
 
 /// Whether the opcode ends a message (so it carries the solicited bit and ImmDt / IETH).
 fn ends_message(op: Opcode) -> bool {
@@ -76,7 +76,7 @@ fn ends_message(op: Opcode) -> bool {
         || op.name().ends_with("ONLY")
 }
 
-impl Hca {
+impl Roce<'_> {
     /// Whether 8-byte atomics run in host endianness (`atomic_req_8B_endianness_mode` 1,
     /// set by mlx5_core through SET_HCA_CAP): operands in the responder's memory and results
     /// in the requester's are little endian, as the x86 guests and rxe keep them.
@@ -160,7 +160,7 @@ impl Hca {
         &mut self,
         bus: &mut Bus,
         qpn: u32,
-        f: impl FnOnce(&mut Hca, &mut Bus, &mut QpEngine, &QpView),
+        f: impl FnOnce(&mut Self, &mut Bus, &mut QpEngine, &QpView),
     ) {
         let Some(v) = self.qp_view(qpn) else {
             return;
@@ -275,7 +275,7 @@ impl Hca {
             }
             let decoded = super::xrc::decode_send(q.service, &r, index).and_then(|w| {
                 let dma = MkeyDma {
-                    fw: &self.fw,
+                    fw: self.fw,
                     mem: &bus.mem,
                     pd: v.pd,
                 };
@@ -411,7 +411,7 @@ impl Hca {
                 }
             }
         }
-        let flush_recv = |d: &mut Hca, bus: &mut Bus, v: &QpView, index: u16| {
+        let flush_recv = |d: &mut Self, bus: &mut Bus, v: &QpView, index: u16| {
             d.roce.stats.flushed += 1;
             let e = cqe::err_cqe(v.cqe_qp(), true, WcStatus::WrFlushErr, index, 0);
             d.post(bus, v.cqn_rcv, &e, false);
@@ -455,7 +455,7 @@ impl Hca {
                     let Some(w) = q.wqe(wqe_index) else { continue };
                     let data = payload.get(..len as usize).unwrap_or_default();
                     let dma = MkeyDma {
-                        fw: &self.fw,
+                        fw: self.fw,
                         mem: &bus.mem,
                         pd: v.pd,
                     };
@@ -466,7 +466,7 @@ impl Hca {
                 ReqAction::AtomicResult { wqe_index, orig } => {
                     let Some(w) = q.wqe(wqe_index) else { continue };
                     let dma = MkeyDma {
-                        fw: &self.fw,
+                        fw: self.fw,
                         mem: &bus.mem,
                         pd: v.pd,
                     };
@@ -578,7 +578,7 @@ impl Hca {
             0
         };
         let dma = MkeyDma {
-            fw: &self.fw,
+            fw: self.fw,
             mem: &bus.mem,
             pd: v.pd,
         };
@@ -640,7 +640,7 @@ impl Hca {
         }
         let mut dmac = [0u8; 6];
         dmac.copy_from_slice(&frame[..6]);
-        if let Some(p) = &self.port {
+        if let Some(p) = self.port.wire() {
             if let Err(e) = p.send(&frame) {
                 log::debug!("{}: send failed: {e}", p.name());
             }
@@ -667,19 +667,6 @@ impl Hca {
             self.roce_receive_packet(bus, &f, blocked);
         }
         self.roce.draining = false;
-    }
-
-    /// When [`Hca::roce_tick`] is next due, from now.
-    pub fn roce_deadline(&self) -> Option<std::time::Duration> {
-        let now = now_ns();
-        let d = self
-            .roce
-            .next_deadline(now)
-            .into_iter()
-            .chain(self.roce.wire.next_release())
-            .chain(self.roce.cong.next_release(|p| self.roce_paused(p)))
-            .min()?;
-        Some(std::time::Duration::from_nanos(d.saturating_sub(now)))
     }
 
     /// Runs the requester timers that are due.

@@ -437,7 +437,7 @@ fn rc_send_recv_moves_data_and_both_sides_complete() {
     assert_eq!(be32(&r, 0x20), UIDX);
     assert_eq!(be16(&r, 0x3c), 0, "the first receive WQE");
     assert_eq!(a.state(), qpc_state::RTS);
-    assert_eq!(b.d.roce.stats.rx_packets, 3);
+    assert_eq!(b.d.roce.state.stats.rx_packets, 3);
     // A second message in the other direction, plain SEND, inline data.
     a.post_recv(VA + 0x100, 64);
     let mut inl = Vec::new();
@@ -534,7 +534,7 @@ fn host_endian_atomics(c: &mut Card) {
     let out = c.d.hca.fw.execute(&mut c.d.bus, &set, 16).unwrap();
     assert_eq!(out[0], 0, "SET_HCA_CAP atomic: {:02x?}", &out[..8]);
     c.d.fw.state = state;
-    assert!(c.d.atomic_host_endian());
+    assert!(c.d.roce_at().atomic_host_endian());
 }
 
 #[test]
@@ -687,12 +687,12 @@ fn a_dropped_packet_is_resent_after_the_ack_timeout() {
     assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
     let r = b.next_cqe(true).unwrap();
     assert_eq!((r[63] >> 4, be32(&r, 0x2c)), (cqe_op::RESP_SEND, 4000));
-    let naks = match &a.d.roce.qps[&a.qpn].req {
+    let naks = match &a.d.roce.state.qps[&a.qpn].req {
         Some(super::engine::ReqSide::Rc(r)) => r.stats().seq_naks,
         _ => 0,
     };
     assert_eq!(
-        (naks, a.d.roce.stats.timer_runs),
+        (naks, a.d.roce.state.stats.timer_runs),
         (1, 0),
         "recovered by the NAK"
     );
@@ -706,7 +706,7 @@ fn a_dropped_packet_is_resent_after_the_ack_timeout() {
     run(&mut a, &mut b);
     assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
     assert_eq!(b.next_cqe(true).unwrap()[63] >> 4, cqe_op::RESP_SEND);
-    assert!(a.d.roce.stats.timer_runs >= 1);
+    assert!(a.d.roce.state.stats.timer_runs >= 1);
 }
 
 #[test]
@@ -809,7 +809,7 @@ fn a_qp_connected_to_its_own_gid_loops_back_inside_the_card() {
     assert_eq!(a.read(VA + 0x8000, 20000), msg);
     assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
     assert_eq!(
-        a.d.roce.stats.rx_packets,
+        a.d.roce.state.stats.rx_packets,
         20 + 2,
         "20 requests and their ACKs"
     );
@@ -946,8 +946,11 @@ fn rc_send_write_read_over_link_local_roce_v1_gids() {
     let c = a.next_cqe(false).unwrap();
     assert_eq!((c[63] >> 4, be32(&c, 0x2c)), (cqe_op::REQ, 10000));
     for c in [&a, &b] {
-        assert_eq!(c.d.roce.stats.rx_malformed, 0);
-        assert_eq!(c.d.roce.cong.stats.ect_marked, 0, "RoCE v1 carries no ECN");
+        assert_eq!(c.d.roce.state.stats.rx_malformed, 0);
+        assert_eq!(
+            c.d.roce.state.cong.stats.ect_marked, 0,
+            "RoCE v1 carries no ECN"
+        );
     }
 }
 
@@ -995,8 +998,12 @@ fn a_qp_connected_to_its_own_v1_gid_loops_back_inside_the_card() {
     assert!(a.port.take().is_empty(), "nothing on the wire");
     assert_eq!(a.read(VA + 0x8000, 5000), msg);
     assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
-    assert_eq!(a.d.roce.stats.rx_packets, 5 + 1, "5 requests and their ACK");
-    assert_eq!(a.d.roce.stats.rx_malformed, 0);
+    assert_eq!(
+        a.d.roce.state.stats.rx_packets,
+        5 + 1,
+        "5 requests and their ACK"
+    );
+    assert_eq!(a.d.roce.state.stats.rx_malformed, 0);
 }
 
 #[test]
@@ -1008,7 +1015,7 @@ fn truncated_and_malformed_v1_frames_are_dropped_and_counted() {
         a.post_send(wop::SEND, &[data(100, a.lkey, VA)], 0, true);
         let good = a.port.take().remove(0);
         let l3 = if vlan.is_some() { 18 } else { 14 };
-        let malformed = |b: &Card| b.d.roce.stats.rx_malformed;
+        let malformed = |b: &Card| b.d.roce.state.stats.rx_malformed;
         // Every truncation: too short for the DGID, not RoCE (the Ethernet path has it);
         // else taken by the engine, dropped and counted.
         for cut in 0..good.len() {
@@ -1066,7 +1073,7 @@ fn truncated_and_malformed_v1_frames_are_dropped_and_counted() {
             b.d.receive(&f);
         }
         assert!(b.next_cqe(true).is_none(), "nothing damaged was delivered");
-        assert_eq!(b.d.roce.stats.rx_packets, 0);
+        assert_eq!(b.d.roce.state.stats.rx_packets, 0);
         // The good frame still goes through afterwards.
         b.d.receive(&good);
         run_v1(&mut a, &mut b);
@@ -1182,7 +1189,7 @@ fn to_error_flushes_posted_receives_and_reset_restarts_counters() {
     }
     ok::<cmds::ToRstQp>(&mut b.d, |i| i.set_qpn(qpn));
     assert!(
-        !b.d.roce.qps.contains_key(&qpn),
+        !b.d.roce.state.qps.contains_key(&qpn),
         "engine state dropped at RESET"
     );
     let _ = &mut a;
@@ -1286,7 +1293,7 @@ fn fuzzed_wqes_and_frames_never_panic() {
             let _ = round;
         }
     }
-    assert!(b.d.roce.stats.rx_packets > 0);
+    assert!(b.d.roce.state.stats.rx_packets > 0);
 }
 
 /// UD and GSI QPs over the same two-card harness.

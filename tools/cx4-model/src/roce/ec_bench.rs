@@ -250,8 +250,8 @@ fn ec_bench() {
                 );
             }
         }
-        assert_eq!(card.d.roce.stats.ec_errors, 0);
-        assert_eq!(card.d.roce.stats.timer_runs, 0, "no retransmission");
+        assert_eq!(card.d.roce.state.stats.ec_errors, 0);
+        assert_eq!(card.d.roce.state.stats.timer_runs, 0, "no retransmission");
         assert_eq!(card.state(), qpc_state::RTS);
     }
 }

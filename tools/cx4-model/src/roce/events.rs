@@ -8,7 +8,8 @@
 
 use cx4_hw::eq::{event_queue_type, event_type};
 
-use crate::{bus::Bus, fw, hca::Hca};
+use super::Roce;
+use crate::{bus::Bus, fw};
 
 use super::headers::NakCode;
 
@@ -21,7 +22,7 @@ pub(super) fn responder_event(code: NakCode) -> u8 {
     }
 }
 
-impl Hca {
+impl Roce<'_> {
     /// Posts the affiliated event of QP `qpn`'s responder failure (NAK `code`) to the EQ that
     /// takes it.
     pub(super) fn responder_error_event(&mut self, bus: &mut Bus, qpn: u32, code: NakCode) {

@@ -12,11 +12,12 @@
 
 use cx4_hw::mkey::mkey_index;
 
-use crate::{fw::MKEY_QPN_NONE, hca::Hca};
+use super::Roce;
+use crate::fw::MKEY_QPN_NONE;
 
 use super::qp_view::QpView;
 
-impl Hca {
+impl Roce<'_> {
     /// Invalidates `rkey` for a SEND with invalidate received on QP `v`; why not, if it may
     /// not be.
     pub(super) fn remote_invalidate(&mut self, v: &QpView, rkey: u32) -> Result<(), String> {

@@ -26,7 +26,6 @@ use crate::{
         mkeys::MkeyDma,
     },
     fw::QP_DESTROYED,
-    hca::Hca,
 };
 
 use super::cqe;
@@ -35,6 +34,7 @@ use super::qp_view::{QpRing, QpView};
 use super::status::WcStatus;
 use super::umr::{self, UmrError, UmrQp, UmrWqe};
 use super::wqe::SendWqe;
+use super::Roce;
 
 /// The `bbs` basic blocks of a send WQE, copied out of the ring (empty if unreadable: the
 /// decoder then reports the WQE unreadable).
@@ -46,7 +46,7 @@ pub(super) fn copy_wqe<R: WqeReader + ?Sized>(r: &R, bbs: u16) -> Vec<u8> {
     }
 }
 
-impl Hca {
+impl Roce<'_> {
     /// Decodes and applies the UMR WQE `r` of QP `v`.
     fn execute_umr<R: WqeReader + ?Sized>(
         &mut self,
@@ -57,7 +57,7 @@ impl Hca {
     ) -> Result<UmrWqe, UmrError> {
         let u = UmrWqe::decode(r, index)?;
         let entries = u.entries(&MkeyDma {
-            fw: &self.fw,
+            fw: self.fw,
             mem: &bus.mem,
             pd: v.pd,
         })?;
@@ -66,7 +66,7 @@ impl Hca {
             pd: v.pd,
             privileged: v.st == qpc_st::REG_UMR,
         };
-        umr::apply(&mut self.fw, &u, &entries, qp)?;
+        umr::apply(self.fw, &u, &entries, qp)?;
         self.roce.stats.umrs += 1;
         Ok(u)
     }

@@ -36,10 +36,10 @@
 //! - [`wire`]: a QP's addressing (its path and GID entry: v2 or v1 framing) and the RoCE
 //!   receive check;
 //! - [`engine`]: the per-QP engine state, created and dropped by the QP transitions;
-//! - [`device`]: the doorbell, send, timer and flush paths on the `Hca`;
-//! - [`receive`]: the RoCE receive path on the `Hca` (requester responses, responder
+//! - [`device`]: the doorbell, send, timer and flush paths on the engine at work ([`Roce`]);
+//! - [`receive`]: the RoCE receive path on the engine at work ([`Roce`]) (requester responses, responder
 //!   requests, receive WQEs, R_Key checks);
-//! - [`ud`]: UD and GSI QPs on the `Hca` (datagram WQEs, Q_Keys, the GRH area,
+//! - [`ud`]: UD and GSI QPs on the engine at work ([`Roce`]) (datagram WQEs, Q_Keys, the GRH area,
 //!   multicast groups);
 //! - [`umr`]: UMR WQEs (fast registration, local invalidate, mlx5_ib's MR updates) decoded
 //!   and applied to an mkey, with the PRM's checks;
@@ -51,7 +51,7 @@
 //! - [`xrc`]: XRC initiator and target QPs on the RC paths (the WQE's XRC segment, the
 //!   XRC opcodes and XRCETH, the XRC SRQ a request is for);
 //! - [`congestion`]: ECT marking, CNPs sent and handled, pacing by the rate limiters and
-//!   the PFC gate every RoCE frame passes, on the `Hca`; its state in [`cong_state`];
+//!   the PFC gate every RoCE frame passes, on the engine at work ([`Roce`]); its state in [`cong_state`];
 //! - [`vector_calc`]: MLNX_OFED's erasure-coding SEND (opmod 0xff), its payload computed by
 //!   the `ec` engine;
 //! - [`wire_faults`]: the `roce-wire` fault's dropped, flipped, reordered, delayed and
@@ -105,4 +105,106 @@ mod xrc_wire_tests;
 
 pub use error::WireError;
 pub use psn::Psn;
+pub use stats::RoceStats;
 pub use status::WcStatus;
+
+use crate::{
+    fw::Firmware,
+    path_stats::PathStats,
+    port::Port, //
+};
+
+/// The RoCE engine, a part of [`crate::hca::Hca`]: every QP's transport state
+/// ([`engine::Engine`]) and the `--seed` the `roce-wire` fault's draws start from. Its fields
+/// are private; it works through [`RoceEngine::at`], lent the other parts per call.
+pub struct RoceEngine {
+    state: engine::Engine,
+    seed: u32,
+}
+
+/// The RoCE engine at work for one call: its state and what it borrows from the other parts
+/// of the `Hca` for that call — the firmware (QP, CQ, SRQ and mkey objects, GIDs, caps,
+/// counters), the port (its wire, pauses and priorities) and the data path's counters (RoCE
+/// frames count as the port's frames). The send, receive, timer and flush paths in
+/// `device.rs`, `receive.rs`, `ud.rs`, `xrc.rs`, `congestion.rs` and the other files of
+/// this module are its methods; they take the bus per call.
+pub struct Roce<'a> {
+    roce: &'a mut engine::Engine,
+    fw: &'a mut Firmware,
+    port: &'a Port,
+    path: &'a mut PathStats,
+}
+
+impl RoceEngine {
+    /// The engine with no QP; `seed` starts the `roce-wire` fault's draws.
+    pub fn new(seed: u32) -> Self {
+        RoceEngine {
+            state: Default::default(),
+            seed,
+        }
+    }
+
+    /// Function-level reset: everything in flight goes; with the `roce-wire` fault set
+    /// (`fault_on`) its draws start again from the seed.
+    pub fn reset(&mut self, fault_on: bool) {
+        self.state = Default::default();
+        if fault_on {
+            self.reseed();
+        }
+    }
+
+    /// The `roce-wire` fault's draws start again from the seed.
+    pub fn reseed(&mut self) {
+        self.state.wire.seed(self.seed);
+    }
+
+    /// The engine's counters.
+    pub fn stats(&self) -> &RoceStats {
+        &self.state.stats
+    }
+
+    /// The congestion state (for the control socket's `roce` line).
+    pub fn cong(&self) -> &cong_state::CongEngine {
+        &self.state.cong
+    }
+
+    /// The engine at work, with the parts it borrows for one call.
+    pub fn at<'a>(
+        &'a mut self,
+        fw: &'a mut Firmware,
+        port: &'a Port,
+        path: &'a mut PathStats,
+    ) -> Roce<'a> {
+        Roce {
+            roce: &mut self.state,
+            fw,
+            port,
+            path,
+        }
+    }
+
+    /// Whether a requester's timer or a frame the `roce-wire` fault holds back is due by
+    /// `now` (a busy segment must not starve them).
+    pub fn timers_due(&self, now: u64) -> bool {
+        self.state
+            .qps
+            .values()
+            .any(|q| q.deadline().is_some_and(|d| d <= now))
+            || self.state.wire.next_release().is_some_and(|t| t <= now)
+    }
+
+    /// When [`Roce::roce_tick`] is next due, from now: a requester's ACK or RNR timer, a
+    /// frame the `roce-wire` fault holds back, a request packet a rate limiter or a pause of
+    /// the `port` holds back.
+    pub fn deadline(&self, port: &Port) -> Option<std::time::Duration> {
+        let now = engine::now_ns();
+        let d = self
+            .state
+            .next_deadline(now)
+            .into_iter()
+            .chain(self.state.wire.next_release())
+            .chain(self.state.cong.next_release(|p| port.is_paused(p)))
+            .min()?;
+        Some(std::time::Duration::from_nanos(d.saturating_sub(now)))
+    }
+}

@@ -4,11 +4,12 @@
 //! mlx5_ib shows in sysfs and `rdma statistic` (`out_of_sequence`, `duplicate_request`,
 //! `packet_seq_err`, `local_ack_timeout_err`, ...).
 //!
-//! Every engine operation on a QP runs through [`Hca::with_qp`]; after it, the events the
+//! Every engine operation on a QP runs through [`Roce::with_qp`]; after it, the events the
 //! QP's state machines counted since the last report are added to the set. A QP reset or
 //! destroyed has reported everything by then, so nothing is lost or counted twice.
 
-use crate::{fw::RoceQCounts, hca::Hca};
+use super::Roce;
+use crate::fw::RoceQCounts;
 
 use super::engine::{QpEngine, ReqSide, RespSide};
 
@@ -49,7 +50,7 @@ fn side_counts(q: &QpEngine) -> RoceQCounts {
     c
 }
 
-impl Hca {
+impl Roce<'_> {
     /// Adds QP `q`'s events since its last report to its queue counter set (none if the QP
     /// names no allocated set).
     pub(super) fn report_q_counts(&mut self, q: &mut QpEngine) {

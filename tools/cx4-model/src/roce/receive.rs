@@ -17,7 +17,6 @@ use crate::{
         rx,
     },
     fw::{Cast, RESERVED_LKEY},
-    hca::Hca,
 };
 
 use super::cqe::{self, RespInfo};
@@ -29,6 +28,7 @@ use super::qp_view::{QpRing, QpView, RxMeta};
 use super::responder::{is_rc_request, RespAction, RespFault};
 use super::wire::peek_dst_gid;
 use super::wqe::{sg_io, Sge};
+use super::Roce;
 
 /// Which remote right an access needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,7 +38,7 @@ enum Remote {
     Atomic,
 }
 
-impl Hca {
+impl Roce<'_> {
     /// A frame from the wire: if it is RoCE (v2: UDP 4791; v1: EtherType 0x8915) to one of the
     /// port's GIDs (the IP destination or the GRH's DGID), the engine takes it (returns true)
     /// — delivered, or dropped and counted; the Ethernet path sees every other frame.
@@ -395,7 +395,7 @@ impl Hca {
                     }
                     let data = payload.get(..len as usize).unwrap_or_default();
                     let dma = MkeyDma {
-                        fw: &self.fw,
+                        fw: self.fw,
                         mem: &bus.mem,
                         pd: v.recv_pd,
                     };

@@ -53,7 +53,6 @@ use crate::{
         mkeys::MkeyDma,
     },
     fw::GidEntry,
-    hca::Hca,
 };
 
 use super::cqe::{self, RespInfo};
@@ -68,6 +67,7 @@ use super::status::WcStatus;
 use super::unreliable::{ud_receive, ud_send_qkey, UdDrop, UdVerdict};
 use super::wire::{network_header, peek_dst_gid, Path};
 use super::wqe::{gather_list, sg_io, SendWqe, WqeError};
+use super::Roce;
 
 /// The BTH destination QP of the port's GSI QP, and the DETH source QP of its packets.
 pub const GSI_QPN: u32 = 1;
@@ -248,7 +248,7 @@ impl QpView {
     }
 }
 
-impl Hca {
+impl Roce<'_> {
     /// Executes one decoded (or undecodable) UD send WQE with counter `index`, opcode `op`.
     pub(super) fn ud_post_send(
         &mut self,
@@ -270,7 +270,7 @@ impl Hca {
                 )));
             }
             let dma = MkeyDma {
-                fw: &self.fw,
+                fw: self.fw,
                 mem: &bus.mem,
                 pd: v.pd,
             };
@@ -303,7 +303,7 @@ impl Hca {
         let len = w.wqe.len();
         let mut payload = vec![0u8; len as usize];
         let dma = MkeyDma {
-            fw: &self.fw,
+            fw: self.fw,
             mem: &bus.mem,
             pd: v.pd,
         };
@@ -481,7 +481,7 @@ impl Hca {
         data.extend_from_slice(grh);
         data.extend_from_slice(payload.get(..len as usize).unwrap_or_default());
         let dma = MkeyDma {
-            fw: &self.fw,
+            fw: self.fw,
             mem: &bus.mem,
             pd: v.recv_pd,
         };

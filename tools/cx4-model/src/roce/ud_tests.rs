@@ -197,13 +197,13 @@ fn ud_send_with_immediate_over_ipv4_lands_after_the_grh_area() {
     assert_eq!(be32(&r, 0x18), 1 << 28 | 2 << 24 | b.qpn);
     assert_eq!(be32(&r, 0x24), 0, "no immediate on a UD QP");
     assert!(b.next_cqe(false).is_none(), "unsignaled: no requester CQE");
-    let s = a.d.roce.stats;
-    assert_eq!((s.ud_rx, b.d.roce.stats.ud_rx), (1, 1));
-    assert_eq!((s.ud_tx, b.d.roce.stats.ud_tx), (1, 1));
+    let s = a.d.roce.state.stats;
+    assert_eq!((s.ud_rx, b.d.roce.state.stats.ud_rx), (1, 1));
+    assert_eq!((s.ud_tx, b.d.roce.state.stats.ud_tx), (1, 1));
     assert!(a
         .d
         .roce
-        .stats
+        .stats()
         .line()
         .contains("ud: tx 1 (0 bad av, 0 mc looped) rx 1"));
 }
@@ -341,7 +341,7 @@ fn wrong_qkey_and_missing_receive_wqe_drop_and_count() {
     let av = av_to(&a, b.qpn, addr(&b), 0x2222);
     a.post_send(wop::SEND, &ud_segs(av, &[data(10, a.lkey, VA)]), 0, true);
     run(&mut a, &mut b);
-    assert_eq!(b.d.roce.stats.ud_rx_qkey, 1);
+    assert_eq!(b.d.roce.state.stats.ud_rx_qkey, 1);
     assert!(b.next_cqe(true).is_none());
     assert_eq!(
         a.next_cqe(false).unwrap()[63] >> 4,
@@ -360,14 +360,14 @@ fn wrong_qkey_and_missing_receive_wqe_drop_and_count() {
     // No receive WQE: dropped (no RNR on UD); the QP keeps working.
     a.post_send(wop::SEND, &ud_segs(av, &[data(10, a.lkey, VA)]), 0, false);
     run(&mut a, &mut b);
-    assert_eq!(b.d.roce.stats.ud_rx_no_recv, 1);
+    assert_eq!(b.d.roce.state.stats.ud_rx_no_recv, 1);
     assert!(b.next_cqe(true).is_none());
     b.post_recv(VA + 0x2000, 256);
     a.post_send(wop::SEND, &ud_segs(av, &[data(10, a.lkey, VA)]), 0, false);
     run(&mut a, &mut b);
     assert_eq!(be16(&b.next_cqe(true).unwrap(), 0x3c), 1);
     assert_eq!(b.state(), qpc_state::RTS);
-    let line = b.d.roce.stats.line();
+    let line = b.d.roce.state.stats.line();
     assert!(
         line.contains("rx 2 (dropped: 1 qkey, 1 no recv, 0 too long, 0 malformed, 0 no target)"),
         "{line}"
@@ -453,11 +453,14 @@ fn qp1_to_qp1_mad_uses_the_gsi_qkey_and_source_qp_1() {
     a.post_recv(VA, 512);
     b.post_send(wop::SEND, &ud_segs(av, &[data(256, b.lkey, VA)]), 0, false);
     run(&mut a, &mut b);
-    assert_eq!(a.d.roce.stats.ud_rx_qkey, 1);
+    assert_eq!(a.d.roce.state.stats.ud_rx_qkey, 1);
     // A card without a GSI QP drops MADs to QP 1 and counts them.
     let (mut u, _) = ud_pair();
     u.d.receive(&f[0]);
-    assert_eq!(u.d.roce.stats.ud_rx_no_target, 0, "not for u's address");
+    assert_eq!(
+        u.d.roce.state.stats.ud_rx_no_target, 0,
+        "not for u's address"
+    );
     let mut g = f[0].clone();
     let mut q = packet::parse(&g).unwrap();
     if let Ip::V4(h) = &mut q.ip {
@@ -465,7 +468,7 @@ fn qp1_to_qp1_mad_uses_the_gsi_qkey_and_source_qp_1() {
     }
     g = packet::build(&q).unwrap();
     u.d.receive(&g);
-    assert_eq!(u.d.roce.stats.ud_rx_no_target, 1);
+    assert_eq!(u.d.roce.state.stats.ud_rx_no_target, 1);
 }
 
 #[test]
@@ -497,9 +500,9 @@ fn multicast_reaches_every_attached_qp() {
         i.multicast_gid_mut().copy_from_slice(&group);
     });
     a.post_send(wop::SEND, &ud_segs(av, &[data(6, a.lkey, VA)]), 0, false);
-    let before = b.d.roce.stats.rx_packets;
+    let before = b.d.roce.state.stats.rx_packets;
     run(&mut a, &mut b);
-    assert_eq!(b.d.roce.stats.rx_packets, before);
+    assert_eq!(b.d.roce.state.stats.rx_packets, before);
 }
 
 #[test]
@@ -521,7 +524,7 @@ fn multicast_loops_back_to_the_senders_card_unless_blocked() {
     a.write(VA, b"everyone");
     let av = av_to(&a, MULTICAST_QPN, ([0x33, 0x33, 0, 0, 0, 7], group), QKEY);
     a.post_send(wop::SEND, &ud_segs(av, &[data(8, a.lkey, VA)]), 0, false);
-    assert_eq!(a.d.roce.stats.ud_mc_loopback, 1);
+    assert_eq!(a.d.roce.state.stats.ud_mc_loopback, 1);
     assert_eq!(
         a.read(VA + 0x3000 + 40, 8),
         b"everyone",
@@ -551,8 +554,8 @@ fn multicast_loops_back_to_the_senders_card_unless_blocked() {
     assert!(b.next_cqe(true).is_some());
     assert_eq!(
         (
-            a.d.roce.stats.ud_mc_loopback,
-            a.d.roce.stats.ud_rx_no_target
+            a.d.roce.state.stats.ud_mc_loopback,
+            a.d.roce.state.stats.ud_rx_no_target
         ),
         (1, 0),
         "no copy for a group whose only local member is the blocked sender"
@@ -626,9 +629,9 @@ fn a_ud_qp_in_error_flushes_both_queues_and_drops_packets() {
     assert!(b.port.take().is_empty());
     let av = av_to(&a, b.qpn, addr(&b), QKEY);
     a.post_send(wop::SEND, &ud_segs(av, &[data(4, a.lkey, VA)]), 0, false);
-    let before = b.d.roce.stats.rx_no_qp;
+    let before = b.d.roce.state.stats.rx_no_qp;
     run(&mut a, &mut b);
-    assert_eq!(b.d.roce.stats.rx_no_qp, before + 1);
+    assert_eq!(b.d.roce.state.stats.rx_no_qp, before + 1);
     // Reset and back to RTS: the PSN starts again from the context.
     ok::<cmds::ToRstQp>(&mut b.d, |i| i.set_qpn(qpn));
     b.sq_pc = 0;
@@ -682,9 +685,9 @@ fn ud_qp_refuses_rdma_and_rc_packets() {
         h.dst = [10, 0, 0, 2];
     }
     let g = packet::build(&p).unwrap();
-    let before = b.d.roce.stats.rx_no_qp;
+    let before = b.d.roce.state.stats.rx_no_qp;
     b.d.receive(&g);
-    assert_eq!(b.d.roce.stats.rx_no_qp, before + 1);
+    assert_eq!(b.d.roce.state.stats.rx_no_qp, before + 1);
     assert!(b.next_cqe(true).is_none());
 }
 
@@ -802,8 +805,8 @@ fn fuzzed_ud_wqes_and_frames_never_panic() {
             }
         }
     }
-    assert!(b.d.roce.stats.rx_packets > 0);
-    let (sb, sg) = (b.d.roce.stats, g.d.roce.stats);
+    assert!(b.d.roce.state.stats.rx_packets > 0);
+    let (sb, sg) = (b.d.roce.state.stats, g.d.roce.state.stats);
     assert!(
         sb.ud_rx > 0 && sb.ud_rx_qkey > 0 && sb.ud_rx_no_target > 0,
         "{}",

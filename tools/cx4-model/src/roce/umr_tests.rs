@@ -262,7 +262,7 @@ fn fast_registration_gives_a_working_rkey_and_local_invalidate_takes_it_away() {
     let i = b.post_umr(key, &reg_mr(key, rights, FR_VA, len, &pages));
     assert_umr_done(&mut b, i);
     assert!(b.d.fw.mkey(mr).is_none(), "the old variant is stale");
-    assert_eq!(b.d.roce.stats.umrs, 1);
+    assert_eq!(b.d.roce.state.stats.umrs, 1);
     // The peer writes 5000 bytes through the new rkey from FR_VA + 0x10.
     let msg = pattern(5000, 3);
     a.write(VA, &msg);
@@ -395,7 +395,7 @@ fn send_with_invalidate_frees_the_rkey_and_the_cqe_names_it() {
     assert_eq!(be32(&r, 0x2c), 13);
     assert_eq!(b.read(VA + 0x1000, 13), b"invalidate me");
     assert!(b.d.fw.mkey(key).is_none(), "the R_Key is gone");
-    assert_eq!(b.d.roce.stats.remote_invalidations, 1);
+    assert_eq!(b.d.roce.state.stats.remote_invalidations, 1);
     // The peer's WRITE through it now fails.
     a.post_send(
         wop::RDMA_WRITE,

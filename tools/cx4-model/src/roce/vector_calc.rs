@@ -34,13 +34,13 @@ use crate::{
         dma::{Dma, WqeReader},
         mkeys::MkeyDma,
     },
-    hca::Hca,
 };
 
 use super::engine::QpEngine;
 use super::qp_view::QpView;
 use super::status::WcStatus;
 use super::wqe::{Gather, SendWqe};
+use super::Roce;
 
 /// The first basic block of the WQE at the reader if it is a vector-calc SEND (opcode SEND,
 /// opmod [`vc::OPMOD_VEC_CALC`]); `None` for any other WQE (or an unreadable one, which the
@@ -52,7 +52,7 @@ pub(super) fn peek<R: WqeReader + ?Sized>(r: &R) -> Option<[u8; 64]> {
     (c.opcode() as u8 == opcode::SEND && c.opmod() as u8 == vc::OPMOD_VEC_CALC).then_some(bb)
 }
 
-impl Hca {
+impl Roce<'_> {
     /// The vector-calc capabilities in force (current pages).
     pub(crate) fn ec_caps(&self) -> EcCaps {
         let c = &self.fw.caps;
@@ -132,7 +132,7 @@ impl Hca {
     ) -> Result<Vec<u8>, VecCalcError> {
         let w = segment::decode(ds, seg, &self.ec_caps())?;
         let dma = MkeyDma {
-            fw: &self.fw,
+            fw: self.fw,
             mem: &bus.mem,
             pd: v.pd,
         };

@@ -557,8 +557,8 @@ fn gf16_engine_matches_gf_complete_and_decodes() {
         (15, 7),
         "every round encoded, every MDS round decoded"
     );
-    assert_eq!(card.d.roce.stats.ec_calcs, 22);
-    assert_eq!(card.d.roce.stats.ec_errors, 0);
+    assert_eq!(card.d.roce.state.stats.ec_calcs, 22);
+    assert_eq!(card.d.roce.state.stats.ec_errors, 0);
     assert_eq!(card.state(), qpc_state::RTS);
 }
 
@@ -586,7 +586,7 @@ fn gf256_profile_matches_isa_l_and_decodes() {
     assert_eq!(enc, 12);
     // ISA-L's Vandermonde is not MDS for every erasure pattern; Cauchy always decodes.
     assert!(dec >= 9, "only {dec} of 12 rounds decoded");
-    assert_eq!(card.d.roce.stats.ec_errors, 0);
+    assert_eq!(card.d.roce.state.stats.ec_errors, 0);
 }
 
 #[test]
@@ -717,11 +717,11 @@ fn bad_parameters_complete_in_error_and_never_panic() {
         let (s, r) = refused(&mut card, &p);
         assert_eq!(s, want, "{why}");
         assert_eq!(r, syndrome::WR_FLUSH_ERR, "{why}");
-        assert_eq!(card.d.roce.stats.ec_errors, 1, "{why} ({i}) counted");
+        assert_eq!(card.d.roce.state.stats.ec_errors, 1, "{why} ({i}) counted");
         assert!(card
             .d
             .roce
-            .stats
+            .stats()
             .line()
             .contains("ec: 1 calcs 0 bytes 1 errors"));
     }
@@ -738,9 +738,9 @@ fn a_result_longer_than_the_receive_fails_at_the_responder() {
     let r = card.next_cqe(true).expect("receive completes in error");
     assert_eq!(r[63] >> 4, cqe_op::RESP_ERR);
     assert_eq!(r[0x37], syndrome::LOCAL_LENGTH_ERR);
-    assert_eq!(card.d.roce.stats.ec_calcs, 1);
+    assert_eq!(card.d.roce.state.stats.ec_calcs, 1);
     assert_eq!(
-        card.d.roce.stats.ec_errors, 0,
+        card.d.roce.state.stats.ec_errors, 0,
         "the calculation itself was fine"
     );
 }

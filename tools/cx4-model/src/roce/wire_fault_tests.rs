@@ -14,7 +14,7 @@ fn inject(c: &mut Card, spec: &str) {
 }
 
 fn req_stats(c: &Card) -> ReqStats {
-    match &c.d.roce.qps[&c.qpn].req {
+    match &c.d.roce.state.qps[&c.qpn].req {
         Some(ReqSide::Rc(r)) => r.stats(),
         _ => panic!("not an RC requester"),
     }
@@ -35,8 +35,8 @@ fn run_until(a: &mut Card, b: &mut Card, done: &mut dyn FnMut(&mut Card, &mut Ca
     }
     panic!(
         "no completion: a {} / b {}",
-        a.d.roce.stats.line(),
-        b.d.roce.stats.line()
+        a.d.roce.state.stats.line(),
+        b.d.roce.state.stats.line()
     );
 }
 
@@ -117,7 +117,7 @@ fn drop_loses_frames_both_ways_and_rc_retransmits_until_the_data_is_exact() {
     inject(&mut b, "roce-wire drop=10");
     // 4 rounds × 96 KiB: 384 KiB, about 400 packets each way.
     workload(&mut a, &mut b, 4);
-    let (sa, sb) = (a.d.roce.stats, b.d.roce.stats);
+    let (sa, sb) = (a.d.roce.state.stats, b.d.roce.state.stats);
     assert!(sa.wire_dropped > 5 && sb.wire_dropped > 5, "{sa:?} {sb:?}");
     let rs = req_stats(&a);
     // Both recoveries ran: a sequence NAK for a gap the responder saw, the ACK timer for a
@@ -143,7 +143,7 @@ fn flip_is_rejected_by_the_icrc_and_rc_recovers() {
     inject(&mut a, "roce-wire flip=5");
     inject(&mut b, "roce-wire flip=5");
     workload(&mut a, &mut b, 2);
-    for s in [a.d.roce.stats, b.d.roce.stats] {
+    for s in [a.d.roce.state.stats, b.d.roce.state.stats] {
         assert!(s.wire_flipped > 0, "{s:?}");
         assert_eq!(
             s.rx_malformed, s.wire_flipped,
@@ -158,10 +158,10 @@ fn reorder_draws_sequence_naks_and_completes() {
     let (mut a, mut b) = pair(qpc_st::RC, 18);
     inject(&mut b, "roce-wire reorder=10");
     workload(&mut a, &mut b, 2);
-    assert!(b.d.roce.stats.wire_reordered > 0);
+    assert!(b.d.roce.state.stats.wire_reordered > 0);
     let rs = req_stats(&a);
     assert!(rs.seq_naks > 0 && rs.retransmitted > 0, "{rs:?}");
-    assert_eq!(b.d.roce.stats.wire_dropped, 0);
+    assert_eq!(b.d.roce.state.stats.wire_dropped, 0);
 }
 
 #[test]
@@ -173,7 +173,7 @@ fn a_reordered_last_frame_goes_after_its_hold_time() {
     a.post_send(wop::SEND, &[data(10, a.lkey, VA)], 0, true);
     run(&mut a, &mut b);
     // The seed's first draw holds this one frame: nothing follows it.
-    assert_eq!(b.d.roce.stats.wire_reordered, 1);
+    assert_eq!(b.d.roce.state.stats.wire_reordered, 1);
     assert!(b.next_cqe(true).is_none(), "held back");
     let wait = b.d.roce_deadline().expect("the wire thread wakes for it");
     assert!(wait <= Duration::from_nanos(super::super::wire_faults::REORDER_HOLD_NS));
@@ -197,21 +197,21 @@ fn delay_delivers_every_frame_late_through_the_deadline() {
     a.post_send(wop::SEND, &[data(3000, a.lkey, VA)], 0, true);
     let t0 = now_ns();
     run(&mut a, &mut b);
-    assert_eq!(b.d.roce.stats.wire_delayed, 3);
-    assert_eq!(b.d.roce.stats.rx_packets, 0, "none delivered yet");
+    assert_eq!(b.d.roce.state.stats.wire_delayed, 3);
+    assert_eq!(b.d.roce.state.stats.rx_packets, 0, "none delivered yet");
     let wait =
         b.d.roce_deadline()
             .expect("the wire thread wakes for the queue");
     assert!(wait <= Duration::from_millis(200), "{wait:?}");
-    let release = b.d.roce.wire.next_release().unwrap();
+    let release = b.d.roce.state.wire.next_release().unwrap();
     assert!(
         release >= t0 + 200_000_000,
         "released 200 ms after arrival at the earliest"
     );
     b.d.roce_tick_at(t0 + 100_000_000);
-    assert_eq!(b.d.roce.stats.rx_packets, 0, "not before 200 ms");
+    assert_eq!(b.d.roce.state.stats.rx_packets, 0, "not before 200 ms");
     b.d.roce_tick_at(now_ns() + 200_000_000);
-    assert_eq!(b.d.roce.stats.rx_packets, 3);
+    assert_eq!(b.d.roce.state.stats.rx_packets, 3);
     run(&mut a, &mut b);
     assert_eq!(b.read(VA + 0x8000, 3000), msg);
     assert_eq!(b.next_cqe(true).unwrap()[63] >> 4, cqe_op::RESP_SEND);
@@ -221,7 +221,7 @@ fn delay_delivers_every_frame_late_through_the_deadline() {
         0,
         "late, inside the ACK timeout"
     );
-    assert!(b.d.roce_deadline().is_none() || b.d.roce.wire.is_idle());
+    assert!(b.d.roce_deadline().is_none() || b.d.roce.state.wire.is_idle());
 }
 
 #[test]
@@ -235,17 +235,17 @@ fn off_and_clear_end_it_and_deliver_what_waits() {
         run(&mut a, &mut b);
         assert!(b.next_cqe(true).is_none(), "{end}: waits");
         inject(&mut b, end);
-        assert!(b.d.bus.faults.roce_wire.is_none() && b.d.roce.wire.is_idle());
+        assert!(b.d.bus.faults.roce_wire.is_none() && b.d.roce.state.wire.is_idle());
         run(&mut a, &mut b);
         assert_eq!(b.read(VA + 0x100, 4), b"held", "{end}");
         assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
         // Later frames pass untouched.
-        let before = b.d.roce.stats;
+        let before = b.d.roce.state.stats;
         b.post_recv(VA + 0x200, 64);
         a.post_send(wop::SEND, &[data(4, a.lkey, VA)], 0, true);
         run(&mut a, &mut b);
         assert_eq!(b.read(VA + 0x200, 4), b"held", "{end}");
-        let after = b.d.roce.stats;
+        let after = b.d.roce.state.stats;
         assert_eq!(
             (after.wire_delayed, after.wire_reordered),
             (before.wire_delayed, before.wire_reordered),
@@ -268,7 +268,7 @@ fn frames_not_for_the_roce_engine_are_untouched() {
     let wire = b.d.path.rx_wire;
     b.d.receive(&f);
     assert_eq!(b.d.path.rx_wire, wire + 1);
-    assert_eq!(b.d.roce.stats.wire_dropped, 0);
+    assert_eq!(b.d.roce.state.stats.wire_dropped, 0);
 }
 
 #[test]
@@ -278,7 +278,7 @@ fn the_same_seed_and_spec_drop_the_same_frames() {
             let (mut a, mut b) = pair(qpc_st::RC, 18);
             inject(&mut b, "roce-wire drop=10 flip=2.5");
             workload(&mut a, &mut b, 1);
-            let s = b.d.roce.stats;
+            let s = b.d.roce.state.stats;
             (s.wire_dropped, s.wire_flipped, req_stats(&a).retransmitted)
         })
         .collect();

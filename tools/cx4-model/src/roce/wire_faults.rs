@@ -3,8 +3,8 @@
 //! the next frame (reordered), delivered late, or (RoCEv2 requests; a RoCE v1 frame has no
 //! ECN field) marked ECN CE. The held and delayed frames wait here; the
 //! device asks [`WireFaults::due`] for those whose time has come (on every received RoCE frame
-//! and at [`crate::hca::Hca::roce_tick`], which the wire thread runs at
-//! [`WireFaults::next_release`] through `Hca::roce_deadline`).
+//! and at [`super::Roce::roce_tick`], which the wire thread runs at
+//! [`WireFaults::next_release`] through `RoceEngine::deadline`).
 //!
 //! Time is the engine clock (`engine::now_ns`), so host tests move it with `roce_tick_at`.
 //! The draws come from a xorshift generator seeded per device, so runs are reproducible.

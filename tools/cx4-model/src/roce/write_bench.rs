@@ -71,8 +71,8 @@ fn write_bench() {
         "{frames} frames for {data_packets} data packets"
     );
     for c in [&a, &b] {
-        assert_eq!(c.d.roce.stats.timer_runs, 0, "no retransmission");
-        assert_eq!(c.d.roce.stats.rx_dropped, 0, "no packet dropped");
+        assert_eq!(c.d.roce.state.stats.timer_runs, 0, "no retransmission");
+        assert_eq!(c.d.roce.state.stats.rx_dropped, 0, "no packet dropped");
     }
     // Each frame is sent by one card and received by the other: two packets of `make bench`'s
     // count (sent + received).

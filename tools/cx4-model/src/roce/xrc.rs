@@ -18,7 +18,7 @@
 //!   retransmission are RC's.
 //! - The target's responses (ACK, READ response, atomic ACK) go out with the XRC opcode and
 //!   no XRCETH ([`response_opcode`]); the initiator's requester takes them as RC.
-//! - A request to the target ([`Hca::xrc_packet`]): its XRCETH must name an XRC SRQ of
+//! - A request to the target ([`Roce::xrc_packet`]): its XRCETH must name an XRC SRQ of
 //!   the target QP's XRC domain. The SRQ then stands in for the QP's receive side: receive
 //!   WQEs come from it, R_Keys and lkeys are checked in its PD (the target QP's PD is
 //!   mlx5_ib's internal one), and receive completions go to its CQ with the target QP's
@@ -39,7 +39,8 @@
 use cx4_hw::wqe::{self, rdma::WqeXrcSeg};
 use zerocopy::FromBytes;
 
-use crate::{bus::Bus, eth::dma::WqeReader, fw::SrqKind, hca::Hca};
+use super::Roce;
+use crate::{bus::Bus, eth::dma::WqeReader, fw::SrqKind};
 
 use super::engine::{QpEngine, RespSide};
 use super::headers::{Bth, ExtHeaders, Opcode, Service, TransportHeaders, Xrceth, MASK_24};
@@ -153,7 +154,7 @@ fn as_rc(hdr: &TransportHeaders, opcode: Opcode) -> TransportHeaders {
     }
 }
 
-impl Hca {
+impl Roce<'_> {
     /// The receive side of a target for XRC SRQ `srqn`: the SRQ's receive WQEs, PD, CQ and
     /// completion index in place of the QP's; or why the SRQ cannot be used.
     pub(super) fn xrc_srq_view(&self, v: &QpView, srqn: u32) -> Result<QpView, XrcRefusal> {

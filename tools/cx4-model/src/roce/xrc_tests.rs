@@ -509,7 +509,7 @@ fn one_initiator_sends_to_two_xrc_srqs_through_one_target() {
     }
     assert!(b.cqe(C0).is_none(), "nothing on the target QP's own CQ");
     assert_eq!((a.state(), b.state()), (qpc_state::RTS, qpc_state::RTR));
-    let s = b.d.roce.stats;
+    let s = b.d.roce.state.stats;
     assert_eq!((s.xrc_bad_srq, s.xrc_misdirected, s.errors), (0, 0, 0));
 }
 
@@ -629,7 +629,7 @@ fn an_xrceth_naming_no_usable_xrc_srq_is_refused_on_both_sides() {
         assert_eq!((f[0x37], be16(&f, 0x3c)), (syndrome::WR_FLUSH_ERR, later));
         assert_eq!(a.state(), qpc_state::ERR);
         assert_eq!(b.state(), qpc_state::ERR, "class C: the target QP errs");
-        assert_eq!(b.d.roce.stats.xrc_bad_srq, 1);
+        assert_eq!(b.d.roce.state.stats.xrc_bad_srq, 1);
         assert!(b.cqe(C3).is_none(), "the other domain's SRQ saw nothing");
         assert_eq!(b.read(VA + 0x100, 11), vec![0; 11]);
         assert!(b.cqe(C0).is_none() && b.cqe(C1).is_none());
@@ -699,7 +699,7 @@ fn lost_xrc_packets_are_resent_as_rc_would() {
     assert_eq!(a.cqe(SCQ).unwrap()[63] >> 4, cqe_op::REQ);
     assert_eq!(b.cqe(C1).unwrap()[63] >> 4, cqe_op::RESP_SEND);
     assert_eq!(b.read(VA + 0x9000, 10), msg[..10]);
-    assert!(a.d.roce.stats.timer_runs >= 1);
+    assert!(a.d.roce.state.stats.timer_runs >= 1);
 }
 
 #[test]
@@ -737,7 +737,12 @@ fn misdirected_xrc_packets_are_dropped_and_counted() {
         if from_a { &mut req } else { &mut ack }.push(f.to_vec());
         false
     });
-    let rx = |d: &Device| (d.roce.stats.xrc_misdirected, d.roce.stats.rx_no_qp);
+    let rx = |d: &Device| {
+        (
+            d.roce.state.stats.xrc_misdirected,
+            d.roce.state.stats.rx_no_qp,
+        )
+    };
     // The ACK's addressing, turned into a request to the initiator.
     let p = packet::parse(&ack[0]).unwrap();
     let mut q = p;

@@ -1,40 +1,119 @@
-//! Flow control on the wire: where the pause state (`pause.rs`), the MAC control frames
-//! (`eth::pause`), the port's DCB registers (`fw::qos`) and the data path meet.
+//! The port: its wire (`--tap`) and flow control on it, where the pause state (`pause.rs`), the
+//! MAC control frames (`eth::pause`) and the port's DCB registers (`fw::qos`) meet.
+//!
+//! [`Port`] is a passive part of [`crate::hca::Hca`]: it reads the firmware's registers (link
+//! speed, trust state, PFC/pause enables, the vport MAC) and counts into its PPCNT counters,
+//! both lent per call; it never runs a queue itself. Where flow control reaches the data path
+//! (running stalled SQs, delivering held frames) `Hca` does it (`hca.rs`).
 //!
 //! Receive: a MAC control frame is counted and never delivered; a PFC XOFF for a priority
 //! with `pfcrx` (or an 802.3x pause with `pprx`: every priority) pauses it for quanta × 512
-//! bit times at the port's speed. Send: [`Hca::tx_blocked`] stops an SQ at the first WQE
-//! whose frame has a paused priority; [`Hca::pause_tick`] runs it again once the pause
+//! bit times at the port's speed. Send: [`Port::tx_blocked`] stops an SQ at the first WQE
+//! whose frame has a paused priority; `Hca::pause_tick` runs it again once the pause
 //! ends (XON or expiry). Lossless receive: a frame of a priority with `pfctx` (or any frame
 //! with `pptx`) whose RQ has no WQE is held in a bounded buffer and the port sends XOFF;
-//! [`Hca::pause_tick`] delivers held frames in order once WQEs are posted, then sends XON.
+//! `Hca::pause_tick` delivers held frames in order once WQEs are posted, then sends XON.
 //!
 //! A frame's priority, for both directions, follows the trust state: the VLAN PCP (untagged:
 //! 0), or with DSCP trust an IP frame's DSCP through QPDPM. Real hardware schedules a send by
 //! its SQ's TIS priority/TC; the model classifies the frame itself, head-of-line on its SQ.
 
-use std::time::{Duration, Instant};
+use std::{
+    collections::{BTreeSet, VecDeque},
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use cx4_hw::qos::trust_state;
 
 use crate::{
     bus::Bus,
-    eth::{
-        frame,
-        pause::{self as mac, MacControl},
-    },
-    hca::Hca,
-    pause::{Held, NUM_PRIO},
+    eth::pause::{self as mac, MacControl},
+    fw::Firmware,
+    pause::{Held, PortPause, NUM_PRIO},
+    wire::Port as Wire, //
 };
 
 /// Slot of an 802.3x (global) XOFF in the pause state.
 const GLOBAL_SLOT: usize = 0;
 
-impl Hca {
+/// The port: the wire it sends on and its pause state (paused priorities, held frames,
+/// XOFFs asserted, SQs stalled).
+#[derive(Default)]
+pub struct Port {
+    /// The port's wire (`--tap`); frames sent without one go nowhere.
+    wire: Option<Arc<dyn Wire>>,
+    /// Pause state.
+    pause: PortPause,
+}
+
+impl Port {
+    /// Attaches the wire; returns its carrier.
+    pub fn attach(&mut self, wire: Arc<dyn Wire>) -> bool {
+        let up = wire.carrier();
+        self.wire = Some(wire);
+        up
+    }
+
+    /// The wire, if one is attached.
+    pub fn wire(&self) -> Option<&Arc<dyn Wire>> {
+        self.wire.as_ref()
+    }
+
+    /// Function-level reset: the pause state goes (the wire stays attached).
+    pub fn reset(&mut self) {
+        self.pause = Default::default();
+    }
+
+    /// Whether anything is paused or held (the data path then runs the pause timer).
+    pub fn pausing(&self) -> bool {
+        self.holding() || self.pause.any_paused()
+    }
+
+    /// Whether the partner paused any priority (the send path's fast check).
+    pub fn any_paused(&self) -> bool {
+        self.pause.any_paused()
+    }
+
+    /// Whether received frames are held for lossless priorities.
+    pub fn holding(&self) -> bool {
+        self.pause.held().0 > 0
+    }
+
+    /// Whether frames for RQ `rqn` are held (lossless receive keeps their order).
+    pub fn holds_for(&self, rqn: u32) -> bool {
+        self.pause.holds_for(rqn)
+    }
+
+    /// Whether frames of priority `prio` may not leave now (a pause from the partner).
+    pub fn is_paused(&self, prio: u8) -> bool {
+        self.pause.any_paused() && self.pause.is_paused(prio, Instant::now())
+    }
+
+    /// SQ `sqn` (rung through UAR `page`) stalls on a pause.
+    pub(crate) fn stall(&mut self, page: u32, sqn: u32) {
+        self.pause.stalled.insert((page, sqn));
+    }
+
+    /// The SQs stalled on a pause, as `(page, sqn)`; they are no longer stalled.
+    pub(crate) fn take_stalled(&mut self) -> BTreeSet<(u32, u32)> {
+        std::mem::take(&mut self.pause.stalled)
+    }
+
+    /// The held frames, in order; the caller puts back what it could not deliver.
+    pub(crate) fn take_held(&mut self) -> VecDeque<Held> {
+        self.pause.take_held()
+    }
+
+    /// Puts back held frames not delivered yet, ahead of any held since.
+    pub(crate) fn put_back(&mut self, rest: VecDeque<Held>) {
+        self.pause.put_back(rest);
+    }
+
     /// The port's speed in bit/s (PTYS operational protocol; 10 Gb/s if unknown).
-    pub fn link_bps(&self) -> u64 {
+    pub fn link_bps(&self, fw: &Firmware) -> u64 {
         use cx4_hw::regs::eth_link_mode::*;
-        let p = self.fw.regs.eth_proto;
+        let p = fw.regs.eth_proto;
         let any = |modes: &[u8]| modes.iter().any(|m| p & proto_bit(*m) != 0);
         let gbps: u64 = if any(&[ETH_100GBASE_CR4, ETH_100GBASE_SR4, ETH_100GBASE_KR4]) {
             100
@@ -55,22 +134,23 @@ impl Hca {
     }
 
     /// The priority of `frame` under the port's trust state.
-    pub fn frame_prio(&self, frame: &[u8]) -> u8 {
-        let q = &self.fw.regs.qos;
+    pub fn frame_prio(&self, fw: &Firmware, frame: &[u8]) -> u8 {
+        let q = &fw.regs.qos;
         mac::frame_priority(frame, q.trust == trust_state::DSCP, &q.dscp2prio)
     }
 
     /// How long the XOFF the port sends lasts at the link partner.
-    fn xoff_time(&self) -> Duration {
-        mac::pause_time(mac::XOFF_QUANTA, self.link_bps())
+    fn xoff_time(&self, fw: &Firmware) -> Duration {
+        mac::pause_time(mac::XOFF_QUANTA, self.link_bps(fw))
     }
 
-    /// A received MAC control frame: counted, honoured per `pfcrx` / `pprx`.
-    pub(crate) fn mac_control(&mut self, bus: &mut Bus, mc: MacControl) {
+    /// A received MAC control frame: counted, honoured per `pfcrx` / `pprx`. Returns whether
+    /// it ended a pause (the caller runs the stalled SQs again).
+    pub(crate) fn mac_control(&mut self, fw: &mut Firmware, mc: MacControl) -> bool {
         let now = Instant::now();
-        let bps = self.link_bps();
-        let q = self.fw.regs.qos.clone();
-        let c = &mut self.fw.nic.port.pause;
+        let bps = self.link_bps(fw);
+        let q = fw.regs.qos.clone();
+        let c = &mut fw.nic.port.pause;
         c.mac_control_rx += 1;
         let mut resumed = false;
         match mc {
@@ -109,54 +189,40 @@ impl Hca {
                 log::debug!("MAC control frame with opcode {opcode:#06x} ignored");
             }
         }
-        if resumed {
-            self.resume_stalled(bus);
-        }
+        resumed
     }
 
     /// Whether the first frame of a WQE's output may not be sent now (its priority is paused).
-    pub(crate) fn tx_blocked(&self, first_frame: &[u8]) -> bool {
+    pub(crate) fn tx_blocked(&self, fw: &Firmware, first_frame: &[u8]) -> bool {
         self.pause.any_paused()
             && self
                 .pause
-                .is_paused(self.frame_prio(first_frame), Instant::now())
-    }
-
-    /// Runs the SQs stalled on a pause again (those that still exist), and sends the RoCE
-    /// frames the pause held back (`roce::congestion`).
-    fn resume_stalled(&mut self, bus: &mut Bus) {
-        self.roce_gate_release(crate::clock::now_ns());
-        let stalled = std::mem::take(&mut self.pause.stalled);
-        for (page, sqn) in stalled {
-            if self.fw.sq(sqn).is_some() {
-                self.execute_sq(bus, page, sqn);
-            }
-        }
+                .is_paused(self.frame_prio(fw, first_frame), Instant::now())
     }
 
     /// Holds a received frame for a lossless priority whose RQ cannot take it, asserting (or
     /// refreshing) XOFF. Returns false when the buffer is full (the caller drops the frame).
-    pub(crate) fn hold_frame(&mut self, h: Held) -> bool {
+    pub(crate) fn hold_frame(&mut self, fw: &mut Firmware, h: Held) -> bool {
         let prio = h.prio;
         if !self.pause.hold(h) {
             log::debug!("lossless buffer full: priority {prio} frame dropped");
             return false;
         }
         let now = Instant::now();
-        let slot = self.xoff_slot(prio);
+        let slot = self.xoff_slot(fw, prio);
         let due = self
             .pause
             .xoff(slot)
-            .is_none_or(|x| now.saturating_duration_since(x.last_sent) >= self.xoff_time() / 2);
+            .is_none_or(|x| now.saturating_duration_since(x.last_sent) >= self.xoff_time(fw) / 2);
         if due {
-            self.send_xoff(slot, now, mac::XOFF_QUANTA);
+            self.send_xoff(fw, slot, now, mac::XOFF_QUANTA);
         }
         true
     }
 
     /// The XOFF slot of priority `p`: its own with PFC, the global one with 802.3x pause.
-    fn xoff_slot(&self, p: u8) -> usize {
-        let q = &self.fw.regs.qos;
+    fn xoff_slot(&self, fw: &Firmware, p: u8) -> usize {
+        let q = &fw.regs.qos;
         if q.pfc_tx & (1 << p) != 0 {
             usize::from(p)
         } else {
@@ -165,15 +231,15 @@ impl Hca {
     }
 
     /// Sends a pause frame for `slot` (`quanta` 0: XON) and counts it.
-    fn send_xoff(&mut self, slot: usize, now: Instant, quanta: u16) {
-        let global = self.fw.regs.qos.pfc_tx & (1 << slot) == 0;
-        let src = self.fw.vport.mac;
+    fn send_xoff(&mut self, fw: &mut Firmware, slot: usize, now: Instant, quanta: u16) {
+        let global = fw.regs.qos.pfc_tx & (1 << slot) == 0;
+        let src = fw.vport.mac;
         let frame = if global {
             mac::pause_frame(src, quanta)
         } else {
             mac::pfc_frame(src, 1 << slot, quanta)
         };
-        let c = &mut self.fw.nic.port.pause;
+        let c = &mut fw.nic.port.pause;
         c.mac_control_tx += 1;
         c.tx_pause[slot] += 1;
         if global {
@@ -195,8 +261,8 @@ impl Hca {
                 format!("priority {slot}")
             }
         );
-        if self.fw.regs.oper_up() {
-            if let Some(p) = &self.port {
+        if fw.regs.oper_up() {
+            if let Some(p) = &self.wire {
                 if let Err(e) = p.send(&frame) {
                     log::debug!("{}: pause frame not sent: {e}", p.name());
                 }
@@ -204,24 +270,15 @@ impl Hca {
         }
     }
 
-    /// The pause timer: ends expired pauses (running stalled SQs again), delivers held frames
-    /// whose RQs have WQEs now, sends XON for slots with nothing held and refreshes the XOFF
-    /// of the others before the partner's pause runs out. The wire thread calls it at
-    /// [`Hca::pause_deadline`], and every received frame and SQ doorbell does.
-    pub fn pause_tick(&mut self, bus: &mut Bus) {
-        let now = Instant::now();
-        // Ends an `rx-starve` whose time is up (and logs it), even with nothing held.
-        bus.faults.rx_starved();
-        if self.pause.expire(&mut self.fw.nic.port.pause, now) {
-            self.resume_stalled(bus);
-        }
-        if self.pause.held().0 > 0 {
-            self.drain_held(bus);
-            if !self.merges.defer {
-                self.close_merges(bus);
-            }
-        }
-        let refresh = self.xoff_time() / 2;
+    /// Ends expired pauses; returns whether one ended (the caller runs the stalled SQs again).
+    pub(crate) fn expire(&mut self, fw: &mut Firmware, now: Instant) -> bool {
+        self.pause.expire(&mut fw.nic.port.pause, now)
+    }
+
+    /// Sends XON for slots with nothing held and refreshes the XOFF of the others before the
+    /// partner's pause runs out.
+    pub(crate) fn refresh_xoffs(&mut self, fw: &mut Firmware, now: Instant) {
+        let refresh = self.xoff_time(fw) / 2;
         for slot in 0..NUM_PRIO {
             let Some(x) = self.pause.xoff(slot) else {
                 continue;
@@ -232,42 +289,21 @@ impl Hca {
                 self.pause.holds_prio(slot as u8)
             };
             if !holding {
-                self.send_xoff(slot, now, 0);
+                self.send_xoff(fw, slot, now, 0);
             } else if now.saturating_duration_since(x.last_sent) >= refresh {
-                self.send_xoff(slot, now, mac::XOFF_QUANTA);
+                self.send_xoff(fw, slot, now, mac::XOFF_QUANTA);
             }
         }
     }
 
-    /// Delivers held frames in order, per RQ, while their RQs have WQEs.
-    fn drain_held(&mut self, bus: &mut Bus) {
-        let cfg = crate::datapath::parse_config(&self.fw);
-        let mut blocked = std::collections::BTreeSet::new();
-        let mut rest = std::collections::VecDeque::new();
-        for h in self.pause.take_held() {
-            if blocked.contains(&h.rqn) {
-                rest.push_back(h);
-                continue;
-            }
-            let Ok(hdrs) = frame::parse(&h.frame, &cfg) else {
-                continue;
-            };
-            if !self.deliver_via_tir(bus, &h.frame, &hdrs, h.tirn, h.flow_tag, h.prio, true, 1) {
-                blocked.insert(h.rqn);
-                rest.push_back(h);
-            }
-        }
-        self.pause.put_back(rest);
-    }
-
-    /// How long the wire thread may wait before [`Hca::pause_tick`] is due; `None` when
+    /// How long the wire thread may wait before `Hca::pause_tick` is due; `None` when
     /// nothing is paused, held or asserted and no `rx-starve` fault runs (its end is a
     /// deadline: held frames drain then without waiting for another frame).
-    pub fn pause_deadline(&self, bus: &Bus) -> Option<Duration> {
+    pub fn pause_deadline(&self, fw: &Firmware, bus: &Bus) -> Option<Duration> {
         let now = Instant::now();
         let starve_end = bus.faults.rx_starve_end().filter(|&t| t > now);
         self.pause
-            .deadline(self.xoff_time() / 2, now)
+            .deadline(self.xoff_time(fw) / 2, now)
             .into_iter()
             .chain(starve_end)
             .min()
@@ -277,8 +313,8 @@ impl Hca {
     /// The pause part of the control socket's `qos` line: `paused=0x.. xoff=0x.. held=N/B
     /// stalled_sqs=N` and per priority `prioP=rx_pause/rx_pause_duration_us/
     /// rx_pause_transition/tx_pause/tx_pause_duration_us`, then the 802.3 counters.
-    pub fn pause_line(&self) -> String {
-        let c = &self.fw.nic.port.pause;
+    pub fn pause_line(&self, fw: &Firmware) -> String {
+        let c = &fw.nic.port.pause;
         let (n, bytes) = self.pause.held();
         let per: Vec<String> = (0..NUM_PRIO)
             .map(|p| {
@@ -309,5 +345,5 @@ impl Hca {
 }
 
 #[cfg(test)]
-#[path = "pfc_tests.rs"]
+#[path = "port_tests.rs"]
 mod tests;

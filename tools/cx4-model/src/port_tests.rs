@@ -8,21 +8,11 @@ use std::sync::Arc;
 use cx4_hw::{regs::eth_link_mode, wqe::opcode};
 
 use super::*;
-use crate::{
-    datapath::tests::*,
-    device::Device,
-    fw::{QueueState, Rq, WqDesc},
-    wire::Loopback,
-};
+use crate::{datapath::tests::*, device::Device, fw::WqDesc, wire::Loopback};
 
 const SQN2: u32 = 0x21;
 const SQ2_RING: u64 = BASE + 0x7000;
 const SQ2_DBR: u64 = DBR + 0xc0;
-const RQN: u32 = 0x40;
-const TIRN: u32 = 0x30;
-const RQ_RING: u64 = BASE + 0x8000;
-const RQ_DBR: u64 = DBR + 0x80;
-const RX_BUF: u64 = BASE + 0x10000;
 const RX_STRIDE: u64 = 0x800;
 
 /// The datapath test device at 100 Mb/s with a second SQ and an RQ every frame reaches.
@@ -46,21 +36,7 @@ fn pfc_device() -> (Device, Arc<Loopback>) {
         uar_page: UAR,
         end_padding_mode: 0,
     };
-    d.fw.nic.rqs.insert(
-        RQN,
-        Rq {
-            rqn: RQN,
-            state: QueueState::Rdy,
-            cqn: CQN,
-            vsd: true,
-            scatter_fcs: false,
-            counter_set_id: 0,
-            user_index: 0,
-            wq,
-            cc: 0,
-            striding: None,
-        },
-    );
+    d.fw.nic.rqs.insert(RQN, ready_rq(RQN, wq, None));
     steer_all_to(&mut d, TIRN, RQN, Default::default());
     (d, port)
 }
@@ -243,7 +219,7 @@ fn lossless_priority_holds_frames_with_xoff_then_delivers_in_order_and_xon() {
         d.receive(f);
     }
     assert_eq!(d.path.rx_out_of_buffer, 0, "held, not dropped");
-    assert_eq!(d.pause.held(), (3, 303));
+    assert_eq!(d.port.pause.held(), (3, 303));
     let sent = port.take();
     assert_eq!(
         sent.len(),
@@ -268,7 +244,7 @@ fn lossless_priority_holds_frames_with_xoff_then_delivers_in_order_and_xon() {
     post_rx(&d, 0, 2);
     d.pause_tick();
     assert_eq!(d.path.rx_frames, 2);
-    assert_eq!(d.pause.held().0, 1);
+    assert_eq!(d.port.pause.held().0, 1);
     assert!(port.take().is_empty());
     post_rx(&d, 2, 3);
     d.pause_tick();
@@ -310,7 +286,7 @@ fn without_pfctx_frames_for_a_full_rq_are_dropped_and_global_pause_holds_all() {
     d.fw.regs.qos.pause_tx = true;
     d.receive(&prio_frame(100, 2, 5));
     d.receive(&prio_frame(100, 3, 0));
-    assert_eq!(d.pause.held().0, 2);
+    assert_eq!(d.port.pause.held().0, 2);
     let sent = port.take();
     assert_eq!(
         sent.iter()
@@ -365,7 +341,7 @@ fn rx_starve_holds_lossless_frames_with_xoff_then_drains_in_order_with_xon_at_it
         d.receive(f);
     }
     assert_eq!((d.path.rx_frames, d.path.rx_out_of_buffer), (0, 0));
-    assert_eq!(d.pause.held(), (3, 303));
+    assert_eq!(d.port.pause.held(), (3, 303));
     assert_eq!(xon_xoff(&port.take()), vec![pfc3(0xffff)], "one XOFF");
     // WQEs posted meanwhile are not consumed either.
     post_rx(&d, 4, 6);
@@ -395,7 +371,7 @@ fn rx_starve_holds_lossless_frames_with_xoff_then_drains_in_order_with_xon_at_it
         "delivered at {at:?}, starved until 300 ms"
     );
     assert_eq!(d.path.rx_frames, 3);
-    assert_eq!(d.pause.held().0, 0);
+    assert_eq!(d.port.pause.held().0, 0);
     for (i, f) in frames.iter().enumerate() {
         assert_eq!(rx_buf(&d, i as u64, f.len()), *f, "frame {i} in order");
     }
@@ -438,7 +414,7 @@ fn rx_starve_without_pfctx_drops_and_counts_out_of_buffer() {
         d.fw.nic.q_counters[&1].out_of_buffer, 2,
         "the RQ's q counter"
     );
-    assert_eq!(d.pause.held().0, 0);
+    assert_eq!(d.port.pause.held().0, 0);
     assert!(port.take().is_empty(), "no pause frames");
     assert_eq!(d.fw.rq(RQN).unwrap().cc, 0);
     // `clear` ends it early: the posted WQEs take frames again.
@@ -459,13 +435,13 @@ fn clear_ends_rx_starve_early_and_held_frames_drain_with_xon() {
     for f in &frames {
         d.receive(f);
     }
-    assert_eq!(d.pause.held().0, 2);
+    assert_eq!(d.port.pause.held().0, 2);
     assert_eq!(xon_xoff(&port.take()), vec![pfc3(0xffff)]);
     d.pause_tick();
-    assert_eq!(d.pause.held().0, 2, "still starved");
+    assert_eq!(d.port.pause.held().0, 2, "still starved");
     inject(&mut d, "clear");
     d.pause_tick();
-    assert_eq!((d.path.rx_frames, d.pause.held().0), (2, 0));
+    assert_eq!((d.path.rx_frames, d.port.pause.held().0), (2, 0));
     for (i, f) in frames.iter().enumerate() {
         assert_eq!(rx_buf(&d, i as u64, f.len()), *f, "frame {i} in order");
     }
@@ -485,7 +461,7 @@ fn rx_starve_ms_0_ends_it_now_and_leaves_other_faults() {
     assert_eq!(xon_xoff(&port.take()), vec![pfc3(0xffff)]);
     inject(&mut d, "rx-starve ms=0");
     d.pause_tick();
-    assert_eq!((d.path.rx_frames, d.pause.held().0), (1, 0));
+    assert_eq!((d.path.rx_frames, d.port.pause.held().0), (1, 0));
     assert_eq!(rx_buf(&d, 0, f.len()), f);
     assert_eq!(xon_xoff(&port.take()), vec![pfc3(0)]);
     assert_eq!(d.bus.faults.wqe_errors, 2, "only the starvation ends");
@@ -502,7 +478,7 @@ fn lossless_buffer_full_drops_and_counts() {
     for i in 0..n {
         d.receive(&frame(1500, i as u8));
     }
-    assert_eq!(d.pause.held().0, crate::pause::LOSSLESS_BUFFER / 1500);
+    assert_eq!(d.port.pause.held().0, crate::pause::LOSSLESS_BUFFER / 1500);
     assert_eq!(d.path.rx_out_of_buffer, 3);
 }
 
