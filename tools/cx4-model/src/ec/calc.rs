@@ -13,7 +13,10 @@
 //! consistent with libmlx5's pattern for blocks smaller than a chunk (its chunk is then the
 //! block size); libmlx5 itself only documents 64-byte multiples.
 
-use super::gf::Field;
+use super::{
+    dot::{dot_prod, Kernel},
+    gf::Field, //
+};
 
 /// The parameters of one calculation (already checked against the capabilities).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,7 +53,7 @@ impl Calc {
     }
 
     /// Adds input vector `i` (`vec_size` bytes) into the outputs: output j ^= entry[i][j] ⊗
-    /// input. Inputs can thus be read one at a time.
+    /// input, one pass per output — the scalar reference ([`Calc::compute_scalar`]).
     pub fn accumulate(&self, matrix: &[u8], i: usize, input: &[u8], outputs: &mut [Vec<u8>]) {
         for (j, out) in outputs.iter_mut().enumerate() {
             if !self.active.get(j).copied().unwrap_or(false) {
@@ -61,9 +64,49 @@ impl Calc {
         }
     }
 
+    /// The same byte range of every output from that range of the first `inputs.len()` input
+    /// vectors, in one pass with `kernel` ([`dot_prod`]): `outputs` are the N slots (an
+    /// unused one gets zeros), overwritten. A range at a time lets the caller read the inputs
+    /// in stripes.
+    pub fn dot(&self, kernel: Kernel, matrix: &[u8], inputs: &[&[u8]], outputs: &mut [&mut [u8]]) {
+        let n = outputs.len();
+        let entries: Vec<u8> = (0..inputs.len())
+            .flat_map(|i| (0..n).map(move |j| (i, j)))
+            .map(|(i, j)| match self.active.get(j) {
+                Some(true) => matrix.get(i * self.outputs + j).copied().unwrap_or(0),
+                _ => 0,
+            })
+            .collect();
+        dot_prod(kernel, self.field, &entries, inputs, outputs);
+    }
+
     /// The whole calculation on inputs given contiguously (`vec_count × vec_size` bytes,
-    /// vector i at `i·vec_size`, as the card reads them from `vec_addr`): the stream.
+    /// vector i at `i·vec_size`, as the card reads them from `vec_addr`): the stream, with the
+    /// fastest kernel of the CPU ([`Kernel::best`]).
     pub fn compute(&self, matrix: &[u8], inputs: &[u8]) -> Vec<u8> {
+        self.compute_with(Kernel::best(), matrix, inputs)
+    }
+
+    /// [`Calc::compute`] with a given kernel. Input bytes missing at the end count as zeros.
+    pub fn compute_with(&self, kernel: Kernel, matrix: &[u8], inputs: &[u8]) -> Vec<u8> {
+        let size = self.vec_size;
+        let mut last = Vec::new();
+        let mut vecs: Vec<&[u8]> = inputs.chunks(size.max(1)).take(self.vec_count).collect();
+        if let Some(v) = vecs.last_mut().filter(|v| v.len() < size) {
+            last.extend_from_slice(v);
+            last.resize(size, 0);
+            *v = &last;
+        }
+        let mut outs = self.outputs_zero();
+        let mut slots: Vec<&mut [u8]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+        self.dot(kernel, matrix, &vecs, &mut slots);
+        interleave(&outs, self.chunk)
+    }
+
+    /// [`Calc::compute`] the way the engine computed before [`dot_prod`]: one
+    /// [`Field::mul_acc_region`] pass per (input, output) pair — the reference of the tests and
+    /// the benchmark.
+    pub fn compute_scalar(&self, matrix: &[u8], inputs: &[u8]) -> Vec<u8> {
         let mut outs = self.outputs_zero();
         for (i, v) in inputs
             .chunks(self.vec_size.max(1))
@@ -173,6 +216,42 @@ mod tests {
             assert_eq!(outs[1][b], inputs[b] ^ inputs[4 + b]);
         }
         assert_eq!(outs[0][0], 0x1d ^ 0x03);
+    }
+
+    #[test]
+    fn every_kernel_computes_what_the_scalar_passes_did() {
+        // Dump slots, matrices shorter than k × N, and inputs shorter than k × vec_size (the
+        // missing bytes count as zeros), in both fields.
+        let mut x = 0x2545_f491u32;
+        let mut byte = move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        };
+        for kernel in Kernel::ALL.into_iter().filter(|k| k.available()) {
+            for field in [Field::Gf16, Field::Gf256] {
+                for (k, size, n, chunk, mat_len, in_len) in [
+                    (10, 4100, 4, 64, 40, 41000),
+                    (3, 68, 4, 64, 12, 204),
+                    (6, 1028, 2, 128, 12, 6000),
+                    (5, 132, 1, 64, 3, 5 * 132),
+                    (16, 260, 4, 64, 64, 16 * 260 - 77),
+                ] {
+                    let mut c = calc(field, k, size, n, chunk);
+                    if n == 4 {
+                        c.active = [true, true, true, size % 3 != 0];
+                    }
+                    let m: Vec<u8> = (0..mat_len).map(|_| byte()).collect();
+                    let inputs: Vec<u8> = (0..in_len).map(|_| byte()).collect();
+                    assert_eq!(
+                        c.compute_with(kernel, &m, &inputs),
+                        c.compute_scalar(&m, &inputs),
+                        "{kernel:?} {field:?} k {k} size {size} n {n}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -14,7 +14,8 @@
 //! requester CQE if the WQE is signaled (libmlx5 never signals), the responder's RESP_SEND
 //! CQE with the byte count N × vec_size, which is what libmlx5 waits for.
 //!
-//! The model computes the whole result when it takes the WQE (real hardware streams it); a
+//! The model computes the whole result when it takes the WQE (real hardware streams it), in
+//! stripes of every input with `ec::dot`'s fastest kernel for the CPU; a
 //! refused WQE (`ec::segment` lists why and with which status; unreadable matrix or vectors
 //! are LOCAL_PROT_ERR) completes in error and the QP goes to error, which flushes the receive
 //! WQE libmlx5 waits on (its calculation then reports failure). The QP need not be connected
@@ -28,6 +29,7 @@ use crate::{
     bus::Bus,
     ec::{
         calc::interleave,
+        dot::Kernel,
         segment::{self, EcCaps, VecCalcError},
     },
     eth::{
@@ -41,6 +43,9 @@ use super::engine::QpEngine;
 use super::qp_view::QpView;
 use super::status::WcStatus;
 use super::wqe::{Gather, SendWqe};
+
+/// Bytes of each input vector read and computed at a time (k stripes stay in L2).
+const VEC_STRIPE: usize = 64 << 10;
 
 /// The first basic block of the WQE at the reader if it is a vector-calc SEND (opcode SEND,
 /// opmod [`vc::OPMOD_VEC_CALC`]); `None` for any other WQE (or an unreadable one, which the
@@ -144,15 +149,34 @@ impl Hca {
         let mut matrix = vec![0u8; c.matrix_len()];
         dma.read(w.cm_lkey, w.cm_addr, &mut matrix)
             .map_err(|e| prot("matrix", e))?;
-        let mut outs = c.outputs_zero();
-        let mut input = vec![0u8; c.vec_size];
-        for i in 0..c.vec_count {
+        let read = |i: usize, off: usize, buf: &mut [u8]| {
             let addr = w
                 .vec_addr
-                .wrapping_add((i as u64).wrapping_mul(c.vec_size as u64));
-            dma.read(w.vec_lkey, addr, &mut input)
-                .map_err(|e| prot(&format!("input vector {i}"), e))?;
-            c.accumulate(&matrix, i, &input, &mut outs);
+                .wrapping_add((i as u64).wrapping_mul(c.vec_size as u64))
+                .wrapping_add(off as u64);
+            dma.read(w.vec_lkey, addr, buf)
+                .map_err(|e| prot(&format!("input vector {i}"), e))
+        };
+        // The same stripe of every input, then the outputs' stripe in one pass: the inputs
+        // are read once, into a buffer that stays in cache. If one is unreadable, the error
+        // is the first vector that is unreadable as a whole, in order.
+        let stripe = c.vec_size.min(VEC_STRIPE);
+        let mut buf = vec![0u8; stripe * c.vec_count];
+        let mut outs = c.outputs_zero();
+        let mut off = 0;
+        while off < c.vec_size {
+            let n = stripe.min(c.vec_size - off);
+            for (i, b) in buf.chunks_mut(stripe).enumerate() {
+                if let Err(e) = read(i, off, &mut b[..n]) {
+                    let mut whole = vec![0u8; c.vec_size];
+                    let first = (0..c.vec_count).find_map(|i| read(i, 0, &mut whole).err());
+                    return Err(first.unwrap_or(e));
+                }
+            }
+            let inputs: Vec<&[u8]> = buf.chunks(stripe).map(|b| &b[..n]).collect();
+            let mut slots: Vec<&mut [u8]> = outs.iter_mut().map(|o| &mut o[off..off + n]).collect();
+            c.dot(Kernel::best(), &matrix, &inputs, &mut slots);
+            off += n;
         }
         Ok(interleave(&outs, c.chunk))
     }
