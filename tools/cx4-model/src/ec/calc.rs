@@ -14,9 +14,13 @@
 //! block size); libmlx5 itself only documents 64-byte multiples.
 
 use super::{
-    dot::{dot_prod, Kernel},
+    dot::{DotProd, Kernel},
     gf::Field, //
 };
+
+/// Bytes of each input vector read and computed at a time (k stripes and the N outputs'
+/// stay in L2).
+const STRIPE: usize = 32 << 10;
 
 /// The parameters of one calculation (already checked against the capabilities).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,20 +68,52 @@ impl Calc {
         }
     }
 
-    /// The same byte range of every output from that range of the first `inputs.len()` input
-    /// vectors, in one pass with `kernel` ([`dot_prod`]): `outputs` are the N slots (an
-    /// unused one gets zeros), overwritten. A range at a time lets the caller read the inputs
-    /// in stripes.
-    pub fn dot(&self, kernel: Kernel, matrix: &[u8], inputs: &[&[u8]], outputs: &mut [&mut [u8]]) {
-        let n = outputs.len();
-        let entries: Vec<u8> = (0..inputs.len())
+    /// The coefficients of the N slots prepared for `kernel` ([`DotProd`]): entry [i][j] of
+    /// `matrix` (zero past its end), zero for an unused slot.
+    pub fn dot_prod(&self, kernel: Kernel, matrix: &[u8]) -> DotProd {
+        let n = self.outputs;
+        let entries: Vec<u8> = (0..self.vec_count)
             .flat_map(|i| (0..n).map(move |j| (i, j)))
             .map(|(i, j)| match self.active.get(j) {
-                Some(true) => matrix.get(i * self.outputs + j).copied().unwrap_or(0),
+                Some(true) => matrix.get(i * n + j).copied().unwrap_or(0),
                 _ => 0,
             })
             .collect();
-        dot_prod(kernel, self.field, &entries, inputs, outputs);
+        DotProd::new(kernel, self.field, &entries, self.vec_count, n)
+    }
+
+    /// The stream, the inputs read a stripe at a time: `read(i, off, buf)` fills `buf` with
+    /// bytes `off..off + buf.len()` of input vector i, for every vector in turn, then the
+    /// outputs' stripe is computed in one pass ([`DotProd`]) and interleaved into the stream.
+    /// The first error of `read` ends the calculation.
+    pub fn compute_by<E>(
+        &self,
+        kernel: Kernel,
+        matrix: &[u8],
+        mut read: impl FnMut(usize, usize, &mut [u8]) -> Result<(), E>,
+    ) -> Result<Vec<u8>, E> {
+        let dot = self.dot_prod(kernel, matrix);
+        let chunk = self.chunk.max(1);
+        // A whole number of chunks, so that the stripes interleave as the whole would.
+        let stripe = STRIPE.div_ceil(chunk) * chunk;
+        let stripe = stripe.min(self.vec_size).max(1);
+        let mut ins = vec![0u8; stripe * self.vec_count];
+        let mut outs = vec![vec![0u8; stripe]; self.outputs];
+        let mut stream = Vec::with_capacity(self.stream_len());
+        let mut off = 0;
+        while off < self.vec_size {
+            let n = stripe.min(self.vec_size - off);
+            for (i, b) in ins.chunks_mut(stripe).enumerate() {
+                read(i, off, &mut b[..n])?;
+            }
+            let inputs: Vec<&[u8]> = ins.chunks(stripe).map(|b| &b[..n]).collect();
+            let mut slots: Vec<&mut [u8]> = outs.iter_mut().map(|o| &mut o[..n]).collect();
+            dot.apply(&inputs, &mut slots);
+            let done: Vec<&[u8]> = outs.iter().map(|o| &o[..n]).collect();
+            interleave_into(&mut stream, &done, chunk);
+            off += n;
+        }
+        Ok(stream)
     }
 
     /// The whole calculation on inputs given contiguously (`vec_count × vec_size` bytes,
@@ -89,18 +125,14 @@ impl Calc {
 
     /// [`Calc::compute`] with a given kernel. Input bytes missing at the end count as zeros.
     pub fn compute_with(&self, kernel: Kernel, matrix: &[u8], inputs: &[u8]) -> Vec<u8> {
-        let size = self.vec_size;
-        let mut last = Vec::new();
-        let mut vecs: Vec<&[u8]> = inputs.chunks(size.max(1)).take(self.vec_count).collect();
-        if let Some(v) = vecs.last_mut().filter(|v| v.len() < size) {
-            last.extend_from_slice(v);
-            last.resize(size, 0);
-            *v = &last;
-        }
-        let mut outs = self.outputs_zero();
-        let mut slots: Vec<&mut [u8]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
-        self.dot(kernel, matrix, &vecs, &mut slots);
-        interleave(&outs, self.chunk)
+        let read = |i: usize, off: usize, buf: &mut [u8]| {
+            let at = (i * self.vec_size + off).min(inputs.len());
+            let have = buf.len().min(inputs.len() - at);
+            buf[..have].copy_from_slice(&inputs[at..at + have]);
+            buf[have..].fill(0);
+            Ok::<(), ()>(())
+        };
+        self.compute_by(kernel, matrix, read).unwrap_or_default()
     }
 
     /// [`Calc::compute`] the way the engine computed before [`dot_prod`]: one
@@ -121,18 +153,23 @@ impl Calc {
 
 /// The outputs (equal lengths) interleaved per `chunk` bytes, as the card sends them.
 pub fn interleave(outputs: &[Vec<u8>], chunk: usize) -> Vec<u8> {
-    let len = outputs.first().map_or(0, Vec::len);
-    let mut s = Vec::with_capacity(len * outputs.len());
+    let mut s = Vec::with_capacity(outputs.first().map_or(0, Vec::len) * outputs.len());
+    interleave_into(&mut s, outputs, chunk);
+    s
+}
+
+/// [`interleave`] appending to `s`.
+fn interleave_into<O: AsRef<[u8]>>(s: &mut Vec<u8>, outputs: &[O], chunk: usize) {
+    let len = outputs.first().map_or(0, |o| o.as_ref().len());
     let chunk = chunk.max(1);
     let mut at = 0;
     while at < len {
         let n = chunk.min(len - at);
         for o in outputs {
-            s.extend_from_slice(&o[at..at + n]);
+            s.extend_from_slice(&o.as_ref()[at..at + n]);
         }
         at += n;
     }
-    s
 }
 
 /// The inverse of [`interleave`]: `n` outputs of `len` bytes out of a stream (what the
@@ -220,8 +257,8 @@ mod tests {
 
     #[test]
     fn every_kernel_computes_what_the_scalar_passes_did() {
-        // Dump slots, matrices shorter than k × N, and inputs shorter than k × vec_size (the
-        // missing bytes count as zeros), in both fields.
+        // Dump slots, matrices shorter than k × N, inputs shorter than k × vec_size (the
+        // missing bytes count as zeros), vectors over several stripes, in both fields.
         let mut x = 0x2545_f491u32;
         let mut byte = move || {
             x ^= x << 13;
@@ -237,6 +274,9 @@ mod tests {
                     (6, 1028, 2, 128, 12, 6000),
                     (5, 132, 1, 64, 3, 5 * 132),
                     (16, 260, 4, 64, 64, 16 * 260 - 77),
+                    // Several stripes, the last one short; chunks longer than a stripe.
+                    (3, 70_004, 4, 64, 12, 3 * 70_004),
+                    (2, 100_000, 2, 65_536, 4, 200_000 - 5),
                 ] {
                     let mut c = calc(field, k, size, n, chunk);
                     if n == 4 {

@@ -145,7 +145,8 @@ impl Coefs {
 /// `outputs[j] = Σ_i coef[i][j] ⊗ inputs[i]` over `field`, with `kernel`: `entries` holds
 /// `inputs.len() × outputs.len()` matrix entries, row i the coefficients of input i (libmlx5's
 /// layout, [`Field::coefficient`] applies); every output has the same length and every input
-/// at least that many bytes. The outputs are overwritten.
+/// at least that many bytes. The outputs are overwritten. ([`DotProd`] keeps the prepared
+/// coefficients for many calls.)
 ///
 /// # Panics
 /// If the CPU lacks `kernel` ([`Kernel::available`]), or the lengths do not fit.
@@ -156,42 +157,89 @@ pub fn dot_prod(
     inputs: &[&[u8]],
     outputs: &mut [&mut [u8]],
 ) {
-    let (k, m) = (inputs.len(), outputs.len());
-    assert_eq!(entries.len(), k * m, "a {k} × {m} matrix");
-    let len = outputs.first().map_or(0, |o| o.len());
-    assert!(
-        outputs.iter().all(|o| o.len() == len),
-        "outputs of one length"
-    );
-    assert!(
-        inputs.iter().all(|i| i.len() >= len),
-        "inputs of {len} bytes"
-    );
-    assert!(kernel.available(), "{kernel:?} on a CPU without it");
-    let c = Coefs::new(field, entries);
-    // The outputs in groups of up to 4, each group one pass over the inputs.
-    let mut j0 = 0;
-    for group in outputs.chunks_mut(4) {
-        let g = group.len();
-        let cols = (0..k).flat_map(|i| (0..g).map(move |j| i * m + j0 + j));
-        let sub = Coefs {
-            sym: cols.clone().map(|e| c.sym[e]).collect(),
-            split: cols.clone().map(|e| c.split[e]).collect(),
-            affine: cols.map(|e| c.affine[e]).collect(),
-        };
-        let done = match g {
-            1 => vector::<1>(kernel, &sub, inputs, group, len),
-            2 => vector::<2>(kernel, &sub, inputs, group, len),
-            3 => vector::<3>(kernel, &sub, inputs, group, len),
-            _ => vector::<4>(kernel, &sub, inputs, group, len),
-        };
-        portable(field, &sub.sym, inputs, group, done, len);
-        j0 += g;
+    DotProd::new(kernel, field, entries, inputs.len(), outputs.len()).apply(inputs, outputs);
+}
+
+/// A k × m dot product ready to run: the coefficients in the kernel's form, the outputs in
+/// groups of up to 4 (each group one pass over the inputs).
+pub struct DotProd {
+    /// Checked available in [`DotProd::new`].
+    kernel: Kernel,
+    field: Field,
+    k: usize,
+    m: usize,
+    /// The coefficients of outputs 4g..4g + 4, entry `i·group + j`.
+    groups: Vec<Coefs>,
+}
+
+impl DotProd {
+    /// Prepares `entries` (`k × m`, row i the coefficients of input i) for `kernel`.
+    ///
+    /// # Panics
+    /// If the CPU lacks `kernel`, or `entries` is not `k × m` bytes.
+    pub fn new(kernel: Kernel, field: Field, entries: &[u8], k: usize, m: usize) -> DotProd {
+        assert_eq!(entries.len(), k * m, "a {k} × {m} matrix");
+        assert!(kernel.available(), "{kernel:?} on a CPU without it");
+        let groups = (0..m)
+            .step_by(4)
+            .map(|j0| {
+                let g = (m - j0).min(4);
+                let sub: Vec<u8> = (0..k)
+                    .flat_map(|i| (0..g).map(move |j| entries[i * m + j0 + j]))
+                    .collect();
+                Coefs::new(field, &sub)
+            })
+            .collect();
+        DotProd {
+            kernel,
+            field,
+            k,
+            m,
+            groups,
+        }
+    }
+
+    /// The kernel it runs.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
+    }
+
+    /// `outputs[j] = Σ_i coef[i][j] ⊗ inputs[i]` ([`dot_prod`]).
+    ///
+    /// # Panics
+    /// If there are not k inputs and m outputs, or the lengths do not fit.
+    pub fn apply(&self, inputs: &[&[u8]], outputs: &mut [&mut [u8]]) {
+        assert_eq!((inputs.len(), outputs.len()), (self.k, self.m), "k and m");
+        let len = outputs.first().map_or(0, |o| o.len());
+        assert!(
+            outputs.iter().all(|o| o.len() == len),
+            "outputs of one length"
+        );
+        assert!(
+            inputs.iter().all(|i| i.len() >= len),
+            "inputs of {len} bytes"
+        );
+        for (group, c) in outputs.chunks_mut(4).zip(&self.groups) {
+            let kernel = self.kernel;
+            // SAFETY: `DotProd::new` checked that the CPU has `kernel`.
+            let done = unsafe {
+                match group.len() {
+                    1 => vector::<1>(kernel, c, inputs, group, len),
+                    2 => vector::<2>(kernel, c, inputs, group, len),
+                    3 => vector::<3>(kernel, c, inputs, group, len),
+                    _ => vector::<4>(kernel, c, inputs, group, len),
+                }
+            };
+            portable(self.field, &c.sym, inputs, group, done, len);
+        }
     }
 }
 
 /// Runs the vector kernel over the whole vectors it covers; returns the bytes done.
-fn vector<const M: usize>(
+///
+/// # Safety
+/// The CPU has `kernel` ([`Kernel::available`]).
+unsafe fn vector<const M: usize>(
     kernel: Kernel,
     c: &Coefs,
     inputs: &[&[u8]],
@@ -200,8 +248,8 @@ fn vector<const M: usize>(
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
     {
-        // SAFETY: `dot_prod` asserted `kernel.available()`: the CPU has the features each
-        // function below is compiled for.
+        // SAFETY: the caller guarantees the CPU has the features each function below is
+        // compiled for.
         unsafe {
             match kernel {
                 Kernel::Portable => 0,

@@ -9,9 +9,10 @@
 //! ```
 //!
 //! One `ec_speed ...` line per field and kernel: `dot_mbps`, data encoded (k × 1 MiB per
-//! encode, MB = 10^6 bytes) per second of [`Calc::dot`] into preallocated outputs; `calc_mbps`,
-//! the same for [`Calc::compute_with`] (which also allocates and interleaves the stream, what
-//! `roce/ec_bench.rs` calls `gf_mbps`); `x_scalar`, `calc_mbps` over the scalar reference's.
+//! encode, MB = 10^6 bytes) per second of the dot product alone ([`super::dot::DotProd`],
+//! whole vectors into preallocated outputs); `calc_mbps`, the same for [`Calc::compute_with`]
+//! (stripes copied in, the stream allocated and interleaved: what `roce/ec_bench.rs` calls
+//! `gf_mbps`); `x_scalar`, `calc_mbps` over the scalar reference's.
 //! Best of `CX4_BENCH_ROUNDS` (3) rounds of `CX4_BENCH_SECONDS` (0.25 s): the host is shared.
 //! The kernel the engine uses ([`Kernel::best`]) is marked `best=1`.
 
@@ -87,9 +88,10 @@ fn ec_speed() {
             assert!(c.compute_with(kernel, &mat, &inputs) == want, "{kernel:?}");
             let vecs: Vec<&[u8]> = inputs.chunks(size).collect();
             let mut outs = c.outputs_zero();
+            let dot = c.dot_prod(kernel, &mat);
             let dot = best_rate(rounds, secs, || {
                 let mut slots: Vec<&mut [u8]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
-                c.dot(kernel, &mat, std::hint::black_box(&vecs), &mut slots);
+                dot.apply(std::hint::black_box(&vecs), &mut slots);
             }) * data;
             let calc = best_rate(rounds, secs, || {
                 std::hint::black_box(c.compute_with(kernel, &mat, std::hint::black_box(&inputs)));

@@ -28,7 +28,6 @@ use zerocopy::FromBytes;
 use crate::{
     bus::Bus,
     ec::{
-        calc::interleave,
         dot::Kernel,
         segment::{self, EcCaps, VecCalcError},
     },
@@ -43,9 +42,6 @@ use super::engine::QpEngine;
 use super::qp_view::QpView;
 use super::status::WcStatus;
 use super::wqe::{Gather, SendWqe};
-
-/// Bytes of each input vector read and computed at a time (k stripes stay in L2).
-const VEC_STRIPE: usize = 64 << 10;
 
 /// The first basic block of the WQE at the reader if it is a vector-calc SEND (opcode SEND,
 /// opmod [`vc::OPMOD_VEC_CALC`]); `None` for any other WQE (or an unreadable one, which the
@@ -157,27 +153,13 @@ impl Hca {
             dma.read(w.vec_lkey, addr, buf)
                 .map_err(|e| prot(&format!("input vector {i}"), e))
         };
-        // The same stripe of every input, then the outputs' stripe in one pass: the inputs
-        // are read once, into a buffer that stays in cache. If one is unreadable, the error
-        // is the first vector that is unreadable as a whole, in order.
-        let stripe = c.vec_size.min(VEC_STRIPE);
-        let mut buf = vec![0u8; stripe * c.vec_count];
-        let mut outs = c.outputs_zero();
-        let mut off = 0;
-        while off < c.vec_size {
-            let n = stripe.min(c.vec_size - off);
-            for (i, b) in buf.chunks_mut(stripe).enumerate() {
-                if let Err(e) = read(i, off, &mut b[..n]) {
-                    let mut whole = vec![0u8; c.vec_size];
-                    let first = (0..c.vec_count).find_map(|i| read(i, 0, &mut whole).err());
-                    return Err(first.unwrap_or(e));
-                }
-            }
-            let inputs: Vec<&[u8]> = buf.chunks(stripe).map(|b| &b[..n]).collect();
-            let mut slots: Vec<&mut [u8]> = outs.iter_mut().map(|o| &mut o[off..off + n]).collect();
-            c.dot(Kernel::best(), &matrix, &inputs, &mut slots);
-            off += n;
-        }
-        Ok(interleave(&outs, c.chunk))
+        // A stripe of every input at a time, computed in one pass (`Calc::compute_by`). If
+        // one is unreadable, the error is the first vector unreadable as a whole, in order.
+        c.compute_by(Kernel::best(), &matrix, read).map_err(|e| {
+            let mut whole = vec![0u8; c.vec_size];
+            (0..c.vec_count)
+                .find_map(|i| read(i, 0, &mut whole).err())
+                .unwrap_or(e)
+        })
     }
 }
