@@ -193,6 +193,7 @@ pub fn deinterleave(stream: &[u8], n: usize, len: usize, chunk: usize) -> Vec<Ve
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::Rng;
     use super::*;
 
     fn calc(field: Field, k: usize, size: usize, n: usize, chunk: usize) -> Calc {
@@ -259,13 +260,7 @@ mod tests {
     fn every_kernel_computes_what_the_scalar_passes_did() {
         // Dump slots, matrices shorter than k × N, inputs shorter than k × vec_size (the
         // missing bytes count as zeros), vectors over several stripes, in both fields.
-        let mut x = 0x2545_f491u32;
-        let mut byte = move || {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as u8
-        };
+        let mut rng = Rng(0x2545_f491);
         for kernel in Kernel::ALL.into_iter().filter(|k| k.available()) {
             for field in [Field::Gf16, Field::Gf256] {
                 for (k, size, n, chunk, mat_len, in_len) in [
@@ -282,8 +277,8 @@ mod tests {
                     if n == 4 {
                         c.active = [true, true, true, size % 3 != 0];
                     }
-                    let m: Vec<u8> = (0..mat_len).map(|_| byte()).collect();
-                    let inputs: Vec<u8> = (0..in_len).map(|_| byte()).collect();
+                    let m = rng.bytes(mat_len);
+                    let inputs = rng.bytes(in_len);
                     assert_eq!(
                         c.compute_with(kernel, &m, &inputs),
                         c.compute_scalar(&m, &inputs),

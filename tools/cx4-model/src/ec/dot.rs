@@ -470,27 +470,8 @@ mod x86 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::Rng;
     use super::*;
-
-    /// xorshift64*: reproducible test data.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-
-        fn bytes(&mut self, n: usize) -> Vec<u8> {
-            (0..n).map(|_| self.next() as u8).collect()
-        }
-    }
 
     /// The reference: one [`Field::mul_acc_region`] pass per (input, output) pair.
     fn reference(

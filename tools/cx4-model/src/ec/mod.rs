@@ -24,3 +24,5 @@ pub mod gf;
 pub mod segment;
 #[cfg(test)]
 mod speed;
+#[cfg(test)]
+pub(crate) mod testing;

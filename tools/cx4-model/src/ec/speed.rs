@@ -16,45 +16,19 @@
 //! Best of `CX4_BENCH_ROUNDS` (3) rounds of `CX4_BENCH_SECONDS` (0.25 s): the host is shared.
 //! The kernel the engine uses ([`Kernel::best`]) is marked `best=1`.
 
-use std::time::{Duration, Instant};
-
-use super::{calc::Calc, dot::Kernel, gf::Field};
-
-/// Runs per second of `f`, best of `rounds` rounds of at least `secs`.
-fn best_rate(rounds: usize, secs: f64, mut f: impl FnMut()) -> f64 {
-    let mut best = 0f64;
-    for _ in 0..rounds {
-        let t0 = Instant::now();
-        let mut n = 0usize;
-        while n < 2 || t0.elapsed() < Duration::from_secs_f64(secs) {
-            f();
-            n += 1;
-        }
-        best = best.max(n as f64 / t0.elapsed().as_secs_f64());
-    }
-    best
-}
+use super::{
+    calc::Calc,
+    dot::Kernel,
+    gf::Field,
+    testing::{bench_rounds, best_rate, Rng}, //
+};
 
 #[test]
 #[ignore = "host micro-benchmark (tools/bench/README.md)"]
 fn ec_speed() {
-    let env = |k: &str| std::env::var(k).ok();
-    let secs: f64 = env("CX4_BENCH_SECONDS")
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0.25);
-    let rounds: usize = env("CX4_BENCH_ROUNDS")
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3);
+    let (secs, rounds) = bench_rounds();
     let (k, m, size) = (10usize, 4usize, 1usize << 20);
-    let mut x = 0x9e37_79b9u32;
-    let inputs: Vec<u8> = (0..k * size)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as u8
-        })
-        .collect();
+    let inputs = Rng(0x9e37_79b9).bytes(k * size);
     let data = (k * size) as f64 / 1e6;
     for field in [Field::Gf16, Field::Gf256] {
         // libmlx5's layout: row i input i, entry 1 / ((k + j) ⊕ i); bit 4 set for w = 4.
@@ -79,7 +53,8 @@ fn ec_speed() {
         let want = c.compute_scalar(&mat, &inputs);
         let scalar = best_rate(rounds, secs, || {
             std::hint::black_box(c.compute_scalar(&mat, std::hint::black_box(&inputs)));
-        }) * data;
+        })
+        .0 * data;
         println!(
             "ec_speed field={field:?} k={k} m={m} len={size} kernel=scalar dot_mbps={scalar:.0} \
              calc_mbps={scalar:.0} x_scalar=1.00 best=0"
@@ -92,10 +67,12 @@ fn ec_speed() {
             let dot = best_rate(rounds, secs, || {
                 let mut slots: Vec<&mut [u8]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
                 dot.apply(std::hint::black_box(&vecs), &mut slots);
-            }) * data;
+            })
+            .0 * data;
             let calc = best_rate(rounds, secs, || {
                 std::hint::black_box(c.compute_with(kernel, &mat, std::hint::black_box(&inputs)));
-            }) * data;
+            })
+            .0 * data;
             println!(
                 "ec_speed field={field:?} k={k} m={m} len={size} kernel={} dot_mbps={dot:.0} \
                  calc_mbps={calc:.0} x_scalar={:.2} best={}",
