@@ -560,6 +560,28 @@ mod tests {
     }
 
     #[test]
+    fn a_vector_kernel_covers_whole_vectors_and_leaves_the_tail() {
+        // The tests above must not pass by the portable tail doing all the work.
+        let x = vec![0x5au8; 200];
+        for (kernel, width) in [
+            (Kernel::Ssse3, 16),
+            (Kernel::Avx2, 32),
+            (Kernel::GfniAvx2, 32),
+            (Kernel::GfniAvx512, 64),
+        ] {
+            if !kernel.available() {
+                continue;
+            }
+            let c = Coefs::new(Field::Gf256, &[7]);
+            let mut o = vec![0u8; 200];
+            // SAFETY: the CPU has `kernel` (checked just above).
+            let done = unsafe { vector::<1>(kernel, &c, &[&x], &mut [&mut o], 200) };
+            assert_eq!(done, 200 / width * width, "{kernel:?}");
+            assert!(o[..done].iter().all(|&b| b == Field::Gf256.mul(7, 0x5a)));
+        }
+    }
+
+    #[test]
     fn the_portable_kernel_runs_everywhere_and_the_best_is_listed() {
         assert!(Kernel::Portable.available());
         assert!(Kernel::ALL.contains(&Kernel::best()));
