@@ -13,7 +13,14 @@
 //! consistent with libmlx5's pattern for blocks smaller than a chunk (its chunk is then the
 //! block size); libmlx5 itself only documents 64-byte multiples.
 
-use super::gf::Field;
+use super::{
+    dot::{DotProd, Kernel},
+    gf::Field, //
+};
+
+/// Bytes of each input vector read and computed at a time (k stripes and the N outputs'
+/// stay in L2).
+const STRIPE: usize = 32 << 10;
 
 /// The parameters of one calculation (already checked against the capabilities).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,7 +57,7 @@ impl Calc {
     }
 
     /// Adds input vector `i` (`vec_size` bytes) into the outputs: output j ^= entry[i][j] ⊗
-    /// input. Inputs can thus be read one at a time.
+    /// input, one pass per output — the scalar reference ([`Calc::compute_scalar`]).
     pub fn accumulate(&self, matrix: &[u8], i: usize, input: &[u8], outputs: &mut [Vec<u8>]) {
         for (j, out) in outputs.iter_mut().enumerate() {
             if !self.active.get(j).copied().unwrap_or(false) {
@@ -61,9 +68,77 @@ impl Calc {
         }
     }
 
+    /// The coefficients of the N slots prepared for `kernel` ([`DotProd`]): entry [i][j] of
+    /// `matrix` (zero past its end), zero for an unused slot.
+    pub fn dot_prod(&self, kernel: Kernel, matrix: &[u8]) -> DotProd {
+        let n = self.outputs;
+        let entries: Vec<u8> = (0..self.vec_count)
+            .flat_map(|i| (0..n).map(move |j| (i, j)))
+            .map(|(i, j)| match self.active.get(j) {
+                Some(true) => matrix.get(i * n + j).copied().unwrap_or(0),
+                _ => 0,
+            })
+            .collect();
+        DotProd::new(kernel, self.field, &entries, self.vec_count, n)
+    }
+
+    /// The stream, the inputs read a stripe at a time: `read(i, off, buf)` fills `buf` with
+    /// bytes `off..off + buf.len()` of input vector i, for every vector in turn, then the
+    /// outputs' stripe is computed in one pass ([`DotProd`]) and interleaved into the stream.
+    /// The first error of `read` ends the calculation.
+    pub fn compute_by<E>(
+        &self,
+        kernel: Kernel,
+        matrix: &[u8],
+        mut read: impl FnMut(usize, usize, &mut [u8]) -> Result<(), E>,
+    ) -> Result<Vec<u8>, E> {
+        let dot = self.dot_prod(kernel, matrix);
+        let chunk = self.chunk.max(1);
+        // A whole number of chunks, so that the stripes interleave as the whole would.
+        let stripe = STRIPE.div_ceil(chunk) * chunk;
+        let stripe = stripe.min(self.vec_size).max(1);
+        let mut ins = vec![0u8; stripe * self.vec_count];
+        let mut outs = vec![vec![0u8; stripe]; self.outputs];
+        let mut stream = Vec::with_capacity(self.stream_len());
+        let mut off = 0;
+        while off < self.vec_size {
+            let n = stripe.min(self.vec_size - off);
+            for (i, b) in ins.chunks_mut(stripe).enumerate() {
+                read(i, off, &mut b[..n])?;
+            }
+            let inputs: Vec<&[u8]> = ins.chunks(stripe).map(|b| &b[..n]).collect();
+            let mut slots: Vec<&mut [u8]> = outs.iter_mut().map(|o| &mut o[..n]).collect();
+            dot.apply(&inputs, &mut slots);
+            let done: Vec<&[u8]> = outs.iter().map(|o| &o[..n]).collect();
+            interleave_into(&mut stream, &done, chunk);
+            off += n;
+        }
+        Ok(stream)
+    }
+
     /// The whole calculation on inputs given contiguously (`vec_count × vec_size` bytes,
-    /// vector i at `i·vec_size`, as the card reads them from `vec_addr`): the stream.
+    /// vector i at `i·vec_size`, as the card reads them from `vec_addr`): the stream, with the
+    /// fastest kernel of the CPU ([`Kernel::best`]).
     pub fn compute(&self, matrix: &[u8], inputs: &[u8]) -> Vec<u8> {
+        self.compute_with(Kernel::best(), matrix, inputs)
+    }
+
+    /// [`Calc::compute`] with a given kernel. Input bytes missing at the end count as zeros.
+    pub fn compute_with(&self, kernel: Kernel, matrix: &[u8], inputs: &[u8]) -> Vec<u8> {
+        let read = |i: usize, off: usize, buf: &mut [u8]| {
+            let at = (i * self.vec_size + off).min(inputs.len());
+            let have = buf.len().min(inputs.len() - at);
+            buf[..have].copy_from_slice(&inputs[at..at + have]);
+            buf[have..].fill(0);
+            Ok::<(), ()>(())
+        };
+        self.compute_by(kernel, matrix, read).unwrap_or_default()
+    }
+
+    /// [`Calc::compute`] the way the engine computed before [`dot_prod`]: one
+    /// [`Field::mul_acc_region`] pass per (input, output) pair — the reference of the tests and
+    /// the benchmark.
+    pub fn compute_scalar(&self, matrix: &[u8], inputs: &[u8]) -> Vec<u8> {
         let mut outs = self.outputs_zero();
         for (i, v) in inputs
             .chunks(self.vec_size.max(1))
@@ -78,18 +153,23 @@ impl Calc {
 
 /// The outputs (equal lengths) interleaved per `chunk` bytes, as the card sends them.
 pub fn interleave(outputs: &[Vec<u8>], chunk: usize) -> Vec<u8> {
-    let len = outputs.first().map_or(0, Vec::len);
-    let mut s = Vec::with_capacity(len * outputs.len());
+    let mut s = Vec::with_capacity(outputs.first().map_or(0, Vec::len) * outputs.len());
+    interleave_into(&mut s, outputs, chunk);
+    s
+}
+
+/// [`interleave`] appending to `s`.
+fn interleave_into<O: AsRef<[u8]>>(s: &mut Vec<u8>, outputs: &[O], chunk: usize) {
+    let len = outputs.first().map_or(0, |o| o.as_ref().len());
     let chunk = chunk.max(1);
     let mut at = 0;
     while at < len {
         let n = chunk.min(len - at);
         for o in outputs {
-            s.extend_from_slice(&o[at..at + n]);
+            s.extend_from_slice(&o.as_ref()[at..at + n]);
         }
         at += n;
     }
-    s
 }
 
 /// The inverse of [`interleave`]: `n` outputs of `len` bytes out of a stream (what the
@@ -113,6 +193,7 @@ pub fn deinterleave(stream: &[u8], n: usize, len: usize, chunk: usize) -> Vec<Ve
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::Rng;
     use super::*;
 
     fn calc(field: Field, k: usize, size: usize, n: usize, chunk: usize) -> Calc {
@@ -173,6 +254,39 @@ mod tests {
             assert_eq!(outs[1][b], inputs[b] ^ inputs[4 + b]);
         }
         assert_eq!(outs[0][0], 0x1d ^ 0x03);
+    }
+
+    #[test]
+    fn every_kernel_computes_what_the_scalar_passes_did() {
+        // Dump slots, matrices shorter than k × N, inputs shorter than k × vec_size (the
+        // missing bytes count as zeros), vectors over several stripes, in both fields.
+        let mut rng = Rng(0x2545_f491);
+        for kernel in Kernel::ALL.into_iter().filter(|k| k.available()) {
+            for field in [Field::Gf16, Field::Gf256] {
+                for (k, size, n, chunk, mat_len, in_len) in [
+                    (10, 4100, 4, 64, 40, 41000),
+                    (3, 68, 4, 64, 12, 204),
+                    (6, 1028, 2, 128, 12, 6000),
+                    (5, 132, 1, 64, 3, 5 * 132),
+                    (16, 260, 4, 64, 64, 16 * 260 - 77),
+                    // Several stripes, the last one short; chunks longer than a stripe.
+                    (3, 70_004, 4, 64, 12, 3 * 70_004),
+                    (2, 100_000, 2, 65_536, 4, 200_000 - 5),
+                ] {
+                    let mut c = calc(field, k, size, n, chunk);
+                    if n == 4 {
+                        c.active = [true, true, true, size % 3 != 0];
+                    }
+                    let m = rng.bytes(mat_len);
+                    let inputs = rng.bytes(in_len);
+                    assert_eq!(
+                        c.compute_with(kernel, &m, &inputs),
+                        c.compute_scalar(&m, &inputs),
+                        "{kernel:?} {field:?} k {k} size {size} n {n}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

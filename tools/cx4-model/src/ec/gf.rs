@@ -11,7 +11,8 @@
 //!   output with (on cards that advertise `calc_matrix_type_8bit`; ConnectX-4 does not).
 //!
 //! Region multiply-accumulate uses one 256-entry byte table per coefficient (for GF(2^4) the
-//! table maps a byte to both its nibbles multiplied), built once.
+//! table maps a byte to both its nibbles multiplied), built once: the scalar reference the
+//! vector kernels of [`super::dot`] are tested against, and their tail.
 
 use std::sync::OnceLock;
 
@@ -114,6 +115,12 @@ impl Field {
             Field::Gf16 => gf16_tables(),
             Field::Gf256 => gf256_tables(),
         }
+    }
+
+    /// The byte table of symbol `c` (below [`Field::order`]): entry x is c ⊗ x (each nibble of
+    /// x in GF(2^4)).
+    pub(super) fn table(self, c: u8) -> &'static [u8; 256] {
+        &self.tables()[usize::from(c)]
     }
 
     /// The product of two symbols (`a`, `b` below [`Field::order`]).

@@ -6,7 +6,11 @@
 //! interleaved per chunk, into the QP's own receive WQE (Documentation/ec.md).
 //!
 //! - [`gf`]: the fields, GF(2^4) with polynomial 0x13 applied to each nibble of a byte, and
-//!   GF(2^8) with polynomial 0x11d, as table-driven region multiply-accumulate;
+//!   GF(2^8) with polynomial 0x11d, as table-driven region multiply-accumulate (the scalar
+//!   reference);
+//! - [`dot`]: the dot product of the inputs with the matrix at SIMD speed (split-table
+//!   `pshufb`, GFNI affine, or portable byte tables, chosen at run time), one pass over the
+//!   inputs for all the outputs;
 //! - [`calc`]: one calculation — the matrix layout libmlx5 registers, the outputs, and the
 //!   chunk-interleaved stream the card sends;
 //! - [`segment`]: the WQE's vector-calc segment checked against the capability page, with the
@@ -15,5 +19,10 @@
 //! The device integration (memory keys, the send and receive queues) is `roce/vector_calc.rs`.
 
 pub mod calc;
+pub mod dot;
 pub mod gf;
 pub mod segment;
+#[cfg(test)]
+mod speed;
+#[cfg(test)]
+pub(crate) mod testing;

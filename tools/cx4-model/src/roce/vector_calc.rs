@@ -14,7 +14,8 @@
 //! requester CQE if the WQE is signaled (libmlx5 never signals), the responder's RESP_SEND
 //! CQE with the byte count N × vec_size, which is what libmlx5 waits for.
 //!
-//! The model computes the whole result when it takes the WQE (real hardware streams it); a
+//! The model computes the whole result when it takes the WQE (real hardware streams it), in
+//! stripes of every input with `ec::dot`'s fastest kernel for the CPU; a
 //! refused WQE (`ec::segment` lists why and with which status; unreadable matrix or vectors
 //! are LOCAL_PROT_ERR) completes in error and the QP goes to error, which flushes the receive
 //! WQE libmlx5 waits on (its calculation then reports failure). The QP need not be connected
@@ -27,7 +28,7 @@ use zerocopy::FromBytes;
 use crate::{
     bus::Bus,
     ec::{
-        calc::interleave,
+        dot::Kernel,
         segment::{self, EcCaps, VecCalcError},
     },
     eth::{
@@ -144,16 +145,21 @@ impl Roce<'_> {
         let mut matrix = vec![0u8; c.matrix_len()];
         dma.read(w.cm_lkey, w.cm_addr, &mut matrix)
             .map_err(|e| prot("matrix", e))?;
-        let mut outs = c.outputs_zero();
-        let mut input = vec![0u8; c.vec_size];
-        for i in 0..c.vec_count {
+        let read = |i: usize, off: usize, buf: &mut [u8]| {
             let addr = w
                 .vec_addr
-                .wrapping_add((i as u64).wrapping_mul(c.vec_size as u64));
-            dma.read(w.vec_lkey, addr, &mut input)
-                .map_err(|e| prot(&format!("input vector {i}"), e))?;
-            c.accumulate(&matrix, i, &input, &mut outs);
-        }
-        Ok(interleave(&outs, c.chunk))
+                .wrapping_add((i as u64).wrapping_mul(c.vec_size as u64))
+                .wrapping_add(off as u64);
+            dma.read(w.vec_lkey, addr, buf)
+                .map_err(|e| prot(&format!("input vector {i}"), e))
+        };
+        // A stripe of every input at a time, computed in one pass (`Calc::compute_by`). If
+        // one is unreadable, the error is the first vector unreadable as a whole, in order.
+        c.compute_by(Kernel::best(), &matrix, read).map_err(|e| {
+            let mut whole = vec![0u8; c.vec_size];
+            (0..c.vec_count)
+                .find_map(|i| read(i, 0, &mut whole).err())
+                .unwrap_or(e)
+        })
     }
 }
