@@ -24,14 +24,13 @@
 //! a round, `CX4_BENCH_ROUNDS` (default 3) their number, `CX4_BENCH_CASES` a filter
 //! (substring of `gf16 k10 m4 65536`).
 
-use std::time::{Duration, Instant};
-
 use cx4_hw::wqe::repeat_block::{RepeatBlock, RepeatEnt, REPEAT_BLOCK_OP};
 
 use super::*;
 use crate::ec::{
     calc::{deinterleave, Calc},
     gf::Field,
+    testing::best_rate,
 };
 
 /// The outputs' chunk (the engines' `max_chunk_size` 0).
@@ -162,23 +161,6 @@ impl EcCard {
         let c = self.next_cqe(true).expect("the receive CQE");
         assert_eq!(c[63] >> 4, cqe_op::RESP_SEND, "{}: {c:02x?}", s.name());
     }
-}
-
-/// Calculations per second of `f`, best of `rounds` rounds of at least `secs` each.
-fn best_rate(rounds: usize, secs: f64, mut f: impl FnMut()) -> (f64, usize) {
-    let mut best = 0f64;
-    let mut total = 0;
-    for _ in 0..rounds {
-        let t0 = Instant::now();
-        let mut n = 0usize;
-        while n < 2 || t0.elapsed() < Duration::from_secs_f64(secs) {
-            f();
-            n += 1;
-        }
-        best = best.max(n as f64 / t0.elapsed().as_secs_f64());
-        total += n;
-    }
-    (best, total)
 }
 
 #[test]
