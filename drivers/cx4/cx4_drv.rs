@@ -26,6 +26,7 @@
 //!   `kapi::BoundDevice::new` (core/mdev.rs, function.rs);
 //! - the code the kernel's `#[kunit_tests]` macro generates to register a KUnit suite
 //!   (`extern "C"` case wrappers and the suite's `static`), in each test module.
+//!
 //! (`forbid` would refuse those `allow`s.)
 
 #![deny(unsafe_code)]
