@@ -99,10 +99,12 @@ use kernel::{
 /// share (one `cx4/<pci-name>/` each).
 #[pin_data]
 struct Cx4Module {
-    // Dropped first: every device is unbound before the debugfs root goes.
+    // Dropped first: every device is unbound before the debugfs root goes (a device's
+    // directory would keep the root's entry alive anyway).
     #[pin]
     _driver: Registration<pci::Adapter<driver::Cx4Driver>>,
-    _debugfs_root: kapi::DebugfsRoot,
+    // `None` only if another root were installed first (one per module: never here).
+    _debugfs_root: Option<kapi::DebugfsRoot>,
 }
 
 impl kernel::InPlaceModule for Cx4Module {

@@ -36,8 +36,8 @@
 //!   [`flush_work`] and [`flush_delayed_work`] (not from the work item itself, nor holding a
 //!   lock it takes), and dropping an [`IrqLine`] (it waits for a running handler, so not from
 //!   that handler) or the last reference to [`MsixVectors`].
-//! - [`DebugfsRoot::install`] in module init before the driver registers, its drop in module
-//!   exit after the driver unregistered, [`DebugfsRoot::get`] in between (probe).
+//! - Process context: [`DebugfsRoot::install`], [`DebugfsRoot::subdir`] and the guard's drop
+//!   (a mutex; debugfs may sleep).
 //!
 //! # Safety
 //!
@@ -72,6 +72,12 @@ use kernel::{
     prelude::*,
     sync::{
         aref::ARef,
+        atomic::{
+            Acquire,
+            AtomicFlag,
+            Full,
+            Release, //
+        },
         lock::{
             Backend,
             Guard,
@@ -508,42 +514,54 @@ macro_rules! new_bh_lock {
 /// The module-wide debugfs directory (e.g. `cx4/`), under which each device creates its own.
 ///
 /// The `kernel` crate has no per-module data yet, so the directory lives in a static of this
-/// crate (one per module that links it) that is written only while no device can be bound
-/// (module init, before the driver registers, and module exit, after it unregisters), as
-/// nova-core does.
-///
-/// Contract: [`DebugfsRoot::install`] is called once, from module init before the driver is
-/// registered; the returned guard is dropped in module exit after the driver is unregistered;
-/// [`DebugfsRoot::get`] is called in between (from probe).
+/// crate (one per module that links it): a global mutex holding `Option<Dir>`, initialised by
+/// the one [`DebugfsRoot::install`] that wins an atomic claim, and readable through
+/// [`DebugfsRoot::subdir`] once that initialisation is published. Every use is safe in any
+/// order: a second `install` gets `None`, a `subdir` before `install` or after the guard's drop
+/// gets `None`. A device directory holds a reference on the root's entry (`debugfs::Dir`), so
+/// the root goes from debugfs when the guard is dropped and the last device directory with it.
 pub struct DebugfsRoot(());
 
-static mut DEBUGFS_ROOT: Option<kernel::debugfs::Dir> = None;
+kernel::sync::global_lock! {
+    // SAFETY: `DebugfsRoot::install` initialises the lock once (the `ROOT_CLAIMED` exchange
+    // succeeds once) before it sets `ROOT_READY`; nothing else touches the lock unless it has
+    // seen `ROOT_READY` set.
+    unsafe(uninit) static DEBUGFS_ROOT: Mutex<Option<kernel::debugfs::Dir>> = None;
+}
+
+/// Set by the `install` that initialises [`DEBUGFS_ROOT`] (once).
+static ROOT_CLAIMED: AtomicFlag = AtomicFlag::new(false);
+/// Set (release) after [`DEBUGFS_ROOT`] is initialised; read (acquire) before it is locked.
+static ROOT_READY: AtomicFlag = AtomicFlag::new(false);
 
 impl DebugfsRoot {
-    /// Creates the directory; the returned guard removes it when dropped.
-    pub fn install(name: &'static CStr) -> Self {
-        let dir = kernel::debugfs::Dir::new(name);
-        // SAFETY: By the contract of `DebugfsRoot`, this is called once from module init
-        // before the driver is registered, so no probe (the only reader) can run concurrently.
-        unsafe { DEBUGFS_ROOT = Some(dir) };
-        DebugfsRoot(())
+    /// Creates the directory `name` at debugfs' top level; the returned guard removes it when
+    /// dropped. `None` if a root was installed before (one per module).
+    pub fn install(name: &'static CStr) -> Option<Self> {
+        if ROOT_CLAIMED.cmpxchg(false, true, Full).is_err() {
+            return None;
+        }
+        // SAFETY: Only the caller that won the exchange above gets here, so `init` runs once,
+        // and no one locks the mutex before `ROOT_READY` is set below.
+        unsafe { DEBUGFS_ROOT.init() };
+        *DEBUGFS_ROOT.lock() = Some(kernel::debugfs::Dir::new(name));
+        ROOT_READY.store(true, Release);
+        Some(DebugfsRoot(()))
     }
 
-    /// The directory, while the module is loaded.
-    pub fn get() -> Option<&'static kernel::debugfs::Dir> {
-        let root = &raw const DEBUGFS_ROOT;
-        // SAFETY: The static is only written in `install` (before any device is bound) and in
-        // `drop` (after every device is unbound); readers run in between, from probe, so the
-        // shared reference never overlaps a write.
-        unsafe { (*root).as_ref() }
+    /// A new directory `name` under the root; `None` while no root is installed.
+    pub fn subdir(name: &CStr) -> Option<kernel::debugfs::Dir> {
+        if !ROOT_READY.load(Acquire) {
+            return None;
+        }
+        DEBUGFS_ROOT.lock().as_ref().map(|root| root.subdir(name))
     }
 }
 
 impl Drop for DebugfsRoot {
     fn drop(&mut self) {
-        // SAFETY: By the contract of `DebugfsRoot`, the guard is dropped after the driver is
-        // unregistered (cx4: field order of its module), so no device is bound and no probe
-        // can read the static.
-        unsafe { DEBUGFS_ROOT = None };
+        // The guard exists only after `install` published the lock.
+        let root = DEBUGFS_ROOT.lock().take();
+        drop(root);
     }
 }

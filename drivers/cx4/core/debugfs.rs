@@ -108,8 +108,7 @@ impl FunctionDir {
         caps: Arc<Caps>,
         (vectors, eqs): (KVec<Arc<VectorIrq>>, KVec<Arc<Eq>>),
     ) -> Result<Self> {
-        let root = kapi::DebugfsRoot::get().ok_or(ENOENT)?;
-        let dir = root.subdir(name);
+        let dir = kapi::DebugfsRoot::subdir(name).ok_or(ENOENT)?;
         let d = Arc::new(
             CoreData {
                 mdev,
