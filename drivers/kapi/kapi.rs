@@ -6,9 +6,10 @@
 //! coherent DMA memory, a function-level reset, flushing work items, the online CPU count, a
 //! bound-device handle for deferred contexts, and a module-wide debugfs directory.
 //!
-//! - [`MsixVectors`]: `pci_alloc_irq_vectors(PCI_IRQ_MSIX)`, freed on drop.
-//! - [`IrqLine`]: a hard-interrupt handler ([`IrqHandler`]) on one of those vectors
-//!   (`request_threaded_irq()` without a thread function), freed on drop.
+//! - [`MsixVectors`]: `pci_alloc_irq_vectors(PCI_IRQ_MSIX)`, freed on drop or at unbind.
+//! - [`IrqLine`]: a hard-interrupt handler ([`IrqHandler`], given the bound device) on one of
+//!   those vectors (`request_threaded_irq()` without a thread function), freed on drop or at
+//!   unbind.
 //! - [`IrqSafeLock`] (created with [`new_irq_safe_lock!`]): a `spinlock_t` taken with
 //!   `spin_lock_irqsave()`, as a `kernel::sync::lock` backend ([`IrqSaveBackend`]), so
 //!   `CondVar` works with its guard ([`IrqSafeGuard`]).
@@ -51,7 +52,6 @@ pub mod barrier;
 
 use core::{
     ffi::c_void,
-    marker::PhantomData,
     ptr, //
 };
 
@@ -61,6 +61,7 @@ use kernel::{
         self,
         Bound, //
     },
+    devres::Devres,
     dma::Coherent,
     error::to_result,
     ffi::{
@@ -243,10 +244,32 @@ pub fn flush_delayed_work<T, const ID: u64>(work: &DelayedWork<T, ID>) -> bool {
     unsafe { bindings::flush_delayed_work(dw) }
 }
 
-/// MSI-X vectors of a PCI function, freed on drop (after every [`IrqLine`] on them, which
-/// hold a reference).
-pub struct MsixVectors {
+/// The MSI-X allocation itself: `pci_free_irq_vectors()` when dropped. It lives in a
+/// [`Devres`], so it is freed when its [`MsixVectors`] is dropped or when the device is
+/// unbound, whichever comes first.
+struct MsixAlloc {
     pdev: ARef<pci::Device>,
+}
+
+impl Drop for MsixAlloc {
+    fn drop(&mut self) {
+        // SAFETY: The vectors were allocated by `MsixVectors::alloc` for this device. Every
+        // interrupt line on them is freed first: an `IrqLine` holds an `Arc` of its
+        // `MsixVectors` (dropped with it), and at unbind devres releases in reverse order of
+        // registration, so the lines' `Devres` (registered after this one) go before.
+        unsafe { bindings::pci_free_irq_vectors(pci_dev_ptr(&self.pdev)) };
+    }
+}
+
+/// MSI-X vectors of a PCI function, freed on drop (after every [`IrqLine`] on them, which
+/// hold a reference) or at unbind, whichever comes first.
+///
+/// The 7.2 crate's `pci::Device::alloc_irq_vectors` frees only at unbind and hands out the
+/// first and last vector only; a function that frees and reallocates its vectors within one
+/// binding (cx4's recovery reload, upstream's `mlx5_unload`/`mlx5_load`) and requests every
+/// vector by index needs this type.
+pub struct MsixVectors {
+    alloc: Devres<MsixAlloc>,
     count: u32,
 }
 
@@ -259,8 +282,15 @@ impl MsixVectors {
         };
         to_result(ret)?;
         let normal: &pci::Device = pdev;
+        // On failure the initialiser's value is dropped, which frees the vectors.
+        let alloc = Devres::new(
+            pdev.as_ref(),
+            MsixAlloc {
+                pdev: normal.into(),
+            },
+        )?;
         let vecs = Self {
-            pdev: normal.into(),
+            alloc,
             count: ret.unsigned_abs(),
         };
         Ok(Arc::new(vecs, GFP_KERNEL)?)
@@ -271,103 +301,130 @@ impl MsixVectors {
         self.count
     }
 
+    /// The Linux interrupt number of vector `index`; `ENODEV` once the device is unbound.
     fn irq(&self, index: u32) -> Result<u32> {
         if index >= self.count {
             return Err(EINVAL);
         }
-        // SAFETY: The vectors are allocated (type invariant) and `index` is below their count.
-        let irq = unsafe { bindings::pci_irq_vector(pci_dev_ptr(&self.pdev), index) };
+        let irq = self
+            .alloc
+            .try_access_with(|a| {
+                // SAFETY: The vectors are allocated while the `Devres` is not revoked (checked
+                // by `try_access_with`), and `index` is below their count.
+                unsafe { bindings::pci_irq_vector(pci_dev_ptr(&a.pdev), index) }
+            })
+            .ok_or(ENODEV)?;
         to_result(irq)?;
         Ok(irq.unsigned_abs())
-    }
-}
-
-impl Drop for MsixVectors {
-    fn drop(&mut self) {
-        // SAFETY: The vectors were allocated by `alloc`; every `IrqLine` holds an `Arc` of
-        // `self`, so all handlers on them were freed before this runs.
-        unsafe { bindings::pci_free_irq_vectors(pci_dev_ptr(&self.pdev)) };
     }
 }
 
 /// An interrupt handler on one vector.
 pub trait IrqHandler: Send + Sync + 'static {
     /// Runs in hard-interrupt context, with interrupts disabled: it must not sleep (atomics,
-    /// [`IrqSafeLock`]s, waking waiters and queueing work are fine).
-    fn handle(&self);
+    /// [`IrqSafeLock`]s, waking waiters and queueing work are fine). `dev` is the device the
+    /// line belongs to, bound while the handler runs.
+    fn handle(&self, dev: &device::Device<Bound>);
+}
+
+/// What the trampoline receives: the handler and its device. Boxed by [`IrqLine`], so its
+/// address, the cookie given to `request_threaded_irq`, is stable.
+struct IrqCookie<T> {
+    dev: ARef<device::Device>,
+    handler: Arc<T>,
+}
+
+/// A requested interrupt line: `free_irq()` when dropped. It lives in a [`Devres`], so the
+/// line is freed when its [`IrqLine`] is dropped or when the device is unbound, whichever
+/// comes first — a handler never runs on an unbound device.
+struct IrqRequest {
+    irq: u32,
+    cookie: *mut c_void,
+}
+
+// SAFETY: `cookie` is only handed back to `free_irq` (any context that may sleep); the data it
+// points to is `Send + Sync` (`IrqCookie<T: IrqHandler>`) and outlives the request (`IrqLine`).
+unsafe impl Send for IrqRequest {}
+
+impl Drop for IrqRequest {
+    fn drop(&mut self) {
+        // SAFETY: The line was requested with this `irq` and `cookie` in `IrqLine::request`;
+        // `free_irq` waits for a running handler. The cookie's box outlives this: `IrqLine`
+        // drops its `Devres` first, and a revocation at unbind happens while the `IrqLine`
+        // (which owns the box) still exists or never existed past its own drop.
+        unsafe { bindings::free_irq(self.irq, self.cookie) };
+    }
 }
 
 /// An interrupt handler registered on one MSI-X vector (hard-interrupt context, like the
-/// upstream driver's EQ handlers); freed (waiting for a running handler) on drop.
+/// upstream driver's EQ handlers); freed (waiting for a running handler) on drop or at unbind.
 pub struct IrqLine<T: IrqHandler> {
-    irq: u32,
-    handler: Arc<T>,
+    // Dropped first: the line is freed before the cookie it points to.
+    _request: Devres<IrqRequest>,
+    cookie: KBox<IrqCookie<T>>,
     _vectors: Arc<MsixVectors>,
-    _t: PhantomData<T>,
 }
 
 /// The hard-interrupt trampoline.
 ///
 /// # Safety
 ///
-/// Only `request_threaded_irq` calls it, with the cookie `IrqLine::request` registered: the data
-/// pointer of an `Arc<T>` that stays alive until `free_irq` returned.
+/// Only `request_threaded_irq` calls it, with the cookie `IrqLine::request` registered: the
+/// address of an `IrqCookie<T>` that stays alive until `free_irq` returned.
 unsafe extern "C" fn irq_hard<T: IrqHandler>(
     _irq: c_int,
     cookie: *mut c_void,
 ) -> bindings::irqreturn_t {
-    // SAFETY: `cookie` is the `Arc<T>` data pointer given to `request_threaded_irq` by
-    // `IrqLine::request`; the `IrqLine` keeps that `Arc` alive until `free_irq` returned.
-    let h = unsafe { &*cookie.cast::<T>() };
-    h.handle();
+    // SAFETY: `cookie` is the `IrqCookie<T>` given to `request_threaded_irq` by
+    // `IrqLine::request`; the `IrqLine` keeps it alive until `free_irq` returned.
+    let c = unsafe { &*cookie.cast::<IrqCookie<T>>() };
+    // SAFETY: The line is freed (its `Devres`) before the device is unbound, so a running
+    // handler implies a bound device (as the `kernel` crate's `handle_irq_callback` argues).
+    let dev = unsafe { c.dev.as_bound() };
+    c.handler.handle(dev);
     bindings::irqreturn_IRQ_HANDLED
 }
 
 impl<T: IrqHandler> IrqLine<T> {
-    /// Requests vector `index` of `vectors` for `handler`.
+    /// Requests vector `index` of `vectors` of device `dev` for `handler`.
     pub fn request(
+        dev: &pci::Device<Bound>,
         vectors: &Arc<MsixVectors>,
         index: u32,
         name: &'static CStr,
         handler: Arc<T>,
     ) -> Result<Self> {
         let irq = vectors.irq(index)?;
-        let cookie = Arc::as_ptr(&handler).cast::<c_void>().cast_mut();
+        let bound: &device::Device<Bound> = dev.as_ref();
+        let normal: &device::Device = bound;
+        let cookie = KBox::new(
+            IrqCookie {
+                dev: normal.into(),
+                handler,
+            },
+            GFP_KERNEL,
+        )?;
+        let raw = ptr::from_ref::<IrqCookie<T>>(&cookie).cast::<c_void>().cast_mut();
         // SAFETY: `irq` is an interrupt of this device's allocated vectors; the callback
         // matches the C prototype (no thread function: the handler runs in hard-interrupt
-        // context only); `cookie` stays valid until `free_irq` in `drop` (the `Arc` is held by
-        // `self`); `name` is a static NUL-terminated string.
+        // context only); `raw` stays valid until `free_irq` (the box is owned by the returned
+        // `IrqLine`, which frees the line first); `name` is a static NUL-terminated string.
         let ret = unsafe {
-            bindings::request_threaded_irq(
-                irq,
-                Some(irq_hard::<T>),
-                None,
-                0,
-                name.as_char_ptr(),
-                cookie,
-            )
+            bindings::request_threaded_irq(irq, Some(irq_hard::<T>), None, 0, name.as_char_ptr(), raw)
         };
         to_result(ret)?;
+        // On failure the request's value is dropped, which frees the line.
+        let request = Devres::new(bound, IrqRequest { irq, cookie: raw })?;
         Ok(Self {
-            irq,
-            handler,
+            _request: request,
+            cookie,
             _vectors: vectors.clone(),
-            _t: PhantomData,
         })
     }
 
     /// The handler.
     pub fn handler(&self) -> &Arc<T> {
-        &self.handler
-    }
-}
-
-impl<T: IrqHandler> Drop for IrqLine<T> {
-    fn drop(&mut self) {
-        let cookie = Arc::as_ptr(&self.handler).cast::<c_void>().cast_mut();
-        // SAFETY: The line was requested with this `irq` and `cookie` in `request`; `free_irq`
-        // waits for a running handler, after which the `Arc` may go.
-        unsafe { bindings::free_irq(self.irq, cookie) };
+        &self.cookie.handler
     }
 }
 

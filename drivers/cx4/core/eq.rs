@@ -318,7 +318,7 @@ pub(crate) struct VectorIrq {
 }
 
 impl IrqHandler for VectorIrq {
-    fn handle(&self) {
+    fn handle(&self, _dev: &kernel::device::Device<kernel::device::Bound>) {
         self.irqs.fetch_add(1, Ordering::Relaxed);
         for eq in self.eqs.lock().iter().flatten() {
             eq.process();
@@ -391,7 +391,10 @@ impl EqTable {
                 GFP_KERNEL,
             )?;
             let name = if index == 0 { c"cx4-ctrl" } else { c"cx4-comp" };
-            lines.push(IrqLine::request(&vectors, index, name, h)?, GFP_KERNEL)?;
+            lines.push(
+                IrqLine::request(pdev, &vectors, index, name, h)?,
+                GFP_KERNEL,
+            )?;
         }
         Ok(Self {
             mdev: mdev.clone(),
