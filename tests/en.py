@@ -9,8 +9,8 @@ import json
 import re
 
 from harness import Env, check_clean_dmesg, describe, estimate, soak
-from model_eth import (DCB_JOB, DCB_MODEL, MS_RSS_KEY, PFC_TOOL, RSS_RECONF_JOB, XFER, assert_clean,
-                       check_dcb, check_rss_reconf,
+from model_eth import (DCB_JOB, DCB_MODEL, MS_RSS_KEY, PFC_TOOL, QSTATS_JOB, RSS_RECONF_JOB, XFER,
+                       assert_clean, check_dcb, check_qstats, check_rss_reconf,
                        eth_vms, ethtool_stats, iperf_rate, rise, section)
 
 DEVLINK = "pci/0000:01:00.0"
@@ -565,14 +565,17 @@ def tests(env: Env):
         key and table set in place (MODIFY_TIR/MODIFY_RQT, no carrier change), a channel count
         too low for a user-set table refused (the binding answers the core's table query), a
         user table kept across a channel change, every TX queue started on open (no false
-        watchdog timeout after down/up with fewer channels than TX queues)."""
-        vm0 = CX4_UP + "cx4_up\n" + RSS_RECONF_JOB.replace("$MSKEY", MS_RSS_KEY) + """
+        watchdog timeout after down/up with fewer channels than TX queues); per-queue statistics
+        over netlink (QSTATS_JOB) that add up to the interface counters across a channel
+        change."""
+        vm0 = CX4_UP + "cx4_up\n" + RSS_RECONF_JOB.replace("$MSKEY", MS_RSS_KEY) + QSTATS_JOB + """
             rmmod cx4
             echo unloaded
         """
         r = eth_vms(env, [vm0], timeout=240, smp=2, files=[env.ko])[0]
         assert r.status == 0 and "unloaded" in r.job_log, describe(r)
         check_rss_reconf(r.job_log)
+        check_qstats(r.job_log)
         errs = cx4_errors(r.dmesg)
         assert not errs, "cx4 reported:\n" + "\n".join(errs)
         check_clean_dmesg(r.dmesg)
@@ -732,7 +735,8 @@ def tests(env: Env):
     yield "cx4: rmmod under traffic, 20 load/unload cycles with traffic, kmemleak clean", \
         unload_under_traffic_and_cycles
     yield "cx4: SQ error CQE -> SQ recovery, traffic resumes", sq_error_recovery
-    yield "cx4: RSS key/table in place, too few channels refused, user table kept, no stopped TX queue", \
+    yield "cx4: RSS key/table in place, too few channels refused, user table kept, no stopped TX queue; " \
+        "qstats per queue and device", \
         rss_reconf
     yield "cx4: DCB (dcb pfc/ets/maxrate/app) on the card's registers; PFC frames honoured per priority", \
         dcb_pfc_ets_app

@@ -269,6 +269,79 @@ RSS_RECONF_JOB = """
 """
 
 
+# Per-queue statistics over the netdev netlink family (issue 34), after the netdev is up as $IF
+# with two channels in a VM with two CPUs; the same job runs on mlx5e (here) and cx4
+# (tests/en.py), check_qstats asserts what it printed: `qstats-get` answers per queue (one RX
+# and one TX queue per channel) and for the device; the device's totals lie between two
+# readings of the interface counters taken around them, also after a channel change took a
+# queue away that had carried traffic (its counts move into the base).
+QSTATS_JOB = """
+            section qstats
+            HOST=10.99.0.254
+            ethtool -L "$IF" combined 2
+            reach $HOST 60
+            ping -c 30 -i 0.05 -s 1000 $HOST > /dev/null
+            # Datagrams from both CPUs on many sockets, so both TX queues carry some (mlx5e
+            # picks the queue by CPU, XPS; cx4 by flow hash).
+            for c in 0 1; do for p in $(seq 12); do
+                echo x | taskset -c $c socat -u - UDP4-SENDTO:$HOST:$((9000 + p)) || true
+            done; done
+            qstats() {
+                ifx=$(cat /sys/class/net/$IF/ifindex)
+                c0=$(cat /sys/class/net/$IF/statistics/rx_packets /sys/class/net/$IF/statistics/tx_packets | tr '\\n' ' ')
+                echo "QDEV $(ynl --family netdev --dump qstats-get --output-json --json "{\\"ifindex\\": $ifx}")"
+                echo "QQUEUE $(ynl --family netdev --dump qstats-get --output-json --json "{\\"ifindex\\": $ifx, \\"scope\\": \\"queue\\"}")"
+                c1=$(cat /sys/class/net/$IF/statistics/rx_packets /sys/class/net/$IF/statistics/tx_packets | tr '\\n' ' ')
+                echo "IFSTATS $c0$c1"
+            }
+            section qstats-2
+            qstats
+            ethtool -L "$IF" combined 1
+            for i in $(seq 300); do [ "$(cat /sys/class/net/$IF/carrier)" = 1 ] && break; sleep 0.1; done
+            ping -c 10 -i 0.05 $HOST > /dev/null || true
+            section qstats-1
+            qstats
+            ethtool -L "$IF" combined 2
+"""
+
+
+def check_qstats(log: str) -> None:
+    """Asserts what QSTATS_JOB printed."""
+
+    def reading(name: str) -> tuple[dict, list[dict], list[int]]:
+        sec = section(log, name)
+        dev = re.search(r"^QDEV (.*)$", sec, re.M)
+        queues = re.search(r"^QQUEUE (.*)$", sec, re.M)
+        ifs = re.search(r"^IFSTATS ((?:\d+ ?){4})$", sec, re.M)
+        assert dev and queues and ifs, f"qstats-get did not answer:\n{sec}"
+        try:
+            devs, qs = json.loads(dev.group(1)), json.loads(queues.group(1))
+        except ValueError:
+            raise AssertionError(f"qstats-get did not answer in JSON:\n{sec}") from None
+        assert len(devs) == 1, sec
+        return devs[0], qs, [int(x) for x in ifs.group(1).split()]
+
+    for name, channels in (("qstats-2", 2), ("qstats-1", 1)):
+        dev, queues, (rx0, tx0, rx1, tx1) = reading(name)
+        for key, lo, hi in (("rx-packets", rx0, rx1), ("tx-packets", tx0, tx1)):
+            assert key in dev and lo <= dev[key] <= hi, \
+                f"{name}: device {key} {dev.get(key)} not between the interface counters {lo}..{hi}"
+        for ty in ("rx", "tx"):
+            ids = sorted(q["queue-id"] for q in queues if q["queue-type"] == ty)
+            assert ids == list(range(channels)), f"{name}: {ty} queues {ids}, {channels} channel(s)"
+        # The live queues' totals never exceed the interface counters read after them (the
+        # base holds the rest).
+        for ty, hi in (("rx", rx1), ("tx", tx1)):
+            qsum = sum(q.get(f"{ty}-packets", 0) for q in queues if q["queue-type"] == ty)
+            assert qsum <= hi, f"{name}: {ty} queues sum {qsum} > interface counter {hi}"
+            assert qsum > 0, f"{name}: no {ty} traffic in any queue:\n{queues}"
+        # Both TX queues carried traffic before the channel change: the removed queue's counts
+        # must reach the device totals through the base for qstats-1 to match.
+        if channels == 2:
+            idle = [q for q in queues if q["queue-type"] == "tx" and not q.get("tx-packets")]
+            assert not idle, f"{name}: a TX queue carried nothing:\n{queues}"
+
+
 def check_rss_reconf(log: str) -> None:
     """Asserts what RSS_RECONF_JOB printed."""
     inplace = section(log, "rss-in-place")
@@ -677,16 +750,18 @@ def tests(env: Env):
         """mlx5e's RSS and TX queues under reconfiguration (RSS_RECONF_JOB): key and table set
         in place, a too-low channel count refused, a user table kept across a channel change,
         no stopped TX queue after down/up with fewer channels."""
-        vm0 = "eth_up\n" + RSS_RECONF_JOB.replace("$MSKEY", MS_RSS_KEY) + """
+        vm0 = "eth_up\n" + RSS_RECONF_JOB.replace("$MSKEY", MS_RSS_KEY) + QSTATS_JOB + """
             rmmod mlx5_core
             echo unloaded
         """
         r = eth_vms(env, [vm0], timeout=240, smp=2)[0]
         assert r.status == 0 and "unloaded" in r.job_log, describe(r)
         check_rss_reconf(r.job_log)
+        check_qstats(r.job_log)
         check_clean_dmesg(r.dmesg)
 
-    yield "mlx5e: RSS key/table in place, too few channels refused, user table kept, no stopped TX queue", \
+    yield "mlx5e: RSS key/table in place, too few channels refused, user table kept, no stopped TX queue; " \
+        "qstats per queue and device", \
         rss_reconf
 
     @estimate(240)

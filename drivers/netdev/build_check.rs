@@ -21,6 +21,12 @@ use crate::{
         NapiContext,
         NapiPoller, //
     },
+    qstats::{
+        self,
+        QueueStatsOps,
+        RxQueueStats,
+        TxQueueStats, //
+    },
     skb::SkBuff,
     udp_tunnel::{
         self,
@@ -325,6 +331,29 @@ impl UdpTunnelNic for Check {
     }
 }
 
+#[vtable]
+impl QueueStatsOps for Check {
+    type Data = Arc<()>;
+
+    fn rx_queue(_dev: &Device, _data: qstats::DataRef<'_, Self>, _q: u32, s: &mut RxQueueStats) {
+        s.packets = Some(0);
+    }
+
+    fn tx_queue(_dev: &Device, _data: qstats::DataRef<'_, Self>, _q: u32, s: &mut TxQueueStats) {
+        s.packets = Some(0);
+    }
+
+    fn base(
+        _dev: &Device,
+        _data: qstats::DataRef<'_, Self>,
+        rx: &mut RxQueueStats,
+        tx: &mut TxQueueStats,
+    ) {
+        rx.add(&RxQueueStats::default());
+        tx.add(&TxQueueStats::default());
+    }
+}
+
 impl NapiPoller for Check {
     fn poll(&mut self, _napi: &NapiContext, _budget: i32) -> i32 {
         0
@@ -336,6 +365,7 @@ const _: &ksys::net_device_ops = crate::registration::ops_table::<Check>();
 const _: &ksys::ethtool_ops = ethtool::table::<Check>();
 const _: &ksys::dcbnl_rtnl_ops = dcbnl::table::<Check>();
 const _: &ksys::udp_tunnel_nic_info = udp_tunnel::info::<Check>();
+const _: &ksys::netdev_stat_ops = qstats::table::<Check>();
 
 /// Uses the generic functions (type-checked; instantiated only if a `#[used]` static points
 /// here, which is worth doing by hand after changing a trampoline).
@@ -351,6 +381,7 @@ fn check(reg: &mut crate::Registration<Check>) -> Result {
         dev.dcb_ieee_getapp_default_prio_mask(),
     );
     reg.set_udp_tunnel_nic::<Check>()?;
+    reg.set_queue_stats_ops::<Check>()?;
     let _napi = KBox::pin_init(crate::napi::Napi::new(reg.device(), Check), GFP_KERNEL)?;
     Ok(())
 }

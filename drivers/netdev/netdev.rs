@@ -6,7 +6,8 @@
 //! - [`Registration`]: a `net_device` allocated with `alloc_etherdev_mqs()`, its driver data
 //!   ([`DeviceOps::Data`]), its operation tables (`net_device_ops` from [`DeviceOps`],
 //!   `ethtool_ops` from [`ethtool::EthtoolOps`], `dcbnl_ops` from [`dcbnl::DcbnlOps`],
-//!   `udp_tunnel_nic_info` from [`udp_tunnel::UdpTunnelNic`]), `register_netdev()`; dropping
+//!   `udp_tunnel_nic_info` from [`udp_tunnel::UdpTunnelNic`], `stat_ops` from
+//!   [`qstats::QueueStatsOps`]), `register_netdev()`; dropping
 //!   it unregisters and frees.
 //! - [`Device`]: the `net_device` as the callbacks see it (`&Device`), with its queues
 //!   ([`TxQueue`]), features ([`Features`]), carrier, MTU and address.
@@ -38,6 +39,8 @@
 //! - `start_xmit`: softirq or process context with BH disabled and the queue's xmit lock held;
 //!   never concurrently for one queue;
 //! - `get_stats64`: any context but hard IRQ, concurrently with anything (RCU read side);
+//! - [`qstats`] callbacks: process context, rtnl or the instance lock held, concurrently with
+//!   the data path;
 //! - `set_rx_mode`: atomic, under the device's address lock; `set_rx_mode_async` (7.2):
 //!   process context with `rtnl_lock`, on address list snapshots;
 //! - `tx_timeout`: the watchdog timer (softirq) with every TX queue's lock held;
@@ -51,6 +54,7 @@ pub mod dma;
 pub mod ethtool;
 pub mod napi;
 pub mod page_pool;
+pub mod qstats;
 mod registration;
 pub mod skb;
 pub mod udp_tunnel;

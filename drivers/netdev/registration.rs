@@ -341,6 +341,19 @@ impl<T: DeviceOps> Registration<T> {
         }
     }
 
+    /// Sets the per-queue statistics operations (before registration): `stat_ops`, which the
+    /// netdev netlink family's `qstats-get` reads.
+    pub fn set_queue_stats_ops<S: crate::qstats::QueueStatsOps<Data = T::Data>>(
+        &mut self,
+    ) -> Result {
+        if self.registered {
+            return Err(EBUSY);
+        }
+        // SAFETY: As in `set_ethtool_ops`.
+        unsafe { (*self.device().as_raw()).stat_ops = crate::qstats::table::<S>() };
+        Ok(())
+    }
+
     /// Sets the UDP tunnel port table (before registration); adds
     /// `NETIF_F_RX_UDP_TUNNEL_PORT` to the features as the stack requires.
     pub fn set_udp_tunnel_nic<U: crate::udp_tunnel::UdpTunnelNic<Data = T::Data>>(

@@ -2,7 +2,7 @@
 # PID 1 of a cx4 test VM. The root is the guest tree, read-only over 9p; /run/cx4 is the
 # runner's directory (also read-only here); the writable share "cx4" is mounted on /cx4.
 # Runs /cx4/job.sh, records its exit status in /cx4/status, powers off.
-export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null

@@ -21,7 +21,8 @@
 //!   netdev/recovery.rs: SQ and RQ error recovery and the devlink reporters' `diagnose`;
 //!   health.rs: the `tx` and `rx` devlink health reporters' data (registered by the root);
 //!   channel.rs: a channel's rings and its NAPI poller; tx.rs / rx.rs: the datapath;
-//!   ethtool.rs: ethtool operations; stats.rs: per-channel software counters; pport.rs: the
+//!   ethtool.rs: ethtool operations; stats.rs: per-channel software counters; qstats.rs:
+//!   the same counters per queue for the netdev netlink family; pport.rs: the
 //!   port's PPCNT counters in `ethtool -S`; dcb.rs: the dcbnl operations (ETS, PFC, DSCP
 //!   trust); tunnel.rs:
 //!   VXLAN ports, which tunnelled packets keep their offloads, GENEVE parser offsets;
@@ -45,6 +46,7 @@ pub(crate) mod netdev;
 pub(crate) mod port;
 pub(crate) mod pport;
 pub(crate) mod qos;
+pub(crate) mod qstats;
 pub(crate) mod res;
 pub(crate) mod rq;
 pub(crate) mod rqt;

@@ -44,6 +44,7 @@ use crate::{
             EnDcb, //
         },
         ethtool::EnEthtool,
+        qstats::EnQueueStats,
         health::EnHealth,
         port::PortEventsRegistration,
         qos::QosCaps,
@@ -175,6 +176,7 @@ impl En {
             priv_.clone(),
         )?;
         reg.set_ethtool_ops::<EnEthtool>()?;
+        reg.set_queue_stats_ops::<EnQueueStats>()?;
         // en_dcbnl.c mlx5e_dcbnl_build_netdev: DCB for a function that owns the port's QoS.
         if qos.qos {
             reg.set_dcbnl_ops::<EnDcb>()?;
