@@ -219,6 +219,12 @@ req host python3 PFCTOOL starve c0p0 --ctl {ctl} --send-to $MAC --hold 3 --drop 
 req ctl stats
 wait
 sed "s/^/guest /" /tmp/rx.txt
+section pause-stats
+# 802.3x pause frames from the partner: the port counts them (PPCNT IEEE 802.3), which
+# `ethtool -I -a` reports (get_pause_stats) whether or not the port honours them.
+ethtool -I -a $IF
+req host python3 PFCTOOL xoff c0p0 --count 5 --quanta 1
+ethtool -I -a $IF
 """.replace("PFCTOOL", str(PFC_TOOL))
 
 
@@ -363,7 +369,8 @@ def check_rss_reconf(log: str) -> None:
 
 def check_dcb(log: str) -> None:
     """Asserts what DCB_JOB printed: each setting read back from the driver and held by the
-    card, bad requests refused, priority 3 paused (PFC on) and 5 not, nothing lost."""
+    card, bad requests refused, priority 3 paused (PFC on) and 5 not, nothing lost; the
+    partner's 802.3x pause frames in the pause statistics."""
 
     def js(name: str, i: int = 0) -> dict:
         lines = [l for l in section(log, name).splitlines() if l.startswith("{")]
@@ -473,6 +480,11 @@ def check_dcb(log: str) -> None:
     ind = js("pfc-after").get("indications")
     assert isinstance(ind, list) and ind[3] >= sent // 2 and ind[5] >= sent // 2 and ind[0] == 0, \
         js("pfc-after")
+    # Pause statistics (ethtool -I -a): the five 802.3x frames from the partner.
+    ps = section(log, "pause-stats")
+    rx = [int(n) for n in re.findall(r"rx_pause_frames: (\d+)", ps)]
+    assert "sent 5 pause" in ps and len(rx) == 2 and rx[1] - rx[0] == 5, \
+        f"rx_pause_frames did not count the partner's five pause frames:\n{ps}"
 
 
 class Relay:

@@ -16,6 +16,8 @@ runs on the host side of a run's segment and in guests).
         control frame (`pfc t=SECONDS vector=0xVV quanta=q0,...,q7` or `pause t=.. quanta=Q`)
         and at the end `frames ethertype=0x88b5 count=N prios=P:N,...`; prints `listening`
         first, once the socket is open, so a caller can wait for it before sending
+    pfc.py xoff IF --count N [--quanta Q]
+        sends N 802.3x PAUSE frames (global pause, opcode 0x0001) and prints `sent N pause`
     pfc.py starve IF --ctl SOCK --send-to MAC --hold P --drop P2 [--count N] [--seconds S]
                  [--after S2]
         as the partner of a card whose driver falls behind: starts `rx-starve` on the card's
@@ -76,6 +78,11 @@ def pfc_frame(src: bytes, prios: list[int], quanta: int) -> bytes:
         q[p] = quanta
     body = struct.pack("!HH8H", OP_PFC, vector, *q)
     f = PAUSE_DST + src + struct.pack("!H", MAC_CONTROL) + body
+    return f + bytes(max(0, 60 - len(f)))
+
+
+def pause_frame(src: bytes, quanta: int) -> bytes:
+    f = PAUSE_DST + src + struct.pack("!HHH", MAC_CONTROL, OP_PAUSE, quanta)
     return f + bytes(max(0, 60 - len(f)))
 
 
@@ -170,6 +177,14 @@ def send_frames(ifname: str, dst: bytes, prio: int, count: int, ethertype: int) 
     src = mac_of(ifname)
     for i in range(count):
         s.send(tagged_frame(dst, src, prio, ethertype, i))
+
+
+def cmd_xoff(a) -> None:
+    s = open_sock(a.ifname)
+    src = mac_of(a.ifname)
+    for _ in range(a.count):
+        s.send(pause_frame(src, a.quanta))
+    print(f"sent {a.count} pause")
 
 
 def cmd_send(a) -> None:
@@ -291,6 +306,10 @@ def main() -> int:
     pw.add_argument("--send-to")
     pw.add_argument("--prio", type=int, default=0)
     pw.add_argument("--count", type=int, default=0)
+    px = sub.add_parser("xoff")
+    px.add_argument("ifname")
+    px.add_argument("--count", type=int, default=5)
+    px.add_argument("--quanta", type=int, default=1)
     pv = sub.add_parser("starve")
     pv.add_argument("ifname")
     pv.add_argument("--ctl", required=True, help="the model's control socket")
@@ -302,7 +321,8 @@ def main() -> int:
     pv.add_argument("--after", type=float, default=2.0)
     pv.add_argument("--ethertype", type=lambda x: int(x, 0), default=0x88B5)
     a = p.parse_args()
-    {"pause": cmd_pause, "send": cmd_send, "watch": cmd_watch, "starve": cmd_starve}[a.cmd](a)
+    {"pause": cmd_pause, "send": cmd_send, "watch": cmd_watch, "starve": cmd_starve,
+     "xoff": cmd_xoff}[a.cmd](a)
     return 0
 
 

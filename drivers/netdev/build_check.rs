@@ -220,6 +220,13 @@ impl EthtoolOps for Check {
         Ok(())
     }
 
+    fn get_pause_stats(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        _s: &mut ethtool::PauseStats,
+    ) {
+    }
+
     fn get_coalesce(
         _dev: &Device,
         _data: ethtool::DataRef<'_, Self>,

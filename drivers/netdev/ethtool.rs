@@ -213,6 +213,18 @@ pub struct PauseParam {
     pub tx_pause: bool,
 }
 
+/// Pause frame counters (`struct ethtool_pause_stats`, `ethtool -I -a`): the ones a driver
+/// leaves `None` stay "not set" (the core does not report them).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PauseStats {
+    /// 802.3x pause frames sent.
+    pub tx_pause_frames: Option<u64>,
+    /// 802.3x pause frames received.
+    pub rx_pause_frames: Option<u64>,
+    /// Times the device stopped sending pause frames (a pause storm).
+    pub tx_pause_storm_events: Option<u64>,
+}
+
 /// Interrupt coalescing (`struct ethtool_coalesce`), the parameters this binding carries:
 /// how long (µs) and for how many completions a queue may hold its interrupt back, and
 /// whether an adaptive algorithm sets them. The core refuses a request that changes any other
@@ -432,6 +444,11 @@ pub trait EthtoolOps: Sized + 'static {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// `get_pause_stats` (`ethtool -I -a`): the pause frame counters the device keeps.
+    fn get_pause_stats(_dev: &Device, _data: DataRef<'_, Self>, _stats: &mut PauseStats) {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `get_coalesce` (`ethtool -c`).
     fn get_coalesce(_dev: &Device, _data: DataRef<'_, Self>, _c: &mut Coalesce) -> Result {
         build_error!(VTABLE_DEFAULT_ERROR)
@@ -474,6 +491,7 @@ impl<E: EthtoolOps> Table<E> {
         get_ethtool_stats: op!(E::HAS_GET_ETHTOOL_STATS, Self::get_ethtool_stats),
         get_pauseparam: op!(E::HAS_GET_PAUSEPARAM, Self::get_pauseparam),
         set_pauseparam: op!(E::HAS_SET_PAUSEPARAM, Self::set_pauseparam),
+        get_pause_stats: op!(E::HAS_GET_PAUSE_STATS, Self::get_pause_stats),
         get_coalesce: op!(E::HAS_GET_COALESCE, Self::get_coalesce),
         set_coalesce: op!(E::HAS_SET_COALESCE, Self::set_coalesce),
         supported_coalesce_params: if E::HAS_SET_COALESCE {
@@ -829,6 +847,31 @@ impl<E: EthtoolOps> Table<E> {
         p.autoneg = u32::from(pp.autoneg);
         p.rx_pause = u32::from(pp.rx_pause);
         p.tx_pause = u32::from(pp.tx_pause);
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`.
+    unsafe extern "C" fn get_pause_stats(
+        dev: *mut ksys::net_device,
+        p: *mut kernel::bindings::ethtool_pause_stats,
+    ) {
+        // SAFETY: The function's contract.
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
+        let mut ps = PauseStats::default();
+        E::get_pause_stats(dev, data, &mut ps);
+        // SAFETY: A valid struct only this call writes. The union holds the same three `u64`s
+        // under two names (`struct_group`), so either member is a valid view of it.
+        let st = unsafe { &mut (*p).__bindgen_anon_1.stats };
+        for (field, v) in [
+            (&mut st.tx_pause_frames, ps.tx_pause_frames),
+            (&mut st.rx_pause_frames, ps.rx_pause_frames),
+            (&mut st.tx_pause_storm_events, ps.tx_pause_storm_events),
+        ] {
+            if let Some(v) = v {
+                *field = v;
+            }
+        }
     }
 
     /// # Safety

@@ -17,6 +17,7 @@ use netdev::{
         EthtoolOps,
         LinkKsettings,
         PauseParam,
+        PauseStats,
         Port,
         RingParam,
         Rxfh,
@@ -299,6 +300,14 @@ impl EthtoolOps for EnEthtool {
                 tx: p.tx_pause,
             },
         )
+    }
+
+    fn get_pause_stats(_dev: &Device, data: ArcBorrow<'_, EnPriv>, s: &mut PauseStats) {
+        // A device that does not answer leaves them unreported.
+        if let Ok((tx, rx)) = pport::global_pause(data.mdev()) {
+            s.tx_pause_frames = Some(tx);
+            s.rx_pause_frames = Some(rx);
+        }
     }
 }
 

@@ -6,10 +6,12 @@
 use cx4_hw::{
     counters::{
         counter64,
-        pport, //
+        pport,
+        Eth8023CntrsGrpDataLayout, //
     },
     regs::{
         id,
+        ppcnt_grp,
         PpcntReg, //
     },
 };
@@ -95,6 +97,17 @@ pub(crate) fn read(mdev: &Mdev, out: &mut [u64]) -> Result {
         }
     }
     res
+}
+
+/// 802.3x pause frames sent and received, from the IEEE 802.3 group (en_stats.c
+/// `mlx5e_stats_pause_get`).
+pub(crate) fn global_pause(mdev: &Mdev) -> Result<(u64, u64)> {
+    let reg = query(mdev, ppcnt_grp::IEEE_802_3, 0)?;
+    let get = |f| counter64(reg.counter_set(), Eth8023CntrsGrpDataLayout::FIELDS, f).ok_or(EIO);
+    Ok((
+        get("a_pause_mac_ctrl_frames_transmitted")?,
+        get("a_pause_mac_ctrl_frames_received")?,
+    ))
 }
 
 /// PFC frames per priority: sent (`tx_pause`, the ieee_pfc `requests`) and received
