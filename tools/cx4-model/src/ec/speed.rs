@@ -18,7 +18,7 @@
 
 use super::{
     calc::Calc,
-    dot::Kernel,
+    dot::{Input, Kernel},
     gf::Field,
     testing::{bench_rounds, best_rate, Rng}, //
 };
@@ -61,7 +61,7 @@ fn ec_speed() {
         );
         for kernel in Kernel::ALL.into_iter().filter(|k| k.available()) {
             assert!(c.compute_with(kernel, &mat, &inputs) == want, "{kernel:?}");
-            let vecs: Vec<&[u8]> = inputs.chunks(size).collect();
+            let vecs: Vec<Input> = inputs.chunks(size).map(Input::from).collect();
             let mut outs = c.outputs_zero();
             let dot = c.dot_prod(kernel, &mat);
             let dot = best_rate(rounds, secs, || {
