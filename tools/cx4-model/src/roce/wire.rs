@@ -162,16 +162,35 @@ impl Path {
     /// The frame of a packet with `bth` (its destination QP and P_Key set here), `ext` and
     /// `payload`.
     pub fn frame(&self, bth: Bth, ext: ExtHeaders, payload: &[u8]) -> Result<Vec<u8>, WireError> {
-        self.frame_with(bth, ext, payload.len(), |d| d.copy_from_slice(payload))
+        self.frame_with(bth, ext, payload.len(), false, |d| {
+            d.copy_from_slice(payload)
+        })
+    }
+
+    /// The destination GID of the path (IPv4-mapped for IPv4).
+    pub fn dst_gid(&self) -> [u8; 16] {
+        match self.ip {
+            Ip::V4(h) => {
+                let mut g = [0u8; 16];
+                g[10] = 0xff;
+                g[11] = 0xff;
+                g[12..].copy_from_slice(&h.dst);
+                g
+            }
+            Ip::V6(h) => h.dst,
+            Ip::Grh(h) => h.dgid,
+        }
     }
 
     /// [`Path::frame`] with a payload of `len` bytes that `fill` writes in place
-    /// ([`packet::build_with`]).
+    /// ([`packet::build_with`]); without its ICRC if the frame is `looped` back inside the
+    /// card ([`packet::build_looped`]).
     pub fn frame_with(
         &self,
         bth: Bth,
         ext: ExtHeaders,
         len: usize,
+        looped: bool,
         fill: impl FnOnce(&mut [u8]),
     ) -> Result<Vec<u8>, WireError> {
         let p = Packet {
@@ -187,7 +206,11 @@ impl Path {
             ext,
             payload: &[],
         };
-        packet::build_with(&p, len, fill)
+        if looped {
+            packet::build_looped(&p, len, fill)
+        } else {
+            packet::build_with(&p, len, fill)
+        }
     }
 }
 
