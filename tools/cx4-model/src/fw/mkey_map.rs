@@ -11,8 +11,12 @@
 //! the walk recurse without end; every level partitions the range it was given, so the work
 //! is bounded by the bytes accessed times the depth.
 
+use super::caps::GeneralCap;
 use super::mkey::RepeatEntry;
 use super::{Firmware, IndirectEntry, Mkey, MkeyMap, XlateError};
+
+/// `max_indirection`, read once per translation.
+static MAX_INDIRECTION: GeneralCap = GeneralCap::new("max_indirection");
 
 /// The state of one walk down indirect mkeys.
 pub(super) struct Walk {
@@ -29,7 +33,7 @@ impl Walk {
     pub(super) fn new(fw: &Firmware) -> Walk {
         Walk {
             chain: Vec::new(),
-            depth: (fw.caps.general("max_indirection") as usize).max(1),
+            depth: (fw.caps.general_cap(&MAX_INDIRECTION) as usize).max(1),
         }
     }
 }
@@ -133,7 +137,10 @@ impl Firmware {
         out: &mut Vec<(u64, u32)>,
     ) -> Result<(), XlateError> {
         let block = u64::from(block);
-        if block == 0 {
+        // UMR builds a repeat block only when its entries add up to its byte count
+        // (`roce/umr.rs`), so every offset in a repetition falls in an entry.
+        let sum: u64 = entries.iter().map(|e| u64::from(e.len)).sum();
+        if block == 0 || sum != block {
             return Err(XlateError::Protection);
         }
         // The mkey each entry names, checked once for the whole range (a range of a repeat
@@ -150,24 +157,21 @@ impl Firmware {
         if let Some(l) = shortest {
             out.reserve(((end - addr) / l + 2).min(1 << 12) as usize);
         }
+        // Where `addr` is: repetition, entry, offset in the entry; then piece after piece.
+        let off = addr.checked_sub(m.start).ok_or(XlateError::Protection)?;
+        let (mut rep, mut inside) = (off / block, off % block);
+        let mut i = 0;
+        while inside >= u64::from(entries[i].len) {
+            inside -= u64::from(entries[i].len);
+            i += 1;
+        }
         let mut a = addr;
         while a < end {
-            let off = a.checked_sub(m.start).ok_or(XlateError::Protection)?;
-            let (rep, mut within) = (off / block, off % block);
             if rep >= u64::from(count) {
                 return Err(XlateError::Protection);
             }
-            let mut at = None;
-            for (i, e) in entries.iter().enumerate() {
-                let len = u64::from(e.len);
-                if within < len {
-                    at = Some((i, e, within, len - within));
-                    break;
-                }
-                within -= len;
-            }
-            let (i, e, inside, left) = at.ok_or(XlateError::Protection)?;
-            let n = left.min(end - a);
+            let e = &entries[i];
+            let n = (u64::from(e.len) - inside).min(end - a);
             let va = rep
                 .checked_mul(u64::from(e.stride))
                 .and_then(|s| e.va.checked_add(s))
@@ -186,6 +190,16 @@ impl Firmware {
             walk.chain.pop();
             r?;
             a += n;
+            inside += n;
+            // The next non-empty entry, in this repetition or the next.
+            while inside == u64::from(entries[i].len) {
+                inside = 0;
+                i += 1;
+                if i == entries.len() {
+                    i = 0;
+                    rep += 1;
+                }
+            }
         }
         Ok(())
     }
