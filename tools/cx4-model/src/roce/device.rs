@@ -588,7 +588,7 @@ impl Roce<'_> {
             _ => w.gather(&dma, u64::from(tx.offset), out),
         };
         let headers = super::xrc::request_headers(q.service, bth, ext, w.xrc_srqn);
-        let looped = self.roce_gid_is_local(&path.dst_gid());
+        let looped = self.roce_gid_is_local(&path.ip.dst_gid());
         let mut gathered = None;
         let built = headers.map(|(bth, ext)| {
             path.frame_with(bth, ext, len, looped, |out| gathered = Some(gather(out)))

@@ -318,41 +318,26 @@ fn write_eth(f: &mut [u8], eth: &Ethernet, ethertype: u16) {
 
 /// Lays `p` out as a frame.
 pub fn build(p: &Packet<'_>) -> Result<Vec<u8>, WireError> {
-    build_with(p, p.payload.len(), |d| d.copy_from_slice(p.payload))
+    build_with(p, p.payload.len(), false, |d| d.copy_from_slice(p.payload))
 }
 
 /// [`build`] of `p` with a payload of `len` bytes that `fill` writes in place, in the frame
 /// (so a transmitted packet's data is copied once, from guest memory into the frame); the
 /// `payload` of `p` is not read. `fill` runs before the ICRC is computed, and not at all
 /// when the headers cannot be laid out.
+///
+/// A `looped` frame loops back inside the card ([`parse_looped`] receives it): its ICRC is
+/// left zero. Nothing on the card's internal loopback can alter a frame, so the ICRC a real
+/// card computes there and checks on receive leaves no visible trace; the model skips both
+/// (two CRC passes over every looped-back payload) and keeps the rest of the packet pipeline
+/// — headers, parsing, counters.
 pub fn build_with(
     p: &Packet<'_>,
     len: usize,
+    looped: bool,
     fill: impl FnOnce(&mut [u8]),
 ) -> Result<Vec<u8>, WireError> {
-    build_frame(p, len, fill, true)
-}
-
-/// [`build_with`] for a frame that loops back inside the card ([`parse_looped`] receives
-/// it): its ICRC is left zero. Nothing on the card's internal loopback can alter a frame, so
-/// the ICRC a real card computes there and checks on receive leaves no visible trace; the
-/// model skips both (two CRC passes over every looped-back payload) and keeps the rest of
-/// the packet pipeline — headers, parsing, counters.
-pub fn build_looped(
-    p: &Packet<'_>,
-    len: usize,
-    fill: impl FnOnce(&mut [u8]),
-) -> Result<Vec<u8>, WireError> {
-    build_frame(p, len, fill, false)
-}
-
-/// [`build_with`], the ICRC computed if `icrc`.
-fn build_frame(
-    p: &Packet<'_>,
-    len: usize,
-    fill: impl FnOnce(&mut [u8]),
-    icrc: bool,
-) -> Result<Vec<u8>, WireError> {
+    let icrc = !looped;
     let info = p.bth.opcode.info();
     if !info.payload && len != 0 {
         return Err(WireError::UnexpectedPayload {
@@ -551,7 +536,7 @@ pub fn parse(frame: &[u8]) -> Result<Packet<'_>, WireError> {
 }
 
 /// [`parse`] of a frame looped back inside the card, its ICRC not checked
-/// ([`build_looped`]).
+/// ([`build_with`]).
 pub fn parse_looped(frame: &[u8]) -> Result<Packet<'_>, WireError> {
     parse_frame(frame, false)
 }

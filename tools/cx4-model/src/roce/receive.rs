@@ -113,7 +113,7 @@ impl Roce<'_> {
 
     /// A RoCE frame for the port; `blocked` is a QP a looped-back multicast copy must not
     /// reach (its sender); a `looped` frame never left the card (its ICRC is not checked,
-    /// [`packet::build_looped`]).
+    /// [`packet::build_with`]).
     pub(super) fn roce_receive_packet(
         &mut self,
         bus: &mut Bus,

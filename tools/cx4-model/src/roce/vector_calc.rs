@@ -20,7 +20,7 @@
 //! address outside guest memory is an error; a stripe that crosses pieces is copied) and
 //! writes each output stripe to its place in the chunk-interleaved stream — the one copy that
 //! is kept, since a retransmission resends it. The SEND's frames loop back without an ICRC
-//! (`packet::build_looped`).
+//! (`packet::build_with`).
 //!
 //! A refused WQE (`ec::segment` lists why and with which status; unreadable matrix or
 //! vectors are LOCAL_PROT_ERR) completes in error and the QP goes to error, which flushes the

@@ -167,24 +167,9 @@ impl Path {
         })
     }
 
-    /// The destination GID of the path (IPv4-mapped for IPv4).
-    pub fn dst_gid(&self) -> [u8; 16] {
-        match self.ip {
-            Ip::V4(h) => {
-                let mut g = [0u8; 16];
-                g[10] = 0xff;
-                g[11] = 0xff;
-                g[12..].copy_from_slice(&h.dst);
-                g
-            }
-            Ip::V6(h) => h.dst,
-            Ip::Grh(h) => h.dgid,
-        }
-    }
-
     /// [`Path::frame`] with a payload of `len` bytes that `fill` writes in place
-    /// ([`packet::build_with`]); without its ICRC if the frame is `looped` back inside the
-    /// card ([`packet::build_looped`]).
+    /// ([`packet::build_with`]; without its ICRC if the frame is `looped` back inside the
+    /// card).
     pub fn frame_with(
         &self,
         bth: Bth,
@@ -206,11 +191,7 @@ impl Path {
             ext,
             payload: &[],
         };
-        if looped {
-            packet::build_looped(&p, len, fill)
-        } else {
-            packet::build_with(&p, len, fill)
-        }
+        packet::build_with(&p, len, looped, fill)
     }
 }
 
