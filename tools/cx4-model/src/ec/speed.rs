@@ -11,8 +11,8 @@
 //! One `ec_speed ...` line per field and kernel: `dot_mbps`, data encoded (k × 1 MiB per
 //! encode, MB = 10^6 bytes) per second of the dot product alone ([`super::dot::DotProd`],
 //! whole vectors into preallocated outputs); `calc_mbps`, the same for [`Calc::compute_with`]
-//! (stripes copied in, the stream allocated and interleaved: what `roce/ec_bench.rs` calls
-//! `gf_mbps`); `x_scalar`, `calc_mbps` over the scalar reference's.
+//! (the inputs read in place a stripe at a time, the stream allocated and each output stripe
+//! placed into it: what `roce/ec_bench.rs` calls `gf_mbps`); `x_scalar`, `calc_mbps` over the scalar reference's.
 //! Best of `CX4_BENCH_ROUNDS` (3) rounds of `CX4_BENCH_SECONDS` (0.25 s): the host is shared.
 //! The kernel the engine uses ([`Kernel::best`]) is marked `best=1`.
 
