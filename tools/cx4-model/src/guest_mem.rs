@@ -6,8 +6,8 @@
 use std::{fs::File, sync::Arc};
 
 use vm_memory::{
-    Bytes, FileOffset, GuestAddress, GuestMemoryBackend, GuestMemoryMmap, GuestRegionMmap,
-    MmapRegion,
+    Bytes, FileOffset, GuestAddress, GuestMemoryBackend, GuestMemoryMmap, GuestMemoryRegion,
+    GuestRegionMmap, MmapRegion,
 };
 
 /// One DMA mapping as the client described it.
@@ -107,10 +107,32 @@ impl GuestMem {
         self.mem.read_slice(buf, GuestAddress(addr))
     }
 
+    /// `len` bytes at `addr` in place, for a calculation to read without copying them
+    /// (`ec::dot`): `None` unless one mapping holds them all.
+    pub fn input(&self, addr: u64, len: usize) -> Option<crate::ec::dot::Input<'_>> {
+        let s = self.mem.get_slice(GuestAddress(addr), len).ok()?;
+        Some(s.into())
+    }
+
     /// Whether the byte at `addr` is in a mapping (a 1-byte [`GuestMem::read`] there would
     /// succeed), without copying anything.
     pub fn is_mapped(&self, addr: u64) -> bool {
         self.mem.address_in_range(GuestAddress(addr))
+    }
+
+    /// Whether the bytes at `addr` and at `addr + len - 1` are in mappings (true for
+    /// `len` 0): [`GuestMem::is_mapped`] of both, with one lookup when one mapping holds both.
+    pub fn ends_mapped(&self, addr: u64, len: u64) -> bool {
+        let Some(last) = len.checked_sub(1).map(|l| addr.checked_add(l)) else {
+            return true;
+        };
+        let Some(last) = last else {
+            return false;
+        };
+        match self.mem.find_region(GuestAddress(addr)) {
+            Some(r) => last <= r.last_addr().0 || self.is_mapped(last),
+            None => false,
+        }
     }
 
     /// Writes guest memory at `addr`.
@@ -174,6 +196,9 @@ mod tests {
         g.read(0x11000, &mut b[..2]).unwrap();
         assert_eq!(b[..2], [3, 4]);
         assert!(g.read(0x11ffe, &mut b).is_err(), "past the second mapping");
+        assert!(g.ends_mapped(0x10ffe, 4) && g.ends_mapped(0x10000, 0x2000));
+        assert!(!g.ends_mapped(0x11ffe, 4) && !g.ends_mapped(0xfffe, 4));
+        assert!(g.ends_mapped(0x5, 0) && !g.ends_mapped(u64::MAX, 2));
         assert!(g.write(0x11ffe, &b).is_err());
     }
 

@@ -14,13 +14,16 @@
 //! block size); libmlx5 itself only documents 64-byte multiples.
 
 use super::{
-    dot::{DotProd, Kernel},
+    dot::{DotProd, Input, Kernel},
     gf::Field, //
 };
 
 /// Bytes of each input vector read and computed at a time (k stripes and the N outputs'
 /// stay in L2).
 const STRIPE: usize = 32 << 10;
+/// The shortest stripe cut at the end of an input's contiguous run; a shorter run is
+/// copied instead.
+const MIN_RUN: usize = 4 << 10;
 
 /// The parameters of one calculation (already checked against the capabilities).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -82,38 +85,74 @@ impl Calc {
         DotProd::new(kernel, self.field, &entries, self.vec_count, n)
     }
 
-    /// The stream, the inputs read a stripe at a time: `read(i, off, buf)` fills `buf` with
-    /// bytes `off..off + buf.len()` of input vector i, for every vector in turn, then the
-    /// outputs' stripe is computed in one pass ([`DotProd`]) and interleaved into the stream.
-    /// The first error of `read` ends the calculation.
-    pub fn compute_by<E>(
+    /// The stream, the inputs read from `src` a stripe at a time: each stripe of every input
+    /// straight from where it is when it is contiguous there (guest memory included), else
+    /// copied ([`Source`]); the outputs' stripe is computed in one pass ([`DotProd`]) and
+    /// placed at its positions in the chunk-interleaved stream. A stripe ends where an input's
+    /// contiguous run does when that run is long enough (KLM entries, pages), so that the
+    /// kernels read in place. The first error of `src` ends the calculation.
+    pub fn compute_from<S: Source>(
         &self,
         kernel: Kernel,
         matrix: &[u8],
-        mut read: impl FnMut(usize, usize, &mut [u8]) -> Result<(), E>,
-    ) -> Result<Vec<u8>, E> {
+        src: &S,
+    ) -> Result<Vec<u8>, S::Error> {
         let dot = self.dot_prod(kernel, matrix);
-        let chunk = self.chunk.max(1);
-        // A whole number of chunks, so that the stripes interleave as the whole would.
-        let stripe = STRIPE.div_ceil(chunk) * chunk;
-        let stripe = stripe.min(self.vec_size).max(1);
-        let mut ins = vec![0u8; stripe * self.vec_count];
-        let mut outs = vec![vec![0u8; stripe]; self.outputs];
-        let mut stream = Vec::with_capacity(self.stream_len());
+        let (k, size) = (self.vec_count, self.vec_size);
+        let mut stream = vec![0u8; self.stream_len()];
+        // Zero pages until an input must be copied (calloc).
+        let mut scratch = vec![0u8; STRIPE * k];
+        let mut outs = vec![0u8; STRIPE * self.outputs];
+        let mut direct = Vec::with_capacity(k);
         let mut off = 0;
-        while off < self.vec_size {
-            let n = stripe.min(self.vec_size - off);
-            for (i, b) in ins.chunks_mut(stripe).enumerate() {
-                read(i, off, &mut b[..n])?;
+        while off < size {
+            let n = STRIPE.min(size - off);
+            let run = (0..k).map(|i| src.run(i, off)).min().unwrap_or(n);
+            let n = if run >= MIN_RUN { run.min(n) } else { n };
+            direct.clear();
+            for (i, buf) in scratch.chunks_mut(STRIPE).enumerate() {
+                direct.push(src.stripe(i, off, &mut buf[..n])?);
             }
-            let inputs: Vec<&[u8]> = ins.chunks(stripe).map(|b| &b[..n]).collect();
-            let mut slots: Vec<&mut [u8]> = outs.iter_mut().map(|o| &mut o[..n]).collect();
+            let inputs: Vec<Input> = direct
+                .iter()
+                .zip(scratch.chunks(STRIPE))
+                .map(|(d, buf)| d.unwrap_or_else(|| Input::from(&buf[..n])))
+                .collect();
+            let mut slots: Vec<&mut [u8]> = outs.chunks_mut(STRIPE).map(|o| &mut o[..n]).collect();
             dot.apply(&inputs, &mut slots);
-            let done: Vec<&[u8]> = outs.iter().map(|o| &o[..n]).collect();
-            interleave_into(&mut stream, &done, chunk);
+            self.place(&mut stream, &slots, off);
             off += n;
         }
         Ok(stream)
+    }
+
+    /// Puts bytes `off..off + len` of each output (`outs[j]`) at their places in the stream.
+    fn place(&self, stream: &mut [u8], outs: &[&mut [u8]], off: usize) {
+        let n = outs.len();
+        let chunk = self.chunk.max(1);
+        let len = outs.first().map_or(0, |o| o.len());
+        // Whole chunks interleave chunk by chunk; the short last one, `tail` bytes of output
+        // 0, then of output 1, ...
+        let whole = self.vec_size / chunk * chunk;
+        let tail = self.vec_size - whole;
+        let mut b = off;
+        while b < off + len {
+            let (at, step, end) = if b < whole {
+                let c = b / chunk;
+                (
+                    c * chunk * n + (b - c * chunk),
+                    chunk,
+                    ((c + 1) * chunk).min(off + len),
+                )
+            } else {
+                (whole * n + (b - whole), tail, off + len)
+            };
+            for (j, o) in outs.iter().enumerate() {
+                let p = at + j * step;
+                stream[p..p + end - b].copy_from_slice(&o[b - off..end - off]);
+            }
+            b = end;
+        }
     }
 
     /// The whole calculation on inputs given contiguously (`vec_count × vec_size` bytes,
@@ -125,14 +164,14 @@ impl Calc {
 
     /// [`Calc::compute`] with a given kernel. Input bytes missing at the end count as zeros.
     pub fn compute_with(&self, kernel: Kernel, matrix: &[u8], inputs: &[u8]) -> Vec<u8> {
-        let read = |i: usize, off: usize, buf: &mut [u8]| {
-            let at = (i * self.vec_size + off).min(inputs.len());
-            let have = buf.len().min(inputs.len() - at);
-            buf[..have].copy_from_slice(&inputs[at..at + have]);
-            buf[have..].fill(0);
-            Ok::<(), ()>(())
+        let src = HostInputs {
+            data: inputs,
+            vec_size: self.vec_size,
         };
-        self.compute_by(kernel, matrix, read).unwrap_or_default()
+        match self.compute_from(kernel, matrix, &src) {
+            Ok(s) => s,
+            Err(never) => match never {},
+        }
     }
 
     /// [`Calc::compute`] the way the engine computed before [`dot_prod`]: one
@@ -151,25 +190,71 @@ impl Calc {
     }
 }
 
-/// The outputs (equal lengths) interleaved per `chunk` bytes, as the card sends them.
-pub fn interleave(outputs: &[Vec<u8>], chunk: usize) -> Vec<u8> {
-    let mut s = Vec::with_capacity(outputs.first().map_or(0, Vec::len) * outputs.len());
-    interleave_into(&mut s, outputs, chunk);
-    s
+/// Where a calculation reads its input vectors ([`Calc::compute_from`]).
+pub trait Source {
+    /// What ends the calculation.
+    type Error;
+
+    /// How many bytes of input `i` from byte `off` on are contiguous where they are (one
+    /// piece of one mapping): how far a stripe can be read in place.
+    fn run(&self, i: usize, off: usize) -> usize;
+
+    /// Bytes `off..off + buf.len()` of input `i`: in place where they are contiguous
+    /// (`Some`), else copied into `buf` (`None`).
+    fn stripe(
+        &self,
+        i: usize,
+        off: usize,
+        buf: &mut [u8],
+    ) -> Result<Option<Input<'_>>, Self::Error>;
 }
 
-/// [`interleave`] appending to `s`.
-fn interleave_into<O: AsRef<[u8]>>(s: &mut Vec<u8>, outputs: &[O], chunk: usize) {
-    let len = outputs.first().map_or(0, |o| o.as_ref().len());
+/// Inputs given contiguously in host memory, vector i at `i·vec_size`; bytes missing at the
+/// end count as zeros.
+struct HostInputs<'a> {
+    data: &'a [u8],
+    vec_size: usize,
+}
+
+impl Source for HostInputs<'_> {
+    type Error = std::convert::Infallible;
+
+    fn run(&self, i: usize, off: usize) -> usize {
+        let at = i * self.vec_size + off;
+        self.data.len().saturating_sub(at)
+    }
+
+    fn stripe(
+        &self,
+        i: usize,
+        off: usize,
+        buf: &mut [u8],
+    ) -> Result<Option<Input<'_>>, Self::Error> {
+        let at = (i * self.vec_size + off).min(self.data.len());
+        let have = buf.len().min(self.data.len() - at);
+        if have == buf.len() {
+            return Ok(Some(Input::from(&self.data[at..at + have])));
+        }
+        buf[..have].copy_from_slice(&self.data[at..at + have]);
+        buf[have..].fill(0);
+        Ok(None)
+    }
+}
+
+/// The outputs (equal lengths) interleaved per `chunk` bytes, as the card sends them.
+pub fn interleave(outputs: &[Vec<u8>], chunk: usize) -> Vec<u8> {
+    let len = outputs.first().map_or(0, Vec::len);
+    let mut s = Vec::with_capacity(len * outputs.len());
     let chunk = chunk.max(1);
     let mut at = 0;
     while at < len {
         let n = chunk.min(len - at);
         for o in outputs {
-            s.extend_from_slice(&o.as_ref()[at..at + n]);
+            s.extend_from_slice(&o[at..at + n]);
         }
         at += n;
     }
+    s
 }
 
 /// The inverse of [`interleave`]: `n` outputs of `len` bytes out of a stream (what the

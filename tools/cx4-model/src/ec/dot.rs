@@ -19,7 +19,9 @@
 //! `is_x86_feature_detected!` ([`Kernel::best`]); a vector kernel is only entered after that
 //! check.
 
-use std::sync::OnceLock;
+use std::{marker::PhantomData, sync::OnceLock};
+
+use vm_memory::{bitmap::BitmapSlice, VolatileSlice};
 
 use super::gf::Field;
 
@@ -99,6 +101,78 @@ impl Kernel {
 /// Bytes of a stripe in the portable kernel (inputs and outputs stay in L1 across it).
 const STRIPE: usize = 2048;
 
+/// One input vector of a dot product: `len` bytes at `ptr`, readable for `'a` — a host slice,
+/// or guest memory straight from its mapping (a vm-memory [`VolatileSlice`]), which the guest
+/// may write meanwhile. The kernels read it only through raw-pointer loads inside `0..len`,
+/// never through a reference, as vm-memory's own copies read guest memory
+/// (`copy_nonoverlapping`); a byte the guest changes during the calculation reads as either
+/// value, as it would for the card's DMA.
+#[derive(Clone, Copy, Debug)]
+pub struct Input<'a> {
+    ptr: *const u8,
+    len: usize,
+    _borrow: PhantomData<&'a [u8]>,
+}
+
+impl<'a> From<&'a [u8]> for Input<'a> {
+    fn from(s: &'a [u8]) -> Input<'a> {
+        Input {
+            ptr: s.as_ptr(),
+            len: s.len(),
+            _borrow: PhantomData,
+        }
+    }
+}
+
+impl<'a, B: BitmapSlice> From<VolatileSlice<'a, B>> for Input<'a> {
+    /// Guest memory: a `VolatileSlice` is `len` bytes of a mapping that lives for `'a` (its
+    /// `PtrGuard` only unmaps on drop with vm-memory's `xen` feature, which the model does
+    /// not enable).
+    fn from(s: VolatileSlice<'a, B>) -> Input<'a> {
+        Input {
+            ptr: s.ptr_guard().as_ptr(),
+            len: s.len(),
+            _borrow: PhantomData,
+        }
+    }
+}
+
+impl Input<'_> {
+    /// Bytes readable.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The address of bytes `off..off + n`.
+    ///
+    /// # Panics
+    /// If they are not inside the input.
+    fn at(&self, off: usize, n: usize) -> *const u8 {
+        assert!(
+            off.checked_add(n).is_some_and(|end| end <= self.len),
+            "{n} bytes at {off} of an input of {}",
+            self.len
+        );
+        self.ptr.wrapping_add(off)
+    }
+
+    /// Copies bytes `off..off + out.len()` into `out`.
+    ///
+    /// # Panics
+    /// If they are not inside the input.
+    fn copy_to(&self, off: usize, out: &mut [u8]) {
+        let src = self.at(off, out.len());
+        // SAFETY: `at` checked that the bytes are inside the input, which is readable for its
+        // lifetime (`Input`'s constructors); `out` is a distinct, writable host buffer.
+        unsafe { std::ptr::copy_nonoverlapping(src, out.as_mut_ptr(), out.len()) };
+    }
+}
+
 /// The coefficients of one dot product, in the forms the kernels use; entry `i·m + j` is the
 /// coefficient of input i in output j.
 struct Coefs {
@@ -157,7 +231,8 @@ pub fn dot_prod(
     inputs: &[&[u8]],
     outputs: &mut [&mut [u8]],
 ) {
-    DotProd::new(kernel, field, entries, inputs.len(), outputs.len()).apply(inputs, outputs);
+    let inputs: Vec<Input> = inputs.iter().map(|&i| Input::from(i)).collect();
+    DotProd::new(kernel, field, entries, inputs.len(), outputs.len()).apply(&inputs, outputs);
 }
 
 /// A k × m dot product ready to run: the coefficients in the kernel's form, the outputs in
@@ -208,7 +283,7 @@ impl DotProd {
     ///
     /// # Panics
     /// If there are not k inputs and m outputs, or the lengths do not fit.
-    pub fn apply(&self, inputs: &[&[u8]], outputs: &mut [&mut [u8]]) {
+    pub fn apply(&self, inputs: &[Input], outputs: &mut [&mut [u8]]) {
         assert_eq!((inputs.len(), outputs.len()), (self.k, self.m), "k and m");
         let len = outputs.first().map_or(0, |o| o.len());
         assert!(
@@ -242,7 +317,7 @@ impl DotProd {
 unsafe fn vector<const M: usize>(
     kernel: Kernel,
     c: &Coefs,
-    inputs: &[&[u8]],
+    inputs: &[Input],
     outputs: &mut [&mut [u8]],
     len: usize,
 ) -> usize {
@@ -272,20 +347,24 @@ unsafe fn vector<const M: usize>(
 fn portable(
     field: Field,
     sym: &[u8],
-    inputs: &[&[u8]],
+    inputs: &[Input],
     outputs: &mut [&mut [u8]],
     from: usize,
     len: usize,
 ) {
     let m = outputs.len();
     let mut at = from;
+    let mut buf = [0u8; STRIPE];
+    for out in outputs.iter_mut() {
+        out[from..len].fill(0);
+    }
     while at < len {
         let end = (at + STRIPE).min(len);
-        for (j, out) in outputs.iter_mut().enumerate() {
-            let out = &mut out[at..end];
-            out.fill(0);
-            for (i, inp) in inputs.iter().enumerate() {
-                field.mul_acc_region(sym[i * m + j], &inp[at..end], out);
+        for (i, inp) in inputs.iter().enumerate() {
+            let b = &mut buf[..end - at];
+            inp.copy_to(at, b);
+            for (j, out) in outputs.iter_mut().enumerate() {
+                field.mul_acc_region(sym[i * m + j], b, &mut out[at..end]);
             }
         }
         at = end;
@@ -296,15 +375,18 @@ fn portable(
 mod x86 {
     //! The vector kernels. Each is a safe function compiled for its features; calling one is
     //! `unsafe` only because the CPU must have them, which the caller checks. Loads and stores
-    //! are unaligned, from slices bounds-checked to the vector's width.
+    //! are unaligned: loads from inputs bounds-checked to the vector's width ([`Input`]),
+    //! stores to slices likewise.
 
     use core::arch::x86_64::*;
+
+    use super::Input;
 
     /// Split tables, 16 bytes at a time.
     #[target_feature(enable = "ssse3")]
     pub(super) fn ssse3<const M: usize>(
         split: &[[u8; 32]],
-        inputs: &[&[u8]],
+        inputs: &[Input],
         outputs: &mut [&mut [u8]],
         len: usize,
     ) -> usize {
@@ -326,9 +408,9 @@ mod x86 {
         while off + W <= len {
             let mut acc = [_mm_setzero_si128(); M];
             for (inp, t) in inputs.iter().zip(tabs.chunks_exact(M)) {
-                let s = &inp[off..off + W];
-                // SAFETY: `s` is W bytes.
-                let x = unsafe { _mm_loadu_si128(s.as_ptr().cast()) };
+                let s = inp.at(off, W);
+                // SAFETY: `at` checked that the W bytes are inside the input (readable).
+                let x = unsafe { _mm_loadu_si128(s.cast()) };
                 let lo = _mm_and_si128(x, mask);
                 let hi = _mm_and_si128(_mm_srli_epi64::<4>(x), mask);
                 for (a, t) in acc.iter_mut().zip(t) {
@@ -350,7 +432,7 @@ mod x86 {
     #[target_feature(enable = "avx2")]
     pub(super) fn avx2<const M: usize>(
         split: &[[u8; 32]],
-        inputs: &[&[u8]],
+        inputs: &[Input],
         outputs: &mut [&mut [u8]],
         len: usize,
     ) -> usize {
@@ -376,9 +458,9 @@ mod x86 {
         while off + W <= len {
             let mut acc = [_mm256_setzero_si256(); M];
             for (inp, t) in inputs.iter().zip(tabs.chunks_exact(M)) {
-                let s = &inp[off..off + W];
-                // SAFETY: `s` is W bytes.
-                let x = unsafe { _mm256_loadu_si256(s.as_ptr().cast()) };
+                let s = inp.at(off, W);
+                // SAFETY: `at` checked that the W bytes are inside the input (readable).
+                let x = unsafe { _mm256_loadu_si256(s.cast()) };
                 let lo = _mm256_and_si256(x, mask);
                 let hi = _mm256_and_si256(_mm256_srli_epi64::<4>(x), mask);
                 for (a, t) in acc.iter_mut().zip(t) {
@@ -403,7 +485,7 @@ mod x86 {
     #[target_feature(enable = "gfni,avx2")]
     pub(super) fn gfni_avx2<const M: usize>(
         affine: &[u64],
-        inputs: &[&[u8]],
+        inputs: &[Input],
         outputs: &mut [&mut [u8]],
         len: usize,
     ) -> usize {
@@ -416,9 +498,9 @@ mod x86 {
         while off + W <= len {
             let mut acc = [_mm256_setzero_si256(); M];
             for (inp, t) in inputs.iter().zip(mats.chunks_exact(M)) {
-                let s = &inp[off..off + W];
-                // SAFETY: `s` is W bytes.
-                let x = unsafe { _mm256_loadu_si256(s.as_ptr().cast()) };
+                let s = inp.at(off, W);
+                // SAFETY: `at` checked that the W bytes are inside the input (readable).
+                let x = unsafe { _mm256_loadu_si256(s.cast()) };
                 for (a, &t) in acc.iter_mut().zip(t) {
                     *a = _mm256_xor_si256(*a, _mm256_gf2p8affine_epi64_epi8::<0>(x, t));
                 }
@@ -437,7 +519,7 @@ mod x86 {
     #[target_feature(enable = "gfni,avx512f,avx512bw")]
     pub(super) fn gfni_avx512<const M: usize>(
         affine: &[u64],
-        inputs: &[&[u8]],
+        inputs: &[Input],
         outputs: &mut [&mut [u8]],
         len: usize,
     ) -> usize {
@@ -450,9 +532,9 @@ mod x86 {
         while off + W <= len {
             let mut acc = [_mm512_setzero_si512(); M];
             for (inp, t) in inputs.iter().zip(mats.chunks_exact(M)) {
-                let s = &inp[off..off + W];
-                // SAFETY: `s` is W bytes.
-                let x = unsafe { _mm512_loadu_si512(s.as_ptr().cast()) };
+                let s = inp.at(off, W);
+                // SAFETY: `at` checked that the W bytes are inside the input (readable).
+                let x = unsafe { _mm512_loadu_si512(s.cast()) };
                 for (a, &t) in acc.iter_mut().zip(t) {
                     *a = _mm512_xor_si512(*a, _mm512_gf2p8affine_epi64_epi8::<0>(x, t));
                 }
@@ -562,7 +644,7 @@ mod tests {
     #[test]
     fn a_vector_kernel_covers_whole_vectors_and_leaves_the_tail() {
         // The tests above must not pass by the portable tail doing all the work.
-        let x = vec![0x5au8; 200];
+        let x = [0x5au8; 200];
         for (kernel, width) in [
             (Kernel::Ssse3, 16),
             (Kernel::Avx2, 32),
@@ -575,7 +657,8 @@ mod tests {
             let c = Coefs::new(Field::Gf256, &[7]);
             let mut o = vec![0u8; 200];
             // SAFETY: the CPU has `kernel` (checked just above).
-            let done = unsafe { vector::<1>(kernel, &c, &[&x], &mut [&mut o], 200) };
+            let done =
+                unsafe { vector::<1>(kernel, &c, &[Input::from(&x[..])], &mut [&mut o], 200) };
             assert_eq!(done, 200 / width * width, "{kernel:?}");
             assert!(o[..done].iter().all(|&b| b == Field::Gf256.mul(7, 0x5a)));
         }

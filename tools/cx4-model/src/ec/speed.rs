@@ -11,14 +11,14 @@
 //! One `ec_speed ...` line per field and kernel: `dot_mbps`, data encoded (k × 1 MiB per
 //! encode, MB = 10^6 bytes) per second of the dot product alone ([`super::dot::DotProd`],
 //! whole vectors into preallocated outputs); `calc_mbps`, the same for [`Calc::compute_with`]
-//! (stripes copied in, the stream allocated and interleaved: what `roce/ec_bench.rs` calls
-//! `gf_mbps`); `x_scalar`, `calc_mbps` over the scalar reference's.
+//! (the inputs read in place a stripe at a time, the stream allocated and each output stripe
+//! placed into it: what `roce/ec_bench.rs` calls `gf_mbps`); `x_scalar`, `calc_mbps` over the scalar reference's.
 //! Best of `CX4_BENCH_ROUNDS` (3) rounds of `CX4_BENCH_SECONDS` (0.25 s): the host is shared.
 //! The kernel the engine uses ([`Kernel::best`]) is marked `best=1`.
 
 use super::{
     calc::Calc,
-    dot::Kernel,
+    dot::{Input, Kernel},
     gf::Field,
     testing::{bench_rounds, best_rate, Rng}, //
 };
@@ -61,7 +61,7 @@ fn ec_speed() {
         );
         for kernel in Kernel::ALL.into_iter().filter(|k| k.available()) {
             assert!(c.compute_with(kernel, &mat, &inputs) == want, "{kernel:?}");
-            let vecs: Vec<&[u8]> = inputs.chunks(size).collect();
+            let vecs: Vec<Input> = inputs.chunks(size).map(Input::from).collect();
             let mut outs = c.outputs_zero();
             let dot = c.dot_prod(kernel, &mat);
             let dot = best_rate(rounds, secs, || {

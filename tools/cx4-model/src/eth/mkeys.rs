@@ -19,7 +19,9 @@ pub struct MkeyDma<'a> {
 }
 
 impl MkeyDma<'_> {
-    fn pieces(
+    /// The guest physical pieces of `len` bytes at `addr` through `lkey`, in order, checked
+    /// as [`Dma::read`] (`write` false) or [`Dma::write`] check them.
+    pub fn pieces(
         &self,
         lkey: u32,
         addr: u64,

@@ -2,7 +2,7 @@
 //! of the mlx5_ifc capability layouts by name; QUERY_HCA_CAP reports max and current pages,
 //! SET_HCA_CAP lowers settable current values.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, sync::OnceLock};
 
 use cx4_hw::{
     bits::{read_any, set32, set64, Field},
@@ -56,6 +56,23 @@ fn section_type(name: &str) -> Option<(u16, &'static [Field])> {
         "vector_calc" => (CAP_TYPE_VECTOR_CALC, VectorCalcCap::FIELDS),
         _ => return None,
     })
+}
+
+/// A general capability field named once, its place in the page resolved on first use
+/// ([`CapProfile::general_cap`]; [`CapProfile::general`] resolves the name every call).
+pub struct GeneralCap {
+    name: &'static str,
+    at: OnceLock<(u32, u32)>,
+}
+
+impl GeneralCap {
+    /// The field `name` of `cmd_hca_cap`.
+    pub const fn new(name: &'static str) -> GeneralCap {
+        GeneralCap {
+            name,
+            at: OnceLock::new(),
+        }
+    }
 }
 
 /// The layout of a nested capability field, by the field's name.
@@ -154,6 +171,15 @@ impl CapProfile {
     /// Reads a field of the general capabilities (current).
     pub fn general(&self, name: &str) -> u64 {
         let (off, w) = resolve(CmdHcaCap::FIELDS, name).expect("known general cap field");
+        read_any(&self.cur[&cap_type::GENERAL], off, w).unwrap_or(0)
+    }
+
+    /// Reads the general capability `f` (current), its place looked up once for the process
+    /// ([`GeneralCap`]): for paths that read one per packet.
+    pub fn general_cap(&self, f: &GeneralCap) -> u64 {
+        let (off, w) = *f
+            .at
+            .get_or_init(|| resolve(CmdHcaCap::FIELDS, f.name).expect("known general cap field"));
         read_any(&self.cur[&cap_type::GENERAL], off, w).unwrap_or(0)
     }
 

@@ -431,12 +431,7 @@ impl Firmware {
         write: bool,
     ) -> Result<Vec<(u64, u32)>, XlateError> {
         // The first and the last byte of the piece are in guest memory.
-        let mapped = |pa: u64, n: u32| -> bool {
-            n == 0
-                || pa
-                    .checked_add(u64::from(n) - 1)
-                    .is_some_and(|last| mem.is_mapped(pa) && mem.is_mapped(last))
-        };
+        let mapped = |pa: u64, n: u32| mem.ends_mapped(pa, u64::from(n));
         if lkey == RESERVED_LKEY {
             return if mapped(addr, len) {
                 Ok(vec![(addr, len)])
@@ -457,7 +452,8 @@ impl Firmware {
             return Err(XlateError::Protection);
         }
         let mut pieces = Vec::new();
-        self.map_range(m, addr, len, write, &mut Vec::new(), &mut pieces)?;
+        let mut walk = super::mkey_map::Walk::new(self);
+        self.map_range(m, addr, len, write, &mut walk, &mut pieces)?;
         if pieces.iter().all(|&(pa, n)| mapped(pa, n)) {
             Ok(pieces)
         } else {

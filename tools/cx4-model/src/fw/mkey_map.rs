@@ -11,11 +11,35 @@
 //! the walk recurse without end; every level partitions the range it was given, so the work
 //! is bounded by the bytes accessed times the depth.
 
+use super::caps::GeneralCap;
 use super::mkey::RepeatEntry;
 use super::{Firmware, IndirectEntry, Mkey, MkeyMap, XlateError};
 
+/// `max_indirection`, read once per translation.
+static MAX_INDIRECTION: GeneralCap = GeneralCap::new("max_indirection");
+
+/// The state of one walk down indirect mkeys.
+pub(super) struct Walk {
+    /// The indirect mkeys above the one being mapped (for the depth bound and loop
+    /// detection).
+    chain: Vec<u32>,
+    /// The `max_indirection` capability, read once per walk (not once per piece: a
+    /// repeat-block mkey yields one piece per chunk).
+    depth: usize,
+}
+
+impl Walk {
+    /// A walk from the top, nesting bounded by `max_indirection`.
+    pub(super) fn new(fw: &Firmware) -> Walk {
+        Walk {
+            chain: Vec::new(),
+            depth: (fw.caps.general_cap(&MAX_INDIRECTION) as usize).max(1),
+        }
+    }
+}
+
 impl Firmware {
-    /// Appends the guest pieces of `len` bytes at `addr` of mkey `m` to `out`; `chain` holds
+    /// Appends the guest pieces of `len` bytes at `addr` of mkey `m` to `out`; `walk` holds
     /// the indirect mkeys above `m` (for the depth bound and loop detection). The caller
     /// checked `m`'s own rights.
     pub(super) fn map_range(
@@ -24,7 +48,7 @@ impl Firmware {
         addr: u64,
         len: u32,
         write: bool,
-        chain: &mut Vec<u32>,
+        walk: &mut Walk,
         out: &mut Vec<(u64, u32)>,
     ) -> Result<(), XlateError> {
         let end = addr
@@ -64,7 +88,7 @@ impl Firmware {
                         let from = addr.max(at);
                         let to = end.min(e_end);
                         let va = e.va.checked_add(from - at).ok_or(XlateError::Protection)?;
-                        self.map_nested(m, e, va, (to - from) as u32, write, chain, out)?;
+                        self.map_nested(m, e, va, (to - from) as u32, write, walk, out)?;
                     }
                     at = e_end;
                 }
@@ -86,7 +110,7 @@ impl Firmware {
                     let in_entry = off & (size - 1);
                     let n = (size - in_entry).min(end - a);
                     let va = e.va.checked_add(in_entry).ok_or(XlateError::Protection)?;
-                    self.map_nested(m, e, va, n as u32, write, chain, out)?;
+                    self.map_nested(m, e, va, n as u32, write, walk, out)?;
                     a += n;
                 }
             }
@@ -94,7 +118,7 @@ impl Firmware {
                 block,
                 count,
                 entries,
-            } => self.map_repeat(m, (*block, *count, entries), addr, end, write, chain, out)?,
+            } => self.map_repeat(m, (*block, *count, entries), addr, end, write, walk, out)?,
         }
         Ok(())
     }
@@ -109,43 +133,73 @@ impl Firmware {
         addr: u64,
         end: u64,
         write: bool,
-        chain: &mut Vec<u32>,
+        walk: &mut Walk,
         out: &mut Vec<(u64, u32)>,
     ) -> Result<(), XlateError> {
         let block = u64::from(block);
-        if block == 0 {
+        // UMR builds a repeat block only when its entries add up to its byte count
+        // (`roce/umr.rs`), so every offset in a repetition falls in an entry.
+        let sum: u64 = entries.iter().map(|e| u64::from(e.len)).sum();
+        if block == 0 || sum != block {
             return Err(XlateError::Protection);
+        }
+        // The mkey each entry names, checked once for the whole range (a range of a repeat
+        // block is one piece per entry and repetition: one per chunk of an EC result); the
+        // checks depend on the entry alone, so each piece meets the same answer.
+        let mut nested: Vec<Option<&Mkey>> = vec![None; entries.len()];
+        // One piece per entry and repetition: room for them at once (bounded: the list is
+        // the guest's).
+        let shortest = entries
+            .iter()
+            .map(|e| u64::from(e.len))
+            .filter(|&l| l > 0)
+            .min();
+        if let Some(l) = shortest {
+            out.reserve(((end - addr) / l + 2).min(1 << 12) as usize);
+        }
+        // Where `addr` is: repetition, entry, offset in the entry; then piece after piece.
+        let off = addr.checked_sub(m.start).ok_or(XlateError::Protection)?;
+        let (mut rep, mut inside) = (off / block, off % block);
+        let mut i = 0;
+        while inside >= u64::from(entries[i].len) {
+            inside -= u64::from(entries[i].len);
+            i += 1;
         }
         let mut a = addr;
         while a < end {
-            let off = a.checked_sub(m.start).ok_or(XlateError::Protection)?;
-            let (rep, mut within) = (off / block, off % block);
             if rep >= u64::from(count) {
                 return Err(XlateError::Protection);
             }
-            let mut at = None;
-            for e in entries {
-                let len = u64::from(e.len);
-                if within < len {
-                    at = Some((e, within, len - within));
-                    break;
-                }
-                within -= len;
-            }
-            let (e, inside, left) = at.ok_or(XlateError::Protection)?;
-            let n = left.min(end - a);
+            let e = &entries[i];
+            let n = (u64::from(e.len) - inside).min(end - a);
             let va = rep
                 .checked_mul(u64::from(e.stride))
                 .and_then(|s| e.va.checked_add(s))
                 .and_then(|v| v.checked_add(inside))
                 .ok_or(XlateError::Protection)?;
-            let klm = IndirectEntry {
-                len: u32::from(e.len),
-                key: e.key,
-                va: e.va,
+            let key = match nested[i] {
+                Some(k) => k,
+                None => {
+                    let k = self.nested_key(m, e.key, write, walk)?;
+                    nested[i] = Some(k);
+                    k
+                }
             };
-            self.map_nested(m, &klm, va, n as u32, write, chain, out)?;
+            walk.chain.push(m.key);
+            let r = self.map_range(key, va, n as u32, write, walk, out);
+            walk.chain.pop();
+            r?;
             a += n;
+            inside += n;
+            // The next non-empty entry, in this repetition or the next.
+            while inside == u64::from(entries[i].len) {
+                inside = 0;
+                i += 1;
+                if i == entries.len() {
+                    i = 0;
+                    rep += 1;
+                }
+            }
         }
         Ok(())
     }
@@ -159,17 +213,34 @@ impl Firmware {
         va: u64,
         len: u32,
         write: bool,
-        chain: &mut Vec<u32>,
+        walk: &mut Walk,
         out: &mut Vec<(u64, u32)>,
     ) -> Result<(), XlateError> {
         if len == 0 {
             return Ok(());
         }
-        let depth = (self.caps.general("max_indirection") as usize).max(1);
-        if chain.len() >= depth || chain.contains(&parent.key) || e.key == parent.key {
+        let m = self.nested_key(parent, e.key, write, walk)?;
+        walk.chain.push(parent.key);
+        let r = self.map_range(m, va, len, write, walk, out);
+        walk.chain.pop();
+        r
+    }
+
+    /// The mkey `key` an entry of the indirect mkey `parent` names, if the walk may go
+    /// down to it: within the depth bound, no loop, live, in `parent`'s PD, with the local
+    /// right of the access.
+    fn nested_key(
+        &self,
+        parent: &Mkey,
+        key: u32,
+        write: bool,
+        walk: &Walk,
+    ) -> Result<&Mkey, XlateError> {
+        let chain = &walk.chain;
+        if chain.len() >= walk.depth || chain.contains(&parent.key) || key == parent.key {
             return Err(XlateError::Protection);
         }
-        let m = self.mkey(e.key).ok_or(XlateError::Protection)?;
+        let m = self.mkey(key).ok_or(XlateError::Protection)?;
         let allowed = if write {
             m.access.local_write
         } else {
@@ -178,9 +249,6 @@ impl Firmware {
         if m.pd != parent.pd || !allowed || chain.contains(&m.key) {
             return Err(XlateError::Protection);
         }
-        chain.push(parent.key);
-        let r = self.map_range(m, va, len, write, chain, out);
-        chain.pop();
-        r
+        Ok(m)
     }
 }

@@ -588,9 +588,11 @@ impl Roce<'_> {
             _ => w.gather(&dma, u64::from(tx.offset), out),
         };
         let headers = super::xrc::request_headers(q.service, bth, ext, w.xrc_srqn);
+        let looped = self.roce_gid_is_local(&path.ip.dst_gid());
         let mut gathered = None;
-        let built = headers
-            .map(|(bth, ext)| path.frame_with(bth, ext, len, |out| gathered = Some(gather(out))));
+        let built = headers.map(|(bth, ext)| {
+            path.frame_with(bth, ext, len, looped, |out| gathered = Some(gather(out)))
+        });
         // A payload not gathered (no frame laid out) is read all the same: a gather failure
         // is what is reported first.
         if let Err(e) = gathered.unwrap_or_else(|| gather(&mut vec![0u8; len])) {
@@ -618,7 +620,12 @@ impl Roce<'_> {
 
     /// Whether `frame` is addressed to one of the port's own GIDs (it never leaves the card).
     pub(super) fn roce_is_local(&self, frame: &[u8]) -> bool {
-        peek_dst_gid(frame).is_some_and(|g| self.fw.rdma.gids.values().any(|e| e.gid == g))
+        peek_dst_gid(frame).is_some_and(|g| self.roce_gid_is_local(&g))
+    }
+
+    /// Whether `gid` is one of the port's own GIDs.
+    pub(super) fn roce_gid_is_local(&self, gid: &[u8; 16]) -> bool {
+        self.fw.rdma.gids.values().any(|e| e.gid == *gid)
     }
 
     /// Queues a frame for one of our own GIDs to be received inside the card.
@@ -664,7 +671,7 @@ impl Roce<'_> {
             let Some((f, blocked)) = self.roce.loopback.pop_front() else {
                 break;
             };
-            self.roce_receive_packet(bus, &f, blocked);
+            self.roce_receive_packet(bus, &f, blocked, true);
         }
         self.roce.draining = false;
     }

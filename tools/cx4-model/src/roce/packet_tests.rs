@@ -424,6 +424,35 @@ fn scapy_vectors_parse_and_build_byte_identical() {
     }
 }
 
+/// A frame built for the card's internal loopback is the wire frame but for its ICRC, left
+/// zero (and a computed UDP checksum, which covers it); only the loopback's parser takes it,
+/// and it reads the same packet.
+#[test]
+fn looped_back_frames_differ_only_by_their_absent_icrc() {
+    for (i, (bytes, want)) in expected().iter().enumerate() {
+        let looped = build_with(want, want.payload.len(), true, |d| {
+            d.copy_from_slice(want.payload)
+        })
+        .unwrap();
+        let n = looped.len();
+        if want.udp_checksum == UdpChecksum::Zero {
+            assert_eq!(
+                looped[..n - 4],
+                bytes[..n - 4],
+                "vector {i}: headers and payload"
+            );
+        }
+        assert_eq!(looped[n - 4..], [0; 4], "vector {i}: no ICRC");
+        assert_ne!(bytes[n - 4..], [0; 4], "vector {i}: the wire frame has one");
+        assert_eq!(parse_looped(&looped).as_ref(), Ok(want), "vector {i}");
+        assert_eq!(parse_looped(bytes).as_ref(), Ok(want), "vector {i}");
+        assert!(
+            parse(&looped).is_err(),
+            "vector {i}: the wire parser checks the ICRC"
+        );
+    }
+}
+
 /// Offset of the IP header and length of the IP datagram of a (valid) frame.
 fn datagram_span(frame: &[u8]) -> std::ops::Range<usize> {
     let l3 = if frame[12..14] == [0x81, 0x00] {

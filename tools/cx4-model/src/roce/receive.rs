@@ -85,7 +85,7 @@ impl Roce<'_> {
         dmac.copy_from_slice(&frame[..6]);
         self.fw.count_rx(Cast::of(&dmac), frame.len() as u64);
         self.roce_sync(bus);
-        self.roce_receive_packet(bus, frame, None);
+        self.roce_receive_packet(bus, frame, None, false);
         self.roce_drain_loopback(bus);
     }
 
@@ -112,14 +112,21 @@ impl Roce<'_> {
     }
 
     /// A RoCE frame for the port; `blocked` is a QP a looped-back multicast copy must not
-    /// reach (its sender).
+    /// reach (its sender); a `looped` frame never left the card (its ICRC is not checked,
+    /// [`packet::build_with`]).
     pub(super) fn roce_receive_packet(
         &mut self,
         bus: &mut Bus,
         frame: &[u8],
         blocked: Option<u32>,
+        looped: bool,
     ) {
-        let p = match packet::parse(frame) {
+        let parsed = if looped {
+            packet::parse_looped(frame)
+        } else {
+            packet::parse(frame)
+        };
+        let p = match parsed {
             Ok(p) => p,
             Err(e) => {
                 log::debug!("RoCE frame of {} bytes dropped: {e}", frame.len());

@@ -15,12 +15,18 @@
 //! CQE with the byte count N × vec_size, which is what libmlx5 waits for.
 //!
 //! The model computes the whole result when it takes the WQE (real hardware streams it), in
-//! stripes of every input with `ec::dot`'s fastest kernel for the CPU; a
-//! refused WQE (`ec::segment` lists why and with which status; unreadable matrix or vectors
-//! are LOCAL_PROT_ERR) completes in error and the QP goes to error, which flushes the receive
-//! WQE libmlx5 waits on (its calculation then reports failure). The QP need not be connected
-//! to itself: the result goes to whatever QP it is connected to. The `ec-error` fault
-//! (faults.rs) fails the next vector-calc WQEs as a refused one (LOCAL_QP_OP_ERR).
+//! stripes of every input with `ec::dot`'s fastest kernel for the CPU, which reads the
+//! vectors in place in guest memory (their translated pieces, vm-memory slices: bounded, an
+//! address outside guest memory is an error; a stripe that crosses pieces is copied) and
+//! writes each output stripe to its place in the chunk-interleaved stream — the one copy that
+//! is kept, since a retransmission resends it. The SEND's frames loop back without an ICRC
+//! (`packet::build_with`).
+//!
+//! A refused WQE (`ec::segment` lists why and with which status; unreadable matrix or
+//! vectors are LOCAL_PROT_ERR) completes in error and the QP goes to error, which flushes the
+//! receive WQE libmlx5 waits on (its calculation then reports failure). The QP need not be
+//! connected to itself: the result goes to whatever QP it is connected to. The `ec-error`
+//! fault (faults.rs) fails the next vector-calc WQEs as a refused one (LOCAL_QP_OP_ERR).
 
 use cx4_hw::wqe::{fm_ce_se, opcode, vector_calc as vc, WqeCtrlSeg};
 use zerocopy::FromBytes;
@@ -28,13 +34,15 @@ use zerocopy::FromBytes;
 use crate::{
     bus::Bus,
     ec::{
-        dot::Kernel,
+        calc::Source,
+        dot::{Input, Kernel},
         segment::{self, EcCaps, VecCalcError},
     },
     eth::{
-        dma::{Dma, WqeReader},
+        dma::{Dma, DmaError, WqeReader},
         mkeys::MkeyDma,
     },
+    guest_mem::GuestMem,
 };
 
 use super::engine::QpEngine;
@@ -64,8 +72,13 @@ impl Roce<'_> {
             matrix_8bit: on(c.vector_calc("calc_matrix_type_8bit")),
             max_vec_count: c.vector_calc("max_vec_count") as u8,
             max_chunk_size: c.vector_calc("max_chunk_size") as u8,
-            xor: ["calc0", "calc1", "calc2", "calc3"]
-                .map(|s| on(c.vector_calc(&format!("{s}.op_xor")))),
+            xor: [
+                "calc0.op_xor",
+                "calc1.op_xor",
+                "calc2.op_xor",
+                "calc3.op_xor",
+            ]
+            .map(|s| on(c.vector_calc(s))),
         }
     }
 
@@ -122,8 +135,9 @@ impl Roce<'_> {
         }
     }
 
-    /// Checks the segment, reads the matrix and the vectors through their keys (in the QP's
-    /// PD) and computes the stream.
+    /// Checks the segment, reads the matrix through its key, translates the vectors through
+    /// theirs (in the QP's PD) and computes the stream, the kernels reading the vectors in
+    /// place in guest memory.
     fn vector_calc_result(
         &self,
         bus: &Bus,
@@ -137,7 +151,7 @@ impl Roce<'_> {
             mem: &bus.mem,
             pd: v.pd,
         };
-        let prot = |what: &str, e: crate::eth::dma::DmaError| VecCalcError {
+        let prot = |what: &str, e: DmaError| VecCalcError {
             status: WcStatus::LocalProtErr,
             why: format!("{what}: {e}"),
         };
@@ -145,21 +159,108 @@ impl Roce<'_> {
         let mut matrix = vec![0u8; c.matrix_len()];
         dma.read(w.cm_lkey, w.cm_addr, &mut matrix)
             .map_err(|e| prot("matrix", e))?;
-        let read = |i: usize, off: usize, buf: &mut [u8]| {
-            let addr = w
-                .vec_addr
+        let addr = |i: usize| {
+            w.vec_addr
                 .wrapping_add((i as u64).wrapping_mul(c.vec_size as u64))
-                .wrapping_add(off as u64);
-            dma.read(w.vec_lkey, addr, buf)
-                .map_err(|e| prot(&format!("input vector {i}"), e))
         };
-        // A stripe of every input at a time, computed in one pass (`Calc::compute_by`). If
-        // one is unreadable, the error is the first vector unreadable as a whole, in order.
-        c.compute_by(Kernel::best(), &matrix, read).map_err(|e| {
+        // Every vector translated, in order: the first that is not readable as a whole is
+        // the error.
+        let pieces = (0..c.vec_count)
+            .map(|i| {
+                dma.pieces(w.vec_lkey, addr(i), c.vec_size, false)
+                    .map_err(|e| prot(&format!("input vector {i}"), e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let src = GuestVectors::new(&bus.mem, pieces);
+        c.compute_from(Kernel::best(), &matrix, &src).map_err(|i| {
+            // A piece with a hole in guest memory (a PA or reserved-key range over two
+            // mappings with a gap): the first vector unreadable as a whole.
             let mut whole = vec![0u8; c.vec_size];
             (0..c.vec_count)
-                .find_map(|i| read(i, 0, &mut whole).err())
-                .unwrap_or(e)
+                .find_map(|i| {
+                    dma.read(w.vec_lkey, addr(i), &mut whole)
+                        .err()
+                        .map(|e| (i, e))
+                })
+                .map_or_else(
+                    || {
+                        prot(
+                            &format!("input vector {i}"),
+                            DmaError::Fault {
+                                addr: addr(i),
+                                len: c.vec_size as u64,
+                            },
+                        )
+                    },
+                    |(i, e)| prot(&format!("input vector {i}"), e),
+                )
         })
+    }
+}
+
+/// The input vectors of a calculation in guest memory: each as its translated pieces (guest
+/// physical, in order, adjacent ones merged), read in place where a stripe lies in one piece
+/// of one mapping ([`GuestMem::input`]), else copied piece by piece; every access bounded by
+/// vm-memory, an address outside guest memory is an error.
+struct GuestVectors<'a> {
+    mem: &'a GuestMem,
+    /// Per vector: (offset in the vector, guest address, bytes), in order.
+    vecs: Vec<Vec<(usize, u64, usize)>>,
+}
+
+impl<'a> GuestVectors<'a> {
+    fn new(mem: &'a GuestMem, pieces: Vec<Vec<(u64, u32)>>) -> GuestVectors<'a> {
+        let vecs = pieces
+            .into_iter()
+            .map(|p| {
+                let mut v: Vec<(usize, u64, usize)> = Vec::with_capacity(p.len());
+                let mut off = 0;
+                for (pa, n) in p {
+                    let n = n as usize;
+                    match v.last_mut() {
+                        Some(last) if last.1.wrapping_add(last.2 as u64) == pa => last.2 += n,
+                        _ => v.push((off, pa, n)),
+                    }
+                    off += n;
+                }
+                v
+            })
+            .collect();
+        GuestVectors { mem, vecs }
+    }
+
+    /// The piece of vector `i` holding byte `off`.
+    fn piece(&self, i: usize, off: usize) -> Option<(usize, u64, usize)> {
+        let v = self.vecs.get(i)?;
+        let at = v.partition_point(|p| p.0 + p.2 <= off);
+        v.get(at).copied()
+    }
+}
+
+impl Source for GuestVectors<'_> {
+    /// The vector a read failed in.
+    type Error = usize;
+
+    fn run(&self, i: usize, off: usize) -> usize {
+        self.piece(i, off).map_or(0, |(o, _, n)| o + n - off)
+    }
+
+    fn stripe(&self, i: usize, off: usize, buf: &mut [u8]) -> Result<Option<Input<'_>>, usize> {
+        let len = buf.len();
+        if let Some((o, pa, _)) = self.piece(i, off).filter(|p| off + len <= p.0 + p.2) {
+            if let Some(inp) = self.mem.input(pa + (off - o) as u64, len) {
+                return Ok(Some(inp));
+            }
+        }
+        let mut at = 0;
+        while at < len {
+            let (o, pa, n) = self.piece(i, off + at).ok_or(i)?;
+            let k = (o + n - (off + at)).min(len - at);
+            self.mem
+                .read(pa + (off + at - o) as u64, &mut buf[at..at + k])
+                .map_err(|_| i)?;
+            at += k;
+        }
+        Ok(None)
     }
 }

@@ -1043,6 +1043,111 @@ fn injected_engine_fault_fails_one_calculation() {
     assert_eq!(out[0], vec![7u8; 64]);
 }
 
+/// The kernels read the inputs in place in guest memory: vectors over several stripes,
+/// through a KLM mkey whose entries (scattered, in reverse order) cut them anywhere — runs
+/// shorter than a stripe, pieces of a few bytes that are copied, entries spanning two
+/// vectors — in both fields; the result must equal `ec::calc`'s scalar reference bit for bit.
+#[test]
+fn inputs_read_in_place_across_klm_entries_match_the_reference() {
+    use crate::ec::{calc::Calc, gf::Field};
+    for (profile, field) in [("", Field::Gf16), ("--ec-8bit", Field::Gf256)] {
+        let mut card = EcCard::new(profile);
+        let pd = card.d.fw.mkey(card.lkey).unwrap().pd;
+        let inumr = card.free_klm_mkey(32);
+        let mut rng = Rng(0x1a_c0de);
+        let (k, m, size) = (4usize, 4usize, 100_004u32);
+        let total = k * size as usize;
+        // Entry lengths: a few tiny ones, the rest large, adding up to k vectors.
+        let mut lens: Vec<usize> = vec![1, 3, 4, 61, 200, 4095, 4097, 40_000, 70_000];
+        let mut left = total - lens.iter().sum::<usize>();
+        while left > 0 {
+            let n = (rng.below(90_000) as usize + 5000).min(left);
+            lens.push(n);
+            left -= n;
+        }
+        let order: Vec<usize> = (0..lens.len()).collect();
+        assert!(lens.len() <= 32 && lens.iter().all(|&n| n <= 0x2_0000));
+        let inputs = rng.bytes(total);
+        let mut klms = Vec::new();
+        let mut at = 0;
+        let last = lens.len() as u64 - 1;
+        let mut first_va = 0;
+        for (&n, i) in lens.iter().zip(order) {
+            // Entry i in slot (last - i): the entries lie in reverse order, with gaps.
+            let va = VA_IN + (last - i as u64) * 0x2_0000 + 8;
+            card.write(va, &inputs[at..at + n]);
+            klms.push(data_seg(n as u32, card.lkey, va));
+            if i == 0 {
+                first_va = va;
+            }
+            at += n;
+        }
+        let w = ec_umr(
+            card.sq_pc,
+            card.qpn,
+            inumr,
+            pd,
+            first_va,
+            total as u64,
+            &klms,
+        );
+        card.put_wqe(&w);
+        let w8 = field == Field::Gf256;
+        let coding: Vec<u8> = (0..k * m).map(|_| (rng.next() % 15 + 1) as u8).collect();
+        let mat = libmlx5_matrix(&coding, k, m, w8);
+        card.write(VA_MATRIX, &mat);
+        let stream = size as usize * m;
+        card.post_recv(VA_OUT, stream as u32);
+        let mut p = card.libmlx5(k as u8, m as u8, w8, size);
+        p.vec_lkey = inumr;
+        p.vec_addr = first_va;
+        card.post_calc(&p);
+        let c = card.next_cqe(true).expect("the receive CQE");
+        assert_eq!(c[63] >> 4, cqe_op::RESP_SEND, "{field:?}: {c:02x?}");
+        let calc = Calc {
+            field,
+            vec_count: k,
+            vec_size: size as usize,
+            outputs: m,
+            active: [true; 4],
+            chunk: 64,
+        };
+        let want = calc.compute_scalar(&mat, &inputs);
+        assert!(
+            card.read(VA_OUT, stream) == want,
+            "{field:?}: the stream differs from the scalar reference"
+        );
+    }
+}
+
+/// A vector whose translation passes (first and last byte in guest memory, through the
+/// reserved lkey) but which crosses a hole between two guest mappings stays an error:
+/// LOCAL_PROT_ERR and the receive flushed.
+#[test]
+fn an_input_over_a_hole_in_guest_memory_is_a_protection_error() {
+    let mut card = EcCard::new("");
+    let end = BASE + MEM;
+    card.d
+        .bus
+        .mem
+        .map(
+            end + 0x1000,
+            0x4000,
+            0,
+            Some(crate::guest_mem::test_backing(0x4000)),
+        )
+        .unwrap();
+    card.write(VA_MATRIX, &[0x11]);
+    let p = Post {
+        vec_lkey: crate::fw::RESERVED_LKEY,
+        vec_addr: end - 2048,
+        ..card.libmlx5(1, 1, false, 8192)
+    };
+    let (s, r) = refused(&mut card, &p);
+    assert_eq!((s, r), (syndrome::LOCAL_PROT_ERR, syndrome::WR_FLUSH_ERR));
+    assert_eq!(card.d.roce.state.stats.ec_errors, 1);
+}
+
 /// A host micro-benchmark of the engine (ignored by `cargo test`).
 #[path = "ec_bench.rs"]
 mod ec_bench;

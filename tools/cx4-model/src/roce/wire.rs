@@ -162,16 +162,20 @@ impl Path {
     /// The frame of a packet with `bth` (its destination QP and P_Key set here), `ext` and
     /// `payload`.
     pub fn frame(&self, bth: Bth, ext: ExtHeaders, payload: &[u8]) -> Result<Vec<u8>, WireError> {
-        self.frame_with(bth, ext, payload.len(), |d| d.copy_from_slice(payload))
+        self.frame_with(bth, ext, payload.len(), false, |d| {
+            d.copy_from_slice(payload)
+        })
     }
 
     /// [`Path::frame`] with a payload of `len` bytes that `fill` writes in place
-    /// ([`packet::build_with`]).
+    /// ([`packet::build_with`]; without its ICRC if the frame is `looped` back inside the
+    /// card).
     pub fn frame_with(
         &self,
         bth: Bth,
         ext: ExtHeaders,
         len: usize,
+        looped: bool,
         fill: impl FnOnce(&mut [u8]),
     ) -> Result<Vec<u8>, WireError> {
         let p = Packet {
@@ -187,7 +191,7 @@ impl Path {
             ext,
             payload: &[],
         };
-        packet::build_with(&p, len, fill)
+        packet::build_with(&p, len, looped, fill)
     }
 }
 
