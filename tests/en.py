@@ -10,7 +10,7 @@ import re
 
 from harness import Env, check_clean_dmesg, describe, estimate, soak
 from model_eth import (DCB_JOB, DCB_MODEL, MS_RSS_KEY, PFC_TOOL, QSTATS_JOB, RSS_RECONF_JOB, XFER,
-                       assert_clean, check_dcb, check_qstats, check_rss_reconf,
+                       assert_clean, check_dcb, check_napi_links, check_qstats, check_rss_reconf,
                        eth_vms, ethtool_stats, iperf_rate, rise, section)
 
 DEVLINK = "pci/0000:01:00.0"
@@ -576,6 +576,7 @@ def tests(env: Env):
         assert r.status == 0 and "unloaded" in r.job_log, describe(r)
         check_rss_reconf(r.job_log)
         check_qstats(r.job_log)
+        check_napi_links(r.job_log)
         errs = cx4_errors(r.dmesg)
         assert not errs, "cx4 reported:\n" + "\n".join(errs)
         check_clean_dmesg(r.dmesg)
@@ -736,7 +737,7 @@ def tests(env: Env):
         unload_under_traffic_and_cycles
     yield "cx4: SQ error CQE -> SQ recovery, traffic resumes", sq_error_recovery
     yield "cx4: RSS key/table in place, too few channels refused, user table kept, no stopped TX queue; " \
-        "qstats per queue and device", \
+        "qstats per queue and device, NAPI links", \
         rss_reconf
     yield "cx4: DCB (dcb pfc/ets/maxrate/app) on the card's registers; PFC frames honoured per priority", \
         dcb_pfc_ets_app

@@ -308,6 +308,12 @@ QSTATS_JOB = """
             section qstats-1
             qstats
             ethtool -L "$IF" combined 2
+            for i in $(seq 300); do [ "$(cat /sys/class/net/$IF/carrier)" = 1 ] && break; sleep 0.1; done
+            section napi-links
+            ifx=$(cat /sys/class/net/$IF/ifindex)
+            echo "QUEUES $(ynl --family netdev --dump queue-get --output-json --json "{\\"ifindex\\": $ifx}")"
+            echo "NAPIS $(ynl --family netdev --dump napi-get --output-json --json "{\\"ifindex\\": $ifx}")"
+            echo "IRQS $(sed -n 's/^ *\\([0-9][0-9]*\\):.*/\\1/p' /proc/interrupts | tr '\\n' ' ')"
 """
 
 
@@ -346,6 +352,28 @@ def check_qstats(log: str) -> None:
         if channels == 2:
             idle = [q for q in queues if q["queue-type"] == "tx" and not q.get("tx-packets")]
             assert not idle, f"{name}: a TX queue carried nothing:\n{queues}"
+
+
+def check_napi_links(log: str) -> None:
+    """Asserts the napi-links section of QSTATS_JOB: with two channels, RX and TX queue i
+    share channel i's NAPI instance (queue-get's napi-id), the two channels' instances differ,
+    and each is tied to an interrupt of the VM (napi-get's irq)."""
+    sec = section(log, "napi-links")
+    try:
+        queues = json.loads(re.search(r"^QUEUES (.*)$", sec, re.M).group(1))
+        napis = json.loads(re.search(r"^NAPIS (.*)$", sec, re.M).group(1))
+        irqs = {int(x) for x in re.search(r"^IRQS (.*)$", sec, re.M).group(1).split()}
+    except (AttributeError, ValueError):
+        raise AssertionError(f"queue-get/napi-get did not answer:\n{sec}") from None
+    ids = {(q["type"], q["id"]): q.get("napi-id") for q in queues}
+    for i in (0, 1):
+        rx, tx = ids.get(("rx", i)), ids.get(("tx", i))
+        assert rx and rx == tx, f"queues of channel {i} not linked to one NAPI instance:\n{sec}"
+    assert ids[("rx", 0)] != ids[("rx", 1)], f"two channels, one NAPI instance:\n{sec}"
+    by_id = {n["id"]: n for n in napis}
+    for i in (0, 1):
+        n = by_id.get(ids[("rx", i)], {})
+        assert n.get("irq") in irqs, f"channel {i}'s NAPI has no interrupt of the VM:\n{sec}"
 
 
 def check_rss_reconf(log: str) -> None:
@@ -770,10 +798,11 @@ def tests(env: Env):
         assert r.status == 0 and "unloaded" in r.job_log, describe(r)
         check_rss_reconf(r.job_log)
         check_qstats(r.job_log)
+        check_napi_links(r.job_log)
         check_clean_dmesg(r.dmesg)
 
     yield "mlx5e: RSS key/table in place, too few channels refused, user table kept, no stopped TX queue; " \
-        "qstats per queue and device", \
+        "qstats per queue and device, NAPI links", \
         rss_reconf
 
     @estimate(240)

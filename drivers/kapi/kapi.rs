@@ -361,6 +361,7 @@ impl Drop for IrqRequest {
 pub struct IrqLine<T: IrqHandler> {
     // Dropped first: the line is freed before the cookie it points to.
     _request: Devres<IrqRequest>,
+    irq: u32,
     cookie: KBox<IrqCookie<T>>,
     _vectors: Arc<MsixVectors>,
 }
@@ -417,6 +418,7 @@ impl<T: IrqHandler> IrqLine<T> {
         let request = Devres::new(bound, IrqRequest { irq, cookie: raw })?;
         Ok(Self {
             _request: request,
+            irq,
             cookie,
             _vectors: vectors.clone(),
         })
@@ -425,6 +427,11 @@ impl<T: IrqHandler> IrqLine<T> {
     /// The handler.
     pub fn handler(&self) -> &Arc<T> {
         &self.cookie.handler
+    }
+
+    /// The Linux interrupt number of the line (for `/proc/interrupts`, affinity, NAPI).
+    pub fn irq(&self) -> u32 {
+        self.irq
     }
 }
 

@@ -242,6 +242,12 @@ impl Device {
         read_once!(self, real_num_tx_queues)
     }
 
+    /// The number of RX queues allocated (`alloc_etherdev_mqs()`'s `rxqs`).
+    #[inline]
+    pub fn num_rx_queues(&self) -> u32 {
+        read_once!(self, num_rx_queues)
+    }
+
     /// The number of RX queues in use.
     #[inline]
     pub fn real_num_rx_queues(&self) -> u32 {

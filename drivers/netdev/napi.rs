@@ -8,7 +8,8 @@
 use core::{
     cell::UnsafeCell,
     marker::PhantomPinned,
-    pin::Pin, //
+    pin::Pin,
+    ptr, //
 };
 
 use kernel::{
@@ -83,6 +84,24 @@ impl NapiContext {
     }
 }
 
+/// A kind of queue a [`Napi`] instance serves (`enum netdev_queue_type`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueKind {
+    /// A receive queue.
+    Rx = 0,
+    /// A send queue.
+    Tx = 1,
+}
+
+impl QueueKind {
+    fn raw(self) -> ksys::netdev_queue_type {
+        match self {
+            QueueKind::Rx => ksys::netdev_queue_type_NETDEV_QUEUE_TYPE_RX,
+            QueueKind::Tx => ksys::netdev_queue_type_NETDEV_QUEUE_TYPE_TX,
+        }
+    }
+}
+
 /// A NAPI instance added to a device (`netif_napi_add()`), with its poller.
 ///
 /// Created disabled; [`Napi::enable`] lets it be scheduled. Dropping it disables it if needed
@@ -91,16 +110,23 @@ impl NapiContext {
 /// [`crate::Registration`] without touching freed memory, but it should be deleted with the
 /// device's queues (in `stop`, or before dropping the registration).
 ///
+/// The queues it serves may be linked to it ([`Napi::link_queue`]: the netdev netlink family
+/// shows each queue's `napi-id`); dropping it unlinks them first, so no queue points to a
+/// deleted instance.
+///
 /// # Invariants
 ///
 /// `napi` was added to `owner`'s device with `Self::poll_fn` and is deleted in drop; it is
-/// enabled iff `*enabled`.
+/// enabled iff `*enabled`; `links[k]` is the queue of kind `k` whose `napi` points to this
+/// instance, an index below the device's allocated queues of that kind.
 #[pin_data(PinnedDrop)]
 pub struct Napi<P: NapiPoller> {
     owner: Arc<Owner>,
     poller: UnsafeCell<P>,
     #[pin]
     enabled: Mutex<bool>,
+    #[pin]
+    links: Mutex<[Option<u32>; 2]>,
     #[pin]
     napi: Opaque<ksys::napi_struct>,
     #[pin]
@@ -125,6 +151,7 @@ impl<P: NapiPoller> Napi<P> {
             owner: Owner::of(dev),
             poller: UnsafeCell::new(poller),
             enabled <- new_mutex!(false),
+            links <- new_mutex!([None; 2]),
             // Last, and infallible: once added, the instance must be deleted, which only
             // `drop` does.
             napi <- Opaque::ffi_init(|slot: *mut ksys::napi_struct| {
@@ -153,6 +180,35 @@ impl<P: NapiPoller> Napi<P> {
         let irq = irq.and_then(|i| i32::try_from(i).ok()).unwrap_or(-1);
         // SAFETY: The instance is added (type invariant).
         unsafe { ksys::netif_napi_set_irq(self.as_raw(), irq) };
+    }
+
+    /// Links queue `index` of `kind` to this instance (`netif_queue_set_napi()`), replacing
+    /// the link of that kind it had (one queue per kind). `EINVAL` past the queues allocated
+    /// (a queue past those in use may be linked before the count grows, as a channel opened
+    /// for a larger channel count is).
+    /// Process context with `rtnl_lock` held (in `open`, as the stack asserts), or before the
+    /// device is registered.
+    pub fn link_queue(&self, kind: QueueKind, index: u32) -> Result {
+        let dev = self.device();
+        let allocated = match kind {
+            QueueKind::Rx => dev.num_rx_queues(),
+            QueueKind::Tx => dev.num_tx_queues(),
+        };
+        if index >= allocated {
+            return Err(EINVAL);
+        }
+        let mut links = self.links.lock();
+        let slot = &mut links[kind as usize];
+        if let Some(old) = slot.take() {
+            // SAFETY: `old` was linked to this instance and is below the allocated queues
+            // (type invariant); unlinking stores NULL.
+            unsafe { ksys::netif_queue_set_napi(dev.as_raw(), old, kind.raw(), ptr::null_mut()) };
+        }
+        // SAFETY: `index` is below the queues allocated; the instance is added to this device
+        // and stays so until `drop`, which unlinks the queue first (INVARIANT).
+        unsafe { ksys::netif_queue_set_napi(dev.as_raw(), index, kind.raw(), self.as_raw()) };
+        *slot = Some(index);
+        Ok(())
     }
 
     /// Enables the instance (`napi_enable()`); a no-op if it is enabled. Process context.
@@ -252,6 +308,15 @@ impl<P: NapiPoller> Napi<P> {
 impl<P: NapiPoller> PinnedDrop for Napi<P> {
     fn drop(self: Pin<&mut Self>) {
         self.disable();
+        let dev = self.device().as_raw();
+        for (k, link) in self.links.lock().iter_mut().enumerate() {
+            let kind = if k == 0 { QueueKind::Rx } else { QueueKind::Tx };
+            if let Some(index) = link.take() {
+                // SAFETY: `index` was linked to this instance and is below the allocated
+                // queues (type invariant): the queue stops pointing to it before it goes.
+                unsafe { ksys::netif_queue_set_napi(dev, index, kind.raw(), ptr::null_mut()) };
+            }
+        }
         // SAFETY: Added and now disabled (type invariant); the device is still allocated
         // (`owner` is dropped after this). Waits for RCU readers, after which nothing uses
         // the instance.

@@ -353,6 +353,15 @@ impl VectorIrq {
     }
 }
 
+/// A completion EQ as its users attach to it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CompVector {
+    /// The EQ number (a CQ's `c_eqn`).
+    pub(crate) eqn: u8,
+    /// The Linux interrupt of its vector.
+    pub(crate) irq: Option<u32>,
+}
+
 /// The interrupt vectors and EQs of a function, as debugfs shows them.
 pub(crate) type Snapshot = (KVec<Arc<VectorIrq>>, KVec<Arc<Eq>>);
 
@@ -470,6 +479,17 @@ impl EqTable {
         let mut v = KVec::with_capacity(self.comp.len(), GFP_KERNEL)?;
         for eq in self.comp.iter() {
             v.push(eq.eqn(), GFP_KERNEL)?;
+        }
+        Ok(v)
+    }
+
+    /// The completion EQs with the interrupt of each one's vector (what a NAPI instance on
+    /// the EQ ties itself to, as mlx5e's `netif_napi_set_irq`).
+    pub(crate) fn comp_vectors(&self) -> Result<KVec<CompVector>> {
+        let mut v = KVec::with_capacity(self.comp.len(), GFP_KERNEL)?;
+        for eq in self.comp.iter() {
+            let irq = self.lines.get(eq.vector as usize).map(|l| l.irq());
+            v.push(CompVector { eqn: eq.eqn(), irq }, GFP_KERNEL)?;
         }
         Ok(v)
     }

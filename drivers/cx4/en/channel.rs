@@ -30,7 +30,8 @@ use netdev::{
     napi::{
         Napi,
         NapiContext,
-        NapiPoller, //
+        NapiPoller,
+        QueueKind, //
     },
     Device,
 };
@@ -270,7 +271,9 @@ pub(crate) struct Channel {
 impl Channel {
     /// Starts channel `ix`: its NAPI instance on `dev` polls `poll`; `kick` (the CQs'
     /// handler) schedules it from now on. The first poll runs at once and arms the CQs.
-    /// `tcqn` is the send CQ (in the channel's TX slot).
+    /// `tcqn` is the send CQ (in the channel's TX slot). As mlx5e's channels, the NAPI
+    /// instance is tied to `irq` (its completion vector) and linked to RX and TX queue `ix`,
+    /// which the netdev netlink family shows (`napi-get`, `queue-get`).
     pub(crate) fn start(
         dev: &Device,
         priv_: Arc<EnPriv>,
@@ -278,6 +281,7 @@ impl Channel {
         kick: Arc<Kick>,
         poll: ChannelPoll,
         tcqn: u32,
+        irq: Option<u32>,
     ) -> Result<Arc<Self>> {
         let k = kick.clone();
         let rqn = poll.rx.rqn();
@@ -294,6 +298,17 @@ impl Channel {
             GFP_KERNEL,
         )?;
         kick.set(ch.clone());
+        ch.napi.set_irq(irq);
+        for kind in [QueueKind::Rx, QueueKind::Tx] {
+            // Only the netlink view depends on it: a failure (a queue count out of step) is
+            // reported, the channel still runs.
+            if let Err(e) = ch.napi.link_queue(kind, ix) {
+                dev_warn!(
+                    ch.priv_.mdev().dev.dev(),
+                    "channel {ix}: {kind:?} queue not linked to its NAPI: {e:?}\n"
+                );
+            }
+        }
         ch.napi.enable();
         ch.napi.schedule();
         Ok(ch)

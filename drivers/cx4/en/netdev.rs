@@ -50,6 +50,7 @@ use crate::{
         Cq,
         CqParams, //
     },
+    eq::CompVector,
     mdev::Mdev,
     en::{
         channel::{
@@ -236,7 +237,8 @@ pub(crate) struct EnPriv {
     tis: Tis,
     res: EnRes,
     dma_dev: BoundDevice,
-    comp_eqns: KVec<u8>,
+    /// The completion EQs (and their vectors' interrupts) channels attach to, in turn.
+    comp: KVec<CompVector>,
     max_channels: u32,
     stats: KVec<ChannelStats>,
     /// Per channel: its RQ saw an error completion and waits for the recovery work.
@@ -421,10 +423,11 @@ impl EnPriv {
         if let Some(f) = self.rx_err.get(ix as usize) {
             f.store(false, Ordering::Release);
         }
-        let eqn = *self
-            .comp_eqns
-            .get(ix as usize % self.comp_eqns.len().max(1))
+        let cv = *self
+            .comp
+            .get(ix as usize % self.comp.len().max(1))
             .ok_or(ENODEV)?;
+        let eqn = cv.eqn;
         let kick = Kick::new()?;
         let cq_p = |log_size| CqParams {
             log_size,
@@ -474,7 +477,7 @@ impl EnPriv {
         // The send ring goes into the queue's slot: from now on xmit may use it.
         let old = slot.lock().replace(tx);
         drop(old);
-        match Channel::start(dev, self.into(), ix, kick, poll, tcqn) {
+        match Channel::start(dev, self.into(), ix, kick, poll, tcqn, cv.irq) {
             Ok(ch) => open.channels.push(ch, GFP_KERNEL).map_err(|_| {
                 // Unreachable in practice (capacity reserved); the channel is dropped.
                 ENOMEM

@@ -58,7 +58,10 @@ use crate::{
         },
         tx::TxCfg,
     },
-    eq::PortEvents,
+    eq::{
+        CompVector,
+        PortEvents, //
+    },
     mdev::Mdev,
 };
 
@@ -93,11 +96,11 @@ impl En {
     pub(crate) fn probe(
         mdev: &Arc<Mdev>,
         caps: &Caps,
-        comp_eqns: KVec<u8>,
+        comp: KVec<CompVector>,
         fw_version: CString,
         health: &EnHealth,
     ) -> Result<Self> {
-        let max_channels = (comp_eqns.len() as u32).max(1);
+        let max_channels = (comp.len() as u32).max(1);
         let res = EnRes::create(mdev, caps)?;
         let tis = Tis::create(mdev, res.tdn(), 0)?;
         let mut tx = KVec::with_capacity(max_channels as usize, GFP_KERNEL)?;
@@ -136,7 +139,7 @@ impl En {
                 tis,
                 res,
                 dma_dev: mdev.dev.clone(),
-                comp_eqns,
+                comp,
                 max_channels,
                 stats,
                 rx_err,
