@@ -128,20 +128,6 @@ pub fn max_frame(fw: &Firmware) -> usize {
     (fw.regs.admin_mtu as usize).saturating_sub(FCS_LEN)
 }
 
-/// CPU time of the calling thread in ns (the data path's own cost, without preemption).
-pub(crate) fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec to the valid pointer it is given.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return 0;
-    }
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 /// The first bytes (up to 64: enough for two VLAN tags and the IP header's DSCP) of the first
 /// frame of a WQE's output, for its priority.
 fn first_frame_head(output: &Output) -> Vec<u8> {
