@@ -150,6 +150,6 @@ mod tests {
         );
         assert_eq!(PathStats::time_since(None), 0);
         let t0 = crate::clock::thread_cpu_ns();
-        assert!(PathStats::time_since(Some(t0)) % CPU_SAMPLE == 0);
+        assert!(PathStats::time_since(Some(t0)).is_multiple_of(CPU_SAMPLE));
     }
 }

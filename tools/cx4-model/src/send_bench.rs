@@ -18,6 +18,7 @@
 //! case (default 20,000).
 
 use super::*;
+use crate::ec::testing::bench_env;
 
 /// Bytes of each frame mlx5e copies into the WQE on a ConnectX-4 (`MLX5_INLINE_MODE_L2`:
 /// Ethernet header and a VLAN tag's room, `mlx5e_calc_min_inline`).
@@ -110,13 +111,8 @@ fn eth_send_rounds(d: &mut Device, port: &Loopback, frame: &[u8], frames: u32) -
 #[test]
 #[ignore = "host micro-benchmark (tools/bench/README.md)"]
 fn send_bench() {
-    let frames = std::env::var("CX4_BENCH_FRAMES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20_000u32);
-    let only: Option<usize> = std::env::var("CX4_BENCH_CASE")
-        .ok()
-        .and_then(|s| s.parse().ok());
+    let frames = bench_env("CX4_BENCH_FRAMES").unwrap_or(20_000u32);
+    let only: Option<usize> = bench_env("CX4_BENCH_CASE");
     for (len, tcp) in [(1514, true), (60, false)] {
         if only.is_some_and(|o| o != len) {
             continue;
