@@ -1,6 +1,7 @@
 //! The model's monotonic clock: nanoseconds since its first use. The engines' timers (RoCE
 //! ACK/RNR timers, DCQCN, PFC pause quanta, wire faults) take time as a number passed in, so
-//! host tests can move it; this is where the running model reads it.
+//! host tests can move it; this is where the running model reads it. Also the calling
+//! thread's CPU time, which the data path's counters sample ([`crate::path_stats`]).
 
 use std::{sync::OnceLock, time::Instant};
 
@@ -8,4 +9,19 @@ use std::{sync::OnceLock, time::Instant};
 pub fn now_ns() -> u64 {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+/// CPU time of the calling thread in ns (without preemption). A system call: the vDSO serves
+/// only the global clocks, not `CLOCK_THREAD_CPUTIME_ID`.
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec to the valid pointer it is given.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }

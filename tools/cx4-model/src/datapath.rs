@@ -31,7 +31,7 @@ use crate::{
         rx::{self, RxOptions},
         txwqe::{self, Ctrl, Output, TxConfig},
     },
-    fw::{Cast, Firmware, QueueState, RxVerdict, WqDesc},
+    fw::{Cast, EthCap, Firmware, QueueState, RxVerdict, WqDesc},
     guest_mem::GuestMem,
     path_stats::PathStats,
     rx_merges::RxMerges,
@@ -110,11 +110,14 @@ fn read_be32(mem: &GuestMem, addr: u64) -> Option<u32> {
 /// The parser configuration the port's current state asks for: VXLAN on the ports added by
 /// ADD_VXLAN_UDP_DPORT, GENEVE where the chip parses it, GRE and IP-in-IP per the caps.
 pub fn parse_config(fw: &Firmware) -> ParseConfig {
+    static GENEVE_RX: EthCap = EthCap::new("tunnel_stateless_geneve_rx");
+    static GRE: EthCap = EthCap::new("tunnel_stateless_gre");
+    static IP_IN_IP: EthCap = EthCap::new("tunnel_stateless_ip_over_ip");
     ParseConfig {
         vxlan_ports: fw.nic.vxlan_ports.iter().copied().collect(),
-        geneve_port: (fw.caps.eth("tunnel_stateless_geneve_rx") != 0).then_some(frame::GENEVE_PORT),
-        gre: fw.caps.eth("tunnel_stateless_gre") != 0,
-        ip_in_ip: fw.caps.eth("tunnel_stateless_ip_over_ip") != 0,
+        geneve_port: (fw.caps.eth_cap(&GENEVE_RX) != 0).then_some(frame::GENEVE_PORT),
+        gre: fw.caps.eth_cap(&GRE) != 0,
+        ip_in_ip: fw.caps.eth_cap(&IP_IN_IP) != 0,
         trust_lengths: true,
     }
 }
@@ -123,20 +126,6 @@ pub fn parse_config(fw: &Firmware) -> ParseConfig {
 /// "hardware MTU": the L3 MTU plus Ethernet header, one VLAN tag and the FCS.
 pub fn max_frame(fw: &Firmware) -> usize {
     (fw.regs.admin_mtu as usize).saturating_sub(FCS_LEN)
-}
-
-/// CPU time of the calling thread in ns (the data path's own cost, without preemption).
-pub(crate) fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec to the valid pointer it is given.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return 0;
-    }
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// The first bytes (up to 64: enough for two VLAN tags and the IP header's DSCP) of the first
@@ -249,10 +238,11 @@ impl Nic<'_> {
         };
         let pc = pc & 0xffff;
         let size = 1u32 << wq.log_size;
+        static MAX_LSO: EthCap = EthCap::new("max_lso_cap");
         let cfg = TxConfig {
             parse: parse_config(self.fw).for_tx(),
             max_frame: max_frame(self.fw) + 4,
-            max_lso: 1usize << self.fw.caps.eth("max_lso_cap").clamp(10, 18),
+            max_lso: 1usize << self.fw.caps.eth_cap(&MAX_LSO).clamp(10, 18),
             superframes: self.port.wire().is_some_and(|p| p.carries_superframes()),
         };
         let up = self.fw.regs.oper_up();
@@ -334,7 +324,7 @@ impl Nic<'_> {
                 }
             };
             if let TxStep::Sent { output, .. } = &step {
-                if self.port.tx_blocked(self.fw, &first_frame_head(output)) {
+                if self.port.tx_blocked(self.fw, || first_frame_head(output)) {
                     log::debug!("SQ {sqn:#x} WQE {wqe_counter:#x}: priority paused, SQ stalls");
                     self.port.stall(page, sqn);
                     break;

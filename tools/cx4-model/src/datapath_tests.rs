@@ -513,3 +513,6 @@ fn fuzzed_wqes_doorbells_and_frames_never_panic() {
     }
     assert!(d.path.tx_wqes > 0 && d.path.rx_wire > 0);
 }
+
+#[path = "send_bench.rs"]
+mod send_bench;

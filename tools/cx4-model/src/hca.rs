@@ -27,7 +27,7 @@ use cx4_hw::uar::BF_OFFSET;
 use crate::{
     bus::Bus,
     config::{Chip, Config},
-    datapath::{max_frame, parse_config, thread_cpu_ns, Nic, NicPath},
+    datapath::{max_frame, parse_config, Nic, NicPath},
     eth::{frame, gso, pause::MacControl},
     fw::{CapProfile, Firmware},
     pages::Pages,
@@ -111,13 +111,13 @@ impl Hca {
     /// record. An SQ in error flushes those WQEs with flush-error CQEs; one in reset ignores
     /// the doorbell.
     pub fn sq_doorbell(&mut self, bus: &mut Bus, page: u32, sqn: u32) {
-        let t0 = thread_cpu_ns();
+        let t0 = self.path.time_start();
         self.path.sq_doorbells += 1;
         self.nic_at().execute_sq(bus, page, sqn);
         if self.port.pausing() {
             self.pause_tick(bus);
         }
-        self.path.tx_ns += thread_cpu_ns().saturating_sub(t0);
+        self.path.tx_ns += PathStats::time_since(t0);
     }
 
     /// A frame read from the wire with what the host left the port to finish (`wire::vnet`):
@@ -188,7 +188,7 @@ impl Hca {
     /// A frame from the wire: size check against the port MTU, parse, steering, RSS, RQ WQE,
     /// scatter, CQE. Frames that cannot be delivered are dropped and counted.
     pub fn receive(&mut self, bus: &mut Bus, frame: &[u8]) {
-        let t0 = thread_cpu_ns();
+        let t0 = self.path.time_start();
         if self.port.holding() {
             // Frames held earlier go first (their RQs may have WQEs now).
             self.pause_tick(bus);
@@ -200,7 +200,7 @@ impl Hca {
         if self.roce.timers_due(now) {
             self.roce_at().roce_tick(bus);
         }
-        self.path.rx_ns += thread_cpu_ns().saturating_sub(t0);
+        self.path.rx_ns += PathStats::time_since(t0);
     }
 
     fn receive_frame(&mut self, bus: &mut Bus, frame: &[u8]) {

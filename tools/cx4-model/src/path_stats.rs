@@ -49,10 +49,39 @@ pub struct PathStats {
     pub rx_no_rq: u64,
     /// Receive error CQEs.
     pub rx_errors: u64,
-    /// CPU time spent executing SQ doorbells (engine, guest memory, wire writes), ns.
+    /// CPU time spent executing SQ doorbells (engine, guest memory, wire writes), ns,
+    /// estimated from a sample ([`PathStats::time_start`]).
     pub tx_ns: u64,
-    /// CPU time spent on frames from the wire (steering, engine, guest memory), ns.
+    /// CPU time spent on frames from the wire (steering, engine, guest memory), ns, estimated
+    /// from a sample.
     pub rx_ns: u64,
+    /// Doorbells and wire frames seen by [`PathStats::time_start`].
+    timed: u64,
+}
+
+/// One in this many doorbells and wire frames has its thread CPU time read for `tx_ns` and
+/// `rx_ns` (each reading is a system call, two per event would cost more than a small
+/// frame's data path); the sample, scaled by this, estimates the whole.
+pub const CPU_SAMPLE: u64 = 8;
+
+impl PathStats {
+    /// Starts timing a doorbell or wire frame if it is in the sample: the thread's CPU time
+    /// now, for [`PathStats::time_since`]. The sample is one in [`CPU_SAMPLE`] events spread
+    /// by a multiplicative hash of their count, so no periodic pattern of the traffic keeps
+    /// the same kind of event in or out of it.
+    pub fn time_start(&mut self) -> Option<u64> {
+        self.timed = self.timed.wrapping_add(1);
+        let pick = self.timed.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 61 == 0;
+        pick.then(crate::clock::thread_cpu_ns)
+    }
+
+    /// The CPU time since `t0` ([`PathStats::time_start`]) scaled to stand for the events
+    /// outside the sample; 0 for an event outside it.
+    pub fn time_since(t0: Option<u64>) -> u64 {
+        t0.map_or(0, |t| {
+            crate::clock::thread_cpu_ns().saturating_sub(t) * CPU_SAMPLE
+        })
+    }
 }
 
 impl PathStats {
@@ -88,5 +117,39 @@ impl PathStats {
             self.rx_lro_packets,
             self.rx_fillers
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_event_in_cpu_sample_is_timed_and_scaled() {
+        let mut p = PathStats::default();
+        let n = 8000;
+        let timed = (0..n).filter(|_| p.time_start().is_some()).count() as u64;
+        assert!(
+            timed.abs_diff(n / CPU_SAMPLE) <= 10,
+            "{timed} of {n} events timed"
+        );
+        // No run of untimed events much longer than the sample period.
+        let longest = (0..n)
+            .map(|_| p.time_start().is_some())
+            .fold((0, 0), |(run, max), t| {
+                if t {
+                    (0, max)
+                } else {
+                    (run + 1, max.max(run + 1))
+                }
+            })
+            .1;
+        assert!(
+            longest <= 2 * CPU_SAMPLE,
+            "{longest} events in a row untimed"
+        );
+        assert_eq!(PathStats::time_since(None), 0);
+        let t0 = crate::clock::thread_cpu_ns();
+        assert!(PathStats::time_since(Some(t0)).is_multiple_of(CPU_SAMPLE));
     }
 }

@@ -193,11 +193,12 @@ impl Port {
     }
 
     /// Whether the first frame of a WQE's output may not be sent now (its priority is paused).
-    pub(crate) fn tx_blocked(&self, fw: &Firmware, first_frame: &[u8]) -> bool {
+    /// `first_frame` gives its first bytes; it is called only while a priority is paused.
+    pub(crate) fn tx_blocked(&self, fw: &Firmware, first_frame: impl FnOnce() -> Vec<u8>) -> bool {
         self.pause.any_paused()
             && self
                 .pause
-                .is_paused(self.frame_prio(fw, first_frame), Instant::now())
+                .is_paused(self.frame_prio(fw, &first_frame()), Instant::now())
     }
 
     /// Holds a received frame for a lossless priority whose RQ cannot take it, asserting (or

@@ -204,6 +204,13 @@ impl Connection {
         self.chan.stream()
     }
 
+    /// Whether bytes already read from the socket wait to be handled: then
+    /// [`Connection::handle_one`] has (the start of) a message though the socket may not be
+    /// readable, so call it before polling the socket.
+    pub fn buffered(&self) -> bool {
+        self.chan.buffered()
+    }
+
     /// Handles messages until the client disconnects (waiting through [`Event::Idle`]).
     pub fn serve(&mut self, backend: &mut dyn Backend) -> io::Result<()> {
         loop {
@@ -217,7 +224,8 @@ impl Connection {
 
     /// Reads and handles one message, blocking until it has arrived in full.
     ///
-    /// To interleave other work, either poll [`Connection::stream`] for input first, or give
+    /// To interleave other work, either poll [`Connection::stream`] for input first (unless
+    /// [`Connection::buffered`]: messages read along with an earlier one wait there), or give
     /// the stream a read timeout (or make it non-blocking): when no message has begun,
     /// `handle_one` returns [`Event::Idle`]; once one has begun it is always read to its end.
     ///
@@ -267,13 +275,13 @@ impl Connection {
                 })
             }
             Recv::Message(msg) if msg.header.msg_type() == TYPE_REPLY => Ok(self.take_reply(msg)),
-            Recv::Message(msg) => {
-                let header = msg.header;
+            Recv::Message(Message { header, body, fds }) => {
                 let result = if header.msg_type() == TYPE_REQUEST {
-                    self.dispatch(backend, msg)
+                    self.dispatch(backend, &header, &body, fds)
                 } else {
                     Err(Errno::EINVAL)
                 };
+                self.chan.recycle(body);
                 if let Err(e) = &result {
                     log::warn!("{:?} (id {}) failed: {e}", header.command, header.id);
                 }
@@ -377,8 +385,13 @@ impl Connection {
         backend.disconnected();
     }
 
-    fn dispatch(&mut self, backend: &mut dyn Backend, msg: Message) -> Result<Reply, Errno> {
-        let Message { header, body, fds } = msg;
+    fn dispatch(
+        &mut self,
+        backend: &mut dyn Backend,
+        header: &Header,
+        body: &[u8],
+        fds: Vec<OwnedFd>,
+    ) -> Result<Reply, Errno> {
         log::debug!(
             "{:?} id {} size {} fds {}",
             header.command,
@@ -386,7 +399,6 @@ impl Connection {
             header.size,
             fds.len()
         );
-        let body = body.as_slice();
         match header.command {
             Command::VERSION => {
                 no_fds(&fds)?;

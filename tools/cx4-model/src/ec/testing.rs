@@ -1,5 +1,5 @@
-//! Helpers of the engine's tests and host benchmarks: reproducible data and best-of-rounds
-//! timing. (`roce/`'s EC and packet tests carry older copies of both; they can use these.)
+//! Helpers of the engine's tests and host benchmarks: reproducible data, best-of-rounds
+//! timing and the benchmarks' environment settings. (`roce/`'s EC and packet tests carry older copies of both; they can use these.)
 
 use std::time::{Duration, Instant};
 
@@ -44,12 +44,16 @@ pub(crate) fn best_rate(rounds: usize, secs: f64, mut f: impl FnMut()) -> (f64, 
     (best, total)
 }
 
+/// A host benchmark's setting from the environment variable `key`, if set and valid.
+pub(crate) fn bench_env<T: std::str::FromStr>(key: &str) -> Option<T> {
+    std::env::var(key).ok().and_then(|s| s.parse().ok())
+}
+
 /// `CX4_BENCH_SECONDS` (default 0.25) and `CX4_BENCH_ROUNDS` (default 3): a benchmark's
 /// round length and count.
 pub(crate) fn bench_rounds() -> (f64, usize) {
-    let env = |k: &str| std::env::var(k).ok().and_then(|s| s.parse().ok());
     (
-        env("CX4_BENCH_SECONDS").unwrap_or(0.25),
-        env("CX4_BENCH_ROUNDS").map_or(3, |r: f64| r as usize),
+        bench_env("CX4_BENCH_SECONDS").unwrap_or(0.25),
+        bench_env("CX4_BENCH_ROUNDS").map_or(3, |r: f64| r as usize),
     )
 }

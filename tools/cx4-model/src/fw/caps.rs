@@ -109,6 +109,28 @@ fn resolve(fields: &'static [Field], key: &str) -> Option<(u32, u32)> {
     }
 }
 
+fn resolve_eth(name: &str) -> (u32, u32) {
+    resolve(PerProtocolNetworkingOffloadCaps::FIELDS, name).expect("known ETH cap field")
+}
+
+/// A field of the Ethernet offload capabilities that the data path reads per doorbell or
+/// frame, located in its layout on first use: a read by name walks the layout's field table
+/// comparing names, which costs more than a small frame's checksums.
+pub struct EthCap {
+    name: &'static str,
+    at: OnceLock<(u32, u32)>,
+}
+
+impl EthCap {
+    /// The field `name` of `PerProtocolNetworkingOffloadCaps` (`mlx5_ifc.h`).
+    pub const fn new(name: &'static str) -> Self {
+        Self {
+            name,
+            at: OnceLock::new(),
+        }
+    }
+}
+
 fn parse_num(v: &str) -> Option<u64> {
     match v.strip_prefix("0x") {
         Some(h) => u64::from_str_radix(h, 16).ok(),
@@ -185,8 +207,15 @@ impl CapProfile {
 
     /// Reads a field of the Ethernet offload capabilities (0 if the profile has none).
     pub fn eth(&self, name: &str) -> u64 {
-        let (off, w) =
-            resolve(PerProtocolNetworkingOffloadCaps::FIELDS, name).expect("known ETH cap field");
+        self.eth_at(resolve_eth(name))
+    }
+
+    /// [`CapProfile::eth`] of a field located once ([`EthCap`]).
+    pub fn eth_cap(&self, field: &EthCap) -> u64 {
+        self.eth_at(*field.at.get_or_init(|| resolve_eth(field.name)))
+    }
+
+    fn eth_at(&self, (off, w): (u32, u32)) -> u64 {
         self.cur
             .get(&cap_type::ETHERNET_OFFLOADS)
             .and_then(|p| read_any(p, off, w))

@@ -47,7 +47,7 @@ use cx4_hw::{
     status,
 };
 
-pub use caps::{CapProfile, ProfileError};
+pub use caps::{CapProfile, EthCap, ProfileError};
 pub use counters::{Cast, CastCounts, PortCounters, QCounter, RoceQCounts};
 pub use cq::{Arm, Cq};
 pub use flow::{Dest, FlowCount, FlowGroup, FlowTable, Fte, Miss};

@@ -16,6 +16,7 @@
 //! `CX4_BENCH_MESSAGES` sets the number of messages (default 64: 4096 data packets).
 
 use super::*;
+use crate::ec::testing::bench_env;
 
 /// The message size, as perftest's ib_write_bw `-s 65536`.
 const MSG: u32 = 64 * 1024;
@@ -53,10 +54,7 @@ fn write_bench_rounds(a: &mut Card, b: &mut Card, messages: u32) -> usize {
 #[test]
 #[ignore = "host micro-benchmark (tools/bench/README.md)"]
 fn write_bench() {
-    let messages = std::env::var("CX4_BENCH_MESSAGES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(64u32);
+    let messages = bench_env("CX4_BENCH_MESSAGES").unwrap_or(64u32);
     // ACK timeout 2^22 × 4.096 µs (17 s): no retransmission however slow the host (callgrind).
     let (mut a, mut b) = pair(qpc_st::RC, 22);
     let msg: Vec<u8> = (0..MSG).map(|i| (i * 7 + i / 4096) as u8).collect();
