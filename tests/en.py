@@ -9,8 +9,9 @@ import json
 import re
 
 from harness import Env, check_clean_dmesg, describe, estimate, soak
-from model_eth import (DCB_JOB, DCB_MODEL, MS_RSS_KEY, PFC_TOOL, QSTATS_JOB, RSS_RECONF_JOB, XFER,
-                       assert_clean, check_dcb, check_napi_links, check_qstats, check_rss_reconf,
+from model_eth import (DCB_JOB, DCB_MODEL, MS_RSS_KEY, PFC_TOOL, QSTATS_JOB, RSS_RECONF_JOB,
+                       RXFH_FIELDS_JOB, XFER, assert_clean, check_dcb, check_napi_links,
+                       check_qstats, check_rss_reconf, check_rxfh_fields,
                        eth_vms, ethtool_stats, iperf_rate, rise, section)
 
 DEVLINK = "pci/0000:01:00.0"
@@ -568,7 +569,8 @@ def tests(env: Env):
         watchdog timeout after down/up with fewer channels than TX queues); per-queue statistics
         over netlink (QSTATS_JOB) that add up to the interface counters across a channel
         change."""
-        vm0 = CX4_UP + "cx4_up\n" + RSS_RECONF_JOB.replace("$MSKEY", MS_RSS_KEY) + QSTATS_JOB + """
+        vm0 = CX4_UP + "cx4_up\n" + RSS_RECONF_JOB.replace("$MSKEY", MS_RSS_KEY) + QSTATS_JOB \
+            + RXFH_FIELDS_JOB + """
             rmmod cx4
             echo unloaded
         """
@@ -577,6 +579,7 @@ def tests(env: Env):
         check_rss_reconf(r.job_log)
         check_qstats(r.job_log)
         check_napi_links(r.job_log)
+        check_rxfh_fields(r.job_log)
         errs = cx4_errors(r.dmesg)
         assert not errs, "cx4 reported:\n" + "\n".join(errs)
         check_clean_dmesg(r.dmesg)
@@ -737,7 +740,7 @@ def tests(env: Env):
         unload_under_traffic_and_cycles
     yield "cx4: SQ error CQE -> SQ recovery, traffic resumes", sq_error_recovery
     yield "cx4: RSS key/table in place, too few channels refused, user table kept, no stopped TX queue; " \
-        "qstats per queue and device, NAPI links", \
+        "qstats per queue and device, NAPI links, rx-flow-hash", \
         rss_reconf
     yield "cx4: DCB (dcb pfc/ets/maxrate/app) on the card's registers; PFC frames honoured per priority", \
         dcb_pfc_ets_app

@@ -354,6 +354,63 @@ def check_qstats(log: str) -> None:
             assert not idle, f"{name}: a TX queue carried nothing:\n{queues}"
 
 
+# RSS hash fields per flow type (`ethtool -n/-N rx-flow-hash`, issue 34), after QSTATS_JOB
+# (two channels, $HOST reachable); mlx5e (here) and cx4 (tests/en.py) run it and
+# check_rxfh_fields asserts: UDP over IPv4 hashes addresses and ports by default, `sd` is
+# applied and read back, flow types the card cannot set are refused; and the card follows
+# it: 32 datagrams from 32 source ports spread over both RX queues while ports are hashed
+# and all land in one queue once only the addresses are (per-queue packets from qstats).
+RXFH_FIELDS_JOB = """
+            section rxfh-fields
+            rxq() {
+                ifx=$(cat /sys/class/net/$IF/ifindex)
+                echo "RXQ $1 $(ynl --family netdev --dump qstats-get --output-json --json "{\\"ifindex\\": $ifx, \\"scope\\": \\"queue\\"}")"
+            }
+            burst() {
+                req host python3 -c "'import socket,sys; [(s := socket.socket(2, 2)).bind((str(), 20000 + p)) or s.sendto(bytes(8), (sys.argv[1], 9)) for p in range(32)]'" $IP
+                sleep 1
+            }
+            ethtool -n "$IF" rx-flow-hash udp4
+            rxq spread-0; burst; rxq spread-1
+            ethtool -N "$IF" rx-flow-hash udp4 sd
+            ethtool -n "$IF" rx-flow-hash udp4
+            rxq one-0; burst; rxq one-1
+            ethtool -N "$IF" rx-flow-hash ip4 sd 2>&1 && echo "ip4: accepted" || echo "ip4: refused"
+            ethtool -N "$IF" rx-flow-hash udp4 sdfn
+            ethtool -n "$IF" rx-flow-hash udp4
+"""
+
+
+def check_rxfh_fields(log: str) -> None:
+    """Asserts what RXFH_FIELDS_JOB printed."""
+    sec = section(log, "rxfh-fields")
+    shown = re.findall(r"UDP over IPV4 flows use these fields for computing Hash flow key:\n((?:.*\n)*?)\n", sec)
+    assert len(shown) == 3, f"rx-flow-hash udp4 not shown three times:\n{sec}"
+    full = {"IP SA", "IP DA", "L4 bytes 0 & 1 [TCP/UDP src port]", "L4 bytes 2 & 3 [TCP/UDP dst port]"}
+    fields = [{l.strip() for l in s.splitlines() if l.strip()} for s in shown]
+    assert fields[0] == full and fields[2] == full, f"udp4 does not hash addresses and ports:\n{sec}"
+    assert fields[1] == {"IP SA", "IP DA"}, f"udp4 sd not read back:\n{sec}"
+    assert "ip4: refused" in sec, f"a flow type the card hashes by addresses only was set:\n{sec}"
+
+    def rx(name: str) -> dict[int, int]:
+        m = re.search(rf"^RXQ {name} (.*)$", sec, re.M)
+        assert m, f"no per-queue reading {name}:\n{sec}"
+        return {q["queue-id"]: q.get("rx-packets", 0) for q in json.loads(m.group(1))
+                if q["queue-type"] == "rx"}
+
+    for before, after, want in (("spread-0", "spread-1", "spread"), ("one-0", "one-1", "one")):
+        b, a = rx(before), rx(after)
+        got = [a[q] - b.get(q, 0) for q in sorted(a)]
+        assert sum(got) >= 32, f"the burst did not arrive ({got}):\n{sec}"
+        busy = [g for g in got if g > 0]
+        if want == "spread":
+            assert len(busy) == 2, f"32 flows hashed by port all went to one queue {got}"
+        else:
+            # Other traffic (ICMP replies' echo, neighbour discovery) may add a packet to the
+            # other queue; the burst itself is one flow.
+            assert max(got) >= 32, f"with addresses only, the burst spread over queues {got}"
+
+
 def check_napi_links(log: str) -> None:
     """Asserts the napi-links section of QSTATS_JOB: with two channels, RX and TX queue i
     share channel i's NAPI instance (queue-get's napi-id), the two channels' instances differ,
@@ -790,7 +847,7 @@ def tests(env: Env):
         """mlx5e's RSS and TX queues under reconfiguration (RSS_RECONF_JOB): key and table set
         in place, a too-low channel count refused, a user table kept across a channel change,
         no stopped TX queue after down/up with fewer channels."""
-        vm0 = "eth_up\n" + RSS_RECONF_JOB.replace("$MSKEY", MS_RSS_KEY) + QSTATS_JOB + """
+        vm0 = "eth_up\n" + RSS_RECONF_JOB.replace("$MSKEY", MS_RSS_KEY) + QSTATS_JOB + RXFH_FIELDS_JOB + """
             rmmod mlx5_core
             echo unloaded
         """
@@ -799,10 +856,11 @@ def tests(env: Env):
         check_rss_reconf(r.job_log)
         check_qstats(r.job_log)
         check_napi_links(r.job_log)
+        check_rxfh_fields(r.job_log)
         check_clean_dmesg(r.dmesg)
 
     yield "mlx5e: RSS key/table in place, too few channels refused, user table kept, no stopped TX queue; " \
-        "qstats per queue and device, NAPI links", \
+        "qstats per queue and device, NAPI links, rx-flow-hash", \
         rss_reconf
 
     @estimate(240)

@@ -220,6 +220,23 @@ impl EthtoolOps for Check {
         Ok(())
     }
 
+    fn get_rxfh_fields(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        _flow: ethtool::FlowType,
+    ) -> Result<u32> {
+        Ok(ethtool::rxh::IP_SRC)
+    }
+
+    fn set_rxfh_fields(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        _flow: ethtool::FlowType,
+        _fields: u32,
+    ) -> Result {
+        Ok(())
+    }
+
     fn get_pause_stats(
         _dev: &Device,
         _data: ethtool::DataRef<'_, Self>,

@@ -252,6 +252,60 @@ pub const RSS_HASH_TOP: u8 = ksys::KSYS_CONST_ETH_RSS_HASH_TOP;
 /// "No change" as a requested hash function.
 pub const RSS_HASH_NO_CHANGE: u8 = ksys::KSYS_CONST_ETH_RSS_HASH_NO_CHANGE;
 
+/// A flow type of the RSS hash-field configuration (`ethtool -n/-N rx-flow-hash`; the
+/// `*_FLOW` values of `struct ethtool_rxfh_fields`, extension flags removed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowType {
+    /// `TCP_V4_FLOW`.
+    TcpV4,
+    /// `UDP_V4_FLOW`.
+    UdpV4,
+    /// `TCP_V6_FLOW`.
+    TcpV6,
+    /// `UDP_V6_FLOW`.
+    UdpV6,
+    /// `AH_V4_FLOW`, `ESP_V4_FLOW`, `AH_ESP_V4_FLOW`.
+    IpsecV4,
+    /// `AH_V6_FLOW`, `ESP_V6_FLOW`, `AH_ESP_V6_FLOW`.
+    IpsecV6,
+    /// `IPV4_FLOW`, `IPV4_USER_FLOW`: other IPv4.
+    Ipv4,
+    /// `IPV6_FLOW`, `IPV6_USER_FLOW`: other IPv6.
+    Ipv6,
+    /// Any other (SCTP, Ethernet...), by its raw value.
+    Other(u32),
+}
+
+impl FlowType {
+    fn from_raw(raw: u32) -> Self {
+        use kernel::bindings as b;
+        match raw & !(b::FLOW_EXT | b::FLOW_MAC_EXT | b::FLOW_RSS) {
+            b::TCP_V4_FLOW => Self::TcpV4,
+            b::UDP_V4_FLOW => Self::UdpV4,
+            b::TCP_V6_FLOW => Self::TcpV6,
+            b::UDP_V6_FLOW => Self::UdpV6,
+            b::AH_V4_FLOW | b::ESP_V4_FLOW | b::AH_ESP_V4_FLOW => Self::IpsecV4,
+            b::AH_V6_FLOW | b::ESP_V6_FLOW | b::AH_ESP_V6_FLOW => Self::IpsecV6,
+            b::IPV4_FLOW | b::IPV4_USER_FLOW => Self::Ipv4,
+            b::IPV6_FLOW | b::IPV6_USER_FLOW => Self::Ipv6,
+            other => Self::Other(other),
+        }
+    }
+}
+
+/// The header fields a flow type's RSS hash covers (`RXH_*` bits of `struct
+/// ethtool_rxfh_fields`' `data`).
+pub mod rxh {
+    /// IP source address.
+    pub const IP_SRC: u32 = kernel::bindings::RXH_IP_SRC;
+    /// IP destination address.
+    pub const IP_DST: u32 = kernel::bindings::RXH_IP_DST;
+    /// L4 bytes 0-1 (the source port).
+    pub const L4_B_0_1: u32 = kernel::bindings::RXH_L4_B_0_1;
+    /// L4 bytes 2-3 (the destination port).
+    pub const L4_B_2_3: u32 = kernel::bindings::RXH_L4_B_2_3;
+}
+
 /// The RSS configuration (`struct ethtool_rxfh_param`, the default context only): the
 /// indirection table and hash key, sized by `get_rxfh_indir_size` / `get_rxfh_key_size`.
 pub struct Rxfh<'a> {
@@ -412,6 +466,23 @@ pub trait EthtoolOps: Sized + 'static {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// `get_rxfh_fields` (`ethtool -n IF rx-flow-hash FLOW`): the [`rxh`] fields the default
+    /// context hashes for `flow` (other contexts are refused with `EOPNOTSUPP`).
+    fn get_rxfh_fields(_dev: &Device, _data: DataRef<'_, Self>, _flow: FlowType) -> Result<u32> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `set_rxfh_fields` (`ethtool -N IF rx-flow-hash FLOW FIELDS`): hash `fields` ([`rxh`]
+    /// bits) for `flow` in the default context.
+    fn set_rxfh_fields(
+        _dev: &Device,
+        _data: DataRef<'_, Self>,
+        _flow: FlowType,
+        _fields: u32,
+    ) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `get_sset_count`: the number of strings in `set` (`EOPNOTSUPP` if the driver has none).
     /// Must not change between the core's calls under one `rtnl_lock` hold.
     fn get_sset_count(_dev: &Device, _data: DataRef<'_, Self>, _set: StringSet) -> Result<u32> {
@@ -486,6 +557,8 @@ impl<E: EthtoolOps> Table<E> {
         get_rxfh_key_size: op!(E::HAS_GET_RXFH_KEY_SIZE, Self::get_rxfh_key_size),
         get_rxfh: op!(E::HAS_GET_RXFH, Self::get_rxfh),
         set_rxfh: op!(E::HAS_SET_RXFH, Self::set_rxfh),
+        get_rxfh_fields: op!(E::HAS_GET_RXFH_FIELDS, Self::get_rxfh_fields),
+        set_rxfh_fields: op!(E::HAS_SET_RXFH_FIELDS, Self::set_rxfh_fields),
         get_sset_count: op!(E::HAS_GET_SSET_COUNT, Self::get_sset_count),
         get_strings: op!(E::HAS_GET_STRINGS, Self::get_strings),
         get_ethtool_stats: op!(E::HAS_GET_ETHTOOL_STATS, Self::get_ethtool_stats),
@@ -778,6 +851,46 @@ impl<E: EthtoolOps> Table<E> {
         // SAFETY: The function's contract.
         let (dev, data) = unsafe { args::<E::Data>(dev) };
         from_result(|| E::set_rxfh(dev, data, &mut r).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`, with a valid `f`.
+    unsafe extern "C" fn get_rxfh_fields(
+        dev: *mut ksys::net_device,
+        f: *mut kernel::bindings::ethtool_rxfh_fields,
+    ) -> c_int {
+        // SAFETY: A valid struct only this call writes.
+        let f = unsafe { &mut *f };
+        if f.rss_context != 0 {
+            return -(ksys::EOPNOTSUPP as c_int);
+        }
+        // SAFETY: The function's contract.
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
+        from_result(|| {
+            f.data = E::get_rxfh_fields(dev, data, FlowType::from_raw(f.flow_type))?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`, with a valid `f`.
+    unsafe extern "C" fn set_rxfh_fields(
+        dev: *mut ksys::net_device,
+        f: *const kernel::bindings::ethtool_rxfh_fields,
+        _extack: *mut kernel::bindings::netlink_ext_ack,
+    ) -> c_int {
+        // SAFETY: A valid struct for the call.
+        let f = unsafe { &*f };
+        if f.rss_context != 0 {
+            return -(ksys::EOPNOTSUPP as c_int);
+        }
+        // SAFETY: The function's contract.
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
+        from_result(|| {
+            E::set_rxfh_fields(dev, data, FlowType::from_raw(f.flow_type), f.data).map(|()| 0)
+        })
     }
 
     /// # Safety

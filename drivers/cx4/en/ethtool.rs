@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //! ethtool (en_ethtool.c): driver information, link settings from PTYS, rings, channels,
-//! the RSS indirection table and key, per-channel software counters and the port's PPCNT
+//! the RSS indirection table, key and hash fields, per-channel software counters and the port's PPCNT
 //! counters, pause.
 
+use cx4_hw::tir::hash_field_sel;
 use kernel::{
     prelude::*,
     str::CString,
@@ -11,10 +12,12 @@ use kernel::{
 use netdev::{
     ethtool::{
         self,
+        rxh,
         Channels,
         Coalesce,
         Duplex,
         EthtoolOps,
+        FlowType,
         LinkKsettings,
         PauseParam,
         PauseStats,
@@ -37,6 +40,7 @@ use crate::en::{
     },
     port,
     pport,
+    rss::TrafficType,
     stats::ChannelStats,
 };
 
@@ -212,6 +216,61 @@ impl EthtoolOps for EnEthtool {
         }
         // In place: no close/open, no carrier change (mlx5e_set_rxfh).
         EnPriv::set_rss(data, (!indir.is_empty()).then_some(&indir[..]), key.as_ref())
+    }
+
+    fn get_rxfh_fields(_dev: &Device, data: ArcBorrow<'_, EnPriv>, flow: FlowType) -> Result<u32> {
+        // en_fs_ethtool.c `mlx5e_ethtool_get_rxfh_fields`; IPsec flows hash in the IP TIRs.
+        let tt = match flow {
+            FlowType::TcpV4 => TrafficType::Ipv4Tcp,
+            FlowType::TcpV6 => TrafficType::Ipv6Tcp,
+            FlowType::UdpV4 => TrafficType::Ipv4Udp,
+            FlowType::UdpV6 => TrafficType::Ipv6Udp,
+            FlowType::Ipv4 | FlowType::IpsecV4 => TrafficType::Ipv4,
+            FlowType::Ipv6 | FlowType::IpsecV6 => TrafficType::Ipv6,
+            FlowType::Other(_) => return Err(EINVAL),
+        };
+        let sel = data.params()?.hash_fields[tt.index()];
+        Ok([
+            (hash_field_sel::SRC_IP, rxh::IP_SRC),
+            (hash_field_sel::DST_IP, rxh::IP_DST),
+            (hash_field_sel::L4_SPORT, rxh::L4_B_0_1),
+            (hash_field_sel::L4_DPORT, rxh::L4_B_2_3),
+        ]
+        .iter()
+        .filter(|(f, _)| sel & f != 0)
+        .fold(0, |acc, (_, r)| acc | r))
+    }
+
+    fn set_rxfh_fields(
+        _dev: &Device,
+        data: ArcBorrow<'_, EnPriv>,
+        flow: FlowType,
+        fields: u32,
+    ) -> Result {
+        // en_fs_ethtool.c `mlx5e_ethtool_set_rxfh_fields`: TCP and UDP flows only, over
+        // addresses and ports only.
+        let tt = match flow {
+            FlowType::TcpV4 => TrafficType::Ipv4Tcp,
+            FlowType::TcpV6 => TrafficType::Ipv6Tcp,
+            FlowType::UdpV4 => TrafficType::Ipv4Udp,
+            FlowType::UdpV6 => TrafficType::Ipv6Udp,
+            FlowType::Other(_) => return Err(EINVAL),
+            _ => return Err(eopnotsupp()),
+        };
+        let all = rxh::IP_SRC | rxh::IP_DST | rxh::L4_B_0_1 | rxh::L4_B_2_3;
+        if fields & !all != 0 {
+            return Err(eopnotsupp());
+        }
+        let sel = [
+            (rxh::IP_SRC, hash_field_sel::SRC_IP),
+            (rxh::IP_DST, hash_field_sel::DST_IP),
+            (rxh::L4_B_0_1, hash_field_sel::L4_SPORT),
+            (rxh::L4_B_2_3, hash_field_sel::L4_DPORT),
+        ]
+        .iter()
+        .filter(|(r, _)| fields & r != 0)
+        .fold(0, |acc, (_, f)| acc | f);
+        EnPriv::set_hash_fields(data, tt, sel)
     }
 
     fn get_sset_count(

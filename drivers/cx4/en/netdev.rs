@@ -74,7 +74,11 @@ use crate::{
             Rq,
             RqParams, //
         },
-        rss::Rss,
+        rss::{
+            HashFields,
+            Rss,
+            TrafficType, //
+        },
         rx::RxRing,
         sq::{
             Sq,
@@ -169,6 +173,8 @@ pub(crate) struct Params {
     pub(crate) indir: KVec<u32>,
     /// The RSS key.
     pub(crate) key: [u8; RSS_KEY_LEN],
+    /// The fields each traffic type hashes (`ethtool -N rx-flow-hash`).
+    pub(crate) hash_fields: HashFields,
     /// The minimum inline mode of the SQs (`cx4_hw::wq::inline_mode`): the device's, raised
     /// to IP headers while the port trusts DSCP (en_dcbnl.c
     /// `mlx5e_params_calc_trust_tx_min_inline_mode`).
@@ -191,6 +197,7 @@ impl Params {
             log_rq: self.log_rq,
             indir,
             key: self.key,
+            hash_fields: self.hash_fields,
             min_inline: self.min_inline,
             coalesce: self.coalesce,
             lro: self.lro,
@@ -369,7 +376,9 @@ impl EnPriv {
             let caps = this.res.caps();
             let lro = (g.params.lro && caps.lro)
                 .then(|| TirLro::new(RxRing::lro_wqe_bytes(), &caps.lro_periods));
-            let mut rss = Rss::create(&this.res, &g.params.key, LOG_INDIR, &rqns, lro.as_ref())?;
+            let p = &g.params;
+            let mut rss =
+                Rss::create(&this.res, &p.key, &p.hash_fields, LOG_INDIR, &rqns, lro.as_ref())?;
             rss.set_indir(&table)?;
             let rss = open.rss.insert(rss);
             let mut fs = RxSteering::create(mdev, &|tt| rss.tirn(tt), g.mac)?;
@@ -605,6 +614,23 @@ impl EnPriv {
         if let Some(k) = key {
             g.params.key = *k;
         }
+        Ok(())
+    }
+
+    /// Hashes `fields` (`hash_field_sel` bits) for traffic type `tt` from now on: MODIFY_TIR
+    /// of its TIR if the channels are open (`mlx5e_rx_res_rss_set_hash_fields`), kept for the
+    /// next open.
+    pub(crate) fn set_hash_fields(
+        this: ArcBorrow<'_, Self>,
+        tt: TrafficType,
+        fields: u32,
+    ) -> Result {
+        let mut g = this.state.lock();
+        let g = &mut *g;
+        if let Some(rss) = g.open.as_mut().and_then(|o| o.rss.as_mut()) {
+            rss.set_fields(tt, &g.params.key, fields)?;
+        }
+        g.params.hash_fields[tt.index()] = fields;
         Ok(())
     }
 

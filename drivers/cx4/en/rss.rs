@@ -79,9 +79,14 @@ impl TrafficType {
         }
     }
 
-    /// Its TIR's hash with `key`.
-    pub(crate) fn tir_hash(self, key: &[u8; TOEPLITZ_KEY_LEN]) -> TirHash {
-        let (l3_prot_type, l4_prot_type, fields) = self.hash();
+    /// The fields each traffic type hashes by default (mlx5e's `rss_default_config`).
+    pub(crate) fn default_fields() -> HashFields {
+        Self::ALL.map(|t| t.hash().2)
+    }
+
+    /// Its TIR's hash with `key` over `fields` (`hash_field_sel` bits).
+    pub(crate) fn tir_hash(self, key: &[u8; TOEPLITZ_KEY_LEN], fields: u32) -> TirHash {
+        let (l3_prot_type, l4_prot_type, _) = self.hash();
         TirHash {
             key: *key,
             l3_prot_type,
@@ -90,6 +95,10 @@ impl TrafficType {
         }
     }
 }
+
+/// The fields each traffic type's TIR hashes (`hash_field_sel` bits), in
+/// [`TrafficType::ALL`] order: the defaults, or what `ethtool -N rx-flow-hash` set.
+pub(crate) type HashFields = [u32; TrafficType::ALL.len()];
 
 /// An indirection table of `len` entries spreading evenly over `rqns`, round robin
 /// (`mlx5e_rss_params_indir_init_uniform`, `ethtool_rxfh_indir_default`).
@@ -111,15 +120,17 @@ pub(crate) struct Rss {
     tirs: KVec<Tir>,
     rqt: Rqt,
     table: KVec<u32>,
+    fields: HashFields,
 }
 
 impl Rss {
     /// Creates an RQT of `2^log_size` entries spreading evenly over `rqns`, and the TIRs
-    /// hashing with `key` in the function's transport domain (merging TCP segments if
-    /// `lro`).
+    /// hashing `fields` with `key` in the function's transport domain (merging TCP segments
+    /// if `lro`).
     pub(crate) fn create(
         res: &EnRes,
         key: &[u8; TOEPLITZ_KEY_LEN],
+        fields: &HashFields,
         log_size: u32,
         rqns: &[u32],
         lro: Option<&TirLro>,
@@ -131,13 +142,18 @@ impl Rss {
         let table = uniform_table(size, rqns)?;
         let rqt = Rqt::create(res.mdev(), size as u32, &table)?;
         let mut tirs = KVec::with_capacity(TrafficType::ALL.len(), GFP_KERNEL)?;
-        for tt in TrafficType::ALL {
-            let hash = tt.tir_hash(key);
+        for (tt, f) in TrafficType::ALL.into_iter().zip(fields.iter()) {
+            let hash = tt.tir_hash(key, *f);
             // On failure the TIRs made so far, then the RQT, are dropped.
             let tir = Tir::create_indirect(res.mdev(), res.tdn(), rqt.rqtn(), &hash, lro)?;
             tirs.push(tir, GFP_KERNEL)?;
         }
-        Ok(Self { tirs, rqt, table })
+        Ok(Self {
+            tirs,
+            rqt,
+            table,
+            fields: *fields,
+        })
     }
 
     /// The TIR of traffic type `tt`.
@@ -178,9 +194,27 @@ impl Rss {
 
     /// Hashes with `key` from now on: each TIR's hash is modified in place (`mlx5e_rss_set_hash`).
     pub(crate) fn set_key(&self, key: &[u8; TOEPLITZ_KEY_LEN]) -> Result {
-        for (tt, tir) in TrafficType::ALL.iter().zip(self.tirs.iter()) {
-            tir.set_hash(&tt.tir_hash(key))?;
+        for ((tt, tir), f) in TrafficType::ALL
+            .iter()
+            .zip(self.tirs.iter())
+            .zip(self.fields)
+        {
+            tir.set_hash(&tt.tir_hash(key, f))?;
         }
+        Ok(())
+    }
+
+    /// Hashes `fields` for traffic type `tt` from now on (with `key`, the current key): its
+    /// TIR's hash is modified in place (`mlx5e_rss_set_hash_fields`).
+    pub(crate) fn set_fields(
+        &mut self,
+        tt: TrafficType,
+        key: &[u8; TOEPLITZ_KEY_LEN],
+        fields: u32,
+    ) -> Result {
+        let tir = self.tirs.get(tt.index()).ok_or(EINVAL)?;
+        tir.set_hash(&tt.tir_hash(key, fields))?;
+        self.fields[tt.index()] = fields;
         Ok(())
     }
 

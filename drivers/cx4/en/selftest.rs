@@ -59,7 +59,10 @@ use crate::{
             Rq,
             RqParams, //
         },
-        rss::Rss,
+        rss::{
+            Rss,
+            TrafficType, //
+        },
         sq::{
             Sq,
             SqParams,
@@ -233,7 +236,8 @@ impl SelfTest {
             rq.post_recv(&[(addr, TEST_RX_BUF_SIZE as u32)])?;
         }
         rq.ring_doorbell()?;
-        let rss = Rss::create(&res, &TEST_RSS_KEY, 3, &[rq.rqn()], None)?;
+        let fields = TrafficType::default_fields();
+        let rss = Rss::create(&res, &TEST_RSS_KEY, &fields, 3, &[rq.rqn()], None)?;
         let direct = Tir::create_direct(m, res.tdn(), rq.rqn())?;
         let mut fs = RxSteering::create(m, &|tt| rss.tirn(tt), res.mac())?;
         fs.set_rx_mode(res.mac(), &[[0x01, 0x00, 0x5e, 0, 0, 1]], true, true)?;

@@ -44,11 +44,12 @@ use crate::{
             EnDcb, //
         },
         ethtool::EnEthtool,
-        qstats::EnQueueStats,
         health::EnHealth,
         port::PortEventsRegistration,
         qos::QosCaps,
+        qstats::EnQueueStats,
         res::EnRes,
+        rss::TrafficType,
         stats::ChannelStats,
         tis::Tis,
         tunnel::{
@@ -159,6 +160,7 @@ impl En {
                         log_rq: DEFAULT_LOG_RING,
                         indir,
                         key,
+                        hash_fields: TrafficType::default_fields(),
                         min_inline,
                         coalesce: default_coalesce(res.caps()),
                         lro: false,
