@@ -128,7 +128,7 @@ def tests(env: Env):
         after = leftovers()
         assert not after, "left behind: " + "; ".join(after)
 
-    @estimate(150)
+    @estimate(60)
     def make_shell_two_vms_ping_and_rc_pingpong():
         """`make shell VMS=2`, typed into by a program (vmrun.py --shell --drive: the same run,
         job and banner, the consoles driven instead of this terminal): after `insmod cx4.ko`
@@ -137,7 +137,7 @@ def tests(env: Env):
         up = {n: f"ip link set eth0 up; ip addr add 10.99.0.{n + 1}/24 dev eth0" for n in (0, 1)}
         server = "ibv_rc_pingpong -d cx4_0 -g $(gidx)"
         client = server + " 10.99.0.2"
-        wait_up = ("for i in $(seq 100); do grep -q 1 /sys/class/net/eth0/carrier && "
+        wait_up = ("for i in $(seq 100); do grep -qs 1 /sys/class/net/eth0/carrier && "
                    "rdma link | grep -q ACTIVE && break; sleep 0.1; done")
         steps = [f"vm{n}# {cmd}" for n in (0, 1) for cmd in (
             "insmod /cx4/cx4.ko", up[n], wait_up, "ip -br link", "rdma link")]
@@ -157,10 +157,14 @@ def tests(env: Env):
         assert r.returncode == 0, report
 
         def answer(vm: str, cmd: str) -> str:
-            m = re.search(rf"^{vm}# {re.escape(cmd)}\n(.*?)^\[{vm}: exit (\d+)\]$", out, re.M | re.S)
+            m = re.search(rf"^{vm}# {re.escape(cmd)}\n(.*?)^\[{vm}: exit (\d+)\]$", out,
+                          re.M | re.S)
             assert m, f"no answer to {vm}# {cmd}:\n{report}"
             assert m.group(2) == "0", f"{vm}# {cmd} failed:\n{m.group(1)}"
             return m.group(1)
+        # Every step answered; the first that failed is the one to look at.
+        failed = re.search(r"^(vm\d# .*)\n(?:(?!vm\d# ).*\n)*?\[vm\d: exit [1-9]\d*\]$", out, re.M)
+        assert not failed, f"failed: {failed.group(0)[-3000:]}\n{report}"
         # The banner names the commands run here, each VM its own address.
         for n in (0, 1):
             assert f"cx4 shell on vm{n}" in out and f"then:           {up[n]}" in out, report
@@ -175,7 +179,6 @@ def tests(env: Env):
         for text in (answer("vm0", client), answer("vm1", "wait; cat /tmp/server.txt")):
             assert re.search(r"^\d+ bytes in [\d.]+ seconds", text, re.M) and \
                 re.search(r"^1000 iters in", text, re.M), report
-
 
     yield "guest lists 15b3:1013 with a 32M 64-bit BAR0, MSI-X and PCIe", guest_lists_the_card
     yield "ConnectX-4 Lx profile presents 15b3:1015", lx_profile_is_15b3_1015

@@ -6,6 +6,7 @@ Usable as a library (tests import it) and from the command line:
 
     vmrun.py --kdir KDIR --tree TREE --model BIN --script job.sh [--file F]... [--vms 2]
              [--net] [--no-model] [--model-arg=--cmdif-rev=4] [--timeout 120] [--kvm]
+    vmrun.py --shell --kdir KDIR --tree TREE --model BIN --file cx4.ko [--vms 2] [--drive STEPS]
 
 Every process it starts (QEMU, the model) runs in its own process group with a parent-death
 signal; mounts QEMU needs (its chroot's /dev, /proc, the run directory) live in a private mount
