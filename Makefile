@@ -6,7 +6,8 @@
 #                  ends "N passed, N failed". KERNEL=debug: the VM suites on the debug kernel
 #                  (KASAN, lockdep, debug objects, kmemleak; its own cached build)
 #   make soak      the long runs (hundreds of load/unload cycles), not part of make test
-#   make shell     a shell in a VM next to the modelled card (VMS=2: two VMs, one segment)
+#   make shell     a shell in a VM next to the modelled card, Ethernet and RoCE on, its port on
+#                  the run's segment (VMS=2: two VMs, their cards' ports on one segment)
 #   make bench     benchmarks (cx4 vs upstream mlx5_core on the same model; EC throughput), not tests
 #   make module    cx4.ko against the cached test kernel (CLIPPY=1 to lint it; CX4_TEST_HOOKS=y
 #                  adds the hooks tests use: the test bed's own builds set it)
@@ -59,8 +60,7 @@ shell: model guest
 	@kdir=$$(bash $(TB)/kernel.sh) && bash $(TB)/module.sh "$$kdir" CX4_TEST_HOOKS=y >/dev/null && \
 	tree=$$(bash $(TB)/guest.sh "$$kdir") && \
 	python3 $(TB)/vmrun.py --shell --kdir "$$kdir" --tree "$$tree" \
-		--model target/release/cx4-model --file cx4.ko --vms $(VMS) \
-		$(if $(filter-out 1,$(VMS)),--net) --timeout 86400
+		--model target/release/cx4-model --file cx4.ko --vms $(VMS) --timeout 86400
 
 bench: model guest
 	@bash $(TB)/module.sh "$$(bash $(TB)/kernel.sh)" CX4_TEST_HOOKS=y >/dev/null

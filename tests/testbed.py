@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import vmrun
 from harness import (Env, check_clean_dmesg, describe, estimate, exclusive, leftovers, one_vm,
@@ -124,6 +128,58 @@ def tests(env: Env):
         after = leftovers()
         assert not after, "left behind: " + "; ".join(after)
 
+    @estimate(60)
+    def make_shell_two_vms_ping_and_rc_pingpong():
+        """`make shell VMS=2`, typed into by a program (vmrun.py --shell --drive: the same run,
+        job and banner, the consoles driven instead of this terminal): after `insmod cx4.ko`
+        each VM has eth0 with a carrier and cx4_0 ACTIVE, and the banner's own commands give
+        the addresses, ping the other VM and run ibv_rc_pingpong between them."""
+        up = {n: f"ip link set eth0 up; ip addr add 10.99.0.{n + 1}/24 dev eth0" for n in (0, 1)}
+        server = "ibv_rc_pingpong -d cx4_0 -g $(gidx)"
+        client = server + " 10.99.0.2"
+        wait_up = ("for i in $(seq 100); do grep -qs 1 /sys/class/net/eth0/carrier && "
+                   "rdma link | grep -q ACTIVE && break; sleep 0.1; done")
+        steps = [f"vm{n}# {cmd}" for n in (0, 1) for cmd in (
+            "insmod /cx4/cx4.ko", up[n], wait_up, "ip -br link", "rdma link")]
+        steps += ["vm0# ping -c 3 10.99.0.2",
+                  f"vm1# {server} > /tmp/server.txt 2>&1 &", "vm1# sleep 2",
+                  f"vm0# {client}", "vm1# wait; cat /tmp/server.txt"]
+        with tempfile.NamedTemporaryFile("w", suffix=".steps") as f:
+            f.write("\n".join(steps) + "\n")
+            f.flush()
+            r = subprocess.run(
+                [sys.executable, str(Path(vmrun.__file__)), "--shell", "--vms", "2",
+                 "--kdir", str(env.kdir), "--tree", str(env.tree), "--model", str(env.model),
+                 "--file", str(env.ko), "--timeout", str(240 * env.slow), "--drive", f.name],
+                capture_output=True, text=True, timeout=400 * env.slow)
+        out = r.stdout
+        report = f"{out[-6000:]}\n{r.stderr[-2000:]}"
+        assert r.returncode == 0, report
+
+        def answer(vm: str, cmd: str) -> str:
+            m = re.search(rf"^{vm}# {re.escape(cmd)}\n(.*?)^\[{vm}: exit (\d+)\]$", out,
+                          re.M | re.S)
+            assert m, f"no answer to {vm}# {cmd}:\n{report}"
+            assert m.group(2) == "0", f"{vm}# {cmd} failed:\n{m.group(1)}"
+            return m.group(1)
+        # Every step answered; the first that failed is the one to look at.
+        failed = re.search(r"^(vm\d# .*)\n(?:(?!vm\d# ).*\n)*?\[vm\d: exit [1-9]\d*\]$", out, re.M)
+        assert not failed, f"failed: {failed.group(0)[-3000:]}\n{report}"
+        # The banner names the commands run here, each VM its own address.
+        for n in (0, 1):
+            assert f"cx4 shell on vm{n}" in out and f"then:           {up[n]}" in out, report
+        for line in ("vm0# ping -c 3 10.99.0.2", f"vm1# {server}", f"vm0# {client}"):
+            assert line in out.split("vm0# insmod")[0], f"banner lacks {line!r}:\n{report}"
+        for vm in ("vm0", "vm1"):
+            assert re.search(r"^eth0\s+UP\s.*LOWER_UP", answer(vm, "ip -br link"), re.M), report
+            assert re.search(r"^link cx4_0/1 state ACTIVE .*netdev eth0", answer(vm, "rdma link"),
+                             re.M), report
+        assert re.search(r"^3 packets transmitted, 3 received",
+                         answer("vm0", "ping -c 3 10.99.0.2"), re.M), report
+        for text in (answer("vm0", client), answer("vm1", "wait; cat /tmp/server.txt")):
+            assert re.search(r"^\d+ bytes in [\d.]+ seconds", text, re.M) and \
+                re.search(r"^1000 iters in", text, re.M), report
+
     yield "guest lists 15b3:1013 with a 32M 64-bit BAR0, MSI-X and PCIe", guest_lists_the_card
     yield "ConnectX-4 Lx profile presents 15b3:1015", lx_profile_is_15b3_1015
     yield "insmod binds and logs the modelled firmware version", insmod_logs_the_modelled_firmware_version
@@ -134,3 +190,5 @@ def tests(env: Env):
     yield "two VMs reach each other on the runner's L2 segment", two_vms_share_an_l2_segment
     yield "runner leaves nothing behind after a timeout", runner_leaves_nothing_behind_after_timeout
     yield "runner leaves nothing behind after a run", runner_leaves_nothing_behind_after_success
+    yield "make shell VMS=2: eth0 with carrier, cx4_0 ACTIVE, ping and ibv_rc_pingpong between the VMs", \
+        make_shell_two_vms_ping_and_rc_pingpong

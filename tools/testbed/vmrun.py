@@ -6,6 +6,7 @@ Usable as a library (tests import it) and from the command line:
 
     vmrun.py --kdir KDIR --tree TREE --model BIN --script job.sh [--file F]... [--vms 2]
              [--net] [--no-model] [--model-arg=--cmdif-rev=4] [--timeout 120] [--kvm]
+    vmrun.py --shell --kdir KDIR --tree TREE --model BIN --file cx4.ko [--vms 2] [--drive STEPS]
 
 Every process it starts (QEMU, the model) runs in its own process group with a parent-death
 signal; mounts QEMU needs (its chroot's /dev, /proc, the run directory) live in a private mount
@@ -20,6 +21,7 @@ import argparse
 import ctypes
 import itertools
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -377,13 +379,9 @@ class Run:
         self.close()
 
 
-def attach(sock: Path, banner: str = "", wait: float = 30.0) -> None:
-    """Relays the terminal to a VM's serial console socket until the VM goes away or the user
-    types Ctrl-] (the VM keeps running then)."""
-    import select
+def _console(sock: Path, wait: float = 30.0) -> "socket.socket":
+    """A connection to a VM's serial console socket (QEMU creates it when it starts)."""
     import socket as so
-    import termios
-    import tty
     deadline = time.time() + wait
     while not sock.exists():
         if time.time() > deadline:
@@ -396,6 +394,16 @@ def attach(sock: Path, banner: str = "", wait: float = 30.0) -> None:
             break
         except OSError:
             time.sleep(0.05)
+    return c
+
+
+def attach(sock: Path, banner: str = "", wait: float = 30.0) -> None:
+    """Relays the terminal to a VM's serial console socket until the VM goes away or the user
+    types Ctrl-] (the VM keeps running then)."""
+    import select
+    import termios
+    import tty
+    c = _console(sock, wait)
     if banner:
         print(banner, file=sys.stderr, flush=True)
     fd = sys.stdin.fileno()
@@ -421,25 +429,140 @@ def attach(sock: Path, banner: str = "", wait: float = 30.0) -> None:
         c.close()
 
 
+_ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r")
+
+
+class Console:
+    """A VM's shell on its serial console, typed into by a program (`vmrun.py --shell --drive`):
+    what `make shell` gives a person, driven the way a person would use it."""
+
+    def __init__(self, name: str, sock: Path, alive):
+        self.name, self.alive = name, alive
+        self.c = _console(sock)
+        self.c.setblocking(False)
+        self.buf = b""
+        self.steps = 0
+
+    def expect(self, pattern: bytes, timeout: float) -> re.Match | None:
+        """Reads the console until `pattern` matches what came since the last match (the text
+        up to the match is consumed); None on timeout or when the VMs went away."""
+        import select
+        deadline = time.time() + timeout
+        rx = re.compile(pattern)
+        while True:
+            m = rx.search(self.buf)
+            if m:
+                self.seen, self.buf = self.buf[:m.end()], self.buf[m.end():]
+                return m
+            left = deadline - time.time()
+            if left <= 0 or not self.alive():
+                return None
+            r, _, _ = select.select([self.c], [], [], min(left, 0.5))
+            if r:
+                data = self.c.recv(65536)
+                if not data:
+                    return None
+                self.buf += data
+
+    def run(self, cmd: str, timeout: float) -> tuple[int | None, str]:
+        """Types `cmd` at the shell and waits for it to finish: (its exit status, its output).
+        The end marker is quoted as typed, so the echo of the line never matches it."""
+        self.steps += 1
+        k = self.steps
+        # Type at the prompt, not ahead of it (type-ahead is echoed twice).
+        self.expect(rb"%s# " % self.name.encode(), timeout)
+        sep = " " if cmd.rstrip().endswith("&") else "; "
+        self.c.setblocking(True)
+        self.c.sendall(f'{cmd}{sep}echo @@"step"-{k} $?\n'.encode())
+        self.c.setblocking(False)
+        m = self.expect(rb"@@step-%d (\d+)" % k, timeout)
+        text = _ANSI.sub(b"", self.seen if m else self.buf).decode(errors="replace")
+        # Drop the echo of the typed line (up to the quoted marker) and the marker itself.
+        text = text.split(f'@@"step"-{k} $?\n', 1)[-1]
+        text = re.sub(rf"@@step-{k} \d+$", "", text)
+        return (int(m.group(1)) if m else None), text
+
+
+def drive(run: Run, vms: list[VmSpec], steps: list[str], alive, timeout: float) -> int:
+    """Waits for each VM's shell (its banner) and types `steps` into them in order, printing
+    each command and its output: a line `vmN# command` goes to VM N, any other line to vm0.
+    Then leaves every shell (`exit` powers the VM off). 0 when every step finished in time."""
+    cons = {vm.name: Console(vm.name, run.dir / f"{vm.name}.console.sock", alive) for vm in vms}
+    for con in cons.values():
+        if not con.expect(rb"cx4 shell on [^\n]*\n(?:[^\n]*\n)*?[^\n]*leave:[^\n]*\n", timeout):
+            print(f"[{con.name}: no shell within {timeout:.0f} s]\n"
+                  + _ANSI.sub(b"", con.buf[-3000:]).decode(errors="replace"), flush=True)
+            return 1
+        print(_ANSI.sub(b"", con.seen[con.seen.index(b"cx4 shell on"):]).decode(errors="replace"),
+              flush=True)
+    for step in steps:
+        m = re.match(r"(vm\d+)# (.*)", step)
+        name, cmd = (m.group(1), m.group(2)) if m else ("vm0", step)
+        status, out = cons[name].run(cmd, timeout)
+        print(f"{name}# {cmd}\n{out.rstrip()}\n[{name}: " + (f"exit {status}]" if status is not None
+              else f"no end within {timeout:.0f} s]"), flush=True)
+        if status is None:
+            return 1
+    for con in cons.values():
+        con.c.sendall(b"exit\n")
+    return 0
+
+
+# The modelled card `make shell` gives each VM: Ethernet and RoCE on (as tests/model_roce.py
+# runs it); the shell also puts the card's port on the run's segment (VmSpec.wire).
+SHELL_MODEL_ARGS = ["--roce"]
+
 SHELL_JOB = r"""
-cols=COLS; rows=ROWS
+cols=COLS; rows=ROWS; vms=@VMS@
+n=$(hostname | tr -dc 0-9); ip4=10.99.0.$((n + 1))
+# The address each VM gets on the segment is fixed (10.99.0.N+1, as the tests give them);
+# gidx finds the RoCE v2 GID the card derived from it, the index ibv_*_pingpong -g wants.
+cat > /tmp/cx4rc <<RC
+PS1='\h# '
+ip4=$ip4; gid4=ffff:0a63:$(printf %04x $((n + 1)))
+RC
+cat >> /tmp/cx4rc <<'RC'
+# gidx [DEVICE]: the RoCE v2 GID index of this VM's IPv4 address on DEVICE (cx4_0).
+gidx() {
+    d=/sys/class/infiniband/${1:-cx4_0}/ports/1
+    for f in $d/gids/*; do
+        i=${f##*/}
+        grep -qi "$gid4" $f 2>/dev/null && grep -q "RoCE v2" $d/gid_attrs/types/$i 2>/dev/null &&
+            { echo $i; return 0; }
+    done
+    echo "gidx: no RoCE v2 GID of $ip4 on ${1:-cx4_0} (is eth0 up with $ip4?)" >&2; return 1
+}
+RC
 cat > /tmp/motd <<MOTD
 
 cx4 shell on $(hostname): kernel $(uname -r)
   modelled card:  $(lspci -nn -d 15b3: | head -1)
-  driver:         insmod /cx4/cx4.ko   (upstream: modprobe mlx5_core)
+                  Ethernet and RoCE on; its port on the run's segment (the host: 10.99.0.254)
+  driver:         insmod /cx4/cx4.ko   (upstream: modprobe mlx5_ib, devices eth0 and mlx5_0)
+  then:           ip link set eth0 up; ip addr add $ip4/24 dev eth0
+  expect:         ip -br link: eth0 UP, <...,LOWER_UP>;  rdma link: cx4_0/1 state ACTIVE
+                  ibv_devinfo -d cx4_0: PORT_ACTIVE, link_layer Ethernet
+MOTD
+if [ "$vms" -gt 1 ]; then cat >> /tmp/motd <<MOTD
+  between VMs:    vmN is 10.99.0.N+1 (load the driver and give the address on each, as above)
+    vm0# ping -c 3 10.99.0.2
+    vm1# ibv_rc_pingpong -d cx4_0 -g \$(gidx)             (server: start it first)
+    vm0# ibv_rc_pingpong -d cx4_0 -g \$(gidx) 10.99.0.2   (client)
+MOTD
+else cat >> /tmp/motd <<MOTD
+  try:            ping -c 3 10.99.0.254   (VMS=2: a second VM on the segment, RDMA between them)
+MOTD
+fi
+cat >> /tmp/motd <<MOTD
   tools:          ip, ethtool, devlink, rdma, ibv_devinfo, ib_write_bw, iperf3, tcpdump
   debugfs:        /sys/kernel/debug/cx4/
   leave:          exit (powers the VM off)
 MOTD
 for f in /cx4/*.ko; do [ -e "$f" ] || rm -f /tmp/motd; done
-if ip link show eth0 >/dev/null 2>&1; then
-    n=$(hostname | tr -dc 0-9); ip link set eth0 up
-    ip addr add 10.99.0.$((n + 1))/24 dev eth0 && echo "  eth0:           10.99.0.$((n + 1))/24 (virtio-net, the runner's bridge)" >> /tmp/motd
-fi
 export HOME=/tmp TERM=${TERM:-vt100}
 dmesg -n 4   # kernel messages to the console only from warnings up; `dmesg` shows them all
-exec setsid -w -c sh -c "stty rows $rows cols $cols; cat /tmp/motd; exec bash -i"     </dev/ttyS0 >/dev/ttyS0 2>&1
+exec setsid -w -c sh -c "stty rows $rows cols $cols; cat /tmp/motd; exec bash --rcfile /tmp/cx4rc -i" \
+    </dev/ttyS0 >/dev/ttyS0 2>&1
 """
 
 
@@ -483,7 +606,11 @@ def main(argv=None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the run directory")
     ap.add_argument("--mem", type=int, default=1024, help="guest RAM in MiB")
     ap.add_argument("--shell", action="store_true",
-                    help="interactive: a shell on each VM's console (vm0 on this terminal)")
+                    help="interactive: a shell on each VM's console (vm0 on this terminal), the "
+                         "modelled card with Ethernet and RoCE, its port on the segment")
+    ap.add_argument("--drive", type=Path, metavar="STEPS",
+                    help="with --shell: type STEPS' lines into the shells instead of relaying "
+                         "this terminal (`vmN# command` for VM N), print what they answer")
     ap.add_argument("--attach", type=Path, metavar="SOCK",
                     help="attach this terminal to a running VM's console socket")
     args = ap.parse_args(argv)
@@ -492,17 +619,24 @@ def main(argv=None) -> int:
         return 0
     if not args.shell and not args.script:
         ap.error("--script is required (or --shell)")
+    if args.drive and not args.shell:
+        ap.error("--drive drives the shells of --shell")
+    if args.shell and args.net:
+        ap.error("--shell puts the cards' ports on one segment; --net would add a second NIC")
     sweep_stale()
-    vms = [VmSpec(name=f"vm{i}", model=not args.no_model, model_args=list(args.model_arg),
+    model_args = (SHELL_MODEL_ARGS if args.shell else []) + list(args.model_arg)
+    vms = [VmSpec(name=f"vm{i}", model=not args.no_model, model_args=list(model_args),
                   mem_mb=args.mem, mac=f"52:54:00:c4:00:{i + 1:02x}" if args.net else None,
-                  wire=args.wire, interactive=args.shell)
+                  wire=args.wire or (args.shell and not args.no_model), interactive=args.shell)
            for i in range(args.vms)]
     with Run(args.kdir, args.tree, args.model, vms, net=args.net, kvm=args.kvm, keep=args.keep) as run:
         _install_signal_cleanup(run)
         if args.shell:
-            size = shutil.get_terminal_size((80, 24))
+            # Driven, the lines are as long as the commands typed (no wrapped echo).
+            size = os.terminal_size((500, 50)) if args.drive else shutil.get_terminal_size((80, 24))
             job = run.dir / "job.sh"
-            job.write_text(SHELL_JOB.replace("COLS", str(size.columns)).replace("ROWS", str(size.lines)))
+            job.write_text(SHELL_JOB.replace("COLS", str(size.columns)).replace("ROWS", str(size.lines))
+                           .replace("@VMS@", str(len(vms))))
             run.put(job, "job.sh")
         else:
             run.put(args.script, "job.sh")
@@ -514,6 +648,11 @@ def main(argv=None) -> int:
             t = threading.Thread(target=lambda: box.append(run.boot(timeout=args.timeout)),
                                  daemon=True)
             t.start()
+            if args.drive:
+                steps = [l for l in args.drive.read_text().splitlines() if l.strip()]
+                rc = drive(run, vms, steps, t.is_alive, timeout=min(args.timeout, 300))
+                t.join(60)
+                return rc
             others = "".join(f"\r\n  {vm.name}: python3 {Path(__file__).relative_to(Path.cwd()) if Path(__file__).is_relative_to(Path.cwd()) else __file__} "
                              f"--attach {run.dir}/{vm.name}.console.sock" for vm in vms[1:])
             attach(run.dir / "vm0.console.sock",

@@ -249,6 +249,10 @@ impl En {
         }
         dev.set_real_num_tx_queues(channels)?;
         dev.set_real_num_rx_queues(channels)?;
+        // en_main.c mlx5e_netdev_init: the carrier starts off (a new net_device's is on), so
+        // the carrier_on of the first open is a change the stack sees and the operational
+        // state becomes UP, not UNKNOWN. Before registration no event is counted.
+        dev.carrier_off();
         if tun.vxlan {
             // lib/vxlan.c: the IANA port is always parsed; the stack reports the others.
             priv_.vxlan.add(mdev, IANA_VXLAN_PORT)?;
