@@ -60,14 +60,14 @@ from roce_bench import SETUP  # noqa: E402
 from vmpair import GUEST_CPU, busy, run_jobs  # noqa: E402
 
 TESTS = ROOT / "tests"
-# (key, label, UCX settings): the stacks, in the tables' order.
-STACKS = [
-    ("tcp", "TCP on virtio-net", "-x UCX_NET_DEVICES=$VIF -x UCX_TLS=self,tcp"),
-    ("rxe", "rxe (soft-RoCE)", "-x UCX_NET_DEVICES=rxe0:1,$VIF -x UCX_TLS=self,rc_verbs,tcp"),
-    ("mlx5", "mlx5_ib on the model", "-x UCX_NET_DEVICES=$MDEV:1 -x UCX_TLS=self,rc_mlx5,ud_mlx5"),
-    ("cx4", "cx4 RoCE", "-x UCX_NET_DEVICES=$CDEV:1 -x UCX_TLS=self,rc_mlx5,ud_mlx5"),
-]
-LABEL = {k: label for k, label, _ in STACKS}
+# The stacks, in the tables' order: key -> (label, UCX's devices and transports).
+STACKS = {
+    "tcp": ("TCP on virtio-net", "$VIF", "self,tcp"),
+    "rxe": ("rxe (soft-RoCE)", "rxe0:1,$VIF", "self,rc_verbs,tcp"),
+    "mlx5": ("mlx5_ib on the model", "$MDEV:1", "self,rc_mlx5,ud_mlx5"),
+    "cx4": ("cx4 RoCE", "$CDEV:1", "self,rc_mlx5,ud_mlx5"),
+}
+LABEL = {k: v[0] for k, v in STACKS.items()}
 # The transport/device every inter-node protocol of a stack must run on (UCX_PROTO_INFO).
 WANT_TL = {"tcp": r"tcp/\S+", "rxe": r"rc_verbs/rxe0:1", "mlx5": r"rc_mlx5/mlx5_\d+:1",
            "cx4": r"rc_mlx5/cx4_\d+:1"}
@@ -100,7 +100,7 @@ MPIRUN = r"""
 section ar-{key}-{rnd}
 timeout $((LIMIT * SLOW)) mpirun --allow-run-as-root -np NVMS --host {hosts} \
     --mca pml ucx --mca btl ^uct --mca pml_ucx_tls any --mca pml_ucx_devices any \
-    {ucx} -x UCX_UD_TIMER_TICK=1s -x UCX_PROTO_INFO=y \
+    -x UCX_NET_DEVICES={devs} -x UCX_TLS={tls} -x UCX_UD_TIMER_TICK=1s -x UCX_PROTO_INFO=y \
     python3 /cx4/mpi_allreduce.py --bench {sizes} {seconds} 1 2>&1 \
     && echo "mpirun rc=0" || echo "mpirun rc=$?"
 """
@@ -158,7 +158,7 @@ def size_name(n: int) -> str:
     return f"{n} B"
 
 
-def jobs(nvms: int, stacks: list[tuple], sizes: list[int], seconds: float, rounds: int,
+def jobs(nvms: int, stacks: list[str], sizes: list[int], seconds: float, rounds: int,
          nbytes: int, pt: bool) -> tuple[list[str], float]:
     """The VMs' job scripts (vm0 launches `stacks`) and the run's timeout."""
     hosts = ",".join(f"vm{i}:1" for i in range(nvms))
@@ -167,8 +167,9 @@ def jobs(nvms: int, stacks: list[tuple], sizes: list[int], seconds: float, round
     launch = COMMON + LAUNCH
     for rnd in range(rounds):
         # The stacks' order rotates by one each round.
-        for key, _, ucx in stacks[rnd % len(stacks):] + stacks[:rnd % len(stacks)]:
-            launch += MPIRUN.format(key=key, rnd=rnd, hosts=hosts, ucx=ucx, seconds=seconds,
+        for key in stacks[rnd % len(stacks):] + stacks[:rnd % len(stacks)]:
+            _, devs, tls = STACKS[key]
+            launch += MPIRUN.format(key=key, rnd=rnd, hosts=hosts, devs=devs, tls=tls, seconds=seconds,
                                     sizes=",".join(map(str, sizes))).replace("LIMIT", str(limit))
     launch += "section ar-end; signal ar-done\n"
     other = COMMON + "wait_signal ar-done $((LIMIT * SLOW))\n".replace(
@@ -196,7 +197,7 @@ def div(a: float | None, b: float | None) -> float | None:
     return a / b if a is not None and b else None
 
 
-def allreduce_results(res: Results, log: str, nvms: int, stacks: list[tuple], sizes: list[int],
+def allreduce_results(res: Results, log: str, nvms: int, stacks: list[str], sizes: list[int],
                       rounds: int) -> list[str]:
     """The all-reduce tables of one VM count from vm0's log; returns the problems seen."""
     problems = []
@@ -204,7 +205,7 @@ def allreduce_results(res: Results, log: str, nvms: int, stacks: list[tuple], si
     cpu: dict[tuple[str, int], list[tuple[float, float]]] = {}
     lat: dict[tuple[str, int], list[float]] = {}
     bw: dict[tuple[str, int], list[float]] = {}
-    for key, _, _ in stacks:
+    for key in stacks:
         for rnd in range(rounds):
             try:
                 out = section(log, f"ar-{key}-{rnd}")
@@ -235,7 +236,7 @@ def allreduce_results(res: Results, log: str, nvms: int, stacks: list[tuple], si
                     lat.setdefault(k, []).append(j["seconds"])
                 elif j["kind"] == "bandwidth":
                     bw.setdefault(k, []).append(j["mbps"])
-    keys = [k for k, _, _ in STACKS]
+    keys = list(STACKS)
     ms = {k: med(v) * 1e3 for k, v in t.items()}
     res.table(f"MPI all-reduce, int64 SUM, {nvms} VMs (one rank each): ms per all-reduce "
               f"(median of {rounds})",
@@ -318,7 +319,7 @@ def main() -> int:
     ap.add_argument("--sizes", default=None, help="all-reduce sizes (bytes, K/M suffixes)")
     ap.add_argument("--bytes", type=parse_size, default=256 << 20,
                     help="bytes of the perftest / iperf3 runs (256M)")
-    ap.add_argument("--stacks", default=",".join(k for k, _, _ in STACKS),
+    ap.add_argument("--stacks", default=",".join(STACKS),
                     help="stacks to run the all-reduce over (tcp,rxe,mlx5,cx4)")
     ap.add_argument("--no-transfers", action="store_true", help="no perftest / iperf3 part")
     ap.add_argument("--quick", action="store_true",
@@ -328,7 +329,7 @@ def main() -> int:
     if args.quick:
         sizes = sizes if args.sizes else QUICK_SIZES
         args.rounds, args.seconds, args.bytes = 1, 0.2, 16 << 20
-    stacks = [s for s in STACKS if s[0] in args.stacks.split(",")]
+    stacks = [k for k in STACKS if k in args.stacks.split(",")]
     env = testrun.setup()
     res = Results("ai", "The AI case: MPI all-reduce over TCP, rxe, mlx5_ib and cx4; perftest "
                         "and iperf3 CPU")
@@ -340,7 +341,7 @@ def main() -> int:
     problems = []
     for nvms in (int(v) for v in args.vms.split(",")):
         pt = nvms == 2 and not args.no_transfers
-        print(f"{nvms} VMs: all-reduce over {', '.join(k for k, _, _ in stacks)}"
+        print(f"{nvms} VMs: all-reduce over {', '.join(stacks)}"
               f"{', then perftest and iperf3' if pt else ''} ...", file=sys.stderr, flush=True)
         specs = [vmrun.VmSpec(name=f"vm{i}", wire=True, cards=2, mac=f"52:54:00:c4:00:{i + 1:02x}",
                               model_args=["--roce"], mem_mb=1536) for i in range(nvms)]
@@ -366,12 +367,7 @@ def main() -> int:
     res.note("perftest and iperf3: each VM's busy time over its side's run, per 10^9 bytes "
              "moved; ib_write_bw polls its completion queue (the sender's user time), its "
              "receiver is one-sided and idle.")
-    path = res.save()
-    print(f"\nresults: {path}")
-    if problems:
-        print("\nproblems:\n" + "\n".join(problems))
-        return 1
-    return 0
+    return res.finish(problems)
 
 
 if __name__ == "__main__":

@@ -302,11 +302,7 @@ def main() -> int:
     for n in notes:
         print(n)
         res.note(n)
-    res.save()
-    if problems:
-        print("\nproblems:\n" + "\n".join(problems))
-        return 1
-    return 0
+    return res.finish(problems)
 
 
 if __name__ == "__main__":

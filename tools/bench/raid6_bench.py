@@ -179,12 +179,7 @@ def main() -> int:
              "md raid456 hands async_tx one operation per stripe (4 KiB pages of every member), "
              "so the card sees many small operations, each a round trip through the guest's "
              "submit path, the vfio-user doorbell, the model and a completion interrupt.")
-    path = res.save()
-    print(f"\nresults: {path}")
-    if problems:
-        print("\nproblems:\n" + "\n".join(problems))
-        return 1
-    return 0
+    return res.finish(problems)
 
 
 if __name__ == "__main__":

@@ -82,3 +82,11 @@ class Results:
         path = d / f"{self.doc['name']}.json"
         path.write_text(json.dumps(self.doc, indent=1) + "\n")
         return path
+
+    def finish(self, problems: list[str]) -> int:
+        """Saves, says where, lists the problems seen; the bench's exit status (1: problems)."""
+        print(f"\nresults: {self.save()}")
+        if problems:
+            print("\nproblems:\n" + "\n".join(problems))
+            return 1
+        return 0
