@@ -66,7 +66,7 @@ shell: model guest
 bench: model guest
 	@bash tools/bench/deps.sh
 	@bash $(TB)/module.sh "$$(bash $(TB)/kernel.sh)" CX4_TEST_HOOKS=y >/dev/null
-	@mkdir -p target/bench && rm -f target/bench/*.json target/bench/*.png target/bench/report.md
+	@mkdir -p target/bench && rm -f target/bench/*.json target/bench/*.log target/bench/*.png target/bench/report.md
 	@fail=0; \
 	for b in core_bench.py eth_bench.py "eth_bench.py --lro --wire-gso" roce_bench.py \
 	         ec_bench.py raid6_bench.py ai_bench.py; do \

@@ -255,8 +255,9 @@ def allreduce_results(res: Results, log: str, nvms: int, stacks: list[str], size
                + [div(tot.get(("cx4", n)), tot.get(("tcp", n)))]
                + [kern.get((k, n)) for k in keys] for n in sizes])
     for k in keys:
-        res.series("allreduce", f"{LABEL[k]}, {nvms} VMs", [(n, ms.get((k, n))) for n in sizes])
-        res.series("allreduce_cpu", f"{LABEL[k]}, {nvms} VMs", [(n, tot.get((k, n))) for n in sizes])
+        for plot, v in (("allreduce", ms), ("allreduce_cpu", tot)):
+            res.series(plot, f"{LABEL[k]}, {nvms} VMs", [(n, v.get((k, n))) for n in sizes],
+                       group=k, dashed=nvms > 2)
     if nvms == 2:
         us = {k: med(v) * 1e6 for k, v in lat.items()}
         mb = {k: med(v) for k, v in bw.items()}

@@ -78,8 +78,12 @@ def render(d: Path, name: str, meta: dict, series: list[dict]) -> Path:
     plt = pyplot()
     from matplotlib.ticker import FuncFormatter
     fig, ax = plt.subplots(figsize=(8, 5), dpi=100)
+    colours: dict[str, str] = {}
     for s in series:
-        ax.plot(s["x"], s["y"], marker="o", markersize=3, label=s["label"])
+        group = s.get("group", s["label"])
+        colour = colours.setdefault(group, f"C{len(colours) % 10}")
+        ax.plot(s["x"], s["y"], marker="o", markersize=3, label=s["label"], color=colour,
+                linestyle="--" if s.get("dashed") else "-")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     xs = sorted({x for s in series for x in s["x"]})

@@ -3,7 +3,7 @@ JSON file in the results directory (target/bench/, or $CX4_BENCH_DIR), and repor
 directory into report.md and PNG plots.
 
 A file holds {"name", "title", "tables": [{"title", "columns", "rows"}], "notes": [...],
-"series": [{"plot", "label", "x", "y"}], "plots": {plot: {"title", "xlabel", "ylabel"}}};
+"series": [{"plot", "label", "x", "y", "group", "dashed"}], "plots": {plot: {"title", "xlabel", "ylabel"}}};
 a row is a list of cells (text or numbers, null where nothing was measured)."""
 
 from __future__ import annotations
@@ -69,12 +69,15 @@ class Results:
         """Declares a plot (one PNG, log-log) that `series` add lines to."""
         self.doc["plots"][plot] = {"title": title, "xlabel": xlabel, "ylabel": ylabel}
 
-    def series(self, plot: str, label: str, points: list[tuple[float, float]]) -> None:
-        """One line of `plot`: (x, y) points, those without a measurement left out."""
+    def series(self, plot: str, label: str, points: list[tuple[float, float]],
+               group: str | None = None, dashed: bool = False) -> None:
+        """One line of `plot`: (x, y) points, those without a measurement left out; lines of
+        one `group` share a colour, `dashed` ones are drawn dashed."""
         pts = [(x, y) for x, y in points if _cell(y) is not None and y is not None]
         if pts:
             self.doc["series"].append({"plot": plot, "label": label, "x": [x for x, _ in pts],
-                                       "y": [y for _, y in pts]})
+                                       "y": [y for _, y in pts], "group": group or label,
+                                       "dashed": dashed})
 
     def save(self) -> Path:
         d = results_dir()
