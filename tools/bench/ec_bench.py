@@ -272,7 +272,7 @@ def main() -> int:
     flags = set(re.findall(r"\b(avx2|avx512f|gfni)\b", Path("/proc/cpuinfo").read_text()))
 
     ratio = lambda a, b: a / b if a and b else None
-    res = Results("ec", "Erasure-coding encode throughput: the model's engine, cx4 end to end, "
+    out = Results("ec", "Erasure-coding encode throughput: the model's engine, cx4 end to end, "
                         "ISA-L, the guest's raid6 gen()")
     rows = []
     for field in FIELDS:
@@ -283,7 +283,7 @@ def main() -> int:
                 i = isal.get((k, m, n))
                 rows.append([field, f"{k}+{m}", f"{n >> 10}K", mdl, c, i, raid6, ratio(c, i),
                              ratio(mdl, i), ratio(c, raid6), gf])
-    res.table("Erasure-coding encode throughput, MB/s of data encoded (k x block per encode, "
+    out.table("Erasure-coding encode throughput, MB/s of data encoded (k x block per encode, "
               "MB = 10^6 B); n/m = not measured",
               ["field", "k+m", "block", "model", "cx4 e2e", "ISA-L", "raid6gen", "cx4/ISAL",
                "mdl/ISAL", "cx4/r6gen", "(gf only)"], rows)
@@ -301,8 +301,8 @@ def main() -> int:
     print()
     for n in notes:
         print(n)
-        res.note(n)
-    return res.finish(problems)
+        out.note(n)
+    return out.finish(problems)
 
 
 if __name__ == "__main__":
