@@ -81,17 +81,18 @@ IPERF = [("virtio", "virtio-net", "10.99.1"), ("mlx5e", "mlx5e", "10.99.0"), ("c
 # every peer reachable on every network.
 COMMON = SETUP + GUEST_CPU + r"""
 cp /etc/hosts /tmp/hosts
-for i in $(seq 0 $((NVMS - 1))); do echo "10.99.1.$((i + 1)) vm$i" >> /tmp/hosts; done
+for vm in $(seq 0 $((NVMS - 1))); do echo "10.99.1.$((vm + 1)) vm$vm" >> /tmp/hosts; done
 mount --bind /tmp/hosts /etc/hosts
 python3 /cx4/mpi_rsh.py --serve > /tmp/rsh.log 2>&1 &
-for i in $(seq 0 $((NVMS - 1))); do
-    [ $i = $me ] || { reach 10.99.0.$((i + 1)); reach 10.99.1.$((i + 1)); reach 10.99.2.$((i + 1)); }
+# (`reach` and `wait_signal` count in $i: the loops here use their own names.)
+for vm in $(seq 0 $((NVMS - 1))); do
+    [ $vm = $me ] || for net in 0 1 2; do reach 10.99.$net.$((vm + 1)); done
 done
 signal ready-$me
 """
 
 LAUNCH = r"""
-for i in $(seq 1 $((NVMS - 1))); do wait_signal ready-$i 900; done
+for vm in $(seq 1 $((NVMS - 1))); do wait_signal ready-$vm 900; done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export PRTE_MCA_plm_ssh_agent="python3 /cx4/mpi_rsh.py" PRTE_MCA_plm_ssh_no_tree_spawn=1
 """
