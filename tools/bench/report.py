@@ -114,7 +114,8 @@ def write_report(d: Path) -> Path:
         out += [f"## {doc.get('title', doc['name'])}", ""]
         for t in doc["tables"]:
             if t.get("title"):
-                out += [f"**{t['title']}**", ""]
+                # One line, no tabs or trailing blanks: Markdown's bold breaks on them.
+                out += [f"**{' '.join(t['title'].split())}**", ""]
             out += [markdown_table(t["columns"], t["rows"]), ""]
         for n in doc.get("notes", []):
             out += [n, ""]
