@@ -8,7 +8,8 @@
 #   make soak      the long runs (hundreds of load/unload cycles), not part of make test
 #   make shell     a shell in a VM next to the modelled card, Ethernet and RoCE on, its port on
 #                  the run's segment (VMS=2: two VMs, their cards' ports on one segment)
-#   make bench     benchmarks (cx4 vs upstream mlx5_core on the same model; EC throughput), not tests
+#   make bench     benchmarks (cx4 vs upstream mlx5 and virtio-net/rxe; EC, RAID-6, MPI), not tests;
+#                  writes target/bench/report.md and its plots
 #   make module    cx4.ko against the cached test kernel (CLIPPY=1 to lint it; CX4_TEST_HOOKS=y
 #                  adds the hooks tests use: the test bed's own builds set it)
 #   make model     the device model (release build)
@@ -63,12 +64,15 @@ shell: model guest
 		--model target/release/cx4-model --file cx4.ko --vms $(VMS) --timeout 86400
 
 bench: model guest
+	@bash tools/bench/deps.sh
 	@bash $(TB)/module.sh "$$(bash $(TB)/kernel.sh)" CX4_TEST_HOOKS=y >/dev/null
-	@python3 tools/bench/core_bench.py
-	@python3 tools/bench/eth_bench.py
-	@python3 tools/bench/eth_bench.py --lro --wire-gso
-	@python3 tools/bench/roce_bench.py
-	@python3 tools/bench/ec_bench.py
+	@mkdir -p target/bench && rm -f target/bench/*.json target/bench/*.log target/bench/*.png target/bench/report.md
+	@fail=0; \
+	for b in core_bench.py eth_bench.py "eth_bench.py --lro --wire-gso" roce_bench.py \
+	         ec_bench.py raid6_bench.py ai_bench.py; do \
+		python3 tools/bench/$$b || { echo "bench: $$b failed"; fail=1; }; \
+	done; \
+	python3 tools/bench/report.py && exit $$fail
 
 clean:
 	@if [ -e "$(CX4_CACHE)/kernel" ]; then \

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 from harness import Env, SubResults
 
@@ -91,6 +95,38 @@ def tests(env: Env):
         assert not r(race, job="=== started ===\n").early_boot_race, "the job had started"
         assert not r(race, status=0).early_boot_race
 
+    def bench_report_from_sample_results():
+        # report.py over what a bench saves (results.py): the Markdown table with its cells
+        # formatted, n/m where nothing was measured, and a PNG per plot that has lines.
+        sys.path.insert(0, str(env.root / "tools/bench"))
+        from results import Results
+        with tempfile.TemporaryDirectory() as d:
+            os.environ["CX4_BENCH_DIR"] = d
+            try:
+                res = Results("ai", "Sample bench")
+                res.table("all-reduce, ms", ["size", "tcp", "cx4", "tcp / cx4"],
+                          [["1 KiB", 0.51234, float("nan"), None], ["64 MiB", 1234.5, 617.25, 2.0]],
+                          show=False)
+                res.note("How it was measured.")
+                res.plot("allreduce", "All-reduce time", "bytes", "ms")
+                res.plot("empty", "Nothing measured", "bytes", "ms")
+                res.series("allreduce", "tcp", [(1024, 0.51234), (64 << 20, 1234.5)])
+                res.series("allreduce", "cx4", [(1024, float("nan")), (64 << 20, 617.25)])
+                res.series("empty", "cx4", [(1024, None)])
+                res.save()
+            finally:
+                del os.environ["CX4_BENCH_DIR"]
+            r = _run(env, ["python3", "tools/bench/report.py", "--dir", d])
+            assert r.returncode == 0, "report.py failed:\n" + (r.stdout + r.stderr)[-3000:]
+            md = (Path(d) / "report.md").read_text()
+            for want in ("## Sample bench", "| size | tcp | cx4 | tcp / cx4 |",
+                         "| 1 KiB | 0.512 | n/m | n/m |", "| 64 MiB | 1,234 | 617 | 2 |",
+                         "How it was measured.", "![All-reduce time](allreduce.png)"):
+                assert want in md, f"report.md lacks {want!r}:\n{md}"
+            assert "empty.png" not in md and not (Path(d) / "empty.png").exists(), md
+            png = (Path(d) / "allreduce.png").read_bytes()
+            assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10000, len(png)
+
     def docs_name_only_files_in_the_repo():
         r = _run(env, ["python3", "tools/lint/doc_paths.py"])
         assert r.returncode == 0, \
@@ -110,6 +146,8 @@ def tests(env: Env):
     yield "cargo test (workspace)", cargo_test
     yield "libcx4ec field arithmetic = ISA-L, GF-Complete, Jerasure", cx4ec_field_arithmetic
     yield "VM runs retry only the early-boot IO-APIC race", boot_race_detector
+    yield "bench report: Markdown table and plots from a bench's saved results", \
+        bench_report_from_sample_results
     yield "docs name only files that are in the repository", docs_name_only_files_in_the_repo
     yield "cx4: the core imports no layer, en/ib/ec import no other layer", cx4_layers_import_down_only
     yield "no non-test source file over 1000 lines", no_source_file_over_1000_lines

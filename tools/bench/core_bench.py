@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT / "tools/testbed"))
 
 import harness  # noqa: E402
 import run as testrun  # noqa: E402
+from results import Results  # noqa: E402
 
 JOB = r"""
 set +e
@@ -105,33 +106,37 @@ def main() -> int:
         elif line.startswith("bench:"):
             print(line)
     med = lambda v: statistics.median(v) if v else float("nan")
-    print(f"\ncx4 vs upstream mlx5_core, same model, TCG guest, {args.rounds} rounds (medians)\n")
-    print(f"{'':28} {'mlx5_core':>12} {'cx4':>12} {'cx4/mlx5':>9}")
-    for name, d in (("probe-to-ready (ms)", probe), ("remove (ms)", remove)):
-        a, b = med(d["mlx5_core"]), med(d["cx4"])
-        print(f"{name:28} {a:12.1f} {b:12.1f} {b / a if a else float('nan'):9.2f}")
-    print("\ncommand latency, posting to completion seen, mean per command (us), median of rounds;")
-    print("mode: how cx4 saw completions (both drivers poll until the command EQ exists, then use events);")
-    print("mbox: the command carries mailbox blocks")
-    print(f"{'command':28} {'mlx5_core':>12} {'cx4':>12} {'cx4/mlx5':>9}  mode    mbox")
+    res = Results("core", "Driver core: cx4 vs upstream mlx5_core on the same model")
+    res.table(f"cx4 vs upstream mlx5_core, same model, TCG guest, {args.rounds} rounds (medians)",
+              ["", "mlx5_core", "cx4", "cx4/mlx5"],
+              [[name, med(d["mlx5_core"]), med(d["cx4"]),
+                med(d["cx4"]) / med(d["mlx5_core"]) if med(d["mlx5_core"]) else None]
+               for name, d in (("probe-to-ready (ms)", probe), ("remove (ms)", remove))])
     names = sorted({n for (_, n) in cmds}, key=lambda n: n)
     ratios: dict[str, float] = {}
+    rows = []
     for n in names:
         a, b = med(cmds.get(("mlx5", n), [])), med(cmds.get(("cx4", n), []))
         if cmds.get(("mlx5", n)) and cmds.get(("cx4", n)):
             ratio = b / a if a else float("nan")
             if a and b:
                 ratios[n] = ratio
-            print(f"{n:28} {a:12.1f} {b:12.1f} {ratio:9.2f}  {modes.get(n, ''):7} "
-                  f"{'yes' if mbox.get(n) else ''}")
+            rows.append([n, a, b, ratio, modes.get(n, ""), "yes" if mbox.get(n) else ""])
+    res.table("command latency, posting to completion seen, mean per command (us), median of rounds "
+              "(mode: how cx4 saw completions, both drivers poll until the command EQ exists, then "
+              "use events; mbox: the command carries mailbox blocks)",
+              ["command", "mlx5_core", "cx4", "cx4/mlx5", "mode", "mbox"], rows)
     groups = (("mailbox commands", [n for n in ratios if mbox.get(n)]),
               ("event-mode commands", [n for n in ratios if modes.get(n) in ("event", "mixed")]),
               ("all commands", list(ratios)))
     print()
     for label, members in groups:
         worst = max(members, key=lambda n: ratios[n]) if members else "-"
-        print(f"{label + ':':28} geometric mean cx4/mlx5 {geomean([ratios[n] for n in members]):5.2f}"
-              f" over {len(members)}; highest {ratios.get(worst, float('nan')):.2f} ({worst})")
+        line = (f"{label + ':':28} geometric mean cx4/mlx5 {geomean([ratios[n] for n in members]):5.2f}"
+                f" over {len(members)}; highest {ratios.get(worst, float('nan')):.2f} ({worst})")
+        print(line)
+        res.note(" ".join(line.split()))
+    res.save()
     only = [n for n in names if not (cmds.get(("mlx5", n)) and cmds.get(("cx4", n)))]
     if only:
         print(f"\nsent by one driver only: {', '.join(only)}")

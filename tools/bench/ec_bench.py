@@ -52,6 +52,7 @@ from ec_kernel import block  # noqa: E402
 from en import CX4_UP  # noqa: E402
 from ib import CX4_IB  # noqa: E402
 from model_eth import eth_vms, section  # noqa: E402
+from results import Results  # noqa: E402
 
 SHAPES = ((10, 4), (6, 3))
 SIZES = (64 << 10, 256 << 10, 1 << 20)
@@ -270,39 +271,38 @@ def main() -> int:
     raid6 = statistics.median(gens) if gens else None
     flags = set(re.findall(r"\b(avx2|avx512f|gfni)\b", Path("/proc/cpuinfo").read_text()))
 
-    def f(v):
-        return f"{v:9.1f}" if v else f"{'n/m':>9}"
-
-    def ratio(a, b):
-        return f"{a / b:9.3f}" if a and b else f"{'n/m':>9}"
-
-    print("\nErasure-coding encode throughput, MB/s of data encoded (k x block per encode, "
-          "MB = 10^6 B); n/m = not measured\n")
-    print(f"{'field':6} {'k+m':5} {'block':>7} {'model':>9} {'cx4 e2e':>9} {'ISA-L':>9} "
-          f"{'raid6gen':>9} {'cx4/ISAL':>9} {'mdl/ISAL':>9} {'cx4/r6gen':>9} {'(gf only)':>9}")
+    ratio = lambda a, b: a / b if a and b else None
+    out = Results("ec", "Erasure-coding encode throughput: the model's engine, cx4 end to end, "
+                        "ISA-L, the guest's raid6 gen()")
+    rows = []
     for field in FIELDS:
         for k, m in SHAPES:
             for n in SIZES:
                 mdl, gf = model.get((field, k, m, n), (None, None))
                 c = cx4.get((field, k, m, n))
                 i = isal.get((k, m, n))
-                print(f"{field:6} {f'{k}+{m}':5} {f'{n >> 10}K':>7} {f(mdl)} {f(c)} {f(i)} {f(raid6)} "
-                      f"{ratio(c, i)} {ratio(mdl, i)} {ratio(c, raid6)} {f(gf)}")
-    print("\nmodel: the modelled card's engine on the host (whole device path, no VM), best of "
-          f"{args.rounds} rounds of {args.seconds} s; gf only: its GF arithmetic alone")
-    print(f"cx4 e2e: cx4's kernel engine from a TCG guest (debugfs ec, batch {BATCH[SIZES[0]]}/"
-          f"{BATCH[SIZES[1]]}/{BATCH[SIZES[2]]} in flight for 64K/256K/1M, scattered blocks), "
-          f"best of {args.repeats} requests")
-    print(f"ISA-L: ec_encode_data on the host CPU, one thread, GF(2^8) for both fields "
-          f"(host CPU has {', '.join(sorted(flags)) or 'no avx2/avx512/gfni'})")
+                rows.append([field, f"{k}+{m}", f"{n >> 10}K", mdl, c, i, raid6, ratio(c, i),
+                             ratio(mdl, i), ratio(c, raid6), gf])
+    out.table("Erasure-coding encode throughput, MB/s of data encoded (k x block per encode, "
+              "MB = 10^6 B); n/m = not measured",
+              ["field", "k+m", "block", "model", "cx4 e2e", "ISA-L", "raid6gen", "cx4/ISAL",
+               "mdl/ISAL", "cx4/r6gen", "(gf only)"], rows)
+    notes = [f"model: the modelled card's engine on the host (whole device path, no VM), best of "
+             f"{args.rounds} rounds of {args.seconds} s; gf only: its GF arithmetic alone",
+             f"cx4 e2e: cx4's kernel engine from a TCG guest (debugfs ec, batch {BATCH[SIZES[0]]}/"
+             f"{BATCH[SIZES[1]]}/{BATCH[SIZES[2]]} in flight for 64K/256K/1M, scattered blocks), "
+             f"best of {args.repeats} requests",
+             f"ISA-L: ec_encode_data on the host CPU, one thread, GF(2^8) for both fields "
+             f"(host CPU has {', '.join(sorted(flags)) or 'no avx2/avx512/gfni'})"]
     if raid6:
-        print(f"raid6gen: guest kernel raid6_pq boot benchmark, algorithm {', '.join(algos)}, "
-              f"6 data + P + Q of 4 KiB (median of {len(gens)} loads: "
-              f"{', '.join(f'{g:.0f}' for g in gens)} MB/s)")
-    if problems:
-        print("\nproblems:\n" + "\n".join(problems))
-        return 1
-    return 0
+        notes.append(f"raid6gen: guest kernel raid6_pq boot benchmark, algorithm {', '.join(algos)}, "
+                     f"6 data + P + Q of 4 KiB (median of {len(gens)} loads: "
+                     f"{', '.join(f'{g:.0f}' for g in gens)} MB/s)")
+    print()
+    for n in notes:
+        print(n)
+        out.note(n)
+    return out.finish(problems)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "tools/testbed"))
 
 import run as testrun  # noqa: E402
 import vmrun  # noqa: E402
+from results import Results  # noqa: E402
 from vmpair import cpu_seconds, run_jobs  # noqa: E402
 
 # Both VMs: the virtio NIC and the mlx5e netdev up; ARP answered only on the NIC that owns the
@@ -252,24 +253,24 @@ def main() -> int:
     ratio = lambda a, b: b / a if a else float("nan")
     coalesce = next((l.split(maxsplit=1)[1] for l in res[0].job_log.splitlines()
                      if l.startswith("coalesce ")), "?")
-    print(f"\nEthernet between two TCG VMs, {args.rounds} rounds of {args.seconds} s (medians); "
-          f"mlx5e coalescing: {coalesce}\n")
-    print(f"{'':34} {'virtio-net':>11} {'mlx5e':>9} {'cx4':>9} {'cx4/mlx5e':>10} "
-          f"{'cx4/virtio':>11} {'mlx5e/virtio':>13}")
+    title = (f"Ethernet between two TCG VMs, {args.rounds} rounds of {args.seconds} s (medians); "
+             f"mlx5e coalescing: {coalesce}")
+    out = Results("eth" + ("-lro" if args.lro else "") + ("-gso" if args.wire_gso else ""),
+                  title.split(";")[0] + (", LRO on" if args.lro else "")
+                  + (", GSO superframes on the wire" if args.wire_gso else ""))
     rows = ((("tx",), "iperf3 TCP vm0->vm1 (Mbit/s)"), (("rx",), "iperf3 TCP vm1->vm0 (Mbit/s)"),
             (("udp",), "UDP 64-byte rate (Mbit/s)"), (("udps",), "  UDP 64-byte sent (Mbit/s)"))
+    cells = []
     for key, name in rows:
         v, m, c = (med(tput.get((key[0], n), [])) for n in ("virtio", "mlx5e", "cx4"))
-        print(f"{name:34} {v:11.1f} {m:9.1f} {c:9.1f} {ratio(m, c):10.2f} {ratio(v, c):11.2f} "
-              f"{ratio(v, m):13.2f}")
+        cells.append([name, v, m, c, ratio(m, c), ratio(v, c), ratio(v, m)])
     v, m, c = (med(rtt.get(n, [])) for n in ("virtio", "mlx5e", "cx4"))
     # Latency: lower is better, so the ratios are inverted (higher is better everywhere).
-    print(f"{'ping request/response (ms)':34} {v:11.3f} {m:9.3f} {c:9.3f} {ratio(c, m):10.2f} "
-          f"{ratio(c, v):11.2f} {ratio(m, v):13.2f}")
-    v, m, c = (med(loss.get(n, [])) for n in ("virtio", "mlx5e", "cx4"))
-    print(f"{'  UDP datagrams lost (%)':34} {v:11.1f} {m:9.1f} {c:9.1f}")
-    v, m, c = (med(rcvbuf.get(n, [])) for n in ("virtio", "mlx5e", "cx4"))
-    print(f"{'  dropped at the receiving socket (%)':34} {v:11.1f} {m:9.1f} {c:9.1f}")
+    cells.append(["ping request/response (ms)", v, m, c, ratio(c, m), ratio(c, v), ratio(m, v)])
+    for name, d in (("  UDP datagrams lost (%)", loss), ("  dropped at the receiving socket (%)", rcvbuf)):
+        cells.append([name] + [med(d.get(n, [])) for n in ("virtio", "mlx5e", "cx4")] + [""] * 3)
+    out.table(title, ["", "virtio-net", "mlx5e", "cx4", "cx4/mlx5e", "cx4/virtio", "mlx5e/virtio"],
+              cells)
     # The spread behind each median: every round's figure, in round order.
     print("\nper round (round order; the NICs' order rotates each round):")
     for key, name in rows:
@@ -287,7 +288,9 @@ def main() -> int:
         for line in res[vm].job_log.splitlines() if args.counters else ():
             if line.startswith("ctr "):
                 print(f"{who}'s counters over a UDP run: {line[4:]}")
-    print(f"\nthe models' TAPs carry {'GSO superframes' if args.wire_gso else 'single frames only'}")
+    line = f"the models' TAPs carry {'GSO superframes' if args.wire_gso else 'single frames only'}"
+    print("\n" + line)
+    out.note(line)
     print("\nratios: higher is better (latency ratios are inverted); goal cx4/mlx5e >= 1 on every row")
     for nic in ("mlx5e", "cx4"):
         c = cost.get(nic, {})
@@ -296,7 +299,7 @@ def main() -> int:
             continue
         cpu_s, path_s = c.get("cpu", 0.0), c.get("tx_s", 0.0) + c.get("rx_s", 0.0)
         per = lambda k, n: c.get(k, 0.0) / n * 1e6 if n else float("nan")
-        print(f"\nmodel of vm0's {nic} card over its runs: {cpu_s:.2f} s CPU for {nframes:.0f} frames "
+        line = (f"model of vm0's {nic} card over its runs: {cpu_s:.2f} s CPU for {nframes:.0f} frames "
               f"(sent + delivered) = {cpu_s / nframes * 1e6:.1f} us per frame; {c.get('db', 0):.0f} SQ "
               f"doorbells ({c.get('db', 0) / nframes:.2f} per frame), BAR writes "
               f"{c.get('writes', 0) / nframes:.2f} and reads {c.get('reads', 0) / nframes:.3f} per "
@@ -304,9 +307,12 @@ def main() -> int:
               f"frame (send {per('tx_s', c.get('tx', 0)):.1f} us per frame sent, receive "
               f"{per('rx_s', c.get('rx', 0)):.1f} us per frame delivered), the rest "
               f"({(cpu_s - path_s) / nframes * 1e6:.1f} us) is vfio-user messages, locking and threads")
+        print("\n" + line)
+        out.note(line)
     m = re.findall(r"\bcq_moderated=(\d+)", res[0].job_log)
     if m:
         print(f"completion events held back by CQ moderation (vm0's cards, last reading): {m[-1]}")
+    out.save()
     return 0
 
 

@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT / "tools/testbed"))
 import run as testrun  # noqa: E402
 import vmrun  # noqa: E402
 from model_roce import IB  # noqa: E402
+from results import Results  # noqa: E402
 from vmpair import cpu_seconds, run_jobs  # noqa: E402
 
 # Both VMs: the virtio NIC with rxe on it, the modelled card with mlx5_ib; ARP answered only
@@ -161,22 +162,27 @@ def main() -> int:
             elif p0 is not None:
                 pkts += roce_packets(line) - p0
     med = lambda v: statistics.median(v) if v else float("nan")
-    print(f"\nRoCE between two TCG VMs, {args.rounds} rounds (medians)\n")
-    print(f"{'':36} {'rxe':>9} {'mlx5_ib':>9} {'cx4':>9} {'cx4/mlx5_ib':>12} {'mlx5_ib/rxe':>12} "
-          f"{'cx4/rxe':>8} {'goal vs rxe':>12}")
-    r, m, c = (med(bw.get(d, [])) for d in ("rxe", "mlx5", "cx4"))
+    res = Results("roce", f"RoCE between two TCG VMs: rxe, mlx5_ib and cx4 ({args.rounds} rounds, "
+                          "medians)")
     div = lambda a, b: a / b if b else float("nan")
-    print(f"{'ib_write_bw 64 KiB (Mbit/s)':36} {r:9.1f} {m:9.1f} {c:9.1f} {div(c, m):12.2f} "
-          f"{div(m, r):12.2f} {div(c, r):8.2f} {'>= 20':>12}")
-    for t, name in (("wlat", "ib_write_lat 8 B, t_typical (us)"), ("slat", "ib_send_lat 8 B, t_typical (us)")):
-        r, m, c = (med(lat.get((t, d), [])) for d in ("rxe", "mlx5", "cx4"))
-        print(f"{name:36} {r:9.2f} {m:9.2f} {c:9.2f} {div(c, m):12.2f} {div(m, r):12.2f} "
-              f"{div(c, r):8.2f} {'<= 0.2':>12}")
+    rows = []
+    for name, key, goal in (("ib_write_bw 64 KiB (Mbit/s)", "bw", ">= 20"),
+                            ("ib_write_lat 8 B, t_typical (us)", "wlat", "<= 0.2"),
+                            ("ib_send_lat 8 B, t_typical (us)", "slat", "<= 0.2")):
+        r, m, c = (med(bw.get(d, []) if key == "bw" else lat.get((key, d), []))
+                   for d in ("rxe", "mlx5", "cx4"))
+        rows.append([name, r, m, c, div(c, m), div(m, r), div(c, r), goal])
+    res.table(f"RoCE between two TCG VMs, {args.rounds} rounds (medians)",
+              ["", "rxe", "mlx5_ib", "cx4", "cx4/mlx5_ib", "mlx5_ib/rxe", "cx4/rxe", "goal vs rxe"],
+              rows)
     print("\nbandwidth ratios: higher is better; latency ratios: lower is better (cx4's goal: "
           "cx4/mlx5_ib >= 1 for bandwidth, <= 1 for latency)")
     if pkts:
-        print(f"\nmodel of vm0 over the mlx5_ib runs: {cpu_s:.2f} s CPU for {pkts} RoCE packets "
-              f"(sent + received) = {cpu_s / pkts * 1e6:.1f} us per packet")
+        line = (f"model of vm0 over the mlx5_ib runs: {cpu_s:.2f} s CPU for {pkts} RoCE packets "
+                f"(sent + received) = {cpu_s / pkts * 1e6:.1f} us per packet")
+        print("\n" + line)
+        res.note(line)
+    res.save()
     return 0
 
 

@@ -16,6 +16,14 @@ import harness  # noqa: E402
 import vmrun  # noqa: E402
 from model_eth import PRELUDE, Relay  # noqa: E402
 
+# Guest helpers: `cpu` prints this VM's busy CPU ticks so far (USER_HZ, 100 a second) from
+# /proc/stat, user + nice and system + irq + softirq; `now` the time in seconds.
+GUEST_CPU = r"""
+cpu() { awk '/^cpu / {print $2 + $3, $4 + $7 + $8}' /proc/stat; }
+now() { date +%s.%N; }
+"""
+USER_HZ = 100
+
 
 def run_jobs(env, specs: list[vmrun.VmSpec], jobs: list[str], timeout: float,
              files: list[Path] = ()) -> list[vmrun.VmResult] | None:
@@ -43,6 +51,12 @@ def run_jobs(env, specs: list[vmrun.VmSpec], jobs: list[str], timeout: float,
             print(harness.describe(r))
             return None
     return res
+
+
+def busy(before: str, after: str) -> tuple[float, float]:
+    """Seconds of user and of kernel time between two `cpu` readings ("USER KERNEL")."""
+    (u0, k0), (u1, k1) = (map(float, x.split()) for x in (before, after))
+    return (u1 - u0) / USER_HZ, (k1 - k0) / USER_HZ
 
 
 def cpu_seconds(line: str) -> float:
