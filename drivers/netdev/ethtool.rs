@@ -22,6 +22,16 @@ use kernel::{
 
 use ksys::op;
 
+mod rss;
+
+pub use rss::{
+    rxh,
+    FlowType,
+    Rxfh,
+    RSS_HASH_NO_CHANGE,
+    RSS_HASH_TOP, //
+};
+
 use crate::{
     registration::{
         args,
@@ -245,104 +255,6 @@ pub struct Coalesce {
     pub tx_usecs: u32,
     /// TX: completions before the interrupt.
     pub tx_max_frames: u32,
-}
-
-/// The RSS hash function `ETH_RSS_HASH_TOP` (Toeplitz), for [`Rxfh`].
-pub const RSS_HASH_TOP: u8 = ksys::KSYS_CONST_ETH_RSS_HASH_TOP;
-/// "No change" as a requested hash function.
-pub const RSS_HASH_NO_CHANGE: u8 = ksys::KSYS_CONST_ETH_RSS_HASH_NO_CHANGE;
-
-/// A flow type of the RSS hash-field configuration (`ethtool -n/-N rx-flow-hash`; the
-/// `*_FLOW` values of `struct ethtool_rxfh_fields`, extension flags removed).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FlowType {
-    /// `TCP_V4_FLOW`.
-    TcpV4,
-    /// `UDP_V4_FLOW`.
-    UdpV4,
-    /// `TCP_V6_FLOW`.
-    TcpV6,
-    /// `UDP_V6_FLOW`.
-    UdpV6,
-    /// `AH_V4_FLOW`, `ESP_V4_FLOW`, `AH_ESP_V4_FLOW`.
-    IpsecV4,
-    /// `AH_V6_FLOW`, `ESP_V6_FLOW`, `AH_ESP_V6_FLOW`.
-    IpsecV6,
-    /// `IPV4_FLOW`, `IPV4_USER_FLOW`: other IPv4.
-    Ipv4,
-    /// `IPV6_FLOW`, `IPV6_USER_FLOW`: other IPv6.
-    Ipv6,
-    /// Any other (SCTP, Ethernet...), by its raw value.
-    Other(u32),
-}
-
-impl FlowType {
-    fn from_raw(raw: u32) -> Self {
-        use kernel::bindings as b;
-        match raw & !(b::FLOW_EXT | b::FLOW_MAC_EXT | b::FLOW_RSS) {
-            b::TCP_V4_FLOW => Self::TcpV4,
-            b::UDP_V4_FLOW => Self::UdpV4,
-            b::TCP_V6_FLOW => Self::TcpV6,
-            b::UDP_V6_FLOW => Self::UdpV6,
-            b::AH_V4_FLOW | b::ESP_V4_FLOW | b::AH_ESP_V4_FLOW => Self::IpsecV4,
-            b::AH_V6_FLOW | b::ESP_V6_FLOW | b::AH_ESP_V6_FLOW => Self::IpsecV6,
-            b::IPV4_FLOW | b::IPV4_USER_FLOW => Self::Ipv4,
-            b::IPV6_FLOW | b::IPV6_USER_FLOW => Self::Ipv6,
-            other => Self::Other(other),
-        }
-    }
-}
-
-/// The header fields a flow type's RSS hash covers (`RXH_*` bits of `struct
-/// ethtool_rxfh_fields`' `data`).
-pub mod rxh {
-    /// IP source address.
-    pub const IP_SRC: u32 = kernel::bindings::RXH_IP_SRC;
-    /// IP destination address.
-    pub const IP_DST: u32 = kernel::bindings::RXH_IP_DST;
-    /// L4 bytes 0-1 (the source port).
-    pub const L4_B_0_1: u32 = kernel::bindings::RXH_L4_B_0_1;
-    /// L4 bytes 2-3 (the destination port).
-    pub const L4_B_2_3: u32 = kernel::bindings::RXH_L4_B_2_3;
-}
-
-/// The RSS configuration (`struct ethtool_rxfh_param`, the default context only): the
-/// indirection table and hash key, sized by `get_rxfh_indir_size` / `get_rxfh_key_size`.
-pub struct Rxfh<'a> {
-    raw: &'a mut kernel::bindings::ethtool_rxfh_param,
-    indir_len: usize,
-    key_len: usize,
-}
-
-impl Rxfh<'_> {
-    /// The hash function (`RSS_HASH_*`; [`RSS_HASH_NO_CHANGE`] in a set request that keeps it).
-    pub fn hfunc(&self) -> u8 {
-        self.raw.hfunc
-    }
-
-    /// Reports the hash function (get).
-    pub fn set_hfunc(&mut self, hfunc: u8) {
-        self.raw.hfunc = hfunc;
-    }
-
-    /// The indirection table (absent: not asked for / not to change).
-    pub fn indir(&mut self) -> Option<&mut [u32]> {
-        if self.raw.indir.is_null() {
-            return None;
-        }
-        // SAFETY: The core passes a table of `indir_size` entries, valid for the call, which
-        // `self` borrows.
-        Some(unsafe { slice::from_raw_parts_mut(self.raw.indir, self.indir_len) })
-    }
-
-    /// The hash key (absent: not asked for / not to change).
-    pub fn key(&mut self) -> Option<&mut [u8]> {
-        if self.raw.key.is_null() {
-            return None;
-        }
-        // SAFETY: As for `indir`, with `key_size` bytes.
-        Some(unsafe { slice::from_raw_parts_mut(self.raw.key, self.key_len) })
-    }
 }
 
 /// The string sets of [`EthtoolOps::get_sset_count`].
