@@ -52,6 +52,25 @@ pub(crate) fn eopnotsupp() -> Error {
 /// The ethtool operations of the netdev.
 pub(crate) struct EnEthtool;
 
+/// The `RXH_*` bits of `ethtool -N rx-flow-hash` and the TIR's `hash_field_sel` bits they are.
+const RXH_FIELDS: [(u32, u32); 4] = [
+    (rxh::IP_SRC, hash_field_sel::SRC_IP),
+    (rxh::IP_DST, hash_field_sel::DST_IP),
+    (rxh::L4_B_0_1, hash_field_sel::L4_SPORT),
+    (rxh::L4_B_2_3, hash_field_sel::L4_DPORT),
+];
+
+/// The TCP or UDP traffic type of `flow` (the flow types whose hash fields can be set).
+fn l4_traffic_type(flow: FlowType) -> Option<TrafficType> {
+    Some(match flow {
+        FlowType::TcpV4 => TrafficType::Ipv4Tcp,
+        FlowType::TcpV6 => TrafficType::Ipv6Tcp,
+        FlowType::UdpV4 => TrafficType::Ipv4Udp,
+        FlowType::UdpV6 => TrafficType::Ipv6Udp,
+        _ => return None,
+    })
+}
+
 /// `log2(n)` of a power of two in the ring range, or `EINVAL`.
 fn ring_log(n: u32) -> Result<u32> {
     if !n.is_power_of_two() {
@@ -221,24 +240,15 @@ impl EthtoolOps for EnEthtool {
     fn get_rxfh_fields(_dev: &Device, data: ArcBorrow<'_, EnPriv>, flow: FlowType) -> Result<u32> {
         // en_fs_ethtool.c `mlx5e_ethtool_get_rxfh_fields`; IPsec flows hash in the IP TIRs.
         let tt = match flow {
-            FlowType::TcpV4 => TrafficType::Ipv4Tcp,
-            FlowType::TcpV6 => TrafficType::Ipv6Tcp,
-            FlowType::UdpV4 => TrafficType::Ipv4Udp,
-            FlowType::UdpV6 => TrafficType::Ipv6Udp,
             FlowType::Ipv4 | FlowType::IpsecV4 => TrafficType::Ipv4,
             FlowType::Ipv6 | FlowType::IpsecV6 => TrafficType::Ipv6,
-            FlowType::Other(_) => return Err(EINVAL),
+            _ => l4_traffic_type(flow).ok_or(EINVAL)?,
         };
         let sel = data.params()?.hash_fields[tt.index()];
-        Ok([
-            (hash_field_sel::SRC_IP, rxh::IP_SRC),
-            (hash_field_sel::DST_IP, rxh::IP_DST),
-            (hash_field_sel::L4_SPORT, rxh::L4_B_0_1),
-            (hash_field_sel::L4_DPORT, rxh::L4_B_2_3),
-        ]
-        .iter()
-        .filter(|(f, _)| sel & f != 0)
-        .fold(0, |acc, (_, r)| acc | r))
+        Ok(RXH_FIELDS
+            .iter()
+            .filter(|(_, f)| sel & f != 0)
+            .fold(0, |acc, (r, _)| acc | r))
     }
 
     fn set_rxfh_fields(
@@ -250,26 +260,17 @@ impl EthtoolOps for EnEthtool {
         // en_fs_ethtool.c `mlx5e_ethtool_set_rxfh_fields`: TCP and UDP flows only, over
         // addresses and ports only.
         let tt = match flow {
-            FlowType::TcpV4 => TrafficType::Ipv4Tcp,
-            FlowType::TcpV6 => TrafficType::Ipv6Tcp,
-            FlowType::UdpV4 => TrafficType::Ipv4Udp,
-            FlowType::UdpV6 => TrafficType::Ipv6Udp,
             FlowType::Other(_) => return Err(EINVAL),
-            _ => return Err(eopnotsupp()),
+            _ => l4_traffic_type(flow).ok_or_else(eopnotsupp)?,
         };
-        let all = rxh::IP_SRC | rxh::IP_DST | rxh::L4_B_0_1 | rxh::L4_B_2_3;
+        let all = RXH_FIELDS.iter().fold(0, |acc, (r, _)| acc | r);
         if fields & !all != 0 {
             return Err(eopnotsupp());
         }
-        let sel = [
-            (rxh::IP_SRC, hash_field_sel::SRC_IP),
-            (rxh::IP_DST, hash_field_sel::DST_IP),
-            (rxh::L4_B_0_1, hash_field_sel::L4_SPORT),
-            (rxh::L4_B_2_3, hash_field_sel::L4_DPORT),
-        ]
-        .iter()
-        .filter(|(r, _)| fields & r != 0)
-        .fold(0, |acc, (_, f)| acc | f);
+        let sel = RXH_FIELDS
+            .iter()
+            .filter(|(r, _)| fields & r != 0)
+            .fold(0, |acc, (_, f)| acc | f);
         EnPriv::set_hash_fields(data, tt, sel)
     }
 
