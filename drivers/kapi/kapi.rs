@@ -301,19 +301,18 @@ impl MsixVectors {
         self.count
     }
 
-    /// The Linux interrupt number of vector `index`; `ENODEV` once the device is unbound.
-    fn irq(&self, index: u32) -> Result<u32> {
+    /// The Linux interrupt number of vector `index` of bound device `dev` (`EINVAL` if `dev`
+    /// is not the device the vectors belong to). Process context: `pci_irq_vector()` takes the
+    /// MSI domain's mutex, so the allocation is reached through `Devres::access` (the bound
+    /// device proves it is not revoked), not under an RCU read lock.
+    fn irq(&self, dev: &device::Device<Bound>, index: u32) -> Result<u32> {
         if index >= self.count {
             return Err(EINVAL);
         }
-        let irq = self
-            .alloc
-            .try_access_with(|a| {
-                // SAFETY: The vectors are allocated while the `Devres` is not revoked (checked
-                // by `try_access_with`), and `index` is below their count.
-                unsafe { bindings::pci_irq_vector(pci_dev_ptr(&a.pdev), index) }
-            })
-            .ok_or(ENODEV)?;
+        let a = self.alloc.access(dev)?;
+        // SAFETY: The vectors are allocated while the `Devres` is not revoked, which `access`
+        // with the bound device proves for as long as `a` lives; `index` is below their count.
+        let irq = unsafe { bindings::pci_irq_vector(pci_dev_ptr(&a.pdev), index) };
         to_result(irq)?;
         Ok(irq.unsigned_abs())
     }
@@ -395,8 +394,8 @@ impl<T: IrqHandler> IrqLine<T> {
         name: &'static CStr,
         handler: Arc<T>,
     ) -> Result<Self> {
-        let irq = vectors.irq(index)?;
         let bound: &device::Device<Bound> = dev.as_ref();
+        let irq = vectors.irq(bound, index)?;
         let normal: &device::Device = bound;
         let cookie = KBox::new(
             IrqCookie {
