@@ -2,7 +2,7 @@
 //! domain `pd` reaches through its data segments' lkeys.
 
 use crate::{
-    fw::{Firmware, XlateError},
+    fw::{Copy, Firmware, XlateError},
     guest_mem::GuestMem,
 };
 
@@ -35,18 +35,23 @@ impl MkeyDma<'_> {
         })?;
         self.fw
             .translate(self.mem, lkey, self.pd, addr, n, write)
-            .map_err(|e| match e {
-                XlateError::BadKey | XlateError::Terminate => DmaError::BadLkey { lkey },
-                XlateError::Protection => DmaError::Protection {
-                    lkey,
-                    addr,
-                    len: len as u64,
-                },
-                XlateError::NotMapped => DmaError::Fault {
-                    addr,
-                    len: len as u64,
-                },
-            })
+            .map_err(|e| xlate_error(e, lkey, addr, len))
+    }
+}
+
+/// The DMA error of a failed translation.
+fn xlate_error(e: XlateError, lkey: u32, addr: u64, len: usize) -> DmaError {
+    match e {
+        XlateError::BadKey | XlateError::Terminate => DmaError::BadLkey { lkey },
+        XlateError::Protection => DmaError::Protection {
+            lkey,
+            addr,
+            len: len as u64,
+        },
+        XlateError::NotMapped => DmaError::Fault {
+            addr,
+            len: len as u64,
+        },
     }
 }
 
@@ -69,18 +74,47 @@ impl Dma for MkeyDma<'_> {
     }
 
     fn write(&self, lkey: u32, addr: u64, data: &[u8]) -> Result<(), DmaError> {
-        let mut at = 0;
-        for (pa, n) in self.pieces(lkey, addr, data.len(), true)? {
-            let n = n as usize;
-            let src = data.get(at..at + n).ok_or(DmaError::Fault {
-                addr: pa,
-                len: n as u64,
-            })?;
-            self.mem.write(pa, src).map_err(|_| DmaError::Fault {
-                addr: pa,
-                len: n as u64,
-            })?;
-            at += n;
+        let len = data.len();
+        let n = u32::try_from(len).map_err(|_| DmaError::Protection {
+            lkey,
+            addr,
+            len: len as u64,
+        })?;
+        let copies = self
+            .fw
+            .translate_write(self.mem, lkey, self.pd, addr, n)
+            .map_err(|e| xlate_error(e, lkey, addr, len))?;
+        for c in copies {
+            let (pa, r) = match c {
+                Copy::Piece { at, pa, n } => (
+                    pa,
+                    data.get(at..at + n as usize)
+                        .map(|src| self.mem.write(pa, src).is_ok()),
+                ),
+                Copy::Strided {
+                    at,
+                    step,
+                    chunk,
+                    count,
+                    dst,
+                } => (
+                    dst.first().map_or(0, |d| d.0),
+                    Some(self.mem.write_strided(
+                        &dst,
+                        data,
+                        at,
+                        step,
+                        chunk as usize,
+                        count as usize,
+                    )),
+                ),
+            };
+            if r != Some(true) {
+                return Err(DmaError::Fault {
+                    addr: pa,
+                    len: len as u64,
+                });
+            }
         }
         Ok(())
     }

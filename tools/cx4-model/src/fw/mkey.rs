@@ -417,6 +417,21 @@ impl Firmware {
             .filter(|m| m.key == key && !m.free)
     }
 
+    /// The mkey `lkey` names, if a queue of protection domain `pd` may access it for the
+    /// device to write (`write`) or read.
+    pub(super) fn top_key(&self, lkey: u32, pd: u32, write: bool) -> Result<&Mkey, XlateError> {
+        let m = self.mkey(lkey).ok_or(XlateError::BadKey)?;
+        let allowed = if write {
+            m.access.local_write
+        } else {
+            m.access.local_read
+        };
+        if m.pd != pd || !allowed {
+            return Err(XlateError::Protection);
+        }
+        Ok(m)
+    }
+
     /// Translates `len` bytes at `addr` through `lkey` for a queue in protection domain `pd`,
     /// for the device to write (`write`, receive data) or read (send data): the guest
     /// physical pieces, in order. The reserved lkey passes addresses through; every piece is
@@ -442,15 +457,7 @@ impl Firmware {
         if lkey == TERMINATE_SCATTER_LIST_LKEY {
             return Err(XlateError::Terminate);
         }
-        let m = self.mkey(lkey).ok_or(XlateError::BadKey)?;
-        let allowed = if write {
-            m.access.local_write
-        } else {
-            m.access.local_read
-        };
-        if m.pd != pd || !allowed {
-            return Err(XlateError::Protection);
-        }
+        let m = self.top_key(lkey, pd, write)?;
         let mut pieces = Vec::new();
         let mut walk = super::mkey_map::Walk::new(self);
         self.map_range(m, addr, len, write, &mut walk, &mut pieces)?;

@@ -22,7 +22,7 @@ static MAX_INDIRECTION: GeneralCap = GeneralCap::new("max_indirection");
 pub(super) struct Walk {
     /// The indirect mkeys above the one being mapped (for the depth bound and loop
     /// detection).
-    chain: Vec<u32>,
+    pub(super) chain: Vec<u32>,
     /// The `max_indirection` capability, read once per walk (not once per piece: a
     /// repeat-block mkey yields one piece per chunk).
     depth: usize,
@@ -126,7 +126,7 @@ impl Firmware {
     /// The pieces of `addr..end` of the repeat-block mkey `m`: repetition r = (offset /
     /// block), then the entry the offset inside the repetition falls in, at `va + r·stride`.
     #[allow(clippy::too_many_arguments)]
-    fn map_repeat(
+    pub(super) fn map_repeat(
         &self,
         m: &Mkey,
         (block, count, entries): (u32, u32, &[RepeatEntry]),
@@ -147,6 +147,9 @@ impl Firmware {
         // block is one piece per entry and repetition: one per chunk of an EC result); the
         // checks depend on the entry alone, so each piece meets the same answer.
         let mut nested: Vec<Option<&Mkey>> = vec![None; entries.len()];
+        // Per entry, the last direct run its pieces fell in: the next repetition's piece
+        // (`stride` further) is usually in the same page, and then needs no walk.
+        let mut runs: Vec<Option<Run>> = vec![None; entries.len()];
         // One piece per entry and repetition: room for them at once (bounded: the list is
         // the guest's).
         let shortest = entries
@@ -185,10 +188,16 @@ impl Firmware {
                     k
                 }
             };
-            walk.chain.push(m.key);
-            let r = self.map_range(key, va, n as u32, write, walk, out);
-            walk.chain.pop();
-            r?;
+            match runs[i].filter(|r| r.holds(va, n)) {
+                Some(r) => out.push((r.pa + (va - r.va), n as u32)),
+                None => {
+                    walk.chain.push(m.key);
+                    let r = self.map_range(key, va, n as u32, write, walk, out);
+                    walk.chain.pop();
+                    r?;
+                    runs[i] = Run::of(key, va);
+                }
+            }
             a += n;
             inside += n;
             // The next non-empty entry, in this repetition or the next.
@@ -229,7 +238,7 @@ impl Firmware {
     /// The mkey `key` an entry of the indirect mkey `parent` names, if the walk may go
     /// down to it: within the depth bound, no loop, live, in `parent`'s PD, with the local
     /// right of the access.
-    fn nested_key(
+    pub(super) fn nested_key(
         &self,
         parent: &Mkey,
         key: u32,
@@ -250,5 +259,52 @@ impl Firmware {
             return Err(XlateError::Protection);
         }
         Ok(m)
+    }
+}
+
+/// A range of a direct (PA or MTT) mkey that is one contiguous range of guest physical
+/// memory: a page of an MTT mkey, the whole range of a PA mkey; always inside the mkey's
+/// range, so a piece inside it passes every check [`Firmware::map_range`] makes of that key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Run {
+    /// First virtual address.
+    va: u64,
+    /// Past the last virtual address.
+    end: u64,
+    /// Guest physical address of `va`.
+    pa: u64,
+}
+
+impl Run {
+    /// The run of `m` around `va` (which `map_range` just mapped), if `m` is direct.
+    fn of(m: &Mkey, va: u64) -> Option<Run> {
+        let (lo, hi) = match m.len {
+            Some(l) => (m.start, m.start.checked_add(l)?),
+            None => (0, u64::MAX),
+        };
+        let (va0, end, pa) = match &m.map {
+            MkeyMap::Pa => (lo, hi, lo),
+            MkeyMap::Mtt { page_shift, pages } => {
+                let page = 1u64.checked_shl(u32::from(*page_shift))?;
+                let base = m.start & !(page - 1);
+                let i = usize::try_from(va.checked_sub(base)? >> page_shift).ok()?;
+                let first = base.checked_add((i as u64).checked_mul(page)?)?;
+                let pa = *pages.get(i)?;
+                // Clamped to the key's range; the PA moves with the start.
+                let va0 = first.max(lo);
+                (
+                    va0,
+                    first.checked_add(page)?.min(hi),
+                    pa.checked_add(va0 - first)?,
+                )
+            }
+            _ => return None,
+        };
+        (va0 <= va && va < end).then_some(Run { va: va0, end, pa })
+    }
+
+    /// Whether `n` bytes at `va` lie inside the run.
+    fn holds(&self, va: u64, n: u64) -> bool {
+        va >= self.va && va.checked_add(n).is_some_and(|e| e <= self.end)
     }
 }

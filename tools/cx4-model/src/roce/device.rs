@@ -55,6 +55,7 @@ use crate::{
     fw::Cast,
 };
 
+use super::burst::Looped;
 use super::cqe;
 use super::engine::{now_ns, Change, QpEngine, ReqSide};
 use super::headers::{AtomicEth, Bth, Ext, ExtHeaders, Ieth, ImmDt, Opcode, Reth, Service};
@@ -444,8 +445,21 @@ impl Roce<'_> {
         payload: &[u8],
     ) {
         let mut error = false;
-        for a in acts {
+        let mut acts = acts.into_iter().peekable();
+        while let Some(a) = acts.next() {
             match a {
+                ReqAction::Transmit(tx) if self.bursts(q, &tx) => {
+                    // The packets of this WQE the requester sends together.
+                    let mut txs = vec![tx];
+                    while let Some(ReqAction::Transmit(n)) = acts.peek() {
+                        if n.wqe_index != tx.wqe_index || n.op != tx.op {
+                            break;
+                        }
+                        txs.push(*n);
+                        acts.next();
+                    }
+                    self.transmit_burst(bus, q, v, &txs);
+                }
                 ReqAction::Transmit(tx) => self.transmit_request(bus, q, v, &tx),
                 ReqAction::ReadData {
                     wqe_index,
@@ -529,7 +543,7 @@ impl Roce<'_> {
     }
 
     /// Builds and sends one request packet.
-    fn transmit_request(
+    pub(super) fn transmit_request(
         &mut self,
         bus: &mut Bus,
         q: &QpEngine,
@@ -539,6 +553,52 @@ impl Roce<'_> {
         let (Some(w), Some(path)) = (q.wqe(tx.wqe_index), q.path) else {
             return;
         };
+        let len = if tx.opcode.info().payload {
+            tx.len as usize
+        } else {
+            0
+        };
+        let dma = MkeyDma {
+            fw: self.fw,
+            mem: &bus.mem,
+            pd: v.pd,
+        };
+        // The payload is gathered from guest memory straight into the frame.
+        let gather = |out: &mut [u8]| match out.len() {
+            0 => Ok(()),
+            _ => w.gather(&dma, u64::from(tx.offset), out),
+        };
+        let headers = self.request_headers(q, w, &path, tx);
+        let looped = self.roce_gid_is_local(&path.ip.dst_gid());
+        let mut gathered = None;
+        let built = headers.map(|(bth, ext)| {
+            path.frame_with(bth, ext, len, looped, |out| gathered = Some(gather(out)))
+        });
+        // A payload not gathered (no frame laid out) is read all the same: a gather failure
+        // is what is reported first.
+        if let Err(e) = gathered.unwrap_or_else(|| gather(&mut vec![0u8; len])) {
+            // The buffer changed under a posted WQE (deregistered): nothing is sent; the
+            // retry timer gives up eventually.
+            log::warn!("QP {:#x} WQE {:#x}: gather failed: {e}", v.qpn, w.index);
+            self.roce.stats.errors += 1;
+            return;
+        }
+        match built {
+            None => log::warn!("QP {:#x} WQE {:#x}: no XRC SRQ to send to", v.qpn, w.index),
+            Some(Ok(f)) => self.roce_send_request(v.qpn, f),
+            Some(Err(e)) => log::warn!("QP {:#x}: packet not built: {e}", v.qpn),
+        }
+    }
+
+    /// The BTH (opcode, PSN, AckReq, SE) and extension headers of request packet `tx` of
+    /// WQE `w`; `None` for an XRC request without an SRQ to send to.
+    pub(super) fn request_headers(
+        &self,
+        q: &QpEngine,
+        w: &SendWqe,
+        path: &super::wire::Path,
+        tx: &super::requester::TxPacket,
+    ) -> Option<(Bth, ExtHeaders)> {
         let mut bth = Bth::new(tx.opcode, path.remote_qpn, tx.psn.value());
         bth.ack_req = tx.ack_req;
         bth.solicited = w.solicited && ends_message(tx.opcode);
@@ -572,41 +632,7 @@ impl Roce<'_> {
                 _ => {}
             }
         }
-        let len = if tx.opcode.info().payload {
-            tx.len as usize
-        } else {
-            0
-        };
-        let dma = MkeyDma {
-            fw: self.fw,
-            mem: &bus.mem,
-            pd: v.pd,
-        };
-        // The payload is gathered from guest memory straight into the frame.
-        let gather = |out: &mut [u8]| match out.len() {
-            0 => Ok(()),
-            _ => w.gather(&dma, u64::from(tx.offset), out),
-        };
-        let headers = super::xrc::request_headers(q.service, bth, ext, w.xrc_srqn);
-        let looped = self.roce_gid_is_local(&path.ip.dst_gid());
-        let mut gathered = None;
-        let built = headers.map(|(bth, ext)| {
-            path.frame_with(bth, ext, len, looped, |out| gathered = Some(gather(out)))
-        });
-        // A payload not gathered (no frame laid out) is read all the same: a gather failure
-        // is what is reported first.
-        if let Err(e) = gathered.unwrap_or_else(|| gather(&mut vec![0u8; len])) {
-            // The buffer changed under a posted WQE (deregistered): nothing is sent; the
-            // retry timer gives up eventually.
-            log::warn!("QP {:#x} WQE {:#x}: gather failed: {e}", v.qpn, w.index);
-            self.roce.stats.errors += 1;
-            return;
-        }
-        match built {
-            None => log::warn!("QP {:#x} WQE {:#x}: no XRC SRQ to send to", v.qpn, w.index),
-            Some(Ok(f)) => self.roce_send_request(v.qpn, f),
-            Some(Err(e)) => log::warn!("QP {:#x}: packet not built: {e}", v.qpn),
-        }
+        super::xrc::request_headers(q.service, bth, ext, w.xrc_srqn)
     }
 
     /// Puts a RoCE frame on the wire (or loops it back when it is for one of our GIDs).
@@ -632,7 +658,7 @@ impl Roce<'_> {
     pub(super) fn roce_loop_back(&mut self, frame: Vec<u8>) {
         self.roce.stats.tx_packets += 1;
         self.roce.stats.tx_bytes += frame.len() as u64;
-        self.roce.loopback.push_back((frame, None));
+        self.roce.loopback.push_back(Looped::Frame(frame, None));
     }
 
     /// Puts a frame for another host on the wire, through the PFC gate.
@@ -668,10 +694,11 @@ impl Roce<'_> {
         }
         self.roce.draining = true;
         for _ in 0..1 << 16 {
-            let Some((f, blocked)) = self.roce.loopback.pop_front() else {
-                break;
-            };
-            self.roce_receive_packet(bus, &f, blocked, true);
+            match self.roce.loopback.pop_front() {
+                Some(Looped::Frame(f, blocked)) => self.roce_receive_packet(bus, &f, blocked, true),
+                Some(Looped::Burst(b)) => self.roce_receive_burst(bus, &b),
+                None => break,
+            }
         }
         self.roce.draining = false;
     }

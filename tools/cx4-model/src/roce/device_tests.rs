@@ -1509,3 +1509,6 @@ mod umr_tests;
 /// A host micro-benchmark of 64 KiB RDMA WRITEs (ignored by `cargo test`).
 #[path = "write_bench.rs"]
 mod write_bench;
+
+#[path = "burst_tests.rs"]
+mod burst_tests;

@@ -152,14 +152,17 @@ pub struct Engine {
     pub qps: BTreeMap<u32, QpEngine>,
     /// Statistics.
     pub stats: RoceStats,
-    /// Frames looped back inside the card: addressed to one of the port's own GIDs, or a
-    /// copy of a multicast send for the QPs attached here (with the sending QP when its
-    /// context blocks multicast loopback: it does not receive its own).
-    pub loopback: VecDeque<(Vec<u8>, Option<u32>)>,
+    /// What loops back inside the card, in order: frames addressed to one of the port's own
+    /// GIDs, copies of multicast sends for the QPs attached here, RC request bursts
+    /// (`burst.rs`).
+    pub loopback: VecDeque<super::burst::Looped>,
     /// The device's place in each SRQ's free list, by SRQ number.
     pub srqs: BTreeMap<u32, SrqCursor>,
     /// The loopback queue is being drained (not re-entered).
     pub draining: bool,
+    /// Loop RC requests back as frames, packet by packet, instead of in bursts
+    /// (`burst.rs`): what the host tests and benchmarks compare the bursts against.
+    pub frame_loopback: bool,
     /// Received frames the `roce-wire` fault holds back or delays.
     pub wire: super::wire_faults::WireFaults,
     /// Congestion control: the QPs' rate limiters, the CNP pacing, frames waiting for the

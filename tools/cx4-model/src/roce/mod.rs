@@ -57,6 +57,7 @@
 //! - [`wire_faults`]: the `roce-wire` fault's dropped, flipped, reordered, delayed and
 //!   CE-marked frames.
 
+pub mod burst;
 pub mod cnp;
 pub mod cong_state;
 pub mod congestion;

@@ -161,7 +161,7 @@ impl Roce<'_> {
     }
 
     /// A packet for QP `q`.
-    fn qp_packet(
+    pub(super) fn qp_packet(
         &mut self,
         bus: &mut Bus,
         q: &mut QpEngine,

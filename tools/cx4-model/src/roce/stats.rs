@@ -38,6 +38,9 @@ pub struct RoceStats {
     pub ud_tx_bad_av: u64,
     /// UD multicast sends looped back to QPs of the group on this port (besides the wire).
     pub ud_mc_loopback: u64,
+    /// RC request packets to a QP of this card that crossed the loopback together, one
+    /// message part at a time (`burst.rs`; their packets count in `tx`/`rx` as frames).
+    pub loopback_bursts: u64,
     /// UD and GSI packets delivered to a receive WQE (multicast: once per attached QP).
     pub ud_rx: u64,
     /// UD packets dropped: the DETH Q_Key is not the QP's.
@@ -84,7 +87,7 @@ impl RoceStats {
     pub fn line(&self) -> String {
         format!(
             "roce: tx {} pkts {} bytes; rx {} pkts {} bytes ({} malformed, {} no qp, {} dropped); \
-             {} doorbells {} wqes {} errors {} flushed {} unsupported {} timer runs; \
+             {} loopback bursts; {} doorbells {} wqes {} errors {} flushed {} unsupported {} timer runs; \
              mkeys: {} umrs {} remote invalidations; ud: tx {} ({} bad av, {} mc looped) rx {} (dropped: {} qkey, {} no recv, {} too long, \
              {} malformed, {} no target); \
              xrc: {} bad srq {} misdirected; \
@@ -97,6 +100,7 @@ impl RoceStats {
             self.rx_malformed,
             self.rx_no_qp,
             self.rx_dropped,
+            self.loopback_bursts,
             self.doorbells,
             self.wqes,
             self.errors,

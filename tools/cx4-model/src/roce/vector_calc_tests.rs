@@ -1017,6 +1017,150 @@ fn libmlx5_umr_pattern_and_klm_mkeys_spread_a_calculation() {
 /// The `ec-error` fault: the next vector-calc WQE completes in error (LOCAL_QP_OP_ERR on the
 /// send CQ although unsignaled), the QP goes to error and the receive is flushed; the
 /// calculation after it (on a fresh card state: the fault is used up) works.
+/// An MTT mkey of `pages` 4 KiB pages at `va`, backed by the pages from `pa` in reverse
+/// order (so that a range of it is as many guest pieces as pages).
+fn reversed_mr(d: &mut Device, pd: u32, va: u64, pa: u64, pages: u64) -> u32 {
+    let octwords = pages.div_ceil(2) as u32;
+    let mut v = input::<cmds::CreateMkey>(|i| {
+        i.set_translations_octword_actual_size(octwords);
+        let c = i.memory_key_mkey_entry_mut();
+        c.set_access_mode_1_0(cx4_hw::mkey::access_mode::MTT.into());
+        c.set_pd(pd);
+        c.set_qpn(0xff_ffff);
+        c.set_lr(1);
+        c.set_lw(1);
+        c.set_start_addr(va);
+        c.set_len(pages << 12);
+        c.set_log_page_size(12);
+        c.set_translations_octword_size(octwords);
+        c.set_mkey_7_0(0x3c);
+    });
+    v.resize(cx4_hw::mkey::CreateMkeyIn::SIZE + pages as usize * 8, 0);
+    for k in 0..pages {
+        let page = pa + ((pages - 1 - k) << 12);
+        cx4_hw::mkey::CreateMkeyIn::set_mtt(&mut v, k as usize, page).unwrap();
+    }
+    let out = exec(d, &v, cx4_hw::mkey::CreateMkeyOut::SIZE);
+    cx4_hw::mkey::mkey_from_index(view::<cx4_hw::mkey::CreateMkeyOut>(&out).mkey_index(), 0x3c)
+}
+
+/// The (data offset, guest address, bytes) spans of a translation, sorted and merged where
+/// they continue each other: two translations that place every byte of the data at the
+/// same guest address compare equal, in whatever pieces and order.
+fn spans(mut v: Vec<(usize, u64, u32)>) -> Vec<(usize, u64, u32)> {
+    v.sort();
+    let mut out: Vec<(usize, u64, u32)> = Vec::new();
+    for (at, pa, n) in v.into_iter().filter(|s| s.2 > 0) {
+        match out.last_mut() {
+            Some(l) if l.0 + l.2 as usize == at && l.1 + u64::from(l.2) == pa => l.2 += n,
+            _ => out.push((at, pa, n)),
+        }
+    }
+    out
+}
+
+/// A device write through a repeat-block mkey, translated as copies (whole repetitions
+/// entry by entry, `fw/mkey_write.rs`), places every byte where the piece-by-piece
+/// translation does, and fails where it fails: random repeat blocks (1-4 entries of 4-256
+/// bytes, strides equal to the length, 0 or longer, over a key whose pages run backwards or
+/// the contiguous MR, sometimes past the key's end) and random ranges, partial repetitions
+/// at either end included.
+#[test]
+fn repeat_block_writes_as_copies_place_what_the_pieces_place() {
+    use cx4_hw::wqe::repeat_block::{RepeatBlock, RepeatEnt, REPEAT_BLOCK_OP};
+    const VA_REV: u64 = 0x9000_0000;
+    let mut card = EcCard::new("");
+    let pd = card.d.fw.mkey(card.lkey).unwrap().pd;
+    let rev = reversed_mr(&mut card.d, pd, VA_REV, DATA + 0x100_0000, 64);
+    let outumr = card.free_klm_mkey(8);
+    let mut rng = Rng(0x5eed_c0de);
+    let (mut strided, mut same, mut failed) = (0, 0, 0);
+    for round in 0..400 {
+        let n = 1 + rng.below(4) as usize;
+        let lens: Vec<u32> = (0..n)
+            .map(|_| [64, 16, 100, 4, 256][rng.below(5) as usize])
+            .collect();
+        let block: u32 = lens.iter().sum();
+        let reps = 1 + rng.below(40) as u32;
+        let mut h = RepeatBlock::new();
+        h.set_byte_count(block);
+        h.set_op(REPEAT_BLOCK_OP);
+        h.set_repeat_count(reps);
+        h.set_num_ent(n as u32);
+        let mut ents = vec![h.0];
+        for &len in &lens {
+            let stride = match rng.below(4) {
+                0 => 0,
+                1 => len + 4 * rng.below(16) as u32,
+                _ => len,
+            };
+            let (key, base, room) = if rng.below(4) == 0 {
+                (card.lkey, VA_OUT, 0x40_0000)
+            } else {
+                (rev, VA_REV, 64 << 12)
+            };
+            let mut e = RepeatEnt::new();
+            e.set_stride(stride);
+            e.set_byte_count(len);
+            e.set_memkey(key);
+            // Mostly inside the key; now and then running past its end.
+            e.set_va(base + 4 * rng.below(room / 4 + room / 64));
+            ents.push(e.0);
+        }
+        let start = VA_OUT + 0x1000 * rng.below(16);
+        let total = u64::from(block) * u64::from(reps);
+        let w = ec_umr(card.sq_pc, card.qpn, outumr, pd, start, total, &ents);
+        card.put_wqe(&w);
+        card.ring(w[..8].try_into().unwrap());
+        assert!(
+            card.next_cqe(false).is_none(),
+            "round {round}: the UMR failed"
+        );
+        assert!(
+            matches!(&card.d.fw.mkey(outumr).unwrap().map,
+                crate::fw::MkeyMap::Repeat { count, .. } if *count == reps),
+            "round {round}: the UMR was not applied"
+        );
+        for _ in 0..8 {
+            let addr = start + rng.below(total + 8);
+            let len = rng.below(total + 64) as u32;
+            let fw = &card.d.fw;
+            let mem = &card.d.bus.mem;
+            let pieces = fw.translate(mem, outumr, pd, addr, len, true);
+            let copies = fw.translate_write(mem, outumr, pd, addr, len);
+            match (pieces, copies) {
+                (Ok(p), Ok(c)) => {
+                    strided += c
+                        .iter()
+                        .filter(|c| matches!(c, crate::fw::Copy::Strided { .. }))
+                        .count();
+                    let mut at = 0;
+                    let p: Vec<_> = p
+                        .into_iter()
+                        .map(|(pa, n)| {
+                            at += n as usize;
+                            (at - n as usize, pa, n)
+                        })
+                        .collect();
+                    assert_eq!(at, len as usize);
+                    let c = c.iter().flat_map(|c| c.spans()).collect();
+                    assert_eq!(spans(p), spans(c), "round {round}: {addr:#x}+{len:#x}");
+                    same += 1;
+                }
+                (Err(a), Err(b)) => {
+                    assert_eq!(a, b, "round {round}: {addr:#x}+{len:#x}");
+                    failed += 1;
+                }
+                (a, b) => panic!("round {round}: {addr:#x}+{len:#x}: {a:?} vs {b:?}"),
+            }
+        }
+    }
+    assert!(
+        same > 500 && failed > 100 && strided > 300,
+        "{same} placed alike, {failed} failed alike, {strided} strided copies"
+    );
+}
+
 #[test]
 fn injected_engine_fault_fails_one_calculation() {
     let mut card = EcCard::new("");

@@ -293,6 +293,20 @@ impl SendWqe {
         }
     }
 
+    /// [`SendWqe::gather`] of `len` bytes into a new buffer (inline data copied once, not
+    /// zeroed first).
+    pub fn gather_vec(&self, dma: &dyn Dma, offset: u64, len: usize) -> Result<Vec<u8>, DmaError> {
+        if let Gather::Inline(d) = &self.gather {
+            let at = usize::try_from(offset).ok();
+            if let Some(src) = at.and_then(|o| d.get(o..o.checked_add(len)?)) {
+                return Ok(src.to_vec());
+            }
+        }
+        let mut out = vec![0u8; len];
+        self.gather(dma, offset, &mut out)?;
+        Ok(out)
+    }
+
     /// Writes `data` into the local buffers from byte `offset` (READ responses, atomic
     /// results).
     pub fn scatter(&self, dma: &dyn Dma, offset: u64, data: &[u8]) -> Result<(), DmaError> {
