@@ -51,14 +51,7 @@ impl Firmware {
         walk: &mut Walk,
         out: &mut Vec<(u64, u32)>,
     ) -> Result<(), XlateError> {
-        let end = addr
-            .checked_add(u64::from(len))
-            .ok_or(XlateError::Protection)?;
-        if let Some(l) = m.len {
-            if addr < m.start || end > m.start.saturating_add(l) {
-                return Err(XlateError::Protection);
-            }
-        }
+        let end = in_range(m, addr, len)?;
         match &m.map {
             MkeyMap::Pa => out.push((addr, len)),
             MkeyMap::Mtt { page_shift, pages } => {
@@ -259,6 +252,17 @@ impl Firmware {
             return Err(XlateError::Protection);
         }
         Ok(m)
+    }
+}
+
+/// The end of `len` bytes at `addr`, if they lie inside mkey `m`'s range.
+pub(super) fn in_range(m: &Mkey, addr: u64, len: u32) -> Result<u64, XlateError> {
+    let end = addr
+        .checked_add(u64::from(len))
+        .ok_or(XlateError::Protection)?;
+    match m.len {
+        Some(l) if addr < m.start || end > m.start.saturating_add(l) => Err(XlateError::Protection),
+        _ => Ok(end),
     }
 }
 

@@ -11,7 +11,7 @@
 //! list the PRM gives no result for.
 
 use super::mkey::{RepeatEntry, RESERVED_LKEY};
-use super::mkey_map::Walk;
+use super::mkey_map::{in_range, Walk};
 use super::{Firmware, Mkey, MkeyMap, XlateError};
 use crate::guest_mem::GuestMem;
 
@@ -104,14 +104,7 @@ impl Firmware {
         len: u32,
         out: &mut Vec<Copy>,
     ) -> Result<(), XlateError> {
-        let end = addr
-            .checked_add(u64::from(len))
-            .ok_or(XlateError::Protection)?;
-        if let Some(l) = m.len {
-            if addr < m.start || end > m.start.saturating_add(l) {
-                return Err(XlateError::Protection);
-            }
-        }
+        let end = in_range(m, addr, len)?;
         let b = u64::from(block);
         let sum: u64 = entries.iter().map(|e| u64::from(e.len)).sum();
         if b == 0 || sum != b {
