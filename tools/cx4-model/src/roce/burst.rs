@@ -108,7 +108,9 @@ impl Roce<'_> {
                 },
             };
             header_len = Some((t.opcode, h));
-            bytes += h + u64::from(carried(t));
+            // The pad to a 4-byte multiple, as the frame carries it.
+            bth.pad = super::packet::pad_for(carried(t) as usize);
+            bytes += h + u64::from(carried(t)) + u64::from(bth.pad);
             packets.push((TransportHeaders { bth, ext }, carried(t)));
         }
         if !contiguous || packets.len() != txs.len() {

@@ -63,8 +63,9 @@ fn scenario(frames: bool) -> (Outcome, u64) {
     );
     drain(&mut a, false, &mut s);
     drain(&mut a, true, &mut r);
-    // A SEND with no receive posted: RNR NAK; the receive, then the RNR timer: delivered.
-    a.post_send(wop::SEND, &[data(3000, a.lkey, VA + 11)], 0, true);
+    // A SEND with no receive posted: RNR NAK; the receive, then the RNR timer: delivered
+    // (2,999 bytes: the last packet carries a pad).
+    a.post_send(wop::SEND, &[data(2999, a.lkey, VA + 11)], 0, true);
     drain(&mut a, false, &mut s);
     a.post_recv(VA + 0x1_4000, 4096);
     a.d.roce_tick_at(super::super::engine::now_ns() + 1_000_000_000);
