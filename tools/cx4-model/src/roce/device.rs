@@ -55,10 +55,10 @@ use crate::{
     fw::Cast,
 };
 
-use super::burst::Looped;
 use super::cqe;
 use super::engine::{now_ns, Change, QpEngine, ReqSide};
 use super::headers::{AtomicEth, Bth, Ext, ExtHeaders, Ieth, ImmDt, Opcode, Reth, Service};
+use super::looped::Looped;
 use super::qp_view::{QpRing, QpView};
 use super::requester::{ReqAction, WorkRequest};
 use super::segment::{OpKind, RequestOp};

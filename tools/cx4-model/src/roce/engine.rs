@@ -155,7 +155,7 @@ pub struct Engine {
     /// What loops back inside the card, in order: frames addressed to one of the port's own
     /// GIDs, copies of multicast sends for the QPs attached here, RC request bursts
     /// (`burst.rs`).
-    pub loopback: VecDeque<super::burst::Looped>,
+    pub loopback: VecDeque<super::looped::Looped>,
     /// The device's place in each SRQ's free list, by SRQ number.
     pub srqs: BTreeMap<u32, SrqCursor>,
     /// The loopback queue is being drained (not re-entered).

@@ -71,6 +71,7 @@ pub mod headers;
 pub mod icrc;
 pub mod invalidate;
 pub mod local_ops;
+pub mod looped;
 pub mod packet;
 pub mod psn;
 pub mod qcounters;

@@ -353,7 +353,7 @@ impl Roce<'_> {
                     .is_some_and(|m| m.iter().any(|&q| !block || q != v.qpn));
                 if av.dqpn == MULTICAST_QPN && local_members {
                     self.roce.stats.ud_mc_loopback += 1;
-                    self.roce.loopback.push_back(super::burst::Looped::Frame(
+                    self.roce.loopback.push_back(super::looped::Looped::Frame(
                         f.clone(),
                         block.then_some(v.qpn),
                     ));
