@@ -135,44 +135,27 @@ impl GuestMem {
         }
     }
 
-    /// Lays `count` chunks of `chunk` bytes of `data`, the r-th at `at + r·step`, end to
-    /// end over the guest physical pieces `dst` (a [`crate::fw::Copy::Strided`]); false if
-    /// the data or guest memory is short (what was copied before stays).
+    /// Writes a [`crate::fw::Copy::Strided`] of `data` (`shape`: its `at`, `step`, `chunk`,
+    /// `count`) over the guest physical pieces `dst`, each piece's mapping looked up once;
+    /// false if the data or guest memory is short (what was copied before stays).
     pub fn write_strided(
         &self,
         dst: &[(u64, u32)],
         data: &[u8],
-        at: usize,
-        step: usize,
-        chunk: usize,
-        count: usize,
+        shape: (usize, usize, usize, usize),
     ) -> bool {
-        let total = chunk.saturating_mul(count);
-        let mut q = 0usize; // bytes of the chunks laid so far
-        for &(pa, n) in dst {
-            let n = n as usize;
-            let Ok(s) = self.mem.get_slice(GuestAddress(pa), n) else {
-                return false;
-            };
-            let mut p = 0;
-            while p < n {
-                if q >= total || chunk == 0 {
-                    return false;
+        let mut slice = None;
+        crate::fw::strided_spans(dst, shape, |i, p, from, k| {
+            if slice.as_ref().is_none_or(|(j, _)| *j != i) {
+                let (pa, n) = dst[i];
+                match self.mem.get_slice(GuestAddress(pa), n as usize) {
+                    Ok(s) => slice = Some((i, s)),
+                    Err(_) => return false,
                 }
-                let (r, w) = (q / chunk, q % chunk);
-                let k = (chunk - w).min(n - p);
-                let from = r.checked_mul(step).and_then(|o| o.checked_add(at + w));
-                let Some(src) = from.and_then(|f| data.get(f..f + k)) else {
-                    return false;
-                };
-                if s.write_slice(src, p).is_err() {
-                    return false;
-                }
-                p += k;
-                q += k;
             }
-        }
-        q == total
+            let src = data.get(from..from + k);
+            matches!((&slice, src), (Some((_, s)), Some(src)) if s.write_slice(src, p).is_ok())
+        })
     }
 
     /// Writes guest memory at `addr`.

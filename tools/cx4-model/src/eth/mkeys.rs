@@ -102,10 +102,7 @@ impl Dma for MkeyDma<'_> {
                     Some(self.mem.write_strided(
                         &dst,
                         data,
-                        at,
-                        step,
-                        chunk as usize,
-                        count as usize,
+                        (at, step, chunk as usize, count as usize),
                     )),
                 ),
             };

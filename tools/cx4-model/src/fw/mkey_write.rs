@@ -187,6 +187,39 @@ impl Firmware {
     }
 }
 
+/// The walk of a [`Copy::Strided`]: `count` chunks of `chunk` bytes, the r-th at data
+/// offset `at + r·step`, laid end to end over the pieces `dst`. Calls `f(piece, offset in the
+/// piece, data offset, bytes)` for each span in order; false if `f` refuses one, the offsets
+/// overflow or the pieces do not add up to the chunks.
+pub fn strided_spans(
+    dst: &[(u64, u32)],
+    (at, step, chunk, count): (usize, usize, usize, usize),
+    mut f: impl FnMut(usize, usize, usize, usize) -> bool,
+) -> bool {
+    let total = chunk.saturating_mul(count);
+    let mut q = 0usize; // bytes of the chunks laid so far
+    for (i, &(_, n)) in dst.iter().enumerate() {
+        let n = n as usize;
+        let mut p = 0;
+        while p < n {
+            if q >= total || chunk == 0 {
+                return false;
+            }
+            let (r, w) = (q / chunk, q % chunk);
+            let k = (chunk - w).min(n - p);
+            let from = r
+                .checked_mul(step)
+                .and_then(|o| o.checked_add(at)?.checked_add(w));
+            if !from.is_some_and(|from| f(i, p, from, k)) {
+                return false;
+            }
+            p += k;
+            q += k;
+        }
+    }
+    q == total
+}
+
 #[cfg(test)]
 impl Copy {
     /// What the copy does, byte range by byte range: (offset in the data, guest physical
@@ -201,19 +234,12 @@ impl Copy {
                 count,
                 dst,
             } => {
-                let (chunk, total) = (*chunk as usize, *chunk as usize * *count as usize);
                 let mut out = Vec::new();
-                let mut q = 0;
-                for &(pa, n) in dst {
-                    let mut p = 0;
-                    while p < n as usize && q < total {
-                        let (r, w) = (q / chunk, q % chunk);
-                        let k = (chunk - w).min(n as usize - p);
-                        out.push((at + r * step + w, pa + p as u64, k as u32));
-                        p += k;
-                        q += k;
-                    }
-                }
+                let shape = (*at, *step, *chunk as usize, *count as usize);
+                strided_spans(dst, shape, |i, p, from, k| {
+                    out.push((from, dst[i].0 + p as u64, k as u32));
+                    true
+                });
                 out
             }
         }

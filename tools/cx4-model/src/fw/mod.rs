@@ -55,7 +55,7 @@ pub use flow::{Dest, FlowCount, FlowGroup, FlowTable, Fte, Miss};
 pub use mkey::{
     Access, IndirectEntry, Mkey, MkeyMap, RepeatEntry, XlateError, MKEY_QPN_NONE, RESERVED_LKEY,
 };
-pub use mkey_write::Copy;
+pub use mkey_write::{strided_spans, Copy};
 pub use nic::NicObjects;
 pub use qp::{Qp, QpBuf};
 pub use rdma::{GidEntry, RdmaObjects, QP_DESTROYED};

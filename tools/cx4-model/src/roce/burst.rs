@@ -341,7 +341,6 @@ impl Run {
                 new_wqe,
             };
         let mut steps = Vec::new();
-        let k = 0;
         // What the scatter list holds is known once the WQE is taken (`cap` None before:
         // one step, [`Run::split_first`] made it a single packet).
         let cap: Option<u64> = q
@@ -349,12 +348,11 @@ impl Run {
             .as_ref()
             .filter(|_| !new_wqe)
             .map(|o| o.sges.iter().map(|s| u64::from(s.len)).sum());
-        let mut off = offset + packets[..k].iter().map(|p| p.1).sum::<u32>();
-        let mut from = at + (off - offset) as usize;
+        let (mut off, mut from) = (offset, at);
         let fit = match cap {
             Some(cap) => {
                 let mut end = u64::from(off);
-                packets[k..]
+                packets
                     .iter()
                     .take_while(|p| {
                         end += u64::from(p.1);
@@ -362,12 +360,9 @@ impl Run {
                     })
                     .count()
             }
-            None => packets.len() - k,
+            None => packets.len(),
         };
-        for part in [
-            &packets[k..k + fit],
-            &packets[k + fit..(k + fit + 1).min(packets.len())],
-        ] {
+        for part in [&packets[..fit], &packets[fit..(fit + 1).min(packets.len())]] {
             if part.is_empty() {
                 continue;
             }
