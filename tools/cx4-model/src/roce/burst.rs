@@ -25,7 +25,7 @@ use cx4_hw::qp::qpc_state;
 use crate::{bus::Bus, eth::mkeys::MkeyDma};
 
 use super::engine::{QpEngine, RespSide};
-use super::headers::{Opcode, Service, TransportHeaders, DEFAULT_PKEY};
+use super::headers::{Opcode, Service, TransportHeaders};
 use super::looped::{Burst, Looped};
 use super::psn::Psn;
 use super::qp_view::{QpView, RxMeta};
@@ -70,11 +70,10 @@ impl Roce<'_> {
         let mut bytes = 0u64;
         let mut header_len: Option<(Opcode, u64)> = None;
         for t in txs {
-            let Some((mut bth, ext)) = self.request_headers(q, w, &path, t) else {
+            let Some((bth, ext)) = self.request_headers(q, w, &path, t) else {
                 break;
             };
-            bth.dest_qp = path.remote_qpn;
-            bth.pkey = DEFAULT_PKEY;
+            let mut bth = path.bth(bth);
             // The frame's headers, measured once per opcode run (FIRST, MIDDLE..., LAST).
             let h = match header_len {
                 Some((op, n)) if op == t.opcode => n,

@@ -183,15 +183,20 @@ impl Path {
             ip: self.ip,
             src_port: self.udp_sport,
             udp_checksum: UdpChecksum::Zero,
-            bth: Bth {
-                dest_qp: self.remote_qpn,
-                pkey: super::headers::DEFAULT_PKEY,
-                ..bth
-            },
+            bth: self.bth(bth),
             ext,
             payload: &[],
         };
         packet::build_with(&p, len, looped, fill)
+    }
+
+    /// `bth` as the path sends it: to the remote QP, with the default P_Key.
+    pub fn bth(&self, bth: Bth) -> Bth {
+        Bth {
+            dest_qp: self.remote_qpn,
+            pkey: super::headers::DEFAULT_PKEY,
+            ..bth
+        }
     }
 }
 
