@@ -97,33 +97,104 @@ impl Calc {
         matrix: &[u8],
         src: &S,
     ) -> Result<Vec<u8>, S::Error> {
-        let dot = self.dot_prod(kernel, matrix);
-        let (k, size) = (self.vec_count, self.vec_size);
         let mut stream = vec![0u8; self.stream_len()];
-        // Zero pages until an input must be copied (calloc).
-        let mut scratch = vec![0u8; STRIPE * k];
-        let mut outs = vec![0u8; STRIPE * self.outputs];
+        let dot = self.dot_prod(kernel, matrix);
+        let mut scratch = Scratch::default();
+        self.compute_rows(&dot, src, 0..self.vec_size, &mut scratch, |off, outs| {
+            self.place(&mut stream, outs, off)
+        })?;
+        Ok(stream)
+    }
+
+    /// Bytes `rows` (offsets in the vectors) of every output, the inputs read from `src` a
+    /// stripe at a time as [`Calc::compute_from`] reads them, multiplied by `dot` (this
+    /// calculation's [`Calc::dot_prod`]); `sink(off, outs)` takes each stripe, `outs[j]`
+    /// holding output j's bytes `off..off + len` (an unused slot's zeros). `scratch` holds
+    /// the stripes between calls. The first error of `src` ends the calculation.
+    pub fn compute_rows<S: Source>(
+        &self,
+        dot: &DotProd,
+        src: &S,
+        rows: std::ops::Range<usize>,
+        scratch: &mut Scratch,
+        mut sink: impl FnMut(usize, &[&mut [u8]]),
+    ) -> Result<(), S::Error> {
+        let k = self.vec_count;
+        let size = rows.end.min(self.vec_size);
+        // No longer than the rows (a burst's few packets).
+        let stripe = STRIPE.min(size.saturating_sub(rows.start)).max(1);
+        let Scratch {
+            inputs: ins,
+            outputs: outs,
+        } = scratch;
+        // Zero pages until an input must be copied (calloc); kept for the next call.
+        for (buf, n) in [(&mut *ins, stripe * k), (&mut *outs, stripe * self.outputs)] {
+            if buf.len() < n {
+                buf.resize(n, 0);
+            }
+        }
         let mut direct = Vec::with_capacity(k);
-        let mut off = 0;
+        let mut off = rows.start;
         while off < size {
-            let n = STRIPE.min(size - off);
+            let n = stripe.min(size - off);
             let run = (0..k).map(|i| src.run(i, off)).min().unwrap_or(n);
             let n = if run >= MIN_RUN { run.min(n) } else { n };
             direct.clear();
-            for (i, buf) in scratch.chunks_mut(STRIPE).enumerate() {
+            for (i, buf) in ins.chunks_mut(stripe).take(k).enumerate() {
                 direct.push(src.stripe(i, off, &mut buf[..n])?);
             }
             let inputs: Vec<Input> = direct
                 .iter()
-                .zip(scratch.chunks(STRIPE))
+                .zip(ins.chunks(stripe))
                 .map(|(d, buf)| d.unwrap_or_else(|| Input::from(&buf[..n])))
                 .collect();
-            let mut slots: Vec<&mut [u8]> = outs.chunks_mut(STRIPE).map(|o| &mut o[..n]).collect();
+            let mut slots: Vec<&mut [u8]> = outs
+                .chunks_mut(stripe)
+                .take(self.outputs)
+                .map(|o| &mut o[..n])
+                .collect();
             dot.apply(&inputs, &mut slots);
-            self.place(&mut stream, &slots, off);
+            sink(off, &slots);
             off += n;
         }
-        Ok(stream)
+        Ok(())
+    }
+
+    /// Where byte `p` of the stream comes from: output j, byte `off` of it, and how many
+    /// bytes from there on follow each other in both (to the end of the chunk); `None` past
+    /// the stream.
+    pub fn stream_source(&self, p: usize) -> Option<(usize, usize, usize)> {
+        let (n, chunk) = (self.outputs.max(1), self.chunk.max(1));
+        let whole = self.vec_size / chunk * chunk;
+        if p < whole * n {
+            let (row, within) = (p / (chunk * n), p % (chunk * n));
+            return Some((
+                within / chunk,
+                row * chunk + within % chunk,
+                chunk - within % chunk,
+            ));
+        }
+        let (tail, q) = (self.vec_size - whole, p - whole * n);
+        (q < tail * n).then(|| (q / tail, whole + q % tail, tail - q % tail))
+    }
+
+    /// The rows (offsets in the vectors) whose output bytes make up stream bytes `range`:
+    /// whole chunks' rows, from the first byte's chunk to the last byte's.
+    pub fn rows_of(&self, range: std::ops::Range<usize>) -> std::ops::Range<usize> {
+        let chunk = self.chunk.max(1);
+        let whole = self.vec_size / chunk * chunk;
+        let row = |p: usize| -> Option<(usize, usize)> {
+            let (_, off, _) = self.stream_source(p)?;
+            Some(if off < whole {
+                (off / chunk * chunk, (off / chunk + 1) * chunk)
+            } else {
+                (whole, self.vec_size)
+            })
+        };
+        match (range.is_empty(), row(range.start), row(range.end - 1)) {
+            (false, Some((start, _)), Some((_, end))) => start..end,
+            _ => 0..0,
+        }
     }
 
     /// Puts bytes `off..off + len` of each output (`outs[j]`) at their places in the stream.
@@ -188,6 +259,15 @@ impl Calc {
         }
         interleave(&outs, self.chunk)
     }
+}
+
+/// The stripe buffers of [`Calc::compute_rows`], kept between calls.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    /// Inputs' stripes that had to be copied.
+    inputs: Vec<u8>,
+    /// The outputs' stripes.
+    outputs: Vec<u8>,
 }
 
 /// Where a calculation reads its input vectors ([`Calc::compute_from`]).

@@ -52,6 +52,12 @@ pub trait Dma {
 
     /// Writes `data` to `addr` of memory key `lkey`.
     fn write(&self, lkey: u32, addr: u64, data: &[u8]) -> Result<(), DmaError>;
+
+    /// The guest memory behind the keys, for data the device computes from it (a
+    /// vector calculation's result); `None` where there is none.
+    fn guest(&self) -> Option<&crate::guest_mem::GuestMem> {
+        None
+    }
 }
 
 /// The bytes of one work queue entry, addressed from its first byte.

@@ -55,6 +55,21 @@ fn xlate_error(e: XlateError, lkey: u32, addr: u64, len: usize) -> DmaError {
     }
 }
 
+impl MkeyDma<'_> {
+    /// The copies that place `len` bytes written at `addr` through `lkey`
+    /// ([`crate::fw::Firmware::translate_write`]), every check made.
+    pub fn write_copies(&self, lkey: u32, addr: u64, len: usize) -> Result<Vec<Copy>, DmaError> {
+        let n = u32::try_from(len).map_err(|_| DmaError::Protection {
+            lkey,
+            addr,
+            len: len as u64,
+        })?;
+        self.fw
+            .translate_write(self.mem, lkey, self.pd, addr, n)
+            .map_err(|e| xlate_error(e, lkey, addr, len))
+    }
+}
+
 impl Dma for MkeyDma<'_> {
     fn read(&self, lkey: u32, addr: u64, out: &mut [u8]) -> Result<(), DmaError> {
         let mut at = 0;
@@ -75,16 +90,7 @@ impl Dma for MkeyDma<'_> {
 
     fn write(&self, lkey: u32, addr: u64, data: &[u8]) -> Result<(), DmaError> {
         let len = data.len();
-        let n = u32::try_from(len).map_err(|_| DmaError::Protection {
-            lkey,
-            addr,
-            len: len as u64,
-        })?;
-        let copies = self
-            .fw
-            .translate_write(self.mem, lkey, self.pd, addr, n)
-            .map_err(|e| xlate_error(e, lkey, addr, len))?;
-        for c in copies {
+        for c in self.write_copies(lkey, addr, len)? {
             let (pa, r) = match c {
                 Copy::Piece { at, pa, n } => (
                     pa,
@@ -114,5 +120,9 @@ impl Dma for MkeyDma<'_> {
             }
         }
         Ok(())
+    }
+
+    fn guest(&self) -> Option<&GuestMem> {
+        Some(self.mem)
     }
 }

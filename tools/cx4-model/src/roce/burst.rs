@@ -26,12 +26,13 @@ use crate::{bus::Bus, eth::mkeys::MkeyDma};
 
 use super::engine::{QpEngine, RespSide};
 use super::headers::{Opcode, Service, TransportHeaders};
-use super::looped::{Burst, Looped};
+use super::looped::{Burst, Looped, Payload};
 use super::psn::Psn;
 use super::qp_view::{QpView, RxMeta};
 use super::requester::TxPacket;
 use super::responder::RespAction;
 use super::segment::OpKind;
+use super::wqe::Gather;
 use super::Roce;
 
 impl Roce<'_> {
@@ -100,14 +101,17 @@ impl Roce<'_> {
             mem: &bus.mem,
             pd: v.pd,
         };
-        let payload = match w.gather_vec(&dma, u64::from(first.offset), total) {
-            Ok(p) => p,
-            Err(e) => {
-                // As a frame's gather failure: nothing is sent, the retry timer gives up.
-                log::warn!("QP {:#x} WQE {:#x}: gather failed: {e}", v.qpn, w.index);
-                self.roce.stats.errors += 1;
-                return;
-            }
+        let payload = match &w.gather {
+            Gather::Calc(job) => Payload::Calc(job.clone(), first.offset as usize),
+            _ => match w.gather_vec(&dma, u64::from(first.offset), total) {
+                Ok(p) => Payload::Bytes(p),
+                Err(e) => {
+                    // As a frame's gather failure: nothing is sent, the retry timer gives up.
+                    log::warn!("QP {:#x} WQE {:#x}: gather failed: {e}", v.qpn, w.index);
+                    self.roce.stats.errors += 1;
+                    return;
+                }
+            },
         };
         self.roce.stats.tx_packets += txs.len() as u64;
         self.roce.stats.tx_bytes += bytes;
@@ -146,9 +150,10 @@ impl Roce<'_> {
         if !plain {
             // Whatever the frame path does with such packets (an XRC target, a QP not
             // ready, of another service), packet by packet.
+            let all = b.payload.bytes(&bus.mem);
             let mut at = 0usize;
             for (hdr, len) in &b.packets {
-                let p = b.payload.get(at..at + *len as usize).unwrap_or_default();
+                let p = all.get(at..at + *len as usize).unwrap_or_default();
                 self.qp_packet(bus, q, v, hdr, p, b.meta);
                 at += *len as usize;
             }
@@ -231,7 +236,7 @@ impl Roce<'_> {
                 for (step, fault_at) in part.steps(q) {
                     let from = step.at;
                     let acts: Vec<RespAction> = step.data.into_iter().chain(step.rest).collect();
-                    let payload = b.payload.get(from..).unwrap_or_default();
+                    let payload = b.payload.from(from);
                     self.resp_actions(bus, q, v, acts, &last, payload, b.meta);
                     // A fault ends the burst as it ends the frames: the packets behind the one
                     // that failed reach a QP in error.

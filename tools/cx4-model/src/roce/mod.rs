@@ -87,6 +87,7 @@ pub mod ud;
 pub mod umr;
 pub mod unreliable;
 pub mod vector_calc;
+pub mod vector_calc_job;
 pub mod wire;
 pub mod wire_faults;
 pub mod wqe;

@@ -22,10 +22,12 @@ use crate::{
 use super::cqe::{self, RespInfo};
 use super::engine::{now_ns, OpenRecv, QpEngine, ReqSide, RespSide};
 use super::headers::{AtomicAckEth, Bth, ExtHeaders, Opcode, TransportHeaders};
+use super::looped::Placed;
 use super::packet;
 use super::psn::Psn;
 use super::qp_view::{QpRing, QpView, RxMeta};
 use super::responder::{is_rc_request, RespAction, RespFault};
+use super::vector_calc_job::CalcJob;
 use super::wire::peek_dst_gid;
 use super::wqe::{sg_io, Sge};
 use super::Roce;
@@ -225,7 +227,7 @@ impl Roce<'_> {
                 return;
             }
         };
-        self.resp_actions(bus, q, v, acts, hdr, payload, meta);
+        self.resp_actions(bus, q, v, acts, hdr, payload.into(), meta);
     }
 
     /// Whether a receive WQE is posted and not taken (in the QP's RQ or its SRQ).
@@ -359,7 +361,7 @@ impl Roce<'_> {
         v: &QpView,
         acts: Vec<RespAction>,
         hdr: &TransportHeaders,
-        payload: &[u8],
+        payload: Placed<'_>,
         meta: RxMeta,
     ) {
         let mut queue: std::collections::VecDeque<RespAction> = acts.into();
@@ -400,15 +402,20 @@ impl Roce<'_> {
                         queue = self.resp_fault(q, psn, RespFault::RecvLength).into();
                         continue;
                     }
-                    let data = payload.get(..len as usize).unwrap_or_default();
                     let dma = MkeyDma {
                         fw: self.fw,
                         mem: &bus.mem,
                         pd: v.recv_pd,
                     };
-                    let r = sg_io(&o.sges, u64::from(offset), data.len(), |s, at, range| {
-                        crate::eth::dma::Dma::write(&dma, s.lkey, at, &data[range])
-                    });
+                    let r = match payload {
+                        Placed::Calc(job, at) => place_calc(&dma, &o.sges, offset, len, job, at),
+                        Placed::Bytes(p) => {
+                            let data = p.get(..len as usize).unwrap_or_default();
+                            sg_io(&o.sges, u64::from(offset), data.len(), |s, at, range| {
+                                crate::eth::dma::Dma::write(&dma, s.lkey, at, &data[range])
+                            })
+                        }
+                    };
                     if let Err(e) = r {
                         log::debug!("QP {:#x}: receive scatter: {e}", v.qpn);
                         queue = self.resp_fault(q, psn, RespFault::RecvProtection).into();
@@ -416,7 +423,10 @@ impl Roce<'_> {
                     }
                 }
                 RespAction::WriteData { psn, rkey, va, len } => {
-                    let data = payload.get(..len as usize).unwrap_or_default();
+                    let data = payload
+                        .bytes(&bus.mem)
+                        .get(..len as usize)
+                        .unwrap_or_default();
                     match self.remote_pieces(bus, rkey, v.pd, va, len, Remote::Write) {
                         Ok(pieces) => {
                             let mut at = 0usize;
@@ -621,5 +631,32 @@ impl Roce<'_> {
             Ok(f) => self.roce_transmit(f),
             Err(e) => log::warn!("QP {:#x}: response not built: {e}", q.qpn),
         }
+    }
+}
+
+/// Places `len` bytes of a vector calculation's result (stream bytes from `at` on) at
+/// `offset` of a receive WQE's scatter list: every entry translated for writing first, then
+/// the result computed into the places ([`CalcJob::place`]).
+fn place_calc(
+    dma: &MkeyDma,
+    sges: &[Sge],
+    offset: u32,
+    len: u32,
+    job: &CalcJob,
+    at: usize,
+) -> Result<(), DmaError> {
+    let mut copies = Vec::new();
+    sg_io(sges, u64::from(offset), len as usize, |s, addr, range| {
+        let start = range.start;
+        dma.write_copies(s.lkey, addr, range.len())
+            .map(|c| copies.extend(c.into_iter().map(|c| (start, c))))
+    })?;
+    if job.place(dma.mem, at, len as usize, &copies) {
+        Ok(())
+    } else {
+        Err(DmaError::Fault {
+            addr: u64::from(offset),
+            len: u64::from(len),
+        })
     }
 }

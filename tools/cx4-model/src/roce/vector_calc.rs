@@ -14,13 +14,16 @@
 //! requester CQE if the WQE is signaled (libmlx5 never signals), the responder's RESP_SEND
 //! CQE with the byte count N × vec_size, which is what libmlx5 waits for.
 //!
-//! The model computes the whole result when it takes the WQE (real hardware streams it), in
-//! stripes of every input with `ec::dot`'s fastest kernel for the CPU, which reads the
-//! vectors in place in guest memory (their translated pieces, vm-memory slices: bounded, an
-//! address outside guest memory is an error; a stripe that crosses pieces is copied) and
-//! writes each output stripe to its place in the chunk-interleaved stream — the one copy that
-//! is kept, since a retransmission resends it. The SEND's frames loop back without an ICRC
-//! (`packet::build_with`).
+//! The model keeps the calculation as the SEND's local data (`vector_calc_job.rs`) and
+//! computes the result when its bytes are needed, as the card computes while it sends: in
+//! stripes of every input with `ec::dot`'s fastest kernel for the CPU, reading the vectors in
+//! place in guest memory (their translated pieces, vm-memory slices: bounded). Looped back
+//! to a QP of this card the SEND crosses in bursts (`burst.rs`) and each output stripe is
+//! written straight through the receive WQE's keys (the repeat-block mkey) as it is
+//! computed; frames (a remote peer, a receiver the burst cannot take) gather from the whole
+//! stream, computed once and kept for retransmissions. Looped-back frames carry no ICRC
+//! (`packet::build_with`). An input piece that does not lie in one mapping of guest memory
+//! makes the model compute at once, when it takes the WQE, and an unreadable vector fails it.
 //!
 //! A refused WQE (`ec::segment` lists why and with which status; unreadable matrix or
 //! vectors are LOCAL_PROT_ERR) completes in error and the QP goes to error, which flushes the
@@ -28,26 +31,24 @@
 //! connected to itself: the result goes to whatever QP it is connected to. The `ec-error`
 //! fault (faults.rs) fails the next vector-calc WQEs as a refused one (LOCAL_QP_OP_ERR).
 
+use std::sync::Arc;
+
 use cx4_hw::wqe::{fm_ce_se, opcode, vector_calc as vc, WqeCtrlSeg};
 use zerocopy::FromBytes;
 
 use crate::{
     bus::Bus,
-    ec::{
-        calc::Source,
-        dot::{Input, Kernel},
-        segment::{self, EcCaps, VecCalcError},
-    },
+    ec::segment::{self, EcCaps, VecCalcError},
     eth::{
         dma::{Dma, DmaError, WqeReader},
         mkeys::MkeyDma,
     },
-    guest_mem::GuestMem,
 };
 
 use super::engine::QpEngine;
 use super::qp_view::QpView;
 use super::status::WcStatus;
+use super::vector_calc_job::CalcJob;
 use super::wqe::{Gather, SendWqe};
 use super::Roce;
 
@@ -107,8 +108,8 @@ impl Roce<'_> {
             self.vector_calc_result(bus, v, c.ds() as u8, &bb[16..])
         };
         match result {
-            Ok(stream) => {
-                self.roce.stats.ec_bytes += stream.len() as u64;
+            Ok(gather) => {
+                self.roce.stats.ec_bytes += w_len(&gather);
                 let w = SendWqe {
                     index,
                     opcode: opcode::SEND,
@@ -119,7 +120,7 @@ impl Roce<'_> {
                     imm: c.imm(),
                     remote: None,
                     atomic: None,
-                    gather: Gather::Inline(stream),
+                    gather,
                     xrc_srqn: None,
                 };
                 self.post_send(bus, q, v, w, now);
@@ -135,16 +136,18 @@ impl Roce<'_> {
         }
     }
 
-    /// Checks the segment, reads the matrix through its key, translates the vectors through
-    /// theirs (in the QP's PD) and computes the stream, the kernels reading the vectors in
-    /// place in guest memory.
+    /// Checks the segment, reads the matrix through its key and translates the vectors
+    /// through theirs (in the QP's PD): the SEND's local data, the calculation to compute
+    /// when its bytes are needed ([`CalcJob`]), or — where an input piece is not in one
+    /// mapping of guest memory — the stream computed now, its first unreadable vector the
+    /// error.
     fn vector_calc_result(
         &self,
         bus: &Bus,
         v: &QpView,
         ds: u8,
         seg: &[u8],
-    ) -> Result<Vec<u8>, VecCalcError> {
+    ) -> Result<Gather, VecCalcError> {
         let w = segment::decode(ds, seg, &self.ec_caps())?;
         let dma = MkeyDma {
             fw: self.fw,
@@ -155,7 +158,7 @@ impl Roce<'_> {
             status: WcStatus::LocalProtErr,
             why: format!("{what}: {e}"),
         };
-        let c = &w.calc;
+        let c = w.calc;
         let mut matrix = vec![0u8; c.matrix_len()];
         dma.read(w.cm_lkey, w.cm_addr, &mut matrix)
             .map_err(|e| prot("matrix", e))?;
@@ -171,96 +174,42 @@ impl Roce<'_> {
                     .map_err(|e| prot(&format!("input vector {i}"), e))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let src = GuestVectors::new(&bus.mem, pieces);
-        c.compute_from(Kernel::best(), &matrix, &src).map_err(|i| {
-            // A piece with a hole in guest memory (a PA or reserved-key range over two
-            // mappings with a gap): the first vector unreadable as a whole.
-            let mut whole = vec![0u8; c.vec_size];
-            (0..c.vec_count)
-                .find_map(|i| {
-                    dma.read(w.vec_lkey, addr(i), &mut whole)
-                        .err()
-                        .map(|e| (i, e))
-                })
-                .map_or_else(
-                    || {
-                        prot(
-                            &format!("input vector {i}"),
-                            DmaError::Fault {
-                                addr: addr(i),
-                                len: c.vec_size as u64,
+        let Some(job) = CalcJob::new(&bus.mem, c.clone(), matrix.clone(), pieces.clone()) else {
+            return CalcJob::compute(&bus.mem, &c, &matrix, pieces)
+                .map(Gather::Inline)
+                .map_err(|i| {
+                    // A piece with a hole in guest memory (a PA or reserved-key range over
+                    // two mappings with a gap): the first vector unreadable as a whole.
+                    let mut whole = vec![0u8; c.vec_size];
+                    (0..c.vec_count)
+                        .find_map(|i| {
+                            dma.read(w.vec_lkey, addr(i), &mut whole)
+                                .err()
+                                .map(|e| (i, e))
+                        })
+                        .map_or_else(
+                            || {
+                                prot(
+                                    &format!("input vector {i}"),
+                                    DmaError::Fault {
+                                        addr: addr(i),
+                                        len: c.vec_size as u64,
+                                    },
+                                )
                             },
+                            |(i, e)| prot(&format!("input vector {i}"), e),
                         )
-                    },
-                    |(i, e)| prot(&format!("input vector {i}"), e),
-                )
-        })
+                });
+        };
+        Ok(Gather::Calc(Arc::new(job)))
     }
 }
 
-/// The input vectors of a calculation in guest memory: each as its translated pieces (guest
-/// physical, in order, adjacent ones merged), read in place where a stripe lies in one piece
-/// of one mapping ([`GuestMem::input`]), else copied piece by piece; every access bounded by
-/// vm-memory, an address outside guest memory is an error.
-struct GuestVectors<'a> {
-    mem: &'a GuestMem,
-    /// Per vector: (offset in the vector, guest address, bytes), in order.
-    vecs: Vec<Vec<(usize, u64, usize)>>,
-}
-
-impl<'a> GuestVectors<'a> {
-    fn new(mem: &'a GuestMem, pieces: Vec<Vec<(u64, u32)>>) -> GuestVectors<'a> {
-        let vecs = pieces
-            .into_iter()
-            .map(|p| {
-                let mut v: Vec<(usize, u64, usize)> = Vec::with_capacity(p.len());
-                let mut off = 0;
-                for (pa, n) in p {
-                    let n = n as usize;
-                    match v.last_mut() {
-                        Some(last) if last.1.wrapping_add(last.2 as u64) == pa => last.2 += n,
-                        _ => v.push((off, pa, n)),
-                    }
-                    off += n;
-                }
-                v
-            })
-            .collect();
-        GuestVectors { mem, vecs }
-    }
-
-    /// The piece of vector `i` holding byte `off`.
-    fn piece(&self, i: usize, off: usize) -> Option<(usize, u64, usize)> {
-        let v = self.vecs.get(i)?;
-        let at = v.partition_point(|p| p.0 + p.2 <= off);
-        v.get(at).copied()
-    }
-}
-
-impl Source for GuestVectors<'_> {
-    /// The vector a read failed in.
-    type Error = usize;
-
-    fn run(&self, i: usize, off: usize) -> usize {
-        self.piece(i, off).map_or(0, |(o, _, n)| o + n - off)
-    }
-
-    fn stripe(&self, i: usize, off: usize, buf: &mut [u8]) -> Result<Option<Input<'_>>, usize> {
-        let len = buf.len();
-        if let Some((o, pa, _)) = self.piece(i, off).filter(|p| off + len <= p.0 + p.2) {
-            if let Some(inp) = self.mem.input(pa + (off - o) as u64, len) {
-                return Ok(Some(inp));
-            }
-        }
-        let mut at = 0;
-        while at < len {
-            let (o, pa, n) = self.piece(i, off + at).ok_or(i)?;
-            let k = (o + n - (off + at)).min(len - at);
-            self.mem
-                .read(pa + (off + at - o) as u64, &mut buf[at..at + k])
-                .map_err(|_| i)?;
-            at += k;
-        }
-        Ok(None)
+/// Bytes of a SEND's local data.
+fn w_len(g: &Gather) -> u64 {
+    match g {
+        Gather::List(l) => l.iter().map(|s| u64::from(s.len)).sum(),
+        Gather::Inline(d) => d.len() as u64,
+        Gather::Calc(j) => j.calc().stream_len() as u64,
     }
 }

@@ -17,10 +17,13 @@ use cx4_hw::wqe::{
 };
 use zerocopy::FromBytes;
 
+use std::sync::Arc;
+
 use crate::eth::dma::{Dma, DmaError, WqeReader};
 
 use super::segment::RequestOp;
 use super::status::WcStatus;
+use super::vector_calc_job::CalcJob;
 
 /// One gather or scatter entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +54,9 @@ pub enum Gather {
     List(Vec<Sge>),
     /// Inline data, copied out of the WQE.
     Inline(Vec<u8>),
+    /// A vector calculation's result, computed from guest memory when it is needed
+    /// (`vector_calc_job.rs`).
+    Calc(Arc<CalcJob>),
 }
 
 /// A decoded send WQE.
@@ -246,6 +252,7 @@ impl SendWqe {
         match &self.gather {
             Gather::List(l) => l.iter().map(|s| u64::from(s.len)).sum(),
             Gather::Inline(d) => d.len() as u64,
+            Gather::Calc(j) => j.calc().stream_len() as u64,
         }
     }
 
@@ -275,22 +282,25 @@ impl SendWqe {
 
     /// Reads `out.len()` bytes of the local data from byte `offset`.
     pub fn gather(&self, dma: &dyn Dma, offset: u64, out: &mut [u8]) -> Result<(), DmaError> {
-        match &self.gather {
-            Gather::Inline(d) => {
-                let src = usize::try_from(offset)
-                    .ok()
-                    .and_then(|o| d.get(o..o.checked_add(out.len())?))
-                    .ok_or(DmaError::Fault {
-                        addr: offset,
-                        len: out.len() as u64,
-                    })?;
-                out.copy_from_slice(src);
-                Ok(())
+        let fault = DmaError::Fault {
+            addr: offset,
+            len: out.len() as u64,
+        };
+        let data = match &self.gather {
+            Gather::Calc(j) => j.stream(dma.guest().ok_or(fault)?),
+            Gather::Inline(d) => d,
+            Gather::List(l) => {
+                return sg_io(l, offset, out.len(), |s, at, range| {
+                    dma.read(s.lkey, at, &mut out[range])
+                })
             }
-            Gather::List(l) => sg_io(l, offset, out.len(), |s, at, range| {
-                dma.read(s.lkey, at, &mut out[range])
-            }),
-        }
+        };
+        let src = usize::try_from(offset)
+            .ok()
+            .and_then(|o| data.get(o..o.checked_add(out.len())?))
+            .ok_or(fault)?;
+        out.copy_from_slice(src);
+        Ok(())
     }
 
     /// [`SendWqe::gather`] of `len` bytes into a new buffer (inline data copied once, not
@@ -311,7 +321,7 @@ impl SendWqe {
     /// results).
     pub fn scatter(&self, dma: &dyn Dma, offset: u64, data: &[u8]) -> Result<(), DmaError> {
         match &self.gather {
-            Gather::Inline(_) => Err(DmaError::Fault {
+            Gather::Inline(_) | Gather::Calc(_) => Err(DmaError::Fault {
                 addr: offset,
                 len: data.len() as u64,
             }),

@@ -274,7 +274,7 @@ impl Roce<'_> {
                     psn.value()
                 );
                 let acts = self.resp_fault(q, psn, RespFault::RemoteAccess);
-                self.resp_actions(bus, q, &nv, acts, &rc_hdr, payload, meta);
+                self.resp_actions(bus, q, &nv, acts, &rc_hdr, payload.into(), meta);
                 q.xrc.msg_srqn = None;
             }
         }
