@@ -5,7 +5,9 @@ modelled card, against soft-RoCE (rxe) over virtio-net, on the same VMs, in one 
 Boots two VMs on one segment, each with a virtio-net NIC (10.99.1.N, rxe0 on top of it) and two
 modelled ConnectX-4s with `--roce`: card 0 driven by mlx5_core + mlx5_ib (10.99.0.N), card 1
 by cx4 (10.99.2.N). vm0 runs, for each device in turn, perftest's ib_write_bw (64 KiB
-messages, for a fixed time) and ib_write_lat and ib_send_lat (8 bytes) against vm1; around the
+messages, for a fixed time) and ib_write_lat and ib_send_lat (8 bytes) against vm1, then —
+every NIC of both VMs at MTU 9000, so that each RoCE device's active MTU is 4096 —
+ib_write_bw again at path MTU 4096 (the rows "at the same MTU"); around the
 mlx5_ib runs it asks the host for card 0's model CPU time (/proc/PID/stat) and RoCE packet
 counters (control socket `roce`). Prints medians side by side with the cx4/mlx5_ib,
 mlx5_ib/rxe and cx4/rxe ratios and the model's host CPU per RoCE packet.
@@ -86,36 +88,63 @@ TESTS = {
     "wlat": "ib_write_lat -s 8 -n 2000",
     "slat": "ib_send_lat -s 8 -n 2000",
 }
+# The same bandwidth test at path MTU 4096, after every NIC of both VMs went to MTU 9000.
+TESTS_4K = {"bw4k": "ib_write_bw -s 65536 -m 4096 -D SECONDS"}
 
-CLIENT = SETUP + r"""
-reach 10.99.0.$((peer + 1)); reach 10.99.1.$((peer + 1)); reach 10.99.2.$((peer + 1))
+# Every NIC of this VM (the virtio NIC, the mlx5e and the cx4 netdev) to MTU $1: a RoCE
+# device's active MTU follows its netdev's (9000 gives 4096).
+MTU = r"""
+set_mtu() {
+    for i in "$VIF" "$IF" "$CIF"; do ip link set "$i" mtu "$1"; done
+    for d in $MDEV rxe0 $CDEV; do
+        for k in $(seq $((100 * SLOW))); do
+            ibv_devinfo -d $d | grep -q "active_mtu:.*$2" && break; sleep 0.1
+        done
+        echo "$d $(ibv_devinfo -d $d | grep active_mtu)"
+    done
+}
+"""
+
+
+def client_loop(tests: dict[str, str], cpu: bool) -> str:
+    """vm0's side: each round, each device, the tests in turn (model CPU and packets around
+    the mlx5_ib runs when `cpu`)."""
+    mark = lambda n: f'    [ $dev = mlx5 ] && {{ echo "cpu{n} $(req cpu)"; echo "roce{n} $(req ctl roce)"; }}\n'
+    return (r"""
 for r in $(seq ROUNDS); do
   for dev in mlx5 rxe cx4; do
     pick $dev
-    [ $dev = mlx5 ] && { echo "cpu0 $(req cpu)"; echo "roce0 $(req ctl roce)"; }
-""" + "".join(f"""
+""" + (mark(0) if cpu else "") + "".join(f"""
     wait_signal {t}-$r-$dev 600
     echo "{t} $dev $(timeout $((300 * SLOW)) {cmd} -d $D -x $G -F $dst | grep -E '^ *[0-9]+ +[0-9]+ ' | tail -1)"
-""" for t, cmd in TESTS.items()) + r"""
-    [ $dev = mlx5 ] && { echo "cpu1 $(req cpu)"; echo "roce1 $(req ctl roce)"; }
+""" for t, cmd in tests.items()) + (mark(1) if cpu else "") + r"""
   done
 done
-signal done
-"""
+""")
 
-SERVER = SETUP + r"""
-reach 10.99.0.$((peer + 1)); reach 10.99.1.$((peer + 1)); reach 10.99.2.$((peer + 1))
+
+def server_loop(tests: dict[str, str]) -> str:
+    """vm1's side of [`client_loop`]."""
+    return (r"""
 for r in $(seq ROUNDS); do
   for dev in mlx5 rxe cx4; do
     pick $dev
 """ + "".join(f"""
     timeout $((320 * SLOW)) {cmd} -d $D -x $G -F > /tmp/s.txt 2>&1 & pid=$!
     sleep 1; signal {t}-$r-$dev; wait $pid || {{ echo "{t} $dev server failed"; cat /tmp/s.txt; }}
-""" for t, cmd in TESTS.items()) + r"""
+""" for t, cmd in tests.items()) + r"""
   done
 done
-wait_signal done 3600
+""")
+
+
+REACH = r"""
+reach 10.99.0.$((peer + 1)); reach 10.99.1.$((peer + 1)); reach 10.99.2.$((peer + 1))
 """
+CLIENT = (SETUP + MTU + REACH + client_loop(TESTS, True) + "set_mtu 9000 4096\n" + REACH
+          + client_loop(TESTS_4K, False) + "signal done\n")
+SERVER = (SETUP + MTU + REACH + server_loop(TESTS) + "set_mtu 9000 4096\n" + REACH
+          + server_loop(TESTS_4K) + "wait_signal done 3600\n")
 
 
 def roce_packets(line: str) -> int:
@@ -138,15 +167,15 @@ def main() -> int:
                    files=[env.ko])
     if res is None:
         return 1
-    bw: dict[str, list[float]] = {}
+    bw: dict[tuple[str, str], list[float]] = {}
     lat: dict[tuple[str, str], list[float]] = {}
     cpu_s, pkts = 0.0, 0
     t0 = p0 = None
     for line in res[0].job_log.splitlines():
         w = line.split()
-        if len(w) >= 6 and w[0] == "bw":
+        if len(w) >= 6 and w[0] in ("bw", "bw4k"):
             # "#bytes #iterations BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]"
-            bw.setdefault(w[1], []).append(float(w[5]) * 8)  # Mbit/s
+            bw.setdefault((w[0], w[1]), []).append(float(w[5]) * 8)  # Mbit/s
         elif len(w) >= 7 and w[0] in ("wlat", "slat"):
             # "#bytes #iterations t_min t_max t_typical t_avg ..." (µs)
             lat.setdefault((w[0], w[1]), []).append(float(w[6]))
@@ -166,10 +195,11 @@ def main() -> int:
                           "medians)")
     div = lambda a, b: a / b if b else float("nan")
     rows = []
-    for name, key, goal in (("ib_write_bw 64 KiB (Mbit/s)", "bw", ">= 20"),
+    for name, key, goal in (("ib_write_bw 64 KiB, MTU 1024 (Mbit/s)", "bw", ">= 20"),
+                            ("ib_write_bw 64 KiB, MTU 4096 (Mbit/s)", "bw4k", ">= 20"),
                             ("ib_write_lat 8 B, t_typical (us)", "wlat", "<= 0.2"),
                             ("ib_send_lat 8 B, t_typical (us)", "slat", "<= 0.2")):
-        r, m, c = (med(bw.get(d, []) if key == "bw" else lat.get((key, d), []))
+        r, m, c = (med(bw.get((key, d), []) if key.startswith("bw") else lat.get((key, d), []))
                    for d in ("rxe", "mlx5", "cx4"))
         rows.append([name, r, m, c, div(c, m), div(m, r), div(c, r), goal])
     res.table(f"RoCE between two TCG VMs, {args.rounds} rounds (medians)",

@@ -160,6 +160,8 @@ class Run:
             if vm.mac:
                 tap = f"tap{i}"
                 sh("ip", "tuntap", "add", tap, "mode", "tap")
+                # Jumbo frames pass the bridge when a guest raises its NIC's MTU.
+                sh("ip", "link", "set", tap, "mtu", str(WIRE_MTU))
                 sh("ip", "link", "set", tap, "master", "br0")
                 sh("ip", "link", "set", tap, "up")
             for k in range(vm.cards if vm.model and vm.wire else 0):

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The engine's RC QP, connected to itself as libmlx5's calc QP (`ec.c` `alloc_calc_qp`,
 //! `modify_calc_qp_*`): destination QPN its own, destination GID the port's own RoCE GID,
-//! MTU 1024, hop limit 1, ACK timeout 14, retry and RNR retry 7. The card then loops the
-//! vector-calc SEND's result back inside itself into the QP's own receive WQE.
+//! hop limit 1, ACK timeout 14, retry and RNR retry 7. The card then loops the vector-calc
+//! SEND's result back inside itself into the QP's own receive WQE. The path MTU is 4096, not
+//! libmlx5's 1024: the result never reaches the wire, so the port's largest MTU serves, and
+//! the card handles a quarter of the packets per calculation.
 //!
 //! Its rings are one coherent buffer (receive queue of 16-byte WQEs — one data segment —
 //! then the send queue), a doorbell record, and the ib device's kernel UAR page; the QP is
@@ -145,7 +147,8 @@ impl LoopQp {
         Transition::Rst2Init.run(m, self.qpn, 0, &c)?;
 
         let mut c = self.base();
-        c.set_mtu(mtu::MTU_1K.into());
+        // The result loops back inside the card: the largest path MTU (see the module doc).
+        c.set_mtu(mtu::MTU_4K.into());
         c.set_log_msg_max(self.p.log_max_msg);
         c.set_remote_qpn(self.qpn);
         c.set_next_rcv_psn(0);
