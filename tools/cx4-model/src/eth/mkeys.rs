@@ -111,6 +111,23 @@ impl Dma for MkeyDma<'_> {
                         (at, step, chunk as usize, count as usize),
                     )),
                 ),
+                Copy::Repeated {
+                    at,
+                    step,
+                    count,
+                    dst,
+                    ..
+                } => (
+                    dst.first().map_or(0, |d| d.0),
+                    Some((0..count as usize).all(|r| {
+                        let mut from = at + r * step;
+                        dst.iter().all(|&(pa, n)| {
+                            from += n as usize;
+                            data.get(from - n as usize..from)
+                                .is_some_and(|src| self.mem.write(pa, src).is_ok())
+                        })
+                    })),
+                ),
             };
             if r != Some(true) {
                 return Err(DmaError::Fault {

@@ -41,6 +41,21 @@ pub enum Copy {
         /// Where they go.
         dst: Vec<(u64, u32)>,
     },
+    /// `count` chunks of `chunk` bytes, the data's r-th at `at + r·step`, each over the same
+    /// guest physical pieces `dst` (adding up to `chunk`), in order: the last one stays (a
+    /// repeat-block entry of stride 0).
+    Repeated {
+        /// Offset in the data of the first chunk.
+        at: usize,
+        /// Distance in the data between two chunks.
+        step: usize,
+        /// Bytes per chunk.
+        chunk: u32,
+        /// Chunks.
+        count: u32,
+        /// Where each goes.
+        dst: Vec<(u64, u32)>,
+    },
 }
 
 /// Pieces in order, as copies of the data from its start.
@@ -54,7 +69,8 @@ fn piece_copies(pieces: Vec<(u64, u32)>, mut at: usize, out: &mut Vec<Copy>) {
 impl Firmware {
     /// [`Firmware::translate`] of `len` bytes at `addr` through `lkey` for the device to
     /// write, as the copies that place the data: whole repetitions of a repeat-block mkey as
-    /// one [`Copy::Strided`] per entry whose stride equals its length, the rest as pieces.
+    /// one [`Copy::Strided`] per entry whose stride equals its length, one [`Copy::Repeated`]
+    /// per entry of stride 0, the rest as pieces.
     pub fn translate_write(
         &self,
         mem: &GuestMem,
@@ -84,7 +100,7 @@ impl Firmware {
         let mapped = |&(pa, n): &(u64, u32)| mem.ends_mapped(pa, u64::from(n));
         let all_mapped = out.iter().all(|c| match c {
             Copy::Piece { pa, n, .. } => mapped(&(*pa, *n)),
-            Copy::Strided { dst, .. } => dst.iter().all(mapped),
+            Copy::Strided { dst, .. } | Copy::Repeated { dst, .. } => dst.iter().all(mapped),
         });
         if all_mapped {
             Ok(out)
@@ -153,6 +169,19 @@ impl Firmware {
                 self.map_range(key, va_of(first)?, bytes, true, &mut walk, &mut dst)
                     .map(|()| {
                         out.push(Copy::Strided {
+                            at,
+                            step: block as usize,
+                            chunk: u32::from(e.len),
+                            count: reps as u32,
+                            dst,
+                        })
+                    })
+            } else if stride == 0 {
+                // Every repetition on the same bytes: one translation.
+                let mut dst = Vec::new();
+                self.map_range(key, va_of(first)?, n as u32, true, &mut walk, &mut dst)
+                    .map(|()| {
+                        out.push(Copy::Repeated {
                             at,
                             step: block as usize,
                             chunk: u32::from(e.len),
@@ -242,6 +271,21 @@ impl Copy {
                 });
                 out
             }
+            Copy::Repeated {
+                at,
+                step,
+                count,
+                dst,
+                ..
+            } => (0..*count as usize)
+                .flat_map(|r| {
+                    let mut from = at + r * step;
+                    dst.iter().map(move |&(pa, n)| {
+                        from += n as usize;
+                        (from - n as usize, pa, n)
+                    })
+                })
+                .collect(),
         }
     }
 }

@@ -9,8 +9,9 @@
 //! mkey, a repeat-block UMR spreading the chunk-interleaved result over the m code blocks (a
 //! stride-0 dump for m = 3), a KLM UMR gathering k scattered data blocks, the vector-calc SEND
 //! — matrix and vectors read from guest memory through their keys, the GF multiply-accumulate,
-//! the interleave, the SEND looped back inside the card as RC packets of 1024 bytes (ACKed),
-//! placed through the repeat-block mkey — and the receive CQE. The first calculation of each
+//! the SEND looped back inside the card as RC packets (ACKed), the result placed through the
+//! repeat-block mkey as it is computed — and the receive CQE. The calc QP's path MTU is cx4's
+//! 4096 (`CX4_BENCH_MTU=1024`: libmlx5's). The first calculation of each
 //! case is checked against the engine's arithmetic on the host (`ec::calc`).
 //!
 //! ```text
@@ -22,7 +23,7 @@
 //! (the host is shared); `gf_mbps`, the same for the arithmetic alone (`Calc::compute` over
 //! host buffers, which also interleaves). `CX4_BENCH_SECONDS` (default 0.25) is the length of
 //! a round, `CX4_BENCH_ROUNDS` (default 3) their number, `CX4_BENCH_CASES` a filter
-//! (substring of `gf16 k10 m4 65536`).
+//! (substring of `gf16 k10 m4 65536`), `CX4_BENCH_MTU` the calc QP's path MTU (4096 or 1024).
 
 use cx4_hw::wqe::repeat_block::{RepeatBlock, RepeatEnt, REPEAT_BLOCK_OP};
 
@@ -174,12 +175,21 @@ fn ec_bench() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(3);
     let filter = env("CX4_BENCH_CASES").unwrap_or_default();
+    let path_mtu: u32 = env("CX4_BENCH_MTU")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4096);
+    let code = if path_mtu == 1024 {
+        mtu::MTU_1K
+    } else {
+        mtu::MTU_4K
+    };
     for field in [Field::Gf16, Field::Gf256] {
-        let mut card = EcCard::new(if field == Field::Gf256 {
+        let extra = if field == Field::Gf256 {
             "--ec-8bit"
         } else {
             ""
-        });
+        };
+        let mut card = EcCard::with_mtu(extra, code);
         let inumr = card.free_klm_mkey(16);
         let outumr = card.free_klm_mkey(8);
         let mut rng = Rng(0xec_be4c);
@@ -225,10 +235,11 @@ fn ec_bench() {
                 let data = (k * size as usize) as f64 / 1e6;
                 println!(
                     "ec_bench field={} k={k} m={m} len={size} engine_mbps={:.1} gf_mbps={:.1} \
-                     calcs={calcs} rounds={rounds}",
+                     calcs={calcs} rounds={rounds} mtu={}",
                     s.name().split(' ').next().unwrap(),
                     engine * data,
                     gf * data,
+                    path_mtu,
                 );
             }
         }

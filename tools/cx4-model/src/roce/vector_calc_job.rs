@@ -225,6 +225,28 @@ impl CalcJob {
                         return None;
                     }
                 }
+                Copy::Repeated {
+                    at: a,
+                    step,
+                    chunk,
+                    count,
+                    dst,
+                } => {
+                    // Each chunk over the one before: only the last stays (the card writes
+                    // the stream in order), as the m = 3 dump's stride-0 entry.
+                    let (chunk, count) = (*chunk as usize, *count as usize);
+                    bytes += chunk * count;
+                    let Some(last) = count.checked_sub(1) else {
+                        continue;
+                    };
+                    let mut p = at + base + a + last * step;
+                    for &(pa, n) in dst {
+                        if !generic(&mut spans, p, pa, n as usize) {
+                            return None;
+                        }
+                        p += n as usize;
+                    }
+                }
                 Copy::Strided {
                     at: a,
                     step,
@@ -365,6 +387,8 @@ mod tests {
     /// Where the inputs are, where the outputs go.
     const INPUTS: u64 = 0;
     const OUT: u64 = 0x80_0000;
+    /// Where stride-0 copies of the last output go (below the outputs).
+    const DUMP: u64 = 0x7f_ff00;
 
     /// Stream bytes `at..at + len` cut into random copies: pieces of random length to
     /// random places, and now and then the contiguous-output pattern (one output's chunks
@@ -390,7 +414,27 @@ mod tests {
             let rows = (len - d) / row;
             if p.is_multiple_of(row) && rows > 0 && p + rows * row <= whole && rng.below(2) == 0 {
                 let rows = 1 + rng.below(rows);
+                // The last output now and then to the dump, a stride-0 entry.
+                let dump = rng.below(3) == 0;
                 for j in 0..n {
+                    if dump && j == n - 1 {
+                        for r in 0..rows {
+                            for o in 0..chunk {
+                                dest[d + r * row + j * chunk + o] = DUMP + o as u64;
+                            }
+                        }
+                        copies.push((
+                            0,
+                            Copy::Repeated {
+                                at: d + j * chunk,
+                                step: row,
+                                chunk: chunk as u32,
+                                count: rows as u32,
+                                dst: vec![(DUMP, chunk as u32)],
+                            },
+                        ));
+                        continue;
+                    }
                     let mut dst = Vec::new();
                     let mut left = rows * chunk;
                     while left > 0 {
@@ -419,6 +463,26 @@ mod tests {
                     ));
                 }
                 d += rows * row;
+                continue;
+            }
+            // Now and then a chunk of the last output to the one dump place (a stride-0
+            // repeat-block entry: every chunk over the one before).
+            let last = c
+                .stream_source(p)
+                .is_some_and(|(j, _, run)| j == n - 1 && run == chunk);
+            if last && len - d >= chunk && rng.below(3) == 0 {
+                copies.push((
+                    0,
+                    Copy::Piece {
+                        at: d,
+                        pa: DUMP,
+                        n: chunk as u32,
+                    },
+                ));
+                for b in 0..chunk {
+                    dest[d + b] = DUMP + b as u64;
+                }
+                d += chunk;
                 continue;
             }
             let k = (1 + rng.below(200)).min(len - d);
@@ -451,8 +515,8 @@ mod tests {
         mem.map(0, MEM, 0, Some(test_backing(MEM as usize)))
             .unwrap();
         mem.write(INPUTS, &rng.bytes(0x40_0000)).unwrap();
-        let mut strided = 0;
-        for round in 0..60 {
+        let (mut strided, mut repeated, mut dumps) = (0, 0, 0);
+        for round in 0..120 {
             let outputs = [1, 2, 4][rng.below(3)];
             let chunk = [64, 32, 128][rng.below(3)];
             let vec_size = [64, 4096, 1000, 9000, 40_000][rng.below(5)];
@@ -493,22 +557,32 @@ mod tests {
                 .iter()
                 .filter(|c| matches!(c.1, Copy::Strided { .. }))
                 .count();
+            repeated += copies
+                .iter()
+                .filter(|c| matches!(c.1, Copy::Repeated { count, .. } if count > 1))
+                .count();
+            // What each written byte holds at the end: the stream's bytes in order, a later
+            // one over an earlier one.
+            let mut want = std::collections::BTreeMap::new();
+            for (b, &pa) in dest.iter().enumerate() {
+                want.insert(pa, stream[at + b]);
+            }
+            let dumped = dest.iter().filter(|&&pa| (DUMP..OUT).contains(&pa)).count();
+            dumps += usize::from(dumped > c.chunk);
             let check = |what: &str| {
-                for (b, &pa) in dest.iter().enumerate() {
+                for (&pa, &v) in &want {
                     let mut got = [0u8];
                     mem.read(pa, &mut got).unwrap();
                     assert_eq!(
-                        got[0],
-                        stream[at + b],
-                        "round {round} {what}: {c:?} stream byte {} of {at}+{len}",
-                        at + b
+                        got[0], v,
+                        "round {round} {what}: {c:?} at {pa:#x}, stream {at}+{len}"
                     );
                 }
             };
-            mem.write(OUT, &vec![0u8; (MEM - OUT) as usize]).unwrap();
+            mem.write(DUMP, &vec![0u8; (MEM - DUMP) as usize]).unwrap();
             assert!(job().place(&mem, at, len, &copies));
             check("computed in place");
-            mem.write(OUT, &vec![0u8; (MEM - OUT) as usize]).unwrap();
+            mem.write(DUMP, &vec![0u8; (MEM - DUMP) as usize]).unwrap();
             let j = job();
             assert_eq!(j.stream(&mem), &stream[..]);
             assert!(j.place(&mem, at, len, &copies));
@@ -520,6 +594,8 @@ mod tests {
             strided > 20,
             "{strided} strided copies: the outputs' runs not covered"
         );
+        assert!(dumps > 4, "{dumps} rounds overwrote the dump");
+        assert!(repeated > 3, "{repeated} stride-0 copies of several chunks");
     }
 
     #[test]

@@ -89,7 +89,13 @@ struct Post {
 }
 
 impl EcCard {
+    /// libmlx5's calc QP (path MTU 1024).
     fn new(extra: &str) -> EcCard {
+        EcCard::with_mtu(extra, mtu::MTU_1K)
+    }
+
+    /// The calc QP at path MTU code `path_mtu` (cx4's engine: 4096).
+    fn with_mtu(extra: &str, path_mtu: u8) -> EcCard {
         let args = format!("--socket /x --init-delay-ms 0 --eth --roce {extra}");
         let mut d = fixture::device(&args, BASE, MEM, UAR);
         d.fw.cqs.insert(SCQ, fixture::cq(SCQ, SCQ_RING, DBRS, UAR));
@@ -126,8 +132,8 @@ impl EcCard {
         CreateQpIn::set_pas(&mut v, 0, QP_BUF).unwrap();
         CreateQpIn::set_pas(&mut v, 1, QP_BUF + 0x1000).unwrap();
         let qpn = view::<CreateQpOut>(&exec(&mut d, &v, CreateQpOut::SIZE)).qpn();
-        // alloc_calc_qp: INIT, RTR to itself (dest QPN = own, dgid = own GID 0, MTU 1024,
-        // hop limit 1), RTS (timeout 14, retry and RNR retry 7).
+        // alloc_calc_qp: INIT, RTR to itself (dest QPN = own, dgid = own GID 0, MTU 1024 —
+        // or cx4's 4096 —, hop limit 1), RTS (timeout 14, retry and RNR retry 7).
         ok::<cmds::Rst2InitQp>(&mut d, |i| {
             i.set_qpn(qpn);
             i.qpc_mut().primary_address_path_mut().set_vhca_port_num(1);
@@ -135,7 +141,7 @@ impl EcCard {
         ok::<cmds::Init2RtrQp>(&mut d, |i| {
             i.set_qpn(qpn);
             let c = i.qpc_mut();
-            c.set_mtu(mtu::MTU_1K.into());
+            c.set_mtu(path_mtu.into());
             c.set_log_msg_max(30);
             c.set_remote_qpn(qpn);
             c.set_min_rnr_nak(12);
