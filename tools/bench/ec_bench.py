@@ -287,8 +287,9 @@ def main() -> int:
               "MB = 10^6 B); n/m = not measured",
               ["field", "k+m", "block", "model", "cx4 e2e", "ISA-L", "raid6gen", "cx4/ISAL",
                "mdl/ISAL", "cx4/r6gen", "(gf only)"], rows)
-    notes = [f"model: the modelled card's engine on the host (whole device path, no VM), best of "
-             f"{args.rounds} rounds of {args.seconds} s; gf only: its GF arithmetic alone",
+    notes = [f"model: the modelled card's engine on the host (whole device path, no VM, the calc QP "
+             f"at cx4's path MTU 4096), best of {args.rounds} rounds of {args.seconds} s; gf only: "
+             f"its GF arithmetic alone (the interleaved stream built in host memory)",
              f"cx4 e2e: cx4's kernel engine from a TCG guest (debugfs ec, batch {BATCH[SIZES[0]]}/"
              f"{BATCH[SIZES[1]]}/{BATCH[SIZES[2]]} in flight for 64K/256K/1M, scattered blocks), "
              f"best of {args.repeats} requests",
