@@ -11,6 +11,14 @@ pub fn now_ns() -> u64 {
     EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
 }
 
+/// The card's free-running clock at `now_ns` (the model's clock, [`now_ns`]): device clock
+/// cycles at `device_frequency_khz`, as the initialization segment's `internal_timer` counts
+/// them and completions carry them (ConnectX-4 has no real-time clock mode; mlx5's clock.c
+/// turns the cycles into time in software).
+pub fn device_cycles(now_ns: u64, khz: u64) -> u64 {
+    (u128::from(now_ns) * u128::from(khz.max(1)) / 1_000_000) as u64
+}
+
 /// CPU time of the calling thread in ns (without preemption). A system call: the vDSO serves
 /// only the global clocks, not `CLOCK_THREAD_CPUTIME_ID`.
 pub fn thread_cpu_ns() -> u64 {

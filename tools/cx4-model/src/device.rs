@@ -326,9 +326,12 @@ impl Device {
     /// Host-order value of the 32-bit initialization-segment word at `off` (4-aligned).
     fn iseg_word(&self, off: usize) -> u32 {
         let (fw_rev, cmdif_sub) = self.cfg.fw.to_regs(self.cfg.cmdif_rev);
-        // The internal timer counts device clock cycles (device_frequency_khz).
-        let khz = self.hca.fw.caps.general("device_frequency_khz").max(1);
-        let ns = (self.created.elapsed().as_nanos() * u128::from(khz) / 1_000_000) as u64;
+        // The internal timer counts device clock cycles (device_frequency_khz), on the clock
+        // completions are stamped with (`Firmware::post_cqe_at`).
+        let ns = crate::clock::device_cycles(
+            crate::clock::now_ns(),
+            self.hca.fw.caps.general("device_frequency_khz"),
+        );
         match off {
             iseg::FW_REV => fw_rev,
             iseg::CMDIF_REV_FW_SUB => cmdif_sub,

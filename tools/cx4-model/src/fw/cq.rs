@@ -17,7 +17,12 @@ use super::{
     moderation::{ModState, Moderation, PERIOD_FROM_CQE, PERIOD_FROM_EQE},
     need_out, new_event, ring_pas, Bus, CmdResult, Firmware,
 };
-use crate::clock::now_ns;
+use crate::clock::{device_cycles, now_ns};
+
+use super::caps::GeneralCap;
+
+/// The card's clock frequency, which completion timestamps count in.
+static DEVICE_FREQUENCY_KHZ: GeneralCap = GeneralCap::new("device_frequency_khz");
 
 /// How a CQ is armed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -557,6 +562,13 @@ impl Firmware {
         }
         let addr = cq.slot_addr(cq.pi).ok_or("CQ ring page missing")?;
         let mut e = Cqe64::read_from_bytes(cqe).expect("a CQE is 64 bytes");
+        // Every completion carries the card's free-running clock when it is written, but an
+        // error CQE, whose syndrome bytes are where the timestamp would be (mlx5_err_cqe).
+        let op = (e.op_own() >> 4) as u8;
+        if op != cqe::opcode::REQ_ERR && op != cqe::opcode::RESP_ERR {
+            let khz = self.caps.general_cap(&DEVICE_FREQUENCY_KHZ);
+            e.set_timestamp(device_cycles(now, khz));
+        }
         let owner = cqe_owner_for(cq.pi, cq.log_size.into());
         e.set_op_own((e.op_own() & !u32::from(OWNER_MASK)) | u32::from(owner));
         // For 128-byte CQEs the 64-byte CQE sits in the second half.

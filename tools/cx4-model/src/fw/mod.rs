@@ -15,6 +15,8 @@ mod caps;
 pub mod cong;
 mod counters;
 mod cq;
+#[cfg(test)]
+mod cq_tests;
 mod eq;
 mod flow;
 mod hca;
