@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "tools/testbed"))
 import run as testrun  # noqa: E402
 import vmrun  # noqa: E402
 from model_roce import IB  # noqa: E402
-from results import Results  # noqa: E402
+from results import Results, results_dir  # noqa: E402
 from vmpair import cpu_seconds, run_jobs  # noqa: E402
 
 # Both VMs: the virtio NIC with rxe on it, the modelled card with mlx5_ib; ARP answered only
@@ -167,6 +167,9 @@ def main() -> int:
                    files=[env.ko])
     if res is None:
         return 1
+    # The VMs' job logs beside the results (perftest's and the servers' own words).
+    for r in res:
+        (results_dir() / f"roce-{r.name}.log").write_text(r.job_log)
     bw: dict[tuple[str, str], list[float]] = {}
     lat: dict[tuple[str, str], list[float]] = {}
     cpu_s, pkts = 0.0, 0
