@@ -24,7 +24,7 @@ from harness import Env, check_clean_dmesg, describe, estimate
 from model_eth import eth_vms, section
 from model_core import mlx5_errors
 from model_roce import GIDX as gidx
-from model_roce import RC_FIXTURE, RESIZE_TOOL, check_resize
+from model_roce import RC_FIXTURE, RESIZE_TOOL, SMALL_TOOL, check_resize, check_small
 from model_roce import (ERRORS_TOOL, perftest_row, IB, QPTO, ROCE_MODEL, check_ecn, check_error_paths,
                         check_gid_sections, check_lossy, check_mckey, check_udaddy, ecn_steps,
                         errors_steps, logs, lossy_steps, mckey_steps, udaddy_steps)
@@ -674,6 +674,40 @@ def tests(env: Env):
 
     yield "cx4: ibv_resize_cq with completions in flight, each seen once, bad sizes refused", \
         cx4_resize_cq_from_user_space
+
+    @estimate(120)
+    def cx4_small_verbs():
+        """tests/verbs_small.py through libmlx5 on cx4, with model_roce's checks for mlx5_ib
+        (`check_small`): the responder QP's remote rights as mlx5_ib writes them (QPC
+        rre/rwe/rae and the optional-parameter bits on modify) refuse what they do not grant
+        and serve what they do. Every object the card created is destroyed again and no
+        command failed."""
+        vm0 = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+        """ + gidx + """
+            section cmds-before; cmds
+            section small
+            python3 /cx4/verbs_small.py $IBDEV --gid-index $GIDX --settle $SLOW 2>&1
+            section cmds-after; cmds
+            echo finished
+        """
+        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
+                    files=[env.ko, SMALL_TOOL, RC_FIXTURE])[0]
+        assert r.status == 0 and "finished" in r.job_log, describe(r)
+        log = r.job_log
+        check_small(section(log, "small"))
+        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
+        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
+        for made, gone in (("CREATE_QP", "DESTROY_QP"), ("CREATE_MKEY", "DESTROY_MKEY"),
+                           ("CREATE_CQ", "DESTROY_CQ")):
+            assert rise.get(made, 0) > 0 and rise.get(made) == rise.get(gone), (made, before, after)
+        assert all(e == 0 for _, e in after.values()), after
+        errs = [l for l in cx4_errors(r.dmesg) if "QP" not in l and "qp" not in l]
+        assert not errs, "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+
+    yield "cx4: QP remote rights refuse what they do not grant (verbs_small.py)", cx4_small_verbs
 
     @estimate(150)
     def cx4_mr_rereg_and_dmabuf():

@@ -1506,6 +1506,10 @@ mod cong_tests;
 #[path = "umr_tests.rs"]
 mod umr_tests;
 
+/// The responder's QP rights (`rre`, `rwe`, `rae`) and their optional-parameter bits.
+#[path = "rights_tests.rs"]
+mod rights_tests;
+
 /// A host micro-benchmark of 64 KiB RDMA WRITEs (ignored by `cargo test`).
 #[path = "write_bench.rs"]
 mod write_bench;

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Guest side of the "small verbs" tests (tests/model_roce.py with mlx5_ib, tests/ib.py with
+cx4; the same checks, `check_small` in model_roce.py): with the guest's unmodified rdma-core
+(pyverbs over libmlx5), RC QPs of one card connected to each other through it.
+
+- rights: the responder's QP access flags decide which remote operations it serves: an
+  atomic to a QP without IBV_ACCESS_REMOTE_ATOMIC, a READ without REMOTE_READ (or without
+  responder resources, max_dest_rd_atomic 0), a WRITE without REMOTE_WRITE complete with
+  IBV_WC_REM_ACCESS_ERR at the requester, even though the MR allows them; with the rights
+  they work, and rights changed in RTS (IBV_QP_ACCESS_FLAGS) take effect; the MR's rights
+  are still checked (an atomic to an MR without REMOTE_ATOMIC is refused).
+
+One JSON line per step ({"step": name, "ok": bool, ...}); the last is {"step": "closed"}.
+
+usage: verbs_small.py DEVICE --gid-index N [--settle SECONDS]
+(verbs_rc.py, the shared RC QP set-up, beside it)
+"""
+
+import argparse
+import json
+import struct
+import sys
+import time
+
+import pyverbs.enums as e
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.qp import QPAttr
+from pyverbs.wr import SGE, SendWR
+from verbs_rc import connect_rc, rc_qp
+
+LW, RW, RR, RA = (e.IBV_ACCESS_LOCAL_WRITE, e.IBV_ACCESS_REMOTE_WRITE,
+                  e.IBV_ACCESS_REMOTE_READ, e.IBV_ACCESS_REMOTE_ATOMIC)
+SZ = 65536
+
+
+def out(**kw):
+    print(json.dumps(kw), flush=True)
+
+
+def check(step, ok, **kw):
+    out(step=step, ok=bool(ok), **kw)
+
+
+class Run:
+    def __init__(self, a):
+        self.ctx = Context(name=a.device)
+        self.gid_index = a.gid_index
+        self.gid = self.ctx.query_gid(1, a.gid_index)
+        self.settle = a.settle
+        self.pd = PD(self.ctx)
+        self.cq = CQ(self.ctx, 64)
+        self.src = MR(self.pd, SZ, LW)
+        self.qp = self.peer = None
+
+    def pair(self, access, dest_rd_atomic=4, srq=None, peer_cq=None):
+        """A fresh pair of connected RC QPs: `qp` requests, `peer` responds with the remote
+        `access` rights and `dest_rd_atomic` responder resources (and receives from `srq`
+        into `peer_cq` if given)."""
+        self.close_pair()
+        self.qp = rc_qp(self.pd, self.cq, self.cq, max_send_wr=16, max_recv_wr=4)
+        self.peer = rc_qp(self.pd, self.cq, peer_cq or self.cq, max_send_wr=4, max_recv_wr=4,
+                          srq=srq)
+        connect_rc(self.qp, self.peer.qp_num, self.gid, self.gid_index, RW | RR | RA,
+                   timeout=10, retry_cnt=1, rnr_retry=1)
+        connect_rc(self.peer, self.qp.qp_num, self.gid, self.gid_index, access,
+                   timeout=10, retry_cnt=1, rnr_retry=1, dest_rd_atomic=dest_rd_atomic)
+
+    def close_pair(self):
+        for q in (self.qp, self.peer):
+            if q is not None:
+                q.close()
+        self.qp = self.peer = None
+
+    def op(self, opcode, rkey, raddr, n=8, add=0, timeout=30.0):
+        """One signaled RDMA WRITE (of src[0:n]), READ (into src[0:n]) or fetch-and-add of
+        `add` (the original value into src[0:8]); the completion status (-1: none came)."""
+        sge = SGE(self.src.buf, n, self.src.lkey)
+        wr = SendWR(wr_id=1, opcode=opcode, num_sge=1, sg=[sge], send_flags=e.IBV_SEND_SIGNALED)
+        if opcode == e.IBV_WR_ATOMIC_FETCH_AND_ADD:
+            wr.set_wr_atomic(rkey, raddr, add, 0)
+        else:
+            wr.set_wr_rdma(rkey, raddr)
+        self.qp.post_send(wr)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            k, wcs = self.cq.poll(1)
+            if k:
+                return wcs[0].status
+        return -1
+
+    def fetch_add(self, mr, at, add):
+        st = self.op(e.IBV_WR_ATOMIC_FETCH_AND_ADD, mr.rkey, mr.buf + at, add=add)
+        return st, struct.unpack("<Q", self.src.read(8, 0))[0]
+
+    def modify_access(self, qp, access):
+        a = QPAttr()
+        a.qp_access_flags = access
+        qp.modify(a, e.IBV_QP_ACCESS_FLAGS)
+
+
+def u64(mr, at):
+    return struct.unpack("<Q", mr.read(8, at))[0]
+
+
+def rights_tests(r):
+    OK, REM_ACC = e.IBV_WC_SUCCESS, e.IBV_WC_REM_ACCESS_ERR
+    FA, WRITE, READ = e.IBV_WR_ATOMIC_FETCH_AND_ADD, e.IBV_WR_RDMA_WRITE, e.IBV_WR_RDMA_READ
+    mr = MR(r.pd, SZ, LW | RW | RR | RA)
+    mr.write(struct.pack("<Q", 100), 8, 0)
+
+    # Every right: the atomic works (a user QP created with remote-atomic access).
+    r.pair(RW | RR | RA)
+    st, orig = r.fetch_add(mr, 0, 5)
+    check("atomic-allowed", st == OK and orig == 100 and u64(mr, 0) == 105, status=st, orig=orig)
+    # No remote atomic on the responder's QP: refused although the MR allows it.
+    r.pair(RW | RR)
+    st, _ = r.fetch_add(mr, 0, 5)
+    check("atomic-refused", st == REM_ACC and u64(mr, 0) == 105, status=st)
+    # Remote write only: WRITEs land, READs are refused.
+    r.pair(RW)
+    r.src.write(b"\x11" * 64, 64, 0)
+    st = r.op(WRITE, mr.rkey, mr.buf + 4096, 64)
+    check("write-allowed", st == OK and mr.read(64, 4096) == b"\x11" * 64, status=st)
+    st = r.op(READ, mr.rkey, mr.buf + 4096, 64)
+    check("read-refused", st == REM_ACC, status=st)
+    # Read and atomic but no write: WRITEs are refused.
+    r.pair(RR | RA)
+    r.src.write(b"\x22" * 64, 64, 0)
+    st = r.op(WRITE, mr.rkey, mr.buf + 8192, 64)
+    check("write-refused", st == REM_ACC and mr.read(64, 8192) == b"\0" * 64, status=st)
+    # Every right but no responder resources: only remote writes stay.
+    r.pair(RW | RR | RA, dest_rd_atomic=0)
+    st = r.op(READ, mr.rkey, mr.buf + 4096, 64)
+    check("read-refused-no-resources", st == REM_ACC, status=st)
+    # Rights changed in RTS (RTS2RTS with the RRE/RWE/RAE optional parameters).
+    r.pair(RW | RR)
+    r.modify_access(r.peer, RW | RR | RA)
+    st, orig = r.fetch_add(mr, 0, 1)
+    check("atomic-after-modify", st == OK and orig == 105 and u64(mr, 0) == 106, status=st)
+    r.modify_access(r.peer, RR | RA)
+    r.src.write(b"\x33" * 64, 64, 0)
+    st = r.op(WRITE, mr.rkey, mr.buf + 12288, 64)
+    check("write-refused-after-modify", st == REM_ACC and mr.read(64, 12288) == b"\0" * 64,
+          status=st)
+    # The MR's rights are checked as well: every QP right, an MR without remote atomic.
+    nomr = MR(r.pd, SZ, LW | RW | RR)
+    r.pair(RW | RR | RA)
+    st, _ = r.fetch_add(nomr, 0, 1)
+    check("atomic-refused-by-mr", st == REM_ACC and u64(nomr, 0) == 0, status=st)
+    r.close_pair()
+    nomr.close()
+    mr.close()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("device")
+    ap.add_argument("--gid-index", type=int, required=True)
+    ap.add_argument("--settle", type=float, default=1.0,
+                    help="seconds a test waits for what must not happen")
+    a = ap.parse_args()
+    r = Run(a)
+    out(step="created")
+    rights_tests(r)
+    r.src.close()
+    r.cq.close()
+    r.pd.close()
+    r.ctx.close()
+    out(step="closed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
