@@ -680,8 +680,10 @@ def tests(env: Env):
         """tests/verbs_small.py through libmlx5 on cx4, with model_roce's checks for mlx5_ib
         (`check_small`): the responder QP's remote rights as mlx5_ib writes them (QPC
         rre/rwe/rae and the optional-parameter bits on modify) refuse what they do not grant
-        and serve what they do. Every object the card created is destroyed again and no
-        command failed."""
+        and serve what they do; ibv_modify_srq arms an SRQ's limit (MODIFY_RMP), the card's
+        SRQ_RQ_LIMIT event reaches the process as IBV_EVENT_SRQ_LIMIT_REACHED once, and
+        ibv_query_srq reads the limit. Every object the card created is destroyed again and
+        no command failed."""
         vm0 = CX4_UP + IB + CX4_IB + """
             cx4_up
             cx4_ib_up
@@ -700,14 +702,14 @@ def tests(env: Env):
         before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
         rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
         for made, gone in (("CREATE_QP", "DESTROY_QP"), ("CREATE_MKEY", "DESTROY_MKEY"),
-                           ("CREATE_CQ", "DESTROY_CQ")):
+                           ("CREATE_CQ", "DESTROY_CQ"), ("CREATE_RMP", "DESTROY_RMP")):
             assert rise.get(made, 0) > 0 and rise.get(made) == rise.get(gone), (made, before, after)
         assert all(e == 0 for _, e in after.values()), after
         errs = [l for l in cx4_errors(r.dmesg) if "QP" not in l and "qp" not in l]
         assert not errs, "\n".join(errs)
         check_clean_dmesg(r.dmesg)
 
-    yield "cx4: QP remote rights refuse what they do not grant (verbs_small.py)", cx4_small_verbs
+    yield "cx4: QP remote rights, SRQ limit event (verbs_small.py)", cx4_small_verbs
 
     @estimate(150)
     def cx4_mr_rereg_and_dmabuf():

@@ -421,7 +421,8 @@ def check_resize(text: str, model_log: str | None = None) -> dict[str, dict]:
 # The steps of verbs_small.py, each of which must report ok.
 SMALL_STEPS = ["atomic-allowed", "atomic-refused", "write-allowed", "read-refused",
                "write-refused", "read-refused-no-resources", "atomic-after-modify",
-               "write-refused-after-modify", "atomic-refused-by-mr"]
+               "write-refused-after-modify", "atomic-refused-by-mr",
+               "srq-bad-modify", "srq-armed", "srq-not-yet", "srq-limit-event", "srq-disarmed"]
 
 
 def check_small(text: str) -> dict[str, dict]:
@@ -597,7 +598,8 @@ def tests(env: Env):
         """tests/verbs_small.py through libmlx5 and mlx5_ib on the model (ib.py runs it on
         cx4 with the same checks): remote operations the responder's QP access flags do not
         grant complete with remote access errors, those they grant work, rights changed in
-        RTS take effect, and the MR's rights are checked too."""
+        RTS take effect, and the MR's rights are checked too; an SRQ's armed limit raises
+        one IBV_EVENT_SRQ_LIMIT_REACHED when fewer WQEs are left, and disarms."""
         vm0 = IB + """
             eth_up
             ib_up
@@ -619,7 +621,7 @@ def tests(env: Env):
         assert not errs, "\n".join(errs)
         check_clean_dmesg(r.dmesg)
 
-    yield "mlx5_ib: QP remote rights refuse what they do not grant (verbs_small.py)", \
+    yield "mlx5_ib: QP remote rights, SRQ limit event (verbs_small.py)", \
         small_verbs_from_user_space
 
     gidx = GIDX

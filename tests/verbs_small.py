@@ -9,6 +9,11 @@ cx4; the same checks, `check_small` in model_roce.py): with the guest's unmodifi
   IBV_WC_REM_ACCESS_ERR at the requester, even though the MR allows them; with the rights
   they work, and rights changed in RTS (IBV_QP_ACCESS_FLAGS) take effect; the MR's rights
   are still checked (an atomic to an MR without REMOTE_ATOMIC is refused).
+- srq-limit: ibv_modify_srq(IBV_SRQ_LIMIT) arms an SRQ's limit (a limit not below the SRQ's
+  size and a resize, IBV_SRQ_MAX_WR, are EINVAL), ibv_query_srq reads it back; SENDs to a QP
+  on the SRQ take its WQEs, and once fewer than the limit are left (not before) the context
+  gets one IBV_EVENT_SRQ_LIMIT_REACHED; the limit then reads 0 (disarmed) and no second
+  event comes.
 
 One JSON line per step ({"step": name, "ok": bool, ...}); the last is {"step": "closed"}.
 
@@ -18,6 +23,7 @@ usage: verbs_small.py DEVICE --gid-index N [--settle SECONDS]
 
 import argparse
 import json
+import signal
 import struct
 import sys
 import time
@@ -27,8 +33,10 @@ from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
+from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.qp import QPAttr
-from pyverbs.wr import SGE, SendWR
+from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
+from pyverbs.wr import SGE, RecvWR, SendWR
 from verbs_rc import connect_rc, rc_qp
 
 LW, RW, RR, RA = (e.IBV_ACCESS_LOCAL_WRITE, e.IBV_ACCESS_REMOTE_WRITE,
@@ -68,6 +76,13 @@ class Run:
         connect_rc(self.peer, self.qp.qp_num, self.gid, self.gid_index, access,
                    timeout=10, retry_cnt=1, rnr_retry=1, dest_rd_atomic=dest_rd_atomic)
 
+    def close(self):
+        self.close_pair()
+        self.src.close()
+        self.cq.close()
+        self.pd.close()
+        self.ctx.close()
+
     def close_pair(self):
         for q in (self.qp, self.peer):
             if q is not None:
@@ -75,13 +90,13 @@ class Run:
         self.qp = self.peer = None
 
     def op(self, opcode, rkey, raddr, n=8, add=0, timeout=30.0):
-        """One signaled RDMA WRITE (of src[0:n]), READ (into src[0:n]) or fetch-and-add of
-        `add` (the original value into src[0:8]); the completion status (-1: none came)."""
+        """One signaled SEND or RDMA WRITE (of src[0:n]), READ (into src[0:n]) or fetch-and-add
+        of `add` (the original value into src[0:8]); the completion status (-1: none came)."""
         sge = SGE(self.src.buf, n, self.src.lkey)
         wr = SendWR(wr_id=1, opcode=opcode, num_sge=1, sg=[sge], send_flags=e.IBV_SEND_SIGNALED)
         if opcode == e.IBV_WR_ATOMIC_FETCH_AND_ADD:
             wr.set_wr_atomic(rkey, raddr, add, 0)
-        else:
+        elif opcode != e.IBV_WR_SEND:
             wr.set_wr_rdma(rkey, raddr)
         self.qp.post_send(wr)
         deadline = time.time() + timeout
@@ -155,6 +170,80 @@ def rights_tests(r):
     mr.close()
 
 
+def take_events(ctx, timeout):
+    """The async events of `ctx` that come within `timeout` seconds (their types).
+
+    ibv_get_async_event blocks (and pyverbs holds the interpreter meanwhile), so a timer
+    signal interrupts the read when nothing more comes."""
+    got = []
+    end = time.time() + timeout
+    signal.signal(signal.SIGALRM, lambda *_: None)
+    while (left := end - time.time()) > 0:
+        signal.setitimer(signal.ITIMER_REAL, left)
+        try:
+            ev = ctx.get_async_event()
+        except Exception:
+            break
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        got.append(ev.event_type)
+        ev.ack()
+        if ev.event_type == e.IBV_EVENT_SRQ_LIMIT_REACHED:
+            break
+    return got
+
+
+def errno_of(f):
+    """Runs `f`; its errno (0 when it succeeded)."""
+    try:
+        f()
+        return 0
+    except (PyverbsRDMAError, PyverbsError) as ex:
+        return getattr(ex, "error_code", None) or -1
+
+
+def srq_limit_tests(r):
+    LIMIT = e.IBV_EVENT_SRQ_LIMIT_REACHED
+    srq = SRQ(r.pd, SrqInitAttr(SrqAttr(max_wr=15, max_sge=1)))
+    size = srq.query().max_wr + 1
+    out(step="srq", max_wr=size - 1)
+    bad = {"limit-too-big": errno_of(lambda: srq.modify(SrqAttr(srq_limit=size), e.IBV_SRQ_LIMIT)),
+           "resize": errno_of(lambda: srq.modify(SrqAttr(max_wr=31), e.IBV_SRQ_MAX_WR))}
+    check("srq-bad-modify", bad == {"limit-too-big": 22, "resize": 22}, errnos=bad)
+    rcq = CQ(r.ctx, 32)
+    dst = MR(r.pd, SZ, LW)
+    r.pair(RW, srq=srq, peer_cq=rcq)
+    for k in range(8):
+        srq.post_recv(RecvWR(wr_id=k, num_sge=1, sg=[SGE(dst.buf + k * 256, 256, dst.lkey)]))
+    srq.modify(SrqAttr(srq_limit=5), e.IBV_SRQ_LIMIT)
+    armed = srq.query().srq_limit
+    check("srq-armed", armed == 5, srq_limit=armed)
+
+    def sends(n):
+        sts = [r.op(e.IBV_WR_SEND, 0, 0, 16) for _ in range(n)]
+        return sts, rcq.poll(n)[0]
+
+    # 8 posted, 3 taken: 5 left, not below the limit.
+    sts, recvd = sends(3)
+    early = take_events(r.ctx, r.settle)
+    check("srq-not-yet", sts == [e.IBV_WC_SUCCESS] * 3 and LIMIT not in early,
+          statuses=sts, events=early)
+    # The fourth leaves 4: the event, then the limit reads 0.
+    sts, _ = sends(1)
+    ev = take_events(r.ctx, 10 * r.settle)
+    after = srq.query().srq_limit
+    check("srq-limit-event", sts == [e.IBV_WC_SUCCESS] and ev.count(LIMIT) == 1 and after == 0,
+          statuses=sts, events=ev, srq_limit=after)
+    sts, _ = sends(2)
+    again = take_events(r.ctx, r.settle)
+    check("srq-disarmed", sts == [e.IBV_WC_SUCCESS] * 2 and LIMIT not in again,
+          statuses=sts, events=again)
+    r.close_pair()
+    srq.close()
+    rcq.close()
+    dst.close()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("device")
@@ -165,10 +254,11 @@ def main() -> int:
     r = Run(a)
     out(step="created")
     rights_tests(r)
-    r.src.close()
-    r.cq.close()
-    r.pd.close()
-    r.ctx.close()
+    r.close()
+    # A context of its own: the refused requests above raised QP events on this one.
+    r = Run(a)
+    srq_limit_tests(r)
+    r.close()
     out(step="closed")
     return 0
 

@@ -169,6 +169,28 @@ impl IbDriver for Check {
     ) -> Result<((), u32)> {
         Err(EINVAL)
     }
+
+    fn create_srq(
+        _pd: &Pd<Self>,
+        _attr: &crate::SrqInitAttr<'_, Self>,
+        _udata: Option<&mut Udata<'_>>,
+        _events: &Arc<crate::SrqEvents>,
+    ) -> Result<((), u32)> {
+        Err(EINVAL)
+    }
+
+    fn modify_srq(
+        _srq: &crate::Srq<Self>,
+        _attr: &crate::SrqAttr,
+        _mask: u32,
+        _udata: Option<&mut Udata<'_>>,
+    ) -> Result {
+        Err(EINVAL)
+    }
+
+    fn query_srq(_srq: &crate::Srq<Self>) -> Result<crate::SrqAttr> {
+        Err(EINVAL)
+    }
 }
 
 // The table, evaluated at build time.

@@ -1510,6 +1510,10 @@ mod umr_tests;
 #[path = "rights_tests.rs"]
 mod rights_tests;
 
+/// The SRQ limit event (an RMP armed by MODIFY_RMP).
+#[path = "srq_limit_tests.rs"]
+mod srq_limit_tests;
+
 /// A host micro-benchmark of 64 KiB RDMA WRITEs (ignored by `cargo test`).
 #[path = "write_bench.rs"]
 mod write_bench;

@@ -302,6 +302,8 @@ impl Roce<'_> {
         let segs = rx::rq_wqe_segments(w.get(16..).unwrap_or_default(), stride.saturating_sub(16))?;
         cur.head = next;
         cur.taken = cur.taken.wrapping_add(1);
+        let taken = cur.taken;
+        self.srq_limit_check(bus, srqn, taken);
         Ok(OpenRecv {
             index,
             sges: segs.into_iter().map(Sge::from).collect(),
