@@ -422,7 +422,9 @@ def check_resize(text: str, model_log: str | None = None) -> dict[str, dict]:
 SMALL_STEPS = ["atomic-allowed", "atomic-refused", "write-allowed", "read-refused",
                "write-refused", "read-refused-no-resources", "atomic-after-modify",
                "write-refused-after-modify", "atomic-refused-by-mr",
-               "srq-bad-modify", "srq-armed", "srq-not-yet", "srq-limit-event", "srq-disarmed"]
+               "srq-bad-modify", "srq-armed", "srq-not-yet", "srq-limit-event", "srq-disarmed",
+               "rereg-before-write-refused", "rereg-write-new-key", "rereg-write-old-key",
+               "rereg-atomic", "rereg-less"]
 
 
 def check_small(text: str) -> dict[str, dict]:

@@ -19,11 +19,12 @@ def rc_qp(pd, scq, rcq, max_send_wr, max_recv_wr, srq=None):
 
 
 def connect_rc(qp, dest_qpn, gid, gid_index, access, timeout, retry_cnt, rnr_retry,
-               dest_rd_atomic=None):
+               dest_rd_atomic=4):
     """Moves `qp` to RTS connected to QP `dest_qpn` at `gid` (ours: GID `gid_index` of port 1),
     MTU 1024, both PSNs 0, with remote `access` rights, the ACK `timeout` exponent and the
-    retry and RNR retry counts given (and `dest_rd_atomic` responder resources if given,
-    else pyverbs' default)."""
+    retry and RNR retry counts given, `dest_rd_atomic` responder resources (without any the
+    responder serves no READ or atomic, whatever `access` says) and 4 outstanding READs and
+    atomics as the requester."""
     init = QPAttr(qp_state=e.IBV_QPS_INIT, port_num=1)
     init.pkey_index = 0
     init.qp_access_flags = access
@@ -33,8 +34,7 @@ def connect_rc(qp, dest_qpn, gid, gid_index, access, timeout, retry_cnt, rnr_ret
     rtr.dest_qp_num = dest_qpn
     rtr.rq_psn = 0
     rtr.min_rnr_timer = 12
-    if dest_rd_atomic is not None:
-        rtr.max_dest_rd_atomic = dest_rd_atomic
+    rtr.max_dest_rd_atomic = dest_rd_atomic
     gr = GlobalRoute(dgid=gid, sgid_index=gid_index, hop_limit=64)
     rtr.ah_attr = AHAttr(gr=gr, is_global=1, port_num=1)
     qp.to_rtr(rtr)
@@ -43,4 +43,5 @@ def connect_rc(qp, dest_qpn, gid, gid_index, access, timeout, retry_cnt, rnr_ret
     rts.timeout = timeout
     rts.retry_cnt = retry_cnt
     rts.rnr_retry = rnr_retry
+    rts.max_rd_atomic = 4
     qp.to_rts(rts)

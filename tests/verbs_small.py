@@ -14,6 +14,10 @@ cx4; the same checks, `check_small` in model_roce.py): with the guest's unmodifi
   on the SRQ take its WQEs, and once fewer than the limit are left (not before) the context
   gets one IBV_EVENT_SRQ_LIMIT_REACHED; the limit then reads 0 (disarmed) and no second
   event comes.
+- rereg-access: ibv_rereg_mr(IBV_REREG_MR_CHANGE_ACCESS) on an MR the peer already holds
+  the keys of: the MR keeps its lkey and rkey (mlx5_ib changes the rights in place, by UMR),
+  so RDMA through the keys handed out before works with the new rights (WRITE and atomic
+  once granted, WRITE refused again once taken away, READ throughout).
 
 One JSON line per step ({"step": name, "ok": bool, ...}); the last is {"step": "closed"}.
 
@@ -244,6 +248,41 @@ def srq_limit_tests(r):
     dst.close()
 
 
+def rereg_access_tests(r):
+    OK, REM_ACC = e.IBV_WC_SUCCESS, e.IBV_WC_REM_ACCESS_ERR
+    WRITE, READ = e.IBV_WR_RDMA_WRITE, e.IBV_WR_RDMA_READ
+    mr = MR(r.pd, SZ, LW | RR)
+    mr.write(struct.pack("<Q", 7), 8, 0)
+    keys = (mr.lkey, mr.rkey)   # what the peer was told
+    r.pair(RW | RR | RA)
+    r.src.write(b"\x44" * 64, 64, 0)
+    st = r.op(WRITE, keys[1], mr.buf + 4096, 64)
+    check("rereg-before-write-refused", st == REM_ACC, status=st)
+    r.pair(RW | RR | RA)
+    err = errno_of(lambda: mr.rereg(e.IBV_REREG_MR_CHANGE_ACCESS, r.pd, 0, 0, LW | RW | RR | RA))
+    now = (mr.lkey, mr.rkey)
+    out(step="rereg-access", errno=err, old_keys=list(keys), new_keys=list(now))
+    st = r.op(WRITE, now[1], mr.buf + 4096, 64)
+    check("rereg-write-new-key", err == 0 and st == OK and mr.read(64, 4096) == b"\x44" * 64,
+          status=st)
+    r.src.write(b"\x55" * 64, 64, 0)
+    st = r.op(WRITE, keys[1], mr.buf + 8192, 64)
+    check("rereg-write-old-key", st == OK and mr.read(64, 8192) == b"\x55" * 64, status=st,
+          same_keys=now == keys)
+    st = r.op(e.IBV_WR_ATOMIC_FETCH_AND_ADD, keys[1], mr.buf, add=3)
+    check("rereg-atomic", st == OK and u64(mr, 0) == 10, status=st)
+    err = errno_of(lambda: mr.rereg(e.IBV_REREG_MR_CHANGE_ACCESS, r.pd, 0, 0, LW | RR))
+    r.src.write(b"\x66" * 64, 64, 0)
+    st = r.op(WRITE, keys[1], mr.buf + 12288, 64)
+    r.pair(RW | RR | RA)   # the refused WRITE left the last pair in error
+    st2 = r.op(READ, keys[1], mr.buf + 4096, 64)
+    check("rereg-less", err == 0 and (mr.lkey, mr.rkey) == keys and st == REM_ACC
+          and st2 == OK and r.src.read(64, 0) == b"\x44" * 64
+          and mr.read(64, 12288) == b"\0" * 64, status=[st, st2])
+    r.close_pair()
+    mr.close()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("device")
@@ -258,6 +297,7 @@ def main() -> int:
     # A context of its own: the refused requests above raised QP events on this one.
     r = Run(a)
     srq_limit_tests(r)
+    rereg_access_tests(r)
     r.close()
     out(step="closed")
     return 0

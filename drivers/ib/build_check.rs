@@ -138,7 +138,7 @@ impl IbDriver for Check {
         _rereg: &crate::Rereg,
         _pd: &Pd<Self>,
         _udata: &mut Udata<'_>,
-    ) -> Result<((), u32, u32)> {
+    ) -> Result<Option<((), u32, u32)>> {
         Err(EINVAL)
     }
 

@@ -210,16 +210,17 @@ pub trait IbDriver: Sized + 'static {
 
     /// `rereg_user_mr`: a user MR `mr` (from `reg_user_mr` or `reg_user_mr_dmabuf`)
     /// registered again with what `rereg` selects changed, the rest as `mr` has it; `pd` is
-    /// the new PD with [`crate::ReregFlags::PD`], `mr`'s own otherwise. Returns a new MR, its lkey
-    /// and rkey: uverbs swaps it in under the same handle and deregisters `mr` (the layer
-    /// sets the new `ib_mr`'s address and length; changing an MR in place is not offered).
-    /// On an error `mr` stays as it was.
+    /// the new PD with [`crate::ReregFlags::PD`], `mr`'s own otherwise. Returns either a new
+    /// MR, its lkey and rkey — uverbs swaps it in under the same handle and deregisters `mr`
+    /// (the layer sets the new `ib_mr`'s address and length) — or `None` when `mr` itself was
+    /// changed (its keys stay; uverbs moves it to the new PD). On an error `mr` stays as it
+    /// was.
     fn rereg_user_mr(
         _mr: &Mr<Self>,
         _rereg: &Rereg,
         _pd: &Pd<Self>,
         _udata: &mut Udata<'_>,
-    ) -> Result<(Self::Mr, u32, u32)> {
+    ) -> Result<Option<(Self::Mr, u32, u32)>> {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 

@@ -302,7 +302,7 @@ impl ib::IbDriver for IbDev {
         rereg: &ib::Rereg,
         pd: &ib::Pd<Self>,
         _udata: &mut Udata<'_>,
-    ) -> Result<(IbMr, u32, u32)> {
+    ) -> Result<Option<(IbMr, u32, u32)>> {
         IbMr::rereg(mr, rereg, pd)
     }
 
