@@ -12,10 +12,11 @@
 //! - kcq.rs: kernel users' CQs (poll and arm) and the table of kernel QPs;
 //! - kqp.rs: kernel users' QP rings (post_send, post_recv, completions);
 //! - ah.rs: address handles (the UD address vector);
-//! - mr.rs: memory regions (MTT mkeys over pinned user pages; the DMA MR);
+//! - mr.rs: memory regions (MTT mkeys over pinned user pages, re-registration; the DMA MR);
 //! - qp.rs: RC/UC/UD and XRC initiator QPs of processes, RC/UC/UD QPs of kernel users, the
 //!   GSI QP, XRC target QPs, state transitions;
-//! - srq.rs: user SRQs (RMPs) and XRC SRQs;
+//! - srq.rs: user SRQs (RMPs) and XRC SRQs, their limit and its event;
+//! - umr.rs: the UMR QP that changes a user MR's rights and PD in place (re-registration);
 //! - xrcd.rs: XRC domains (`ALLOC_XRCD`);
 //! - gid.rs: the card's RoCE address table (`SET_ROCE_ADDRESS`);
 //! - mcg.rs: UD QPs in multicast groups (`ATTACH_TO_MCG`, `DETACH_FROM_MCG`);
