@@ -79,9 +79,10 @@ enum Kind {
 }
 
 /// A user SRQ (an RMP or an XRC SRQ). Dropping it stops its events, destroys it, then
-/// unpins its memory (field order).
+/// unpins its memory.
 pub(crate) struct IbSrq {
-    _events: QpEventReg,
+    /// Its entry in the async EQ's SRQ table (set once the SRQ exists).
+    events: Option<QpEventReg>,
     mdev: Arc<Mdev>,
     kind: Kind,
     srqn: u32,
@@ -216,10 +217,8 @@ impl IbSrq {
             }
         };
         // From here on the SRQ exists: a failure drops `srq`, which destroys it.
-        let handler: Arc<dyn QpHandler> = Arc::new(Notify(events.clone()), GFP_KERNEL)?;
-        let reg = QpEventReg::srq(&sh.mdev, srqn, handler);
-        let srq = Self {
-            _events: reg?,
+        let mut srq = Self {
+            events: None,
             mdev: sh.mdev.clone(),
             kind,
             srqn,
@@ -228,6 +227,8 @@ impl IbSrq {
             _buf: buf,
             _db: db,
         };
+        let handler: Arc<dyn QpHandler> = Arc::new(Notify(events.clone()), GFP_KERNEL)?;
+        srq.events = Some(QpEventReg::srq(&sh.mdev, srqn, handler)?);
         udata.respond(&CreateSrqResp {
             srqn: srq.srqn,
             reserved: 0,
@@ -299,6 +300,8 @@ impl IbSrq {
 
 impl Drop for IbSrq {
     fn drop(&mut self) {
+        // No more events for it (the layer revoked the sink already), then the card's object.
+        drop(self.events.take());
         let r = match self.kind {
             Kind::Rmp => input::<command::DestroyRmp>(0).and_then(|mut m| {
                 m.set_rmpn(self.srqn);
