@@ -24,7 +24,7 @@ from harness import Env, check_clean_dmesg, describe, estimate
 from model_eth import eth_vms, section
 from model_core import mlx5_errors
 from model_roce import GIDX as gidx
-from model_roce import RC_FIXTURE, RESIZE_TOOL, check_resize
+from model_roce import RC_FIXTURE, RESIZE_TOOL, SMALL_TOOL, check_resize, check_small
 from model_roce import (ERRORS_TOOL, perftest_row, IB, QPTO, ROCE_MODEL, check_ecn, check_error_paths,
                         check_gid_sections, check_lossy, check_mckey, check_udaddy, ecn_steps,
                         errors_steps, logs, lossy_steps, mckey_steps, udaddy_steps)
@@ -626,11 +626,12 @@ def tests(env: Env):
               ", ".join(f"{k} +{v}" for k, v in rise.items() if v), file=sys.stderr)
         # rmmod while ibv_rc_pingpong holds a context, PD, MR, CQ and an RC QP (in INIT,
         # waiting for a client): the context is disassociated, its objects destroyed. The
-        # card's other QPs are cx4's GSI QP (ib_mad's QP1) and the EC engine's RC QP,
-        # connected to itself (drivers/cx4/ec).
+        # card's other QPs are cx4's GSI QP (ib_mad's QP1), its UMR QP (drivers/cx4/ib/umr.rs)
+        # and the EC engine's RC QP, connected to itself (drivers/cx4/ec).
         held = section(log, "roce-held")
-        assert re.search(r"qps=3 ", held) and re.search(r"qp=0x[0-9a-f]+/RC/INIT", held) \
+        assert re.search(r"qps=4 ", held) and re.search(r"qp=0x[0-9a-f]+/RC/INIT", held) \
             and re.search(r"qp=0x[0-9a-f]+/RC/RTS", held) \
+            and re.search(r"qp=0x[0-9a-f]+/REG_UMR/RTS", held) \
             and re.search(r"qp=0x[0-9a-f]+/QP1/RTS", held), held
         assert "removed" in section(log, "rmmod-busy"), section(log, "rmmod-busy") + describe(r)
         assert re.search(r"^gids=0 qps=0", section(log, "after-rmmod"), re.M), section(log, "after-rmmod")
@@ -675,15 +676,52 @@ def tests(env: Env):
     yield "cx4: ibv_resize_cq with completions in flight, each seen once, bad sizes refused", \
         cx4_resize_cq_from_user_space
 
+    @estimate(120)
+    def cx4_small_verbs():
+        """tests/verbs_small.py through libmlx5 on cx4, with model_roce's checks for mlx5_ib
+        (`check_small`): the responder QP's remote rights as mlx5_ib writes them (QPC
+        rre/rwe/rae and the optional-parameter bits on modify) refuse what they do not grant
+        and serve what they do; ibv_modify_srq arms an SRQ's limit (MODIFY_RMP), the card's
+        SRQ_RQ_LIMIT event reaches the process as IBV_EVENT_SRQ_LIMIT_REACHED once, and
+        ibv_query_srq reads the limit. Every object the card created is destroyed again and
+        no command failed."""
+        vm0 = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+        """ + gidx + """
+            section cmds-before; cmds
+            section small
+            python3 /cx4/verbs_small.py $IBDEV --gid-index $GIDX --settle $SLOW 2>&1
+            section cmds-after; cmds
+            echo finished
+        """
+        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
+                    files=[env.ko, SMALL_TOOL, RC_FIXTURE])[0]
+        assert r.status == 0 and "finished" in r.job_log, describe(r)
+        log = r.job_log
+        check_small(section(log, "small"))
+        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
+        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
+        for made, gone in (("CREATE_QP", "DESTROY_QP"), ("CREATE_MKEY", "DESTROY_MKEY"),
+                           ("CREATE_CQ", "DESTROY_CQ"), ("CREATE_RMP", "DESTROY_RMP")):
+            assert rise.get(made, 0) > 0 and rise.get(made) == rise.get(gone), (made, before, after)
+        assert all(e == 0 for _, e in after.values()), after
+        errs = [l for l in cx4_errors(r.dmesg) if "QP" not in l and "qp" not in l]
+        assert not errs, "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+
+    yield "cx4: QP remote rights, SRQ limit event (verbs_small.py)", cx4_small_verbs
+
     @estimate(150)
     def cx4_mr_rereg_and_dmabuf():
         """User MRs re-registered and dma-buf MRs, through libmlx5 (pyverbs, tests/verbs_mr.py)
         and a self-connected RC QP on cx4: ibv_rereg_mr to another range (TRANSLATION) gives new
         keys, RDMA WRITE lands in the new range and the old rkey and addresses outside the new
-        range get remote access errors; a remote-read-only MR refuses writes until re-registered
-        with write rights (its pages pinned again), and again once they are taken away, reads
-        working throughout; an MR moved to another PD is refused to the QP's PD and works when
-        moved back; all three at once; bad re-registrations (unmapped range EFAULT, length 0,
+        range get remote access errors; rights and PD change in place, keeping the keys (as
+        mlx5_ib does by UMR: cx4's UMR QP): a remote-read-only MR (pages pinned read-only)
+        cannot gain write rights (EACCES), an MR pinned writable gains remote write and loses
+        it again, reads working throughout; an MR moved to another PD is refused to the QP's
+        PD and works when moved back; all three at once; bad re-registrations (unmapped range EFAULT, length 0,
         no flags, on-demand paging, remote write without local write) leave the MR with its
         keys and translation. dma-buf: a bad fd is EBADF, a non-dma-buf fd EINVAL; over the
         VM's virtio-gpu a DRM dumb buffer exported as a dma-buf is registered (48 KiB at offset
@@ -715,7 +753,7 @@ def tests(env: Env):
         assert not bad, "failed steps:\n" + "\n".join(map(json.dumps, bad)) + "\n" \
             + section(log, "mr")
         checks = ["reg-write", "trans-write", "trans-old-rkey", "trans-outside", "ro-read",
-                  "ro-write-refused", "access-write", "access-read", "access-old-rkey",
+                  "ro-write-refused", "access-needs-writable", "access-write", "access-read",
                   "access-less", "pd-other-refused", "pd-back-write", "all-write", "bad-kept"]
         # DRM (virtio-gpu) is in the default kernel; the debug flavour has none.
         drm = "card0" in section(log, "drm")
@@ -734,8 +772,9 @@ def tests(env: Env):
             steps["dmabuf-range-errors"]
         before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
         rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
-        # src, mr + 4 re-registrations, ro + 2, the dma-buf MR: 10 mkeys, all gone again.
-        assert rise.get("CREATE_MKEY") == rise.get("DESTROY_MKEY") == 9 + drm, (before, after)
+        # src, mr + 2 re-registrations to new ranges (rights and PD change in place), ro, the
+        # MR gaining and losing write rights in place, the dma-buf MR: 7 mkeys, all gone again.
+        assert rise.get("CREATE_MKEY") == rise.get("DESTROY_MKEY") == 6 + drm, (before, after)
         assert all(e == 0 for _, e in after.values()), after
         print(f"    mkeys created and destroyed: {rise['CREATE_MKEY']}", file=sys.stderr)
         errs = [l for l in cx4_errors(r.dmesg) if "QP" not in l and "qp" not in l]

@@ -35,6 +35,7 @@ def perftest_row(s: str, name: str) -> re.Match:
 
 VERBS_TOOL = Path(__file__).resolve().parent / "verbs_objects.py"
 RESIZE_TOOL = Path(__file__).resolve().parent / "verbs_resize_cq.py"
+SMALL_TOOL = Path(__file__).resolve().parent / "verbs_small.py"
 # The RC QP set-up the pyverbs tools above share: a file of the share beside them.
 RC_FIXTURE = Path(__file__).resolve().parent / "verbs_rc.py"
 
@@ -417,6 +418,26 @@ def check_resize(text: str, model_log: str | None = None) -> dict[str, dict]:
     return by
 
 
+# The steps of verbs_small.py, each of which must report ok.
+SMALL_STEPS = ["atomic-allowed", "atomic-refused", "write-allowed", "read-refused",
+               "write-refused", "read-refused-no-resources", "atomic-after-modify",
+               "write-refused-after-modify", "atomic-refused-by-mr",
+               "srq-bad-modify", "srq-armed", "srq-not-yet", "srq-limit-event", "srq-disarmed",
+               "rereg-before-write-refused", "rereg-write-new-key", "rereg-write-old-key",
+               "rereg-atomic", "rereg-less"]
+
+
+def check_small(text: str) -> dict[str, dict]:
+    """Checks verbs_small.py's report: it finished and every step passed (the same checks for
+    mlx5_ib and for cx4 on the model)."""
+    by = resize_steps(text)
+    assert "closed" in by, f"the small-verbs program did not finish:\n{text}"
+    bad = [by.get(s, {"step": s, "missing": True}) for s in SMALL_STEPS
+           if not by.get(s, {}).get("ok")]
+    assert not bad, "failed steps:\n" + "\n".join(map(json.dumps, bad)) + "\n" + text
+    return by
+
+
 def tests(env: Env):
     @estimate(150)
     def mlx5_ib_registers_port_and_gids():
@@ -573,6 +594,37 @@ def tests(env: Env):
 
     yield "mlx5_ib: ibv_resize_cq with completions in flight, each seen once, bad sizes refused", \
         resize_cq_from_user_space
+
+    @estimate(120)
+    def small_verbs_from_user_space():
+        """tests/verbs_small.py through libmlx5 and mlx5_ib on the model (ib.py runs it on
+        cx4 with the same checks): remote operations the responder's QP access flags do not
+        grant complete with remote access errors, those they grant work, rights changed in
+        RTS take effect, and the MR's rights are checked too; an SRQ's armed limit raises
+        one IBV_EVENT_SRQ_LIMIT_REACHED when fewer WQEs are left, and disarms."""
+        vm0 = IB + """
+            eth_up
+            ib_up
+        """ + GIDX + """
+            section small
+            python3 /cx4/verbs_small.py $IBDEV --gid-index $GIDX --settle $SLOW 2>&1
+            section after; req ctl roce
+            rmmod mlx5_ib
+            rmmod mlx5_core
+            echo unloaded
+        """
+        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
+                    files=[SMALL_TOOL, RC_FIXTURE])[0]
+        assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        check_small(section(r.job_log, "small"))
+        # The program's QPs are gone (mlx5_ib's own GSI and UMR QPs stay).
+        assert "/RC/" not in section(r.job_log, "after"), section(r.job_log, "after")
+        errs = mlx5_errors(r.dmesg)
+        assert not errs, "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+
+    yield "mlx5_ib: QP remote rights, SRQ limit event (verbs_small.py)", \
+        small_verbs_from_user_space
 
     gidx = GIDX
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Guest side of the MR re-registration and dma-buf MR tests (tests/ib.py with cx4): with the
 guest's unmodified rdma-core (pyverbs over libmlx5), a self-connected RC QP writes and reads
-through MRs that are re-registered (ibv_rereg_mr) to another range, other rights, another PD,
+through MRs that are re-registered (ibv_rereg_mr) to another range (new keys), other rights
+or another PD (in place: the same keys, as mlx5_ib changes them by UMR),
 and through a dma-buf MR over a DRM dumb buffer of the VM's virtio-gpu (--dmabuf), checking
 the bytes where they must land and the remote access errors where the keys or rights no
 longer allow it. Bad requests get their errno and leave the MR working. One JSON line per
@@ -34,6 +35,7 @@ LW, RW, RR = e.IBV_ACCESS_LOCAL_WRITE, e.IBV_ACCESS_REMOTE_WRITE, e.IBV_ACCESS_R
 TRANS, CH_PD, CH_ACCESS = (e.IBV_REREG_MR_CHANGE_TRANSLATION, e.IBV_REREG_MR_CHANGE_PD,
                            e.IBV_REREG_MR_CHANGE_ACCESS)
 SZ = 65536
+EACCES = 13
 libc = ctypes.CDLL(None, use_errno=True)
 libc.mmap.restype = ctypes.c_void_p
 libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
@@ -163,8 +165,9 @@ def rereg_tests(r):
     st = r.write(pattern(3), mr.rkey, b.addr)   # below the new range
     check("trans-outside", st == REM_ACC and b.read(0, 256) == b"\0" * 256, status=st)
 
-    # ACCESS: an MR with remote read only refuses writes until re-registered with them
-    # (its pages are pinned again for writing).
+    # ACCESS (mlx5_ib's rules): an MR whose pages are pinned read-only (remote read only)
+    # cannot gain write rights without a new range (EACCES, the MR as it was); an MR pinned
+    # writable (local write) gains and loses remote write in place, keeping its keys.
     c = Buf()
     ro = MR(r.pd, SZ, RR, address=c.addr)
     c.write(0, pattern(4))
@@ -172,25 +175,31 @@ def rereg_tests(r):
     check("ro-read", st == WC_OK and got == pattern(4), status=st)
     st = r.write(pattern(5), ro.rkey, c.addr + 512)
     check("ro-write-refused", st == REM_ACC and c.read(512, 256) == b"\0" * 256, status=st)
-    err, old, new = rereg(ro, "rereg-access", CH_ACCESS, r.pd, access=LW | RW | RR)
+    err, old, new = rereg(ro, "rereg-access-ro", CH_ACCESS, r.pd, access=LW | RW | RR)
     st = r.write(pattern(5), ro.rkey, c.addr + 512)
-    check("access-write", err == 0 and new[1] != old[1] and st == WC_OK
-          and c.read(512, 256) == pattern(5), status=st)
-    st, got = r.read(256, ro.rkey, c.addr)
+    check("access-needs-writable", err == EACCES and new == old and st == REM_ACC
+          and c.read(512, 256) == b"\0" * 256, status=st, errno=err)
+    d = Buf()
+    lw = MR(r.pd, SZ, LW | RR, address=d.addr)
+    d.write(0, pattern(4))
+    err, old, new = rereg(lw, "rereg-access", CH_ACCESS, r.pd, access=LW | RW | RR)
+    st = r.write(pattern(5), old[1], d.addr + 512)
+    check("access-write", err == 0 and new == old and st == WC_OK
+          and d.read(512, 256) == pattern(5), status=st)
+    st, got = r.read(256, old[1], d.addr)
     check("access-read", st == WC_OK and got == pattern(4), status=st)
-    st = r.write(pattern(6), old[1], c.addr + 1024)
-    check("access-old-rkey", st == REM_ACC and c.read(1024, 256) == b"\0" * 256, status=st)
-    # Rights taken away again (the same pinned pages): writes refused, reads still work.
-    err, old, new = rereg(ro, "rereg-access-less", CH_ACCESS, r.pd, access=RR)
-    st = r.write(pattern(6), ro.rkey, c.addr + 1024)
-    st2, got = r.read(256, ro.rkey, c.addr + 512)
-    check("access-less", err == 0 and st == REM_ACC and st2 == WC_OK and got == pattern(5)
-          and c.read(1024, 256) == b"\0" * 256, status=[st, st2])
+    # Rights taken away again (the same keys): writes refused, reads still work.
+    err, old, new = rereg(lw, "rereg-access-less", CH_ACCESS, r.pd, access=LW | RR)
+    st = r.write(pattern(6), lw.rkey, d.addr + 1024)
+    st2, got = r.read(256, lw.rkey, d.addr + 512)
+    check("access-less", err == 0 and new == old and st == REM_ACC and st2 == WC_OK
+          and got == pattern(5) and d.read(1024, 256) == b"\0" * 256, status=[st, st2])
 
-    # PD: in another PD the QP (in pd) may not use the MR; back in pd it may, same range.
+    # PD: in another PD the QP (in pd) may not use the MR; back in pd it may, same range
+    # and, the change being made in place, the same keys.
     err, old, new = rereg(mr, "rereg-pd", CH_PD, r.pd2)
     st = r.write(pattern(7), mr.rkey, b.addr + 4096 + 1000)
-    check("pd-other-refused", err == 0 and new[1] != old[1] and st == REM_ACC
+    check("pd-other-refused", err == 0 and new == old and st == REM_ACC
           and b.read(4096 + 1000, 256) == b"\0" * 256, status=st)
     err, old, new = rereg(mr, "rereg-pd-back", CH_PD, r.pd)
     st = r.write(pattern(7), mr.rkey, b.addr + 4096 + 1000)
@@ -217,6 +226,7 @@ def rereg_tests(r):
           and a.read(8000, 256) == pattern(9), status=st, errnos=bad)
     mr.close()
     ro.close()
+    lw.close()
 
 
 # <drm/drm.h>, <drm/drm_mode.h>

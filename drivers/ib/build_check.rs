@@ -138,7 +138,7 @@ impl IbDriver for Check {
         _rereg: &crate::Rereg,
         _pd: &Pd<Self>,
         _udata: &mut Udata<'_>,
-    ) -> Result<((), u32, u32)> {
+    ) -> Result<Option<((), u32, u32)>> {
         Err(EINVAL)
     }
 
@@ -167,6 +167,28 @@ impl IbDriver for Check {
         _attr: &QpInitAttr<'_, Self>,
         _events: &Arc<QpEvents>,
     ) -> Result<((), u32)> {
+        Err(EINVAL)
+    }
+
+    fn create_srq(
+        _pd: &Pd<Self>,
+        _attr: &crate::SrqInitAttr<'_, Self>,
+        _udata: Option<&mut Udata<'_>>,
+        _events: &Arc<crate::SrqEvents>,
+    ) -> Result<((), u32)> {
+        Err(EINVAL)
+    }
+
+    fn modify_srq(
+        _srq: &crate::Srq<Self>,
+        _attr: &crate::SrqAttr,
+        _mask: u32,
+        _udata: Option<&mut Udata<'_>>,
+    ) -> Result {
+        Err(EINVAL)
+    }
+
+    fn query_srq(_srq: &crate::Srq<Self>) -> Result<crate::SrqAttr> {
         Err(EINVAL)
     }
 }

@@ -20,7 +20,8 @@ use crate::{
     device::Device,
     events::{
         CqEvents,
-        QpEvents, //
+        QpEvents,
+        SrqEvents, //
     },
     gid::GidAttr,
     mmap::Vma,
@@ -29,6 +30,7 @@ use crate::{
         Mr,
         Pd,
         Qp,
+        Srq,
         Ucontext,
         Xrcd, //
     },
@@ -37,6 +39,7 @@ use crate::{
         CqInitAttr,
         QpAttr,
         QpInitAttr,
+        SrqAttr,
         SrqInitAttr, //
     },
     stats::StatDesc,
@@ -207,16 +210,17 @@ pub trait IbDriver: Sized + 'static {
 
     /// `rereg_user_mr`: a user MR `mr` (from `reg_user_mr` or `reg_user_mr_dmabuf`)
     /// registered again with what `rereg` selects changed, the rest as `mr` has it; `pd` is
-    /// the new PD with [`crate::ReregFlags::PD`], `mr`'s own otherwise. Returns a new MR, its lkey
-    /// and rkey: uverbs swaps it in under the same handle and deregisters `mr` (the layer
-    /// sets the new `ib_mr`'s address and length; changing an MR in place is not offered).
-    /// On an error `mr` stays as it was.
+    /// the new PD with [`crate::ReregFlags::PD`], `mr`'s own otherwise. Returns either a new
+    /// MR, its lkey and rkey — uverbs swaps it in under the same handle and deregisters `mr`
+    /// (the layer sets the new `ib_mr`'s address and length) — or `None` when `mr` itself was
+    /// changed (its keys stay; uverbs moves it to the new PD). On an error `mr` stays as it
+    /// was.
     fn rereg_user_mr(
         _mr: &Mr<Self>,
         _rereg: &Rereg,
         _pd: &Pd<Self>,
         _udata: &mut Udata<'_>,
-    ) -> Result<(Self::Mr, u32, u32)> {
+    ) -> Result<Option<(Self::Mr, u32, u32)>> {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
@@ -341,12 +345,30 @@ pub trait IbDriver: Sized + 'static {
 
     /// `create_srq`: a shared receive queue in `pd`, for a user context (`udata`) or a
     /// kernel user. Returns the SRQ and its number (which the core reports for an XRC SRQ:
-    /// what senders name in their XRC segment).
+    /// what senders name in their XRC segment). `events` is the SRQ's event sink (the
+    /// driver keeps it where its interrupt handler finds the SRQ's events).
     fn create_srq(
         _pd: &Pd<Self>,
         _attr: &SrqInitAttr<'_, Self>,
         _udata: Option<&mut Udata<'_>>,
+        _events: &Arc<SrqEvents>,
     ) -> Result<(Self::Srq, u32)> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `modify_srq` (`ibv_modify_srq`): the attributes `mask` ([`crate::srq_attr_mask`])
+    /// names: arm the limit event, resize.
+    fn modify_srq(
+        _srq: &Srq<Self>,
+        _attr: &SrqAttr,
+        _mask: u32,
+        _udata: Option<&mut Udata<'_>>,
+    ) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `query_srq` (`ibv_query_srq`): the SRQ's size and its armed limit.
+    fn query_srq(_srq: &Srq<Self>) -> Result<SrqAttr> {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-//! [`CqEvents`], [`QpEvents`]: what a driver calls from its event interrupt to deliver a CQ's
-//! completion and error events and a QP's asynchronous events to ib_core (`cq->comp_handler`,
-//! `cq->event_handler`, `qp->event_handler`).
+//! [`CqEvents`], [`QpEvents`], [`SrqEvents`]: what a driver calls from its event interrupt to
+//! deliver a CQ's completion and error events and a QP's or an SRQ's asynchronous events to
+//! ib_core (`cq->comp_handler`, `cq->event_handler`, `qp->event_handler`,
+//! `srq->event_handler`).
 //!
 //! A driver keeps these handles in its event dispatch tables (by CQ or QP number), which
 //! outlive the objects; the layer revokes a handle before the object's destroy op drops the
@@ -133,5 +134,40 @@ impl QpEvents {
         // SAFETY: Not revoked, so the QP is live.
         self.0
             .with(|qp| unsafe { ksys::ib_qp_event(qp, ev as ksys::ib_event_type) });
+    }
+}
+
+/// An asynchronous event of an SRQ (`enum ib_event_type`, the SRQ kinds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum SrqEvent {
+    /// `IB_EVENT_SRQ_LIMIT_REACHED`: fewer WQEs than the armed limit are posted.
+    LimitReached = ksys::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED,
+    /// `IB_EVENT_SRQ_ERR`: the SRQ is in error.
+    Err = ksys::ib_event_type_IB_EVENT_SRQ_ERR,
+}
+
+/// The event sink of one SRQ. Callable from any context, including hard interrupts.
+pub struct SrqEvents(Revocable<ksys::ib_srq>);
+
+// SAFETY: As for `CqEvents`.
+unsafe impl Send for SrqEvents {}
+// SAFETY: As for `CqEvents`.
+unsafe impl Sync for SrqEvents {}
+
+impl SrqEvents {
+    pub(crate) fn new(srq: *mut ksys::ib_srq) -> Self {
+        Self(Revocable::new(srq))
+    }
+
+    pub(crate) fn revoke(&self) {
+        self.0.revoke()
+    }
+
+    /// Delivers `ev` to the SRQ's event handler (uverbs queues it for the process).
+    pub fn event(&self, ev: SrqEvent) {
+        // SAFETY: Not revoked, so the SRQ is live.
+        self.0
+            .with(|srq| unsafe { ksys::ib_srq_event(srq, ev as ksys::ib_event_type) });
     }
 }

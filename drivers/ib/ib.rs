@@ -12,7 +12,7 @@
 //! - [`Ucontext`], [`Pd`], [`Cq`], [`Qp`], [`Srq`], [`Ah`], [`Xrcd`]: the containers ib_core
 //!   allocates for the objects (`size_ib_*`), holding the `ib_*` struct and the driver's object; [`Mr`], which
 //!   the layer allocates; handled once, in `object.rs`.
-//! - [`CqEvents`], [`QpEvents`]: the CQ and QP event sinks the driver's interrupt handlers
+//! - [`CqEvents`], [`QpEvents`], [`SrqEvents`]: the CQ, QP and SRQ event sinks the driver's interrupt handlers
 //!   call, revoked by the layer before the object goes.
 //! - [`Umem`]: user memory pinned for the device, with its DMA blocks.
 //! - [`CqInitAttr`], [`QpInitAttr`], [`SrqInitAttr`], [`QpAttr`], [`AhAttr`]: the objects'
@@ -89,7 +89,9 @@ pub use driver::{
 pub use events::{
     CqEvents,
     QpEvent,
-    QpEvents, //
+    QpEvents,
+    SrqEvent,
+    SrqEvents, //
 };
 pub use gid::GidAttr;
 pub use mmap::Vma;
@@ -112,6 +114,8 @@ pub use qp_attr::{
     QpInitAttr,
     QpState,
     QpType,
+    srq_attr_mask,
+    SrqAttr,
     SrqInitAttr,
     SrqType,
     AH_GRH, //

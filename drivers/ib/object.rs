@@ -10,7 +10,8 @@
 //! and nothing needs dropping); the destroy trampoline drops it in place. `size_of` the
 //! container is what the ops table announces ([`Ucontext::SIZE`], [`Pd::SIZE`], ...).
 //!
-//! CQs and QPs also hold their event sink ([`CqEvents`], [`QpEvents`]), which the destroy
+//! CQs, QPs and SRQs also hold their event sink ([`CqEvents`], [`QpEvents`],
+//! [`SrqEvents`]), which the destroy
 //! trampoline revokes before dropping the driver's object, so that an event interrupt racing
 //! with the destruction never reaches the freed `ib_*` struct.
 //!
@@ -33,7 +34,8 @@ use crate::{
     driver::IbDriver,
     events::{
         CqEvents,
-        QpEvents, //
+        QpEvents,
+        SrqEvents, //
     },
 };
 
@@ -210,11 +212,12 @@ container!(
 );
 
 container!(
-    /// A shared receive queue (`struct ib_srq`).
+    /// A shared receive queue (`struct ib_srq`), with its event sink.
     Srq,
     ib_srq,
     Srq,
-    srq_device
+    srq_device,
+    SrqEvents
 );
 
 container!(

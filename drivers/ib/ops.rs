@@ -94,6 +94,8 @@ impl<T: IbDriver> OpsTable<T> {
         req_notify_cq: op!(T::HAS_REQ_NOTIFY_CQ, Self::req_notify_cq),
         create_srq: op!(T::HAS_CREATE_SRQ, Self::create_srq),
         destroy_srq: op!(T::HAS_CREATE_SRQ, Self::destroy_srq),
+        modify_srq: op!(T::HAS_MODIFY_SRQ, Self::modify_srq),
+        query_srq: op!(T::HAS_QUERY_SRQ, Self::query_srq),
         alloc_hw_port_stats: op!(T::HAS_PORT_COUNTERS, Self::alloc_hw_port_stats),
         get_hw_stats: op!(T::HAS_PORT_COUNTERS, Self::get_hw_stats),
         alloc_xrcd: op!(T::HAS_ALLOC_XRCD, Self::alloc_xrcd),

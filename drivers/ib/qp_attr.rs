@@ -208,6 +208,42 @@ impl SrqType {
     }
 }
 
+/// An SRQ's attributes (`struct ib_srq_attr`): what `modify_srq` changes (the fields its
+/// mask names, [`srq_attr_mask`]) and `query_srq` reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SrqAttr {
+    /// Receive work requests the SRQ holds.
+    pub max_wr: u32,
+    /// Scatter entries per request.
+    pub max_sge: u32,
+    /// The limit event's watermark (0: not armed).
+    pub srq_limit: u32,
+}
+
+impl SrqAttr {
+    pub(crate) fn from_raw(a: &ksys::ib_srq_attr) -> Self {
+        Self {
+            max_wr: a.max_wr,
+            max_sge: a.max_sge,
+            srq_limit: a.srq_limit,
+        }
+    }
+
+    pub(crate) fn write_raw(&self, a: &mut ksys::ib_srq_attr) {
+        a.max_wr = self.max_wr;
+        a.max_sge = self.max_sge;
+        a.srq_limit = self.srq_limit;
+    }
+}
+
+/// The bits of `enum ib_srq_attr_mask` (`modify_srq`'s mask).
+pub mod srq_attr_mask {
+    /// `IB_SRQ_MAX_WR`: resize.
+    pub const MAX_WR: u32 = ksys::ib_srq_attr_mask_IB_SRQ_MAX_WR;
+    /// `IB_SRQ_LIMIT`: arm the limit event.
+    pub const LIMIT: u32 = ksys::ib_srq_attr_mask_IB_SRQ_LIMIT;
+}
+
 /// An SRQ's creation attributes (`struct ib_srq_init_attr`), with an XRC SRQ's domain and
 /// CQ as the driver's objects.
 pub struct SrqInitAttr<'a, T: IbDriver> {

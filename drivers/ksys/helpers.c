@@ -552,6 +552,14 @@ struct ib_pd *ksys_helper_ib_srq_pd(const struct ib_srq *srq)
 	return srq->pd;
 }
 
+void ksys_helper_ib_srq_event(struct ib_srq *srq, enum ib_event_type type)
+{
+	struct ib_event ev = { .device = srq->device, .element.srq = srq, .event = type };
+
+	if (srq->event_handler)
+		srq->event_handler(&ev, srq->srq_context);
+}
+
 /* <rdma/uverbs_ioctl.h> */
 
 struct ib_ucontext *ksys_helper_ib_udata_ucontext(struct ib_udata *udata)

@@ -159,6 +159,7 @@ void ksys_helper_ib_mr_set_range(struct ib_mr *mr, u64 iova, u64 length);
 struct ib_device *ksys_helper_ib_ah_device(const struct ib_ah *ah);
 struct ib_device *ksys_helper_ib_srq_device(const struct ib_srq *srq);
 struct ib_pd *ksys_helper_ib_srq_pd(const struct ib_srq *srq);
+void ksys_helper_ib_srq_event(struct ib_srq *srq, enum ib_event_type type);
 
 /* <rdma/uverbs_ioctl.h>: rdma_udata_to_drv_context(); the driver udata of a bundle. */
 struct ib_ucontext *ksys_helper_ib_udata_ucontext(struct ib_udata *udata);

@@ -260,6 +260,9 @@ impl Eq {
                     m.qps.event(q.qp_srq_n(), ty);
                 }
             }
+            event_type::SRQ_RQ_LIMIT | event_type::SRQ_CATAS_ERROR => {
+                m.srqs.event(eqe.qp_srq().qp_srq_n() & 0xff_ffff, ty);
+            }
             event_type::PORT_CHANGE => {
                 dev_info!(
                     m.dev.dev(),

@@ -60,6 +60,9 @@ pub(crate) struct Mdev {
     /// QP number → the owner of its asynchronous events.
     #[pin]
     pub(crate) qps: QpEventTable,
+    /// SRQ number → the owner of its asynchronous events.
+    #[pin]
+    pub(crate) srqs: QpEventTable,
     /// The port change listener (the Ethernet layer), called from the async EQ's handler.
     #[pin]
     port_events: IrqSafeLock<Option<Arc<dyn PortEvents>>>,
@@ -128,6 +131,7 @@ impl Mdev {
             pages <- Pages::new(),
             cqs <- CqTable::new(),
             qps <- QpEventTable::new(),
+            srqs <- QpEventTable::new(),
             port_events <- new_irq_safe_lock!(None, "cx4::port_events"),
             page_work <- new_work!("cx4::pages"),
             health: HealthState::new(),

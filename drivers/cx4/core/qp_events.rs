@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-//! QP asynchronous events (core/qp.c `rsc_event_notifier`): the async EQ's QP events
-//! (communication established, SQ drained, path migration, work queue errors) routed by QP
-//! number to the QP's owner, the RDMA layer.
+//! QP and SRQ asynchronous events (core/qp.c `rsc_event_notifier`, mlx5_ib srq_cmd.c
+//! `srq_event_notifier`): the async EQ's QP events (communication established, SQ drained,
+//! path migration, work queue errors) routed by QP number, and its SRQ events (limit reached,
+//! catastrophic error) by SRQ number, each to the object's owner, the RDMA layer. QP and SRQ
+//! numbers are separate name spaces: one table each.
 
 use core::{
     fmt,
@@ -26,15 +28,15 @@ use kernel::{
 
 use crate::mdev::Mdev;
 
-/// What a QP's owner does with its events. Runs in the async EQ's hard-interrupt handler
-/// with the table locked: it must not sleep.
+/// What a QP's (or an SRQ's) owner does with its events. Runs in the async EQ's
+/// hard-interrupt handler with the table locked: it must not sleep.
 pub(crate) trait QpHandler: Send + Sync + 'static {
-    /// Event `event_type` (`cx4_hw::eq::event_type`) for QP `qpn`.
+    /// Event `event_type` (`cx4_hw::eq::event_type`) for QP (or SRQ) `qpn`.
     fn event(&self, qpn: u32, event_type: u8);
 }
 
-/// QP number → handler, for the async EQ. Events are dispatched under the lock, so a QP's
-/// handler is never released in interrupt context.
+/// QP (or SRQ) number → handler, for the async EQ. Events are dispatched under the lock, so
+/// a handler is never released in interrupt context.
 #[pin_data]
 pub(crate) struct QpEventTable {
     #[pin]
@@ -62,41 +64,60 @@ impl QpEventTable {
         }
     }
 
-    /// The debugfs view.
-    pub(crate) fn show(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    /// The debugfs view (`what`: "qps" or "srqs").
+    pub(crate) fn show(&self, f: &mut fmt::Formatter<'_>, what: &str) -> fmt::Result {
         let n = self.map.lock().iter().count();
         writeln!(
             f,
-            "qps with event handlers {} events for unknown QPs {}",
+            "{} with event handlers {} events for unknown {} {}",
+            what,
             n,
+            what,
             self.unknown.load(Ordering::Relaxed)
         )
     }
 }
 
-/// QP `qpn`'s entry in the table; dropping it removes the entry.
+/// A QP's or an SRQ's entry in its table; dropping it removes the entry.
 pub(crate) struct QpEventReg {
     mdev: Arc<Mdev>,
-    qpn: u32,
+    n: u32,
+    srq: bool,
 }
 
 impl QpEventReg {
     /// Routes QP `qpn`'s events to `handler`.
     pub(crate) fn new(mdev: &Arc<Mdev>, qpn: u32, handler: Arc<dyn QpHandler>) -> Result<Self> {
+        Self::add(mdev, qpn, false, handler)
+    }
+
+    /// Routes SRQ `srqn`'s events to `handler`.
+    pub(crate) fn srq(mdev: &Arc<Mdev>, srqn: u32, handler: Arc<dyn QpHandler>) -> Result<Self> {
+        Self::add(mdev, srqn, true, handler)
+    }
+
+    fn add(mdev: &Arc<Mdev>, n: u32, srq: bool, handler: Arc<dyn QpHandler>) -> Result<Self> {
         let node = RBTreeNodeReservation::new(GFP_KERNEL)?;
-        let stale = mdev.qps.map.lock().insert(node.into_node(qpn, handler));
+        let table = if srq { &mdev.srqs } else { &mdev.qps };
+        let stale = table.map.lock().insert(node.into_node(n, handler));
         drop(stale);
         Ok(Self {
             mdev: mdev.clone(),
-            qpn,
+            n,
+            srq,
         })
     }
 }
 
 impl Drop for QpEventReg {
     fn drop(&mut self) {
+        let table = if self.srq {
+            &self.mdev.srqs
+        } else {
+            &self.mdev.qps
+        };
         // Released after the table lock (and with it interrupts) is.
-        let h = self.mdev.qps.map.lock().remove(&self.qpn);
+        let h = table.map.lock().remove(&self.n);
         drop(h);
     }
 }

@@ -26,6 +26,8 @@ use ib::{
     QpInitAttr,
     RecvWrs,
     SendWrs,
+    SrqAttr,
+    SrqEvents,
     SrqInitAttr,
     Udata,
     WcWriter, //
@@ -300,7 +302,7 @@ impl ib::IbDriver for IbDev {
         rereg: &ib::Rereg,
         pd: &ib::Pd<Self>,
         _udata: &mut Udata<'_>,
-    ) -> Result<(IbMr, u32, u32)> {
+    ) -> Result<Option<(IbMr, u32, u32)>> {
         IbMr::rereg(mr, rereg, pd)
     }
 
@@ -433,7 +435,23 @@ impl ib::IbDriver for IbDev {
         pd: &ib::Pd<Self>,
         attr: &SrqInitAttr<'_, Self>,
         udata: Option<&mut Udata<'_>>,
+        events: &Arc<SrqEvents>,
     ) -> Result<(IbSrq, u32)> {
-        IbSrq::create(pd, attr, udata)
+        IbSrq::create(pd, attr, udata, events)
+    }
+
+    /// mlx5_ib `mlx5_ib_modify_srq`.
+    fn modify_srq(
+        srq: &ib::Srq<Self>,
+        attr: &SrqAttr,
+        mask: u32,
+        _udata: Option<&mut Udata<'_>>,
+    ) -> Result {
+        IbSrq::modify(srq, attr, mask)
+    }
+
+    /// mlx5_ib `mlx5_ib_query_srq`.
+    fn query_srq(srq: &ib::Srq<Self>) -> Result<SrqAttr> {
+        IbSrq::query(srq)
     }
 }

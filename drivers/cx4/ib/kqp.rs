@@ -85,7 +85,10 @@ use crate::{
     dmabuf::DmaBuf,
     ib::{
         ah::IbAh,
-        mr::IbMr,
+        mr::{
+            perm_of,
+            IbMr, //
+        },
         IbDev, //
     },
     mdev::Mdev,
@@ -697,17 +700,7 @@ fn umr_reg(s: &mut [u8], wr: &ib::SendWr<'_, IbDev>, qp: &ib::Qp<IbDev>) -> Resu
     u.set_mkey_mask(mask.bits());
     let (seg, rest) = rest.split_at_mut_checked(MkeySeg::SIZE).ok_or(EINVAL)?;
     let k = MkeySeg::mut_from_bytes(seg).map_err(|_| EINVAL)?;
-    let mut perm = Perm::LOCAL_READ | Perm::UMR_EN;
-    for (a, p) in [
-        (Access::REMOTE_ATOMIC, Perm::ATOMIC),
-        (Access::REMOTE_WRITE, Perm::REMOTE_WRITE),
-        (Access::REMOTE_READ, Perm::REMOTE_READ),
-        (Access::LOCAL_WRITE, Perm::LOCAL_WRITE),
-    ] {
-        if reg.access.contains(a) {
-            perm |= p;
-        }
-    }
+    let perm = Perm::LOCAL_READ | Perm::UMR_EN | perm_of(reg.access);
     k.set_flags(u32::from(perm.bits()) | u32::from(access_mode::MTT));
     k.set_qpn_mkey7_0((reg.key & 0xff) | 0xffff_ff00);
     k.set_flags_pd(MKEY_REMOTE_INVAL);

@@ -12,10 +12,11 @@
 //! - kcq.rs: kernel users' CQs (poll and arm) and the table of kernel QPs;
 //! - kqp.rs: kernel users' QP rings (post_send, post_recv, completions);
 //! - ah.rs: address handles (the UD address vector);
-//! - mr.rs: memory regions (MTT mkeys over pinned user pages; the DMA MR);
+//! - mr.rs: memory regions (MTT mkeys over pinned user pages, re-registration; the DMA MR);
 //! - qp.rs: RC/UC/UD and XRC initiator QPs of processes, RC/UC/UD QPs of kernel users, the
 //!   GSI QP, XRC target QPs, state transitions;
-//! - srq.rs: user SRQs (RMPs) and XRC SRQs;
+//! - srq.rs: user SRQs (RMPs) and XRC SRQs, their limit and its event;
+//! - umr.rs: the UMR QP that changes a user MR's rights and PD in place (re-registration);
 //! - xrcd.rs: XRC domains (`ALLOC_XRCD`);
 //! - gid.rs: the card's RoCE address table (`SET_ROCE_ADDRESS`);
 //! - mcg.rs: UD QPs in multicast groups (`ATTACH_TO_MCG`, `DETACH_FROM_MCG`);
@@ -35,6 +36,7 @@ mod mr;
 mod qp;
 mod srq;
 mod ucontext;
+mod umr;
 mod xrcd;
 
 use cx4_hw::command;
@@ -84,6 +86,8 @@ pub(crate) struct IbShared {
     pub(crate) qcounter: u8,
     /// The card answers `QUERY_CONG_STATISTICS` (`cc_query_allowed`).
     pub(crate) cc_query: bool,
+    /// The UMR QP that changes user MRs' rights and PD in place (mlx5_ib's `umrc`).
+    pub(crate) umr: Arc<umr::UmrQp>,
 }
 
 /// What a kernel user of the RoCE port's loopback needs (the EC engine's QP, which the root
@@ -135,6 +139,12 @@ impl Ib {
         let mac = netdev.device().dev_addr();
         let node_guid = eui64(&mac);
         let bar_pfn = pdev.resource_start(0)? >> PAGE_SHIFT;
+        let umr = umr::UmrQp::new(
+            mdev,
+            kuar.index(),
+            comp_eqns.first().copied().ok_or(EINVAL)?,
+            caps.gen().cqe_version() == 1,
+        )?;
         let shared = IbShared {
             mdev: mdev.clone(),
             caps: caps.clone(),
@@ -152,6 +162,7 @@ impl Ib {
             kqps: Arc::pin_init(KqpTable::new(), GFP_KERNEL)?,
             qcounter: qcounter.id(),
             cc_query: caps.gen().cc_query_allowed() != 0,
+            umr,
         };
         let mut reg = ib::Registration::<IbDev>::new(
             pdev.as_ref(),

@@ -2,8 +2,13 @@
 //! Memory regions (mlx5_ib mr.c `reg_create`, `mlx5_ib_get_dma_mr`): a user MR is the
 //! process's pages pinned and listed as the translation table (MTT, 4 KiB pages) of an mkey
 //! whose virtual range is the MR's I/O virtual address; the kernel's DMA MR is a
-//! physical-address mkey. A dma-buf MR is the same over the exporter's pinned DMA blocks;
-//! re-registering makes a new mkey (the core swaps it in and deregisters the old one).
+//! physical-address mkey. A dma-buf MR is the same over the exporter's pinned DMA blocks.
+//! Re-registering (mlx5_ib `mlx5_ib_rereg_user_mr`) changes only the rights and PD of the
+//! same mkey when that is all it asks, by a UMR on the layer's UMR QP (umr.rs): the keys the
+//! process and its peers hold stay valid, as on mlx5_ib; a new range, or rights the pinned
+//! pages cannot carry, make a new mkey (new keys; the core swaps it in and deregisters the
+//! old one), and rights that need writable pages on pages pinned read-only are `EACCES`
+//! (`ib_umem_check_rereg`). User MRs' mkeys are UMR-enabled for that.
 //! Access rights map to the mkey's as mlx5_ib maps them (local read always). A fast-registration MR (`alloc_mr`, mlx5_ib `mlx5_alloc_mem_reg_descs`) is a
 //! free, UMR-enabled MTT mkey with a page list in coherent memory that `map_mr_sg` fills and a
 //! `REG_MR` work request (kqp.rs) points the card at.
@@ -13,6 +18,7 @@ use core::sync::atomic::{
     Ordering, //
 };
 use cx4_hw::wqe::rdma::{
+    Perm,
     MTT_EN_RD,
     MTT_EN_WR, //
 };
@@ -41,6 +47,7 @@ use crate::{
     dmabuf::DmaBuf,
     ib::{
         cq::ADAPTER_PAGE,
+        umr::RightsUmr,
         IbDev, //
     },
     mdev::Mdev,
@@ -77,8 +84,46 @@ struct UserMem {
     start: u64,
     len: u64,
     iova: u64,
-    access: Access,
+    /// The rights (`Access` bits), changed in place by a re-registration.
+    access: AtomicU32,
+    /// The pages were pinned for writing (`umem->writable`).
+    writable: bool,
     dmabuf: bool,
+}
+
+impl UserMem {
+    fn new(umem: Umem, start: u64, len: u64, iova: u64, acc: Access, dmabuf: bool) -> Result<Self> {
+        Ok(Self {
+            umem: Arc::new(umem, GFP_KERNEL)?,
+            start,
+            len,
+            iova,
+            access: AtomicU32::new(acc.0),
+            writable: acc.writable(),
+            dmabuf,
+        })
+    }
+
+    fn access(&self) -> Access {
+        Access(self.access.load(Ordering::Relaxed))
+    }
+}
+
+/// The rights an mkey (or a UMR's mkey segment) carries for `acc` (mlx5_ib
+/// `set_mkc_access_pd_addr_fields`, `mlx5r_umr_set_access_flags`), without local read.
+pub(crate) fn perm_of(acc: Access) -> Perm {
+    let mut perm = Perm::empty();
+    for (a, p) in [
+        (Access::REMOTE_ATOMIC, Perm::ATOMIC),
+        (Access::REMOTE_WRITE, Perm::REMOTE_WRITE),
+        (Access::REMOTE_READ, Perm::REMOTE_READ),
+        (Access::LOCAL_WRITE, Perm::LOCAL_WRITE),
+    ] {
+        if acc.contains(a) {
+            perm |= p;
+        }
+    }
+    perm
 }
 
 /// An mkey of the RDMA layer, destroyed on drop, and the user memory it translates (or, for
@@ -167,17 +212,7 @@ impl IbMr {
     ) -> Result<(Self, u32, u32)> {
         check_user(start, len, iova, acc)?;
         let umem = Umem::get(pd.device(), start, usize::try_from(len)?, acc)?;
-        Self::reg_umem(
-            pd,
-            UserMem {
-                umem: Arc::new(umem, GFP_KERNEL)?,
-                start,
-                len,
-                iova,
-                access: acc,
-                dmabuf: false,
-            },
-        )
+        Self::reg_umem(pd, UserMem::new(umem, start, len, iova, acc, false)?)
     }
 
     /// Registers `len` bytes at `offset` of the process's dma-buf `fd` as `iova` in `pd`
@@ -193,47 +228,64 @@ impl IbMr {
     ) -> Result<(Self, u32, u32)> {
         check_user(offset, len, iova, acc)?;
         let umem = Umem::dmabuf(pd.device(), offset, usize::try_from(len)?, fd, acc, iova)?;
-        Self::reg_umem(
-            pd,
-            UserMem {
-                umem: Arc::new(umem, GFP_KERNEL)?,
-                start: offset,
-                len,
-                iova,
-                access: acc,
-                dmabuf: true,
-            },
-        )
+        Self::reg_umem(pd, UserMem::new(umem, offset, len, iova, acc, true)?)
     }
 
-    /// Re-registers the user MR `old` (mlx5_ib `mlx5_ib_rereg_user_mr` when it creates a new
-    /// mkey, which cx4 always does): its range, I/O virtual address and rights unless
-    /// `rereg` changes them, in `pd`. A new range is pinned anew; the same range keeps the
-    /// old MR's pinned pages unless the new rights need them writable and the old ones did
-    /// not (a process's pages are pinned for writing only then; a dma-buf's mapping is
-    /// the same either way). `old` stays valid until the core deregisters it.
-    pub(crate) fn rereg(old: &IbMr, rereg: &Rereg, pd: &Pd<IbDev>) -> Result<(Self, u32, u32)> {
+    /// Re-registers the user MR `old` in `pd` (mlx5_ib `mlx5_ib_rereg_user_mr`): its range,
+    /// I/O virtual address and rights unless `rereg` changes them. A new range is pinned anew
+    /// into a new mkey. Without one: rights that need writable pages on pages pinned
+    /// read-only are `EACCES` (`ib_umem_check_rereg`); a change of rights (among local and
+    /// remote write, remote read, atomic, relaxed ordering) and PD is made in place by a
+    /// UMR (`can_use_umr_rereg_access`, `mlx5r_umr_rereg_pd_access`) and returns `None`:
+    /// same mkey, same keys; anything else makes a new mkey over the same pages.
+    pub(crate) fn rereg(
+        old: &IbMr,
+        rereg: &Rereg,
+        pd: &Pd<IbDev>,
+    ) -> Result<Option<(Self, u32, u32)>> {
         // Only uverbs re-registers, so only user MRs come here.
         let u = old.user.as_ref().ok_or(EINVAL)?;
-        let acc = rereg.access().unwrap_or(u.access);
+        let cur = u.access();
+        let acc = rereg.access().unwrap_or(cur);
         if let Some((start, len, iova)) = rereg.trans() {
-            return Self::reg_user(pd, start, len, iova, acc);
+            return Self::reg_user(pd, start, len, iova, acc).map(Some);
+        }
+        if rereg.access().is_some() && acc.writable() && !u.writable {
+            return Err(EACCES);
         }
         check_user(u.start, u.len, u.iova, acc)?;
-        if acc.writable() && !u.access.writable() && !u.dmabuf {
-            return Self::reg_user(pd, u.start, u.len, u.iova, acc);
+        let sh = pd.device().data();
+        let g = sh.caps.gen();
+        let umr_bits = Access::LOCAL_WRITE.0
+            | Access::REMOTE_WRITE.0
+            | Access::REMOTE_READ.0
+            | Access::REMOTE_ATOMIC.0
+            | Access::RELAXED_ORDERING.0;
+        let diffs = cur.0 ^ acc.0;
+        // mlx5r_umr_can_reconfig: the card may refuse changing the atomic right by UMR.
+        let atomic_blocked = diffs & Access::REMOTE_ATOMIC.0 != 0
+            && g.atomic() != 0
+            && g.umr_modify_atomic_disabled() != 0;
+        if diffs & !umr_bits == 0 && !atomic_blocked {
+            sh.umr.rereg_rights(&RightsUmr {
+                key: old.key,
+                perm: perm_of(acc),
+                atomic: g.atomic() != 0,
+                pdn: pd.pdn(),
+            })?;
+            u.access.store(acc.0, Ordering::Relaxed);
+            return Ok(None);
         }
-        Self::reg_umem(
-            pd,
-            UserMem {
-                umem: u.umem.clone(),
-                start: u.start,
-                len: u.len,
-                iova: u.iova,
-                access: acc,
-                dmabuf: u.dmabuf,
-            },
-        )
+        let mem = UserMem {
+            umem: u.umem.clone(),
+            start: u.start,
+            len: u.len,
+            iova: u.iova,
+            access: AtomicU32::new(acc.0),
+            writable: u.writable,
+            dmabuf: u.dmabuf,
+        };
+        Self::reg_umem(pd, mem).map(Some)
     }
 
     /// The MTT mkey of checked, pinned user memory (a process's pages, a dma-buf's, or a
@@ -243,12 +295,14 @@ impl IbMr {
         let sh = pd.device().data();
         let pas = user.umem.dma_blocks(ADAPTER_PAGE)?;
         let octwords = u32::try_from(pas.len().div_ceil(2))?;
-        let mut m = mtt_mkey(pd, user.access, octwords, &pas)?;
+        let mut m = mtt_mkey(pd, user.access(), octwords, &pas)?;
         m.set_translations_octword_actual_size(octwords);
         {
             let c = m.memory_key_mkey_entry_mut();
             c.set_start_addr(user.iova);
             c.set_len(user.len);
+            // Rights and PD change in place by UMR (`reg_create` sets it too).
+            c.set_umr_en(1);
         }
         Self::create(&sh.mdev, &m, Some(user), None)
     }

@@ -6,18 +6,32 @@
 //! list of receive WQEs (a 16-byte next segment, then the scatter entries, rounded up to a
 //! power of two of at least 32 bytes) and the doorbell record in the process's memory; the
 //! driver pins them and creates the RMP (ready) or the XRC SRQ on their pages.
+//!
+//! The limit (srq.c `mlx5_ib_modify_srq`, `mlx5_ib_query_srq`; srq_cmd.c `arm_rmp_cmd`,
+//! `arm_xrc_srq_cmd`): `ibv_modify_srq` with `IBV_SRQ_LIMIT` arms it (MODIFY_RMP RDY → RDY with
+//! `bitmask.lwm`, or ARM_XRC_SRQ), a limit of at least the SRQ's size and resizing are
+//! `EINVAL`; the card raises `SRQ_RQ_LIMIT` once fewer WQEs are posted and disarms, which
+//! reaches the SRQ's owner as `IB_EVENT_SRQ_LIMIT_REACHED` (the async EQ routes SRQ events by
+//! number, `core/qp_events.rs`); `ibv_query_srq` reads the armed limit back from the card.
 
 use cx4_hw::{
     command,
+    eq::event_type,
     srq::{
         rmpc_state,
         CreateRmpIn,
-        CreateXrcSrqIn, //
+        CreateXrcSrqIn,
+        ARM_XRC_SRQ_OP_MOD_XRC_SRQ, //
     },
 };
 use ib::{
+    srq_attr_mask,
     Access,
     Pd,
+    Srq,
+    SrqAttr,
+    SrqEvent,
+    SrqEvents,
     SrqInitAttr,
     SrqType,
     Udata,
@@ -40,6 +54,10 @@ use crate::{
         IbDev, //
     },
     mdev::Mdev,
+    qp_events::{
+        QpEventReg,
+        QpHandler, //
+    },
 };
 
 /// A receive WQE's next segment (`struct mlx5_wqe_srq_next_seg`) and a scatter entry
@@ -60,13 +78,34 @@ enum Kind {
     Xrc,
 }
 
-/// A user SRQ (an RMP or an XRC SRQ). Dropping it destroys it, then unpins its memory.
+/// A user SRQ (an RMP or an XRC SRQ). Dropping it stops its events, destroys it, then
+/// unpins its memory.
 pub(crate) struct IbSrq {
+    /// Its entry in the async EQ's SRQ table (set once the SRQ exists).
+    events: Option<QpEventReg>,
     mdev: Arc<Mdev>,
     kind: Kind,
     srqn: u32,
+    /// WQEs in the ring (`msrq.max`: the requested count plus one, to a power of two).
+    max: u32,
+    /// Scatter entries per WQE (`msrq.max_gs`).
+    max_gs: u32,
     _buf: Umem,
     _db: Umem,
+}
+
+/// Forwards the card's asynchronous events of one SRQ to ib_core (from the async EQ).
+struct Notify(Arc<SrqEvents>);
+
+impl QpHandler for Notify {
+    fn event(&self, _srqn: u32, ty: u8) {
+        let ev = match ty {
+            event_type::SRQ_RQ_LIMIT => SrqEvent::LimitReached,
+            event_type::SRQ_CATAS_ERROR => SrqEvent::Err,
+            _ => return,
+        };
+        self.0.event(ev);
+    }
 }
 
 impl IbSrq {
@@ -81,6 +120,7 @@ impl IbSrq {
         pd: &Pd<IbDev>,
         attr: &SrqInitAttr<'_, IbDev>,
         udata: Option<&mut Udata<'_>>,
+        events: &Arc<SrqEvents>,
     ) -> Result<(Self, u32)> {
         let udata = udata.ok_or_else(ib::eopnotsupp)?;
         let kind = match attr.srq_type {
@@ -176,13 +216,19 @@ impl IbSrq {
                     .xrc_srqn()
             }
         };
-        let srq = Self {
+        // From here on the SRQ exists: a failure drops `srq`, which destroys it.
+        let mut srq = Self {
+            events: None,
             mdev: sh.mdev.clone(),
             kind,
             srqn,
+            max,
+            max_gs: (desc - NEXT_SEG) / DATA_SEG,
             _buf: buf,
             _db: db,
         };
+        let handler: Arc<dyn QpHandler> = Arc::new(Notify(events.clone()), GFP_KERNEL)?;
+        srq.events = Some(QpEventReg::srq(&sh.mdev, srqn, handler)?);
         udata.respond(&CreateSrqResp {
             srqn: srq.srqn,
             reserved: 0,
@@ -191,8 +237,71 @@ impl IbSrq {
     }
 }
 
+impl IbSrq {
+    /// `ibv_modify_srq`: arms the limit (mlx5_ib `mlx5_ib_modify_srq`: no resizing, a limit
+    /// below the SRQ's size).
+    pub(crate) fn modify(srq: &Srq<IbDev>, attr: &SrqAttr, mask: u32) -> Result {
+        let this: &IbSrq = srq;
+        if mask & srq_attr_mask::MAX_WR != 0 {
+            return Err(EINVAL);
+        }
+        if mask & srq_attr_mask::LIMIT == 0 {
+            return Ok(());
+        }
+        if attr.srq_limit >= this.max {
+            return Err(EINVAL);
+        }
+        match this.kind {
+            Kind::Rmp => {
+                let mut m = input::<command::ModifyRmp>(0)?;
+                m.set_rmp_state(rmpc_state::RDY.into());
+                m.set_rmpn(this.srqn);
+                m.bitmask_mut().set_lwm(1);
+                let c = m.ctx_mut();
+                c.set_state(rmpc_state::RDY.into());
+                c.wq_mut().set_lwm(attr.srq_limit);
+                this.mdev.cmdq.exec::<command::ModifyRmp>(&m, 0)?;
+            }
+            Kind::Xrc => {
+                let mut m = input::<command::ArmXrcSrq>(0)?;
+                m.set_op_mod(ARM_XRC_SRQ_OP_MOD_XRC_SRQ.into());
+                m.set_xrc_srqn(this.srqn);
+                m.set_lwm(attr.srq_limit);
+                this.mdev.cmdq.exec::<command::ArmXrcSrq>(&m, 0)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `ibv_query_srq`: the size and the limit as the card has it (0 once the event came).
+    pub(crate) fn query(srq: &Srq<IbDev>) -> Result<SrqAttr> {
+        let this: &IbSrq = srq;
+        let lwm = match this.kind {
+            Kind::Rmp => {
+                let mut m = input::<command::QueryRmp>(0)?;
+                m.set_rmpn(this.srqn);
+                let out = this.mdev.cmdq.exec::<command::QueryRmp>(&m, 0)?;
+                out.rmp_context().wq().lwm()
+            }
+            Kind::Xrc => {
+                let mut m = input::<command::QueryXrcSrq>(0)?;
+                m.set_xrc_srqn(this.srqn);
+                let out = this.mdev.cmdq.exec::<command::QueryXrcSrq>(&m, 0)?;
+                out.xrc_srq_context_entry().lwm()
+            }
+        };
+        Ok(SrqAttr {
+            max_wr: this.max - 1,
+            max_sge: this.max_gs,
+            srq_limit: lwm,
+        })
+    }
+}
+
 impl Drop for IbSrq {
     fn drop(&mut self) {
+        // No more events for it (the layer revoked the sink already), then the card's object.
+        drop(self.events.take());
         let r = match self.kind {
             Kind::Rmp => input::<command::DestroyRmp>(0).and_then(|mut m| {
                 m.set_rmpn(self.srqn);

@@ -118,7 +118,11 @@ impl<T: IbDriver> OpsTable<T> {
             virt_addr,
             Access(access as u32),
         );
-        let r = T::rereg_user_mr(m, &rereg, pd, &mut udata).and_then(|(new, lkey, rkey)| {
+        let r = T::rereg_user_mr(m, &rereg, pd, &mut udata).and_then(|new| {
+            // Changed in place: NULL tells uverbs to keep `mr` (and its keys).
+            let Some((new, lkey, rkey)) = new else {
+                return Ok(core::ptr::null_mut());
+            };
             let (iova, len) = match rereg.trans() {
                 Some((_, len, iova)) => (iova, len),
                 None => (m.iova(), m.length()),

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The queue pairs' and shared receive queues' control trampolines of [`OpsTable`]:
 //! `create_qp` (XRC target QPs included), `destroy_qp`, `modify_qp`, `query_qp`, multicast
-//! (`attach_mcast`, `detach_mcast`), `create_srq`, `destroy_srq` (posting is the data path,
-//! `datapath.rs`).
+//! (`attach_mcast`, `detach_mcast`), `create_srq`, `destroy_srq`, `modify_srq`, `query_srq`
+//! (posting is the data path, `datapath.rs`).
 
 use kernel::{
     error::from_result,
@@ -14,7 +14,10 @@ use kernel::{
 use super::OpsTable;
 use crate::{
     driver::IbDriver,
-    events::QpEvents,
+    events::{
+        QpEvents,
+        SrqEvents, //
+    },
     object::{
         Pd,
         Qp,
@@ -23,6 +26,7 @@ use crate::{
     qp_attr::{
         QpAttr,
         QpInitAttr,
+        SrqAttr,
         SrqInitAttr, //
     },
     udata::Udata,
@@ -192,11 +196,12 @@ impl<T: IbDriver> OpsTable<T> {
         // SAFETY: The core's udata for this call, or NULL.
         let mut udata = unsafe { Udata::from_raw_opt(udata) };
         from_result(|| {
-            let (data, srqn) = T::create_srq(pd, &attr, udata.as_mut())?;
+            let events = Arc::new(SrqEvents::new(srq), GFP_KERNEL)?;
+            let (data, srqn) = T::create_srq(pd, &attr, udata.as_mut(), &events)?;
             // SAFETY: The fresh container of `Srq::<T>::SIZE` bytes; `set_xrc_srq_num` only
             // for an XRC SRQ.
             unsafe {
-                Srq::<T>::init(srq, data);
+                Srq::<T>::init(srq, data, events);
                 if attr.srq_type == crate::SrqType::Xrc {
                     Srq::<T>::set_xrc_srq_num(srq, srqn);
                 }
@@ -215,5 +220,41 @@ impl<T: IbDriver> OpsTable<T> {
         // SAFETY: Initialised by `create_srq`, destroyed once.
         unsafe { Srq::<T>::destroy(srq) };
         0
+    }
+
+    /// # Safety
+    ///
+    /// uverbs (or a kernel user) calls it with a live SRQ of ours, valid attributes and the
+    /// call's udata (NULL for a kernel caller).
+    pub(super) unsafe extern "C" fn modify_srq(
+        srq: *mut ksys::ib_srq,
+        attr: *mut ksys::ib_srq_attr,
+        mask: ksys::ib_srq_attr_mask,
+        udata: *mut ksys::ib_udata,
+    ) -> c_int {
+        // SAFETY: Initialised by `create_srq`, live during the call.
+        let srq = unsafe { Srq::<T>::from_raw(srq) };
+        // SAFETY: The core's udata for this call, or NULL.
+        let mut udata = unsafe { Udata::from_raw_opt(udata) };
+        // SAFETY: Valid for the call.
+        let a = SrqAttr::from_raw(unsafe { &*attr });
+        from_result(|| T::modify_srq(srq, &a, mask, udata.as_mut()).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it with a live SRQ of ours and a writable attribute struct.
+    pub(super) unsafe extern "C" fn query_srq(
+        srq: *mut ksys::ib_srq,
+        attr: *mut ksys::ib_srq_attr,
+    ) -> c_int {
+        // SAFETY: Initialised by `create_srq`, live during the call.
+        let srq = unsafe { Srq::<T>::from_raw(srq) };
+        from_result(|| {
+            let a = T::query_srq(srq)?;
+            // SAFETY: Valid and writable for the call.
+            a.write_raw(unsafe { &mut *attr });
+            Ok(0)
+        })
     }
 }

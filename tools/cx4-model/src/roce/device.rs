@@ -59,7 +59,7 @@ use super::cqe;
 use super::engine::{now_ns, Change, QpEngine, ReqSide};
 use super::headers::{AtomicEth, Bth, Ext, ExtHeaders, Ieth, ImmDt, Opcode, Reth, Service};
 use super::looped::Looped;
-use super::qp_view::{QpRing, QpView};
+use super::qp_view::{QpRights, QpRing, QpView};
 use super::requester::{ReqAction, WorkRequest};
 use super::segment::{OpKind, RequestOp};
 use super::status::WcStatus;
@@ -110,6 +110,11 @@ impl Roce<'_> {
             st: qp.st(),
             qkey: qp.ctx.q_key(),
             mtu: qp.ctx.mtu() as u8,
+            rights: QpRights {
+                read: qp.ctx.rre() != 0,
+                write: qp.ctx.rwe() != 0,
+                atomic: qp.ctx.rae() != 0,
+            },
         })
     }
 

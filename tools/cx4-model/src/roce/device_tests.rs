@@ -1506,6 +1506,14 @@ mod cong_tests;
 #[path = "umr_tests.rs"]
 mod umr_tests;
 
+/// The responder's QP rights (`rre`, `rwe`, `rae`) and their optional-parameter bits.
+#[path = "rights_tests.rs"]
+mod rights_tests;
+
+/// The SRQ limit event (an RMP armed by MODIFY_RMP).
+#[path = "srq_limit_tests.rs"]
+mod srq_limit_tests;
+
 /// A host micro-benchmark of 64 KiB RDMA WRITEs (ignored by `cargo test`).
 #[path = "write_bench.rs"]
 mod write_bench;

@@ -5,8 +5,17 @@
 //! `IB_EVENT_QP_REQ_ERR` or `IB_EVENT_QP_FATAL` to the QP's owner (`ibv_get_async_event`).
 //! Failures a receive completion reports (local length and protection errors) raise no
 //! event, and neither do requester failures: their error CQE is the report.
+//!
+//! The SRQ limit event is the other kind here: an SRQ (ISSI-0 SRQ, RMP or XRC SRQ) whose
+//! limit is armed (`lwm`, by ARM_RQ, MODIFY_RMP with `bitmask.lwm` or ARM_XRC_SRQ) raises one
+//! `SRQ_RQ_LIMIT` event naming it when a WQE taken leaves fewer posted WQEs than the limit,
+//! and disarms (the limit reads 0 again); mlx5_ib raises `IB_EVENT_SRQ_LIMIT_REACHED`. Arming
+//! checks nothing by itself: the next WQE taken does (as rxe does).
 
-use cx4_hw::eq::{event_queue_type, event_type};
+use cx4_hw::{
+    eq::{event_queue_type, event_type},
+    uar::DBR_RCV,
+};
 
 use super::Roce;
 use crate::{bus::Bus, fw};
@@ -34,6 +43,32 @@ impl Roce<'_> {
         log::info!(
             "QP {qpn:#x}: {} event to {n} EQ(s)",
             event_type::event_type_name(ty)
+        );
+    }
+
+    /// After SRQ `srqn`'s `taken`-th WQE was taken: the limit event if the SRQ is armed and
+    /// fewer WQEs than its limit remain posted (the doorbell record's counter less those
+    /// taken), the limit then disarmed.
+    pub(super) fn srq_limit_check(&mut self, bus: &mut Bus, srqn: u32, taken: u32) {
+        let Some(s) = self.fw.rdma.srqs.get(&srqn).filter(|s| s.lwm != 0) else {
+            return;
+        };
+        let (lwm, dbr) = (u32::from(s.lwm), s.dbr);
+        let Some(pc) = self.read_be32_mem(bus, dbr + DBR_RCV as u64) else {
+            return;
+        };
+        let posted = pc.wrapping_sub(taken) & 0xffff;
+        if posted >= lwm {
+            return;
+        }
+        if let Some(s) = self.fw.rdma.srqs.get_mut(&srqn) {
+            s.lwm = 0;
+        }
+        let mut eqe = fw::new_event(event_type::SRQ_RQ_LIMIT, 0);
+        eqe.qp_srq_mut().set_qp_srq_n(srqn);
+        let n = self.fw.post_event(bus, &eqe);
+        log::info!(
+            "SRQ {srqn:#x}: {posted} WQEs left, below the limit {lwm}: limit event to {n} EQ(s)"
         );
     }
 }

@@ -35,6 +35,19 @@ pub(super) struct QpView {
     pub(super) qkey: u32,
     /// The context's MTU code (`qpc.mtu`, IB encoding).
     pub(super) mtu: u8,
+    /// The remote rights the responder grants (`qpc.rre`, `rwe`, `rae`).
+    pub(super) rights: QpRights,
+}
+
+/// The remote operations a QP's responder accepts, as the context's `rre`, `rwe` and `rae`
+/// bits say (mlx5_ib `set_qpc_atomic_flags` writes them from the QP's access flags, leaving
+/// only `rwe` without responder resources). A request of a class the QP refuses is NAKed
+/// with a remote access error before any R_Key is looked at.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct QpRights {
+    pub(super) read: bool,
+    pub(super) write: bool,
+    pub(super) atomic: bool,
 }
 
 impl QpView {

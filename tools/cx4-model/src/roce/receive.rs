@@ -3,8 +3,9 @@
 //! its BTH names — RC responses (ACK, READ response, atomic ACK) to the requester, requests to
 //! the responder — whose actions are carried out here: payload scattered into the receive WQE
 //! (the QP's RQ, or the head of its SRQ's free list) through local keys, RDMA WRITE data
-//! placed and READ data gathered through R_Keys (the key exists, is in the QP's PD, has the
-//! remote right and covers the range; else a remote access NAK), atomics executed on 8-byte
+//! placed and READ data gathered through R_Keys (the QP grants the operation's remote right
+//! in its context, the key exists, is in the QP's PD, has the remote right and covers the
+//! range; else a remote access NAK), atomics executed on 8-byte
 //! big-endian memory, ACKs / NAKs / responses sent, receive CQEs written.
 
 use cx4_hw::{cq::cqe::opcode as cqe_op, qp::qpc_state, uar::DBR_RCV};
@@ -303,22 +304,35 @@ impl Roce<'_> {
         let segs = rx::rq_wqe_segments(w.get(16..).unwrap_or_default(), stride.saturating_sub(16))?;
         cur.head = next;
         cur.taken = cur.taken.wrapping_add(1);
+        let taken = cur.taken;
+        self.srq_limit_check(bus, srqn, taken);
         Ok(OpenRecv {
             index,
             sges: segs.into_iter().map(Sge::from).collect(),
         })
     }
 
-    /// Checks an R_Key for `len` bytes at `va` in the QP's PD; the guest pieces.
+    /// Checks the QP's remote rights for the access, then an R_Key for `len` bytes at `va` in
+    /// the QP's PD; the guest pieces.
     fn remote_pieces(
         &self,
         bus: &Bus,
+        v: &QpView,
         rkey: u32,
-        pd: u32,
         va: u64,
         len: u32,
         need: Remote,
     ) -> Result<Vec<(u64, u32)>, ()> {
+        let qp_allows = match need {
+            Remote::Read => v.rights.read,
+            Remote::Write => v.rights.write,
+            Remote::Atomic => v.rights.atomic,
+        };
+        if !qp_allows {
+            log::debug!("QP {:#x}: {need:?} without the QP's remote right", v.qpn);
+            return Err(());
+        }
+        let pd = v.pd;
         if len == 0 {
             return Ok(Vec::new());
         }
@@ -427,7 +441,7 @@ impl Roce<'_> {
                         .bytes(&bus.mem)
                         .get(..len as usize)
                         .unwrap_or_default();
-                    match self.remote_pieces(bus, rkey, v.pd, va, len, Remote::Write) {
+                    match self.remote_pieces(bus, v, rkey, va, len, Remote::Write) {
                         Ok(pieces) => {
                             let mut at = 0usize;
                             for (pa, n) in pieces {
@@ -485,7 +499,7 @@ impl Roce<'_> {
                     self.post(bus, v.cqn_rcv, &c, rc.solicited);
                 }
                 RespAction::ReadResponse(rr) => {
-                    match self.remote_pieces(bus, rr.rkey, v.pd, rr.va, rr.len, Remote::Read) {
+                    match self.remote_pieces(bus, v, rr.rkey, rr.va, rr.len, Remote::Read) {
                         Ok(pieces) => {
                             let mut data = Vec::with_capacity(rr.len as usize);
                             for (pa, n) in pieces {
@@ -513,7 +527,7 @@ impl Roce<'_> {
                     }
                 }
                 RespAction::ExecuteAtomic(a) => {
-                    match self.remote_pieces(bus, a.rkey, v.pd, a.va, 8, Remote::Atomic) {
+                    match self.remote_pieces(bus, v, a.rkey, a.va, 8, Remote::Atomic) {
                         Ok(pieces) if pieces.len() == 1 => {
                             let pa = pieces[0].0;
                             let host = self.atomic_host_endian();
