@@ -740,6 +740,19 @@ impl Roce<'_> {
         for qpn in errored {
             self.with_qp(bus, qpn, |d, bus, q, v| d.flush(bus, q, v));
         }
+        // Responses streaming out (a READ's, and those behind it): the next burst.
+        let streaming: Vec<u32> = self
+            .roce
+            .qps
+            .values()
+            .filter(|q| super::outgoing::waiting(q))
+            .map(|q| q.qpn)
+            .collect();
+        for qpn in streaming {
+            self.with_qp(bus, qpn, |d, bus, q, v| {
+                d.drain_responses(bus, q, v, d.roce.read_burst())
+            });
+        }
         for qpn in due {
             self.roce.stats.timer_runs += 1;
             self.with_qp(bus, qpn, |d, bus, q, v| {

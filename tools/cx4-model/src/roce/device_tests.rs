@@ -508,6 +508,74 @@ fn multi_packet_rdma_read() {
     assert_eq!(c[0x38], wop::RDMA_READ);
 }
 
+/// A READ's responses stream a burst at a time (`outgoing.rs`): b sends `read_burst`
+/// packets when the request arrives and the next burst at each RoCE tick (due at once while
+/// some wait), and the ACK of a SEND behind the READ leaves after the READ's last response:
+/// a completes both, in order, with no retransmission and no duplicate at b.
+#[test]
+fn a_long_reads_responses_stream_in_bursts_and_what_follows_waits() {
+    let (mut a, mut b) = pair(qpc_st::RC, 14);
+    b.d.roce.state.read_burst = Some(16);
+    let len = 100 * 1024u32;
+    let remote: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
+    b.write(VA, &remote);
+    b.post_recv(VA + 0x1_c000, 256);
+    a.post_send(
+        wop::RDMA_READ,
+        &[raddr(VA, b.lkey), data(len, a.lkey, VA)],
+        0,
+        true,
+    );
+    a.post_send(wop::SEND, &[data(64, a.lkey, VA + 0x1_f000)], 0, true);
+    // The requests, then the first burst of responses (nothing else leaves b yet).
+    let first = run(&mut a, &mut b);
+    assert_eq!(first, 2 + 16, "two requests and one burst of responses");
+    assert!(a.next_cqe(false).is_none(), "the READ is not complete");
+    let now = super::engine::now_ns();
+    assert_eq!(
+        b.d.roce.state.next_deadline(now),
+        Some(now),
+        "more to send at once"
+    );
+    let mut ticks = 0;
+    while b.d.roce.state.next_deadline(now) == Some(now) {
+        b.d.roce_tick_at(now);
+        let n = run(&mut a, &mut b);
+        assert!(n <= 16 + 1, "a burst of {n} frames");
+        ticks += 1;
+        assert!(ticks < 20, "the responses never ran out");
+    }
+    assert_eq!(
+        ticks,
+        (100 - 16usize).div_ceil(16),
+        "100 responses in bursts of 16"
+    );
+    assert_eq!(a.read(VA, len as usize), remote);
+    for op in [wop::RDMA_READ, wop::SEND] {
+        let c = a.next_cqe(false).expect("a completion");
+        assert_eq!((c[63] >> 4, c[0x38]), (cqe_op::REQ, op));
+    }
+    assert_eq!(
+        b.next_cqe(true).map(|c| c[63] >> 4),
+        Some(cqe_op::RESP_SEND)
+    );
+    let resp = match &b.d.roce.state.qps[&b.qpn].resp {
+        Some(super::engine::RespSide::Rc(r)) => r.stats(),
+        _ => panic!("b's responder"),
+    };
+    let req = match &a.d.roce.state.qps[&a.qpn].req {
+        Some(super::engine::ReqSide::Rc(r)) => r.stats(),
+        _ => panic!("a's requester"),
+    };
+    assert_eq!((resp.out_of_sequence, resp.duplicates), (0, 0));
+    assert_eq!(
+        (req.implicit_naks, req.timeouts),
+        (0, 0),
+        "the ACK came after the READ"
+    );
+    assert_eq!(a.d.roce.state.stats.timer_runs, 0, "nothing retransmitted");
+}
+
 /// SET_HCA_CAP of the atomic caps as mlx5_core's `handle_hca_cap_atomic` sends it (before
 /// INIT_HCA): 8-byte atomics in host endianness.
 fn host_endian_atomics(c: &mut Card) {

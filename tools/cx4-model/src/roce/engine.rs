@@ -88,6 +88,8 @@ pub struct QpEngine {
     pub retired: crate::fw::RoceQCounts,
     /// XRC target: the XRC SRQ of the SEND being received (`xrc.rs`).
     pub xrc: XrcState,
+    /// Responses waiting to leave behind a READ's that streams (`outgoing.rs`).
+    pub responses: super::outgoing::Responses,
 }
 
 impl QpEngine {
@@ -108,6 +110,7 @@ impl QpEngine {
             reported: Default::default(),
             retired: Default::default(),
             xrc: Default::default(),
+            responses: Default::default(),
         }
     }
 
@@ -163,6 +166,9 @@ pub struct Engine {
     /// Loop RC requests back as frames, packet by packet, instead of in bursts
     /// (`burst.rs`): what the host tests and benchmarks compare the bursts against.
     pub frame_loopback: bool,
+    /// READ response packets sent per hold of the device lock (`outgoing.rs`; `None`:
+    /// [`super::outgoing::READ_BURST`]): host tests make it small.
+    pub read_burst: Option<u32>,
     /// Received frames the `roce-wire` fault holds back or delays.
     pub wire: super::wire_faults::WireFaults,
     /// Congestion control: the QPs' rate limiters, the CNP pacing, frames waiting for the
@@ -213,11 +219,18 @@ impl Engine {
             .values()
             .any(|q| q.error)
             .then(|| now.saturating_add(ERROR_FLUSH_PERIOD_NS));
+        // Responses waiting to leave: at once (`outgoing.rs`).
+        let streaming = self
+            .qps
+            .values()
+            .any(super::outgoing::waiting)
+            .then_some(now);
         self.qps
             .values()
             .filter(|q| !self.cong.holds(q.qpn))
             .filter_map(QpEngine::deadline)
             .chain(flush)
+            .chain(streaming)
             .min()
     }
 

@@ -72,6 +72,7 @@ pub mod icrc;
 pub mod invalidate;
 pub mod local_ops;
 pub mod looped;
+pub mod outgoing;
 pub mod packet;
 pub mod psn;
 pub mod qcounters;

@@ -24,6 +24,7 @@ use super::cqe::{self, RespInfo};
 use super::engine::{now_ns, OpenRecv, QpEngine, ReqSide, RespSide};
 use super::headers::{AtomicAckEth, Bth, ExtHeaders, Opcode, TransportHeaders};
 use super::looped::Placed;
+use super::outgoing::Outgoing;
 use super::packet;
 use super::psn::Psn;
 use super::qp_view::{QpRing, QpView, RxMeta};
@@ -501,21 +502,9 @@ impl Roce<'_> {
                 RespAction::ReadResponse(rr) => {
                     match self.remote_pieces(bus, v, rr.rkey, rr.va, rr.len, Remote::Read) {
                         Ok(pieces) => {
-                            let mut data = Vec::with_capacity(rr.len as usize);
-                            for (pa, n) in pieces {
-                                let mut b = vec![0u8; n as usize];
-                                let _ = bus.mem.read(pa, &mut b);
-                                data.extend_from_slice(&b);
-                            }
-                            for pkt in rr.packets() {
-                                let s = pkt.offset as usize;
-                                let chunk = data.get(s..s + pkt.len as usize).unwrap_or_default();
-                                let ext = ExtHeaders {
-                                    aeth: pkt.aeth,
-                                    ..Default::default()
-                                };
-                                self.send_response(q, pkt.opcode, pkt.psn, ext, chunk);
-                            }
+                            // Streamed, a burst at a time (`outgoing.rs`).
+                            q.responses.push_back(Outgoing::read(rr, pieces));
+                            self.drain_responses(bus, q, v, self.roce.read_burst());
                         }
                         Err(()) => {
                             log::debug!("QP {:#x}: READ of R_Key {:#x} refused", v.qpn, rr.rkey);
@@ -628,7 +617,30 @@ impl Roce<'_> {
     }
 
     /// Sends a response packet (ACK, READ response, atomic ACK) to the QP's peer.
+    /// Sends a response packet, or queues it behind the responses still waiting to leave
+    /// (a READ's that streams, `outgoing.rs`).
     fn send_response(
+        &mut self,
+        q: &mut QpEngine,
+        op: Opcode,
+        psn: Psn,
+        ext: ExtHeaders,
+        payload: &[u8],
+    ) {
+        if !q.responses.is_empty() {
+            q.responses.push_back(Outgoing::Packet {
+                op,
+                psn,
+                ext,
+                payload: payload.to_vec(),
+            });
+            return;
+        }
+        self.transmit_response(q, op, psn, ext, payload);
+    }
+
+    /// Transmits a response packet now.
+    pub(super) fn transmit_response(
         &mut self,
         q: &QpEngine,
         op: Opcode,

@@ -129,26 +129,28 @@ impl ReadResponse {
 
     /// The response packets, in order.
     pub fn packets(&self) -> impl Iterator<Item = ReadResponsePacket> + '_ {
-        let n = self.count();
-        let m = self.mtu.bytes();
-        (0..n).map(move |i| {
-            use Opcode::*;
-            let opcode = match (i == 0, i + 1 == n) {
-                (true, true) => RcRdmaReadResponseOnly,
-                (true, false) => RcRdmaReadResponseFirst,
-                (false, true) => RcRdmaReadResponseLast,
-                (false, false) => RcRdmaReadResponseMiddle,
-            };
-            let offset = i.saturating_mul(m);
-            ReadResponsePacket {
-                opcode,
-                psn: self.first_psn.add(i),
-                va: self.va.wrapping_add(u64::from(offset)),
-                offset,
-                len: self.len.saturating_sub(offset).min(m),
-                aeth: (opcode != RcRdmaReadResponseMiddle).then_some(ack(self.msn)),
-            }
-        })
+        (0..self.count()).map(move |i| self.packet(i))
+    }
+
+    /// Response packet `i` (below [`ReadResponse::count`]).
+    pub fn packet(&self, i: u32) -> ReadResponsePacket {
+        use Opcode::*;
+        let (n, m) = (self.count(), self.mtu.bytes());
+        let opcode = match (i == 0, i + 1 == n) {
+            (true, true) => RcRdmaReadResponseOnly,
+            (true, false) => RcRdmaReadResponseFirst,
+            (false, true) => RcRdmaReadResponseLast,
+            (false, false) => RcRdmaReadResponseMiddle,
+        };
+        let offset = i.saturating_mul(m);
+        ReadResponsePacket {
+            opcode,
+            psn: self.first_psn.add(i),
+            va: self.va.wrapping_add(u64::from(offset)),
+            offset,
+            len: self.len.saturating_sub(offset).min(m),
+            aeth: (opcode != RcRdmaReadResponseMiddle).then_some(ack(self.msn)),
+        }
     }
 }
 
