@@ -621,3 +621,15 @@ dma_addr_t ksys_helper_rdma_block_iter_dma_address(struct ib_block_iter *biter)
 {
 	return rdma_block_iter_dma_address(biter);
 }
+
+/* <linux/ptp_clock_kernel.h> */
+
+void ksys_helper_ptp_read_system_prets(struct ptp_system_timestamp *sts)
+{
+	ptp_read_system_prets(sts);
+}
+
+void ksys_helper_ptp_read_system_postts(struct ptp_system_timestamp *sts)
+{
+	ptp_read_system_postts(sts);
+}

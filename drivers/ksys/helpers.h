@@ -12,6 +12,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
+#include <linux/ptp_clock_kernel.h>
 #include <linux/skbuff.h>
 #include <linux/tcp.h>
 #include <net/devlink.h>
@@ -177,5 +178,9 @@ void ksys_helper_rdma_umem_block_iter_start(struct ib_block_iter *biter, struct 
 					    unsigned long pgsz);
 bool ksys_helper_rdma_umem_block_iter_next(struct ib_block_iter *biter);
 dma_addr_t ksys_helper_rdma_block_iter_dma_address(struct ib_block_iter *biter);
+
+/* <linux/ptp_clock_kernel.h> */
+void ksys_helper_ptp_read_system_prets(struct ptp_system_timestamp *sts);
+void ksys_helper_ptp_read_system_postts(struct ptp_system_timestamp *sts);
 
 #endif
