@@ -288,6 +288,11 @@ void ksys_helper_skb_set_protocol(struct sk_buff *skb, __be16 protocol)
 	skb->protocol = protocol;
 }
 
+struct skb_shared_hwtstamps *ksys_helper_skb_hwtstamps(struct sk_buff *skb)
+{
+	return skb_hwtstamps(skb);
+}
+
 struct skb_shared_info *ksys_helper_skb_shinfo(const struct sk_buff *skb)
 {
 	return skb_shinfo(skb);

@@ -94,6 +94,7 @@ void ksys_helper_skb_set_ip_summed(struct sk_buff *skb, u8 ip_summed);
 void ksys_helper_skb_set_protocol(struct sk_buff *skb, __be16 protocol);
 void ksys_helper_skb_set_hash(struct sk_buff *skb, __u32 hash, enum pkt_hash_types type);
 struct skb_shared_info *ksys_helper_skb_shinfo(const struct sk_buff *skb);
+struct skb_shared_hwtstamps *ksys_helper_skb_hwtstamps(struct sk_buff *skb);
 bool ksys_helper_skb_cloned(const struct sk_buff *skb);
 int ksys_helper_skb_tcp_all_headers(const struct sk_buff *skb);
 int ksys_helper_skb_transport_offset(const struct sk_buff *skb);

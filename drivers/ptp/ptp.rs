@@ -138,7 +138,9 @@ unsafe impl<T: ClockOps> Sync for Registration<T> {}
 
 /// Converts a `timespec64` to nanoseconds (`timespec64_to_ns()`, saturating).
 fn timespec_to_ns(ts: &ksys::timespec64) -> i64 {
-    ts.tv_sec.saturating_mul(NSEC_PER_SEC).saturating_add(ts.tv_nsec as i64)
+    ts.tv_sec
+        .saturating_mul(NSEC_PER_SEC)
+        .saturating_add(ts.tv_nsec as i64)
 }
 
 /// Converts nanoseconds to a `timespec64` (`ns_to_timespec64()`: `tv_nsec` in `0..10^9`).
@@ -181,7 +183,9 @@ impl<T: ClockOps> Registration<T> {
             GFP_KERNEL,
         )?;
         // CAST: `device::Device` wraps `bindings::device` transparently; it is `ksys::device`.
-        let parent = core::ptr::from_ref(parent).cast::<ksys::device>().cast_mut();
+        let parent = core::ptr::from_ref(parent)
+            .cast::<ksys::device>()
+            .cast_mut();
         // SAFETY: `info` is a filled `ptp_clock_info` in a box that stays where it is until
         // the clock is unregistered in `drop` (the box is dropped after that); `parent` is a
         // live device (the clock's device takes its own reference to it).

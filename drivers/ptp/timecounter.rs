@@ -75,7 +75,9 @@ impl CycleCounter {
     /// `cyclecounter_cyc2ns()`: nanoseconds of `cycles`, keeping the fraction below `frac_mask`
     /// in `frac` (added in first).
     pub fn cyc2ns(&self, cycles: u64, frac_mask: u64, frac: &mut u64) -> u64 {
-        let ns = cycles.wrapping_mul(u64::from(self.mult)).wrapping_add(*frac);
+        let ns = cycles
+            .wrapping_mul(u64::from(self.mult))
+            .wrapping_add(*frac);
         *frac = ns & frac_mask;
         ns >> self.shift
     }
@@ -147,8 +149,7 @@ impl TimeCounter {
         let delta = cycles.wrapping_sub(self.cycle_last) & cc.mask;
         if delta > cc.mask / 2 {
             let back = self.cycle_last.wrapping_sub(cycles) & cc.mask;
-            self.nsec
-                .wrapping_sub(cc.cyc2ns_backwards(back, self.frac))
+            self.nsec.wrapping_sub(cc.cyc2ns_backwards(back, self.frac))
         } else {
             let mut frac = self.frac;
             self.nsec
