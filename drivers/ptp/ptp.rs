@@ -59,6 +59,13 @@ pub mod timecounter;
 /// Nanoseconds in a second.
 const NSEC_PER_SEC: i64 = 1_000_000_000;
 
+/// The system's real time now, in nanoseconds since the epoch (`ktime_get_real()`): where a
+/// clock kept in software over a free-running counter starts.
+pub fn realtime_ns() -> i64 {
+    // SAFETY: No preconditions.
+    unsafe { ksys::ktime_get_real() }
+}
+
 /// The system time snapshots of one `gettimex64` call (`struct ptp_system_timestamp`), if the
 /// caller asked for them (`PTP_SYS_OFFSET_EXTENDED`): take [`SystemTimestamps::pre`] just
 /// before and [`SystemTimestamps::post`] just after the device read that latches the clock.
