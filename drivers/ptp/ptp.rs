@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-//! PTP hardware clocks (`include/linux/ptp_clock_kernel.h`, `drivers/ptp/ptp_clock.c`): a
+//! PTP hardware clocks (`include/linux/ptp_clock_kernel.h`, the PTP core's `ptp_clock.c`): a
 //! driver's clock registered as `/dev/ptpN`, which `clock_gettime`/`clock_adjtime` on its
 //! posix clock, `phc_ctl`, `ptp4l` and `phc2sys` read, set and steer. The 7.2 `kernel` crate
 //! has no binding for it; this crate is written as a `kernel::ptp` module could be proposed.
