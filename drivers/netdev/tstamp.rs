@@ -79,8 +79,8 @@ impl HwTstampConfig {
 pub struct TsInfo<'a>(pub(crate) &'a mut ksys::kernel_ethtool_ts_info);
 
 impl TsInfo<'_> {
-    /// Sets the capabilities ([`sof`] flags).
-    pub fn set_so_timestamping(&mut self, flags: u32) {
+    /// Adds capabilities ([`sof`] flags).
+    pub fn add_so_timestamping(&mut self, flags: u32) {
         self.0.so_timestamping |= flags;
     }
 

@@ -75,6 +75,14 @@ pub struct SystemTimestamps<'a> {
 }
 
 impl SystemTimestamps<'_> {
+    /// No snapshots: for the driver's own reads of its clock, outside `gettimex64`.
+    pub fn none() -> Self {
+        Self {
+            sts: None,
+            _call: core::marker::PhantomData,
+        }
+    }
+
     /// Takes the system time before the device read (`ptp_read_system_prets()`).
     pub fn pre(&mut self) {
         if let Some(sts) = self.sts {

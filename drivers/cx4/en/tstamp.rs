@@ -101,7 +101,7 @@ impl Tstamp {
             return;
         };
         info.set_phc_index(*index);
-        info.set_so_timestamping(
+        info.add_so_timestamping(
             sof::TX_HARDWARE | sof::TX_SOFTWARE | sof::RX_HARDWARE | sof::RAW_HARDWARE,
         );
         info.set_tx_types(&[tx_type::OFF, tx_type::ON]);
