@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 
 from harness import Env, check_clean_dmesg, describe, estimate, soak
-from model_eth import (DCB_JOB, DCB_MODEL, MS_RSS_KEY, PFC_TOOL, QSTATS_JOB, RSS_RECONF_JOB,
-                       RXFH_FIELDS_JOB, XFER, assert_clean, check_dcb, check_napi_links,
-                       check_qstats, check_rss_reconf, check_rxfh_fields,
-                       eth_vms, ethtool_stats, iperf_rate, rise, section)
+from model_eth import (DCB_JOB, DCB_MODEL, MS_RSS_KEY, PFC_TOOL, PHC_JOB, PTP_JOB, QSTATS_JOB,
+                       RSS_RECONF_JOB, RXFH_FIELDS_JOB, XFER, assert_clean, check_dcb,
+                       check_napi_links, check_phc, check_ptp, check_qstats, check_rss_reconf,
+                       check_rxfh_fields, eth_vms, ethtool_stats, iperf_rate, rise, section)
 
 DEVLINK = "pci/0000:01:00.0"
 
@@ -584,6 +585,24 @@ def tests(env: Env):
         assert not errs, "cx4 reported:\n" + "\n".join(errs)
         check_clean_dmesg(r.dmesg)
 
+    @estimate(120)
+    def ptp_two_vms():
+        """PTP under cx4, model_eth's mlx5e test with its assertions: ethtool -T shows hardware
+        TX/RX timestamping and a PHC (cx4's clock over the card's internal timer, core/clock.rs),
+        ptp4l with hardware timestamps from the CQEs locks vm1's PHC to vm0's within
+        PTP_RMS_NS; then phc_ctl reads, shifts and sets each PHC (PHC_JOB)."""
+        job = CX4_UP + "cx4_up\n" + PTP_JOB + PHC_JOB + "rmmod cx4\necho unloaded\n"
+        res = eth_vms(env, [job, job], timeout=300, files=[env.ko])
+        for r in res:
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            errs = cx4_errors(r.dmesg)
+            assert not errs, "cx4 reported:\n" + "\n".join(errs)
+            check_clean_dmesg(r.dmesg)
+            check_phc(r.job_log)
+        got = check_ptp([r.job_log for r in res])
+        print(f"    cx4: vm1's rms offsets (ns) per second once locked: {got['rms']}; mean path "
+              f"delays {min(got['delays'])}..{max(got['delays'])} ns", file=sys.stderr)
+
     @estimate(240)
     def dcb_pfc_ets_app():
         """DCB on cx4 (iproute2's `dcb`): PFC, ETS, rate limits and DSCP trust read back from
@@ -744,3 +763,5 @@ def tests(env: Env):
         rss_reconf
     yield "cx4: DCB (dcb pfc/ets/maxrate/app) on the card's registers; PFC frames honoured per priority", \
         dcb_pfc_ets_app
+    yield "cx4: PTP between two VMs, hardware timestamps, ptp4l locks within the bound", \
+        ptp_two_vms

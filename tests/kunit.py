@@ -1,9 +1,10 @@
 """cx4's KUnit suites in a VM: the driver's pure logic (GF arithmetic and matrix inversion,
 command status -> errno, RSS indirection, QP state transitions and their optional parameters
-against mlx5_ib's tables, the mailbox layout), compiled into cx4.ko with `#[kunit_tests]` and
-run by KUnit when the module loads (issue 29). Each KTAP test case counts as one test here; a
-suite that reports no cases is a failure. (cx4_gf is in the module the test bed builds: the
-EC helpers it tests are built with the test hooks, their only user.)"""
+against mlx5_ib's tables, the mailbox layout, the PTP clock's timecounter), compiled into
+cx4.ko with `#[kunit_tests]` and run by KUnit when the module loads (issue 29). Each KTAP
+test case counts as one test here; a suite that reports no cases is a failure. (cx4_gf is in
+the module the test bed builds: the EC helpers it tests are built with the test hooks, their
+only user.)"""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from harness import Env, SubResults, check_clean_dmesg, describe, one_vm
 
 # The suites cx4.ko carries; each must report, none may be missing.
 SUITES = ["cx4_gf", "cx4_cmd_status", "cx4_mbox_layout", "cx4_rss", "cx4_qp_transitions",
-          "cx4_ib_qp_states"]
+          "cx4_ib_qp_states", "cx4_clock"]
 
 
 def parse_ktap(dmesg: str) -> dict[str, list[tuple[str, bool]]]:

@@ -467,6 +467,33 @@ def check_ptp(logs: list[str]) -> dict:
     return {"rms": [r for r, _ in last], "delays": [d for _, d in last]}
 
 
+# The netdev's PHC by hand (phc_ctl, after PTP_JOB): its offset from CLOCK_REALTIME 3 s apart
+# (the clock runs at 1 s/s), after `adj 1` (moved by 1 s), and its time after `set 1000`.
+PHC_JOB = r"""
+section phc
+n=$(ethtool -T "$IF" | sed -nE 's/.*(PTP Hardware Clock|provider index): ([0-9]+).*/\2/p')
+phc_ctl /dev/ptp$n cmp wait 3 cmp adj 1 cmp set 1000 get 2>&1
+"""
+# How far the PHC's offset from the system clock may move in PHC_JOB's waits (ns): the reads'
+# own jitter under TCG, far below the 30 ms that a clock 1 % off would drift in 3 s.
+PHC_SLACK_NS = 20_000_000
+
+
+def check_phc(log: str) -> None:
+    """Asserts what PHC_JOB printed: the PHC keeps pace with the system clock, `adj 1` moves
+    it by one second, `set 1000` sets it."""
+    sec = section(log, "phc")
+    offs = [int(o) for o in re.findall(r"offset from CLOCK_REALTIME is (-?\d+)ns", sec)]
+    assert len(offs) == 3, f"phc_ctl cmp printed {len(offs)} offsets:\n{sec}"
+    assert abs(offs[1] - offs[0]) < PHC_SLACK_NS, f"the PHC drifted from the system clock:\n{sec}"
+    # phc_ctl's offset is the system clock's time minus the PHC's.
+    moved = offs[1] - offs[2]
+    assert abs(moved - 1_000_000_000) < PHC_SLACK_NS, f"adj 1 moved the PHC by {moved} ns:\n{sec}"
+    m = re.search(r"clock time is (\d+)\.(\d+)", sec)
+    assert m, f"no clock time after set:\n{sec}"
+    assert 1000 <= int(m.group(1)) < 1000 + 5, f"set 1000 gave {m.group(0)}:\n{sec}"
+
+
 def check_napi_links(log: str) -> None:
     """Asserts the napi-links section of QSTATS_JOB: with two channels, RX and TX queue i
     share channel i's NAPI instance (queue-get's napi-id), the two channels' instances differ,
@@ -923,12 +950,14 @@ def tests(env: Env):
     def ptp_two_vms():
         """PTP on the model under mlx5e (the oracle for cx4): ethtool -T shows hardware
         timestamping and a PHC (mlx5's clock over the card's internal timer), and ptp4l with
-        hardware timestamps from the CQEs locks vm1's PHC to vm0's within PTP_RMS_NS."""
-        job = "eth_up\n" + PTP_JOB + "rmmod mlx5_core\necho unloaded\n"
+        hardware timestamps from the CQEs locks vm1's PHC to vm0's within PTP_RMS_NS; then
+        phc_ctl reads, shifts and sets each PHC (PHC_JOB)."""
+        job = "eth_up\n" + PTP_JOB + PHC_JOB + "rmmod mlx5_core\necho unloaded\n"
         res = eth_vms(env, [job, job], timeout=300)
         for r in res:
             assert r.status == 0 and "unloaded" in r.job_log, describe(r)
             check_clean_dmesg(r.dmesg)
+            check_phc(r.job_log)
         got = check_ptp([r.job_log for r in res])
         print(f"    mlx5e: vm1's rms offsets (ns) per second once locked: {got['rms']}; mean path "
               f"delays {min(got['delays'])}..{max(got['delays'])} ns", file=sys.stderr)

@@ -37,6 +37,8 @@
 // would shadow Rust's `core` crate).
 #[path = "core/caps.rs"]
 mod caps;
+#[path = "core/clock.rs"]
+mod clock;
 #[path = "core/cmd.rs"]
 mod cmd;
 #[path = "core/cq.rs"]

@@ -97,7 +97,14 @@ impl Layers {
         let en = if caps.eth().is_some() {
             let fw = m.bar.fw_version()?;
             let ver = CString::try_from_fmt(fmt!("{}.{}.{}", fw.major, fw.minor, fw.subminor))?;
-            Some(En::probe(&m, &caps, eqs.comp_vectors()?, ver, health)?)
+            Some(En::probe(
+                &m,
+                &caps,
+                eqs.comp_vectors()?,
+                ver,
+                health,
+                hca.clock(),
+            )?)
         } else {
             None
         };

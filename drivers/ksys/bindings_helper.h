@@ -13,7 +13,9 @@
 #include <linux/dmaengine.h>
 #include <linux/etherdevice.h>
 #include <linux/ethtool.h>
+#include <linux/net_tstamp.h>
 #include <linux/netdevice.h>
+#include <linux/ptp_clock_kernel.h>
 #include <linux/skbuff.h>
 #include <net/dcbnl.h>
 #include <net/devlink.h>
@@ -45,3 +47,9 @@ const unsigned int KSYS_CONST_RDMA_CORE_PORT_IBA_ROCE = RDMA_CORE_PORT_IBA_ROCE;
 const unsigned int KSYS_CONST_RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
 const unsigned int KSYS_CONST_RDMA_NODE_IB_CA = RDMA_NODE_IB_CA;
 const unsigned int KSYS_CONST_IB_PORT_CM_SUP = IB_PORT_CM_SUP;
+const unsigned int KSYS_CONST_SOF_TIMESTAMPING_TX_HARDWARE = SOF_TIMESTAMPING_TX_HARDWARE;
+const unsigned int KSYS_CONST_SOF_TIMESTAMPING_TX_SOFTWARE = SOF_TIMESTAMPING_TX_SOFTWARE;
+const unsigned int KSYS_CONST_SOF_TIMESTAMPING_RX_HARDWARE = SOF_TIMESTAMPING_RX_HARDWARE;
+const unsigned int KSYS_CONST_SOF_TIMESTAMPING_RAW_HARDWARE = SOF_TIMESTAMPING_RAW_HARDWARE;
+const u8 KSYS_CONST_SKBTX_HW_TSTAMP = SKBTX_HW_TSTAMP;
+const u8 KSYS_CONST_SKBTX_IN_PROGRESS = SKBTX_IN_PROGRESS;

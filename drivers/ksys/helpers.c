@@ -288,6 +288,11 @@ void ksys_helper_skb_set_protocol(struct sk_buff *skb, __be16 protocol)
 	skb->protocol = protocol;
 }
 
+struct skb_shared_hwtstamps *ksys_helper_skb_hwtstamps(struct sk_buff *skb)
+{
+	return skb_hwtstamps(skb);
+}
+
 struct skb_shared_info *ksys_helper_skb_shinfo(const struct sk_buff *skb)
 {
 	return skb_shinfo(skb);
@@ -620,4 +625,16 @@ bool ksys_helper_rdma_umem_block_iter_next(struct ib_block_iter *biter)
 dma_addr_t ksys_helper_rdma_block_iter_dma_address(struct ib_block_iter *biter)
 {
 	return rdma_block_iter_dma_address(biter);
+}
+
+/* <linux/ptp_clock_kernel.h> */
+
+void ksys_helper_ptp_read_system_prets(struct ptp_system_timestamp *sts)
+{
+	ptp_read_system_prets(sts);
+}
+
+void ksys_helper_ptp_read_system_postts(struct ptp_system_timestamp *sts)
+{
+	ptp_read_system_postts(sts);
 }

@@ -12,6 +12,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
+#include <linux/ptp_clock_kernel.h>
 #include <linux/skbuff.h>
 #include <linux/tcp.h>
 #include <net/devlink.h>
@@ -93,6 +94,7 @@ void ksys_helper_skb_set_ip_summed(struct sk_buff *skb, u8 ip_summed);
 void ksys_helper_skb_set_protocol(struct sk_buff *skb, __be16 protocol);
 void ksys_helper_skb_set_hash(struct sk_buff *skb, __u32 hash, enum pkt_hash_types type);
 struct skb_shared_info *ksys_helper_skb_shinfo(const struct sk_buff *skb);
+struct skb_shared_hwtstamps *ksys_helper_skb_hwtstamps(struct sk_buff *skb);
 bool ksys_helper_skb_cloned(const struct sk_buff *skb);
 int ksys_helper_skb_tcp_all_headers(const struct sk_buff *skb);
 int ksys_helper_skb_transport_offset(const struct sk_buff *skb);
@@ -177,5 +179,9 @@ void ksys_helper_rdma_umem_block_iter_start(struct ib_block_iter *biter, struct 
 					    unsigned long pgsz);
 bool ksys_helper_rdma_umem_block_iter_next(struct ib_block_iter *biter);
 dma_addr_t ksys_helper_rdma_block_iter_dma_address(struct ib_block_iter *biter);
+
+/* <linux/ptp_clock_kernel.h> */
+void ksys_helper_ptp_read_system_prets(struct ptp_system_timestamp *sts);
+void ksys_helper_ptp_read_system_postts(struct ptp_system_timestamp *sts);
 
 #endif

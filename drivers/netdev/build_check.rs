@@ -28,6 +28,10 @@ use crate::{
         TxQueueStats, //
     },
     skb::SkBuff,
+    tstamp::{
+        HwTstampConfig,
+        TsInfo, //
+    },
     udp_tunnel::{
         self,
         UdpTunnelNic, //
@@ -107,6 +111,18 @@ impl DeviceOps for Check {
     }
 
     fn set_features(_dev: &Device, _data: DataRef<'_, Self>, _features: Features) -> Result {
+        Ok(())
+    }
+
+    fn hwtstamp_get(_dev: &Device, _data: DataRef<'_, Self>) -> Result<HwTstampConfig> {
+        Ok(HwTstampConfig::default())
+    }
+
+    fn hwtstamp_set(
+        _dev: &Device,
+        _data: DataRef<'_, Self>,
+        _config: &mut HwTstampConfig,
+    ) -> Result {
         Ok(())
     }
 }
@@ -257,6 +273,15 @@ impl EthtoolOps for Check {
         _data: ethtool::DataRef<'_, Self>,
         _c: &ethtool::Coalesce,
     ) -> Result {
+        Ok(())
+    }
+
+    fn get_ts_info(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        info: &mut TsInfo<'_>,
+    ) -> Result {
+        info.set_phc_index(-1);
         Ok(())
     }
 }

@@ -133,6 +133,21 @@ impl TxMapping {
         &self.skb
     }
 
+    /// Marks the mapped packet as getting a hardware TX timestamp
+    /// ([`SkBuff::set_tstamp_in_progress`]; the mapped bytes are not touched).
+    #[inline]
+    pub fn set_tstamp_in_progress(&mut self) {
+        self.skb.set_tstamp_in_progress();
+    }
+
+    /// Takes the mapped packet's software TX timestamp, if requested
+    /// ([`SkBuff::tx_timestamp`]; the mapped bytes are not touched): right before the
+    /// doorbell.
+    #[inline]
+    pub fn tx_timestamp(&mut self) {
+        self.skb.tx_timestamp();
+    }
+
     fn unmap_all(&mut self) {
         let raw_dev = core::ptr::from_ref::<device::Device>(&self.dev)
             .cast::<ksys::device>()

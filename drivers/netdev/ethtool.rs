@@ -37,6 +37,7 @@ use crate::{
         args,
         data_of, //
     },
+    tstamp::TsInfo,
     Device, //
 };
 
@@ -442,6 +443,11 @@ pub trait EthtoolOps: Sized + 'static {
     fn set_coalesce(_dev: &Device, _data: DataRef<'_, Self>, _c: &Coalesce) -> Result {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
+
+    /// `get_ts_info` (`ethtool -T`): the device's timestamping capabilities and PTP clock.
+    fn get_ts_info(_dev: &Device, _data: DataRef<'_, Self>, _info: &mut TsInfo<'_>) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 }
 
 /// The table of `E`, for as long as the module is loaded.
@@ -479,6 +485,7 @@ impl<E: EthtoolOps> Table<E> {
         get_pause_stats: op!(E::HAS_GET_PAUSE_STATS, Self::get_pause_stats),
         get_coalesce: op!(E::HAS_GET_COALESCE, Self::get_coalesce),
         set_coalesce: op!(E::HAS_SET_COALESCE, Self::set_coalesce),
+        get_ts_info: op!(E::HAS_GET_TS_INFO, Self::get_ts_info),
         supported_coalesce_params: if E::HAS_SET_COALESCE {
             ksys::KSYS_CONST_ETHTOOL_COALESCE_USECS_MAX_FRAMES
                 | if E::ADAPTIVE_COALESCE {
@@ -504,6 +511,20 @@ impl<E: EthtoolOps> Table<E> {
         let (dev, data) = unsafe { args::<E::Data>(dev) };
         // SAFETY: A valid struct only this call writes.
         E::get_drvinfo(dev, data, &mut DrvInfo(unsafe { &mut *info }));
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`.
+    unsafe extern "C" fn get_ts_info(
+        dev: *mut ksys::net_device,
+        info: *mut ksys::kernel_ethtool_ts_info,
+    ) -> c_int {
+        // SAFETY: The function's contract.
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
+        // SAFETY: A valid struct only this call writes.
+        let mut info = TsInfo(unsafe { &mut *info });
+        from_result(|| E::get_ts_info(dev, data, &mut info).map(|()| 0))
     }
 
     /// # Safety

@@ -19,6 +19,8 @@
 //! - [`dim::Dim`]: dynamic interrupt moderation (`lib/dim`'s `net_dim()`) of one queue.
 //! - [`ethtool`], [`dcbnl`], [`udp_tunnel`]: the ethtool operations, the DCB (IEEE 802.1Qaz
 //!   ETS, PFC, APP; DCBX) operations and the core's APP table, the UDP tunnel port table.
+//! - [`tstamp`]: hardware timestamping, its configuration (`ndo_hwtstamp_get`/`set`) and
+//!   capabilities (`ethtool -T`); the timestamps go on the packets through [`skb::SkBuff`].
 //!
 //! # Lifetimes
 //!
@@ -57,6 +59,7 @@ pub mod page_pool;
 pub mod qstats;
 mod registration;
 pub mod skb;
+pub mod tstamp;
 pub mod udp_tunnel;
 
 pub use device::{

@@ -30,6 +30,7 @@ use ksys::op;
 
 use crate::{
     skb::SkBuff,
+    tstamp::HwTstampConfig,
     AddrList,
     Device,
     Features,
@@ -152,6 +153,22 @@ pub trait DeviceOps: Sized + 'static {
     /// `ndo_set_features`: applies `features` (rtnl); on success the stack stores them in
     /// [`Device::features`].
     fn set_features(_dev: &Device, _data: DataRef<'_, Self>, _features: Features) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `ndo_hwtstamp_get`: the hardware timestamping configuration in force (rtnl).
+    fn hwtstamp_get(_dev: &Device, _data: DataRef<'_, Self>) -> Result<HwTstampConfig> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `ndo_hwtstamp_set`: applies a hardware timestamping configuration (rtnl; `SIOCSHWTSTAMP`,
+    /// the netlink `tsconfig`). `ERANGE` for a TX type or RX filter the device does not have;
+    /// a filter the device widens is written back into `config`, which the caller reports.
+    fn hwtstamp_set(
+        _dev: &Device,
+        _data: DataRef<'_, Self>,
+        _config: &mut HwTstampConfig,
+    ) -> Result {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 }
@@ -441,6 +458,8 @@ impl<T: DeviceOps> OpsTable<T> {
         ndo_get_stats64: op!(T::HAS_GET_STATS64, Self::get_stats64),
         ndo_fix_features: op!(T::HAS_FIX_FEATURES, Self::fix_features),
         ndo_set_features: op!(T::HAS_SET_FEATURES, Self::set_features),
+        ndo_hwtstamp_get: op!(T::HAS_HWTSTAMP_GET, Self::hwtstamp_get),
+        ndo_hwtstamp_set: op!(T::HAS_HWTSTAMP_SET, Self::hwtstamp_set),
         ..pin_init::zeroed()
     };
 
@@ -623,6 +642,43 @@ impl<T: DeviceOps> OpsTable<T> {
         // SAFETY: As in `open`.
         let (dev, data) = unsafe { args::<T::Data>(dev) };
         from_result(|| T::set_features(dev, data, Features::from_bits(features)).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// As for `open`; `config` is a valid configuration the call writes.
+    unsafe extern "C" fn hwtstamp_get(
+        dev: *mut ksys::net_device,
+        config: *mut ksys::kernel_hwtstamp_config,
+    ) -> c_int {
+        // SAFETY: As in `open`.
+        let (dev, data) = unsafe { args::<T::Data>(dev) };
+        from_result(|| {
+            let c = T::hwtstamp_get(dev, data)?;
+            // SAFETY: The stack passes a valid configuration only this call writes.
+            c.write_to(unsafe { &mut *config });
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// As for `open`; `config` is a valid configuration the call may change.
+    unsafe extern "C" fn hwtstamp_set(
+        dev: *mut ksys::net_device,
+        config: *mut ksys::kernel_hwtstamp_config,
+        _extack: *mut ksys::netlink_ext_ack,
+    ) -> c_int {
+        // SAFETY: As in `open`.
+        let (dev, data) = unsafe { args::<T::Data>(dev) };
+        // SAFETY: The stack passes a valid configuration, the call's to read and change.
+        let config = unsafe { &mut *config };
+        from_result(|| {
+            let mut c = HwTstampConfig::from_raw(config);
+            T::hwtstamp_set(dev, data, &mut c)?;
+            c.write_to(config);
+            Ok(0)
+        })
     }
 }
 

@@ -335,6 +335,36 @@ impl SkBuff {
         unsafe { ksys::skb_tx_timestamp(self.as_raw()) };
     }
 
+    /// Whether the packet's socket asked for a hardware TX timestamp
+    /// (`skb_shinfo(skb)->tx_flags & SKBTX_HW_TSTAMP`).
+    #[inline]
+    pub fn hw_tstamp_requested(&self) -> bool {
+        self.shinfo().tx_flags & ksys::KSYS_CONST_SKBTX_HW_TSTAMP != 0
+    }
+
+    /// Marks the packet as getting a hardware TX timestamp (`SKBTX_IN_PROGRESS`), in
+    /// `start_xmit` before [`SkBuff::tx_timestamp`]: no software timestamp then, unless the
+    /// socket asked for both. The driver then reports it with [`SkBuff::tstamp_tx`].
+    #[inline]
+    pub fn set_tstamp_in_progress(&mut self) {
+        // SAFETY: The skb is valid and owned (type invariant); the driver's `start_xmit` is
+        // the only writer of its shared info's flags here.
+        unsafe {
+            (*ksys::skb_shinfo(self.as_raw())).tx_flags |= ksys::KSYS_CONST_SKBTX_IN_PROGRESS
+        };
+    }
+
+    /// Reports the hardware timestamp `ns` (the PHC's time) of the sent packet to its socket's
+    /// error queue (`skb_tstamp_tx()` with `hwtstamps`), at its completion.
+    #[inline]
+    pub fn tstamp_tx(&self, ns: i64) {
+        let mut hw = ksys::skb_shared_hwtstamps::default();
+        hw.__bindgen_anon_1.hwtstamp = ns;
+        // SAFETY: The skb is valid (type invariant); `skb_tstamp_tx` clones what it queues
+        // and copies `hw`, which lives for the call.
+        unsafe { ksys::skb_tstamp_tx(self.as_raw(), &mut hw) };
+    }
+
     /// Frees a transmitted packet from the NAPI poll that completed it (`napi_consume_skb()`);
     /// `budget` is the poll's (0 from netpoll, where the skb is freed at once).
     #[inline]
@@ -497,6 +527,18 @@ impl SkBuff {
             sh.gso_type = gso_type;
         }
         Ok(())
+    }
+
+    /// Sets the hardware receive timestamp, `ns` in the PHC's time
+    /// (`skb_hwtstamps(skb)->hwtstamp`).
+    #[inline]
+    pub fn set_hwtstamp(&mut self, ns: i64) {
+        // SAFETY: The skb is valid and owned (type invariant), not yet handed to the stack.
+        unsafe {
+            (*ksys::skb_hwtstamps(self.as_raw()))
+                .__bindgen_anon_1
+                .hwtstamp = ns
+        };
     }
 
     /// Records the RX queue the packet came from (`skb_record_rx_queue()`).

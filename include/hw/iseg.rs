@@ -26,6 +26,8 @@ pub const CMD_EXEC_TO: usize = 0xff8;
 pub const CMD_Q_INIT_TO: usize = 0xffc;
 /// Offset of the free-running internal timer (high word; low word follows).
 pub const INTERNAL_TIMER_H: usize = 0x1000;
+/// Offset of the free-running internal timer's low word.
+pub const INTERNAL_TIMER_L: usize = 0x1004;
 /// Offset of the health counter, which firmware increments while alive.
 pub const HEALTH_COUNTER: usize = 0x1010;
 /// Size of the initialization segment the driver maps.
@@ -191,7 +193,7 @@ mod tests {
     // Offsets as published in include/linux/mlx5/device.h, struct mlx5_init_seg:
     // fw_rev 0x0, cmdif_rev_fw_sub 0x4, cmdq_addr_h 0x10, cmdq_addr_l_sz 0x14, cmd_dbell 0x18,
     // initializing 0x1fc, health 0x200, cmd_exec_to 0xff8, cmd_q_init_to 0xffc,
-    // internal_timer_h 0x1000, health_counter 0x1010.
+    // internal_timer_h 0x1000, internal_timer_l 0x1004, health_counter 0x1010.
     #[test]
     fn init_segment_offsets_match_device_h() {
         assert_eq!(
@@ -206,7 +208,10 @@ mod tests {
         );
         assert_eq!([INITIALIZING, HEALTH], [0x1fc, 0x200]);
         assert_eq!([CMD_EXEC_TO, CMD_Q_INIT_TO], [0xff8, 0xffc]);
-        assert_eq!([INTERNAL_TIMER_H, HEALTH_COUNTER], [0x1000, 0x1010]);
+        assert_eq!(
+            [INTERNAL_TIMER_H, INTERNAL_TIMER_L, HEALTH_COUNTER],
+            [0x1000, 0x1004, 0x1010]
+        );
     }
 
     // struct health_buffer is 64 bytes: fw_ver at +0x30, rfr_severity at +0x38, synd at +0x3d.

@@ -33,6 +33,7 @@ use crate::{
         self,
         Caps, //
     },
+    clock::Clock,
     cmd::input,
     eq::EqTable,
     health,
@@ -97,6 +98,7 @@ pub(crate) struct Hca {
     caps: Option<Arc<Caps>>,
     uar: Option<Uar>,
     eqs: Option<EqTable>,
+    clock: Option<Clock>,
     health: bool,
 }
 
@@ -150,6 +152,7 @@ impl Hca {
             caps: None,
             uar: None,
             eqs: None,
+            clock: None,
             health: false,
         };
         // On error `hca` is dropped here, which tears down what was brought up.
@@ -175,6 +178,12 @@ impl Hca {
     /// The EQs and their interrupt vectors.
     pub(crate) fn eqs(&self) -> Result<&EqTable> {
         self.eqs.as_ref().ok_or(ENODEV)
+    }
+
+    /// The function's PTP hardware clock, if it has one (the Ethernet layer timestamps with
+    /// it).
+    pub(crate) fn clock(&self) -> Option<&Clock> {
+        self.clock.as_ref()
     }
 
     /// Logs the loaded function's summary, once the layers are up too (the firmware pages
@@ -256,6 +265,14 @@ impl Hca {
             eqs.create_pages_eq()?;
         }
         eqs.create_comp_eqs()?;
+
+        // The PTP hardware clock (main.c `mlx5_load` -> clock.c `mlx5_init_clock`). Not
+        // fatal: without it the function works, without hardware timestamps.
+        let khz = self.caps()?.gen().device_frequency_khz();
+        match Clock::register(&m, khz) {
+            Ok(c) => self.clock = Some(c),
+            Err(e) => dev_warn!(pdev, "no PTP hardware clock: {:?}\n", e),
+        }
         Ok(())
     }
 
@@ -332,6 +349,7 @@ impl Hca {
         let m = self.mdev.clone();
         let cmdq = &m.cmdq;
         // The layers are gone by now (layers.rs drops them first).
+        self.clock = None;
         if self.health {
             health::stop(&m);
             self.health = false;

@@ -194,14 +194,15 @@ impl NapiPoller for ChannelPoll {
         if let (Some(txq), Some(slot)) = (dev.tx_queue(self.ix), self.priv_.tx_slot(self.ix)) {
             let mut slot = slot.lock();
             if let Some(ring) = &mut *slot {
-                if ring.complete(txq, budget, st) {
+                if ring.complete(txq, budget, self.priv_.tstamp.timer(), st) {
                     EnPriv::schedule_recovery(self.priv_.clone());
                 }
             }
         }
         let budget_u = usize::try_from(budget).unwrap_or(0);
         let rxcsum = self.priv_.rxcsum.load(Ordering::Relaxed);
-        let work = self.rx.poll(&mut self.rcq, napi, budget_u, rxcsum, st);
+        let rxts = self.priv_.tstamp.rx_timer();
+        let work = self.rx.poll(&mut self.rcq, napi, budget_u, rxcsum, rxts, st);
         if self.rx.in_error() {
             EnPriv::rx_error(&self.priv_, self.ix);
         }

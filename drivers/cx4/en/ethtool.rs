@@ -27,6 +27,7 @@ use netdev::{
         StringSet,
         Strings, //
     },
+    tstamp::TsInfo,
     Device,
 };
 
@@ -157,6 +158,11 @@ impl EthtoolOps for EnEthtool {
 
     fn set_coalesce(_dev: &Device, data: ArcBorrow<'_, EnPriv>, c: &Coalesce) -> Result {
         data.set_coalesce(c)
+    }
+
+    fn get_ts_info(_dev: &Device, data: ArcBorrow<'_, EnPriv>, info: &mut TsInfo<'_>) -> Result {
+        data.tstamp.ts_info(info);
+        Ok(())
     }
 
     fn get_channels(_dev: &Device, data: ArcBorrow<'_, EnPriv>, c: &mut Channels) {

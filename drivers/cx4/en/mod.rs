@@ -26,6 +26,7 @@
 //!   port's PPCNT counters in `ethtool -S`; dcb.rs: the dcbnl operations (ETS, PFC, DSCP
 //!   trust); tunnel.rs:
 //!   VXLAN ports, which tunnelled packets keep their offloads, GENEVE parser offsets;
+//!   tstamp.rs: hardware timestamps (configuration, `ethtool -T`, the function's clock);
 //! - selftest.rs (only with `CX4_TEST_HOOKS=y`): the debugfs `selftest` file, which drives
 //!   core and Ethernet objects directly for the tests.
 //!
@@ -59,4 +60,5 @@ pub(crate) mod stats;
 pub(crate) mod tir;
 pub(crate) mod tis;
 pub(crate) mod tunnel;
+pub(crate) mod tstamp;
 pub(crate) mod tx;

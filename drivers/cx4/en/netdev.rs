@@ -34,6 +34,7 @@ use netdev::{
         DimPeriodMode, //
     },
     ethtool::Coalesce,
+    tstamp::HwTstampConfig,
     AddrList,
     Device,
     DeviceOps,
@@ -86,6 +87,7 @@ use crate::{
         },
         stats::ChannelStats,
         tis::Tis,
+        tstamp::Tstamp,
         tunnel::{
             self,
             VxlanPorts, //
@@ -258,6 +260,8 @@ pub(crate) struct EnPriv {
     vxlan: VxlanPorts,
     /// How SQs build WQEs.
     tx_cfg: TxCfg,
+    /// Hardware timestamps: configuration and clock.
+    pub(crate) tstamp: Tstamp,
     /// devlink's `tx` and `rx` reporters: the SQ and RQ errors `recover_sqs` and
     /// `recover_rqs` handled go there.
     health: EnHealth,
@@ -703,6 +707,7 @@ impl DeviceOps for EnNetdev {
                 data.dma_dev.get(),
                 txq,
                 &data.tx_cfg,
+                &data.tstamp,
                 st,
             ),
             None => {
@@ -813,6 +818,18 @@ impl DeviceOps for EnNetdev {
         data.rxcsum
             .store(f.contains(Features::RXCSUM), Ordering::Relaxed);
         Ok(())
+    }
+
+    fn hwtstamp_get(_dev: &Device, data: ArcBorrow<'_, EnPriv>) -> Result<HwTstampConfig> {
+        data.tstamp.get()
+    }
+
+    fn hwtstamp_set(
+        _dev: &Device,
+        data: ArcBorrow<'_, EnPriv>,
+        config: &mut HwTstampConfig,
+    ) -> Result {
+        data.tstamp.set(config)
     }
 }
 

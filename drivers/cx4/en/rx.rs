@@ -35,6 +35,7 @@ use netdev::{
 };
 
 use crate::{
+    clock::Timer,
     cq::Cq,
     en::{
         lro,
@@ -204,14 +205,16 @@ impl RxRing {
         self.short
     }
 
-    /// Consumes up to `budget` receive completions from `cq` and passes the frames to GRO;
-    /// refills the ring. Returns the number of completions.
+    /// Consumes up to `budget` receive completions from `cq` and passes the frames to GRO,
+    /// with their hardware timestamps converted by `rxts` if given; refills the ring. Returns
+    /// the number of completions.
     pub(crate) fn poll(
         &mut self,
         cq: &mut Cq,
         napi: &NapiContext,
         budget: usize,
         rxcsum: bool,
+        rxts: Option<&Timer>,
         st: &ChannelStats,
     ) -> usize {
         let (mut pkts, mut bytes) = (0u64, 0u64);
@@ -231,6 +234,10 @@ impl RxRing {
                             bytes += u64::from(info.byte_cnt);
                             pkts += u64::from(info.lro_num_seg.max(1));
                             Self::finish(&mut skb, &info, rxcsum, self.ix, st);
+                            // en_rx.c `mlx5e_build_rx_skb`: with `HWTSTAMP_FILTER_ALL`.
+                            if let Some(t) = rxts {
+                                skb.set_hwtstamp(t.cyc2time(info.timestamp));
+                            }
                             if skb.eth_type_trans(napi.device()).is_ok() {
                                 napi.gro_receive(skb);
                             } else {

@@ -27,8 +27,10 @@ use netdev::{
 };
 
 use crate::{
+    clock::Timer,
     cq::Cq,
     en::{
+        cqe::cqe_error,
         sq::{
             Sq,
             TxWqe,
@@ -36,6 +38,7 @@ use crate::{
             STOP_ROOM, //
         },
         stats::ChannelStats,
+        tstamp::Tstamp,
         tunnel,
     },
 };
@@ -191,9 +194,10 @@ impl TxRing {
         dma_dev: &device::Device<Bound>,
         txq: &TxQueue,
         cfg: &TxCfg,
+        ts: &Tstamp,
         st: &ChannelStats,
     ) -> TxResult {
-        match self.post(skb, dma_dev, txq, cfg, st) {
+        match self.post(skb, dma_dev, txq, cfg, ts, st) {
             Posted::Sent => TxResult::Ok,
             Posted::Busy(skb) => TxResult::Busy(skb),
             Posted::Dropped => {
@@ -213,6 +217,7 @@ impl TxRing {
         dma_dev: &device::Device<Bound>,
         txq: &TxQueue,
         cfg: &TxCfg,
+        ts: &Tstamp,
         st: &ChannelStats,
     ) -> Posted {
         if self.in_error {
@@ -237,7 +242,10 @@ impl TxRing {
             (1, skb.len().max(ETH_ZLEN))
         };
         let len = skb.len();
-        let map = match TxMapping::new(skb, dma_dev) {
+        // A packet to stamp asks for a CQE of its own, whose timestamp is its (mlx5e asks for
+        // one per WQE).
+        let stamp = skb.hw_tstamp_requested() && ts.tx_on();
+        let mut map = match TxMapping::new(skb, dma_dev) {
             Ok(m) => m,
             Err(_) => {
                 return Posted::Dropped;
@@ -277,7 +285,7 @@ impl TxRing {
             lso_mss: h.mss,
             swp,
             gather: &gather[..n],
-            signal: false,
+            signal: stamp,
         };
         let ctr = match self.sq.post_send(&w) {
             Ok(c) => c,
@@ -292,6 +300,11 @@ impl TxRing {
                 return Posted::Dropped;
             }
         };
+        // en_tx.c `mlx5e_tx_skb_update_ts_flags`.
+        if stamp {
+            map.set_tstamp_in_progress();
+        }
+        map.tx_timestamp();
         let idx = self.sq.index(ctr);
         if let (Some(slot), Some(w)) = (self.infos.get_mut(idx), self.wire.get_mut(idx)) {
             *slot = Some(map);
@@ -325,13 +338,15 @@ impl TxRing {
     }
 
     /// Consumes the send completions on `cq` (NAPI poll, under the TX lock): unmaps and frees
-    /// the completed packets, reports them to BQL and wakes the queue when there is room.
+    /// the completed packets (a packet that asked for a hardware timestamp gets its CQE's,
+    /// converted by `clock`), reports them to BQL and wakes the queue when there is room.
     /// Returns whether an error completion just put the SQ in error (the caller asks for a
     /// recovery, [`TxRing::recover`]).
     pub(crate) fn complete(
         &mut self,
         txq: &TxQueue,
         budget: i32,
+        clock: Option<&Timer>,
         st: &ChannelStats,
     ) -> bool {
         let (mut pkts, mut bytes, mut cqes, mut errors) = (0u32, 0u32, 0u64, 0u64);
@@ -344,13 +359,25 @@ impl TxRing {
         } = self;
         cq.poll(TX_CQ_BUDGET, |cqe| {
             cqes += 1;
+            // The WQE this CQE is for, and its time (not in an error CQE's bytes).
+            let stamped = match (clock, cqe_error(cqe)) {
+                (Some(c), None) => Some((cqe.wqe_counter() as u16, c, cqe.timestamp())),
+                _ => None,
+            };
             let r = sq.complete(cqe, |ctr| {
                 let idx = sq_index(infos.len(), ctr);
                 if let Some(map) = infos.get_mut(idx).and_then(Option::take) {
                     let w = wire.get(idx).copied().unwrap_or_default();
                     pkts += w.pkts;
                     bytes += w.bytes;
-                    map.unmap().consume(budget);
+                    let skb = map.unmap();
+                    // en_tx.c `mlx5e_consume_skb`.
+                    if let Some((at, c, ts)) = stamped {
+                        if at == ctr && skb.hw_tstamp_requested() {
+                            skb.tstamp_tx(c.cyc2time(ts));
+                        }
+                    }
+                    skb.consume(budget);
                 }
             });
             match r {

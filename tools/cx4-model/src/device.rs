@@ -345,7 +345,7 @@ impl Device {
                 u32::from_be_bytes([b[0], b[1], b[2], b[3]])
             }
             iseg::INTERNAL_TIMER_H => (ns >> 32) as u32,
-            o if o == iseg::INTERNAL_TIMER_H + 4 => ns as u32,
+            iseg::INTERNAL_TIMER_L => ns as u32,
             // Firmware ticks its health counter while alive; ~10 times a second here.
             iseg::HEALTH_COUNTER => (self.created.elapsed().as_millis() / 100) as u32,
             _ => 0,

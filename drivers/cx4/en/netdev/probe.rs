@@ -37,6 +37,7 @@ use super::{
 };
 use crate::{
     caps::Caps,
+    clock::Clock,
     en::{
         dcb::{
             self,
@@ -52,6 +53,7 @@ use crate::{
         rss::TrafficType,
         stats::ChannelStats,
         tis::Tis,
+        tstamp::Tstamp,
         tunnel::{
             EnTunnels,
             VxlanPorts,
@@ -93,13 +95,15 @@ pub(crate) struct En {
 }
 
 impl En {
-    /// Creates and registers the netdev of the function (`mlx5e_probe`).
+    /// Creates and registers the netdev of the function (`mlx5e_probe`), timestamping with the
+    /// function's `clock` if it has one.
     pub(crate) fn probe(
         mdev: &Arc<Mdev>,
         caps: &Caps,
         comp: KVec<CompVector>,
         fw_version: CString,
         health: &EnHealth,
+        clock: Option<&Clock>,
     ) -> Result<Self> {
         let max_channels = (comp.len() as u32).max(1);
         let res = EnRes::create(mdev, caps)?;
@@ -150,6 +154,7 @@ impl En {
                 tx_cfg: TxCfg {
                     geneve: tun.geneve,
                 },
+                tstamp: Tstamp::new(clock),
                 health: health.clone(),
                 qos,
                 dcb <- dcb_state.new_lock(),
