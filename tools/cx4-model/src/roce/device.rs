@@ -745,7 +745,7 @@ impl Roce<'_> {
             .roce
             .qps
             .values()
-            .filter(|q| super::outgoing::waiting(q))
+            .filter(|q| q.responding())
             .map(|q| q.qpn)
             .collect();
         for qpn in streaming {

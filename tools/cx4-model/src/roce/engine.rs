@@ -114,6 +114,11 @@ impl QpEngine {
         }
     }
 
+    /// Whether responses wait to leave (`outgoing.rs`).
+    pub fn responding(&self) -> bool {
+        !self.responses.is_empty()
+    }
+
     /// The in-flight send WQE with counter `index`.
     pub fn wqe(&self, index: u16) -> Option<&SendWqe> {
         self.wqes.iter().find(|w| w.index == index)
@@ -210,6 +215,13 @@ fn max_msg(qp: &Qp, log_max_msg: u32) -> u32 {
 }
 
 impl Engine {
+    /// READ response packets per hold of the device lock (`outgoing.rs`).
+    pub fn read_burst(&self) -> u32 {
+        self.read_burst
+            .unwrap_or(super::outgoing::READ_BURST)
+            .max(1)
+    }
+
     /// The earliest requester deadline (none of a QP whose request frames wait to leave: its
     /// ACK timer runs from their departure); a QP in error asks to be woken every
     /// [`ERROR_FLUSH_PERIOD_NS`] after `now` (for receive WQEs to flush).
@@ -220,11 +232,7 @@ impl Engine {
             .any(|q| q.error)
             .then(|| now.saturating_add(ERROR_FLUSH_PERIOD_NS));
         // Responses waiting to leave: at once (`outgoing.rs`).
-        let streaming = self
-            .qps
-            .values()
-            .any(super::outgoing::waiting)
-            .then_some(now);
+        let streaming = self.qps.values().any(QpEngine::responding).then_some(now);
         self.qps
             .values()
             .filter(|q| !self.cong.holds(q.qpn))

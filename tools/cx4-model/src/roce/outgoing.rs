@@ -7,24 +7,20 @@
 //! host, during which no BAR read was answered and QEMU's vfio-user client gave the device up
 //! (its 5 s message timeout). Now a READ's response is queued on its QP ([`Outgoing`]) and
 //! [`READ_BURST`] packets leave at once; the RoCE timer (`Engine::next_deadline`: due at once
-//! while a QP has responses waiting, [`Roce::roce_tick_at`]) sends the next ones, each batch in
+//! while a QP has responses waiting, `Roce::roce_tick_at`) sends the next ones, each batch in
 //! a hold of its own. Each packet's payload is read from guest memory as it is built (the
 //! pieces translated once, when the request was executed). Responses queued behind a READ
 //! (ACKs, atomic acknowledgements, later READs) leave after it, in order, as RC requires. A QP
-//! that leaves the states that respond drops what waits.
+//! that leaves the states that respond drops what waits. The queue's types are here, below the
+//! engine; `Roce::drain_responses` (receive.rs) sends from it.
 
 use std::collections::VecDeque;
 
-use cx4_hw::qp::qpc_state;
-
 use crate::bus::Bus;
 
-use super::engine::QpEngine;
 use super::headers::{ExtHeaders, Opcode};
 use super::psn::Psn;
-use super::qp_view::QpView;
 use super::responder::ReadResponse;
-use super::Roce;
 
 /// READ response packets sent per hold of the device lock.
 pub const READ_BURST: u32 = 256;
@@ -62,74 +58,10 @@ impl Outgoing {
     }
 }
 
-impl super::engine::Engine {
-    /// READ response packets per hold of the device lock.
-    pub fn read_burst(&self) -> u32 {
-        self.read_burst.unwrap_or(READ_BURST).max(1)
-    }
-}
-
-impl Roce<'_> {
-    /// Sends up to `budget` of QP `q`'s waiting response packets, in order; drops them if the
-    /// QP no longer responds.
-    pub(super) fn drain_responses(&mut self, bus: &Bus, q: &mut QpEngine, v: &QpView, budget: u32) {
-        if q.error || !matches!(v.state, qpc_state::RTR | qpc_state::RTS | qpc_state::SQD) {
-            q.responses.clear();
-            return;
-        }
-        let mut left = budget;
-        while left > 0 {
-            let Some(front) = q.responses.front_mut() else {
-                return;
-            };
-            match front {
-                Outgoing::Packet {
-                    op,
-                    psn,
-                    ext,
-                    payload,
-                } => {
-                    let (op, psn, ext, payload) = (*op, *psn, *ext, std::mem::take(payload));
-                    q.responses.pop_front();
-                    self.transmit_response(q, op, psn, ext, &payload);
-                    left -= 1;
-                }
-                Outgoing::Read {
-                    rr,
-                    next,
-                    pieces,
-                    at,
-                } => {
-                    let (rr, n) = (*rr, rr.count());
-                    let mut sent = Vec::new();
-                    while *next < n && left > 0 {
-                        let pkt = rr.packet(*next);
-                        let mut data = vec![0u8; pkt.len as usize];
-                        read_pieces(bus, pieces, at, u64::from(pkt.offset), &mut data);
-                        let ext = ExtHeaders {
-                            aeth: pkt.aeth,
-                            ..Default::default()
-                        };
-                        sent.push((pkt.opcode, pkt.psn, ext, data));
-                        *next += 1;
-                        left -= 1;
-                    }
-                    if *next >= n {
-                        q.responses.pop_front();
-                    }
-                    for (op, psn, ext, data) in sent {
-                        self.transmit_response(q, op, psn, ext, &data);
-                    }
-                }
-            }
-        }
-    }
-}
-
 /// Fills `out` from byte `offset` of the range `pieces` map, `at` the cursor (piece index,
 /// that piece's offset in the range) moved forward as the reads go (they go in order). A
 /// piece outside guest memory reads as zeros.
-fn read_pieces(
+pub(super) fn read_pieces(
     bus: &Bus,
     pieces: &[(u64, u32)],
     at: &mut (usize, u64),
@@ -151,11 +83,6 @@ fn read_pieces(
         let _ = bus.mem.read(pa + (pos - start), &mut out[done..done + k]);
         done += k;
     }
-}
-
-/// Whether QP `q` has responses waiting to leave.
-pub fn waiting(q: &QpEngine) -> bool {
-    !q.responses.is_empty()
 }
 
 /// The queue a QP's responses wait in.

@@ -617,6 +617,67 @@ impl Roce<'_> {
     }
 
     /// Sends a response packet (ACK, READ response, atomic ACK) to the QP's peer.
+    /// Sends up to `budget` of QP `q`'s waiting response packets, in order; drops them if the
+    /// QP no longer responds.
+    pub(super) fn drain_responses(&mut self, bus: &Bus, q: &mut QpEngine, v: &QpView, budget: u32) {
+        if q.error || !matches!(v.state, qpc_state::RTR | qpc_state::RTS | qpc_state::SQD) {
+            q.responses.clear();
+            return;
+        }
+        let mut left = budget;
+        while left > 0 {
+            let Some(front) = q.responses.front_mut() else {
+                return;
+            };
+            match front {
+                Outgoing::Packet {
+                    op,
+                    psn,
+                    ext,
+                    payload,
+                } => {
+                    let (op, psn, ext, payload) = (*op, *psn, *ext, std::mem::take(payload));
+                    q.responses.pop_front();
+                    self.transmit_response(q, op, psn, ext, &payload);
+                    left -= 1;
+                }
+                Outgoing::Read {
+                    rr,
+                    next,
+                    pieces,
+                    at,
+                } => {
+                    let (rr, n) = (*rr, rr.count());
+                    let mut sent = Vec::new();
+                    while *next < n && left > 0 {
+                        let pkt = rr.packet(*next);
+                        let mut data = vec![0u8; pkt.len as usize];
+                        super::outgoing::read_pieces(
+                            bus,
+                            pieces,
+                            at,
+                            u64::from(pkt.offset),
+                            &mut data,
+                        );
+                        let ext = ExtHeaders {
+                            aeth: pkt.aeth,
+                            ..Default::default()
+                        };
+                        sent.push((pkt.opcode, pkt.psn, ext, data));
+                        *next += 1;
+                        left -= 1;
+                    }
+                    if *next >= n {
+                        q.responses.pop_front();
+                    }
+                    for (op, psn, ext, data) in sent {
+                        self.transmit_response(q, op, psn, ext, &data);
+                    }
+                }
+            }
+        }
+    }
+
     /// Sends a response packet, or queues it behind the responses still waiting to leave
     /// (a READ's that streams, `outgoing.rs`).
     fn send_response(
