@@ -109,7 +109,6 @@ impl Roce<'_> {
         };
         match result {
             Ok(gather) => {
-                self.roce.stats.ec_bytes += w_len(&gather);
                 let w = SendWqe {
                     index,
                     opcode: opcode::SEND,
@@ -123,6 +122,7 @@ impl Roce<'_> {
                     gather,
                     xrc_srqn: None,
                 };
+                self.roce.stats.ec_bytes += w.len();
                 self.post_send(bus, q, v, w, now);
             }
             Err(e) => {
@@ -174,42 +174,32 @@ impl Roce<'_> {
                     .map_err(|e| prot(&format!("input vector {i}"), e))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let Some(job) = CalcJob::new(&bus.mem, c.clone(), matrix.clone(), pieces.clone()) else {
-            return CalcJob::compute(&bus.mem, &c, &matrix, pieces)
-                .map(Gather::Inline)
-                .map_err(|i| {
-                    // A piece with a hole in guest memory (a PA or reserved-key range over
-                    // two mappings with a gap): the first vector unreadable as a whole.
-                    let mut whole = vec![0u8; c.vec_size];
-                    (0..c.vec_count)
-                        .find_map(|i| {
-                            dma.read(w.vec_lkey, addr(i), &mut whole)
-                                .err()
-                                .map(|e| (i, e))
-                        })
-                        .map_or_else(
-                            || {
-                                prot(
-                                    &format!("input vector {i}"),
-                                    DmaError::Fault {
-                                        addr: addr(i),
-                                        len: c.vec_size as u64,
-                                    },
-                                )
-                            },
-                            |(i, e)| prot(&format!("input vector {i}"), e),
-                        )
-                });
-        };
+        let job = CalcJob::new(c.clone(), matrix, pieces);
+        if !job.readable(&bus.mem) {
+            return job.compute(&bus.mem).map(Gather::Inline).map_err(|i| {
+                // A piece with a hole in guest memory (a PA or reserved-key range over
+                // two mappings with a gap): the first vector unreadable as a whole.
+                let mut whole = vec![0u8; c.vec_size];
+                (0..c.vec_count)
+                    .find_map(|i| {
+                        dma.read(w.vec_lkey, addr(i), &mut whole)
+                            .err()
+                            .map(|e| (i, e))
+                    })
+                    .map_or_else(
+                        || {
+                            prot(
+                                &format!("input vector {i}"),
+                                DmaError::Fault {
+                                    addr: addr(i),
+                                    len: c.vec_size as u64,
+                                },
+                            )
+                        },
+                        |(i, e)| prot(&format!("input vector {i}"), e),
+                    )
+            });
+        }
         Ok(Gather::Calc(Arc::new(job)))
-    }
-}
-
-/// Bytes of a SEND's local data.
-fn w_len(g: &Gather) -> u64 {
-    match g {
-        Gather::List(l) => l.iter().map(|s| u64::from(s.len)).sum(),
-        Gather::Inline(d) => d.len() as u64,
-        Gather::Calc(j) => j.calc().stream_len() as u64,
     }
 }

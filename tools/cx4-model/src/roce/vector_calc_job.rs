@@ -16,7 +16,7 @@
 //!
 //! Reading the inputs later than the WQE is what the card does (it reads them as it sends);
 //! a calculation is only deferred when every piece of every input lies in one mapping of
-//! guest memory, so that the reads cannot fail ([`CalcJob::new`]).
+//! guest memory, so that the reads cannot fail ([`CalcJob::readable`]).
 
 use std::sync::{Mutex, OnceLock};
 
@@ -64,27 +64,26 @@ impl Eq for CalcJob {}
 
 impl CalcJob {
     /// The calculation `calc` of `matrix` over the inputs translated to `pieces` (guest
-    /// physical, per input in order); `None` if a piece does not lie in one mapping of guest
-    /// memory (the caller computes at once and reports the unreadable input).
-    pub fn new(
-        mem: &GuestMem,
-        calc: Calc,
-        matrix: Vec<u8>,
-        pieces: Vec<Vec<(u64, u32)>>,
-    ) -> Option<CalcJob> {
-        let vecs = merged(pieces);
-        let readable = vecs
-            .iter()
-            .flatten()
-            .all(|&(_, pa, n)| mem.input(pa, n).is_some());
-        readable.then(|| CalcJob {
+    /// physical, per input in order).
+    pub fn new(calc: Calc, matrix: Vec<u8>, pieces: Vec<Vec<(u64, u32)>>) -> CalcJob {
+        CalcJob {
             dot: calc.dot_prod(Kernel::best(), &matrix),
             calc,
             matrix,
-            vecs,
+            vecs: merged(pieces),
             scratch: Mutex::default(),
             stream: OnceLock::new(),
-        })
+        }
+    }
+
+    /// Whether every piece of every input lies in one mapping of guest memory, so that reading
+    /// them later cannot fail (else the caller computes at once, [`CalcJob::compute`], and
+    /// reports the unreadable input).
+    pub fn readable(&self, mem: &GuestMem) -> bool {
+        self.vecs
+            .iter()
+            .flatten()
+            .all(|&(_, pa, n)| mem.input(pa, n).is_some())
     }
 
     /// The calculation.
@@ -93,33 +92,22 @@ impl CalcJob {
     }
 
     /// Computes the stream now, reporting the input a read failed in.
-    pub fn compute(
-        mem: &GuestMem,
-        calc: &Calc,
-        matrix: &[u8],
-        pieces: Vec<Vec<(u64, u32)>>,
-    ) -> Result<Vec<u8>, usize> {
+    pub fn compute(&self, mem: &GuestMem) -> Result<Vec<u8>, usize> {
         let src = GuestVectors {
             mem,
-            vecs: &merged(pieces),
+            vecs: &self.vecs,
         };
-        calc.compute_from(Kernel::best(), matrix, &src)
+        self.calc.compute_from(Kernel::best(), &self.matrix, &src)
     }
 
     /// The whole stream (computed the first time).
     pub fn stream(&self, mem: &GuestMem) -> &[u8] {
         self.stream.get_or_init(|| {
-            let src = GuestVectors {
-                mem,
-                vecs: &self.vecs,
-            };
-            self.calc
-                .compute_from(Kernel::best(), &self.matrix, &src)
-                .unwrap_or_else(|i| {
-                    // Checked readable when the job was made; guest memory does not shrink.
-                    log::warn!("vector calc: input vector {i} no longer readable: zeros sent");
-                    vec![0u8; self.calc.stream_len()]
-                })
+            self.compute(mem).unwrap_or_else(|i| {
+                // Checked readable when the job was made; guest memory does not shrink.
+                log::warn!("vector calc: input vector {i} no longer readable: zeros sent");
+                vec![0u8; self.calc.stream_len()]
+            })
         })
     }
 
@@ -547,8 +535,9 @@ mod tests {
                     p
                 })
                 .collect();
-            let job = || CalcJob::new(&mem, c.clone(), matrix.clone(), pieces.clone()).unwrap();
-            let stream = CalcJob::compute(&mem, &c, &matrix, pieces.clone()).unwrap();
+            let job = || CalcJob::new(c.clone(), matrix.clone(), pieces.clone());
+            assert!(job().readable(&mem));
+            let stream = job().compute(&mem).unwrap();
             let total = c.stream_len();
             let at = rng.below(total);
             let len = 1 + rng.below(total - at);
@@ -613,13 +602,11 @@ mod tests {
             chunk: 64,
         };
         let piece = |pa: u64| vec![vec![(pa, 0x100)]];
-        assert!(CalcJob::new(&mem, c.clone(), vec![1], piece(0xe00)).is_some());
-        assert!(CalcJob::new(&mem, c.clone(), vec![1], piece(0xf80)).is_none());
+        assert!(CalcJob::new(c.clone(), vec![1], piece(0xe00)).readable(&mem));
+        let over = CalcJob::new(c.clone(), vec![1], piece(0xf80));
+        assert!(!over.readable(&mem));
         // Computed at once, it reads across the two.
         mem.write(0xf80, &[7u8; 0x100]).unwrap();
-        assert_eq!(
-            CalcJob::compute(&mem, &c, &[1], piece(0xf80)).unwrap(),
-            vec![7u8; 0x100]
-        );
+        assert_eq!(over.compute(&mem).unwrap(), vec![7u8; 0x100]);
     }
 }
