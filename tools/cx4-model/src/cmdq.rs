@@ -154,8 +154,15 @@ impl CmdQueue {
         }))
     }
 
-    /// Writes the reply and hands the entry back to software.
-    pub fn complete(&self, mem: &GuestMem, f: &Fetched, out: &[u8]) -> Result<(), Delivery> {
+    /// Writes the reply and hands the entry back to software; `wrong_token` writes the output
+    /// mailboxes with a token that is not the entry's (the hostile card's `cmd-token`).
+    pub fn complete(
+        &self,
+        mem: &GuestMem,
+        f: &Fetched,
+        out: &[u8],
+        wrong_token: bool,
+    ) -> Result<(), Delivery> {
         let mut out = out.to_vec();
         out.resize(f.out_len, 0);
         let bad = |_| Delivery::OutPtrAlign;
@@ -167,7 +174,7 @@ impl CmdQueue {
                 let n = (f.out_len - off).min(BLOCK_DATA);
                 mem.read(ptr, blk.as_mut_bytes()).map_err(bad)?;
                 blk.data_mut()[..n].copy_from_slice(&out[off..off + n]);
-                blk.set_token(f.token.into());
+                blk.set_token((f.token ^ if wrong_token { 0x5a } else { 0 }).into());
                 mem.write(ptr, blk.as_bytes()).map_err(bad)?;
                 ptr = blk.next();
             }

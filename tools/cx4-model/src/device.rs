@@ -18,6 +18,7 @@ use crate::{
     faults::Fault,
     fw::new_event,
     hca::Hca,
+    hostile::CmdLie,
     pci_cfg::{PciConfig, MSIX_TABLE_OFFSET}, //
 };
 
@@ -206,8 +207,14 @@ impl Device {
                     match self.hca.fw.execute(&mut self.bus, &f.input, f.out_len) {
                         // Stalled by fault injection: the entry stays owned by hardware.
                         None => {}
-                        Some(out) => {
-                            if let Err(d) = q.complete(&self.bus.mem, &f, &out) {
+                        Some(mut out) => {
+                            let opcode = u16::from_be_bytes([f.input[0], f.input[1]]);
+                            let lie = self.bus.faults.liar.cmd(opcode, &mut out);
+                            let wrong_token = lie == Some(CmdLie::Token);
+                            if let Some(CmdLie::Delivery(d)) = lie {
+                                cmdq::finish(&self.bus.mem, f.entry, d);
+                            } else if let Err(d) = q.complete(&self.bus.mem, &f, &out, wrong_token)
+                            {
                                 log::warn!("command slot {slot}: output delivery error {d:?}");
                                 cmdq::finish(&self.bus.mem, f.entry, d);
                             }
@@ -262,6 +269,12 @@ impl Device {
             self.hca.path.line()
         ) + " "
             + &self.hca.roce.stats().line()
+    }
+
+    /// The hostile card's tally for the control socket's `lies` command, one line (see
+    /// [`crate::hostile::Liar::line`]).
+    pub fn lies_line(&self) -> String {
+        self.bus.faults.liar.line()
     }
 
     /// The port's DCB state for the control socket's `qos` command, one line (see
@@ -380,6 +393,9 @@ impl Device {
                 0
             };
             *b = word.to_be_bytes()[a & 3];
+        }
+        if (off as usize) < iseg::SIZE {
+            self.bus.faults.liar.bar(off, out);
         }
         if self.cfg.verbose {
             log::debug!("BAR0 read {off:#x} len {} -> {:02x?}", out.len(), out);

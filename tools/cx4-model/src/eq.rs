@@ -77,6 +77,7 @@ impl Eq {
             return false;
         }
         let mut eqe = *eqe;
+        faults.liar.eqe(self.eqn.into(), eqe.as_mut_bytes());
         eqe.set_owner(eqe_owner_for(self.pi, self.log_size.into()).into());
         let Some(addr) = self.slot_addr(self.pi) else {
             log::error!("EQ {}: ring page for index {} missing", self.eqn, self.pi);
@@ -105,6 +106,10 @@ impl Eq {
             }
             self.interrupts += 1;
             msix.trigger(self.vector);
+            // The hostile card's storm: the vector again, with no event behind it.
+            for _ in 0..faults.liar.irq(self.vector) {
+                msix.trigger(self.vector);
+            }
         }
     }
 

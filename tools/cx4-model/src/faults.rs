@@ -46,12 +46,19 @@
 //!   state, the draws restart from the seed).
 //!   Counted on the `roce:` stats line: `wire faults: N dropped N reordered N flipped N delayed
 //!   N ce-marked`;
+//! - `lie seed=N rate=PERMILLE budget=N classes=cmd,eqe,cqe,bar,irq,ring` — the hostile card:
+//!   command outputs, events, completions, init-segment reads, interrupts and the driver's CQ
+//!   rings lie `rate` times in a thousand opportunities until `budget` lies were told
+//!   ([`crate::hostile`]); `lie off` (or `clear`) ends it; the control socket's `lies` prints
+//!   the tally;
 //! - `clear` — remove every pending fault;
 //! - `gen-cqe cqn=5 solicited=0 count=1` — test hook: write `count` completions (REQ CQEs, at
 //!   most 256) to a CQ now, back to back, as if work requests had finished, so harnesses can
 //!   drive CQE ownership, arming, moderation and overrun.
 
 use std::time::{Duration, Instant};
+
+use crate::hostile::{Liar, LieSpec};
 
 /// One fault.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,6 +125,8 @@ pub enum Fault {
     },
     /// Degrade received RoCE frames (`None`: `roce-wire off`).
     RoceWire(Option<RoceWire>),
+    /// Lie to the driver (`None`: `lie off`).
+    Lie(Option<LieSpec>),
     /// Clear all faults.
     Clear,
 }
@@ -231,6 +240,9 @@ impl Fault {
         let kind = words.next().ok_or("empty fault spec")?;
         if kind == "roce-wire" {
             return parse_roce_wire(&words.collect::<Vec<_>>());
+        }
+        if kind == "lie" {
+            return LieSpec::parse(&words.collect::<Vec<_>>()).map(Fault::Lie);
         }
         let mut kv = std::collections::BTreeMap::new();
         for w in words {
@@ -366,6 +378,8 @@ pub struct FaultPlan {
     pub rx_starve_until: Option<Instant>,
     /// What `roce-wire` does to received RoCE frames, while it runs.
     pub roce_wire: Option<RoceWire>,
+    /// The hostile card's lies (`lie`), and their tally.
+    pub liar: Liar,
 }
 
 /// What the firmware should do with a command.
@@ -421,9 +435,13 @@ impl FaultPlan {
                 self.rx_starve_until = Some(Instant::now() + Duration::from_millis(u64::from(ms)));
             }
             Fault::RoceWire(w) => self.roce_wire = w.filter(|w| *w != RoceWire::default()),
+            Fault::Lie(spec) => self.liar.start(spec),
             Fault::Clear => {
+                // The tallies of commands seen and lies told outlive the faults.
+                self.liar.start(None);
                 *self = FaultPlan {
                     seen: std::mem::take(&mut self.seen),
+                    liar: std::mem::take(&mut self.liar),
                     ..Default::default()
                 }
             }

@@ -155,6 +155,7 @@ pub fn spawn_control(path: &Path, dev: Shared) -> Result<(), String> {
                     "stats" => lock(&dev).stats_line(),
                     "qos" => lock(&dev).qos_line(),
                     "roce" => lock(&dev).roce_line(),
+                    "lies" => lock(&dev).lies_line(),
                     _ => match Fault::parse(line) {
                         Ok(f) => match lock(&dev).inject(&f) {
                             Ok(()) => "ok".to_string(),

@@ -76,6 +76,24 @@ impl Cq {
         super::ring_addr(&self.pas, self.page_shift, off)
     }
 
+    /// Writes `e` with the ownership bit of index `pi` into the slot at `addr`: the body first,
+    /// the byte with the ownership bit last.
+    fn write_cqe(&self, ctx: &Bus, addr: u64, pi: u32, mut e: Cqe64) -> Result<(), String> {
+        let owner = cqe_owner_for(pi, self.log_size.into());
+        e.set_op_own((e.op_own() & !u32::from(OWNER_MASK)) | u32::from(owner));
+        // For 128-byte CQEs the 64-byte CQE sits in the second half.
+        let at = if self.cqe_size == 128 {
+            addr + 64
+        } else {
+            addr
+        };
+        let (body, op_own) = e.as_bytes().split_at(Cqe64::SIZE - 1);
+        ctx.mem.write(at, body).map_err(|e| e.to_string())?;
+        ctx.mem
+            .write(at + body.len() as u64, op_own)
+            .map_err(|e| e.to_string())
+    }
+
     fn consumer_index(&self, ctx: &Bus) -> Option<u32> {
         let mut b = [0u8; 4];
         ctx.mem.read(self.dbr, &mut b).ok()?;
@@ -569,18 +587,18 @@ impl Firmware {
             let khz = self.caps.general_cap(&DEVICE_FREQUENCY_KHZ);
             e.set_timestamp(device_cycles(now, khz));
         }
-        let owner = cqe_owner_for(cq.pi, cq.log_size.into());
-        e.set_op_own((e.op_own() & !u32::from(OWNER_MASK)) | u32::from(owner));
-        // For 128-byte CQEs the 64-byte CQE sits in the second half.
-        let at = if cq.cqe_size == 128 { addr + 64 } else { addr };
-        // The body first, the byte with the ownership bit last.
-        let (body, op_own) = e.as_bytes().split_at(Cqe64::SIZE - 1);
-        ctx.mem.write(at, body).map_err(|e| e.to_string())?;
-        ctx.mem
-            .write(at + body.len() as u64, op_own)
-            .map_err(|e| e.to_string())?;
+        ctx.faults.liar.cqe(cqn, e.as_mut_bytes());
+        cq.write_cqe(ctx, addr, cq.pi, e)?;
         cq.pi = cq.pi.wrapping_add(1);
         cq.cqes += 1;
+        // The hostile card's write behind the driver's back: a completion it never produced,
+        // valid for the next slot (the next real one lands on it).
+        if let Some(phantom) = ctx.faults.liar.ring(cqn) {
+            let e = Cqe64::read_from_bytes(&phantom).expect("a CQE is 64 bytes");
+            if let Some(next) = cq.slot_addr(cq.pi) {
+                cq.write_cqe(ctx, next, cq.pi, e)?;
+            }
+        }
         cq.mod_state.since_event = cq.mod_state.since_event.saturating_add(1);
         if cq.arm == Arm::Next || (cq.arm == Arm::Solicited && solicited) {
             self.cq_event_due(ctx, cqn, now);

@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 
 use super::stats::RoceStats;
-use crate::faults::RoceWire;
+use crate::{faults::RoceWire, rng::Rng};
 
 /// How long a reordered frame waits for a next frame to pass it before it is delivered anyway.
 pub const REORDER_HOLD_NS: u64 = 2_000_000;
@@ -20,7 +20,7 @@ pub const REORDER_HOLD_NS: u64 = 2_000_000;
 /// The held and delayed frames and the generator of one device.
 #[derive(Debug, Default)]
 pub struct WireFaults {
-    rng: u64,
+    rng: Rng,
     /// The frame held back for reordering, and when it goes anyway (ns).
     held: Option<(u64, Vec<u8>)>,
     /// Delayed frames and their release times (ns), in arrival order.
@@ -58,28 +58,7 @@ fn is_request_frame(f: &[u8]) -> bool {
 impl WireFaults {
     /// Starts the generator again from `seed` (the device's `--seed`).
     pub fn seed(&mut self, seed: u32) {
-        // splitmix64 of the seed: never 0, which xorshift could not leave.
-        let mut z = u64::from(seed).wrapping_add(0x9e37_79b9_7f4a_7c15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        self.rng = (z ^ (z >> 31)) | 1;
-    }
-
-    fn next(&mut self) -> u64 {
-        if self.rng == 0 {
-            self.seed(1);
-        }
-        let mut x = self.rng;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.rng = x;
-        x
-    }
-
-    /// One draw: true `permille` times in a thousand.
-    fn hit(&mut self, permille: u16) -> bool {
-        permille > 0 && self.next() % 1000 < u64::from(permille)
+        self.rng = Rng::new(seed.into());
     }
 
     /// XORs one byte from the BTH on (not its reserved byte, which the ICRC masks) with a
@@ -88,11 +67,11 @@ impl WireFaults {
         let Some(bth) = bth_offset(f).filter(|&b| b + 6 <= f.len()) else {
             return false;
         };
-        let mut k = bth + (self.next() % (f.len() - bth - 1) as u64) as usize;
+        let mut k = bth + self.rng.below((f.len() - bth - 1) as u64) as usize;
         if k >= bth + 4 {
             k += 1;
         }
-        f[k] ^= 1 + (self.next() % 255) as u8;
+        f[k] ^= 1 + self.rng.below(255) as u8;
         true
     }
 
@@ -105,15 +84,15 @@ impl WireFaults {
         now: u64,
         stats: &mut RoceStats,
     ) -> Vec<Vec<u8>> {
-        if self.hit(w.drop) {
+        if self.rng.hit(w.drop) {
             stats.wire_dropped += 1;
             return Vec::new();
         }
-        if self.hit(w.flip) && self.flip(&mut frame) {
+        if self.rng.hit(w.flip) && self.flip(&mut frame) {
             stats.wire_flipped += 1;
         }
         if is_request_frame(&frame)
-            && self.hit(w.ecn)
+            && self.rng.hit(w.ecn)
             && super::packet::set_ecn(&mut frame, super::packet::Ecn::Ce).is_ok()
         {
             stats.wire_ce_marked += 1;
@@ -123,7 +102,7 @@ impl WireFaults {
         if let Some((_, held)) = self.held.take() {
             out.push(frame);
             out.push(held);
-        } else if self.hit(w.reorder) {
+        } else if self.rng.hit(w.reorder) {
             stats.wire_reordered += 1;
             self.held = Some((now + REORDER_HOLD_NS + delay, frame));
         } else {
