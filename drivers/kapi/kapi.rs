@@ -49,6 +49,7 @@
 //! `dma_set_mask_and_coherent`.
 
 pub mod barrier;
+pub mod ratelimit;
 
 use core::{
     ffi::c_void,

@@ -401,6 +401,14 @@ void ksys_helper_netdev_disable_netpoll(struct net_device *dev)
 	dev->priv_flags |= IFF_DISABLE_NETPOLL;
 }
 
+/* <linux/ratelimit.h> */
+
+/* The printk defaults (DEFAULT_RATELIMIT_INTERVAL, _BURST): 10 messages per 5 s. */
+void ksys_helper_ratelimit_init(struct ratelimit_state *rs)
+{
+	ratelimit_state_init(rs, DEFAULT_RATELIMIT_INTERVAL, DEFAULT_RATELIMIT_BURST);
+}
+
 /* <linux/dim.h> */
 
 /* A zeroed DIM state (DIM_START_MEASURE) whose decisions run `fn`, in CQ period `mode`. */

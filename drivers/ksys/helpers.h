@@ -9,6 +9,7 @@
 #define KSYS_HELPERS_H
 
 #include <linux/dim.h>
+#include <linux/ratelimit.h>
 #include <linux/dma-mapping.h>
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
@@ -126,6 +127,9 @@ void ksys_helper_page_pool_put_full_page(struct page_pool *pool, struct page *pa
 
 /* <linux/netdevice.h>: `priv_flags` is a bitfield */
 void ksys_helper_netdev_disable_netpoll(struct net_device *dev);
+
+/* <linux/ratelimit.h> (ratelimit_state_init() is a static inline) */
+void ksys_helper_ratelimit_init(struct ratelimit_state *rs);
 
 /* <linux/dim.h> (INIT_WORK and dim_update_sample() are a macro and a static inline) */
 void ksys_helper_dim_init(struct dim *dim, work_func_t fn, u8 mode);

@@ -62,6 +62,7 @@ use cx4_hw::{
 use kapi::{
     barrier::dma_rmb,
     new_irq_safe_lock,
+    ratelimit::Ratelimit,
     BoundDevice,
     IrqSafeGuard,
     IrqSafeLock, //
@@ -196,6 +197,10 @@ pub(crate) struct Cmdq {
     wake: CondVar,
     #[pin]
     stats: CmdStats,
+    /// Holds back failure reports past the printk burst: a broken or lying card can fail
+    /// every command (mlx5's `mlx5_core_err_rl`). Every failure still counts in `stats`.
+    #[pin]
+    errlog: Ratelimit,
 }
 
 impl Cmdq {
@@ -249,6 +254,7 @@ impl Cmdq {
             state <- new_irq_safe_lock!(state, "cx4::cmdq"),
             wake <- new_condvar!("cx4::cmdq"),
             stats <- CmdStats::new()?,
+            errlog <- Ratelimit::new(c"cx4 command"),
         }))
     }
 
@@ -659,6 +665,9 @@ impl Cmdq {
         self.stats.record(op, ns, how, st != status::OK, mbox);
         if st != status::OK {
             let err = status_to_errno(st);
+            if !self.errlog.allow() {
+                return Err(err);
+            }
             dev_err!(
                 self.dev.dev(),
                 "{}({:#x}) op_mod {:#x} failed: status {}({:#x}) syndrome {:#x}, err {}\n",

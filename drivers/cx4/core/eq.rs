@@ -239,12 +239,14 @@ impl Eq {
             event_type::COMP => m.cqs.completion(eqe.comp().cqn()),
             event_type::CQ_ERROR => {
                 let e = eqe.cq_err();
-                dev_err!(
-                    m.dev.dev(),
-                    "CQ {:#x} error, syndrome {:#x}\n",
-                    e.cqn(),
-                    e.syndrome()
-                );
+                if m.reports.allow() {
+                    dev_err!(
+                        m.dev.dev(),
+                        "CQ {:#x} error, syndrome {:#x}\n",
+                        e.cqn(),
+                        e.syndrome()
+                    );
+                }
                 m.cqs.error(e.cqn(), e.syndrome() as u8);
             }
             event_type::PATH_MIG

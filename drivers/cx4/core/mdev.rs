@@ -8,6 +8,7 @@
 
 use kapi::{
     new_irq_safe_lock,
+    ratelimit::Ratelimit,
     BoundDevice,
     IrqSafeLock, //
 };
@@ -74,6 +75,10 @@ pub(crate) struct Mdev {
     /// Polls the health buffer.
     #[pin]
     pub(crate) health_work: DelayedWork<Mdev, HEALTH_WORK>,
+    /// Holds back the reports a device can provoke at will (error events, bad completions)
+    /// past the printk burst; the counters count them all.
+    #[pin]
+    pub(crate) reports: Ratelimit,
 }
 
 impl_has_work! {
@@ -136,6 +141,7 @@ impl Mdev {
             page_work <- new_work!("cx4::pages"),
             health: HealthState::new(),
             health_work <- new_delayed_work!("cx4::health"),
+            reports <- Ratelimit::new(c"cx4 device"),
         }))
     }
 

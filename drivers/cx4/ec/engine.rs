@@ -36,6 +36,7 @@ use cx4_hw::{
 };
 use kapi::{
     new_irq_safe_lock,
+    ratelimit::Ratelimit,
     IrqSafeLock, //
 };
 use kernel::{
@@ -221,12 +222,14 @@ impl CqHandler for Events {
     }
 
     fn error(&self, cqn: u32, syndrome: u8) {
-        dev_err!(
-            self.0.mdev.dev.dev(),
-            "EC engine: CQ {:#x} error event, syndrome {:#x}\n",
-            cqn,
-            syndrome
-        );
+        if self.0.mdev.reports.allow() {
+            dev_err!(
+                self.0.mdev.dev.dev(),
+                "EC engine: CQ {:#x} error event, syndrome {:#x}\n",
+                cqn,
+                syndrome
+            );
+        }
     }
 }
 
@@ -568,7 +571,7 @@ impl EcEngine {
                         mode: &mut st.mode,
                         logged: &mut st.logged,
                     };
-                    if let Some(r) = handle(ring, cqe, dev, &this.stats) {
+                    if let Some(r) = handle(ring, cqe, dev, &this.mdev.reports, &this.stats) {
                         if let Some(slot) = out.get_mut(got) {
                             *slot = Some(r);
                             got += 1;
@@ -700,6 +703,7 @@ fn handle(
     r: Ring<'_>,
     cqe: &Cqe64,
     dev: &kernel::device::Device,
+    reports: &Ratelimit,
     stats: &EcStats,
 ) -> Option<Callback> {
     let op = cqe.opcode() as u8;
@@ -744,12 +748,14 @@ fn handle(
                 fail("receive", e.syndrome() as u8, e.vendor_err_synd());
                 Err(EIO)
             } else if cqe.byte_cnt() != s.bytes {
-                dev_err!(
-                    dev,
-                    "EC engine: result of {} bytes, expected {}\n",
-                    cqe.byte_cnt(),
-                    s.bytes
-                );
+                if reports.allow() {
+                    dev_err!(
+                        dev,
+                        "EC engine: result of {} bytes, expected {}\n",
+                        cqe.byte_cnt(),
+                        s.bytes
+                    );
+                }
                 Err(EIO)
             } else {
                 Ok(())

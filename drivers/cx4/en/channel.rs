@@ -99,12 +99,14 @@ impl CqHandler for Kick {
 
     fn error(&self, cqn: u32, syndrome: u8) {
         if let Some(ch) = self.target.lock().as_ref() {
-            pr_err!(
-                "cx4: channel {}: CQ {:#x} error event, syndrome {:#x}\n",
-                ch.ix,
-                cqn,
-                syndrome
-            );
+            if ch.priv_.mdev().reports.allow() {
+                pr_err!(
+                    "cx4: channel {}: CQ {:#x} error event, syndrome {:#x}\n",
+                    ch.ix,
+                    cqn,
+                    syndrome
+                );
+            }
         }
     }
 }
