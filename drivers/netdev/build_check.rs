@@ -36,6 +36,10 @@ use crate::{
         self,
         UdpTunnelNic, //
     },
+    xdp::{
+        BpfProg,
+        Extack, //
+    },
     AddrList,
     DataRef,
     Device,
@@ -122,6 +126,15 @@ impl DeviceOps for Check {
         _dev: &Device,
         _data: DataRef<'_, Self>,
         _config: &mut HwTstampConfig,
+    ) -> Result {
+        Ok(())
+    }
+
+    fn xdp_setup_prog(
+        _dev: &Device,
+        _data: DataRef<'_, Self>,
+        _prog: Option<BpfProg>,
+        _extack: &mut Extack<'_>,
     ) -> Result {
         Ok(())
     }
