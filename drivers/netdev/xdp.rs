@@ -186,9 +186,8 @@ impl<'a> Extack<'a> {
     /// `raw` must be NULL or an acknowledgement only this wrapper writes during `'a`.
     pub(crate) unsafe fn from_raw(raw: *mut bindings::netlink_ext_ack) -> Self {
         // SAFETY: NULL or valid and unaliased for `'a` (the caller's guarantee).
-        Self {
-            raw: unsafe { raw.as_mut() },
-        }
+        let raw = unsafe { raw.as_mut() };
+        Self { raw }
     }
 
     /// Sets the error message (`NL_SET_ERR_MSG()`): a static string, as the macro's are.
