@@ -221,8 +221,9 @@ impl PoolPage {
         }
     }
 
-    /// Gives the page away without returning it (its reference moves to an skb).
-    fn into_raw(self) -> *mut kernel::bindings::page {
+    /// Gives the page away without returning it (its reference moves to an skb, or to an
+    /// XDP frame that a redirect target returns to the pool).
+    pub(crate) fn into_raw(self) -> *mut kernel::bindings::page {
         let p = self.page.as_ptr();
         core::mem::forget(self);
         p

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Native XDP (`include/net/xdp.h`, `include/linux/filter.h`): the program a driver runs on
 //! its receive path ([`BpfProg`], a counted reference to a `struct bpf_prog`), the buffer it
-//! runs on ([`XdpBuff`], a received frame in a [`PoolPage`] with its headroom), the receive
+//! runs on ([`XdpBuff`], a received frame in a [`PoolPage`] with its headroom, and where it
+//! goes on XDP_REDIRECT), the receive
 //! queue's registration ([`XdpRxq`], `struct xdp_rxq_info` with the page pool as its memory
 //! model) and what `ndo_bpf` is asked ([`crate::DeviceOps::xdp_setup_prog`], with its
 //! [`Extack`]).
@@ -84,9 +85,19 @@ impl XdpAction {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct XdpFeatures(u32);
 
+impl core::ops::BitOr for XdpFeatures {
+    type Output = Self;
+
+    fn bitor(self, other: Self) -> Self {
+        Self(self.0 | other.0)
+    }
+}
+
 impl XdpFeatures {
     /// `NETDEV_XDP_ACT_BASIC`: XDP_PASS, XDP_DROP, XDP_TX and XDP_ABORTED.
     pub const BASIC: Self = Self(ksys::KSYS_CONST_NETDEV_XDP_ACT_BASIC);
+    /// `NETDEV_XDP_ACT_REDIRECT`: XDP_REDIRECT.
+    pub const REDIRECT: Self = Self(ksys::KSYS_CONST_NETDEV_XDP_ACT_REDIRECT);
 
     /// The bits.
     pub fn bits(self) -> u32 {
@@ -250,28 +261,33 @@ impl Drop for XdpRxq {
     }
 }
 
-/// A received frame an XDP program runs on (`struct xdp_buff`): the bytes of a [`PoolPage`]
-/// the driver owns (borrowed mutably: the program may change them), from `headroom` on.
+/// A received frame an XDP program runs on (`struct xdp_buff`): a [`PoolPage`] the buffer
+/// owns while the program may change it, the frame `headroom` bytes into it. The driver takes
+/// the page back ([`XdpBuff::into_page`]) unless a redirect took it ([`XdpBuff::redirect`]).
 ///
 /// # Invariants
 ///
-/// `raw` was prepared over the whole page (`frame_sz` its size) with the page's start as
-/// `data_hard_start`, and points to `rxq`'s registered info; the page and the info are
-/// borrowed for `'a`.
+/// `raw` was prepared over all of `page` (`frame_sz` its size, its start `data_hard_start`)
+/// and points to the registered info of the [`XdpRxq`] borrowed for `'a`.
 pub struct XdpBuff<'a> {
     raw: ksys::xdp_buff,
-    size: u32,
-    _page: PhantomData<(&'a mut PoolPage, &'a XdpRxq)>,
+    page: PoolPage,
+    _rxq: PhantomData<&'a XdpRxq>,
 }
 
 impl<'a> XdpBuff<'a> {
     /// A buffer over the `len` bytes the device wrote at `headroom` in `page` (synced for the
-    /// CPU), received on `rxq` (`xdp_init_buff()`, `xdp_prepare_buff()`; no metadata).
-    /// `EINVAL` unless the frame and the skb's shared info behind it fit the page.
-    pub fn new(page: &'a mut PoolPage, rxq: &'a XdpRxq, headroom: u32, len: u32) -> Result<Self> {
+    /// CPU), received on `rxq` (`xdp_init_buff()`, `xdp_prepare_buff()`; no metadata). The page
+    /// comes back if the frame and the skb's shared info behind it do not fit it.
+    pub fn new(
+        mut page: PoolPage,
+        rxq: &'a XdpRxq,
+        headroom: u32,
+        len: u32,
+    ) -> core::result::Result<Self, PoolPage> {
         let size = page.size();
         if headroom > size || len > build_skb_room(size, headroom) {
-            return Err(EINVAL);
+            return Err(page);
         }
         let start = page.data_mut().as_mut_ptr();
         let mut raw: ksys::xdp_buff = pin_init::zeroed();
@@ -281,11 +297,11 @@ impl<'a> XdpBuff<'a> {
             ksys::xdp_init_buff(&mut raw, size, rxq.info.get());
             ksys::xdp_prepare_buff(&mut raw, start, headroom as i32, len as i32, false);
         }
-        // INVARIANT: Prepared over the page, borrowed with `rxq` for `'a`.
+        // INVARIANT: Prepared over the page, `rxq` borrowed for `'a`.
         Ok(Self {
             raw,
-            size,
-            _page: PhantomData,
+            page,
+            _rxq: PhantomData,
         })
     }
 
@@ -297,9 +313,47 @@ impl<'a> XdpBuff<'a> {
         let (data, end) = (self.raw.data as usize, self.raw.data_end as usize);
         let off = data.checked_sub(start).ok_or(EINVAL)?;
         let len = end.checked_sub(data).ok_or(EINVAL)?;
-        if off.checked_add(len).is_none_or(|e| e > self.size as usize) {
+        if off
+            .checked_add(len)
+            .is_none_or(|e| e > self.page.size() as usize)
+        {
             return Err(EINVAL);
         }
         Ok((off as u32, len as u32))
     }
+
+    /// The page back (what the program wrote stays in it).
+    pub fn into_page(self) -> PoolPage {
+        self.page
+    }
+
+    /// Carries out the XDP_REDIRECT `prog` just returned for this buffer
+    /// (`xdp_do_redirect()`), in the same NAPI poll: on success the frame, and its page, belong
+    /// to the target (a CPU map, a device map, an AF_XDP socket), which returns the page to its
+    /// pool through the queue's memory model; the driver calls [`flush_redirects`] before the
+    /// poll ends. On failure the page comes back.
+    pub fn redirect(
+        mut self,
+        dev: &Device,
+        prog: &BpfProg,
+        _napi: &NapiContext,
+    ) -> core::result::Result<(), PoolPage> {
+        // SAFETY: The device and program are live, the buffer is the one `prog` just ran on in
+        // this NAPI poll (whose BH-disabled section holds the redirect target the program
+        // chose, and the flush list).
+        let r = unsafe { ksys::xdp_do_redirect(dev.as_raw(), &mut self.raw, prog.raw.as_ptr()) };
+        if r != 0 {
+            return Err(self.page);
+        }
+        // The page's reference went with the frame (returned to the pool by whoever frees it).
+        let _ = self.page.into_raw();
+        Ok(())
+    }
+}
+
+/// Sends what [`XdpBuff::redirect`] queued in this NAPI poll on its way (`xdp_do_flush()`):
+/// once per poll that redirected, before it returns.
+pub fn flush_redirects(_napi: &NapiContext) {
+    // SAFETY: In a NAPI poll (`_napi`): the per-CPU flush lists are this poll's.
+    unsafe { ksys::xdp_do_flush() };
 }

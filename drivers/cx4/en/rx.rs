@@ -288,7 +288,7 @@ impl RxRing {
             tx,
         });
         let headroom = self.headroom;
-        let mut xdp_sent = false;
+        let (mut xdp_sent, mut xdp_redirected) = (false, false);
         let n = cq.poll(budget, |cqe| {
             let Ok(c) = self.rq.complete(cqe) else {
                 ChannelStats::add(&st.rx_dropped, 1);
@@ -311,8 +311,13 @@ impl RxRing {
                                     len,
                                     xdp: true,
                                 },
-                                Verdict::Consumed { sent } => {
-                                    xdp_sent |= sent;
+                                Verdict::Dropped => return,
+                                Verdict::Sent => {
+                                    xdp_sent = true;
+                                    return;
+                                }
+                                Verdict::Redirected => {
+                                    xdp_redirected = true;
                                     return;
                                 }
                             }
@@ -351,8 +356,8 @@ impl RxRing {
                 }
             }
         });
-        if let (true, Some(x)) = (xdp_sent, &xdp) {
-            x.flush(st);
+        if let Some(x) = &xdp {
+            x.flush(xdp_sent, xdp_redirected, napi, st);
         }
         ChannelStats::add(&st.rx_packets, pkts);
         ChannelStats::add(&st.rx_bytes, bytes);

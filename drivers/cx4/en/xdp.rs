@@ -4,8 +4,10 @@
 //! [`XDP_PACKET_HEADROOM`] bytes, goes through the channel's program before any skb exists.
 //! XDP_PASS builds the skb where the program left the frame; XDP_DROP leaves the page in its
 //! WQE for the next frame; XDP_TX sends the frame out of the channel's SQ
-//! ([`TxRing::xmit_xdp`]), the page in flight until the send completes. XDP_ABORTED, unknown
-//! actions, a failed XDP_TX and XDP_REDIRECT (not implemented yet) drop the frame and fire the
+//! ([`TxRing::xmit_xdp`]), the page in flight until the send completes; XDP_REDIRECT hands the
+//! frame and its page to the target the program chose (`xdp_do_redirect`; a CPU map, another
+//! device's map, an AF_XDP socket in copy mode), flushed at the end of the poll. XDP_ABORTED,
+//! unknown actions and a failed XDP_TX or XDP_REDIRECT drop the frame and fire the
 //! `xdp_exception` tracepoint.
 //!
 //! The layout this needs (one linear page per frame, no LRO, an MTU that fits, pages mapped
@@ -18,6 +20,7 @@ use netdev::{
         PoolPage, //
     },
     xdp::{
+        flush_redirects,
         BpfProg,
         XdpAction,
         XdpBuff,
@@ -45,11 +48,14 @@ pub(crate) const fn max_mtu() -> u32 {
 
 /// What became of a frame the program saw.
 pub(crate) enum Verdict {
-    /// XDP_PASS: the frame is `len` bytes at `off` in its page, which stays in the slot.
+    /// XDP_PASS: the frame is `len` bytes at `off` in its page, which is back in the slot.
     Pass { off: u32, len: u32 },
-    /// The frame is gone (dropped, or sent: then `sent`); the slot has a page again unless
-    /// it was sent.
-    Consumed { sent: bool },
+    /// Dropped; the page is back in the slot, posted again.
+    Dropped,
+    /// XDP_TX: on the SQ with its page ([`XdpRx::flush`] rings the doorbell).
+    Sent,
+    /// XDP_REDIRECT: the target has the frame and its page ([`XdpRx::flush`] flushes).
+    Redirected,
 }
 
 /// The channel's program and what it needs.
@@ -74,33 +80,53 @@ impl XdpRx<'_> {
         st: &ChannelStats,
     ) -> Verdict {
         let dev = napi.device();
-        let Some(page) = slot.as_mut() else {
+        let Some(page) = slot.take() else {
             ChannelStats::add(&st.rx_dropped, 1);
-            return Verdict::Consumed { sent: false };
+            return Verdict::Dropped;
         };
-        let run = page.sync_for_cpu(headroom, len).and_then(|()| {
-            let mut buf = XdpBuff::new(page, self.rxq, headroom, len)?;
-            let act = self.prog.run(&mut buf, napi);
-            Ok((act, buf.frame()))
-        });
-        let act = match run {
-            Ok((XdpAction::Pass, Ok((off, len)))) => return Verdict::Pass { off, len },
-            Ok((XdpAction::Tx, Ok((off, len)))) => match self.xmit(slot, off, len, st) {
-                Ok(()) => {
-                    ChannelStats::add(&st.rx_xdp_tx_xmit, 1);
-                    return Verdict::Consumed { sent: true };
-                }
-                Err(()) => XdpAction::Tx,
-            },
-            Ok((XdpAction::Drop, _)) => XdpAction::Drop,
-            Ok((XdpAction::Invalid(a), _)) => {
-                self.prog.warn_invalid_action(dev, XdpAction::Invalid(a));
-                XdpAction::Invalid(a)
-            }
-            Ok((a, _)) => a,
-            Err(_) => {
+        if page.sync_for_cpu(headroom, len).is_err() {
+            *slot = Some(page);
+            ChannelStats::add(&st.rx_dropped, 1);
+            return Verdict::Dropped;
+        }
+        let mut buf = match XdpBuff::new(page, self.rxq, headroom, len) {
+            Ok(b) => b,
+            Err(page) => {
+                *slot = Some(page);
                 ChannelStats::add(&st.rx_dropped, 1);
-                XdpAction::Drop
+                return Verdict::Dropped;
+            }
+        };
+        let act = self.prog.run(&mut buf, napi);
+        let frame = buf.frame();
+        let act = match (act, frame) {
+            (XdpAction::Redirect, Ok(_)) => match buf.redirect(dev, self.prog, napi) {
+                Ok(()) => {
+                    ChannelStats::add(&st.rx_xdp_redirect, 1);
+                    return Verdict::Redirected;
+                }
+                Err(page) => {
+                    *slot = Some(page);
+                    XdpAction::Redirect
+                }
+            },
+            (a, f) => {
+                *slot = Some(buf.into_page());
+                match (a, f) {
+                    (XdpAction::Pass, Ok((off, len))) => return Verdict::Pass { off, len },
+                    (XdpAction::Tx, Ok((off, len))) => match self.xmit(slot, off, len, st) {
+                        Ok(()) => {
+                            ChannelStats::add(&st.rx_xdp_tx_xmit, 1);
+                            return Verdict::Sent;
+                        }
+                        Err(()) => XdpAction::Tx,
+                    },
+                    (XdpAction::Invalid(a), _) => {
+                        self.prog.warn_invalid_action(dev, XdpAction::Invalid(a));
+                        XdpAction::Invalid(a)
+                    }
+                    (a, _) => a,
+                }
             }
         };
         if act != XdpAction::Drop {
@@ -112,7 +138,7 @@ impl XdpRx<'_> {
         if let Some(p) = slot.as_ref() {
             let _ = p.sync_for_device(0, build_skb_room(p.size(), 0));
         }
-        Verdict::Consumed { sent: false }
+        Verdict::Dropped
     }
 
     /// XDP_TX: the frame goes to the channel's SQ; on failure the page is back in `slot`.
@@ -146,13 +172,22 @@ impl XdpRx<'_> {
         }
     }
 
-    /// Rings the SQ's doorbell for the frames this poll sent (en/xdp.c
-    /// `mlx5e_xdp_rx_poll_complete`).
-    pub(crate) fn flush(&self, st: &ChannelStats) {
-        if let Some(t) = self.tx {
+    /// Rings the SQ's doorbell for the frames this poll sent and flushes what it redirected
+    /// (en/xdp.c `mlx5e_xdp_rx_poll_complete`).
+    pub(crate) fn flush(
+        &self,
+        sent: bool,
+        redirected: bool,
+        napi: &NapiContext,
+        st: &ChannelStats,
+    ) {
+        if let (true, Some(t)) = (sent, self.tx) {
             if let Some(r) = &mut *t.lock() {
                 r.xdp_flush(st);
             }
+        }
+        if redirected {
+            flush_redirects(napi);
         }
     }
 }

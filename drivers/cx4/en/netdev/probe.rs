@@ -250,8 +250,8 @@ impl En {
         }
         dev.set_hw_features(hw | lro);
         dev.set_features(hw | fixed | Features::RXHASH);
-        // Native XDP: PASS, DROP, TX, ABORTED (netdev/xdp.rs).
-        dev.set_xdp_features(XdpFeatures::BASIC);
+        // Native XDP: PASS, DROP, TX, ABORTED, REDIRECT (netdev/xdp.rs).
+        dev.set_xdp_features(XdpFeatures::BASIC | XdpFeatures::REDIRECT);
         dev.set_vlan_features(base);
         if caps.log_max_lso > 0 {
             dev.set_tso_max_size(1 << u32::from(caps.log_max_lso).min(16));
