@@ -52,6 +52,9 @@ xdp_side() {
     section $PH-cc1; cc
     signal $PH-tx; wait_signal $PH-tx-done
     section $PH-s4; stats
+    att redirect
+    signal $PH-redirect; wait_signal $PH-redirect-done
+    section $PH-s5; stats
     ip link set dev "$IF" xdpdrv off
     section $PH-off; ip -d link show dev "$IF" | grep xdp || echo "no xdp"
     reach $PEER 30
@@ -74,13 +77,16 @@ xdp_peer() {
     wait_signal $PH-tx
     section $PH-reflect; python3 /cx4/xdp_tool.py reflect "$IF" "$MAC" 20
     signal $PH-tx-done
+    wait_signal $PH-redirect
+    section $PH-ping-redirect; ping -c 10 -i 0.05 -W 2 $PEER || true
+    signal $PH-redirect-done
     wait_signal $PH-off
     section $PH-ping-off; reach $PEER 30; ping -c 5 -i 0.1 $PEER || true
     signal $PH-off-done
 }
 """
 
-PINGS = {"pass": 20, "drop": 5, "aborted": 5}
+PINGS = {"pass": 20, "drop": 5, "aborted": 5, "redirect": 10}
 REFLECT = 20
 
 
@@ -88,7 +94,7 @@ def check_xdp(side: str, peer: str, ph: str, who: str) -> str:
     """The assertions on one driver (`side`'s log) with `peer`'s log for phase `ph`."""
     ping = lambda s: section(peer, f"{ph}-ping-{s}")
     count = lambda s: int(re.search(r"count (\d+)", section(side, f"{ph}-count-{s}")).group(1))
-    st = [ethtool_stats(section(side, f"{ph}-s{i}")) for i in range(5)]
+    st = [ethtool_stats(section(side, f"{ph}-s{i}")) for i in range(6)]
     assert "refused" in section(side, f"{ph}-mtu-refused"), \
         f"{who}: XDP attached at MTU 9000: {section(side, f'{ph}-mtu-refused')}"
     assert "refused" in section(side, f"{ph}-mtu-xdp"), \
@@ -110,6 +116,9 @@ def check_xdp(side: str, peer: str, ph: str, who: str) -> str:
     assert f"reflected {REFLECT}/{REFLECT}," in section(peer, f"{ph}-reflect"), \
         f"{who}: XDP_TX: {section(peer, f'{ph}-reflect')}"
     assert rise(st[3], st[4], "rx_xdp_tx_xmit") >= REFLECT, f"{who}: {st[3]} -> {st[4]}"
+    # REDIRECT into a CPU map: the stack still gets every frame, from the map's kthread.
+    assert " 0% packet loss" in ping("redirect"), f"{who}: XDP_REDIRECT: {ping('redirect')}"
+    assert rise(st[4], st[5], "rx_xdp_redirect") >= PINGS["redirect"], f"{who}: {st[4]} -> {st[5]}"
     # A program swapped for another reopened nothing.
     cc = [int(section(side, f"{ph}-cc{i}").split()[0]) for i in (0, 1)]
     assert cc[0] == cc[1], f"{who}: carrier changed {cc} swapping programs"
@@ -119,7 +128,8 @@ def check_xdp(side: str, peer: str, ph: str, who: str) -> str:
     refused = section(side, f"{ph}-mtu-refused").strip().splitlines()[0]
     prog = re.search(r"prog/xdp id \d+ name \S+", section(side, f"{ph}-link"))
     return (f"{who}: drop +{rise(st[1], st[2], 'rx_xdp_drop')}, "
-            f"tx_xmit +{rise(st[3], st[4], 'rx_xdp_tx_xmit')}, count {count('drop')}, "
+            f"tx_xmit +{rise(st[3], st[4], 'rx_xdp_tx_xmit')}, "
+            f"redirect +{rise(st[4], st[5], 'rx_xdp_redirect')}, count {count('drop')}, "
             f"{prog.group(0) if prog else '?'}; MTU 9000: {refused!r}; "
             f"{section(peer, f'{ph}-reflect').strip()}")
 
@@ -130,7 +140,7 @@ def tests(env: Env):
         """cx4 (vm0), then mlx5e (vm1), each running XDP while the other sends: XDP_PASS
         counts every frame in a map and traffic flows, XDP_DROP and XDP_ABORTED drop (ping
         fails, rx_xdp_drop moves by the count), XDP_TX reflects frames with their MACs
-        swapped (rx_xdp_tx_xmit), swapping programs does not reopen the channels, detaching
+        swapped (rx_xdp_tx_xmit), XDP_REDIRECT into a CPU map delivers (rx_xdp_redirect), swapping programs does not reopen the channels, detaching
         restores normal receive; an MTU too large refused both ways."""
         vm0 = CX4_UP + XDP_JOB + """
             cx4_up
@@ -159,5 +169,5 @@ def tests(env: Env):
         errs = cx4_errors(res[0].dmesg)
         assert not errs, "cx4 reported:\n" + "\n".join(errs)
 
-    yield "cx4 <-> mlx5e: XDP PASS (map count), DROP, ABORTED, TX reflector, swap, detach; " \
-        "MTU limits", xdp_pass_drop_aborted_tx
+    yield "cx4 <-> mlx5e: XDP PASS (map count), DROP, ABORTED, TX reflector, REDIRECT to a CPU map, " \
+        "swap, detach; MTU limits", xdp_pass_drop_aborted_tx

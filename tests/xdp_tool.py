@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
-"""Guest tool of the XDP tests (tests/en.py): the guest tree has bpftool and iproute2 but no
+"""Guest tool of the XDP tests (tests/en_xdp.py): the guest tree has bpftool and iproute2 but no
 BPF compiler, so the programs are written here as raw BPF instructions and loaded with the
 bpf(2) syscall, then pinned in bpffs, where `ip link set dev IF xdpdrv pinned PATH` takes
 them as a user would.
 
-    xdp_tool.py load DIR              pins DIR/{pass,drop,aborted,tx} and their map DIR/count
+    xdp_tool.py load DIR              pins DIR/{pass,drop,aborted,tx,redirect} and their map
+                                      DIR/count
     xdp_tool.py count DIR             prints "count N": frames the programs saw
     xdp_tool.py reflect IF MAC N      sends N frames of EtherType 0x88b5 from IF to MAC, one
                                       at a time, and prints "reflected K/N": the frames that
                                       came back within 2 s, MACs swapped, payload intact
 
 Every program counts each frame in the map's one slot, then returns its verdict; `tx` sends
-frames of EtherType 0x88b5 back with their MAC addresses swapped (XDP_TX) and passes the rest.
+frames of EtherType 0x88b5 back with their MAC addresses swapped (XDP_TX) and passes the rest;
+`redirect` sends every frame to CPU 0 through a CPU map (XDP_REDIRECT), whose kthread builds
+the skbs the stack then receives.
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ import sys
 import time
 
 SYS_BPF = 321  # x86_64
-BPF_MAP_CREATE, BPF_MAP_LOOKUP_ELEM, BPF_PROG_LOAD, BPF_OBJ_PIN, BPF_OBJ_GET = 0, 1, 5, 6, 7
-BPF_MAP_TYPE_ARRAY = 2
+BPF_MAP_CREATE, BPF_MAP_LOOKUP_ELEM, BPF_MAP_UPDATE_ELEM = 0, 1, 2
+BPF_PROG_LOAD, BPF_OBJ_PIN, BPF_OBJ_GET = 5, 6, 7
+BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_CPUMAP = 2, 16
+BPF_FUNC_REDIRECT_MAP = 51
 BPF_PROG_TYPE_XDP = 6
 XDP_ABORTED, XDP_DROP, XDP_PASS, XDP_TX = 0, 1, 2, 3
 ETH_P_TEST = 0x88B5  # IEEE local experimental EtherType
@@ -89,6 +94,18 @@ def reflector() -> list[bytes]:
     ]
 
 
+def to_cpu(cpumap_fd: int) -> list[bytes]:
+    """XDP_REDIRECT to CPU 0 of the CPU map (bpf_redirect_map(map, 0, 0))."""
+    return [
+        insn(0x18, 1, 1, 0, cpumap_fd),  # r1 = cpumap
+        insn(0x00),
+        insn(0xB7, 2, 0, 0, 0),         # r2 = 0 (CPU 0)
+        insn(0xB7, 3, 0, 0, 0),         # r3 = 0 (XDP_ABORTED if CPU 0 is not in the map)
+        insn(0x85, 0, 0, 0, BPF_FUNC_REDIRECT_MAP),
+        insn(0x95),                     # exit (r0: XDP_REDIRECT)
+    ]
+
+
 def load(code: list[bytes], name: bytes) -> int:
     prog = b"".join(code)
     insns = ctypes.create_string_buffer(prog, len(prog))
@@ -112,10 +129,14 @@ def cmd_load(d: str) -> None:
     os.makedirs(d, exist_ok=True)
     m = bpf(BPF_MAP_CREATE, struct.pack("<IIIII", BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0))
     pin(m, f"{d}/count")
+    cpumap = bpf(BPF_MAP_CREATE, struct.pack("<IIIII", BPF_MAP_TYPE_CPUMAP, 4, 4, 1, 0))
+    cpu, qsize = ctypes.c_uint32(0), ctypes.c_uint32(192)
+    bpf(BPF_MAP_UPDATE_ELEM, struct.pack("<IIQQQ", cpumap, 0, ctypes.addressof(cpu),
+                                         ctypes.addressof(qsize), 0))
     progs = {"pass": verdict(XDP_PASS), "drop": verdict(XDP_DROP),
-             "aborted": verdict(XDP_ABORTED), "tx": reflector()}
+             "aborted": verdict(XDP_ABORTED), "tx": reflector(), "redirect": to_cpu(cpumap)}
     for name, tail in progs.items():
-        pin(load(count_then(m) + tail, b"cx4_xdp_" + name.encode()), f"{d}/{name}")
+        pin(load(count_then(m) + tail, b"xdp_" + name.encode()), f"{d}/{name}")
     print("loaded", " ".join(progs))
 
 
