@@ -49,8 +49,9 @@ impl EnPriv {
                     }
                 }
                 g.params.xdp = Some(prog);
+                drop(g);
             }
-            (None, None) => {}
+            (None, None) => drop(g),
             // The first program, or none any more: the RQs change layout.
             (_, prog) => {
                 drop(g);
@@ -60,7 +61,8 @@ impl EnPriv {
                 })?;
             }
         }
-        // LRO may not come back while XDP is on (`fix_features`).
+        // LRO may not come back while XDP is on, and may once it is off (`fix_features`,
+        // `set_features`: they take the state lock, released above).
         dev.update_features();
         Ok(())
     }
