@@ -36,10 +36,7 @@ use crate::{
         self,
         UdpTunnelNic, //
     },
-    xdp::{
-        BpfProg,
-        Extack, //
-    },
+    xdp::XdpSetup,
     AddrList,
     DataRef,
     Device,
@@ -130,12 +127,7 @@ impl DeviceOps for Check {
         Ok(())
     }
 
-    fn xdp_setup_prog(
-        _dev: &Device,
-        _data: DataRef<'_, Self>,
-        _prog: Option<BpfProg>,
-        _extack: &mut Extack<'_>,
-    ) -> Result {
+    fn xdp_setup_prog(_dev: &Device, _data: DataRef<'_, Self>, _setup: XdpSetup<'_>) -> Result {
         Ok(())
     }
 }

@@ -33,7 +33,8 @@ use crate::{
     tstamp::HwTstampConfig,
     xdp::{
         BpfProg,
-        Extack, //
+        Extack,
+        XdpSetup, //
     },
     AddrList,
     Device,
@@ -176,15 +177,10 @@ pub trait DeviceOps: Sized + 'static {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
-    /// `ndo_bpf` with `XDP_SETUP_PROG`: runs `prog` on every received frame from now on, or no
-    /// program if `None` (rtnl). The driver keeps its own references ([`BpfProg`] is counted)
-    /// and drops the old program's; a refusal should say why in `extack`.
-    fn xdp_setup_prog(
-        _dev: &Device,
-        _data: DataRef<'_, Self>,
-        _prog: Option<BpfProg>,
-        _extack: &mut Extack<'_>,
-    ) -> Result {
+    /// `ndo_bpf` with `XDP_SETUP_PROG`: runs the program on every received frame from now on,
+    /// or none (rtnl). The driver keeps its own references ([`BpfProg`] is counted) and drops
+    /// the old program's; a refusal should say why in the acknowledgement.
+    fn xdp_setup_prog(_dev: &Device, _data: DataRef<'_, Self>, _setup: XdpSetup<'_>) -> Result {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 }
@@ -719,8 +715,9 @@ impl<T: DeviceOps> OpsTable<T> {
         let prog = NonNull::new(setup.prog).map(|p| unsafe { BpfProg::get(p) });
         // SAFETY: NULL or the request's acknowledgement, which only the driver writes during
         // the call.
-        let mut extack = unsafe { Extack::from_raw(setup.extack) };
-        from_result(|| T::xdp_setup_prog(dev, data, prog, &mut extack).map(|()| 0))
+        let extack = unsafe { Extack::from_raw(setup.extack) };
+        let setup = XdpSetup { prog, extack };
+        from_result(|| T::xdp_setup_prog(dev, data, setup).map(|()| 0))
     }
 }
 

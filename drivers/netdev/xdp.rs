@@ -2,10 +2,9 @@
 //! Native XDP (`include/net/xdp.h`, `include/linux/filter.h`): the program a driver runs on
 //! its receive path ([`BpfProg`], a counted reference to a `struct bpf_prog`), the buffer it
 //! runs on ([`XdpBuff`], a received frame in a [`PoolPage`] with its headroom, and where it
-//! goes on XDP_REDIRECT), the receive
-//! queue's registration ([`XdpRxq`], `struct xdp_rxq_info` with the page pool as its memory
-//! model) and what `ndo_bpf` is asked ([`crate::DeviceOps::xdp_setup_prog`], with its
-//! [`Extack`]).
+//! goes on XDP_REDIRECT), the receive queue's registration ([`XdpRxq`], `struct xdp_rxq_info`
+//! with the page pool as its memory model) and what `ndo_bpf` is asked ([`XdpSetup`] for
+//! [`crate::DeviceOps::xdp_setup_prog`], with its [`Extack`]).
 //!
 //! A driver that runs XDP lays its receive buffers out linearly: one page per frame, at least
 //! [`XDP_PACKET_HEADROOM`] bytes in front of it and the skb's shared info behind it
@@ -207,6 +206,16 @@ impl<'a> Extack<'a> {
             e._msg = msg.as_char_ptr();
         }
     }
+}
+
+/// What `ndo_bpf`'s `XDP_SETUP_PROG` asks ([`crate::DeviceOps::xdp_setup_prog`]): the
+/// program to run from now on (`None`: detach) and the acknowledgement that says why a
+/// refusal was made.
+pub struct XdpSetup<'a> {
+    /// The program, a reference of the driver's own.
+    pub prog: Option<BpfProg>,
+    /// The request's acknowledgement.
+    pub extack: Extack<'a>,
 }
 
 /// A receive queue registered for XDP (`struct xdp_rxq_info`, `xdp_rxq_info_reg()`), its

@@ -37,7 +37,7 @@ use netdev::{
     tstamp::HwTstampConfig,
     xdp::{
         BpfProg,
-        Extack, //
+        XdpSetup, //
     },
     AddrList,
     Device,
@@ -856,13 +856,8 @@ impl DeviceOps for EnNetdev {
         Ok(())
     }
 
-    fn xdp_setup_prog(
-        dev: &Device,
-        data: ArcBorrow<'_, EnPriv>,
-        prog: Option<BpfProg>,
-        extack: &mut Extack<'_>,
-    ) -> Result {
-        EnPriv::set_xdp(data, dev, prog, extack)
+    fn xdp_setup_prog(dev: &Device, data: ArcBorrow<'_, EnPriv>, setup: XdpSetup<'_>) -> Result {
+        EnPriv::set_xdp(data, dev, setup)
     }
 
     fn hwtstamp_get(_dev: &Device, data: ArcBorrow<'_, EnPriv>) -> Result<HwTstampConfig> {

@@ -9,11 +9,8 @@ use kernel::{
     sync::ArcBorrow, //
 };
 use netdev::{
-    xdp::{
-        BpfProg,
-        Extack, //
-    },
-    Device,
+    xdp::XdpSetup,
+    Device, //
 };
 
 use super::EnPriv;
@@ -23,12 +20,8 @@ pub(super) use crate::en::xdp::max_mtu;
 impl EnPriv {
     /// Runs `prog` on every received frame from now on, or none (en_main.c
     /// `mlx5e_xdp_set`, `mlx5e_xdp_allowed`).
-    pub(super) fn set_xdp(
-        this: ArcBorrow<'_, Self>,
-        dev: &Device,
-        prog: Option<BpfProg>,
-        extack: &mut Extack<'_>,
-    ) -> Result {
+    pub(super) fn set_xdp(this: ArcBorrow<'_, Self>, dev: &Device, setup: XdpSetup<'_>) -> Result {
+        let XdpSetup { prog, mut extack } = setup;
         let mut g = this.state.lock();
         if prog.is_some() {
             if g.params.lro {
