@@ -22,6 +22,7 @@
 #include <net/netdev_queues.h>
 #include <net/page_pool/helpers.h>
 #include <net/udp_tunnel.h>
+#include <net/xdp.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_umem.h>
@@ -36,6 +37,9 @@
  */
 const unsigned int KSYS_CONST_PP_FLAG_DMA_MAP = PP_FLAG_DMA_MAP;
 const unsigned int KSYS_CONST_PP_FLAG_DMA_SYNC_DEV = PP_FLAG_DMA_SYNC_DEV;
+const unsigned int KSYS_CONST_XDP_PACKET_HEADROOM = XDP_PACKET_HEADROOM;
+const unsigned int KSYS_CONST_NETDEV_XDP_ACT_BASIC = NETDEV_XDP_ACT_BASIC;
+const unsigned int KSYS_CONST_NETDEV_XDP_ACT_REDIRECT = NETDEV_XDP_ACT_REDIRECT;
 const u8 KSYS_CONST_ETH_RSS_HASH_TOP = ETH_RSS_HASH_TOP;
 const unsigned int KSYS_CONST_ETHTOOL_COALESCE_USECS_MAX_FRAMES =
 	ETHTOOL_COALESCE_USECS | ETHTOOL_COALESCE_MAX_FRAMES;

@@ -9,6 +9,8 @@
 
 #include "helpers.h"
 
+#include <trace/events/xdp.h>
+
 /* <net/devlink.h> */
 
 struct devlink *ksys_helper_devlink_alloc(const struct devlink_ops *ops, size_t priv_size,
@@ -407,6 +409,30 @@ void ksys_helper_netdev_disable_netpoll(struct net_device *dev)
 void ksys_helper_ratelimit_init(struct ratelimit_state *rs)
 {
 	ratelimit_state_init(rs, DEFAULT_RATELIMIT_INTERVAL, DEFAULT_RATELIMIT_BURST);
+}
+
+/* <net/xdp.h>, <trace/events/xdp.h> */
+
+void ksys_helper_xdp_init_buff(struct xdp_buff *xdp, u32 frame_sz, struct xdp_rxq_info *rxq)
+{
+	xdp_init_buff(xdp, frame_sz, rxq);
+}
+
+void ksys_helper_xdp_prepare_buff(struct xdp_buff *xdp, unsigned char *hard_start, int headroom,
+				  int data_len, bool meta_valid)
+{
+	xdp_prepare_buff(xdp, hard_start, headroom, data_len, meta_valid);
+}
+
+u32 ksys_helper_bpf_prog_run_xdp(const struct bpf_prog *prog, struct xdp_buff *xdp)
+{
+	return bpf_prog_run_xdp(prog, xdp);
+}
+
+void ksys_helper_trace_xdp_exception(const struct net_device *dev, const struct bpf_prog *xdp,
+				     u32 act)
+{
+	trace_xdp_exception(dev, xdp, act);
 }
 
 /* <linux/dim.h> */

@@ -20,6 +20,7 @@
 #include <net/netdev_queues.h>
 #include <net/page_pool/helpers.h>
 #include <net/udp_tunnel.h>
+#include <net/xdp.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/iter.h>
@@ -130,6 +131,14 @@ void ksys_helper_netdev_disable_netpoll(struct net_device *dev);
 
 /* <linux/ratelimit.h> (ratelimit_state_init() is a static inline) */
 void ksys_helper_ratelimit_init(struct ratelimit_state *rs);
+
+/* <net/xdp.h>, <trace/events/xdp.h> */
+void ksys_helper_xdp_init_buff(struct xdp_buff *xdp, u32 frame_sz, struct xdp_rxq_info *rxq);
+void ksys_helper_xdp_prepare_buff(struct xdp_buff *xdp, unsigned char *hard_start, int headroom,
+				  int data_len, bool meta_valid);
+u32 ksys_helper_bpf_prog_run_xdp(const struct bpf_prog *prog, struct xdp_buff *xdp);
+void ksys_helper_trace_xdp_exception(const struct net_device *dev, const struct bpf_prog *xdp,
+				     u32 act);
 
 /* <linux/dim.h> (INIT_WORK and dim_update_sample() are a macro and a static inline) */
 void ksys_helper_dim_init(struct dim *dim, work_func_t fn, u8 mode);

@@ -36,6 +36,7 @@ use crate::{
         self,
         UdpTunnelNic, //
     },
+    xdp::XdpSetup,
     AddrList,
     DataRef,
     Device,
@@ -123,6 +124,10 @@ impl DeviceOps for Check {
         _data: DataRef<'_, Self>,
         _config: &mut HwTstampConfig,
     ) -> Result {
+        Ok(())
+    }
+
+    fn xdp_setup_prog(_dev: &Device, _data: DataRef<'_, Self>, _setup: XdpSetup<'_>) -> Result {
         Ok(())
     }
 }

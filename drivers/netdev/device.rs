@@ -158,6 +158,20 @@ impl Device {
         Flags(read_once!(self, flags))
     }
 
+    /// Sets what of XDP the device implements (`dev->xdp_features`), before registration.
+    #[inline]
+    pub fn set_xdp_features(&self, f: crate::xdp::XdpFeatures) {
+        write_once!(self, xdp_features, f.bits());
+    }
+
+    /// Has the stack recompute the active features (`netdev_update_features()`: the driver's
+    /// `fix_features` runs again, then `set_features` if they change); rtnl.
+    #[inline]
+    pub fn update_features(&self) {
+        // SAFETY: The device is allocated; the caller holds `rtnl_lock` (the method's rule).
+        unsafe { ksys::netdev_update_features(self.as_raw()) };
+    }
+
     /// The active features (`dev->features`).
     #[inline]
     pub fn features(&self) -> Features {

@@ -19,6 +19,8 @@
 //! - [`dim::Dim`]: dynamic interrupt moderation (`lib/dim`'s `net_dim()`) of one queue.
 //! - [`ethtool`], [`dcbnl`], [`udp_tunnel`]: the ethtool operations, the DCB (IEEE 802.1Qaz
 //!   ETS, PFC, APP; DCBX) operations and the core's APP table, the UDP tunnel port table.
+//! - [`xdp`]: native XDP: the program ([`xdp::BpfProg`]) a driver runs on its receive path
+//!   over [`xdp::XdpBuff`]s, and the receive queues' registration ([`xdp::XdpRxq`]).
 //! - [`tstamp`]: hardware timestamping, its configuration (`ndo_hwtstamp_get`/`set`) and
 //!   capabilities (`ethtool -T`); the timestamps go on the packets through [`skb::SkBuff`].
 //!
@@ -46,6 +48,7 @@
 //! - `set_rx_mode`: atomic, under the device's address lock; `set_rx_mode_async` (7.2):
 //!   process context with `rtnl_lock`, on address list snapshots;
 //! - `tx_timeout`: the watchdog timer (softirq) with every TX queue's lock held;
+//! - `xdp_setup_prog` (`ndo_bpf`): process context with `rtnl_lock` held;
 //! - NAPI `poll`: softirq (or the NAPI thread), never concurrently for one instance.
 
 mod build_check;
@@ -61,6 +64,7 @@ mod registration;
 pub mod skb;
 pub mod tstamp;
 pub mod udp_tunnel;
+pub mod xdp;
 
 pub use device::{
     xmit_more,

@@ -27,6 +27,9 @@ pub struct PagePoolParams {
     pub order: u32,
     /// The NUMA node (-1: any).
     pub nid: i32,
+    /// Map the pages `DMA_BIDIRECTIONAL` rather than `DMA_FROM_DEVICE`: the device also
+    /// reads them (a received frame an XDP program sends back out, `XDP_TX`).
+    pub bidirectional: bool,
 }
 
 impl Default for PagePoolParams {
@@ -35,6 +38,7 @@ impl Default for PagePoolParams {
             pool_size: 1024,
             order: 0,
             nid: -1,
+            bidirectional: false,
         }
     }
 }
@@ -59,8 +63,8 @@ pub struct PagePool {
 unsafe impl Send for PagePool {}
 
 impl PagePool {
-    /// Creates a pool of pages mapped `DMA_FROM_DEVICE` for `dev`; a recycled page is synced
-    /// for the device, whole, before it is handed out again.
+    /// Creates a pool of pages mapped `DMA_FROM_DEVICE` (or `DMA_BIDIRECTIONAL`) for `dev`; a
+    /// recycled page is synced for the device, whole, before it is handed out again.
     #[inline]
     pub fn new(dev: &device::Device<Bound>, params: PagePoolParams) -> Result<Self> {
         let mut p: ksys::page_pool_params = pin_init::zeroed();
@@ -74,7 +78,11 @@ impl PagePool {
             fast.pool_size = params.pool_size;
             fast.nid = params.nid;
             fast.dev = raw_dev;
-            fast.dma_dir = ksys::dma_data_direction_DMA_FROM_DEVICE;
+            fast.dma_dir = if params.bidirectional {
+                ksys::dma_data_direction_DMA_BIDIRECTIONAL
+            } else {
+                ksys::dma_data_direction_DMA_FROM_DEVICE
+            };
             fast.max_len = (kernel::page::PAGE_SIZE << params.order) as u32;
             fast.offset = 0;
             let slow = &mut p.__bindgen_anon_2.__bindgen_anon_1;
@@ -89,6 +97,11 @@ impl PagePool {
             raw: NonNull::new(raw).ok_or(ENOMEM)?,
             order: params.order,
         })
+    }
+
+    /// The C pool, for the other abstractions of this crate (XDP's memory model).
+    pub(crate) fn as_raw(&self) -> *mut ksys::page_pool {
+        self.raw.as_ptr()
     }
 
     /// Allocates a page (`page_pool_dev_alloc_pages()`, atomic); `None` if out of memory.
@@ -208,8 +221,9 @@ impl PoolPage {
         }
     }
 
-    /// Gives the page away without returning it (its reference moves to an skb).
-    fn into_raw(self) -> *mut kernel::bindings::page {
+    /// Gives the page away without returning it (its reference moves to an skb, or to an
+    /// XDP frame that a redirect target returns to the pool).
+    pub(crate) fn into_raw(self) -> *mut kernel::bindings::page {
         let p = self.page.as_ptr();
         core::mem::forget(self);
         p

@@ -31,6 +31,11 @@ use ksys::op;
 use crate::{
     skb::SkBuff,
     tstamp::HwTstampConfig,
+    xdp::{
+        BpfProg,
+        Extack,
+        XdpSetup, //
+    },
     AddrList,
     Device,
     Features,
@@ -169,6 +174,13 @@ pub trait DeviceOps: Sized + 'static {
         _data: DataRef<'_, Self>,
         _config: &mut HwTstampConfig,
     ) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `ndo_bpf` with `XDP_SETUP_PROG`: runs the program on every received frame from now on,
+    /// or none (rtnl). The driver keeps its own references ([`BpfProg`] is counted) and drops
+    /// the old program's; a refusal should say why in the acknowledgement.
+    fn xdp_setup_prog(_dev: &Device, _data: DataRef<'_, Self>, _setup: XdpSetup<'_>) -> Result {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 }
@@ -460,6 +472,7 @@ impl<T: DeviceOps> OpsTable<T> {
         ndo_set_features: op!(T::HAS_SET_FEATURES, Self::set_features),
         ndo_hwtstamp_get: op!(T::HAS_HWTSTAMP_GET, Self::hwtstamp_get),
         ndo_hwtstamp_set: op!(T::HAS_HWTSTAMP_SET, Self::hwtstamp_set),
+        ndo_bpf: op!(T::HAS_XDP_SETUP_PROG, Self::bpf),
         ..pin_init::zeroed()
     };
 
@@ -679,6 +692,32 @@ impl<T: DeviceOps> OpsTable<T> {
             c.write_to(config);
             Ok(0)
         })
+    }
+}
+
+impl<T: DeviceOps> OpsTable<T> {
+    /// # Safety
+    ///
+    /// As for `open`; `bpf` is a valid command the stack owns for the call (its program, if
+    /// any, referenced by the stack meanwhile).
+    unsafe extern "C" fn bpf(dev: *mut ksys::net_device, bpf: *mut ksys::netdev_bpf) -> c_int {
+        // SAFETY: As in `open`.
+        let (dev, data) = unsafe { args::<T::Data>(dev) };
+        // SAFETY: The stack passes a valid command, read-only for the driver.
+        let bpf = unsafe { &*bpf };
+        if bpf.command != ksys::bpf_netdev_command_XDP_SETUP_PROG {
+            // What mlx5e answers for the commands it does not implement.
+            return -(ksys::EINVAL as c_int);
+        }
+        // SAFETY: `XDP_SETUP_PROG` uses the union's first member.
+        let setup = unsafe { bpf.__bindgen_anon_1.__bindgen_anon_1.as_ref() };
+        // SAFETY: NULL (detach) or a program the stack holds a reference to for the call.
+        let prog = NonNull::new(setup.prog).map(|p| unsafe { BpfProg::get(p) });
+        // SAFETY: NULL or the request's acknowledgement, which only the driver writes during
+        // the call.
+        let extack = unsafe { Extack::from_raw(setup.extack) };
+        let setup = XdpSetup { prog, extack };
+        from_result(|| T::xdp_setup_prog(dev, data, setup).map(|()| 0))
     }
 }
 

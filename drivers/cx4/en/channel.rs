@@ -33,6 +33,7 @@ use netdev::{
         NapiPoller,
         QueueKind, //
     },
+    xdp::BpfProg,
     Device,
 };
 
@@ -204,7 +205,8 @@ impl NapiPoller for ChannelPoll {
         let budget_u = usize::try_from(budget).unwrap_or(0);
         let rxcsum = self.priv_.rxcsum.load(Ordering::Relaxed);
         let rxts = self.priv_.tstamp.rx_timer();
-        let work = self.rx.poll(&mut self.rcq, napi, budget_u, rxcsum, rxts, st);
+        let tx = self.priv_.tx_slot(self.ix);
+        let work = self.rx.poll(&mut self.rcq, napi, budget_u, rxcsum, rxts, tx, st);
         if self.rx.in_error() {
             EnPriv::rx_error(&self.priv_, self.ix);
         }
@@ -366,6 +368,14 @@ impl Channel {
     /// stopped, then polls again (process context).
     pub(crate) fn recover_rx(&self, st: &ChannelStats) -> Result<bool> {
         let r = self.napi.with_disabled(|p| p.rx.recover(&mut p.rcq, st));
+        self.napi.schedule();
+        r
+    }
+
+    /// Swaps the XDP program of a channel that runs one, polling stopped meanwhile (so no
+    /// frame meets the old program after this returns).
+    pub(crate) fn replace_xdp(&self, prog: BpfProg) -> Result {
+        let r = self.napi.with_disabled(|p| p.rx.replace_xdp(prog));
         self.napi.schedule();
         r
     }

@@ -27,6 +27,8 @@
 //!   trust); tunnel.rs:
 //!   VXLAN ports, which tunnelled packets keep their offloads, GENEVE parser offsets;
 //!   tstamp.rs: hardware timestamps (configuration, `ethtool -T`, the function's clock);
+//!   xdp.rs: XDP on the receive path (the program's verdicts, XDP_TX); netdev/xdp.rs: its
+//!   attachment (`ndo_bpf`) and the layout it needs;
 //! - selftest.rs (only with `CX4_TEST_HOOKS=y`): the debugfs `selftest` file, which drives
 //!   core and Ethernet objects directly for the tests.
 //!
@@ -62,3 +64,4 @@ pub(crate) mod tis;
 pub(crate) mod tunnel;
 pub(crate) mod tstamp;
 pub(crate) mod tx;
+pub(crate) mod xdp;

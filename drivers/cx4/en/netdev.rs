@@ -35,6 +35,10 @@ use netdev::{
     },
     ethtool::Coalesce,
     tstamp::HwTstampConfig,
+    xdp::{
+        BpfProg,
+        XdpSetup, //
+    },
     AddrList,
     Device,
     DeviceOps,
@@ -101,6 +105,7 @@ use crate::{
 
 mod probe;
 mod recovery;
+mod xdp;
 
 pub(crate) use probe::En;
 
@@ -186,6 +191,8 @@ pub(crate) struct Params {
     /// LRO (`ethtool -K lro`): the TIRs merge TCP segments into RQ WQEs of
     /// [`RxRing::LRO_PAGES`] pages.
     pub(crate) lro: bool,
+    /// The XDP program (`ip link set xdpdrv`): every RQ runs it, one page per frame, no LRO.
+    pub(crate) xdp: Option<BpfProg>,
 }
 
 impl Params {
@@ -203,6 +210,7 @@ impl Params {
             min_inline: self.min_inline,
             coalesce: self.coalesce,
             lro: self.lro,
+            xdp: self.xdp.clone(),
         })
     }
 }
@@ -470,7 +478,9 @@ impl EnPriv {
             &self.res,
             &RqParams {
                 log_size: p.log_rq,
-                segs: if p.lro && self.res.caps().lro {
+                segs: if p.xdp.is_some() {
+                    1
+                } else if p.lro && self.res.caps().lro {
                     RxRing::LRO_PAGES
                 } else {
                     RxRing::pages_for(hw_mtu)
@@ -479,7 +489,7 @@ impl EnPriv {
                 vlan_strip_disable: !self.res.caps().vlan_strip,
             },
         )?;
-        let rx = RxRing::new(rq, self.dma_dev.get(), ix as u16, st)?;
+        let rx = RxRing::new(rq, self.dma_dev.get(), dev, ix as u16, st, p.xdp.clone())?;
         let rqn = rx.rqn();
         let adaptive = Adaptive {
             tx: p.coalesce.use_adaptive_tx && self.res.caps().dim(),
@@ -601,7 +611,9 @@ impl EnPriv {
                 .channels
                 .iter()
                 .map(|c| c.rqn())
-                .try_fold(KVec::new(), |mut v, rqn| v.push(rqn, GFP_KERNEL).map(|()| v))?;
+                .try_fold(KVec::new(), |mut v, rqn| {
+                    v.push(rqn, GFP_KERNEL).map(|()| v)
+                })?;
             if let Some(rss) = open.rss.as_mut() {
                 if let Some(t) = indir {
                     rss.set_indir(&rq_table(t, &rqns)?)?;
@@ -784,6 +796,17 @@ impl DeviceOps for EnNetdev {
             return Err(EINVAL);
         }
         let mut g = data.state.lock();
+        if g.params.xdp.is_some() && new_mtu > super::xdp::max_mtu() {
+            // en_main.c `mlx5e_change_mtu`: `mlx5e_params_validate_xdp`.
+            dev_warn!(
+                data.dma_dev.dev(),
+                "{}: MTU {} > {} is not allowed while XDP is on\n",
+                dev.name(),
+                new_mtu,
+                super::xdp::max_mtu()
+            );
+            return Err(EINVAL);
+        }
         let was_open = g.open.is_some();
         data.close_locked(dev, &mut g);
         dev.set_mtu(new_mtu);
@@ -805,6 +828,19 @@ impl DeviceOps for EnNetdev {
         EnPriv::schedule_recovery(data.into());
     }
 
+    fn fix_features(dev: &Device, data: ArcBorrow<'_, EnPriv>, f: Features) -> Features {
+        // en_main.c `mlx5e_fix_features`.
+        if f.contains(Features::LRO) && data.state.lock().params.xdp.is_some() {
+            dev_warn!(
+                data.dma_dev.dev(),
+                "{}: LRO is incompatible with XDP\n",
+                dev.name()
+            );
+            return f & !Features::LRO;
+        }
+        f
+    }
+
     fn set_features(dev: &Device, data: ArcBorrow<'_, EnPriv>, f: Features) -> Result {
         // LRO changes the RQs' WQEs and the TIRs: the channels reopen (as mlx5e does for
         // its legacy RQ).
@@ -818,6 +854,10 @@ impl DeviceOps for EnNetdev {
         data.rxcsum
             .store(f.contains(Features::RXCSUM), Ordering::Relaxed);
         Ok(())
+    }
+
+    fn xdp_setup_prog(dev: &Device, data: ArcBorrow<'_, EnPriv>, setup: XdpSetup<'_>) -> Result {
+        EnPriv::set_xdp(data, dev, setup)
     }
 
     fn hwtstamp_get(_dev: &Device, data: ArcBorrow<'_, EnPriv>) -> Result<HwTstampConfig> {

@@ -5,7 +5,9 @@
 //! RSS hash and stripped VLAN tag, handed to GRO. Pages a frame did not reach stay in their
 //! WQE for the next one. A small frame is copied into an skb of its own and its page stays
 //! posted (copybreak). A merged packet gets the headers of the segments as one
-//! ([`crate::en::lro`]) and goes up as a GSO packet.
+//! ([`crate::en::lro`]) and goes up as a GSO packet. With an XDP program, each frame has a
+//! page of its own behind [`XDP_PACKET_HEADROOM`] bytes and meets the program first
+//! ([`crate::en::xdp`]).
 
 use cx4_hw::cq::cqe::{
     l4_hdr_type,
@@ -32,6 +34,12 @@ use netdev::{
         HashType,
         SkBuff, //
     },
+    xdp::{
+        BpfProg,
+        XdpRxq,
+        XDP_PACKET_HEADROOM, //
+    },
+    Device,
 };
 
 use crate::{
@@ -39,11 +47,16 @@ use crate::{
     cq::Cq,
     en::{
         lro,
+        netdev::TxSlot,
         rq::{
             Rq,
             RxInfo, //
         },
         stats::ChannelStats,
+        xdp::{
+            Verdict,
+            XdpRx, //
+        },
     },
 };
 
@@ -63,12 +76,30 @@ pub(crate) const MAX_RX_PAGES: usize = 17;
 /// The pages of one posted receive WQE.
 type Slot = [Option<PoolPage>; MAX_RX_PAGES];
 
+/// Where a received frame is in its first page, and how it became an skb.
+#[derive(Clone, Copy)]
+struct Frame {
+    /// Bytes before the frame.
+    headroom: u32,
+    /// The frame's length.
+    len: u32,
+    /// An XDP program saw it: the page is synced for the CPU already (again would discard
+    /// what the program wrote) and the frame is not copied out.
+    xdp: bool,
+}
+
 /// One channel's receive ring, owned by the channel's NAPI poller.
 pub(crate) struct RxRing {
     // Field order is drop order: the RQ goes before the pages it points to.
     rq: Rq,
     slots: KVec<Slot>,
+    /// The XDP program every frame meets first, if any.
+    xdp: Option<BpfProg>,
+    /// The queue's XDP registration (what a program sees of it).
+    rxq: XdpRxq,
     pool: PagePool,
+    /// Bytes in front of each frame: [`RX_HEADROOM`], [`XDP_PACKET_HEADROOM`] with XDP.
+    headroom: u32,
     /// Pages per WQE.
     pages: usize,
     /// Bytes of the first page the device may write (after the headroom, before the skb's
@@ -112,23 +143,37 @@ impl RxRing {
         }
     }
 
-    /// A ring over `rq` (created with [`RxRing::pages_for`] segments), its buffers allocated
-    /// and posted.
+    /// A ring over `rq` (created with [`RxRing::pages_for`] segments, one with `xdp`), RX
+    /// queue `ix` of `dev`, its buffers allocated and posted. With an XDP program, frames
+    /// start [`XDP_PACKET_HEADROOM`] bytes into their page and the pages are mapped both ways
+    /// (XDP_TX sends them; en_main.c `mlx5e_alloc_rq`: `rq->buff.map_dir`).
     pub(crate) fn new(
         rq: Rq,
         dma_dev: &device::Device<Bound>,
+        dev: &Device,
         ix: u16,
         st: &ChannelStats,
+        xdp: Option<BpfProg>,
     ) -> Result<Self> {
         let n = usize::from(rq.size());
         let pages = rq.segs().min(MAX_RX_PAGES);
+        if xdp.is_some() && pages != 1 {
+            return Err(EINVAL);
+        }
         let pool = PagePool::new(
             dma_dev,
             PagePoolParams {
                 pool_size: (n * pages).min(16384) as u32,
+                bidirectional: xdp.is_some(),
                 ..Default::default()
             },
         )?;
+        let rxq = XdpRxq::new(dev, u32::from(ix), &pool)?;
+        let headroom = if xdp.is_some() {
+            XDP_PACKET_HEADROOM
+        } else {
+            RX_HEADROOM
+        };
         let mut slots = KVec::with_capacity(n, GFP_KERNEL)?;
         for _ in 0..n {
             slots.push(core::array::from_fn(|_| None), GFP_KERNEL)?;
@@ -136,9 +181,12 @@ impl RxRing {
         let mut this = Self {
             rq,
             slots,
+            xdp,
+            rxq,
             pool,
+            headroom,
             pages,
-            first_len: Self::first_len(),
+            first_len: build_skb_room(PAGE, headroom),
             ix,
             in_error: false,
             short: false,
@@ -152,6 +200,19 @@ impl RxRing {
     /// The RQ number.
     pub(crate) fn rqn(&self) -> u32 {
         self.rq.rqn()
+    }
+
+    /// Replaces the XDP program of a ring that has one (its layout stays; the old program is
+    /// put): with the NAPI poll stopped (en_main.c `mlx5e_rq_replace_xdp_prog`). `EINVAL`
+    /// for a ring without XDP, whose layout does not fit a program.
+    pub(crate) fn replace_xdp(&mut self, prog: BpfProg) -> Result {
+        match self.xdp.as_mut() {
+            Some(p) => {
+                *p = prog;
+                Ok(())
+            }
+            None => Err(EINVAL),
+        }
     }
 
     /// Posts a buffer to every free WQE and rings the doorbell; returns how many were posted
@@ -177,7 +238,7 @@ impl RxRing {
                     break;
                 };
                 *seg = if i == 0 {
-                    (p.dma_addr() + u64::from(RX_HEADROOM), self.first_len)
+                    (p.dma_addr() + u64::from(self.headroom), self.first_len)
                 } else {
                     (p.dma_addr(), p.size())
                 };
@@ -205,9 +266,11 @@ impl RxRing {
         self.short
     }
 
-    /// Consumes up to `budget` receive completions from `cq` and passes the frames to GRO,
-    /// with their hardware timestamps converted by `rxts` if given; refills the ring. Returns
-    /// the number of completions.
+    /// Consumes up to `budget` receive completions from `cq` and passes the frames to GRO
+    /// (through the XDP program first, if there is one: XDP_TX goes to `tx`), with their
+    /// hardware timestamps converted by `rxts` if given; refills the ring. Returns the number
+    /// of completions.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn poll(
         &mut self,
         cq: &mut Cq,
@@ -215,9 +278,17 @@ impl RxRing {
         budget: usize,
         rxcsum: bool,
         rxts: Option<&Timer>,
+        tx: Option<&TxSlot>,
         st: &ChannelStats,
     ) -> usize {
         let (mut pkts, mut bytes) = (0u64, 0u64);
+        let xdp = self.xdp.as_ref().map(|prog| XdpRx {
+            prog,
+            rxq: &self.rxq,
+            tx,
+        });
+        let headroom = self.headroom;
+        let (mut xdp_sent, mut xdp_redirected) = (false, false);
         let n = cq.poll(budget, |cqe| {
             let Ok(c) = self.rq.complete(cqe) else {
                 ChannelStats::add(&st.rx_dropped, 1);
@@ -229,7 +300,35 @@ impl RxRing {
             };
             match c.result {
                 Ok(info) => {
-                    match Self::build(slot, &info, self.first_len, napi, st) {
+                    let frame = match &xdp {
+                        Some(x) => {
+                            let Some(first) = slot.first_mut() else {
+                                return;
+                            };
+                            match x.handle(first, headroom, info.byte_cnt, napi, st) {
+                                Verdict::Pass { off, len } => Frame {
+                                    headroom: off,
+                                    len,
+                                    xdp: true,
+                                },
+                                Verdict::Dropped => return,
+                                Verdict::Sent => {
+                                    xdp_sent = true;
+                                    return;
+                                }
+                                Verdict::Redirected => {
+                                    xdp_redirected = true;
+                                    return;
+                                }
+                            }
+                        }
+                        None => Frame {
+                            headroom,
+                            len: info.byte_cnt,
+                            xdp: false,
+                        },
+                    };
+                    match Self::build(slot, &info, frame, napi, st) {
                         Ok(mut skb) => {
                             bytes += u64::from(info.byte_cnt);
                             pkts += u64::from(info.lro_num_seg.max(1));
@@ -257,6 +356,9 @@ impl RxRing {
                 }
             }
         });
+        if let Some(x) = &xdp {
+            x.flush(xdp_sent, xdp_redirected, napi, st);
+        }
         ChannelStats::add(&st.rx_packets, pkts);
         ChannelStats::add(&st.rx_bytes, bytes);
         self.fill(st);
@@ -294,29 +396,31 @@ impl RxRing {
         Ok(was)
     }
 
-    /// The skb of a good frame: a copy for a small one ([`RxRing::copy`]); else over its
-    /// first page, the rest as fragments; the pages the frame did not reach stay in `slot`.
-    /// A packet LRO merged gets its headers rewritten
+    /// The skb of a good frame (`f` in its first page): a copy for a small one
+    /// ([`RxRing::copy`]); else over its first page, the rest as fragments; the pages the
+    /// frame did not reach stay in `slot`. A packet LRO merged gets its headers rewritten
     /// and its GSO fields.
     fn build(
         slot: &mut Slot,
         info: &RxInfo,
-        first_len: u32,
+        f: Frame,
         napi: &NapiContext,
         st: &ChannelStats,
     ) -> Result<SkBuff> {
-        if info.lro_num_seg <= 1 && info.byte_cnt <= RX_COPYBREAK {
+        if info.lro_num_seg <= 1 && !f.xdp && f.len <= RX_COPYBREAK {
             let first = slot.first().and_then(Option::as_ref).ok_or(EINVAL)?;
-            let skb = Self::copy(first, info.byte_cnt, napi)?;
+            let skb = Self::copy(first, f.headroom, f.len, napi)?;
             ChannelStats::add(&st.rx_copybreak, 1);
             return Ok(skb);
         }
         let mut pages = slot.iter_mut();
         let mut first = pages.next().and_then(Option::take).ok_or(EINVAL)?;
-        let len0 = info.byte_cnt.min(first_len);
-        first.sync_for_cpu(RX_HEADROOM, len0)?;
+        let len0 = f.len.min(build_skb_room(first.size(), f.headroom));
+        if !f.xdp {
+            first.sync_for_cpu(f.headroom, len0)?;
+        }
         let merged = if info.lro_num_seg > 1 {
-            let at = RX_HEADROOM as usize;
+            let at = f.headroom as usize;
             let hdr = first
                 .data_mut()
                 .get_mut(at..at + len0 as usize)
@@ -331,8 +435,8 @@ impl RxRing {
         } else {
             None
         };
-        let mut skb = first.build_skb(napi, RX_HEADROOM, len0)?;
-        let mut left = info.byte_cnt - len0;
+        let mut skb = first.build_skb(napi, f.headroom, len0)?;
+        let mut left = f.len - len0;
         for page in pages {
             if left == 0 {
                 break;
@@ -357,15 +461,15 @@ impl RxRing {
         Ok(skb)
     }
 
-    /// The skb of a frame of `len` ≤ [`RX_COPYBREAK`] bytes in `page`: a copy; the page goes
-    /// back to the device as it is.
-    fn copy(page: &PoolPage, len: u32, napi: &NapiContext) -> Result<SkBuff> {
-        page.sync_for_cpu(RX_HEADROOM, len)?;
-        let at = RX_HEADROOM as usize;
+    /// The skb of a frame of `len` ≤ [`RX_COPYBREAK`] bytes at `headroom` in `page`: a
+    /// copy; the page goes back to the device as it is.
+    fn copy(page: &PoolPage, headroom: u32, len: u32, napi: &NapiContext) -> Result<SkBuff> {
+        page.sync_for_cpu(headroom, len)?;
+        let at = headroom as usize;
         let src = page.data().get(at..at + len as usize).ok_or(EINVAL)?;
         let mut skb = SkBuff::alloc_rx(napi, len)?;
         skb.put(len)?.copy_from_slice(src);
-        page.sync_for_device(RX_HEADROOM, len)?;
+        page.sync_for_device(headroom, len)?;
         Ok(skb)
     }
 

@@ -60,6 +60,11 @@ channel_stats! {
     rx_recover: "rx_recover", "RQ recoveries after an error completion.";
     rx_buff_alloc_err: "rx_buff_alloc_err", "Receive buffers that could not be allocated.";
     rx_dropped: "rx_dropped", "Frames dropped by the driver (bad length, no skb).";
+    rx_xdp_drop: "rx_xdp_drop", "Frames XDP dropped (XDP_DROP, XDP_ABORTED, failed XDP_TX).";
+    rx_xdp_redirect: "rx_xdp_redirect", "Frames XDP redirected (XDP_REDIRECT).";
+    rx_xdp_tx_xmit: "rx_xdp_tx_xmit", "Frames an XDP program sent back out (XDP_TX).";
+    rx_xdp_tx_full: "rx_xdp_tx_full", "XDP_TX frames dropped for want of room in the SQ.";
+    rx_xdp_tx_err: "rx_xdp_tx_err", "XDP_TX frames dropped: they could not be sent.";
     polls: "ch_poll", "NAPI polls.";
     arms: "ch_arm", "CQ re-arms (NAPI completed).";
     events: "ch_events", "Completion events (interrupts that scheduled NAPI).";

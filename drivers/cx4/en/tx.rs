@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The transmit path (en_tx.c): an skb becomes one send WQE (headers inline as the device's
 //! minimum inline mode and LSO ask, the rest gathered from its DMA mapping), BQL decides the
-//! doorbell, and send completions unmap and free the packets and wake the queue.
+//! doorbell, and send completions unmap and free the packets and wake the queue. Frames an
+//! XDP program sends back (`XDP_TX`) go through the same SQ under the same lock, their
+//! receive page in flight until the completion returns it to its pool (en/xdp.c
+//! `mlx5e_xmit_xdp_frame`; mlx5e has a separate XDP SQ per channel).
 
 use cx4_hw::{
     wq::inline_mode,
@@ -16,6 +19,7 @@ use kernel::{
 };
 use netdev::{
     dma::TxMapping,
+    page_pool::PoolPage,
     skb::{
         Checksum,
         GsoType,
@@ -52,6 +56,9 @@ const ETH_ZLEN: u32 = 60;
 /// Most gather entries of one WQE: the linear part and every fragment (`MAX_SKB_FRAGS`
 /// is 17 by default).
 const MAX_GATHER: usize = 20;
+/// Bytes of an XDP frame inlined when the SQ inlines anything (en/xdp.h
+/// `MLX5E_XDP_MIN_INLINE`).
+const XDP_MIN_INLINE: usize = ETH_HLEN + VLAN_HLEN;
 /// Send CQEs consumed per poll (en/txrx.h `MLX5E_TX_CQ_POLL_BUDGET`).
 pub(crate) const TX_CQ_BUDGET: usize = 128;
 
@@ -69,6 +76,22 @@ struct Wire {
     bytes: u32,
 }
 
+/// What a posted WQE sends.
+enum InFlight {
+    /// A packet of the stack.
+    Skb(TxMapping),
+    /// A received frame an XDP program sent back, in its receive page.
+    Xdp(PoolPage),
+}
+
+/// Why [`TxRing::xmit_xdp`] could not send a frame.
+pub(crate) enum XdpTxError {
+    /// No room in the SQ (`rx_xdp_tx_full`).
+    Full,
+    /// The frame cannot be sent (too short to inline, the SQ in error; `rx_xdp_tx_err`).
+    Err,
+}
+
 /// One channel's send ring: the SQ and what each in-flight WQE carries. Lives under the
 /// channel's TX lock, taken by `ndo_start_xmit` and by the channel's NAPI poll.
 pub(crate) struct TxRing {
@@ -77,7 +100,7 @@ pub(crate) struct TxRing {
     cq: Cq,
     /// Per ring index: the packet a posted WQE sends (kept apart from its counts so that it
     /// moves without a `memcpy`).
-    infos: KVec<Option<TxMapping>>,
+    infos: KVec<Option<InFlight>>,
     wire: KVec<Wire>,
     /// An error CQE put the SQ in the error state; the recovery work resets it.
     pub(crate) in_error: bool,
@@ -307,7 +330,7 @@ impl TxRing {
         map.tx_timestamp();
         let idx = self.sq.index(ctr);
         if let (Some(slot), Some(w)) = (self.infos.get_mut(idx), self.wire.get_mut(idx)) {
-            *slot = Some(map);
+            *slot = Some(InFlight::Skb(map));
             *w = Wire { pkts, bytes };
         }
         if h.mss.is_some() {
@@ -350,6 +373,7 @@ impl TxRing {
         st: &ChannelStats,
     ) -> bool {
         let (mut pkts, mut bytes, mut cqes, mut errors) = (0u32, 0u32, 0u64, 0u64);
+        let mut xdp_done = 0u32;
         let Self {
             sq,
             cq,
@@ -366,18 +390,26 @@ impl TxRing {
             };
             let r = sq.complete(cqe, |ctr| {
                 let idx = sq_index(infos.len(), ctr);
-                if let Some(map) = infos.get_mut(idx).and_then(Option::take) {
-                    let w = wire.get(idx).copied().unwrap_or_default();
-                    pkts += w.pkts;
-                    bytes += w.bytes;
-                    let skb = map.unmap();
-                    // en_tx.c `mlx5e_consume_skb`.
-                    if let Some((at, c, ts)) = stamped {
-                        if at == ctr && skb.hw_tstamp_requested() {
-                            skb.tstamp_tx(c.cyc2time(ts));
+                match infos.get_mut(idx).and_then(Option::take) {
+                    Some(InFlight::Skb(map)) => {
+                        let w = wire.get(idx).copied().unwrap_or_default();
+                        pkts += w.pkts;
+                        bytes += w.bytes;
+                        let skb = map.unmap();
+                        // en_tx.c `mlx5e_consume_skb`.
+                        if let Some((at, c, ts)) = stamped {
+                            if at == ctr && skb.hw_tstamp_requested() {
+                                skb.tstamp_tx(c.cyc2time(ts));
+                            }
                         }
+                        skb.consume(budget);
                     }
-                    skb.consume(budget);
+                    // The page goes back to its pool.
+                    Some(InFlight::Xdp(page)) => {
+                        xdp_done += 1;
+                        drop(page);
+                    }
+                    None => {}
                 }
             });
             match r {
@@ -394,7 +426,11 @@ impl TxRing {
             self.in_error = true;
         }
         txq.completed(pkts, bytes);
-        if pkts > 0 && txq.is_stopped() && !self.in_error && self.sq.free_wqebbs() >= STOP_ROOM
+        // XDP frames free room too, though BQL never saw them.
+        if pkts + xdp_done > 0
+            && txq.is_stopped()
+            && !self.in_error
+            && self.sq.free_wqebbs() >= STOP_ROOM
         {
             txq.wake();
             ChannelStats::add(&st.tx_wake, 1);
@@ -438,6 +474,74 @@ impl TxRing {
 }
 
 impl TxRing {
+    /// Posts the `len` bytes at `off` in `page` that an XDP program sent back (`XDP_TX`, from
+    /// the channel's NAPI poll under the TX lock), without a doorbell ([`TxRing::xdp_flush`]
+    /// rings it once per poll); the completion returns the page to its pool. The stack's
+    /// packets keep [`STOP_ROOM`]: an SQ with less is full for XDP. On failure the page comes
+    /// back (en/xdp.c `mlx5e_xmit_xdp_frame`, `mlx5e_xmit_xdp_frame_check`).
+    pub(crate) fn xmit_xdp(
+        &mut self,
+        page: PoolPage,
+        off: u32,
+        len: u32,
+    ) -> core::result::Result<(), (PoolPage, XdpTxError)> {
+        if self.sq.should_stop() {
+            return Err((page, XdpTxError::Full));
+        }
+        let inline = if self.sq.min_inline() == inline_mode::NONE {
+            0
+        } else {
+            XDP_MIN_INLINE
+        };
+        if self.in_error || (len as usize) < inline.max(1) {
+            return Err((page, XdpTxError::Err));
+        }
+        // The program may have written the frame: the device reads it from memory.
+        if page.sync_for_device(off, len).is_err() {
+            return Err((page, XdpTxError::Err));
+        }
+        let (start, end) = (off as usize, off as usize + len as usize);
+        let Some(frame) = page.data().get(start..end) else {
+            return Err((page, XdpTxError::Err));
+        };
+        let rest = len - inline as u32;
+        let seg = [(page.dma_addr() + u64::from(off) + inline as u64, rest)];
+        let w = TxWqe {
+            inline: frame.get(..inline).unwrap_or_default(),
+            vlan: None,
+            cs_flags: CsFlags::empty(),
+            lso_mss: None,
+            swp: None,
+            gather: if rest > 0 { &seg } else { &[] },
+            signal: false,
+        };
+        let ctr = match self.sq.post_send(&w) {
+            Ok(c) => c,
+            Err(e) if e == ENOSPC => return Err((page, XdpTxError::Full)),
+            Err(_) => return Err((page, XdpTxError::Err)),
+        };
+        let idx = self.sq.index(ctr);
+        match (self.infos.get_mut(idx), self.wire.get_mut(idx)) {
+            (Some(slot), Some(w)) => {
+                *slot = Some(InFlight::Xdp(page));
+                // Not the stack's: BQL does not count it.
+                *w = Wire::default();
+            }
+            // Unreachable (the ring's tables have its size); the page stays with the WQE's
+            // memory until the device is done: never freed early.
+            _ => core::mem::forget(page),
+        }
+        Ok(())
+    }
+
+    /// Rings the doorbell for the XDP frames posted since the last one (en/xdp.c
+    /// `mlx5e_xmit_xdp_doorbell`, at the end of the NAPI poll).
+    pub(crate) fn xdp_flush(&mut self, st: &ChannelStats) {
+        if !self.in_error && self.sq.ring_doorbell().is_ok() {
+            ChannelStats::add(&st.tx_doorbells, 1);
+        }
+    }
+
     /// Arms the send CQ unless it is still armed (NAPI completed; [`Cq::rearm`]).
     pub(crate) fn arm(&mut self) -> Result {
         self.cq.rearm()

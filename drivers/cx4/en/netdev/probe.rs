@@ -16,6 +16,7 @@ use kernel::{
     sync::Arc, //
 };
 use netdev::{
+    xdp::XdpFeatures,
     DeviceRef,
     Features,
     Registration, //
@@ -169,6 +170,7 @@ impl En {
                         min_inline,
                         coalesce: default_coalesce(res.caps()),
                         lro: false,
+                        xdp: None,
                     },
                     rx_mode: RxMode::default(),
                     mac,
@@ -248,6 +250,8 @@ impl En {
         }
         dev.set_hw_features(hw | lro);
         dev.set_features(hw | fixed | Features::RXHASH);
+        // Native XDP: PASS, DROP, TX, ABORTED, REDIRECT (netdev/xdp.rs).
+        dev.set_xdp_features(XdpFeatures::BASIC | XdpFeatures::REDIRECT);
         dev.set_vlan_features(base);
         if caps.log_max_lso > 0 {
             dev.set_tso_max_size(1 << u32::from(caps.log_max_lso).min(16));
