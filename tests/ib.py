@@ -24,7 +24,8 @@ from harness import Env, check_clean_dmesg, describe, estimate
 from model_eth import eth_vms, section
 from model_core import mlx5_errors
 from model_roce import GIDX as gidx
-from model_roce import RC_FIXTURE, RESIZE_TOOL, SMALL_TOOL, check_resize, check_small
+from model_roce import (CLOCK_TOOL, RC_FIXTURE, RESIZE_TOOL, SMALL_TOOL, check_clock,
+                        check_resize, check_small)
 from model_roce import (ERRORS_TOOL, perftest_row, IB, QPTO, ROCE_MODEL, check_ecn, check_error_paths,
                         check_gid_sections, check_lossy, check_mckey, check_udaddy, ecn_steps,
                         errors_steps, logs, lossy_steps, mckey_steps, udaddy_steps)
@@ -711,6 +712,31 @@ def tests(env: Env):
         check_clean_dmesg(r.dmesg)
 
     yield "cx4: QP remote rights, SRQ limit event (verbs_small.py)", cx4_small_verbs
+
+    @estimate(120)
+    def cx4_clock():
+        """tests/verbs_clock.py through libmlx5 on cx4, with model_roce's checks for mlx5_ib
+        (`check_clock`): ibv_query_device_ex's timestamp mask and core clock, the internal
+        timer through the read-only core-clock mapping (ibv_query_rt_values_ex), completion
+        timestamps of an extended CQ between two timer reads, the clock-info page (the PHC's
+        timecounter) converting them, kept up to date after phc_ctl's adjfine and adjtime."""
+        vm0 = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+        """ + gidx + """
+            section clock
+            python3 /cx4/verbs_clock.py $IBDEV --gid-index $GIDX 2>&1
+            echo finished
+        """
+        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
+                    files=[env.ko, CLOCK_TOOL, RC_FIXTURE])[0]
+        assert r.status == 0 and "finished" in r.job_log, describe(r)
+        check_clock(section(r.job_log, "clock"))
+        assert not cx4_errors(r.dmesg), "\n".join(cx4_errors(r.dmesg))
+        check_clean_dmesg(r.dmesg)
+
+    yield "cx4: completion timestamps, clock-info page, PHC adjustments (verbs_clock.py)", \
+        cx4_clock
 
     @estimate(150)
     def cx4_mr_rereg_and_dmabuf():

@@ -36,6 +36,7 @@ def perftest_row(s: str, name: str) -> re.Match:
 VERBS_TOOL = Path(__file__).resolve().parent / "verbs_objects.py"
 RESIZE_TOOL = Path(__file__).resolve().parent / "verbs_resize_cq.py"
 SMALL_TOOL = Path(__file__).resolve().parent / "verbs_small.py"
+CLOCK_TOOL = Path(__file__).resolve().parent / "verbs_clock.py"
 # The RC QP set-up the pyverbs tools above share: a file of the share beside them.
 RC_FIXTURE = Path(__file__).resolve().parent / "verbs_rc.py"
 
@@ -438,6 +439,23 @@ def check_small(text: str) -> dict[str, dict]:
     return by
 
 
+# The steps of verbs_clock.py, each of which must report ok.
+CLOCK_STEPS = ["caps", "rt-clock", "clock-info", "cq-timestamps", "wallclock", "adjfine",
+               "adjtime"]
+
+
+def check_clock(text: str) -> dict[str, dict]:
+    """Checks verbs_clock.py's report: it finished, every step passed, and the card's
+    frequency is ConnectX-4's 156.25 MHz (the same checks for mlx5_ib and cx4 on the model)."""
+    by = resize_steps(text)
+    assert "closed" in by, f"the clock program did not finish:\n{text}"
+    bad = [by.get(s, {"step": s, "missing": True}) for s in CLOCK_STEPS
+           if not by.get(s, {}).get("ok")]
+    assert not bad, "failed steps:\n" + "\n".join(map(json.dumps, bad)) + "\n" + text
+    assert by["caps"]["hca_core_clock"] == 156_250, by["caps"]
+    return by
+
+
 def tests(env: Env):
     @estimate(150)
     def mlx5_ib_registers_port_and_gids():
@@ -625,6 +643,35 @@ def tests(env: Env):
 
     yield "mlx5_ib: QP remote rights, SRQ limit event (verbs_small.py)", \
         small_verbs_from_user_space
+
+    @estimate(120)
+    def clock_from_user_space():
+        """tests/verbs_clock.py through libmlx5 and mlx5_ib on the model (ib.py runs it on cx4
+        with the same checks): completion timestamps of an extended CQ increase and lie
+        between reads of the internal timer (ibv_query_rt_values_ex, the core-clock page); the
+        clock-info page converts them to the PHC's time and follows phc_ctl's frequency and
+        time adjustments; wall-clock completion times come through it."""
+        vm0 = IB + """
+            eth_up
+            ib_up
+        """ + GIDX + """
+            section clock
+            python3 /cx4/verbs_clock.py $IBDEV --gid-index $GIDX 2>&1
+            section after
+            rmmod mlx5_ib
+            rmmod mlx5_core
+            echo unloaded
+        """
+        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
+                    files=[CLOCK_TOOL, RC_FIXTURE])[0]
+        assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        check_clock(section(r.job_log, "clock"))
+        errs = mlx5_errors(r.dmesg)
+        assert not errs, "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+
+    yield "mlx5_ib: completion timestamps, clock-info page, PHC adjustments (verbs_clock.py)", \
+        clock_from_user_space
 
     gidx = GIDX
 

@@ -198,6 +198,10 @@ pub struct DeviceAttr {
     pub max_cq_moderation_count: u16,
     /// Largest CQ moderation period (µs).
     pub max_cq_moderation_period: u16,
+    /// The bits of the completion timestamps that count (`timestamp_mask`; 0: none).
+    pub timestamp_mask: u64,
+    /// The frequency of the clock completion timestamps count, kHz (`hca_core_clock`).
+    pub hca_core_clock: u64,
 }
 
 fn int(v: u32) -> ffi::c_int {
@@ -226,6 +230,8 @@ impl DeviceAttr {
         a.max_cqe = int(self.max_cqe);
         a.cq_caps.max_cq_moderation_count = self.max_cq_moderation_count;
         a.cq_caps.max_cq_moderation_period = self.max_cq_moderation_period;
+        a.timestamp_mask = self.timestamp_mask;
+        a.hca_core_clock = self.hca_core_clock;
         a.max_mr = int(self.max_mr);
         a.max_pd = int(self.max_pd);
         a.max_qp_rd_atom = int(self.max_qp_rd_atom);

@@ -78,7 +78,20 @@ pub(crate) struct AllocPdResp {
 pub(crate) mod mmap_cmd {
     /// `MLX5_IB_MMAP_REGULAR_PAGE`: static UAR page `index`.
     pub(crate) const REGULAR_PAGE: usize = 0;
+    /// `MLX5_IB_MMAP_CORE_CLOCK`: the initialization segment's page with the internal timer,
+    /// read-only.
+    pub(crate) const CORE_CLOCK: usize = 5;
+    /// `MLX5_IB_MMAP_CLOCK_INFO`: the clock-info page of version `index`, read-only.
+    pub(crate) const CLOCK_INFO: usize = 7;
 }
+
+/// `MLX5_IB_ALLOC_UCONTEXT_RESP_MASK_CORE_CLOCK_OFFSET`: `hca_core_clock_offset` is valid, the
+/// internal timer can be mapped (mmap command [`mmap_cmd::CORE_CLOCK`]).
+pub(crate) const UCTX_RESP_CORE_CLOCK_OFFSET: u32 = 1 << 0;
+
+/// `MLX5_IB_CLOCK_INFO_V1`: the one version of `struct mlx5_ib_clock_info` (its bit in
+/// `clock_info_versions`, its index in the mmap offset).
+pub(crate) const CLOCK_INFO_V1: usize = 0;
 
 /// The command and index libmlx5 encodes in an mmap page offset (mlx5.h `set_command`,
 /// `set_index`; mlx5_ib `get_command`, `get_index`): command in bits 8..16, index in bits

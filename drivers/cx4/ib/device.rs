@@ -74,6 +74,8 @@ const DEFAULT_PKEY: u16 = 0xffff;
 const WQE_SEG: u32 = 16;
 /// The longest CQ moderation period, µs (`cq_period` is 12 bits; `MLX5_MAX_CQ_PERIOD`).
 const MAX_CQ_PERIOD: u32 = 0xfff;
+/// The bits of a completion timestamp that count (mlx5_ib: 63; the card's timer is 64 bits).
+const TIMESTAMP_MASK: u64 = (1 << 63) - 1;
 
 /// The ib device type of cx4.
 pub(crate) struct IbDev;
@@ -163,6 +165,10 @@ impl ib::IbDriver for IbDev {
         if g.xrc() != 0 {
             a.device_cap_flags |= ib::DEVICE_XRC;
         }
+        // Completions carry the free-running internal timer (mlx5_ib main.c
+        // `mlx5_ib_query_device`: 63 bits, the card's frequency).
+        a.hca_core_clock = g.device_frequency_khz().into();
+        a.timestamp_mask = TIMESTAMP_MASK;
         Ok(())
     }
 

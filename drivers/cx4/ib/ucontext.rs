@@ -7,9 +7,18 @@
 //! [`STATIC_BFREGS`] doorbell registers on [`STATIC_UAR_PAGES`] UAR pages that the context
 //! owns and libmlx5 maps at open (mmap command `REGULAR_PAGE`, index = page), no dynamic UARs
 //! and no DEVX (a request for DEVX is refused, and libmlx5 asks again without it).
+//!
+//! The clock, as mlx5_ib offers it: the page of the initialization segment with the internal
+//! timer (`CORE_CLOCK`, read-only, uncached: `ibv_query_rt_values_ex` reads the timer the
+//! completions' timestamps count) and the core's clock-info page (`CLOCK_INFO`, read-only:
+//! `mlx5dv_get_clock_info` and wall-clock completion times), when the card has a clock.
 
+use cx4_hw::iseg;
 use kernel::{
-    page::PAGE_SIZE,
+    page::{
+        PAGE_SHIFT,
+        PAGE_SIZE, //
+    },
     prelude::*, //
 };
 
@@ -79,6 +88,14 @@ impl Ucontext {
             eth_min_inline: sh.min_inline + 1,
             log_uar_size: 12,
             num_uars_per_page: 1,
+            // main.c: the internal timer's page can be mapped (pages of at most 4 KiB).
+            comp_mask: abi::UCTX_RESP_CORE_CLOCK_OFFSET,
+            hca_core_clock_offset: (iseg::INTERNAL_TIMER_H % PAGE_SIZE) as u64,
+            clock_info_versions: if sh.clock.as_ref().is_some_and(|c| c.info_page().is_some()) {
+                1 << abi::CLOCK_INFO_V1
+            } else {
+                0
+            },
             ..Default::default()
         };
         resp.response_length =
@@ -93,18 +110,43 @@ impl Ucontext {
         self.uars.iter().map(UarPage::index)
     }
 
-    /// Maps one of the context's UAR pages (`REGULAR_PAGE`, index = page) uncached; every
-    /// other command is refused.
+    /// Maps one of the context's UAR pages (`REGULAR_PAGE`, index = page) uncached, the
+    /// internal timer's page or the clock-info page (main.c `mlx5_ib_mmap`); every other
+    /// command is refused.
     pub(crate) fn mmap(uctx: &ib::Ucontext<IbDev>, vma: &ib::Vma) -> Result {
         if vma.len() != PAGE_SIZE {
             return Err(EINVAL);
         }
+        let sh = uctx.device().data();
         let (cmd, idx) = abi::decode_pgoff(vma.pgoff());
-        if cmd != mmap_cmd::REGULAR_PAGE {
+        match cmd {
+            mmap_cmd::REGULAR_PAGE => {
+                let uar = uctx.uars.get(idx).ok_or(EINVAL)?;
+                vma.map_io_noncached(uctx, sh.bar_pfn + u64::from(uar.index()))
+            }
+            mmap_cmd::CORE_CLOCK => {
+                vma.deny_write()?;
+                let page = (iseg::INTERNAL_TIMER_H >> PAGE_SHIFT) as u64;
+                vma.map_io_noncached(uctx, sh.bar_pfn + page)
+            }
+            mmap_cmd::CLOCK_INFO => Self::mmap_clock_info(sh, idx, vma),
+            _ => Err(EINVAL),
+        }
+    }
+
+    /// main.c `mlx5_ib_mmap_clock_info_page`: the core's clock-info page, shared, read-only.
+    fn mmap_clock_info(sh: &IbShared, version: usize, vma: &ib::Vma) -> Result {
+        if !vma.shared() {
             return Err(EINVAL);
         }
-        let uar = uctx.uars.get(idx).ok_or(EINVAL)?;
-        let sh = uctx.device().data();
-        vma.map_io_noncached(uctx, sh.bar_pfn + u64::from(uar.index()))
+        if version != abi::CLOCK_INFO_V1 {
+            return Err(ib::eopnotsupp());
+        }
+        if vma.executable() {
+            return Err(EPERM);
+        }
+        vma.deny_write()?;
+        let info = sh.clock.as_ref().and_then(|c| c.info_page());
+        vma.insert_page(info.ok_or_else(ib::eopnotsupp)?.page())
     }
 }
