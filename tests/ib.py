@@ -684,8 +684,9 @@ def tests(env: Env):
         rre/rwe/rae and the optional-parameter bits on modify) refuse what they do not grant
         and serve what they do; ibv_modify_srq arms an SRQ's limit (MODIFY_RMP), the card's
         SRQ_RQ_LIMIT event reaches the process as IBV_EVENT_SRQ_LIMIT_REACHED once, and
-        ibv_query_srq reads the limit. Every object the card created is destroyed again and
-        no command failed."""
+        ibv_query_srq reads the limit; libmlx5's dynamic UARs are UAR objects (ALLOC_UAR, one
+        DEALLOC_UAR each when the context closes) that its QPs and CQs ring through. Every
+        object the card created is destroyed again and no command failed."""
         vm0 = CX4_UP + IB + CX4_IB + """
             cx4_up
             cx4_ib_up
@@ -704,7 +705,8 @@ def tests(env: Env):
         before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
         rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
         for made, gone in (("CREATE_QP", "DESTROY_QP"), ("CREATE_MKEY", "DESTROY_MKEY"),
-                           ("CREATE_CQ", "DESTROY_CQ"), ("CREATE_RMP", "DESTROY_RMP")):
+                           ("CREATE_CQ", "DESTROY_CQ"), ("CREATE_RMP", "DESTROY_RMP"),
+                           ("ALLOC_UAR", "DEALLOC_UAR")):
             assert rise.get(made, 0) > 0 and rise.get(made) == rise.get(gone), (made, before, after)
         assert all(e == 0 for _, e in after.values()), after
         errs = [l for l in cx4_errors(r.dmesg) if "QP" not in l and "qp" not in l]

@@ -425,7 +425,8 @@ SMALL_STEPS = ["atomic-allowed", "atomic-refused", "write-allowed", "read-refuse
                "write-refused-after-modify", "atomic-refused-by-mr",
                "srq-bad-modify", "srq-armed", "srq-not-yet", "srq-limit-event", "srq-disarmed",
                "rereg-before-write-refused", "rereg-write-new-key", "rereg-write-old-key",
-               "rereg-atomic", "rereg-less"]
+               "rereg-atomic", "rereg-less", "dyn-uar-alloc", "dyn-uar-bf-refused",
+               "dyn-uar-post"]
 
 
 def check_small(text: str) -> dict[str, dict]:
@@ -619,7 +620,8 @@ def tests(env: Env):
         cx4 with the same checks): remote operations the responder's QP access flags do not
         grant complete with remote access errors, those they grant work, rights changed in
         RTS take effect, and the MR's rights are checked too; an SRQ's armed limit raises
-        one IBV_EVENT_SRQ_LIMIT_REACHED when fewer WQEs are left, and disarms."""
+        one IBV_EVENT_SRQ_LIMIT_REACHED when fewer WQEs are left, and disarms; dynamic UARs
+        (UAR objects) are allocated, mapped and rung through."""
         vm0 = IB + """
             eth_up
             ib_up

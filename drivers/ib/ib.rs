@@ -94,7 +94,10 @@ pub use events::{
     SrqEvents, //
 };
 pub use gid::GidAttr;
-pub use mmap::Vma;
+pub use mmap::{
+    UarKind,
+    Vma, //
+};
 pub use object::{
     Ah,
     Cq,

@@ -113,6 +113,9 @@ impl<T: IbDriver> OpsTable<T> {
     pub(crate) fn build(module: &'static ThisModule) -> ksys::ib_device_ops {
         let mut ops = Self::OPS;
         ops.owner = module.as_ptr();
+        if T::HAS_ALLOC_UAR {
+            ops.mmap_free = Some(Self::mmap_free);
+        }
         ops
     }
 }

@@ -83,7 +83,14 @@ pub(crate) mod mmap_cmd {
     pub(crate) const CORE_CLOCK: usize = 5;
     /// `MLX5_IB_MMAP_CLOCK_INFO`: the clock-info page of version `index`, read-only.
     pub(crate) const CLOCK_INFO: usize = 7;
+    /// `MLX5_IB_MMAP_OFFSET_START`: from this command on, offsets of driver objects' mmap
+    /// entries (UAR objects).
+    pub(crate) const OFFSET_START: usize = 9;
 }
+
+/// `MLX5_LIB_CAP_DYN_UAR`: the library allocates every UAR page itself (UAR objects) and
+/// wants no static ones.
+pub(crate) const LIB_CAP_DYN_UAR: u64 = 1 << 1;
 
 /// `MLX5_IB_ALLOC_UCONTEXT_RESP_MASK_CORE_CLOCK_OFFSET`: `hca_core_clock_offset` is valid, the
 /// internal timer can be mapped (mmap command [`mmap_cmd::CORE_CLOCK`]).
@@ -163,6 +170,13 @@ pub(crate) struct CreateQpReq {
     pub(crate) dci_streams: u16,
     pub(crate) reserved: u16,
 }
+
+/// `MLX5_QP_FLAG_UAR_PAGE_INDEX`: `bfreg_index` is the index of the UAR page (a dynamic one)
+/// the QP's doorbells go to; the response's `bfreg_index` is then [`INVALID_BFREG`].
+pub(crate) const QP_FLAG_UAR_PAGE_INDEX: u32 = 1 << 10;
+
+/// `MLX5_IB_INVALID_BFREG`: no bfreg of the static layout.
+pub(crate) const INVALID_BFREG: u32 = 1 << 31;
 
 /// The shortest create_qp request mlx5_ib takes (up to `sq_buf_addr`).
 pub(crate) const CREATE_QP_REQ_MIN_LEN: usize = 48;

@@ -59,7 +59,10 @@ use crate::{
         },
         qp::IbQp,
         srq::IbSrq,
-        ucontext::Ucontext,
+        ucontext::{
+            DynUar,
+            Ucontext, //
+        },
         xrcd::IbXrcd,
         IbShared, //
     },
@@ -102,6 +105,7 @@ fn core_cap_flags(caps: &Caps) -> u32 {
 impl ib::IbDriver for IbDev {
     type Data = IbShared;
     type Ucontext = Ucontext;
+    type MmapEntry = DynUar;
     type Pd = Pd;
     type Cq = IbCq;
     type Qp = IbQp;
@@ -240,6 +244,11 @@ impl ib::IbDriver for IbDev {
 
     fn mmap(uctx: &ib::Ucontext<Self>, vma: &ib::Vma) -> Result {
         Ucontext::mmap(uctx, vma)
+    }
+
+    /// mlx5_ib `MLX5_IB_METHOD_UAR_OBJ_ALLOC`: a dynamic UAR page of the context.
+    fn alloc_uar(uctx: &ib::Ucontext<Self>, kind: ib::UarKind) -> Result<(DynUar, u32)> {
+        Ucontext::alloc_uar(uctx, kind)
     }
 
     /// `ALLOC_PD`; a user PD's number goes back to libmlx5.
