@@ -37,6 +37,7 @@ VERBS_TOOL = Path(__file__).resolve().parent / "verbs_objects.py"
 RESIZE_TOOL = Path(__file__).resolve().parent / "verbs_resize_cq.py"
 SMALL_TOOL = Path(__file__).resolve().parent / "verbs_small.py"
 CLOCK_TOOL = Path(__file__).resolve().parent / "verbs_clock.py"
+MW_TOOL = Path(__file__).resolve().parent / "verbs_mw.py"
 # The RC QP set-up the pyverbs tools above share: a file of the share beside them.
 RC_FIXTURE = Path(__file__).resolve().parent / "verbs_rc.py"
 
@@ -429,15 +430,21 @@ SMALL_STEPS = ["atomic-allowed", "atomic-refused", "write-allowed", "read-refuse
                "dyn-uar-post"]
 
 
-def check_small(text: str) -> dict[str, dict]:
-    """Checks verbs_small.py's report: it finished and every step passed (the same checks for
-    mlx5_ib and for cx4 on the model)."""
+def check_steps(text: str, steps: list[str], what: str) -> dict[str, dict]:
+    """Checks the report of a guest program that prints one JSON line per step: it finished
+    ("closed") and every one of `steps` passed."""
     by = resize_steps(text)
-    assert "closed" in by, f"the small-verbs program did not finish:\n{text}"
-    bad = [by.get(s, {"step": s, "missing": True}) for s in SMALL_STEPS
+    assert "closed" in by, f"the {what} program did not finish:\n{text}"
+    bad = [by.get(s, {"step": s, "missing": True}) for s in steps
            if not by.get(s, {}).get("ok")]
     assert not bad, "failed steps:\n" + "\n".join(map(json.dumps, bad)) + "\n" + text
     return by
+
+
+def check_small(text: str) -> dict[str, dict]:
+    """Checks verbs_small.py's report: it finished and every step passed (the same checks for
+    mlx5_ib and for cx4 on the model)."""
+    return check_steps(text, SMALL_STEPS, "small-verbs")
 
 
 # The steps of verbs_clock.py, each of which must report ok.
@@ -448,13 +455,20 @@ CLOCK_STEPS = ["caps", "rt-clock", "clock-info", "cq-timestamps", "wallclock", "
 def check_clock(text: str) -> dict[str, dict]:
     """Checks verbs_clock.py's report: it finished, every step passed, and the card's
     frequency is ConnectX-4's 156.25 MHz (the same checks for mlx5_ib and cx4 on the model)."""
-    by = resize_steps(text)
-    assert "closed" in by, f"the clock program did not finish:\n{text}"
-    bad = [by.get(s, {"step": s, "missing": True}) for s in CLOCK_STEPS
-           if not by.get(s, {}).get("ok")]
-    assert not bad, "failed steps:\n" + "\n".join(map(json.dumps, bad)) + "\n" + text
+    by = check_steps(text, CLOCK_STEPS, "clock")
     assert by["caps"]["hca_core_clock"] == 156_250, by["caps"]
     return by
+
+
+# The steps of verbs_mw.py, each of which must report ok.
+MW_STEPS = ["mw-caps", "mw1-bind-access", "mw1-outside-refused", "mw1-rights",
+            "mw1-old-key-refused", "mw2-bind-access", "mw2-other-qp-refused", "mw2-remote-inval",
+            "mw2-local-inval"]
+
+
+def check_mw(text: str) -> dict[str, dict]:
+    """Checks verbs_mw.py's report (the same checks for mlx5_ib and cx4 on the model)."""
+    return check_steps(text, MW_STEPS, "memory-window")
 
 
 def tests(env: Env):
@@ -674,6 +688,34 @@ def tests(env: Env):
 
     yield "mlx5_ib: completion timestamps, clock-info page, PHC adjustments (verbs_clock.py)", \
         clock_from_user_space
+
+    @estimate(120)
+    def memory_windows_from_user_space():
+        """tests/verbs_mw.py through libmlx5 and mlx5_ib on the model (ib.py runs it on cx4
+        with the same checks): type 1 and type 2 memory windows bound by UMR WQEs give remote
+        access inside the window with its own rights and refuse it outside; a type 2 window
+        serves its bound QP only and is invalidated by SEND_WITH_INV and LOCAL_INV."""
+        vm0 = IB + """
+            eth_up
+            ib_up
+        """ + GIDX + """
+            section mw
+            python3 /cx4/verbs_mw.py $IBDEV --gid-index $GIDX --settle $SLOW 2>&1
+            section after
+            rmmod mlx5_ib
+            rmmod mlx5_core
+            echo unloaded
+        """
+        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
+                    files=[MW_TOOL, SMALL_TOOL, RC_FIXTURE])[0]
+        assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        check_mw(section(r.job_log, "mw"))
+        # The refused accesses are QP errors mlx5_core reports; nothing else.
+        errs = [l for l in mlx5_errors(r.dmesg) if "QP" not in l and "qp" not in l]
+        assert not errs, "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+
+    yield "mlx5_ib: memory windows type 1 and 2 (verbs_mw.py)", memory_windows_from_user_space
 
     gidx = GIDX
 

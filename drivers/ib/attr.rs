@@ -125,6 +125,12 @@ pub const PORT_CM_SUP: u32 = ksys::KSYS_CONST_IB_PORT_CM_SUP;
 /// (what nvme-rdma, NFS/RDMA and RDS require).
 pub const DEVICE_MEM_MGT_EXTENSIONS: u64 =
     ksys::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS as u64;
+/// `IB_DEVICE_MEM_WINDOW`: memory windows (type 1).
+pub const DEVICE_MEM_WINDOW: u64 = ksys::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW as u64;
+/// `IB_DEVICE_MEM_WINDOW_TYPE_2B`: type 2 memory windows (bound to a QP, remotely
+/// invalidatable).
+pub const DEVICE_MEM_WINDOW_TYPE_2B: u64 =
+    ksys::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B as u64;
 /// `IB_DEVICE_XRC`: XRC domains, XRC SRQs and XRC initiator/target QPs.
 pub const DEVICE_XRC: u64 = ksys::ib_device_cap_flags_IB_DEVICE_XRC as u64;
 
@@ -164,6 +170,8 @@ pub struct DeviceAttr {
     pub max_cqe: u32,
     /// MRs.
     pub max_mr: u32,
+    /// Memory windows.
+    pub max_mw: u32,
     /// PDs.
     pub max_pd: u32,
     /// Outstanding RDMA reads / atomics a QP responds to.
@@ -233,6 +241,7 @@ impl DeviceAttr {
         a.timestamp_mask = self.timestamp_mask;
         a.hca_core_clock = self.hca_core_clock;
         a.max_mr = int(self.max_mr);
+        a.max_mw = int(self.max_mw);
         a.max_pd = int(self.max_pd);
         a.max_qp_rd_atom = int(self.max_qp_rd_atom);
         a.max_qp_init_rd_atom = int(self.max_qp_init_rd_atom);

@@ -40,6 +40,7 @@ impl IbDriver for Check {
     type Data = ();
     type Ucontext = ();
     type MmapEntry = ();
+    type Mw = ();
     type Pd = ();
     type Cq = ();
     type Qp = ();
@@ -88,6 +89,10 @@ impl IbDriver for Check {
     }
 
     fn alloc_uar(_uctx: &Ucontext<Self>, _kind: UarKind) -> Result<((), u32)> {
+        Err(EINVAL)
+    }
+
+    fn alloc_mw(_pd: &Pd<Self>, _type_2: bool, _udata: &mut Udata<'_>) -> Result<((), u32)> {
         Err(EINVAL)
     }
 

@@ -57,6 +57,7 @@ use crate::{
             IbMr,
             MAX_FAST_REG_PAGES, //
         },
+        mw::IbMw,
         qp::IbQp,
         srq::IbSrq,
         ucontext::{
@@ -106,6 +107,7 @@ impl ib::IbDriver for IbDev {
     type Data = IbShared;
     type Ucontext = Ucontext;
     type MmapEntry = DynUar;
+    type Mw = IbMw;
     type Pd = Pd;
     type Cq = IbCq;
     type Qp = IbQp;
@@ -168,6 +170,11 @@ impl ib::IbDriver for IbDev {
         // XRC domains, XRC SRQs and XRC QPs when the card has the transport.
         if g.xrc() != 0 {
             a.device_cap_flags |= ib::DEVICE_XRC;
+        }
+        // Memory windows of both types (mlx5_ib main.c: `imaicl`).
+        if g.imaicl() != 0 {
+            a.device_cap_flags |= ib::DEVICE_MEM_WINDOW | ib::DEVICE_MEM_WINDOW_TYPE_2B;
+            a.max_mw = 1 << g.log_max_mkey();
         }
         // Completions carry the free-running internal timer (mlx5_ib main.c
         // `mlx5_ib_query_device`: 63 bits, the card's frequency).
@@ -244,6 +251,11 @@ impl ib::IbDriver for IbDev {
 
     fn mmap(uctx: &ib::Ucontext<Self>, vma: &ib::Vma) -> Result {
         Ucontext::mmap(uctx, vma)
+    }
+
+    /// mlx5_ib `mlx5_ib_alloc_mw`.
+    fn alloc_mw(pd: &ib::Pd<Self>, type_2: bool, udata: &mut Udata<'_>) -> Result<(IbMw, u32)> {
+        IbMw::alloc(pd, type_2, udata)
     }
 
     /// mlx5_ib `MLX5_IB_METHOD_UAR_OBJ_ALLOC`: a dynamic UAR page of the context.

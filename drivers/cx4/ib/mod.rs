@@ -12,6 +12,7 @@
 //! - kcq.rs: kernel users' CQs (poll and arm) and the table of kernel QPs;
 //! - kqp.rs: kernel users' QP rings (post_send, post_recv, completions);
 //! - ah.rs: address handles (the UD address vector);
+//! - mw.rs: memory windows (free KLM mkeys the process binds by UMR WQEs);
 //! - mr.rs: memory regions (MTT mkeys over pinned user pages, re-registration; the DMA MR);
 //! - qp.rs: RC/UC/UD and XRC initiator QPs of processes, RC/UC/UD QPs of kernel users, the
 //!   GSI QP, XRC target QPs, state transitions;
@@ -33,6 +34,7 @@ mod kcq;
 mod kqp;
 mod mcg;
 mod mr;
+mod mw;
 mod qp;
 mod srq;
 mod ucontext;
