@@ -680,6 +680,36 @@ def tests(env: Env):
     yield "cx4: ibv_resize_cq with completions in flight, each seen once, bad sizes refused", \
         cx4_resize_cq_from_user_space
 
+    def cx4_tool(tool, args, extra, pairs):
+        """Runs the guest program `tool` (tests/verbs_*.py, with `args`, model_roce's RC fixture
+        and the `extra` files) through libmlx5 on cx4 and returns its report, after checking that
+        the VM finished, that for each (made, gone) command pair in `pairs` the card made
+        some and destroyed as many, that no command failed and that cx4 reported nothing but
+        the QP errors of refused requests."""
+        vm0 = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+        """ + gidx + f"""
+            section cmds-before; cmds
+            section tool
+            python3 /cx4/{tool.name} $IBDEV --gid-index $GIDX {args} 2>&1
+            section cmds-after; cmds
+            echo finished
+        """
+        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
+                    files=[env.ko, tool, *extra, RC_FIXTURE])[0]
+        assert r.status == 0 and "finished" in r.job_log, describe(r)
+        log = r.job_log
+        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
+        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
+        for made, gone in pairs:
+            assert rise.get(made, 0) > 0 and rise.get(made) == rise.get(gone), (made, before, after)
+        assert all(e == 0 for _, e in after.values()), after
+        errs = [l for l in cx4_errors(r.dmesg) if "QP" not in l and "qp" not in l]
+        assert not errs, "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+        return section(log, "tool")
+
     @estimate(120)
     def cx4_small_verbs():
         """tests/verbs_small.py through libmlx5 on cx4, with model_roce's checks for mlx5_ib
@@ -690,31 +720,10 @@ def tests(env: Env):
         ibv_query_srq reads the limit; libmlx5's dynamic UARs are UAR objects (ALLOC_UAR, one
         DEALLOC_UAR each when the context closes) that its QPs and CQs ring through. Every
         object the card created is destroyed again and no command failed."""
-        vm0 = CX4_UP + IB + CX4_IB + """
-            cx4_up
-            cx4_ib_up
-        """ + gidx + """
-            section cmds-before; cmds
-            section small
-            python3 /cx4/verbs_small.py $IBDEV --gid-index $GIDX --settle $SLOW 2>&1
-            section cmds-after; cmds
-            echo finished
-        """
-        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
-                    files=[env.ko, SMALL_TOOL, RC_FIXTURE])[0]
-        assert r.status == 0 and "finished" in r.job_log, describe(r)
-        log = r.job_log
-        check_small(section(log, "small"))
-        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
-        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
-        for made, gone in (("CREATE_QP", "DESTROY_QP"), ("CREATE_MKEY", "DESTROY_MKEY"),
-                           ("CREATE_CQ", "DESTROY_CQ"), ("CREATE_RMP", "DESTROY_RMP"),
-                           ("ALLOC_UAR", "DEALLOC_UAR")):
-            assert rise.get(made, 0) > 0 and rise.get(made) == rise.get(gone), (made, before, after)
-        assert all(e == 0 for _, e in after.values()), after
-        errs = [l for l in cx4_errors(r.dmesg) if "QP" not in l and "qp" not in l]
-        assert not errs, "\n".join(errs)
-        check_clean_dmesg(r.dmesg)
+        check_small(cx4_tool(SMALL_TOOL, "--settle $SLOW", [], (
+            ("CREATE_QP", "DESTROY_QP"), ("CREATE_MKEY", "DESTROY_MKEY"),
+            ("CREATE_CQ", "DESTROY_CQ"), ("CREATE_RMP", "DESTROY_RMP"),
+            ("ALLOC_UAR", "DEALLOC_UAR"))))
 
     yield "cx4: QP remote rights, SRQ limit event (verbs_small.py)", cx4_small_verbs
 
@@ -725,20 +734,7 @@ def tests(env: Env):
         timer through the read-only core-clock mapping (ibv_query_rt_values_ex), completion
         timestamps of an extended CQ between two timer reads, the clock-info page (the PHC's
         timecounter) converting them, kept up to date after phc_ctl's adjfine and adjtime."""
-        vm0 = CX4_UP + IB + CX4_IB + """
-            cx4_up
-            cx4_ib_up
-        """ + gidx + """
-            section clock
-            python3 /cx4/verbs_clock.py $IBDEV --gid-index $GIDX 2>&1
-            echo finished
-        """
-        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
-                    files=[env.ko, CLOCK_TOOL, RC_FIXTURE])[0]
-        assert r.status == 0 and "finished" in r.job_log, describe(r)
-        check_clock(section(r.job_log, "clock"))
-        assert not cx4_errors(r.dmesg), "\n".join(cx4_errors(r.dmesg))
-        check_clean_dmesg(r.dmesg)
+        check_clock(cx4_tool(CLOCK_TOOL, "", [], (("CREATE_CQ", "DESTROY_CQ"),)))
 
     yield "cx4: completion timestamps, clock-info page, PHC adjustments (verbs_clock.py)", \
         cx4_clock
@@ -750,29 +746,8 @@ def tests(env: Env):
         libmlx5's UMR WQEs bind; RDMA through them is served inside the window with its
         rights, refused outside, through another QP (type 2) and after SEND_WITH_INV or
         LOCAL_INV."""
-        vm0 = CX4_UP + IB + CX4_IB + """
-            cx4_up
-            cx4_ib_up
-        """ + gidx + """
-            section cmds-before; cmds
-            section mw
-            python3 /cx4/verbs_mw.py $IBDEV --gid-index $GIDX --settle $SLOW 2>&1
-            section cmds-after; cmds
-            echo finished
-        """
-        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
-                    files=[env.ko, MW_TOOL, SMALL_TOOL, RC_FIXTURE])[0]
-        assert r.status == 0 and "finished" in r.job_log, describe(r)
-        log = r.job_log
-        check_mw(section(log, "mw"))
-        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
-        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
-        for made, gone in (("CREATE_QP", "DESTROY_QP"), ("CREATE_MKEY", "DESTROY_MKEY")):
-            assert rise.get(made, 0) > 0 and rise.get(made) == rise.get(gone), (made, before, after)
-        assert all(e == 0 for _, e in after.values()), after
-        errs = [l for l in cx4_errors(r.dmesg) if "QP" not in l and "qp" not in l]
-        assert not errs, "\n".join(errs)
-        check_clean_dmesg(r.dmesg)
+        check_mw(cx4_tool(MW_TOOL, "--settle $SLOW", [SMALL_TOOL], (
+            ("CREATE_QP", "DESTROY_QP"), ("CREATE_MKEY", "DESTROY_MKEY"))))
 
     yield "cx4: memory windows type 1 and 2 (verbs_mw.py)", cx4_memory_windows
 

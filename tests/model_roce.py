@@ -628,6 +628,31 @@ def tests(env: Env):
     yield "mlx5_ib: ibv_resize_cq with completions in flight, each seen once, bad sizes refused", \
         resize_cq_from_user_space
 
+    def mlx5_ib_tool(tool, args, extra):
+        """Runs the guest program `tool` (tests/verbs_*.py, with `args`, the RC fixture and the
+        `extra` files) through libmlx5 and mlx5_ib on the model, then unloads mlx5_ib; returns its
+        report after checking that the VM finished, that the program's QPs are gone
+        (mlx5_ib's own GSI and UMR QPs stay) and that mlx5 reported nothing."""
+        vm0 = IB + """
+            eth_up
+            ib_up
+        """ + GIDX + f"""
+            section tool
+            python3 /cx4/{tool.name} $IBDEV --gid-index $GIDX {args} 2>&1
+            section after; req ctl roce
+            rmmod mlx5_ib
+            rmmod mlx5_core
+            echo unloaded
+        """
+        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
+                    files=[tool, *extra, RC_FIXTURE])[0]
+        assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        assert "/RC/" not in section(r.job_log, "after"), section(r.job_log, "after")
+        errs = mlx5_errors(r.dmesg)
+        assert not errs, "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+        return section(r.job_log, "tool")
+
     @estimate(120)
     def small_verbs_from_user_space():
         """tests/verbs_small.py through libmlx5 and mlx5_ib on the model (ib.py runs it on
@@ -636,26 +661,7 @@ def tests(env: Env):
         RTS take effect, and the MR's rights are checked too; an SRQ's armed limit raises
         one IBV_EVENT_SRQ_LIMIT_REACHED when fewer WQEs are left, and disarms; dynamic UARs
         (UAR objects) are allocated, mapped and rung through."""
-        vm0 = IB + """
-            eth_up
-            ib_up
-        """ + GIDX + """
-            section small
-            python3 /cx4/verbs_small.py $IBDEV --gid-index $GIDX --settle $SLOW 2>&1
-            section after; req ctl roce
-            rmmod mlx5_ib
-            rmmod mlx5_core
-            echo unloaded
-        """
-        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
-                    files=[SMALL_TOOL, RC_FIXTURE])[0]
-        assert r.status == 0 and "unloaded" in r.job_log, describe(r)
-        check_small(section(r.job_log, "small"))
-        # The program's QPs are gone (mlx5_ib's own GSI and UMR QPs stay).
-        assert "/RC/" not in section(r.job_log, "after"), section(r.job_log, "after")
-        errs = mlx5_errors(r.dmesg)
-        assert not errs, "\n".join(errs)
-        check_clean_dmesg(r.dmesg)
+        check_small(mlx5_ib_tool(SMALL_TOOL, "--settle $SLOW", []))
 
     yield "mlx5_ib: QP remote rights, SRQ limit event (verbs_small.py)", \
         small_verbs_from_user_space
@@ -667,24 +673,7 @@ def tests(env: Env):
         between reads of the internal timer (ibv_query_rt_values_ex, the core-clock page); the
         clock-info page converts them to the PHC's time and follows phc_ctl's frequency and
         time adjustments; wall-clock completion times come through it."""
-        vm0 = IB + """
-            eth_up
-            ib_up
-        """ + GIDX + """
-            section clock
-            python3 /cx4/verbs_clock.py $IBDEV --gid-index $GIDX 2>&1
-            section after
-            rmmod mlx5_ib
-            rmmod mlx5_core
-            echo unloaded
-        """
-        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
-                    files=[CLOCK_TOOL, RC_FIXTURE])[0]
-        assert r.status == 0 and "unloaded" in r.job_log, describe(r)
-        check_clock(section(r.job_log, "clock"))
-        errs = mlx5_errors(r.dmesg)
-        assert not errs, "\n".join(errs)
-        check_clean_dmesg(r.dmesg)
+        check_clock(mlx5_ib_tool(CLOCK_TOOL, "", []))
 
     yield "mlx5_ib: completion timestamps, clock-info page, PHC adjustments (verbs_clock.py)", \
         clock_from_user_space
@@ -695,25 +684,7 @@ def tests(env: Env):
         with the same checks): type 1 and type 2 memory windows bound by UMR WQEs give remote
         access inside the window with its own rights and refuse it outside; a type 2 window
         serves its bound QP only and is invalidated by SEND_WITH_INV and LOCAL_INV."""
-        vm0 = IB + """
-            eth_up
-            ib_up
-        """ + GIDX + """
-            section mw
-            python3 /cx4/verbs_mw.py $IBDEV --gid-index $GIDX --settle $SLOW 2>&1
-            section after
-            rmmod mlx5_ib
-            rmmod mlx5_core
-            echo unloaded
-        """
-        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
-                    files=[MW_TOOL, SMALL_TOOL, RC_FIXTURE])[0]
-        assert r.status == 0 and "unloaded" in r.job_log, describe(r)
-        check_mw(section(r.job_log, "mw"))
-        # The refused accesses are QP errors mlx5_core reports; nothing else.
-        errs = [l for l in mlx5_errors(r.dmesg) if "QP" not in l and "qp" not in l]
-        assert not errs, "\n".join(errs)
-        check_clean_dmesg(r.dmesg)
+        check_mw(mlx5_ib_tool(MW_TOOL, "--settle $SLOW", [SMALL_TOOL]))
 
     yield "mlx5_ib: memory windows type 1 and 2 (verbs_mw.py)", memory_windows_from_user_space
 
