@@ -27,7 +27,6 @@ usage: verbs_clock.py DEVICE --gid-index N
 (verbs_rc.py, the shared RC QP set-up, beside it)
 """
 
-import argparse
 import ctypes
 import glob
 import json
@@ -44,7 +43,7 @@ from pyverbs.pd import PD
 from pyverbs.providers.mlx5.mlx5dv import Mlx5Context
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.wr import SGE, SendWR
-from verbs_rc import connect_rc, rc_qp
+from verbs_rc import connect_rc, rc_qp, tool_args
 
 LW, RW = e.IBV_ACCESS_LOCAL_WRITE, e.IBV_ACCESS_REMOTE_WRITE
 # The converted raw clock and the PHC read next to each other agree within this (ns): two
@@ -272,10 +271,7 @@ def adjustments(ctx, raw, phc):
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("device")
-    ap.add_argument("--gid-index", type=int, required=True)
-    a = ap.parse_args()
+    a = tool_args()
     ctx = Context(name=a.device)
     raw = RawContext(a.device)
     phc = Phc(a.device)

@@ -19,13 +19,13 @@ usage: verbs_mw.py DEVICE --gid-index N [--settle SECONDS]
 (verbs_small.py and verbs_rc.py beside it)
 """
 
-import argparse
 import sys
 import time
 
 import pyverbs.enums as e
 from pyverbs.mr import MR, MW, MWBind, MWBindInfo
 from pyverbs.wr import SGE, RecvWR, SendWR
+from verbs_rc import tool_args
 from verbs_small import LW, RR, RW, SZ, Run, check, errno_of, out
 
 OK, REM_ACC = e.IBV_WC_SUCCESS, e.IBV_WC_REM_ACCESS_ERR
@@ -157,11 +157,7 @@ def type2_tests(r, mr):
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("device")
-    ap.add_argument("--gid-index", type=int, required=True)
-    ap.add_argument("--settle", type=float, default=1.0)
-    a = ap.parse_args()
+    a = tool_args()
     r = Run(a)
     out(step="created")
     caps(r)

@@ -31,7 +31,6 @@ usage: verbs_small.py DEVICE --gid-index N [--settle SECONDS]
 (verbs_rc.py, the shared RC QP set-up, beside it)
 """
 
-import argparse
 import errno
 import json
 import signal
@@ -51,7 +50,7 @@ from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.qp import QPAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
-from verbs_rc import connect_rc, rc_qp
+from verbs_rc import connect_rc, rc_qp, tool_args
 
 LW, RW, RR, RA = (e.IBV_ACCESS_LOCAL_WRITE, e.IBV_ACCESS_REMOTE_WRITE,
                   e.IBV_ACCESS_REMOTE_READ, e.IBV_ACCESS_REMOTE_ATOMIC)
@@ -336,12 +335,7 @@ def dyn_uar_tests(r):
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("device")
-    ap.add_argument("--gid-index", type=int, required=True)
-    ap.add_argument("--settle", type=float, default=1.0,
-                    help="seconds a test waits for what must not happen")
-    a = ap.parse_args()
+    a = tool_args()
     r = Run(a)
     out(step="created")
     rights_tests(r)
