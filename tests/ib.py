@@ -24,7 +24,8 @@ from harness import Env, check_clean_dmesg, describe, estimate
 from model_eth import eth_vms, section
 from model_core import mlx5_errors
 from model_roce import GIDX as gidx
-from model_roce import RC_FIXTURE, RESIZE_TOOL, SMALL_TOOL, check_resize, check_small
+from model_roce import (CLOCK_TOOL, MW_TOOL, RC_FIXTURE, RESIZE_TOOL, SMALL_TOOL, check_clock,
+                        check_mw, check_resize, check_small)
 from model_roce import (ERRORS_TOOL, perftest_row, IB, QPTO, ROCE_MODEL, check_ecn, check_error_paths,
                         check_gid_sections, check_lossy, check_mckey, check_udaddy, ecn_steps,
                         errors_steps, logs, lossy_steps, mckey_steps, udaddy_steps)
@@ -198,15 +199,17 @@ def tests(env: Env):
         assert len(set(steps["pds"]["handles"])) == 4, steps["pds"]
         before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
         rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
-        # One user context: its 8 static UAR pages; 4 PDs; nothing failed.
+        # One user context: libmlx5 asks for dynamic UARs and allocates one uncached page (a
+        # UAR object) for its doorbells, freed when it closes; 4 PDs; nothing failed.
         assert (rise.get("ALLOC_PD"), rise.get("DEALLOC_PD")) == (4, 4), (before, after)
-        assert (rise.get("ALLOC_UAR"), rise.get("DEALLOC_UAR")) == (8, 8), (before, after)
+        assert (rise.get("ALLOC_UAR"), rise.get("DEALLOC_UAR")) == (1, 1), (before, after)
         assert all(e == 0 for _, e in after.values()), after
 
         down = section(log, "port-down")
         assert re.search(r"^1: DOWN$", down, re.M) and re.search(r"state DOWN physical_state DISABLED", down), down
-        # Malformed requests are refused before anything is allocated; a good one gets the
-        # option-A geometry; bad mmaps are refused; closing frees the context's UAR pages.
+        # Malformed requests are refused before anything is allocated; a good one without
+        # MLX5_LIB_CAP_DYN_UAR gets the static geometry (and the core clock's page, the
+        # clock-info page); bad mmaps are refused; closing frees the context's UAR pages.
         u = {c["case"]: c for c in (json.loads(l) for l in section(log, "udata").splitlines()
                                     if l.startswith("{"))}
         assert "closed" in u, section(log, "udata")
@@ -218,7 +221,8 @@ def tests(env: Env):
         good = u["good"]
         assert (good["tot_bfregs"], good["bf_reg_size"], good["cache_line_size"], good["num_ports"],
                 good["response_length"], good["log_uar_size"], good["num_uars_per_page"],
-                good["num_dyn_bfregs"], good["comp_mask"]) == (16, 0, 64, 1, 72, 12, 1, 0, 0), good
+                good["num_dyn_bfregs"], good["comp_mask"], good["hca_core_clock_offset"],
+                good["clock_info_versions"]) == (16, 0, 64, 1, 72, 12, 1, 0, 1, 0, 1), good
         assert good["cqe_version"] in (0, 1) and good["qp_tab_size"] == lim["max_qp"], good
         c2 = cmd_counts(section(log, "cmds-udata"))
         rise2 = {k: c2.get(k, (0, 0))[0] - after.get(k, (0, 0))[0] for k in c2}
@@ -245,7 +249,7 @@ def tests(env: Env):
         name = re.search(r"hca_id:\s+(\S+)", info).group(1)
         print(f"    {name}: max_qp {lim['max_qp']}, max_qp_wr {lim['max_qp_wr']}, GIDs up/added/removed "
               f"{'/'.join(str(len(t)) for t in gids)}, "
-              f"libmlx5: 4 PDs on 8 UAR pages; {section(log, 'link').strip()}")
+              f"libmlx5: 4 PDs, one dynamic UAR page; {section(log, 'link').strip()}")
 
     yield "cx4 ib device: ibv_devinfo, rdma link ACTIVE, GID table = the card's, libmlx5 PD", \
         cx4_ib_device_gids_pd
@@ -676,6 +680,36 @@ def tests(env: Env):
     yield "cx4: ibv_resize_cq with completions in flight, each seen once, bad sizes refused", \
         cx4_resize_cq_from_user_space
 
+    def cx4_tool(tool, args, extra, pairs):
+        """Runs the guest program `tool` (tests/verbs_*.py, with `args`, model_roce's RC fixture
+        and the `extra` files) through libmlx5 on cx4 and returns its report, after checking that
+        the VM finished, that for each (made, gone) command pair in `pairs` the card made
+        some and destroyed as many, that no command failed and that cx4 reported nothing but
+        the QP errors of refused requests."""
+        vm0 = CX4_UP + IB + CX4_IB + """
+            cx4_up
+            cx4_ib_up
+        """ + gidx + f"""
+            section cmds-before; cmds
+            section tool
+            python3 /cx4/{tool.name} $IBDEV --gid-index $GIDX {args} 2>&1
+            section cmds-after; cmds
+            echo finished
+        """
+        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
+                    files=[env.ko, tool, *extra, RC_FIXTURE])[0]
+        assert r.status == 0 and "finished" in r.job_log, describe(r)
+        log = r.job_log
+        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
+        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
+        for made, gone in pairs:
+            assert rise.get(made, 0) > 0 and rise.get(made) == rise.get(gone), (made, before, after)
+        assert all(e == 0 for _, e in after.values()), after
+        errs = [l for l in cx4_errors(r.dmesg) if "QP" not in l and "qp" not in l]
+        assert not errs, "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+        return section(log, "tool")
+
     @estimate(120)
     def cx4_small_verbs():
         """tests/verbs_small.py through libmlx5 on cx4, with model_roce's checks for mlx5_ib
@@ -683,34 +717,39 @@ def tests(env: Env):
         rre/rwe/rae and the optional-parameter bits on modify) refuse what they do not grant
         and serve what they do; ibv_modify_srq arms an SRQ's limit (MODIFY_RMP), the card's
         SRQ_RQ_LIMIT event reaches the process as IBV_EVENT_SRQ_LIMIT_REACHED once, and
-        ibv_query_srq reads the limit. Every object the card created is destroyed again and
-        no command failed."""
-        vm0 = CX4_UP + IB + CX4_IB + """
-            cx4_up
-            cx4_ib_up
-        """ + gidx + """
-            section cmds-before; cmds
-            section small
-            python3 /cx4/verbs_small.py $IBDEV --gid-index $GIDX --settle $SLOW 2>&1
-            section cmds-after; cmds
-            echo finished
-        """
-        r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
-                    files=[env.ko, SMALL_TOOL, RC_FIXTURE])[0]
-        assert r.status == 0 and "finished" in r.job_log, describe(r)
-        log = r.job_log
-        check_small(section(log, "small"))
-        before, after = cmd_counts(section(log, "cmds-before")), cmd_counts(section(log, "cmds-after"))
-        rise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
-        for made, gone in (("CREATE_QP", "DESTROY_QP"), ("CREATE_MKEY", "DESTROY_MKEY"),
-                           ("CREATE_CQ", "DESTROY_CQ"), ("CREATE_RMP", "DESTROY_RMP")):
-            assert rise.get(made, 0) > 0 and rise.get(made) == rise.get(gone), (made, before, after)
-        assert all(e == 0 for _, e in after.values()), after
-        errs = [l for l in cx4_errors(r.dmesg) if "QP" not in l and "qp" not in l]
-        assert not errs, "\n".join(errs)
-        check_clean_dmesg(r.dmesg)
+        ibv_query_srq reads the limit; libmlx5's dynamic UARs are UAR objects (ALLOC_UAR, one
+        DEALLOC_UAR each when the context closes) that its QPs and CQs ring through. Every
+        object the card created is destroyed again and no command failed."""
+        check_small(cx4_tool(SMALL_TOOL, "--settle $SLOW", [], (
+            ("CREATE_QP", "DESTROY_QP"), ("CREATE_MKEY", "DESTROY_MKEY"),
+            ("CREATE_CQ", "DESTROY_CQ"), ("CREATE_RMP", "DESTROY_RMP"),
+            ("ALLOC_UAR", "DEALLOC_UAR"))))
 
     yield "cx4: QP remote rights, SRQ limit event (verbs_small.py)", cx4_small_verbs
+
+    @estimate(120)
+    def cx4_clock():
+        """tests/verbs_clock.py through libmlx5 on cx4, with model_roce's checks for mlx5_ib
+        (`check_clock`): ibv_query_device_ex's timestamp mask and core clock, the internal
+        timer through the read-only core-clock mapping (ibv_query_rt_values_ex), completion
+        timestamps of an extended CQ between two timer reads, the clock-info page (the PHC's
+        timecounter) converting them, kept up to date after phc_ctl's adjfine and adjtime."""
+        check_clock(cx4_tool(CLOCK_TOOL, "", [], (("CREATE_CQ", "DESTROY_CQ"),)))
+
+    yield "cx4: completion timestamps, clock-info page, PHC adjustments (verbs_clock.py)", \
+        cx4_clock
+
+    @estimate(120)
+    def cx4_memory_windows():
+        """tests/verbs_mw.py through libmlx5 on cx4, with model_roce's checks for mlx5_ib
+        (`check_mw`): windows are free KLM mkeys (CREATE_MKEY, one DESTROY_MKEY each) that
+        libmlx5's UMR WQEs bind; RDMA through them is served inside the window with its
+        rights, refused outside, through another QP (type 2) and after SEND_WITH_INV or
+        LOCAL_INV."""
+        check_mw(cx4_tool(MW_TOOL, "--settle $SLOW", [SMALL_TOOL], (
+            ("CREATE_QP", "DESTROY_QP"), ("CREATE_MKEY", "DESTROY_MKEY"))))
+
+    yield "cx4: memory windows type 1 and 2 (verbs_mw.py)", cx4_memory_windows
 
     @estimate(150)
     def cx4_mr_rereg_and_dmabuf():

@@ -36,6 +36,8 @@ def perftest_row(s: str, name: str) -> re.Match:
 VERBS_TOOL = Path(__file__).resolve().parent / "verbs_objects.py"
 RESIZE_TOOL = Path(__file__).resolve().parent / "verbs_resize_cq.py"
 SMALL_TOOL = Path(__file__).resolve().parent / "verbs_small.py"
+CLOCK_TOOL = Path(__file__).resolve().parent / "verbs_clock.py"
+MW_TOOL = Path(__file__).resolve().parent / "verbs_mw.py"
 # The RC QP set-up the pyverbs tools above share: a file of the share beside them.
 RC_FIXTURE = Path(__file__).resolve().parent / "verbs_rc.py"
 
@@ -424,18 +426,49 @@ SMALL_STEPS = ["atomic-allowed", "atomic-refused", "write-allowed", "read-refuse
                "write-refused-after-modify", "atomic-refused-by-mr",
                "srq-bad-modify", "srq-armed", "srq-not-yet", "srq-limit-event", "srq-disarmed",
                "rereg-before-write-refused", "rereg-write-new-key", "rereg-write-old-key",
-               "rereg-atomic", "rereg-less"]
+               "rereg-atomic", "rereg-less", "dyn-uar-alloc", "dyn-uar-bf-refused",
+               "dyn-uar-post"]
+
+
+def check_steps(text: str, steps: list[str], what: str) -> dict[str, dict]:
+    """Checks the report of a guest program that prints one JSON line per step: it finished
+    ("closed") and every one of `steps` passed."""
+    by = resize_steps(text)
+    assert "closed" in by, f"the {what} program did not finish:\n{text}"
+    bad = [by.get(s, {"step": s, "missing": True}) for s in steps
+           if not by.get(s, {}).get("ok")]
+    assert not bad, "failed steps:\n" + "\n".join(map(json.dumps, bad)) + "\n" + text
+    return by
 
 
 def check_small(text: str) -> dict[str, dict]:
     """Checks verbs_small.py's report: it finished and every step passed (the same checks for
     mlx5_ib and for cx4 on the model)."""
-    by = resize_steps(text)
-    assert "closed" in by, f"the small-verbs program did not finish:\n{text}"
-    bad = [by.get(s, {"step": s, "missing": True}) for s in SMALL_STEPS
-           if not by.get(s, {}).get("ok")]
-    assert not bad, "failed steps:\n" + "\n".join(map(json.dumps, bad)) + "\n" + text
+    return check_steps(text, SMALL_STEPS, "small-verbs")
+
+
+# The steps of verbs_clock.py, each of which must report ok.
+CLOCK_STEPS = ["caps", "rt-clock", "clock-info", "cq-timestamps", "wallclock", "adjfine",
+               "adjtime"]
+
+
+def check_clock(text: str) -> dict[str, dict]:
+    """Checks verbs_clock.py's report: it finished, every step passed, and the card's
+    frequency is ConnectX-4's 156.25 MHz (the same checks for mlx5_ib and cx4 on the model)."""
+    by = check_steps(text, CLOCK_STEPS, "clock")
+    assert by["caps"]["hca_core_clock"] == 156_250, by["caps"]
     return by
+
+
+# The steps of verbs_mw.py, each of which must report ok.
+MW_STEPS = ["mw-caps", "mw1-bind-access", "mw1-outside-refused", "mw1-rights",
+            "mw1-old-key-refused", "mw2-bind-access", "mw2-other-qp-refused", "mw2-remote-inval",
+            "mw2-local-inval"]
+
+
+def check_mw(text: str) -> dict[str, dict]:
+    """Checks verbs_mw.py's report (the same checks for mlx5_ib and cx4 on the model)."""
+    return check_steps(text, MW_STEPS, "memory-window")
 
 
 def tests(env: Env):
@@ -595,36 +628,65 @@ def tests(env: Env):
     yield "mlx5_ib: ibv_resize_cq with completions in flight, each seen once, bad sizes refused", \
         resize_cq_from_user_space
 
-    @estimate(120)
-    def small_verbs_from_user_space():
-        """tests/verbs_small.py through libmlx5 and mlx5_ib on the model (ib.py runs it on
-        cx4 with the same checks): remote operations the responder's QP access flags do not
-        grant complete with remote access errors, those they grant work, rights changed in
-        RTS take effect, and the MR's rights are checked too; an SRQ's armed limit raises
-        one IBV_EVENT_SRQ_LIMIT_REACHED when fewer WQEs are left, and disarms."""
+    def mlx5_ib_tool(tool, args, extra):
+        """Runs the guest program `tool` (tests/verbs_*.py, with `args`, the RC fixture and the
+        `extra` files) through libmlx5 and mlx5_ib on the model, then unloads mlx5_ib; returns its
+        report after checking that the VM finished, that the program's QPs are gone
+        (mlx5_ib's own GSI and UMR QPs stay) and that mlx5 reported nothing."""
         vm0 = IB + """
             eth_up
             ib_up
-        """ + GIDX + """
-            section small
-            python3 /cx4/verbs_small.py $IBDEV --gid-index $GIDX --settle $SLOW 2>&1
+        """ + GIDX + f"""
+            section tool
+            python3 /cx4/{tool.name} $IBDEV --gid-index $GIDX {args} 2>&1
             section after; req ctl roce
             rmmod mlx5_ib
             rmmod mlx5_core
             echo unloaded
         """
         r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
-                    files=[SMALL_TOOL, RC_FIXTURE])[0]
+                    files=[tool, *extra, RC_FIXTURE])[0]
         assert r.status == 0 and "unloaded" in r.job_log, describe(r)
-        check_small(section(r.job_log, "small"))
-        # The program's QPs are gone (mlx5_ib's own GSI and UMR QPs stay).
         assert "/RC/" not in section(r.job_log, "after"), section(r.job_log, "after")
         errs = mlx5_errors(r.dmesg)
         assert not errs, "\n".join(errs)
         check_clean_dmesg(r.dmesg)
+        return section(r.job_log, "tool")
+
+    @estimate(120)
+    def small_verbs_from_user_space():
+        """tests/verbs_small.py through libmlx5 and mlx5_ib on the model (ib.py runs it on
+        cx4 with the same checks): remote operations the responder's QP access flags do not
+        grant complete with remote access errors, those they grant work, rights changed in
+        RTS take effect, and the MR's rights are checked too; an SRQ's armed limit raises
+        one IBV_EVENT_SRQ_LIMIT_REACHED when fewer WQEs are left, and disarms; dynamic UARs
+        (UAR objects) are allocated, mapped and rung through."""
+        check_small(mlx5_ib_tool(SMALL_TOOL, "--settle $SLOW", []))
 
     yield "mlx5_ib: QP remote rights, SRQ limit event (verbs_small.py)", \
         small_verbs_from_user_space
+
+    @estimate(120)
+    def clock_from_user_space():
+        """tests/verbs_clock.py through libmlx5 and mlx5_ib on the model (ib.py runs it on cx4
+        with the same checks): completion timestamps of an extended CQ increase and lie
+        between reads of the internal timer (ibv_query_rt_values_ex, the core-clock page); the
+        clock-info page converts them to the PHC's time and follows phc_ctl's frequency and
+        time adjustments; wall-clock completion times come through it."""
+        check_clock(mlx5_ib_tool(CLOCK_TOOL, "", []))
+
+    yield "mlx5_ib: completion timestamps, clock-info page, PHC adjustments (verbs_clock.py)", \
+        clock_from_user_space
+
+    @estimate(120)
+    def memory_windows_from_user_space():
+        """tests/verbs_mw.py through libmlx5 and mlx5_ib on the model (ib.py runs it on cx4
+        with the same checks): type 1 and type 2 memory windows bound by UMR WQEs give remote
+        access inside the window with its own rights and refuse it outside; a type 2 window
+        serves its bound QP only and is invalidated by SEND_WITH_INV and LOCAL_INV."""
+        check_mw(mlx5_ib_tool(MW_TOOL, "--settle $SLOW", [SMALL_TOOL]))
+
+    yield "mlx5_ib: memory windows type 1 and 2 (verbs_mw.py)", memory_windows_from_user_space
 
     gidx = GIDX
 

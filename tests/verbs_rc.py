@@ -5,6 +5,8 @@ card loops the packets back). The tests put it in the VM's share with the tool
 (`files=[..., RC_FIXTURE]`); Python finds it next to the script in /cx4.
 """
 
+import argparse
+
 import pyverbs.enums as e
 from pyverbs.addr import AHAttr, GlobalRoute
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
@@ -45,3 +47,14 @@ def connect_rc(qp, dest_qpn, gid, gid_index, access, timeout, retry_cnt, rnr_ret
     rts.rnr_retry = rnr_retry
     rts.max_rd_atomic = 4
     qp.to_rts(rts)
+
+
+def tool_args():
+    """The command line of the tools: DEVICE --gid-index N [--settle SECONDS] (how long a
+    test waits for what must not happen)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("device")
+    ap.add_argument("--gid-index", type=int, required=True)
+    ap.add_argument("--settle", type=float, default=1.0,
+                    help="seconds a test waits for what must not happen")
+    return ap.parse_args()

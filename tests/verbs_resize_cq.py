@@ -12,7 +12,6 @@ usage: verbs_resize_cq.py DEVICE --gid-index N [--settle SECONDS]
 (verbs_rc.py, the shared RC QP set-up, beside it)
 """
 
-import argparse
 import json
 import sys
 import time
@@ -24,7 +23,7 @@ from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.wr import SGE, SendWR
-from verbs_rc import connect_rc, rc_qp
+from verbs_rc import connect_rc, rc_qp, tool_args
 
 
 def out(**kw):
@@ -86,11 +85,7 @@ class Run:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("device")
-    ap.add_argument("--gid-index", type=int, required=True)
-    ap.add_argument("--settle", type=float, default=1.0)
-    a = ap.parse_args()
+    a = tool_args()
     r = Run(a)
     out(step="created", cqe=r.cq.cqe, max_cqe=r.max_cqe)
 

@@ -18,6 +18,12 @@ cx4; the same checks, `check_small` in model_roce.py): with the guest's unmodifi
   the keys of: the MR keeps its lkey and rkey (mlx5_ib changes the rights in place, by UMR),
   so RDMA through the keys handed out before works with the new rights (WRITE and atomic
   once granted, WRITE refused again once taken away, READ throughout).
+- dyn-uar: libmlx5 asks for dynamic UARs (MLX5_LIB_CAP_DYN_UAR): its uncached page for QP and
+  CQ doorbells is a UAR object (MLX5_IB_METHOD_UAR_OBJ_ALLOC) mapped at a driver-object
+  offset (command byte >= 9), and mlx5dv_devx_alloc_uar(NC_DEDICATED) gets further ones (four
+  doorbells a page, each page an object of its own); the CQs' doorbell page is that UAR, and RC WRITEs posted through it complete;
+  a BlueFlame UAR is refused on a card without write-combining. The pages are destroyed with
+  the context (the tests count ALLOC_UAR/DEALLOC_UAR on cx4).
 
 One JSON line per step ({"step": name, "ok": bool, ...}); the last is {"step": "closed"}.
 
@@ -25,7 +31,7 @@ usage: verbs_small.py DEVICE --gid-index N [--settle SECONDS]
 (verbs_rc.py, the shared RC QP set-up, beside it)
 """
 
-import argparse
+import errno
 import json
 import signal
 import struct
@@ -37,11 +43,14 @@ from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
+from pyverbs.providers.mlx5 import mlx5_enums as dve
+from pyverbs.providers.mlx5.mlx5dv import Mlx5UAR
+from pyverbs.providers.mlx5.mlx5dv_objects import Mlx5DvObj
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.qp import QPAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
-from verbs_rc import connect_rc, rc_qp
+from verbs_rc import connect_rc, rc_qp, tool_args
 
 LW, RW, RR, RA = (e.IBV_ACCESS_LOCAL_WRITE, e.IBV_ACCESS_REMOTE_WRITE,
                   e.IBV_ACCESS_REMOTE_READ, e.IBV_ACCESS_REMOTE_ATOMIC)
@@ -283,13 +292,50 @@ def rereg_access_tests(r):
     mr.close()
 
 
+def uar_cmd(u):
+    """The mmap command byte of a UAR's offset (libmlx5 `set_command`: bits 8..16 of the page
+    offset); 9 and above are driver objects' entries (MLX5_IB_MMAP_OFFSET_START)."""
+    return (u.mmap_off >> 12 >> 8) & 0xff
+
+
+def dyn_uar_tests(r):
+    # MLX5DV_UAR_ALLOC_TYPE_BF, _NC, _NC_DEDICATED (mlx5_api.h)
+    BF, NC, NC_DEDICATED = 0, 1, 1 << 31
+    nc = Mlx5UAR(r.ctx, NC)
+    # libmlx5 hands out the doorbells of an uncached page four at a time (two UARs of two
+    # registers): five dedicated ones take two new pages.
+    more = [Mlx5UAR(r.ctx, NC_DEDICATED) for _ in range(5)]
+    uars = [nc] + more
+    pages = {}
+    for u in uars:
+        pages.setdefault(u.page_id, set()).add((u.base_addr, u.mmap_off))
+    check("dyn-uar-alloc", len(pages) == 3 and all(len(v) == 1 for v in pages.values())
+          and all(uar_cmd(u) >= 9 and 0 < u.reg_addr - u.base_addr < 4096 for u in uars)
+          and len({u.reg_addr for u in uars}) == 6
+          and len({u.mmap_off for u in uars}) == 3,
+          page_ids=[u.page_id for u in uars], offsets=[u.mmap_off for u in uars])
+    bf = errno_of(lambda: Mlx5UAR(r.ctx, BF))
+    check("dyn-uar-bf-refused", bf == errno.EOPNOTSUPP, errno=bf)
+    # libmlx5's QPs and CQs ring through its uncached UAR: the CQ's doorbell page is it.
+    cq_uar = Mlx5DvObj(dve.MLX5DV_OBJ_CQ, cq=r.cq).dvcq.cq_uar
+    mr = MR(r.pd, SZ, LW | RW)
+    r.pair(RW)
+    sts = []
+    for k in range(4):
+        r.src.write(bytes([k + 1]) * 64, 64, 0)
+        sts.append(r.op(e.IBV_WR_RDMA_WRITE, mr.rkey, mr.buf + 256 * k, 64))
+    data = [mr.read(64, 256 * k) for k in range(4)]
+    check("dyn-uar-post", sts == [e.IBV_WC_SUCCESS] * 4
+          and data == [bytes([k + 1]) * 64 for k in range(4)]
+          and cq_uar == nc.base_addr, statuses=sts, cq_uar=cq_uar, nc_uar=nc.base_addr)
+    r.close_pair()
+    mr.close()
+    for u in more:
+        u.close()
+
+
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("device")
-    ap.add_argument("--gid-index", type=int, required=True)
-    ap.add_argument("--settle", type=float, default=1.0,
-                    help="seconds a test waits for what must not happen")
-    a = ap.parse_args()
+    a = tool_args()
     r = Run(a)
     out(step="created")
     rights_tests(r)
@@ -298,6 +344,7 @@ def main() -> int:
     r = Run(a)
     srq_limit_tests(r)
     rereg_access_tests(r)
+    dyn_uar_tests(r)
     r.close()
     out(step="closed")
     return 0

@@ -22,6 +22,7 @@ use netdev::DeviceRef;
 
 use crate::{
     caps::Caps,
+    clock::Clock,
     debugfs::FunctionDir,
     ec::{
         self,
@@ -124,7 +125,7 @@ impl Layers {
             .and_then(|en| Some((en.device_ref()?, en.min_inline())));
         let ib = match netdev {
             Some(nd) if caps.gen().roce() != 0 && caps.roce().is_some() => {
-                probe_ib(pdev, &m, &caps, nd, eqs.comp_eqns()?)
+                probe_ib(pdev, &m, &caps, nd, eqs.comp_eqns()?, hca.clock())
             }
             _ => None,
         };
@@ -170,8 +171,10 @@ fn probe_ib(
     caps: &Arc<Caps>,
     (netdev, min_inline): (DeviceRef, u8),
     comp_eqns: KVec<u8>,
+    clock: Option<&Clock>,
 ) -> Option<Ib> {
-    match Ib::probe(pdev, m, caps, netdev, min_inline, comp_eqns) {
+    let timer = clock.map(|c| c.timer().clone());
+    match Ib::probe(pdev, m, caps, netdev, min_inline, comp_eqns, timer) {
         Ok(ib) => Some(ib),
         Err(e) => {
             dev_warn!(pdev, "no RDMA device: {:?}\n", e);

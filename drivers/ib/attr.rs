@@ -125,6 +125,12 @@ pub const PORT_CM_SUP: u32 = ksys::KSYS_CONST_IB_PORT_CM_SUP;
 /// (what nvme-rdma, NFS/RDMA and RDS require).
 pub const DEVICE_MEM_MGT_EXTENSIONS: u64 =
     ksys::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS as u64;
+/// `IB_DEVICE_MEM_WINDOW`: memory windows (type 1).
+pub const DEVICE_MEM_WINDOW: u64 = ksys::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW as u64;
+/// `IB_DEVICE_MEM_WINDOW_TYPE_2B`: type 2 memory windows (bound to a QP, remotely
+/// invalidatable).
+pub const DEVICE_MEM_WINDOW_TYPE_2B: u64 =
+    ksys::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B as u64;
 /// `IB_DEVICE_XRC`: XRC domains, XRC SRQs and XRC initiator/target QPs.
 pub const DEVICE_XRC: u64 = ksys::ib_device_cap_flags_IB_DEVICE_XRC as u64;
 
@@ -164,6 +170,8 @@ pub struct DeviceAttr {
     pub max_cqe: u32,
     /// MRs.
     pub max_mr: u32,
+    /// Memory windows.
+    pub max_mw: u32,
     /// PDs.
     pub max_pd: u32,
     /// Outstanding RDMA reads / atomics a QP responds to.
@@ -198,6 +206,10 @@ pub struct DeviceAttr {
     pub max_cq_moderation_count: u16,
     /// Largest CQ moderation period (µs).
     pub max_cq_moderation_period: u16,
+    /// The bits of the completion timestamps that count (`timestamp_mask`; 0: none).
+    pub timestamp_mask: u64,
+    /// The frequency of the clock completion timestamps count, kHz (`hca_core_clock`).
+    pub hca_core_clock: u64,
 }
 
 fn int(v: u32) -> ffi::c_int {
@@ -226,7 +238,10 @@ impl DeviceAttr {
         a.max_cqe = int(self.max_cqe);
         a.cq_caps.max_cq_moderation_count = self.max_cq_moderation_count;
         a.cq_caps.max_cq_moderation_period = self.max_cq_moderation_period;
+        a.timestamp_mask = self.timestamp_mask;
+        a.hca_core_clock = self.hca_core_clock;
         a.max_mr = int(self.max_mr);
+        a.max_mw = int(self.max_mw);
         a.max_pd = int(self.max_pd);
         a.max_qp_rd_atom = int(self.max_qp_rd_atom);
         a.max_qp_init_rd_atom = int(self.max_qp_init_rd_atom);

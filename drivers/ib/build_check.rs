@@ -23,6 +23,7 @@ use crate::{
     QpInitAttr,
     RecvWrs,
     SendWrs,
+    UarKind,
     Ucontext,
     Udata,
     Vma,
@@ -38,6 +39,8 @@ struct Check;
 impl IbDriver for Check {
     type Data = ();
     type Ucontext = ();
+    type MmapEntry = ();
+    type Mw = ();
     type Pd = ();
     type Cq = ();
     type Qp = ();
@@ -82,6 +85,14 @@ impl IbDriver for Check {
     }
 
     fn mmap(_uctx: &Ucontext<Self>, _vma: &Vma) -> Result {
+        Err(EINVAL)
+    }
+
+    fn alloc_uar(_uctx: &Ucontext<Self>, _kind: UarKind) -> Result<((), u32)> {
+        Err(EINVAL)
+    }
+
+    fn alloc_mw(_pd: &Pd<Self>, _type_2: bool, _udata: &mut Udata<'_>) -> Result<((), u32)> {
         Err(EINVAL)
     }
 

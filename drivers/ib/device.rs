@@ -24,10 +24,12 @@ use crate::{
 };
 
 /// The allocation `_ib_alloc_device()` makes for a driver: the `ib_device` at offset 0 (the
-/// core's `ib_alloc_device(drv_struct, member)` requirement), the driver data behind it.
+/// core's `ib_alloc_device(drv_struct, member)` requirement) in the head that
+/// drivers/ksys/uapi.c finds the driver's handlers in (`ksys_ib_dev_head`), the driver data
+/// behind it.
 #[repr(C)]
 struct Container<T: IbDriver> {
-    ib: ksys::ib_device,
+    head: ksys::ksys_ib_dev_head,
     data: T::Data,
 }
 
@@ -130,6 +132,11 @@ impl<T: IbDriver> Registration<T> {
         // `parent` is a live device; the device core takes a reference when registering.
         unsafe {
             core::ptr::addr_of_mut!((*raw.as_ptr()).data).write(data);
+            if T::HAS_ALLOC_UAR {
+                // The driver's uverbs objects (static definitions) and the handler they call.
+                (*ib).driver_def = ksys::mlx5_uar_defs();
+                (*raw.as_ptr()).head.uar_alloc = Some(OpsTable::<T>::uar_alloc);
+            }
             ksys::ib_set_device_ops(ib, &ops);
             (*ib).node_type = ksys::KSYS_CONST_RDMA_NODE_IB_CA as u8;
             (*ib).phys_port_cnt = 1;

@@ -24,7 +24,10 @@ use crate::{
         SrqEvents, //
     },
     gid::GidAttr,
-    mmap::Vma,
+    mmap::{
+        UarKind,
+        Vma, //
+    },
     object::{
         Cq,
         Mr,
@@ -78,6 +81,11 @@ pub trait IbDriver: Sized + 'static {
     type Data: Send + Sync;
     /// A user context's state ([`IbDriver::alloc_ucontext`]).
     type Ucontext: Send + Sync;
+    /// A memory window's state ([`IbDriver::alloc_mw`]).
+    type Mw: Send + Sync;
+    /// What an mmap entry the driver handed out maps ([`IbDriver::alloc_uar`]); dropped when
+    /// the entry's last reference goes (its object destroyed and no process mapping it).
+    type MmapEntry: Send + Sync;
     /// A protection domain's state ([`IbDriver::alloc_pd`]).
     type Pd: Send + Sync;
     /// A completion queue's state ([`IbDriver::create_cq`]).
@@ -138,6 +146,22 @@ pub trait IbDriver: Sized + 'static {
     /// `mmap`: a process maps part of the device through its context (`vma.pgoff()` says
     /// what, in the provider's encoding).
     fn mmap(_uctx: &Ucontext<Self>, _vma: &Vma) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// mlx5's `MLX5_IB_METHOD_UAR_OBJ_ALLOC` (the driver's uverbs object `MLX5_IB_OBJECT_UAR`,
+    /// drivers/ksys/uapi.c): a UAR page of `kind` for the context; returns what its mmap entry
+    /// maps and the page's index. The layer inserts the entry into the context (the process
+    /// maps it at the offset the method returns, through [`Vma::map_entry_noncached`]) and
+    /// drops the entry data once the object is destroyed and no longer mapped.
+    fn alloc_uar(_uctx: &Ucontext<Self>, _kind: UarKind) -> Result<(Self::MmapEntry, u32)> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `alloc_mw`: a memory window of `pd` (type 2 if `type_2`, else type 1) for a process
+    /// (`udata` holds the provider's optional request); returns it and its initial rkey. The
+    /// process binds and invalidates it with work requests; the drop frees it on the device.
+    fn alloc_mw(_pd: &Pd<Self>, _type_2: bool, _udata: &mut Udata<'_>) -> Result<(Self::Mw, u32)> {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 

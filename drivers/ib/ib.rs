@@ -74,6 +74,8 @@ pub use attr::{
     CORE_PORT_IBA_ROCE,
     CORE_PORT_IBA_ROCE_UDP_ENCAP,
     DEVICE_MEM_MGT_EXTENSIONS,
+    DEVICE_MEM_WINDOW,
+    DEVICE_MEM_WINDOW_TYPE_2B,
     DEVICE_XRC,
     MGMT_MAD_SIZE,
     PORT_CM_SUP, //
@@ -94,11 +96,15 @@ pub use events::{
     SrqEvents, //
 };
 pub use gid::GidAttr;
-pub use mmap::Vma;
+pub use mmap::{
+    UarKind,
+    Vma, //
+};
 pub use object::{
     Ah,
     Cq,
     Mr,
+    Mw,
     Pd,
     Qp,
     Srq,

@@ -15,7 +15,8 @@
 //! trampoline revokes before dropping the driver's object, so that an event interrupt racing
 //! with the destruction never reaches the freed `ib_*` struct.
 //!
-//! XRC domains ([`Xrcd`]) are containers like the others (`size_ib_xrcd`); an XRC SRQ's
+//! Memory windows ([`Mw`], `size_ib_mw`) too: the alloc trampoline writes the rkey the driver
+//! returns into the `ib_mw`. XRC domains ([`Xrcd`]) are containers like the others (`size_ib_xrcd`); an XRC SRQ's
 //! number is written into its `ib_srq` by the create trampoline ([`Srq::set_xrc_srq_num`]).
 //!
 //! MRs are the exception: the driver allocates `ib_mr` itself, so [`Mr`] is a box the layer
@@ -67,6 +68,11 @@ fn ah_device(p: *mut ksys::ib_ah) -> *mut ksys::ib_device {
 fn srq_device(p: *mut ksys::ib_srq) -> *mut ksys::ib_device {
     // SAFETY: As in `ucontext_device`.
     unsafe { ksys::ib_srq_device(p) }
+}
+
+fn mw_device(p: *mut ksys::ib_mw) -> *mut ksys::ib_device {
+    // SAFETY: As in `ucontext_device`.
+    unsafe { ksys::ib_mw_device(p) }
 }
 
 fn xrcd_device(p: *mut ksys::ib_xrcd) -> *mut ksys::ib_device {
@@ -218,6 +224,15 @@ container!(
     Srq,
     srq_device,
     SrqEvents
+);
+
+container!(
+    /// A memory window (`struct ib_mw`): a range of an MR that the process binds with its
+    /// own remote rights by work requests (libmlx5's UMR WQEs), without the kernel.
+    Mw,
+    ib_mw,
+    Mw,
+    mw_device
 );
 
 container!(

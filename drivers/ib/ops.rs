@@ -26,6 +26,7 @@ use crate::{
     object::{
         Ah,
         Cq,
+        Mw,
         Pd,
         Qp,
         Srq,
@@ -76,6 +77,8 @@ impl<T: IbDriver> OpsTable<T> {
             Self::dereg_mr
         ),
         alloc_mr: op!(T::HAS_ALLOC_MR, Self::alloc_mr),
+        alloc_mw: op!(T::HAS_ALLOC_MW, Self::alloc_mw),
+        dealloc_mw: op!(T::HAS_ALLOC_MW, Self::dealloc_mw),
         map_mr_sg: op!(T::HAS_MR_MAP_BEGIN, Self::map_mr_sg),
         create_qp: op!(T::HAS_CREATE_QP, Self::create_qp),
         destroy_qp: op!(T::HAS_CREATE_QP, Self::destroy_qp),
@@ -101,6 +104,7 @@ impl<T: IbDriver> OpsTable<T> {
         alloc_xrcd: op!(T::HAS_ALLOC_XRCD, Self::alloc_xrcd),
         dealloc_xrcd: op!(T::HAS_ALLOC_XRCD, Self::dealloc_xrcd),
         size_ib_xrcd: Xrcd::<T>::SIZE,
+        size_ib_mw: Mw::<T>::SIZE,
         size_ib_srq: Srq::<T>::SIZE,
         size_ib_ah: Ah::<T>::SIZE,
         size_ib_cq: Cq::<T>::SIZE,
@@ -113,6 +117,9 @@ impl<T: IbDriver> OpsTable<T> {
     pub(crate) fn build(module: &'static ThisModule) -> ksys::ib_device_ops {
         let mut ops = Self::OPS;
         ops.owner = module.as_ptr();
+        if T::HAS_ALLOC_UAR {
+            ops.mmap_free = Some(Self::mmap_free);
+        }
         ops
     }
 }

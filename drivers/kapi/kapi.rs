@@ -25,6 +25,8 @@
 //!   per-module data.
 //! - [`barrier`]: `dma_wmb()`, `dma_rmb()`, `wmb()`, the barriers against a device (the
 //!   `kernel` crate has only the SMP ones).
+//! - [`SharedPage`]: a zeroed page processes map read-only and the kernel updates with single
+//!   4- or 8-byte stores (mlx5's clock-info page).
 //!
 //! # Contexts
 //!
@@ -50,6 +52,9 @@
 
 pub mod barrier;
 pub mod ratelimit;
+mod shared_page;
+
+pub use shared_page::SharedPage;
 
 use core::{
     ffi::c_void,

@@ -27,6 +27,7 @@
 #include <rdma/ib_mad.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/mlx5_user_ioctl_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
 #include "helpers.h"
@@ -50,6 +51,8 @@ const unsigned int KSYS_CONST_IB_MGMT_MAD_SIZE = IB_MGMT_MAD_SIZE;
 const unsigned int KSYS_CONST_RDMA_CORE_PORT_IBA_ROCE = RDMA_CORE_PORT_IBA_ROCE;
 const unsigned int KSYS_CONST_RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
 const unsigned int KSYS_CONST_RDMA_NODE_IB_CA = RDMA_NODE_IB_CA;
+const u32 KSYS_CONST_MLX5_IB_UAPI_UAR_ALLOC_TYPE_BF = MLX5_IB_UAPI_UAR_ALLOC_TYPE_BF;
+const u32 KSYS_CONST_MLX5_IB_UAPI_UAR_ALLOC_TYPE_NC = MLX5_IB_UAPI_UAR_ALLOC_TYPE_NC;
 const unsigned int KSYS_CONST_IB_PORT_CM_SUP = IB_PORT_CM_SUP;
 const unsigned int KSYS_CONST_SOF_TIMESTAMPING_TX_HARDWARE = SOF_TIMESTAMPING_TX_HARDWARE;
 const unsigned int KSYS_CONST_SOF_TIMESTAMPING_TX_SOFTWARE = SOF_TIMESTAMPING_TX_SOFTWARE;

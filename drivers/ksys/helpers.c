@@ -581,6 +581,26 @@ struct ib_device *ksys_helper_ib_ah_device(const struct ib_ah *ah)
 	return ah->device;
 }
 
+struct ib_device *ksys_helper_ib_mw_device(const struct ib_mw *mw)
+{
+	return mw->device;
+}
+
+struct ib_pd *ksys_helper_ib_mw_pd(const struct ib_mw *mw)
+{
+	return mw->pd;
+}
+
+bool ksys_helper_ib_mw_type_2(const struct ib_mw *mw)
+{
+	return mw->type == IB_MW_TYPE_2;
+}
+
+void ksys_helper_ib_mw_set_rkey(struct ib_mw *mw, u32 rkey)
+{
+	mw->rkey = rkey;
+}
+
 struct ib_device *ksys_helper_ib_srq_device(const struct ib_srq *srq)
 {
 	return srq->device;

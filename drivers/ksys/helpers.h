@@ -172,6 +172,10 @@ u64 ksys_helper_ib_mr_length(const struct ib_mr *mr);
 u32 ksys_helper_ib_mr_page_size(const struct ib_mr *mr);
 void ksys_helper_ib_mr_set_range(struct ib_mr *mr, u64 iova, u64 length);
 struct ib_device *ksys_helper_ib_ah_device(const struct ib_ah *ah);
+struct ib_device *ksys_helper_ib_mw_device(const struct ib_mw *mw);
+struct ib_pd *ksys_helper_ib_mw_pd(const struct ib_mw *mw);
+bool ksys_helper_ib_mw_type_2(const struct ib_mw *mw);
+void ksys_helper_ib_mw_set_rkey(struct ib_mw *mw, u32 rkey);
 struct ib_device *ksys_helper_ib_srq_device(const struct ib_srq *srq);
 struct ib_pd *ksys_helper_ib_srq_pd(const struct ib_srq *srq);
 void ksys_helper_ib_srq_event(struct ib_srq *srq, enum ib_event_type type);
@@ -192,6 +196,20 @@ void ksys_helper_rdma_umem_block_iter_start(struct ib_block_iter *biter, struct 
 					    unsigned long pgsz);
 bool ksys_helper_rdma_umem_block_iter_next(struct ib_block_iter *biter);
 dma_addr_t ksys_helper_rdma_block_iter_dma_address(struct ib_block_iter *biter);
+
+/*
+ * uapi.c: mlx5's UAR object (MLX5_IB_OBJECT_UAR) for `ops.driver_def`. A device of the ib
+ * layer starts with `ksys_ib_dev_head`: the ib_device, then the driver's handler of
+ * UAR_OBJ_ALLOC (NULL: EOPNOTSUPP), which allocates a UAR of `type` for `uctx`, inserts its
+ * mmap entry into the context and returns the entry and the UAR's page index.
+ */
+struct ksys_ib_dev_head {
+	struct ib_device ib;
+	int (*uar_alloc)(struct ib_ucontext *uctx, u32 type, struct rdma_user_mmap_entry **entry,
+			 u32 *page_id);
+};
+
+const struct uapi_definition *ksys_helper_mlx5_uar_defs(void);
 
 /* <linux/ptp_clock_kernel.h> */
 void ksys_helper_ptp_read_system_prets(struct ptp_system_timestamp *sts);

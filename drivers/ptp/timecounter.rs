@@ -121,6 +121,22 @@ impl TimeCounter {
         &self.cc
     }
 
+    /// The counter value of the last read (`tc.cycle_last`).
+    pub const fn cycle_last(&self) -> u64 {
+        self.cycle_last
+    }
+
+    /// The time at the last read, nanoseconds (`tc.nsec`).
+    pub const fn nsec(&self) -> u64 {
+        self.nsec
+    }
+
+    /// The sub-nanosecond rest carried over from the last read (`tc.frac`, in units of
+    /// 2^-shift ns).
+    pub const fn frac(&self) -> u64 {
+        self.frac
+    }
+
     /// `timecounter_read()`: advances to the counter value `now` (read by the caller, not more
     /// than one wrap after the last read) and returns the time then.
     pub fn read(&mut self, now: u64) -> u64 {

@@ -7,16 +7,27 @@
 //! auxiliary work at least twice per wrap of the 41 bits mlx5 uses
 //! (`mlx5_timestamp_overflow`). [`Clock`] registers it as `/dev/ptpN` under the PCI device;
 //! [`Timer::cyc2time`] turns a CQE's timestamp into the clock's time for the Ethernet layer.
+//!
+//! The clock-info page (`struct mlx5_ib_clock_info`, mlx5-abi.h; clock.c `mdev->clock_info`)
+//! publishes the timecounter to processes, which map it read-only through the RDMA device
+//! (`mlx5dv_get_clock_info`) and convert completion timestamps themselves: written at start
+//! and after every change of the time (adjfine, adjtime, settime, the periodic read), under a
+//! sequence word (`sign`) that is odd while the kernel writes.
 
 use cx4_hw::iseg;
 use kapi::{
     new_bh_lock,
-    BhLock, //
+    BhLock,
+    SharedPage, //
 };
 use kernel::{
     new_mutex,
     prelude::*,
     sync::{
+        barrier::{
+            smp_mb,
+            smp_wmb, //
+        },
         Arc,
         Mutex, //
     },
@@ -46,6 +57,20 @@ const TIMER_BITS: u32 = 41;
 /// The largest frequency adjustment, parts per billion (clock.c `mlx5_ptp_clock_info`, for a
 /// card without the MTUTC register).
 const MAX_ADJ_PPB: i32 = 50_000_000;
+
+/// `struct mlx5_ib_clock_info` (mlx5-abi.h): the byte offsets of its fields.
+mod info {
+    pub(super) const SIGN: usize = 0;
+    pub(super) const NSEC: usize = 8;
+    pub(super) const CYCLES: usize = 16;
+    pub(super) const FRAC: usize = 24;
+    pub(super) const MULT: usize = 32;
+    pub(super) const SHIFT: usize = 36;
+    pub(super) const MASK: usize = 40;
+    pub(super) const OVERFLOW_PERIOD: usize = 48;
+    /// `MLX5_IB_CLOCK_INFO_KERNEL_UPDATING`: set in `sign` while the kernel writes.
+    pub(super) const KERNEL_UPDATING: u32 = 1;
+}
 
 /// The cycle counter's shift for a `khz` clock (clock.c `mlx5_ptp_shift_constant`): as large
 /// as lets `adjfine` move the multiplier by about one scaled ppm, while a millisecond's worth
@@ -77,9 +102,12 @@ pub(crate) struct Timer {
     /// The multiplier of the nominal frequency (`adjfine` scales this one).
     nominal_mult: u32,
     overflow: Jiffies,
-    /// Serialises the clock's operations (clock.c `mlx5_clock_lock`).
+    /// The clock-info page, if it could be allocated (clock.c: a warning, no page).
+    info: Option<SharedPage>,
+    /// Serialises the clock's operations (clock.c `mlx5_clock_lock`); holds the clock-info
+    /// page's `sign`, which every update moves on by 2.
     #[pin]
-    ops: Mutex<()>,
+    ops: Mutex<u32>,
     /// The time; read from NAPI polls (the CQEs' timestamps), written under `ops`.
     #[pin]
     tc: BhLock<TimeCounter>,
@@ -117,24 +145,69 @@ impl Timer {
         self.tc.lock().read(now);
         Ok(())
     }
+
+    /// The clock-info page processes map (`MLX5_IB_MMAP_CLOCK_INFO`), if there is one.
+    pub(crate) fn info_page(&self) -> Option<&SharedPage> {
+        self.info.as_ref()
+    }
+
+    /// Fills the clock-info page at start (clock.c `mlx5_init_clock_info` and
+    /// `mlx5_init_overflow_period`): the timecounter, its nominal multiplier, shift and mask,
+    /// and the period of the kernel's reads (in jiffies, as mlx5 gives it).
+    fn init_info(&self) -> Result {
+        let Some(p) = &self.info else {
+            return Ok(());
+        };
+        let tc = *self.tc.lock();
+        p.write64(info::NSEC, tc.nsec())?;
+        p.write64(info::CYCLES, tc.cycle_last())?;
+        p.write64(info::MASK, self.mask)?;
+        p.write32(info::MULT, self.nominal_mult)?;
+        p.write32(info::SHIFT, tc.cycle_counter().shift)?;
+        p.write64(info::FRAC, tc.frac())?;
+        p.write64(info::OVERFLOW_PERIOD, self.overflow as u64)
+    }
+
+    /// Publishes the timecounter after a change, under `ops` whose `sign` it is (clock.c
+    /// `mlx5_update_clock_info_page`): `sign` odd (`smp_store_mb`), the values, then `sign`
+    /// two on from where it was (`smp_store_release`). A reader that saw the same even `sign`
+    /// before and after its copy has a consistent one.
+    fn publish(&self, sign: &mut u32) {
+        let Some(p) = &self.info else {
+            return;
+        };
+        let tc = *self.tc.lock();
+        // Offsets inside the page, aligned: these stores cannot fail.
+        let _ = p.write32(info::SIGN, *sign | info::KERNEL_UPDATING);
+        smp_mb();
+        let _ = p.write64(info::CYCLES, tc.cycle_last());
+        let _ = p.write32(info::MULT, tc.cycle_counter().mult);
+        let _ = p.write64(info::NSEC, tc.nsec());
+        let _ = p.write64(info::FRAC, tc.frac());
+        smp_wmb();
+        *sign = sign.wrapping_add(2 * info::KERNEL_UPDATING);
+        let _ = p.write32(info::SIGN, *sign);
+    }
 }
 
 #[vtable]
 impl ClockOps for Timer {
     /// clock.c `mlx5_ptp_adjfine`: the time so far at the old rate, then the new multiplier.
     fn adjfine(&self, scaled_ppm: i64) -> Result {
-        let _g = self.ops.lock();
+        let mut sign = self.ops.lock();
         let mult = adjust_by_scaled_ppm(self.nominal_mult.into(), scaled_ppm);
         let mult = u32::try_from(mult).map_err(|_| ERANGE)?;
         self.advance()?;
         self.tc.lock().set_mult(mult);
+        self.publish(&mut sign);
         Ok(())
     }
 
     /// clock.c `mlx5_ptp_adjtime`.
     fn adjtime(&self, delta: i64) -> Result {
-        let _g = self.ops.lock();
+        let mut sign = self.ops.lock();
         self.tc.lock().adjtime(delta);
+        self.publish(&mut sign);
         Ok(())
     }
 
@@ -147,18 +220,23 @@ impl ClockOps for Timer {
 
     /// clock.c `mlx5_clock_settime`: the timecounter starts again at `ns`.
     fn settime(&self, ns: i64) -> Result {
-        let _g = self.ops.lock();
+        let mut sign = self.ops.lock();
         let now = self.read(&mut SystemTimestamps::none())?;
-        let mut tc = self.tc.lock();
-        *tc = TimeCounter::new(*tc.cycle_counter(), now, ns as u64);
+        {
+            let mut tc = self.tc.lock();
+            *tc = TimeCounter::new(*tc.cycle_counter(), now, ns as u64);
+        }
+        self.publish(&mut sign);
         Ok(())
     }
 
     /// clock.c `mlx5_timestamp_overflow`.
     fn do_aux_work(&self) -> Option<Jiffies> {
-        let _g = self.ops.lock();
+        let mut sign = self.ops.lock();
         // A device that no longer answers: try again next period.
-        let _ = self.advance();
+        if self.advance().is_ok() {
+            self.publish(&mut sign);
+        }
         Some(self.overflow)
     }
 }
@@ -183,13 +261,15 @@ impl Clock {
                 mask: cc.mask,
                 nominal_mult: cc.mult,
                 overflow: overflow_period(&cc),
-                ops <- new_mutex!(()),
+                info: SharedPage::new().ok(),
+                ops <- new_mutex!(0),
                 tc <- new_bh_lock!(TimeCounter::new(cc, 0, 0), "cx4::clock"),
             }),
             GFP_KERNEL,
         )?;
         // clock.c `mlx5_timecounter_init`: the system's real time at the timer's value now.
         timer.settime(ptp::realtime_ns())?;
+        timer.init_info()?;
         let reg = Registration::new(
             m.dev.get(),
             &crate::THIS_MODULE,

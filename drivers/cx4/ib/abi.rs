@@ -78,7 +78,27 @@ pub(crate) struct AllocPdResp {
 pub(crate) mod mmap_cmd {
     /// `MLX5_IB_MMAP_REGULAR_PAGE`: static UAR page `index`.
     pub(crate) const REGULAR_PAGE: usize = 0;
+    /// `MLX5_IB_MMAP_CORE_CLOCK`: the initialization segment's page with the internal timer,
+    /// read-only.
+    pub(crate) const CORE_CLOCK: usize = 5;
+    /// `MLX5_IB_MMAP_CLOCK_INFO`: the clock-info page of version `index`, read-only.
+    pub(crate) const CLOCK_INFO: usize = 7;
+    /// `MLX5_IB_MMAP_OFFSET_START`: from this command on, offsets of driver objects' mmap
+    /// entries (UAR objects).
+    pub(crate) const OFFSET_START: usize = 9;
 }
+
+/// `MLX5_LIB_CAP_DYN_UAR`: the library allocates every UAR page itself (UAR objects) and
+/// wants no static ones.
+pub(crate) const LIB_CAP_DYN_UAR: u64 = 1 << 1;
+
+/// `MLX5_IB_ALLOC_UCONTEXT_RESP_MASK_CORE_CLOCK_OFFSET`: `hca_core_clock_offset` is valid, the
+/// internal timer can be mapped (mmap command [`mmap_cmd::CORE_CLOCK`]).
+pub(crate) const UCTX_RESP_CORE_CLOCK_OFFSET: u32 = 1 << 0;
+
+/// `MLX5_IB_CLOCK_INFO_V1`: the one version of `struct mlx5_ib_clock_info` (its bit in
+/// `clock_info_versions`, its index in the mmap offset).
+pub(crate) const CLOCK_INFO_V1: usize = 0;
 
 /// The command and index libmlx5 encodes in an mmap page offset (mlx5.h `set_command`,
 /// `set_index`; mlx5_ib `get_command`, `get_index`): command in bits 8..16, index in bits
@@ -150,6 +170,13 @@ pub(crate) struct CreateQpReq {
     pub(crate) dci_streams: u16,
     pub(crate) reserved: u16,
 }
+
+/// `MLX5_QP_FLAG_UAR_PAGE_INDEX`: `bfreg_index` is the index of the UAR page (a dynamic one)
+/// the QP's doorbells go to; the response's `bfreg_index` is then [`INVALID_BFREG`].
+pub(crate) const QP_FLAG_UAR_PAGE_INDEX: u32 = 1 << 10;
+
+/// `MLX5_IB_INVALID_BFREG`: no bfreg of the static layout.
+pub(crate) const INVALID_BFREG: u32 = 1 << 31;
 
 /// The shortest create_qp request mlx5_ib takes (up to `sq_buf_addr`).
 pub(crate) const CREATE_QP_REQ_MIN_LEN: usize = 48;

@@ -165,9 +165,9 @@ impl UserCq {
         let uar = if req.flags & abi::CREATE_CQ_FLAGS_UAR_PAGE_INDEX != 0 {
             // Only one of the context's own pages.
             let want = u32::from(req.uar_page_index);
-            uctx.uar_indices().find(|&u| u == want).ok_or(EINVAL)?
+            Some(want).filter(|&u| uctx.owns_uar(u)).ok_or(EINVAL)?
         } else {
-            uctx.uar_indices().next().ok_or(EINVAL)?
+            uctx.default_uar().ok_or(EINVAL)?
         };
         if req.buf_addr % PAGE_OFFSET_UNIT != 0 || req.db_addr % 8 != 0 {
             return Err(EINVAL);

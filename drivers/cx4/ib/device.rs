@@ -57,9 +57,13 @@ use crate::{
             IbMr,
             MAX_FAST_REG_PAGES, //
         },
+        mw::IbMw,
         qp::IbQp,
         srq::IbSrq,
-        ucontext::Ucontext,
+        ucontext::{
+            DynUar,
+            Ucontext, //
+        },
         xrcd::IbXrcd,
         IbShared, //
     },
@@ -74,6 +78,8 @@ const DEFAULT_PKEY: u16 = 0xffff;
 const WQE_SEG: u32 = 16;
 /// The longest CQ moderation period, µs (`cq_period` is 12 bits; `MLX5_MAX_CQ_PERIOD`).
 const MAX_CQ_PERIOD: u32 = 0xfff;
+/// The bits of a completion timestamp that count (mlx5_ib: 63; the card's timer is 64 bits).
+const TIMESTAMP_MASK: u64 = (1 << 63) - 1;
 
 /// The ib device type of cx4.
 pub(crate) struct IbDev;
@@ -100,6 +106,8 @@ fn core_cap_flags(caps: &Caps) -> u32 {
 impl ib::IbDriver for IbDev {
     type Data = IbShared;
     type Ucontext = Ucontext;
+    type MmapEntry = DynUar;
+    type Mw = IbMw;
     type Pd = Pd;
     type Cq = IbCq;
     type Qp = IbQp;
@@ -163,6 +171,15 @@ impl ib::IbDriver for IbDev {
         if g.xrc() != 0 {
             a.device_cap_flags |= ib::DEVICE_XRC;
         }
+        // Memory windows of both types (mlx5_ib main.c: `imaicl`).
+        if g.imaicl() != 0 {
+            a.device_cap_flags |= ib::DEVICE_MEM_WINDOW | ib::DEVICE_MEM_WINDOW_TYPE_2B;
+            a.max_mw = 1 << g.log_max_mkey();
+        }
+        // Completions carry the free-running internal timer (mlx5_ib main.c
+        // `mlx5_ib_query_device`: 63 bits, the card's frequency).
+        a.hca_core_clock = g.device_frequency_khz().into();
+        a.timestamp_mask = TIMESTAMP_MASK;
         Ok(())
     }
 
@@ -234,6 +251,16 @@ impl ib::IbDriver for IbDev {
 
     fn mmap(uctx: &ib::Ucontext<Self>, vma: &ib::Vma) -> Result {
         Ucontext::mmap(uctx, vma)
+    }
+
+    /// mlx5_ib `mlx5_ib_alloc_mw`.
+    fn alloc_mw(pd: &ib::Pd<Self>, type_2: bool, udata: &mut Udata<'_>) -> Result<(IbMw, u32)> {
+        IbMw::alloc(pd, type_2, udata)
+    }
+
+    /// mlx5_ib `MLX5_IB_METHOD_UAR_OBJ_ALLOC`: a dynamic UAR page of the context.
+    fn alloc_uar(uctx: &ib::Ucontext<Self>, kind: ib::UarKind) -> Result<(DynUar, u32)> {
+        Ucontext::alloc_uar(uctx, kind)
     }
 
     /// `ALLOC_PD`; a user PD's number goes back to libmlx5.

@@ -12,6 +12,7 @@
 //! - kcq.rs: kernel users' CQs (poll and arm) and the table of kernel QPs;
 //! - kqp.rs: kernel users' QP rings (post_send, post_recv, completions);
 //! - ah.rs: address handles (the UD address vector);
+//! - mw.rs: memory windows (free KLM mkeys the process binds by UMR WQEs);
 //! - mr.rs: memory regions (MTT mkeys over pinned user pages, re-registration; the DMA MR);
 //! - qp.rs: RC/UC/UD and XRC initiator QPs of processes, RC/UC/UD QPs of kernel users, the
 //!   GSI QP, XRC target QPs, state transitions;
@@ -33,6 +34,7 @@ mod kcq;
 mod kqp;
 mod mcg;
 mod mr;
+mod mw;
 mod qp;
 mod srq;
 mod ucontext;
@@ -51,6 +53,7 @@ use netdev::DeviceRef;
 
 use crate::{
     caps::Caps,
+    clock::Timer,
     cmd::input,
     mdev::Mdev,
     uar::UarPage, //
@@ -88,6 +91,9 @@ pub(crate) struct IbShared {
     pub(crate) cc_query: bool,
     /// The UMR QP that changes user MRs' rights and PD in place (mlx5_ib's `umrc`).
     pub(crate) umr: Arc<umr::UmrQp>,
+    /// The card's clock, whose clock-info page processes map (none: the card gives no
+    /// frequency, and no clock-info page is offered).
+    pub(crate) clock: Option<Arc<Timer>>,
 }
 
 /// What a kernel user of the RoCE port's loopback needs (the EC engine's QP, which the root
@@ -130,6 +136,7 @@ impl Ib {
         netdev: DeviceRef,
         min_inline: u8,
         comp_eqns: KVec<u8>,
+        clock: Option<Arc<Timer>>,
     ) -> Result<Self> {
         let comp_vectors = comp_eqns.len() as u32;
         let roce = RoceEnable::new(mdev)?;
@@ -163,6 +170,7 @@ impl Ib {
             qcounter: qcounter.id(),
             cc_query: caps.gen().cc_query_allowed() != 0,
             umr,
+            clock,
         };
         let mut reg = ib::Registration::<IbDev>::new(
             pdev.as_ref(),

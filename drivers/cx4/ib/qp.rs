@@ -10,7 +10,9 @@
 //!   rq_wqe_shift` + `sq_wqe_count` 64-byte basic blocks) is pinned and its 4 KiB pages are
 //!   `CREATE_QP`'s page list; the doorbell register is the context's bfreg 0 (libmlx5 sends
 //!   no UAR flag with static UARs, so the driver picks: mlx5_ib's index encoding
-//!   `bfregn / 2 * 4 + bfregn % 2` goes back, the QP context names that bfreg's UAR page).
+//!   `bfregn / 2 * 4 + bfregn % 2` goes back, the QP context names that bfreg's UAR page), or
+//!   with dynamic UARs the context's UAR page libmlx5 names (`MLX5_QP_FLAG_UAR_PAGE_INDEX`;
+//!   no bfreg goes back).
 //! - Modify: each IB transition is the PRM command of the (current, next) state pair with a
 //!   QP context built from the attributes exactly as mlx5_ib builds it for RoCE (address
 //!   path: GID index → `src_addr_index`, the destination MAC the core resolved, the RoCE v2
@@ -355,7 +357,11 @@ impl IbQp {
         }
         let uctx = udata.ucontext::<IbDev>().ok_or(EINVAL)?;
         let req: CreateQpReq = udata.read(abi::CREATE_QP_REQ_MIN_LEN)?;
-        if req.flags & !(abi::QP_FLAG_SCATTER_CQE | abi::QP_FLAG_ALLOW_SCATTER_CQE) != 0
+        if req.flags
+            & !(abi::QP_FLAG_SCATTER_CQE
+                | abi::QP_FLAG_ALLOW_SCATTER_CQE
+                | abi::QP_FLAG_UAR_PAGE_INDEX)
+            != 0
             || req.sq_buf_addr != 0
             || req.dci_streams != 0
             || req.reserved != 0
@@ -397,8 +403,16 @@ impl IbQp {
             Some(srq) => Some(srq.rmpn().ok_or(EINVAL)?),
             None => None,
         };
-        // bfreg 0 on the context's first UAR page (see the module documentation).
-        let uar = uctx.uar_indices().next().ok_or(EINVAL)?;
+        // The context's UAR page the library names (dynamic layout), else bfreg 0 on the
+        // context's first static page (see the module documentation).
+        let named = req.flags & abi::QP_FLAG_UAR_PAGE_INDEX != 0;
+        let uar = if named {
+            Some(req.bfreg_index)
+                .filter(|&u| uctx.owns_uar(u))
+                .ok_or(EINVAL)?
+        } else {
+            uctx.default_uar().ok_or(EINVAL)?
+        };
         let buf = Umem::get(dev, req.buf_addr, bytes, Access::LOCAL_WRITE)?;
         let db = Umem::get(dev, req.db_addr, 8, Access::LOCAL_WRITE)?;
         let pas = buf.dma_blocks(ADAPTER_PAGE)?;
@@ -459,8 +473,11 @@ impl IbQp {
             _events: reg,
             mem: QpMem::User { _buf: buf, db },
         };
-        // bfregn 0: index 0 in mlx5_ib's encoding.
-        udata.respond(&CreateQpResp::default())?;
+        // bfregn 0: index 0 in mlx5_ib's encoding; no bfreg for a named page.
+        udata.respond(&CreateQpResp {
+            bfreg_index: if named { abi::INVALID_BFREG } else { 0 },
+            ..Default::default()
+        })?;
         Ok((qp, qpn))
     }
 

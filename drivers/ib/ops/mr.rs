@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The memory regions' trampolines of [`OpsTable`]: user MRs (`reg_user_mr`,
 //! `reg_user_mr_dmabuf`, `rereg_user_mr`), kernel MRs (`get_dma_mr`, `alloc_mr` with
-//! `map_mr_sg`) and `dereg_mr`. The layer allocates the `ib_mr` ([`Mr`]).
+//! `map_mr_sg`) and `dereg_mr`. The layer allocates the `ib_mr` ([`Mr`]). Memory windows
+//! (`alloc_mw`, `dealloc_mw`) are containers the core allocates ([`Mw`]).
 
 use kernel::{
+    error::from_result,
     ffi::c_int,
     prelude::*, //
 };
@@ -13,6 +15,7 @@ use crate::{
     driver::IbDriver,
     object::{
         Mr,
+        Mw,
         Pd, //
     },
     udata::Udata,
@@ -207,6 +210,41 @@ impl<T: IbDriver> OpsTable<T> {
     ) -> c_int {
         // SAFETY: Made by `Mr::into_raw`, not used after.
         unsafe { Mr::<T>::free(mr) };
+        0
+    }
+
+    /// # Safety
+    ///
+    /// uverbs calls it with a fresh container of `size_ib_mw` bytes whose `device`, `pd` (a
+    /// live PD of ours) and `type` are set, and the call's udata.
+    pub(super) unsafe extern "C" fn alloc_mw(
+        mw: *mut ksys::ib_mw,
+        udata: *mut ksys::ib_udata,
+    ) -> c_int {
+        // SAFETY: The core set `pd` to a live PD of our device.
+        let pd = unsafe { Pd::<T>::from_raw(ksys::ib_mw_pd(mw)) };
+        // SAFETY: Set by the core.
+        let type_2 = unsafe { ksys::ib_mw_type_2(mw) };
+        // SAFETY: The core's udata for this call.
+        let mut udata = unsafe { Udata::from_raw(udata) };
+        from_result(|| {
+            let (data, rkey) = T::alloc_mw(pd, type_2, &mut udata)?;
+            // SAFETY: The fresh container of `Mw::<T>::SIZE` bytes; `rkey` is the core's
+            // field for the key it reports.
+            unsafe {
+                Mw::<T>::init(mw, data);
+                ksys::ib_mw_set_rkey(mw, rkey);
+            }
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// The core calls it once for a window `alloc_mw` initialised.
+    pub(super) unsafe extern "C" fn dealloc_mw(mw: *mut ksys::ib_mw) -> c_int {
+        // SAFETY: Initialised by `alloc_mw`, destroyed once.
+        unsafe { Mw::<T>::destroy(mw) };
         0
     }
 }

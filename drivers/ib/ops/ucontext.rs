@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The user contexts' trampolines of [`OpsTable`]: `alloc_ucontext`, `dealloc_ucontext`,
-//! `disassociate_ucontext` and `mmap` (a context's mappings).
+//! `disassociate_ucontext`, `mmap` (a context's mappings) and `mmap_free` (a driver mmap
+//! entry's end), and the handler drivers/ksys/uapi.c calls for mlx5's UAR object
+//! (`uar_alloc`, in the device's `ksys_ib_dev_head`).
 
 use kernel::{
     error::from_result,
@@ -11,7 +13,11 @@ use super::OpsTable;
 use crate::{
     device::Device,
     driver::IbDriver,
-    mmap::Vma,
+    mmap::{
+        MmapEntry,
+        UarKind,
+        Vma, //
+    },
     object::Ucontext,
     udata::Udata, //
 };
@@ -70,5 +76,45 @@ impl<T: IbDriver> OpsTable<T> {
         // SAFETY: The area of this op.
         let vma = unsafe { Vma::from_raw(vma) };
         from_result(|| T::mmap(uctx, vma).map(|()| 0))
+    }
+
+    /// `mmap_free`: ib_core dropped the last reference to a driver mmap entry (its object
+    /// destroyed, no mapping left).
+    ///
+    /// # Safety
+    ///
+    /// ib_core calls it once per entry inserted into a context of ours, all of which
+    /// `MmapEntry::<T>::insert` made.
+    pub(super) unsafe extern "C" fn mmap_free(entry: *mut ksys::rdma_user_mmap_entry) {
+        // SAFETY: The caller's guarantee.
+        unsafe { MmapEntry::<T>::free(entry) };
+    }
+
+    /// `MLX5_IB_METHOD_UAR_OBJ_ALLOC` for drivers/ksys/uapi.c: the driver's UAR of the uapi
+    /// `kind` for `uctx`, inserted as an mmap entry; the entry and the page index go back
+    /// through `entry` and `page_id`.
+    ///
+    /// # Safety
+    ///
+    /// uapi.c calls it in the method's handler, with a live context of a device of ours
+    /// and writable outputs.
+    pub(crate) unsafe extern "C" fn uar_alloc(
+        uctx: *mut ksys::ib_ucontext,
+        kind: u32,
+        entry: *mut *mut ksys::rdma_user_mmap_entry,
+        page_id: *mut u32,
+    ) -> c_int {
+        // SAFETY: A context initialised by `alloc_ucontext`, live during the call.
+        let uctx = unsafe { Ucontext::<T>::from_raw(uctx) };
+        from_result(|| {
+            let (data, id) = T::alloc_uar(uctx, UarKind::from_raw(kind)?)?;
+            let e = MmapEntry::<T>::insert(uctx, data)?;
+            // SAFETY: The caller's writable outputs.
+            unsafe {
+                entry.write(e);
+                page_id.write(id);
+            }
+            Ok(0)
+        })
     }
 }

@@ -458,10 +458,44 @@ impl Firmware {
             return Err(XlateError::Terminate);
         }
         let m = self.top_key(lkey, pd, write)?;
+        self.translate_from(mem, m, addr, len, write)
+    }
+
+    /// Translates `len` bytes at `va` through the R_Key mkey `m` (live, in the responder QP's
+    /// PD, its remote right for the access checked by the caller) for the device to write
+    /// (`write`) or read: the guest physical pieces. The R_Key's own local rights do not
+    /// count — a memory window's mkey carries only the remote rights its bind gave (mlx5_ib
+    /// creates it with local read, libmlx5's bind adds none) — while the mkeys an indirect
+    /// one names need the local right of the access, as for a local key (a window over an MR
+    /// without local write serves no remote write).
+    pub fn translate_remote(
+        &self,
+        mem: &crate::guest_mem::GuestMem,
+        m: &Mkey,
+        va: u64,
+        len: u32,
+        write: bool,
+    ) -> Result<Vec<(u64, u32)>, XlateError> {
+        self.translate_from(mem, m, va, len, write)
+    }
+
+    /// The guest pieces of `len` bytes at `addr` of mkey `m`, each checked to be in guest
+    /// memory.
+    fn translate_from(
+        &self,
+        mem: &crate::guest_mem::GuestMem,
+        m: &Mkey,
+        addr: u64,
+        len: u32,
+        write: bool,
+    ) -> Result<Vec<(u64, u32)>, XlateError> {
         let mut pieces = Vec::new();
         let mut walk = super::mkey_map::Walk::new(self);
         self.map_range(m, addr, len, write, &mut walk, &mut pieces)?;
-        if pieces.iter().all(|&(pa, n)| mapped(pa, n)) {
+        if pieces
+            .iter()
+            .all(|&(pa, n)| mem.ends_mapped(pa, u64::from(n)))
+        {
             Ok(pieces)
         } else {
             Err(XlateError::NotMapped)

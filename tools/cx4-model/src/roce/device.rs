@@ -37,9 +37,8 @@
 //! without the wire (`local_ops.rs`, `umr.rs`), as do the WQEs of mlx5_ib's `REG_UMR` QP; a
 //! SEND with invalidate frees the R_Key at the responder (`invalidate.rs`).
 //!
-//! Not done yet: memory windows (type 1 and 2 binds); signature (BSF) mkeys; RoCE v1 framing
-//! (v1 GID entries send RoCE v2); rate limiting of UD QPs and of responders (READ responses);
-//! the SRQ limit event.
+//! Not done yet: signature (BSF) mkeys; RoCE v1 framing (v1 GID entries send RoCE v2); rate
+//! limiting of UD QPs and of responders (READ responses).
 
 use cx4_hw::{
     qp::{qpc_state, rq_type},

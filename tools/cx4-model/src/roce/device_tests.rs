@@ -1574,6 +1574,10 @@ mod cong_tests;
 #[path = "umr_tests.rs"]
 mod umr_tests;
 
+/// Memory windows: binds by UMR WQEs as libmlx5 posts them, access through the window.
+#[path = "mw_tests.rs"]
+mod mw_tests;
+
 /// The responder's QP rights (`rre`, `rwe`, `rae`) and their optional-parameter bits.
 #[path = "rights_tests.rs"]
 mod rights_tests;

@@ -17,7 +17,7 @@ use crate::{
         mkeys::MkeyDma,
         rx,
     },
-    fw::{Cast, RESERVED_LKEY},
+    fw::{Cast, MKEY_QPN_NONE, RESERVED_LKEY},
 };
 
 use super::cqe::{self, RespInfo};
@@ -346,11 +346,12 @@ impl Roce<'_> {
             Remote::Write => m.access.remote_write,
             Remote::Atomic => m.access.atomic,
         };
-        if m.pd != pd || !allowed {
+        // An mkey bound to a QP (a type 2 memory window) serves that QP only.
+        if m.pd != pd || !allowed || (m.qpn != MKEY_QPN_NONE && m.qpn != v.qpn) {
             return Err(());
         }
         self.fw
-            .translate(&bus.mem, rkey, pd, va, len, need != Remote::Read)
+            .translate_remote(&bus.mem, m, va, len, need != Remote::Read)
             .map_err(|_| ())
     }
 

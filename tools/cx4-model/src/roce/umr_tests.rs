@@ -37,12 +37,12 @@ fn frwr_mask(atomic: bool) -> MkeyMask {
 }
 
 /// A UMR WQE's segments after the control segment.
-struct Umr {
+pub(super) struct Umr {
     flags: u8,
     mask: MkeyMask,
     seg: MkeySeg,
     /// Inline entries (padded to the 64-byte alignment mlx5_ib uses).
-    inline: Vec<u8>,
+    pub(super) inline: Vec<u8>,
     /// Or a data segment pointing at them: (lkey, address, byte count).
     pointer: Option<(u32, u64, u32)>,
     /// `xlt_octowords` (defaults to the inline bytes aligned to 64, / 16).
@@ -52,7 +52,7 @@ struct Umr {
 }
 
 impl Umr {
-    fn new(flags: u8, mask: MkeyMask, seg: MkeySeg) -> Umr {
+    pub(super) fn new(flags: u8, mask: MkeyMask, seg: MkeySeg) -> Umr {
         Umr {
             flags,
             mask,
@@ -135,18 +135,18 @@ fn local_inv() -> Umr {
 }
 
 /// A KLM entry.
-fn klm(len: u32, key: u32, va: u64) -> [u8; 16] {
+pub(super) fn klm(len: u32, key: u32, va: u64) -> [u8; 16] {
     data(len, key, va)
 }
 
 impl Card {
-    fn pd(&self) -> u32 {
+    pub(super) fn pd(&self) -> u32 {
         self.d.fw.mkey(self.lkey).unwrap().pd
     }
 
     /// CREATE_MKEY as mlx5_ib's `ib_alloc_mr` (`mlx5_set_umr_free_mkey`): free, UMR-enabled,
     /// local read, `octowords` of translation table; returns the key (variant 0).
-    fn alloc_mr(&mut self, mode: u8, octowords: u32, pd: u32) -> u32 {
+    pub(super) fn alloc_mr(&mut self, mode: u8, octowords: u32, pd: u32) -> u32 {
         let v = input::<cmds::CreateMkey>(|i| {
             let c = i.memory_key_mkey_entry_mut();
             c.set_free(1);
@@ -223,7 +223,7 @@ impl Card {
         mkey_from_index(idx, 0x22)
     }
 
-    fn post_umr(&mut self, mkey: u32, u: &Umr) -> u16 {
+    pub(super) fn post_umr(&mut self, mkey: u32, u: &Umr) -> u16 {
         self.post_send(wop::UMR, &u.segs(), mkey, true)
     }
 
@@ -241,7 +241,7 @@ fn pattern(len: usize, salt: u8) -> Vec<u8> {
 }
 
 /// A requester CQE of the UMR WQE `idx`.
-fn assert_umr_done(c: &mut Card, idx: u16) {
+pub(super) fn assert_umr_done(c: &mut Card, idx: u16) {
     let e = c.next_cqe(false).expect("UMR CQE");
     assert_eq!(e[63] >> 4, cqe_op::REQ, "syndrome {:#x}", e[0x37]);
     assert_eq!(be16(&e, 0x3c), idx);
