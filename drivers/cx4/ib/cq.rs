@@ -162,13 +162,8 @@ impl UserCq {
             return Err(ib::eopnotsupp());
         }
         let entries = ring_entries(dev, attr.cqe)?;
-        let uar = if req.flags & abi::CREATE_CQ_FLAGS_UAR_PAGE_INDEX != 0 {
-            // Only one of the context's own pages.
-            let want = u32::from(req.uar_page_index);
-            Some(want).filter(|&u| uctx.owns_uar(u)).ok_or(EINVAL)?
-        } else {
-            uctx.default_uar().ok_or(EINVAL)?
-        };
+        let named = req.flags & abi::CREATE_CQ_FLAGS_UAR_PAGE_INDEX != 0;
+        let uar = uctx.uar_for(named.then_some(u32::from(req.uar_page_index)))?;
         if req.buf_addr % PAGE_OFFSET_UNIT != 0 || req.db_addr % 8 != 0 {
             return Err(EINVAL);
         }

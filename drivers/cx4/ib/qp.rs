@@ -406,13 +406,7 @@ impl IbQp {
         // The context's UAR page the library names (dynamic layout), else bfreg 0 on the
         // context's first static page (see the module documentation).
         let named = req.flags & abi::QP_FLAG_UAR_PAGE_INDEX != 0;
-        let uar = if named {
-            Some(req.bfreg_index)
-                .filter(|&u| uctx.owns_uar(u))
-                .ok_or(EINVAL)?
-        } else {
-            uctx.default_uar().ok_or(EINVAL)?
-        };
+        let uar = uctx.uar_for(named.then_some(req.bfreg_index))?;
         let buf = Umem::get(dev, req.buf_addr, bytes, Access::LOCAL_WRITE)?;
         let db = Umem::get(dev, req.db_addr, 8, Access::LOCAL_WRITE)?;
         let pas = buf.dma_blocks(ADAPTER_PAGE)?;

@@ -149,14 +149,23 @@ impl Ucontext {
 
     /// The UAR page of a QP or CQ that names none: the first static page (bfregs 0 and 1);
     /// none in the dynamic layout, where every QP and CQ names its page (mlx5_ib: EINVAL).
-    pub(crate) fn default_uar(&self) -> Option<u32> {
+    fn default_uar(&self) -> Option<u32> {
         self.uars.first().map(UarPage::index)
     }
 
     /// Whether UAR page `index` is one of the context's, static or dynamic: the only pages its
     /// QPs and CQs may name.
-    pub(crate) fn owns_uar(&self, index: u32) -> bool {
+    fn owns_uar(&self, index: u32) -> bool {
         self.uars.iter().any(|u| u.index() == index) || self.dynamic.lock().contains(&index)
+    }
+
+    /// The UAR page of a new QP or CQ: the one the library names (`Some`, the dynamic
+    /// layout's UAR_PAGE_INDEX flags), which must be the context's own, else the default.
+    pub(crate) fn uar_for(&self, named: Option<u32>) -> Result<u32> {
+        match named {
+            Some(index) => Some(index).filter(|&u| self.owns_uar(u)).ok_or(EINVAL),
+            None => self.default_uar().ok_or(EINVAL),
+        }
     }
 
     /// A UAR object's page (main.c `MLX5_IB_METHOD_UAR_OBJ_ALLOC`): uncached only, as
