@@ -15,6 +15,7 @@
 #include <linux/ethtool.h>
 #include <linux/net_tstamp.h>
 #include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
 #include <linux/ptp_clock_kernel.h>
 #include <linux/skbuff.h>
 #include <net/dcbnl.h>

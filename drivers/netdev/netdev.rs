@@ -21,6 +21,8 @@
 //!   ETS, PFC, APP; DCBX) operations and the core's APP table, the UDP tunnel port table.
 //! - [`xdp`]: native XDP: the program ([`xdp::BpfProg`]) a driver runs on its receive path
 //!   over [`xdp::XdpBuff`]s, and the receive queues' registration ([`xdp::XdpRxq`]).
+//! - [`rtnl::Rtnl`]: the RTNL lock, taken by a driver's own work items (a recovery that
+//!   reopens queues) as the stack holds it around `ndo_open`/`ndo_stop`.
 //! - [`tstamp`]: hardware timestamping, its configuration (`ndo_hwtstamp_get`/`set`) and
 //!   capabilities (`ethtool -T`); the timestamps go on the packets through [`skb::SkBuff`].
 //!
@@ -61,6 +63,7 @@ pub mod napi;
 pub mod page_pool;
 pub mod qstats;
 mod registration;
+pub mod rtnl;
 pub mod skb;
 pub mod tstamp;
 pub mod udp_tunnel;

@@ -102,12 +102,13 @@ impl CqHandler for Kick {
         if let Some(ch) = self.target.lock().as_ref() {
             if ch.priv_.mdev().reports.allow() {
                 pr_err!(
-                    "cx4: channel {}: CQ {:#x} error event, syndrome {:#x}\n",
+                    "cx4: channel {}: CQ {:#x} error event, syndrome {:#x}; reopening\n",
                     ch.ix,
                     cqn,
                     syndrome
                 );
             }
+            EnPriv::cq_error(&ch.priv_);
         }
     }
 }

@@ -260,6 +260,12 @@ pub(crate) struct EnPriv {
     stats: KVec<ChannelStats>,
     /// Per channel: its RQ saw an error completion and waits for the recovery work.
     rx_err: KVec<AtomicBool>,
+    /// A channel's CQ reported an error event (an overrun: the card and the driver disagree
+    /// on the ring): the recovery work reopens the channels.
+    cq_err: AtomicBool,
+    /// `ndo_stop` waits for the recovery work with the RTNL held: a reopen waiting for the
+    /// RTNL gives up when this is set.
+    closing: AtomicBool,
     /// The firmware version, for `ethtool -i`.
     pub(crate) fw_version: CString,
     /// `NETIF_F_RXCSUM` is on.
@@ -294,6 +300,9 @@ impl WorkItem<0> for EnPriv {
     fn run(this: Arc<EnPriv>) {
         let _ = this.recover_sqs();
         let _ = this.recover_rqs();
+        if this.cq_err.swap(false, Ordering::AcqRel) {
+            EnPriv::reopen_after_cq_error(this.as_arc_borrow());
+        }
     }
 }
 
@@ -355,6 +364,14 @@ impl EnPriv {
             if !f.swap(true, Ordering::AcqRel) {
                 Self::schedule_recovery(this.clone());
             }
+        }
+    }
+
+    /// Notes that a channel's CQ reported an error event and asks for the recovery work,
+    /// which reopens the channels (from the EQ's interrupt handler).
+    pub(crate) fn cq_error(this: &Arc<Self>) {
+        if !this.cq_err.swap(true, Ordering::AcqRel) {
+            Self::schedule_recovery(this.clone());
         }
     }
 
@@ -694,10 +711,13 @@ impl DeviceOps for EnNetdev {
     }
 
     fn stop(dev: &Device, data: ArcBorrow<'_, EnPriv>) -> Result {
-        // The recovery work takes the state lock: let it finish first, then close.
+        // The recovery work takes the state lock (and may wait for the RTNL we hold, until
+        // it sees `closing`): let it finish first, then close.
+        data.closing.store(true, Ordering::Release);
         kapi::flush_work(&data.recovery);
         let mut g = data.state.lock();
         data.close_locked(dev, &mut g);
+        data.closing.store(false, Ordering::Release);
         Ok(())
     }
 

@@ -149,6 +149,8 @@ impl En {
                 max_channels,
                 stats,
                 rx_err,
+                cq_err: AtomicBool::new(false),
+                closing: AtomicBool::new(false),
                 fw_version,
                 rxcsum: AtomicBool::new(true),
                 vxlan: VxlanPorts::new(),

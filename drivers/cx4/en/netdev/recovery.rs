@@ -5,8 +5,18 @@
 
 use core::sync::atomic::Ordering;
 
-use kernel::prelude::*;
-use netdev::Device;
+use kernel::{
+    prelude::*,
+    sync::ArcBorrow,
+    time::{
+        delay::fsleep,
+        Delta, //
+    },
+};
+use netdev::{
+    rtnl::Rtnl,
+    Device, //
+};
 
 use ::devlink::Fmsg;
 
@@ -72,6 +82,58 @@ impl EnPriv {
         let r = self.recover(Kind::Rq, &mut errs);
         RxHealth::push(&self.health.rx, errs);
         r
+    }
+
+    /// After a CQ error event (en_main.c `mlx5e_cq_error_event` only reports it; the CQ is
+    /// dead until its channel is made again): closes and reopens the channels, as `ethtool -L`
+    /// with the same count would, under the RTNL as the stack holds it for `ndo_open`. The RTNL
+    /// is only tried, as mlx5e's `mlx5e_tx_timeout_work` does: `ndo_stop` holds it while it
+    /// waits for this work, and then `closing` says to give up. Reported to devlink's `rx`
+    /// reporter as a recovery of every channel's RQ.
+    pub(crate) fn reopen_after_cq_error(this: ArcBorrow<'_, Self>) {
+        let _rtnl = loop {
+            if let Some(r) = Rtnl::try_lock() {
+                break r;
+            }
+            if this.closing.load(Ordering::Acquire) {
+                return;
+            }
+            fsleep(Delta::from_millis(20));
+        };
+        let mut g = this.state.lock();
+        let Some(dref) = g.dev.clone().filter(|_| g.open.is_some()) else {
+            return;
+        };
+        let dev = dref.device();
+        this.close_locked(dev, &mut g);
+        let r = Self::open_locked(this, dev, &mut g);
+        let channels = g.params.channels;
+        drop(g);
+        let mut errs = KVec::new();
+        for ix in 0..channels {
+            let _ = errs.push(
+                QueueErr {
+                    qn: 0,
+                    channel: ix,
+                    recovered: r.is_ok(),
+                },
+                GFP_KERNEL,
+            );
+        }
+        RxHealth::push(&this.health.rx, errs);
+        match r {
+            Ok(()) => dev_warn!(
+                this.dma_dev.dev(),
+                "{}: channels reopened after a CQ error event\n",
+                dev.name()
+            ),
+            Err(e) => dev_err!(
+                this.dma_dev.dev(),
+                "{}: channels could not be reopened after a CQ error event: {:?}\n",
+                dev.name(),
+                e
+            ),
+        }
     }
 
     /// Recovers the queues of `kind` in error on every open channel, noting each in `errs`.
