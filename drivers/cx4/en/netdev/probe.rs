@@ -169,6 +169,8 @@ impl En {
                         min_inline,
                         coalesce: default_coalesce(res.caps()),
                         lro: false,
+                        rules: KVec::new(),
+                        contexts: KVec::new(),
                     },
                     rx_mode: RxMode::default(),
                     mac,
