@@ -489,7 +489,7 @@ struct RxMode {
 /// removes them (before the TIRs they forward to may go).
 pub(crate) struct RxSteering {
     // Field order is drop order: each table forwards to the next.
-    ethtool: EthtoolTable,
+    ethtool: Option<EthtoolTable>,
     l2: L2,
     ttc: Ttc,
     mode: RxMode,
@@ -497,15 +497,21 @@ pub(crate) struct RxSteering {
 
 impl RxSteering {
     /// Builds the TTC table forwarding each traffic type to TIR `tirn(tt)`, the L2 table
-    /// accepting `own` and broadcast, and the (empty) ethtool table missing to it, the root.
+    /// accepting `own` and broadcast, and, if the tables can chain (`ntuple`), the (empty)
+    /// ethtool table missing to it; the first of them is the root.
     pub(crate) fn create(
         mdev: &Arc<Mdev>,
         tirn: &dyn Fn(TrafficType) -> u32,
         own: [u8; 6],
+        ntuple: bool,
     ) -> Result<Self> {
         let ttc = Ttc::create(mdev, tirn)?;
         let l2 = L2::create(mdev, ttc.table.id)?;
-        let ethtool = EthtoolTable::create(mdev, l2.table.id)?;
+        let ethtool = if ntuple {
+            Some(EthtoolTable::create(mdev, l2.table.id)?)
+        } else {
+            None
+        };
         let mut s = Self {
             ethtool,
             l2,
@@ -518,7 +524,10 @@ impl RxSteering {
             },
         };
         s.apply()?;
-        s.ethtool.table.set_root()?;
+        match &s.ethtool {
+            Some(e) => e.table.set_root()?,
+            None => s.l2.table.set_root()?,
+        }
         Ok(s)
     }
 
@@ -570,19 +579,24 @@ impl RxSteering {
         self.mode.own
     }
 
-    /// Sets the ethtool rule at `index` (see [`EthtoolTable`]), replacing one there.
+    /// Sets the ethtool rule at `index` (see [`EthtoolTable`]), replacing one there;
+    /// `EINVAL` without the ethtool table.
     pub(crate) fn set_rule(&mut self, index: u32, m: &RuleMatch, dest: RuleDest) -> Result {
-        self.ethtool.insert(index, m, dest)
+        self.ethtool.as_mut().ok_or(EINVAL)?.insert(index, m, dest)
     }
 
     /// Removes the ethtool rule at `index`, if any.
     pub(crate) fn remove_rule(&mut self, index: u32) {
-        self.ethtool.remove(index)
+        if let Some(e) = self.ethtool.as_mut() {
+            e.remove(index)
+        }
     }
 
-    /// The root (ethtool) table id.
+    /// The root table id (the ethtool table, or the L2 table without it).
     pub(crate) fn root_table(&self) -> u32 {
-        self.ethtool.table.id
+        self.ethtool
+            .as_ref()
+            .map_or(self.l2.table.id, |e| e.table.id)
     }
 
     /// The TTC table id.

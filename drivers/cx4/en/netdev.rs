@@ -413,7 +413,8 @@ impl EnPriv {
             )?;
             rss.set_indir(&table)?;
             let rss = open.rss.insert(rss);
-            let mut fs = RxSteering::create(mdev, &|tt| rss.tirn(tt), g.mac)?;
+            let ntuple = this.res.caps().ntuple;
+            let mut fs = RxSteering::create(mdev, &|tt| rss.tirn(tt), g.mac, ntuple)?;
             fs.set_rx_mode(g.mac, &g.rx_mode.mc, g.rx_mode.promisc, g.rx_mode.allmulti)?;
             open.fs = Some(fs);
             this.open_rules(&mut open, p, &rqns, lro.as_ref())?;

@@ -249,7 +249,14 @@ impl En {
             dev.set_gso_partial_features(partial);
         }
         dev.set_hw_features(hw | lro);
-        dev.set_features(hw | fixed | Features::RXHASH);
+        // Flow rules (netdev/rules.rs) where the flow tables chain; fixed on, as mlx5e built
+        // without aRFS (CONFIG_MLX5_EN_RXNFC) has it.
+        let ntuple = if caps.ntuple {
+            Features::NTUPLE
+        } else {
+            Features::EMPTY
+        };
+        dev.set_features(hw | fixed | ntuple | Features::RXHASH);
         dev.set_vlan_features(base);
         if caps.log_max_lso > 0 {
             dev.set_tso_max_size(1 << u32::from(caps.log_max_lso).min(16));

@@ -189,6 +189,10 @@ impl EnPriv {
         let mut g = this.state.lock();
         let g = &mut *g;
         let rule = Rule::new(spec, context, g.params.channels)?;
+        // No ethtool namespace without the chaining caps (mlx5e's `get_flow_table`).
+        if !this.res.caps().ntuple {
+            return Err(eopnotsupp());
+        }
         Self::remove_rule(g.open.as_mut(), &mut g.params, spec.location());
         if rule.delivers_to_context() {
             if context != 0 && !g.params.contexts.iter().any(|c| c.id == context) {
