@@ -10,10 +10,11 @@ import re
 import sys
 
 from harness import Env, check_clean_dmesg, describe, estimate, soak
-from model_eth import (DCB_JOB, DCB_MODEL, MS_RSS_KEY, PFC_TOOL, PHC_JOB, PTP_JOB, QSTATS_JOB,
-                       RSS_RECONF_JOB, RXFH_FIELDS_JOB, XFER, assert_clean, check_dcb,
-                       check_napi_links, check_phc, check_ptp, check_qstats, check_rss_reconf,
-                       check_rxfh_fields, eth_vms, ethtool_stats, iperf_rate, rise, section)
+from model_eth import (DCB_JOB, DCB_MODEL, MS_RSS_KEY, NTUPLE_JOB, PFC_TOOL, PHC_JOB, PTP_JOB,
+                       QSTATS_JOB, RSS_RECONF_JOB, RXFH_FIELDS_JOB, XFER, assert_clean, check_dcb,
+                       check_napi_links, check_ntuple, check_phc, check_ptp, check_qstats,
+                       check_rss_reconf, check_rxfh_fields, eth_vms, ethtool_stats, iperf_rate,
+                       rise, section)
 
 DEVLINK = "pci/0000:01:00.0"
 
@@ -569,9 +570,9 @@ def tests(env: Env):
         user table kept across a channel change, every TX queue started on open (no false
         watchdog timeout after down/up with fewer channels than TX queues); per-queue statistics
         over netlink (QSTATS_JOB) that add up to the interface counters across a channel
-        change."""
+        change; rx-flow-hash; ntuple rules into queues and RSS contexts (NTUPLE_JOB)."""
         vm0 = CX4_UP + "cx4_up\n" + RSS_RECONF_JOB.replace("$MSKEY", MS_RSS_KEY) + QSTATS_JOB \
-            + RXFH_FIELDS_JOB + """
+            + RXFH_FIELDS_JOB + NTUPLE_JOB.replace("$MSKEY", MS_RSS_KEY) + """
             rmmod cx4
             echo unloaded
         """
@@ -581,6 +582,7 @@ def tests(env: Env):
         check_qstats(r.job_log)
         check_napi_links(r.job_log)
         check_rxfh_fields(r.job_log)
+        check_ntuple(r.job_log)
         errs = cx4_errors(r.dmesg)
         assert not errs, "cx4 reported:\n" + "\n".join(errs)
         check_clean_dmesg(r.dmesg)
@@ -759,7 +761,7 @@ def tests(env: Env):
         unload_under_traffic_and_cycles
     yield "cx4: SQ error CQE -> SQ recovery, traffic resumes", sq_error_recovery
     yield "cx4: RSS key/table in place, too few channels refused, user table kept, no stopped TX queue; " \
-        "qstats per queue and device, NAPI links, rx-flow-hash", \
+        "qstats per queue and device, NAPI links, rx-flow-hash, ntuple rules and RSS contexts", \
         rss_reconf
     yield "cx4: DCB (dcb pfc/ets/maxrate/app) on the card's registers; PFC frames honoured per priority", \
         dcb_pfc_ets_app

@@ -412,6 +412,103 @@ def check_rxfh_fields(log: str) -> None:
             assert max(got) >= 32, f"with addresses only, the burst spread over queues {got}"
 
 
+
+# Ntuple rules and RSS contexts (`ethtool -N flow-type`, `ethtool -X context new`, issue 34),
+# after RXFH_FIELDS_JOB (two channels, its rxq/burst helpers: 32 datagrams from the host to
+# UDP port 9 from 32 source ports); mlx5e (here) and cx4 (tests/en.py) run it and check_ntuple
+# asserts ($MSKEY: a fixed key, as a random one may hash the 32 ports to one queue): with the
+# main table on queue 0 only, a rule sends the burst to queue 1; a rule into
+# a context spreading over both queues spreads it, also after down/up; the context's table
+# refuses a channel count below it and the context cannot go while a rule uses it; a queue out
+# of range and an unknown context are refused; with the rule deleted the main table decides.
+NTUPLE_JOB = """
+            section ntuple
+            nt() { echo "\\$ $*"; r=0; "$@" 2>&1 || r=$?; echo "rc $r"; }
+            ethtool -X "$IF" weight 1 0
+            nt ethtool -N "$IF" flow-type udp4 dst-port 9 action 1 loc 1
+            nt ethtool -n "$IF" rule 1
+            rxq q1-0; burst; rxq q1-1
+            nt ethtool -X "$IF" context new equal 2 hkey $MSKEY
+            nt ethtool -x "$IF" context 1
+            nt ethtool -N "$IF" flow-type udp4 dst-port 9 context 1 loc 1
+            nt ethtool -n "$IF"
+            rxq ctx-0; burst; rxq ctx-1
+            ip link set "$IF" down; ip link set "$IF" up
+            for i in $(seq 300); do [ "$(cat /sys/class/net/$IF/carrier)" = 1 ] && break; sleep 0.1; done
+            reach $HOST 60
+            rxq up-0; burst; rxq up-1
+            nt ethtool -L "$IF" combined 1
+            nt ethtool -X "$IF" context 1 delete
+            nt ethtool -N "$IF" flow-type udp4 dst-port 9 action 2 loc 2
+            nt ethtool -N "$IF" flow-type udp4 dst-port 9 context 9 loc 2
+            nt ethtool -N "$IF" delete 1
+            nt ethtool -N "$IF" delete 1
+            rxq del-0; burst; rxq del-1
+            nt ethtool -X "$IF" context 1 delete
+            nt ethtool -n "$IF"
+            ethtool -X "$IF" default
+"""
+
+
+def check_ntuple(log: str) -> None:
+    """Asserts what NTUPLE_JOB printed."""
+    sec = section(log, "ntuple")
+
+    def runs(cmd: str) -> list[tuple[int, str]]:
+        """Each run of `cmd` (as written in the job, with "$IF", $MSKEY): its exit code and output."""
+        pat = re.escape(cmd)
+        for var in ('"$IF"', "$MSKEY"):
+            pat = pat.replace(re.escape(var), r"\S+")
+        return [(int(m.group(2)), m.group(1)) for m in
+                re.finditer(rf"^\$ {pat}\n((?:(?!\$ ).*\n)*?)rc (\d+)$", sec, re.M)]
+
+    def rc(cmd: str) -> list[int]:
+        return [c for c, _ in runs(cmd)]
+
+    def refused(cmd: str, errno: str) -> None:
+        r = runs(cmd)
+        assert r and r[0][0] != 0 and errno in r[0][1], f"{cmd!r} not refused with {errno}:\n{sec}"
+
+    def got(name: str) -> list[int]:
+        def rx(tag: str) -> dict[int, int]:
+            m = re.search(rf"^RXQ {name}-{tag} (.*)$", sec, re.M)
+            assert m, f"no per-queue reading {name}-{tag}:\n{sec}"
+            return {q["queue-id"]: q.get("rx-packets", 0) for q in json.loads(m.group(1))
+                    if q["queue-type"] == "rx"}
+        b, a = rx("0"), rx("1")
+        g = [a[q] - b.get(q, 0) for q in sorted(a)]
+        assert len(g) == 2 and sum(g) >= 32, f"{name}: the burst did not arrive ({g}):\n{sec}"
+        return g
+
+    add = 'ethtool -N "$IF" flow-type udp4 dst-port 9'
+    assert rc(f"{add} action 1 loc 1") == [0], f"a rule to queue 1 was refused:\n{sec}"
+    assert re.search(r"Action: Direct to queue 1", sec), f"rule 1 does not read back:\n{sec}"
+    # The main table sends everything to queue 0: the rule alone brings the burst to queue 1
+    # (a packet of other traffic may still land on queue 0).
+    q1 = got("q1")
+    assert q1[1] >= 32 and q1[0] <= 2, f"the rule did not steer the burst to queue 1: {q1}"
+    assert rc('ethtool -X "$IF" context new equal 2 hkey $MSKEY') == [0] and \
+        "New RSS context is 1" in sec, f"no RSS context 1:\n{sec}"
+    shown = sec.split("context 1\n", 1)[-1].replace("\n", "")
+    assert MS_RSS_KEY[:23] in shown, f"context 1's key does not read back:\n{sec}"
+    assert rc(f"{add} context 1 loc 1") == [0], f"a rule into context 1 was refused:\n{sec}"
+    assert "Action: Direct to RSS Context 1" in sec, f"the rule into context 1 does not read back:\n{sec}"
+    for name in ("ctx", "up"):
+        g = got(name)
+        assert all(n > 0 for n in g), f"{name}: the context's table did not spread the burst: {g}"
+    # The errors are mlx5e's: the core's check of the tables against the channel count and of
+    # the context id, mlx5e's of the queue, its RSS context's reference count.
+    refused('ethtool -L "$IF" combined 1', "Invalid argument")
+    refused('ethtool -X "$IF" context 1 delete', "Device or resource busy")
+    refused(f"{add} action 2 loc 2", "Invalid argument")
+    refused(f"{add} context 9 loc 2", "Invalid argument")
+    dels = rc('ethtool -N "$IF" delete 1')
+    assert dels[0] == 0 and dels[1] != 0, f"rule 1 not deleted once, refused twice: {dels}:\n{sec}"
+    d = got("del")
+    assert d[0] >= 32 and d[1] <= 2, f"with the rule deleted the burst did not follow the main table: {d}"
+    assert rc('ethtool -X "$IF" context 1 delete')[1:] == [0], f"context 1 could not be deleted once unused:\n{sec}"
+    assert "Total 0 rules" in sec.rsplit("context 1 delete", 1)[1], f"rules left:\n{sec}"
+
 # PTP between two VMs (issue 34): each card's timestamping capabilities and PHC (`ethtool
 # -T`), then ptp4l on both with hardware timestamps over L2 — vm0 the grandmaster (priority1
 # 127), vm1 its slave — for PTP_SECONDS; each side prints ptp4l's log. $IF is the netdev.
@@ -930,7 +1027,8 @@ def tests(env: Env):
         """mlx5e's RSS and TX queues under reconfiguration (RSS_RECONF_JOB): key and table set
         in place, a too-low channel count refused, a user table kept across a channel change,
         no stopped TX queue after down/up with fewer channels."""
-        vm0 = "eth_up\n" + RSS_RECONF_JOB.replace("$MSKEY", MS_RSS_KEY) + QSTATS_JOB + RXFH_FIELDS_JOB + """
+        vm0 = "eth_up\n" + RSS_RECONF_JOB.replace("$MSKEY", MS_RSS_KEY) + QSTATS_JOB + RXFH_FIELDS_JOB \
+            + NTUPLE_JOB.replace("$MSKEY", MS_RSS_KEY) + """
             rmmod mlx5_core
             echo unloaded
         """
@@ -940,10 +1038,11 @@ def tests(env: Env):
         check_qstats(r.job_log)
         check_napi_links(r.job_log)
         check_rxfh_fields(r.job_log)
+        check_ntuple(r.job_log)
         check_clean_dmesg(r.dmesg)
 
     yield "mlx5e: RSS key/table in place, too few channels refused, user table kept, no stopped TX queue; " \
-        "qstats per queue and device, NAPI links, rx-flow-hash", \
+        "qstats per queue and device, NAPI links, rx-flow-hash, ntuple rules and RSS contexts", \
         rss_reconf
 
     @estimate(120)

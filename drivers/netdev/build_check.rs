@@ -265,6 +265,74 @@ impl EthtoolOps for Check {
     ) {
     }
 
+    fn get_rxnfc_rule_count(_dev: &Device, _data: ethtool::DataRef<'_, Self>) -> Result<u32> {
+        Ok(0)
+    }
+
+    fn get_rxnfc_rule(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        _location: u32,
+    ) -> Result<(ethtool::FlowSpec, u32)> {
+        Err(ENOENT)
+    }
+
+    fn get_rxnfc_rule_locs(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        _locs: &mut [u32],
+    ) -> Result<u32> {
+        Ok(0)
+    }
+
+    fn insert_rxnfc_rule(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        spec: &ethtool::FlowSpec,
+        _rss_context: u32,
+    ) -> Result {
+        let _ = (
+            spec.tcp_ip4(true),
+            spec.usr_ip4(true),
+            spec.ip6(true),
+            spec.ether(true),
+        );
+        let _ = spec.ext(false);
+        Ok(())
+    }
+
+    fn delete_rxnfc_rule(_dev: &Device, _data: ethtool::DataRef<'_, Self>, _loc: u32) -> Result {
+        Ok(())
+    }
+
+    fn create_rxfh_context(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        ctx: &mut ethtool::RxfhContext<'_>,
+        rxfh: &ethtool::RxfhRequest<'_>,
+    ) -> Result {
+        for (d, s) in ctx.indir().iter_mut().zip(rxfh.indir().unwrap_or_default()) {
+            *d = *s;
+        }
+        Ok(())
+    }
+
+    fn modify_rxfh_context(
+        _dev: &Device,
+        _data: ethtool::DataRef<'_, Self>,
+        ctx: &mut ethtool::RxfhContext<'_>,
+        rxfh: &ethtool::RxfhRequest<'_>,
+    ) -> Result {
+        for (d, s) in ctx.key().iter_mut().zip(rxfh.key().unwrap_or_default()) {
+            *d = *s;
+        }
+        Ok(())
+    }
+
+    fn remove_rxfh_context(_dev: &Device, _data: ethtool::DataRef<'_, Self>, _c: u32) -> Result {
+        Ok(())
+    }
+
     fn get_coalesce(
         _dev: &Device,
         _data: ethtool::DataRef<'_, Self>,

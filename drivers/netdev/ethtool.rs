@@ -23,6 +23,7 @@ use kernel::{
 use ksys::op;
 
 mod rss;
+mod rxnfc;
 
 pub use rss::{
     rxh,
@@ -30,6 +31,18 @@ pub use rss::{
     Rxfh,
     RSS_HASH_NO_CHANGE,
     RSS_HASH_TOP, //
+};
+pub use rxnfc::{
+    flow,
+    Ether,
+    FlowExt,
+    FlowSpec,
+    Ip6,
+    RxfhContext,
+    RxfhRequest,
+    TcpIp4,
+    UsrIp4,
+    RX_CLS_FLOW_DISC, //
 };
 
 use crate::{
@@ -396,6 +409,82 @@ pub trait EthtoolOps: Sized + 'static {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// How many additional RSS contexts there may be: their ids are below this
+    /// (`rxfh_max_num_contexts`; 0 with no [`EthtoolOps::create_rxfh_context`]).
+    const RXFH_MAX_NUM_CONTEXTS: u32 = 0;
+
+    /// Whether each RSS context has its own key and hash function (`rxfh_per_ctx_key`).
+    const RXFH_PER_CTX_KEY: bool = false;
+
+    /// `get_rxnfc` `ETHTOOL_GRXCLSRLCNT` (`ethtool -n`): how many rules there are.
+    fn get_rxnfc_rule_count(_dev: &Device, _data: DataRef<'_, Self>) -> Result<u32> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `get_rxnfc` `ETHTOOL_GRXCLSRULE`: the rule at `location` and its RSS context (0:
+    /// none).
+    fn get_rxnfc_rule(
+        _dev: &Device,
+        _data: DataRef<'_, Self>,
+        _location: u32,
+    ) -> Result<(FlowSpec, u32)> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `get_rxnfc` `ETHTOOL_GRXCLSRLALL`: fills `locs` with the rules' locations (as many as
+    /// `get_rxnfc_rule_count` said); returns the size of the rule table.
+    fn get_rxnfc_rule_locs(
+        _dev: &Device,
+        _data: DataRef<'_, Self>,
+        _locs: &mut [u32],
+    ) -> Result<u32> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `set_rxnfc` `ETHTOOL_SRXCLSRLINS` (`ethtool -N flow-type ...`): inserts or replaces the
+    /// rule at `spec.location()`; `rss_context` with [`flow::RSS`] (the core checked that
+    /// the context exists).
+    fn insert_rxnfc_rule(
+        _dev: &Device,
+        _data: DataRef<'_, Self>,
+        _spec: &FlowSpec,
+        _rss_context: u32,
+    ) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `set_rxnfc` `ETHTOOL_SRXCLSRLDEL` (`ethtool -N delete`): removes the rule at `location`.
+    fn delete_rxnfc_rule(_dev: &Device, _data: DataRef<'_, Self>, _location: u32) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `create_rxfh_context` (`ethtool -X context new`): makes context `rxfh.context()` as
+    /// `rxfh` asks and writes the table, key and hash function in use into `ctx`.
+    fn create_rxfh_context(
+        _dev: &Device,
+        _data: DataRef<'_, Self>,
+        _ctx: &mut RxfhContext<'_>,
+        _rxfh: &RxfhRequest<'_>,
+    ) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `modify_rxfh_context` (`ethtool -X context N ...`): as `create_rxfh_context` for an
+    /// existing context.
+    fn modify_rxfh_context(
+        _dev: &Device,
+        _data: DataRef<'_, Self>,
+        _ctx: &mut RxfhContext<'_>,
+        _rxfh: &RxfhRequest<'_>,
+    ) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `remove_rxfh_context` (`ethtool -X context N delete`).
+    fn remove_rxfh_context(_dev: &Device, _data: DataRef<'_, Self>, _context: u32) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `get_sset_count`: the number of strings in `set` (`EOPNOTSUPP` if the driver has none).
     /// Must not change between the core's calls under one `rtnl_lock` hold.
     fn get_sset_count(_dev: &Device, _data: DataRef<'_, Self>, _set: StringSet) -> Result<u32> {
@@ -477,6 +566,15 @@ impl<E: EthtoolOps> Table<E> {
         set_rxfh: op!(E::HAS_SET_RXFH, Self::set_rxfh),
         get_rxfh_fields: op!(E::HAS_GET_RXFH_FIELDS, Self::get_rxfh_fields),
         set_rxfh_fields: op!(E::HAS_SET_RXFH_FIELDS, Self::set_rxfh_fields),
+        get_rxnfc: op!(E::HAS_GET_RXNFC_RULE_COUNT, Self::get_rxnfc),
+        set_rxnfc: op!(E::HAS_INSERT_RXNFC_RULE, Self::set_rxnfc),
+        create_rxfh_context: op!(E::HAS_CREATE_RXFH_CONTEXT, Self::create_rxfh_context),
+        modify_rxfh_context: op!(E::HAS_MODIFY_RXFH_CONTEXT, Self::modify_rxfh_context),
+        remove_rxfh_context: op!(E::HAS_REMOVE_RXFH_CONTEXT, Self::remove_rxfh_context),
+        rxfh_max_num_contexts: E::RXFH_MAX_NUM_CONTEXTS,
+        // Bit 10 of the bit-fields (after the 8-bit `supported_input_xfrm`,
+        // `cap_link_lanes_supported`, `rxfh_per_ctx_fields`): `rxfh_per_ctx_key`.
+        _bitfield_1: ksys::__BindgenBitfieldUnit::new([0, (E::RXFH_PER_CTX_KEY as u8) << 2]),
         get_sset_count: op!(E::HAS_GET_SSET_COUNT, Self::get_sset_count),
         get_strings: op!(E::HAS_GET_STRINGS, Self::get_strings),
         get_ethtool_stats: op!(E::HAS_GET_ETHTOOL_STATS, Self::get_ethtool_stats),
@@ -715,115 +813,6 @@ impl<E: EthtoolOps> Table<E> {
         // SAFETY: The function's contract.
         let (dev, data) = unsafe { args::<E::Data>(dev) };
         E::get_rxfh_key_size(dev, data)
-    }
-
-    /// Wraps `raw`. Its buffers hold as many entries as the driver's size callbacks say: the
-    /// core allocates them from those, but does not always copy the sizes into `raw` —
-    /// `ethtool_get_max_rxfh_channel()` (net/ethtool/common.c, asked before a channel change)
-    /// leaves `indir_size` at 0 and expects the whole table back. Without a size callback the
-    /// sizes `raw` carries stand.
-    ///
-    /// # Safety
-    ///
-    /// As for `get_drvinfo`.
-    unsafe fn rxfh(
-        dev: *mut ksys::net_device,
-        raw: &mut kernel::bindings::ethtool_rxfh_param,
-    ) -> Rxfh<'_> {
-        let indir_len = if E::HAS_GET_RXFH_INDIR_SIZE {
-            // SAFETY: The function's contract.
-            let (dev, data) = unsafe { args::<E::Data>(dev) };
-            E::get_rxfh_indir_size(dev, data) as usize
-        } else {
-            raw.indir_size as usize
-        };
-        let key_len = if E::HAS_GET_RXFH_KEY_SIZE {
-            // SAFETY: The function's contract.
-            let (dev, data) = unsafe { args::<E::Data>(dev) };
-            E::get_rxfh_key_size(dev, data) as usize
-        } else {
-            raw.key_size as usize
-        };
-        Rxfh {
-            indir_len,
-            key_len,
-            raw,
-        }
-    }
-
-    /// # Safety
-    ///
-    /// As for `get_drvinfo`; `rxfh`'s buffers are sized by the driver's size callbacks.
-    unsafe extern "C" fn get_rxfh(
-        dev: *mut ksys::net_device,
-        rxfh: *mut kernel::bindings::ethtool_rxfh_param,
-    ) -> c_int {
-        // SAFETY: The function's contract.
-        // SAFETY: The function's contract; a valid struct for the call.
-        let mut r = unsafe { Self::rxfh(dev, &mut *rxfh) };
-        // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E::Data>(dev) };
-        from_result(|| E::get_rxfh(dev, data, &mut r).map(|()| 0))
-    }
-
-    /// # Safety
-    ///
-    /// As for `get_rxfh`.
-    unsafe extern "C" fn set_rxfh(
-        dev: *mut ksys::net_device,
-        rxfh: *mut kernel::bindings::ethtool_rxfh_param,
-        _extack: *mut kernel::bindings::netlink_ext_ack,
-    ) -> c_int {
-        // SAFETY: A valid struct for the call.
-        let raw = unsafe { &mut *rxfh };
-        if raw.rss_context != 0 {
-            return -(ksys::EOPNOTSUPP as c_int);
-        }
-        // SAFETY: The function's contract.
-        let mut r = unsafe { Self::rxfh(dev, raw) };
-        // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E::Data>(dev) };
-        from_result(|| E::set_rxfh(dev, data, &mut r).map(|()| 0))
-    }
-
-    /// # Safety
-    ///
-    /// As for `get_drvinfo`, with a valid `f`.
-    unsafe extern "C" fn get_rxfh_fields(
-        dev: *mut ksys::net_device,
-        f: *mut kernel::bindings::ethtool_rxfh_fields,
-    ) -> c_int {
-        // SAFETY: A valid struct only this call writes.
-        let f = unsafe { &mut *f };
-        if f.rss_context != 0 {
-            return -(ksys::EOPNOTSUPP as c_int);
-        }
-        // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E::Data>(dev) };
-        from_result(|| {
-            f.data = E::get_rxfh_fields(dev, data, FlowType::from_raw(f.flow_type))?;
-            Ok(0)
-        })
-    }
-
-    /// # Safety
-    ///
-    /// As for `get_drvinfo`, with a valid `f`.
-    unsafe extern "C" fn set_rxfh_fields(
-        dev: *mut ksys::net_device,
-        f: *const kernel::bindings::ethtool_rxfh_fields,
-        _extack: *mut kernel::bindings::netlink_ext_ack,
-    ) -> c_int {
-        // SAFETY: A valid struct for the call.
-        let f = unsafe { &*f };
-        if f.rss_context != 0 {
-            return -(ksys::EOPNOTSUPP as c_int);
-        }
-        // SAFETY: The function's contract.
-        let (dev, data) = unsafe { args::<E::Data>(dev) };
-        from_result(|| {
-            E::set_rxfh_fields(dev, data, FlowType::from_raw(f.flow_type), f.data).map(|()| 0)
-        })
     }
 
     /// # Safety

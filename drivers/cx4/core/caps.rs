@@ -13,6 +13,7 @@ use cx4_hw::{
     },
     caps::{
         cap_type,
+        flow::FlowTablePropLayout,
         general::CmdHcaCap,
         net::{
             PerProtocolNetworkingOffloadCaps,
@@ -109,6 +110,7 @@ pub(crate) fn set_atomic(cmdq: &Cmdq, atomic: bool) -> Result {
 pub(crate) struct Caps {
     general: Msg<QueryHcaCapOut>,
     eth: Option<Msg<QueryHcaCapOut>>,
+    flow: Option<Msg<QueryHcaCapOut>>,
     roce: Option<Msg<QueryHcaCapOut>>,
     vector_calc: Option<Msg<QueryHcaCapOut>>,
 }
@@ -121,6 +123,11 @@ impl Caps {
         let gen = general.capability().cmd_hca_cap();
         let eth = if gen.eth_net_offloads() != 0 {
             Some(query(cmdq, cap_type::ETHERNET_OFFLOADS, true)?)
+        } else {
+            None
+        };
+        let flow = if gen.nic_flow_table() != 0 {
+            Some(query(cmdq, cap_type::FLOW_TABLE, true)?)
         } else {
             None
         };
@@ -138,6 +145,7 @@ impl Caps {
         Ok(Self {
             general,
             eth,
+            flow,
             roce,
             vector_calc,
         })
@@ -153,6 +161,15 @@ impl Caps {
         self.eth
             .as_ref()
             .map(|m| m.capability().per_protocol_networking_offload_caps())
+    }
+
+    /// The NIC receive flow table properties, if the device has NIC flow tables.
+    pub(crate) fn flow_nic_rx(&self) -> Option<&FlowTablePropLayout> {
+        self.flow.as_ref().map(|m| {
+            m.capability()
+                .flow_table_nic_cap()
+                .flow_table_properties_nic_receive()
+        })
     }
 
     /// The RoCE capabilities, if the device has them.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! ethtool (en_ethtool.c): driver information, link settings from PTYS, rings, channels,
-//! the RSS indirection table, key and hash fields, per-channel software counters and the port's PPCNT
+//! the RSS indirection table, key and hash fields, flow rules and RSS contexts (ntuple:
+//! netdev/rules.rs), per-channel software counters and the port's PPCNT
 //! counters, pause.
 
 use cx4_hw::tir::hash_field_sel;
@@ -17,6 +18,7 @@ use netdev::{
         Coalesce,
         Duplex,
         EthtoolOps,
+        FlowSpec,
         FlowType,
         LinkKsettings,
         PauseParam,
@@ -24,6 +26,8 @@ use netdev::{
         Port,
         RingParam,
         Rxfh,
+        RxfhContext,
+        RxfhRequest,
         StringSet,
         Strings, //
     },
@@ -36,11 +40,11 @@ use crate::en::{
         EnPriv,
         LOG_INDIR,
         MAX_LOG_RING,
+        MAX_RSS_CONTEXTS,
         MIN_LOG_RING,
         RSS_KEY_LEN, //
     },
-    port,
-    pport,
+    port, pport,
     rss::TrafficType,
     stats::ChannelStats,
 };
@@ -94,6 +98,63 @@ impl EthtoolOps for EnEthtool {
     type Data = kernel::sync::Arc<EnPriv>;
 
     const ADAPTIVE_COALESCE: bool = true;
+    const RXFH_MAX_NUM_CONTEXTS: u32 = MAX_RSS_CONTEXTS;
+    const RXFH_PER_CTX_KEY: bool = true;
+
+    fn get_rxnfc_rule_count(_dev: &Device, data: ArcBorrow<'_, EnPriv>) -> Result<u32> {
+        Ok(data.rule_count())
+    }
+
+    fn get_rxnfc_rule(
+        _dev: &Device,
+        data: ArcBorrow<'_, EnPriv>,
+        location: u32,
+    ) -> Result<(FlowSpec, u32)> {
+        data.rule(location)
+    }
+
+    fn get_rxnfc_rule_locs(
+        _dev: &Device,
+        data: ArcBorrow<'_, EnPriv>,
+        locs: &mut [u32],
+    ) -> Result<u32> {
+        data.rule_locs(locs)
+    }
+
+    fn insert_rxnfc_rule(
+        _dev: &Device,
+        data: ArcBorrow<'_, EnPriv>,
+        spec: &FlowSpec,
+        rss_context: u32,
+    ) -> Result {
+        EnPriv::insert_rule(data, spec, rss_context)
+    }
+
+    fn delete_rxnfc_rule(_dev: &Device, data: ArcBorrow<'_, EnPriv>, location: u32) -> Result {
+        data.delete_rule(location)
+    }
+
+    fn create_rxfh_context(
+        _dev: &Device,
+        data: ArcBorrow<'_, EnPriv>,
+        ctx: &mut RxfhContext<'_>,
+        rxfh: &RxfhRequest<'_>,
+    ) -> Result {
+        EnPriv::set_context(data, ctx, rxfh, true)
+    }
+
+    fn modify_rxfh_context(
+        _dev: &Device,
+        data: ArcBorrow<'_, EnPriv>,
+        ctx: &mut RxfhContext<'_>,
+        rxfh: &RxfhRequest<'_>,
+    ) -> Result {
+        EnPriv::set_context(data, ctx, rxfh, false)
+    }
+
+    fn remove_rxfh_context(_dev: &Device, data: ArcBorrow<'_, EnPriv>, context: u32) -> Result {
+        data.remove_context(context)
+    }
 
     fn get_drvinfo(_dev: &Device, data: ArcBorrow<'_, EnPriv>, i: &mut ethtool::DrvInfo<'_>) {
         i.set_driver(c"cx4");
@@ -240,7 +301,11 @@ impl EthtoolOps for EnEthtool {
             key = Some(kk);
         }
         // In place: no close/open, no carrier change (mlx5e_set_rxfh).
-        EnPriv::set_rss(data, (!indir.is_empty()).then_some(&indir[..]), key.as_ref())
+        EnPriv::set_rss(
+            data,
+            (!indir.is_empty()).then_some(&indir[..]),
+            key.as_ref(),
+        )
     }
 
     fn get_rxfh_fields(_dev: &Device, data: ArcBorrow<'_, EnPriv>, flow: FlowType) -> Result<u32> {
@@ -280,15 +345,12 @@ impl EthtoolOps for EnEthtool {
         EnPriv::set_hash_fields(data, tt, sel)
     }
 
-    fn get_sset_count(
-        _dev: &Device,
-        data: ArcBorrow<'_, EnPriv>,
-        set: StringSet,
-    ) -> Result<u32> {
+    fn get_sset_count(_dev: &Device, data: ArcBorrow<'_, EnPriv>, set: StringSet) -> Result<u32> {
         match set {
-            StringSet::Stats => Ok((ChannelStats::NAMES.len()
-                * (1 + data.max_channels() as usize)
-                + pport::count()) as u32),
+            StringSet::Stats => Ok(
+                (ChannelStats::NAMES.len() * (1 + data.max_channels() as usize) + pport::count())
+                    as u32,
+            ),
             _ => Err(eopnotsupp()),
         }
     }

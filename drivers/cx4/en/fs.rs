@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-//! NIC RX flow steering (en_fs.c, lib/fs_ttc.c), the smallest correct form of mlx5e's: an L2
-//! table at the root matching the destination MAC (own unicast address, broadcast, a
+//! NIC RX flow steering (en_fs.c, lib/fs_ttc.c, en_fs_ethtool.c), the smallest correct form
+//! of mlx5e's: the ethtool table at the root holding the user's flow rules (`ethtool -N
+//! flow-type`, each forwarding to a TIR or dropping), missing to an L2 table matching the destination MAC (own unicast address, broadcast, a
 //! multicast list; a match-all entry for promiscuous mode and a multicast-bit entry for
 //! all-multicast, switched at run time), forwarding to a traffic type classifier (TTC) table
 //! that sends IPv4/IPv6 × TCP/UDP/other and anything else to one TIR each (the RSS TIRs).
@@ -18,6 +19,7 @@ use cx4_hw::{
         dest_type,
         fte_destination_mut,
         match_criteria,
+        miss_action,
         table_type,
         FteMatchSetLyr24,
         DEST_STRIDE, //
@@ -34,10 +36,19 @@ use crate::{
     mdev::Mdev, //
 };
 
-/// Level of the L2 table (the root).
-const L2_LEVEL: u32 = 1;
+/// Level of the ethtool table (the root: mlx5e's ethtool priorities come before the kernel's).
+const ETHTOOL_LEVEL: u32 = 1;
+/// log2 of the ethtool table size: [`ETHTOOL_BANDS`] bands of [`ETHTOOL_MAX_RULES`] entries.
+const ETHTOOL_LOG_SIZE: u32 = 14;
+/// Rule locations (`MAX_NUM_OF_ETHTOOL_RULES`).
+pub(crate) const ETHTOOL_MAX_RULES: u32 = 1024;
+/// Bands of the ethtool table, checked in order: mlx5e's 7 L3/L4 priorities then its 4 L2 ones
+/// (`ETHTOOL_NUM_L3_L4_FTS`, `ETHTOOL_NUM_L2_FTS`), one table each there.
+pub(crate) const ETHTOOL_BANDS: u32 = 11;
+/// Level of the L2 table.
+const L2_LEVEL: u32 = 2;
 /// Level of the TTC table (after the L2 table: forwarding goes to higher levels only).
-const TTC_LEVEL: u32 = 2;
+const TTC_LEVEL: u32 = 3;
 /// log2 of the L2 table size.
 const L2_LOG_SIZE: u32 = 8;
 /// Index of the promiscuous (match-all) entry, checked first.
@@ -53,19 +64,21 @@ const TTC_LOG_SIZE: u32 = 3;
 /// The broadcast address.
 const BCAST: [u8; 6] = [0xff; 6];
 /// IPv4 ethertype.
-const ETH_P_IP: u32 = 0x0800;
+pub(crate) const ETH_P_IP: u32 = 0x0800;
 /// IPv6 ethertype.
-const ETH_P_IPV6: u32 = 0x86dd;
+pub(crate) const ETH_P_IPV6: u32 = 0x86dd;
 /// IP protocol numbers.
-const IPPROTO_TCP: u32 = 6;
+pub(crate) const IPPROTO_TCP: u32 = 6;
 /// See [`IPPROTO_TCP`].
-const IPPROTO_UDP: u32 = 17;
+pub(crate) const IPPROTO_UDP: u32 = 17;
 
 /// Where an entry forwards to.
 #[derive(Clone, Copy, Debug)]
 enum Dest {
     Table(u32),
     Tir(u32),
+    /// No forwarding: the frame is dropped.
+    Drop,
 }
 
 /// A NIC RX flow table.
@@ -75,12 +88,18 @@ struct FlowTable {
 }
 
 impl FlowTable {
-    fn create(mdev: &Arc<Mdev>, level: u32, log_size: u32) -> Result<Self> {
+    /// A table at `level` of `2^log_size` entries; a frame no entry matches goes on to table
+    /// `miss` if given, else is dropped.
+    fn create(mdev: &Arc<Mdev>, level: u32, log_size: u32, miss: Option<u32>) -> Result<Self> {
         let mut m = input::<command::CreateFlowTable>(0)?;
         m.set_table_type(table_type::NIC_RX.into());
         let c = m.flow_table_context_mut();
         c.set_level(level);
         c.set_log_size(log_size);
+        if let Some(id) = miss {
+            c.set_table_miss_action(miss_action::FWD.into());
+            c.set_table_miss_id(id);
+        }
         let out = mdev.cmdq.exec::<command::CreateFlowTable>(&m, 0)?;
         Ok(Self {
             mdev: mdev.clone(),
@@ -125,7 +144,7 @@ impl FlowTable {
     }
 
     /// An entry at `index` of `group` matching the outer header values `value` sets,
-    /// forwarding to `dest`.
+    /// forwarding to `dest` (or dropping).
     fn entry(
         &self,
         group: &FlowGroup,
@@ -137,20 +156,27 @@ impl FlowTable {
         m.set_table_type(table_type::NIC_RX.into());
         m.set_table_id(self.id);
         m.set_flow_index(index);
+        let to = match dest {
+            Dest::Table(id) => Some((dest_type::FLOW_TABLE, id)),
+            Dest::Tir(id) => Some((dest_type::TIR, id)),
+            Dest::Drop => None,
+        };
         {
             let c = m.flow_context_mut();
             c.set_group_id(group.id);
-            c.set_action(action::FWD_DEST);
-            c.set_destination_list_size(1);
+            c.set_action(if to.is_some() {
+                action::FWD_DEST
+            } else {
+                action::DROP
+            });
+            c.set_destination_list_size(to.is_some().into());
             value(c.match_value_mut().outer_headers_mut());
         }
-        let (ty, id) = match dest {
-            Dest::Table(id) => (dest_type::FLOW_TABLE, id),
-            Dest::Tir(id) => (dest_type::TIR, id),
-        };
-        let d = fte_destination_mut(m.bytes_mut(), 0).ok_or(EINVAL)?;
-        d.set_destination_type(ty.into());
-        d.set_destination_id(id);
+        if let Some((ty, id)) = to {
+            let d = fte_destination_mut(m.bytes_mut(), 0).ok_or(EINVAL)?;
+            d.set_destination_type(ty.into());
+            d.set_destination_id(id);
+        }
         self.mdev.cmdq.exec::<command::SetFlowTableEntry>(&m, 0)?;
         Ok(Fte {
             mdev: self.mdev.clone(),
@@ -240,7 +266,7 @@ impl Ttc {
         let mut ttc = Self {
             entries: KVec::new(),
             groups: KVec::new(),
-            table: FlowTable::create(mdev, TTC_LEVEL, TTC_LOG_SIZE)?,
+            table: FlowTable::create(mdev, TTC_LEVEL, TTC_LOG_SIZE, None)?,
         };
         let l4: &dyn Fn(&mut FteMatchSetLyr24) = &|h| {
             h.set_ethertype(0xffff);
@@ -302,7 +328,7 @@ impl L2 {
             promisc: None,
             allmulti: None,
             groups: KVec::new(),
-            table: FlowTable::create(mdev, L2_LEVEL, L2_LOG_SIZE)?,
+            table: FlowTable::create(mdev, L2_LEVEL, L2_LOG_SIZE, None)?,
             ttc,
         };
         let full: &dyn Fn(&mut FteMatchSetLyr24) = &|h| set_dmac(h, [0xff; 6]);
@@ -377,6 +403,80 @@ impl L2 {
     }
 }
 
+/// Where an ethtool rule sends what it matches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RuleDest {
+    /// A TIR: a queue's direct TIR or an RSS context's TIR for the flow's traffic type.
+    Tir(u32),
+    /// Nowhere (`RX_CLS_FLOW_DISC`).
+    Drop,
+}
+
+/// What an ethtool rule matches: the outer-header mask and value (en_fs_ethtool.c
+/// `set_flow_attrs`); an all-zero mask matches every frame.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct RuleMatch {
+    /// The mask.
+    pub(crate) criteria: FteMatchSetLyr24,
+    /// The value (masked).
+    pub(crate) value: FteMatchSetLyr24,
+}
+
+/// One ethtool rule in the table: its entry and the group holding only it.
+struct EthtoolRule {
+    // Field order is drop order: the entry before its group.
+    fte: Fte,
+    _group: FlowGroup,
+}
+
+/// The ethtool table (en_fs_ethtool.c): the root, missing to the L2 table. A rule sits at
+/// `band * ETHTOOL_MAX_RULES + location`, so that rules matching more fields are checked
+/// first as in mlx5e's per-tuple-count tables, then by location.
+struct EthtoolTable {
+    // Field order is drop order: the rules, then the table.
+    rules: KVec<EthtoolRule>,
+    table: FlowTable,
+}
+
+impl EthtoolTable {
+    fn create(mdev: &Arc<Mdev>, l2: u32) -> Result<Self> {
+        Ok(Self {
+            rules: KVec::new(),
+            table: FlowTable::create(mdev, ETHTOOL_LEVEL, ETHTOOL_LOG_SIZE, Some(l2))?,
+        })
+    }
+
+    /// Removes the rule at `index`, if any.
+    fn remove(&mut self, index: u32) {
+        // Dropping the rule deletes its entry, then its group.
+        self.rules.retain(|r| r.fte.index != index);
+    }
+
+    /// Sets the rule at `index` (replacing one there).
+    fn insert(&mut self, index: u32, m: &RuleMatch, dest: RuleDest) -> Result {
+        if index >= 1 << ETHTOOL_LOG_SIZE {
+            return Err(EINVAL);
+        }
+        self.remove(index);
+        self.rules.reserve(1, GFP_KERNEL)?;
+        let zero = m.criteria.0.iter().all(|&b| b == 0);
+        let crit = m.criteria;
+        let criteria: &dyn Fn(&mut FteMatchSetLyr24) = &|h| *h = crit;
+        let group = self
+            .table
+            .group(index, index, (!zero).then_some(criteria))?;
+        let value = m.value;
+        let dest = match dest {
+            RuleDest::Tir(t) => Dest::Tir(t),
+            RuleDest::Drop => Dest::Drop,
+        };
+        let fte = self.table.entry(&group, index, &|h| *h = value, dest)?;
+        self.rules
+            .push(EthtoolRule { fte, _group: group }, GFP_KERNEL)?;
+        Ok(())
+    }
+}
+
 /// The receive filter as the netdev sets it.
 struct RxMode {
     own: [u8; 6],
@@ -385,10 +485,11 @@ struct RxMode {
     allmulti: bool,
 }
 
-/// NIC RX steering: the L2 table (root) and the TTC table. Dropping it removes both (before
-/// the TIRs they forward to may go).
+/// NIC RX steering: the ethtool table (root), the L2 table and the TTC table. Dropping it
+/// removes them (before the TIRs they forward to may go).
 pub(crate) struct RxSteering {
-    // Field order is drop order: the L2 table forwards to the TTC table.
+    // Field order is drop order: each table forwards to the next.
+    ethtool: Option<EthtoolTable>,
     l2: L2,
     ttc: Ttc,
     mode: RxMode,
@@ -396,15 +497,23 @@ pub(crate) struct RxSteering {
 
 impl RxSteering {
     /// Builds the TTC table forwarding each traffic type to TIR `tirn(tt)`, the L2 table
-    /// accepting `own` and broadcast, and makes the L2 table the root.
+    /// accepting `own` and broadcast, and, if the tables can chain (`ntuple`), the (empty)
+    /// ethtool table missing to it; the first of them is the root.
     pub(crate) fn create(
         mdev: &Arc<Mdev>,
         tirn: &dyn Fn(TrafficType) -> u32,
         own: [u8; 6],
+        ntuple: bool,
     ) -> Result<Self> {
         let ttc = Ttc::create(mdev, tirn)?;
         let l2 = L2::create(mdev, ttc.table.id)?;
+        let ethtool = if ntuple {
+            Some(EthtoolTable::create(mdev, l2.table.id)?)
+        } else {
+            None
+        };
         let mut s = Self {
+            ethtool,
             l2,
             ttc,
             mode: RxMode {
@@ -415,7 +524,10 @@ impl RxSteering {
             },
         };
         s.apply()?;
-        s.l2.table.set_root()?;
+        match &s.ethtool {
+            Some(e) => e.table.set_root()?,
+            None => s.l2.table.set_root()?,
+        }
         Ok(s)
     }
 
@@ -467,9 +579,24 @@ impl RxSteering {
         self.mode.own
     }
 
-    /// The root (L2) table id.
+    /// Sets the ethtool rule at `index` (see [`EthtoolTable`]), replacing one there;
+    /// `EINVAL` without the ethtool table.
+    pub(crate) fn set_rule(&mut self, index: u32, m: &RuleMatch, dest: RuleDest) -> Result {
+        self.ethtool.as_mut().ok_or(EINVAL)?.insert(index, m, dest)
+    }
+
+    /// Removes the ethtool rule at `index`, if any.
+    pub(crate) fn remove_rule(&mut self, index: u32) {
+        if let Some(e) = self.ethtool.as_mut() {
+            e.remove(index)
+        }
+    }
+
+    /// The root table id (the ethtool table, or the L2 table without it).
     pub(crate) fn root_table(&self) -> u32 {
-        self.l2.table.id
+        self.ethtool
+            .as_ref()
+            .map_or(self.l2.table.id, |e| e.table.id)
     }
 
     /// The TTC table id.

@@ -15,9 +15,11 @@
 //!   queue and its CQE decoding;
 //! - rqt.rs: RQ tables; tir.rs: transport interface receive objects; rss.rs: the RSS set
 //!   (RQT plus one indirect TIR per traffic type);
-//! - fs.rs: NIC RX flow steering (L2 table at the root, TTC table to the RSS TIRs);
+//! - fs.rs: NIC RX flow steering (the ethtool table at the root, the L2 table, the TTC table
+//!   to the RSS TIRs); ntuple.rs: ethtool flow rules checked and turned into entries;
 //! - netdev.rs: the netdev (private state, `net_device_ops`, open/close, carrier);
 //!   netdev/probe.rs: the netdev's probe (features, registration) and removal;
+//!   netdev/rules.rs: the ethtool flow rules and additional RSS contexts, kept and applied;
 //!   netdev/recovery.rs: SQ and RQ error recovery and the devlink reporters' `diagnose`;
 //!   health.rs: the `tx` and `rx` devlink health reporters' data (registered by the root);
 //!   channel.rs: a channel's rings and its NAPI poller; tx.rs / rx.rs: the datapath;
@@ -45,6 +47,7 @@ pub(crate) mod ethtool;
 pub(crate) mod fs;
 pub(crate) mod health;
 pub(crate) mod lro;
+pub(crate) mod ntuple;
 pub(crate) mod netdev;
 pub(crate) mod port;
 pub(crate) mod pport;

@@ -55,8 +55,6 @@ use crate::{
         Cq,
         CqParams, //
     },
-    eq::CompVector,
-    mdev::Mdev,
     en::{
         channel::{
             Adaptive,
@@ -68,6 +66,7 @@ use crate::{
         fs::RxSteering,
         health::EnHealth,
         lro::TirLro,
+        ntuple::Rule,
         port,
         qos::QosCaps,
         res::{
@@ -90,6 +89,7 @@ use crate::{
             SqParams, //
         },
         stats::ChannelStats,
+        tir::Tir,
         tis::Tis,
         tstamp::Tstamp,
         tunnel::{
@@ -101,11 +101,19 @@ use crate::{
             TxRing, //
         },
     },
+    eq::CompVector,
+    mdev::Mdev,
 };
 
 mod probe;
 mod recovery;
 mod xdp;
+mod rules;
+
+pub(crate) use rules::{
+    RssContext,
+    MAX_RSS_CONTEXTS, //
+};
 
 pub(crate) use probe::En;
 
@@ -193,6 +201,10 @@ pub(crate) struct Params {
     pub(crate) lro: bool,
     /// The XDP program (`ip link set xdpdrv`): every RQ runs it, one page per frame, no LRO.
     pub(crate) xdp: Option<BpfProg>,
+    /// The ethtool flow rules (`ethtool -N flow-type`), by location.
+    pub(crate) rules: KVec<Rule>,
+    /// The additional RSS contexts (`ethtool -X context new`), by id.
+    pub(crate) contexts: KVec<RssContext>,
 }
 
 impl Params {
@@ -200,6 +212,10 @@ impl Params {
     fn try_clone(&self) -> Result<Self> {
         let mut indir = KVec::with_capacity(self.indir.len(), GFP_KERNEL)?;
         indir.extend_from_slice(&self.indir, GFP_KERNEL)?;
+        let mut rules = KVec::with_capacity(self.rules.len(), GFP_KERNEL)?;
+        rules.extend_from_slice(&self.rules, GFP_KERNEL)?;
+        let mut contexts = KVec::with_capacity(self.contexts.len(), GFP_KERNEL)?;
+        contexts.extend_from_slice(&self.contexts, GFP_KERNEL)?;
         Ok(Self {
             channels: self.channels,
             log_sq: self.log_sq,
@@ -211,6 +227,8 @@ impl Params {
             coalesce: self.coalesce,
             lro: self.lro,
             xdp: self.xdp.clone(),
+            rules,
+            contexts,
         })
     }
 }
@@ -227,6 +245,10 @@ struct RxMode {
 struct Open {
     channels: KVec<Arc<Channel>>,
     rss: Option<Rss>,
+    /// One direct TIR per channel, for the ethtool rules naming a queue.
+    direct: KVec<Tir>,
+    /// The additional RSS contexts' RQTs and TIRs, with their ids.
+    contexts: KVec<(u32, Rss)>,
     fs: Option<RxSteering>,
 }
 
@@ -393,6 +415,8 @@ impl EnPriv {
         let mut open = Open {
             channels: KVec::with_capacity(n as usize, GFP_KERNEL)?,
             rss: None,
+            direct: KVec::new(),
+            contexts: KVec::new(),
             fs: None,
         };
         let mut rqns = KVec::with_capacity(n as usize, GFP_KERNEL)?;
@@ -402,17 +426,23 @@ impl EnPriv {
                 rqns.push(rqn, GFP_KERNEL)?;
             }
             let table = rq_table(&g.params.indir, &rqns)?;
-            let caps = this.res.caps();
-            let lro = (g.params.lro && caps.lro)
-                .then(|| TirLro::new(RxRing::lro_wqe_bytes(), &caps.lro_periods));
+            let lro = this.lro(&g.params);
             let p = &g.params;
-            let mut rss =
-                Rss::create(&this.res, &p.key, &p.hash_fields, LOG_INDIR, &rqns, lro.as_ref())?;
+            let mut rss = Rss::create(
+                &this.res,
+                &p.key,
+                &p.hash_fields,
+                LOG_INDIR,
+                &rqns,
+                lro.as_ref(),
+            )?;
             rss.set_indir(&table)?;
             let rss = open.rss.insert(rss);
-            let mut fs = RxSteering::create(mdev, &|tt| rss.tirn(tt), g.mac)?;
+            let ntuple = this.res.caps().ntuple;
+            let mut fs = RxSteering::create(mdev, &|tt| rss.tirn(tt), g.mac, ntuple)?;
             fs.set_rx_mode(g.mac, &g.rx_mode.mc, g.rx_mode.promisc, g.rx_mode.allmulti)?;
             open.fs = Some(fs);
+            this.open_rules(&mut open, p, &rqns, lro.as_ref())?;
             dev.set_real_num_tx_queues(n)?;
             dev.set_real_num_rx_queues(n)?;
             port::set_admin_up(mdev, true)?;
@@ -531,6 +561,12 @@ impl EnPriv {
         Ok(rqn)
     }
 
+    /// The TIRs' TCP segment merging, if LRO is on and the device has it.
+    fn lro(&self, p: &Params) -> Option<TirLro> {
+        let caps = self.res.caps();
+        (p.lro && caps.lro).then(|| TirLro::new(RxRing::lro_wqe_bytes(), &caps.lro_periods))
+    }
+
     /// Tears down what `open` holds: the queues stop, NAPI stops, steering and RSS go, then
     /// the SQs (with their CQs), then the channels (RQs, receive CQs, page pools).
     fn close_open(&self, dev: &Device, open: Open) {
@@ -539,12 +575,17 @@ impl EnPriv {
         let Open {
             channels,
             rss,
+            direct,
+            contexts,
             fs,
         } = open;
         for ch in channels.iter() {
             ch.stop();
         }
+        // The steering first: its entries forward to the TIRs.
         drop(fs);
+        drop(contexts);
+        drop(direct);
         drop(rss);
         for ch in channels.iter() {
             if let Some(slot) = self.tx_slot(ch.ix()) {
@@ -624,13 +665,7 @@ impl EnPriv {
             }
         }
         if let Some(open) = g.open.as_mut() {
-            let rqns = open
-                .channels
-                .iter()
-                .map(|c| c.rqn())
-                .try_fold(KVec::new(), |mut v, rqn| {
-                    v.push(rqn, GFP_KERNEL).map(|()| v)
-                })?;
+            let rqns = open.rqns()?;
             if let Some(rss) = open.rss.as_mut() {
                 if let Some(t) = indir {
                     rss.set_indir(&rq_table(t, &rqns)?)?;
@@ -734,14 +769,7 @@ impl DeviceOps for EnNetdev {
         };
         let mut slot = slot.lock();
         match &mut *slot {
-            Some(ring) => ring.xmit(
-                skb,
-                data.dma_dev.get(),
-                txq,
-                &data.tx_cfg,
-                &data.tstamp,
-                st,
-            ),
+            Some(ring) => ring.xmit(skb, data.dma_dev.get(), txq, &data.tx_cfg, &data.tstamp, st),
             None => {
                 ChannelStats::add(&st.tx_dropped, 1);
                 drop(skb);
@@ -756,8 +784,7 @@ impl DeviceOps for EnNetdev {
         skb: &netdev::skb::SkBuff,
         f: Features,
     ) -> Features {
-        if !skb.encapsulation() || tunnel::offloadable(skb, &data.res.caps().tunnels, &data.vxlan)
-        {
+        if !skb.encapsulation() || tunnel::offloadable(skb, &data.res.caps().tunnels, &data.vxlan) {
             return f;
         }
         // The stack checksums and segments what the device cannot parse.

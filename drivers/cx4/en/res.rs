@@ -71,6 +71,11 @@ pub(crate) struct EnCaps {
     pub(crate) lro: bool,
     /// ETH `lro_timer_supported_periods` (µs).
     pub(crate) lro_periods: [u32; LRO_PERIODS],
+    /// NIC RX flow tables chain as mlx5_core's `FS_CHAINING_CAPS` asks (`flow_modify_en`,
+    /// `modify_root`, `identified_miss_table_mode`, `flow_table_modify`): mlx5e then has its
+    /// ethtool priorities and offers NTUPLE, and so does cx4 (the ethtool table misses on to
+    /// the L2 table).
+    pub(crate) ntuple: bool,
 }
 
 impl EnCaps {
@@ -115,6 +120,12 @@ impl EnCaps {
             cq_period_from_cqe: gen.cq_period_start_from_cqe() != 0,
             lro: eth.lro_cap() != 0,
             lro_periods: core::array::from_fn(|i| eth.lro_timer_supported_periods(i).unwrap_or(0)),
+            ntuple: caps.flow_nic_rx().is_some_and(|f| {
+                f.flow_modify_en() != 0
+                    && f.modify_root() != 0
+                    && f.identified_miss_table_mode() != 0
+                    && f.flow_table_modify() != 0
+            }),
             tunnels: TunnelCaps {
                 vxlan: eth.tunnel_stateless_vxlan() != 0,
                 gre: eth.tunnel_stateless_gre() != 0,

@@ -239,7 +239,7 @@ impl SelfTest {
         let fields = TrafficType::default_fields();
         let rss = Rss::create(&res, &TEST_RSS_KEY, &fields, 3, &[rq.rqn()], None)?;
         let direct = Tir::create_direct(m, res.tdn(), rq.rqn())?;
-        let mut fs = RxSteering::create(m, &|tt| rss.tirn(tt), res.mac())?;
+        let mut fs = RxSteering::create(m, &|tt| rss.tirn(tt), res.mac(), false)?;
         fs.set_rx_mode(res.mac(), &[[0x01, 0x00, 0x5e, 0, 0, 1]], true, true)?;
         let entries = fs.l2_entries();
         fs.set_rx_mode(res.mac(), &[], false, false)?;

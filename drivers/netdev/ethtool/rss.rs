@@ -5,6 +5,17 @@
 
 use core::slice;
 
+use kernel::{
+    error::from_result,
+    prelude::*, //
+};
+
+use super::{
+    EthtoolOps,
+    Table, //
+};
+use crate::registration::args;
+
 /// The RSS hash function `ETH_RSS_HASH_TOP` (Toeplitz), for [`Rxfh`].
 pub const RSS_HASH_TOP: u8 = ksys::KSYS_CONST_ETH_RSS_HASH_TOP;
 /// "No change" as a requested hash function.
@@ -103,3 +114,114 @@ impl Rxfh<'_> {
     }
 }
 
+// The RSS trampolines of the C table (`ethtool.rs` builds the table).
+impl<E: EthtoolOps> Table<E> {
+    /// Wraps `raw`. Its buffers hold as many entries as the driver's size callbacks say: the
+    /// core allocates them from those, but does not always copy the sizes into `raw` —
+    /// `ethtool_get_max_rxfh_channel()` (net/ethtool/common.c, asked before a channel change)
+    /// leaves `indir_size` at 0 and expects the whole table back. Without a size callback the
+    /// sizes `raw` carries stand.
+    ///
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`.
+    pub(super) unsafe fn rxfh(
+        dev: *mut ksys::net_device,
+        raw: &mut kernel::bindings::ethtool_rxfh_param,
+    ) -> Rxfh<'_> {
+        let indir_len = if E::HAS_GET_RXFH_INDIR_SIZE {
+            // SAFETY: The function's contract.
+            let (dev, data) = unsafe { args::<E::Data>(dev) };
+            E::get_rxfh_indir_size(dev, data) as usize
+        } else {
+            raw.indir_size as usize
+        };
+        let key_len = if E::HAS_GET_RXFH_KEY_SIZE {
+            // SAFETY: The function's contract.
+            let (dev, data) = unsafe { args::<E::Data>(dev) };
+            E::get_rxfh_key_size(dev, data) as usize
+        } else {
+            raw.key_size as usize
+        };
+        Rxfh {
+            indir_len,
+            key_len,
+            raw,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`; `rxfh`'s buffers are sized by the driver's size callbacks.
+    pub(super) unsafe extern "C" fn get_rxfh(
+        dev: *mut ksys::net_device,
+        rxfh: *mut kernel::bindings::ethtool_rxfh_param,
+    ) -> c_int {
+        // SAFETY: The function's contract.
+        // SAFETY: The function's contract; a valid struct for the call.
+        let mut r = unsafe { Self::rxfh(dev, &mut *rxfh) };
+        // SAFETY: The function's contract.
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
+        from_result(|| E::get_rxfh(dev, data, &mut r).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_rxfh`.
+    pub(super) unsafe extern "C" fn set_rxfh(
+        dev: *mut ksys::net_device,
+        rxfh: *mut kernel::bindings::ethtool_rxfh_param,
+        _extack: *mut kernel::bindings::netlink_ext_ack,
+    ) -> c_int {
+        // SAFETY: A valid struct for the call.
+        let raw = unsafe { &mut *rxfh };
+        if raw.rss_context != 0 {
+            return -(ksys::EOPNOTSUPP as c_int);
+        }
+        // SAFETY: The function's contract.
+        let mut r = unsafe { Self::rxfh(dev, raw) };
+        // SAFETY: The function's contract.
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
+        from_result(|| E::set_rxfh(dev, data, &mut r).map(|()| 0))
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`, with a valid `f`.
+    pub(super) unsafe extern "C" fn get_rxfh_fields(
+        dev: *mut ksys::net_device,
+        f: *mut kernel::bindings::ethtool_rxfh_fields,
+    ) -> c_int {
+        // SAFETY: A valid struct only this call writes.
+        let f = unsafe { &mut *f };
+        if f.rss_context != 0 {
+            return -(ksys::EOPNOTSUPP as c_int);
+        }
+        // SAFETY: The function's contract.
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
+        from_result(|| {
+            f.data = E::get_rxfh_fields(dev, data, FlowType::from_raw(f.flow_type))?;
+            Ok(0)
+        })
+    }
+
+    /// # Safety
+    ///
+    /// As for `get_drvinfo`, with a valid `f`.
+    pub(super) unsafe extern "C" fn set_rxfh_fields(
+        dev: *mut ksys::net_device,
+        f: *const kernel::bindings::ethtool_rxfh_fields,
+        _extack: *mut kernel::bindings::netlink_ext_ack,
+    ) -> c_int {
+        // SAFETY: A valid struct for the call.
+        let f = unsafe { &*f };
+        if f.rss_context != 0 {
+            return -(ksys::EOPNOTSUPP as c_int);
+        }
+        // SAFETY: The function's contract.
+        let (dev, data) = unsafe { args::<E::Data>(dev) };
+        from_result(|| {
+            E::set_rxfh_fields(dev, data, FlowType::from_raw(f.flow_type), f.data).map(|()| 0)
+        })
+    }
+}

@@ -198,8 +198,8 @@ fn query_hca_cap_returns_max_and_current_general_caps_across_mailboxes() {
             .flow_table_nic_cap()
             .flow_table_properties_nic_receive()
             .max_ft_level(),
-        64,
-        "flow table cap nic_receive.max_ft_level: expected 64"
+        128,
+        "flow table cap nic_receive.max_ft_level: expected 128"
     );
 }
 

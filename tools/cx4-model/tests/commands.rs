@@ -326,7 +326,7 @@ fn flow_table_commands_refuse_bad_types_levels_and_unknown_tables() {
         i.set_table_type(table_type::FDB.into())
     });
     d.err::<cmds::CreateFlowTable>(status::BAD_PARAM, |i| {
-        i.flow_table_context_mut().set_level(65)
+        i.flow_table_context_mut().set_level(129)
     });
     d.err::<cmds::CreateFlowTable>(status::BAD_PARAM, |i| {
         i.flow_table_context_mut().set_log_size(17)

@@ -173,6 +173,8 @@ impl En {
                         coalesce: default_coalesce(res.caps()),
                         lro: false,
                         xdp: None,
+                        rules: KVec::new(),
+                        contexts: KVec::new(),
                     },
                     rx_mode: RxMode::default(),
                     mac,
@@ -251,7 +253,14 @@ impl En {
             dev.set_gso_partial_features(partial);
         }
         dev.set_hw_features(hw | lro);
-        dev.set_features(hw | fixed | Features::RXHASH);
+        // Flow rules (netdev/rules.rs) where the flow tables chain; fixed on, as mlx5e built
+        // without aRFS (CONFIG_MLX5_EN_RXNFC) has it.
+        let ntuple = if caps.ntuple {
+            Features::NTUPLE
+        } else {
+            Features::EMPTY
+        };
+        dev.set_features(hw | fixed | ntuple | Features::RXHASH);
         // Native XDP: PASS, DROP, TX, ABORTED, REDIRECT (netdev/xdp.rs).
         dev.set_xdp_features(XdpFeatures::BASIC | XdpFeatures::REDIRECT);
         dev.set_vlan_features(base);

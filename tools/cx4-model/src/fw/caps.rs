@@ -414,7 +414,7 @@ mod tests {
                 "flow_table_properties_nic_receive.max_ft_level",
             )
             .unwrap();
-            assert_eq!(read_any(ft, off, w), Some(64));
+            assert_eq!(read_any(ft, off, w), Some(128));
             // The ConnectX-4 EC profile: GF(2^4) matrices, XOR in all four slots, no 8-bit.
             assert_eq!(p.general("vector_calc"), 1);
             assert_eq!(p.vector_calc("calc_matrix"), 1);

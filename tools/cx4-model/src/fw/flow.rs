@@ -182,6 +182,13 @@ impl Firmware {
                 let inp = cmd_in::<cmds::ModifyFlowTable>(input)?;
                 let id = inp.table_id();
                 let level = self.table(id, inp.table_type(), "MODIFY_FLOW_TABLE")?.level;
+                if self.nic_rx_cap("flow_table_modify") == 0 {
+                    fail!(
+                        BAD_OP,
+                        "MODIFY_FLOW_TABLE without flow_table_modify",
+                        "table {id:#x}"
+                    );
+                }
                 if inp.modify_field_select() != MODIFY_FLOW_TABLE_MISS_TABLE_ID {
                     fail!(
                         BAD_PARAM,
