@@ -73,6 +73,8 @@ pub(crate) trait CqHandler: Send + Sync + 'static {
 /// Event bookkeeping of one CQ, reachable from the EQs by CQ number.
 struct CqEntry {
     handler: Option<Arc<dyn CqHandler>>,
+    /// The completion EQ it reports to.
+    eqn: u32,
     events: AtomicU64,
     errors: AtomicU64,
 }
@@ -84,6 +86,8 @@ pub(crate) struct CqTable {
     #[pin]
     map: IrqSafeLock<RBTree<u32, Arc<CqEntry>>>,
     unknown: AtomicU64,
+    /// Polls of every CQ of an EQ after a corrupted completion event ([`CqTable::kick_eq`]).
+    kicks: AtomicU64,
 }
 
 impl CqTable {
@@ -92,28 +96,49 @@ impl CqTable {
         try_pin_init!(Self {
             map <- new_irq_safe_lock!(RBTree::new(), "cx4::cq_table"),
             unknown: AtomicU64::new(0),
+            kicks: AtomicU64::new(0),
         })
     }
 
     /// Runs `f` on CQ `cqn`'s entry, under the table lock; counts events for unknown CQs.
-    fn with(&self, cqn: u32, f: impl FnOnce(&CqEntry)) {
+    /// Whether the CQ is known.
+    fn with(&self, cqn: u32, f: impl FnOnce(&CqEntry)) -> bool {
         let map = self.map.lock();
         match map.get(&cqn) {
-            Some(e) => f(e),
+            Some(e) => {
+                f(e);
+                true
+            }
             None => {
                 self.unknown.fetch_add(1, Ordering::Relaxed);
+                false
             }
         }
     }
 
-    /// Dispatches a completion event (from the EQ interrupt handler).
-    pub(crate) fn completion(&self, cqn: u32) {
+    /// Dispatches a completion event (from the EQ interrupt handler); false if no such CQ.
+    pub(crate) fn completion(&self, cqn: u32) -> bool {
         self.with(cqn, |e| {
             e.events.fetch_add(1, Ordering::Relaxed);
             if let Some(h) = &e.handler {
                 h.completion(cqn);
             }
-        });
+        })
+    }
+
+    /// Hands every CQ of completion EQ `eqn` a completion event (from the EQ interrupt
+    /// handler), after an event there that named no CQ of ours or was no completion event: the
+    /// CQ it stood for would otherwise never hear of its completions again (its arming is
+    /// spent). A poll that finds nothing costs nothing; a consumer sees a spurious event, as
+    /// it may after any arming.
+    pub(crate) fn kick_eq(&self, eqn: u32) {
+        self.kicks.fetch_add(1, Ordering::Relaxed);
+        let map = self.map.lock();
+        for (cqn, e) in map.iter().filter(|(_, e)| e.eqn == eqn) {
+            if let Some(h) = &e.handler {
+                h.completion(*cqn);
+            }
+        }
     }
 
     /// Dispatches a CQ error event (from the EQ interrupt handler).
@@ -140,8 +165,9 @@ impl CqTable {
         }
         writeln!(
             f,
-            "events for unknown CQs {}",
-            self.unknown.load(Ordering::Relaxed)
+            "events for unknown CQs {}, polls of an EQ's CQs after a corrupted event {}",
+            self.unknown.load(Ordering::Relaxed),
+            self.kicks.load(Ordering::Relaxed)
         )
     }
 }
@@ -203,6 +229,7 @@ impl Cq {
         let entry = Arc::new(
             CqEntry {
                 handler,
+                eqn: p.eqn.into(),
                 events: AtomicU64::new(0),
                 errors: AtomicU64::new(0),
             },
@@ -431,6 +458,7 @@ impl ExtCq {
         let entry = Arc::new(
             CqEntry {
                 handler: Some(handler),
+                eqn: m.cq_context().c_eqn_or_apu_element(),
                 events: AtomicU64::new(0),
                 errors: AtomicU64::new(0),
             },

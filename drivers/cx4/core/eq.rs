@@ -226,6 +226,24 @@ impl Eq {
             c.fetch_add(1, Ordering::Relaxed);
         }
         let m = &self.mdev;
+        if let EqKind::Comp(_) = self.kind {
+            // A completion EQ carries completion events of our CQs and nothing else (its event
+            // mask is 0). Anything else is a corrupted event whose CQ would never hear of its
+            // completions again: every CQ of this EQ polls.
+            if ty != event_type::COMP || !m.cqs.completion(eqe.comp().cqn()) {
+                if m.reports.allow() {
+                    dev_warn!(
+                        m.dev.dev(),
+                        "EQ {}: unexpected event {:#x} for CQ {:#x}; polling its CQs\n",
+                        self.eqn,
+                        ty,
+                        eqe.comp().cqn()
+                    );
+                }
+                m.cqs.kick_eq(self.eqn.into());
+            }
+            return;
+        }
         match ty {
             event_type::CMD => m.cmdq.complete(eqe.cmd().vector()),
             event_type::PAGE_REQUEST => {
@@ -236,7 +254,9 @@ impl Eq {
                         .enqueue::<Arc<Mdev>, { crate::mdev::PAGE_WORK }>(m.clone());
                 }
             }
-            event_type::COMP => m.cqs.completion(eqe.comp().cqn()),
+            event_type::COMP => {
+                m.cqs.completion(eqe.comp().cqn());
+            }
             event_type::CQ_ERROR => {
                 let e = eqe.cq_err();
                 if m.reports.allow() {
