@@ -78,6 +78,10 @@ round() {
     traffic events
     req ctl "lie off"
     traffic after
+    section diag-$s
+    dmesg | grep -E "cx4|mlx5" | tail -25
+    [ -n "$NETDEV" ] && ethtool -S "$NETDEV" 2>/dev/null | grep -E "err|drop|recover|timeout|arm|events" | grep -v ": 0$" | head -30
+    cat /sys/kernel/debug/cx4/0000:01:00.0/cqs 2>/dev/null | tail -3
     section teardown-$s
     lie $((s + 2000)) cmd,eqe,irq,bar
     [ -n "$NETDEV" ] && ip link set "$NETDEV" down 2>/dev/null
@@ -244,6 +248,8 @@ def tests(env: Env):
         t, r0 = campaign(env, "cx4", seeds, rate=40, budget=300)
         print("    " + t.line("cx4"), file=sys.stderr)
         for s in seeds:
+            if os.environ.get("CX4_FUZZ_VERBOSE"):
+                print(section(r0.job_log, f"diag-{s}"), file=sys.stderr)
             for line in section(r0.job_log, f"traffic-{s}").splitlines():
                 if re.match(r"(data|events|after) ", line):
                     print(f"      {s} {line}", file=sys.stderr)

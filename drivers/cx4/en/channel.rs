@@ -9,7 +9,10 @@
 //! (`ethtool -C adaptive-rx/-tx`), the poll feeds each CQ's [`Dim`] its counters and the
 //! kernel's algorithm moves the CQ's moderation ([`CqModerator`], en_dim.c).
 
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{
+    AtomicU64,
+    Ordering, //
+};
 
 use kapi::{
     new_irq_safe_lock,
@@ -218,7 +221,7 @@ impl NapiPoller for ChannelPoll {
         if napi.complete_done(work) {
             ChannelStats::add(&st.arms, 1);
             // Each CQ's DIM counts that CQ's events (mlx5e's `cq.event_ctr`).
-            let get = |c: &core::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+            let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
             if let Some(d) = self.dims.tx.as_mut() {
                 let ev = get(&st.tx_events) as u16;
                 d.as_mut().sample(ev, get(&st.tx_packets), get(&st.tx_bytes));
@@ -270,6 +273,8 @@ pub(crate) struct Channel {
     cqns: [u32; 2],
     priv_: Arc<EnPriv>,
     kick: Arc<Kick>,
+    /// The channel's completion events when the event watch last looked ([`Channel::watch`]).
+    watched: AtomicU64,
     #[pin]
     napi: Napi<ChannelPoll>,
 }
@@ -299,6 +304,7 @@ impl Channel {
                 cqns,
                 priv_,
                 kick: k,
+                watched: AtomicU64::new(0),
                 napi <- Napi::new(dev, poll),
             }),
             GFP_KERNEL,
@@ -318,6 +324,23 @@ impl Channel {
         ch.napi.enable();
         ch.napi.schedule();
         Ok(ch)
+    }
+
+    /// The event watch's look at this channel (from its work, state lock held, so the
+    /// channel is open): if no completion event came since the last look, one poll — the
+    /// event of a completion may have been lost (a dropped interrupt, a corrupted EQE naming
+    /// another CQ) and with it the CQ's arming, which would leave the channel deaf for good.
+    /// A poll that finds nothing re-arms the CQs (mlx5e recovers a lost event only from a TX
+    /// timeout, `mlx5e_health_channel_eq_recover`; a receive-only channel never recovers).
+    pub(crate) fn watch(&self) {
+        let Some(st) = self.priv_.stats(self.ix) else {
+            return;
+        };
+        let events = st.events.load(Ordering::Relaxed);
+        if self.watched.swap(events, Ordering::Relaxed) == events {
+            ChannelStats::add(&st.eq_rearm, 1);
+            self.napi.schedule();
+        }
     }
 
     /// Stops polling: disables NAPI and detaches the CQ handler. The channel is dropped by

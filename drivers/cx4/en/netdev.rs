@@ -13,7 +13,7 @@ use kapi::{
     BoundDevice, //
 };
 use kernel::{
-    impl_has_work,
+    impl_has_delayed_work, impl_has_work,
     prelude::*,
     str::CString,
     sync::{
@@ -21,8 +21,10 @@ use kernel::{
         ArcBorrow,
         Mutex, //
     },
+    time::msecs_to_jiffies,
     workqueue::{
         self,
+        DelayedWork,
         Work,
         WorkItem, //
     },
@@ -310,10 +312,43 @@ pub(crate) struct EnPriv {
     state: Mutex<State>,
     #[pin]
     recovery: Work<EnPriv, 0>,
+    /// The event watch runs while the channels are open ([`Channel::watch`]).
+    watch_on: AtomicBool,
+    /// The event watch, once a second.
+    #[pin]
+    watch: DelayedWork<EnPriv, 1>,
 }
 
 impl_has_work! {
     impl HasWork<Self, 0> for EnPriv { self.recovery }
+}
+
+impl_has_delayed_work! {
+    impl HasDelayedWork<Self, 1> for EnPriv { self.watch }
+}
+
+/// How often the event watch looks at the channels.
+const WATCH_MS: u32 = 1000;
+
+impl WorkItem<1> for EnPriv {
+    type Pointer = Arc<EnPriv>;
+
+    /// The event watch: each open channel that had no completion event for a period polls
+    /// once. It never waits for the state lock (a reconfiguration holds it, and `ndo_stop`
+    /// waits for this work): it skips that period instead.
+    fn run(this: Arc<EnPriv>) {
+        if !this.watch_on.load(Ordering::Acquire) {
+            return;
+        }
+        if let Some(g) = this.state.try_lock() {
+            for ch in g.open.iter().flat_map(|o| o.channels.iter()) {
+                ch.watch();
+            }
+        }
+        if this.watch_on.load(Ordering::Acquire) {
+            Self::schedule_watch(this);
+        }
+    }
 }
 
 impl WorkItem<0> for EnPriv {
@@ -395,6 +430,19 @@ impl EnPriv {
         if !this.cq_err.swap(true, Ordering::AcqRel) {
             Self::schedule_recovery(this.clone());
         }
+    }
+
+    /// Queues the event watch's next look (already queued is fine).
+    fn schedule_watch(this: Arc<Self>) {
+        let _ = workqueue::system_long()
+            .enqueue_delayed::<Arc<EnPriv>, 1>(this, msecs_to_jiffies(WATCH_MS));
+    }
+
+    /// Stops the event watch and waits for a running look (not under the state lock).
+    pub(crate) fn stop_watch(&self) {
+        self.watch_on.store(false, Ordering::Release);
+        // A look that read `watch_on` before it was cleared may queue one more.
+        while kapi::flush_delayed_work(&self.watch) {}
     }
 
     /// Asks for the SQ recovery work (from NAPI: an error CQE).
@@ -742,13 +790,18 @@ impl DeviceOps for EnNetdev {
 
     fn open(dev: &Device, data: ArcBorrow<'_, EnPriv>) -> Result {
         let mut g = data.state.lock();
-        EnPriv::open_locked(data, dev, &mut g)
+        EnPriv::open_locked(data, dev, &mut g)?;
+        drop(g);
+        data.watch_on.store(true, Ordering::Release);
+        EnPriv::schedule_watch(data.into());
+        Ok(())
     }
 
     fn stop(dev: &Device, data: ArcBorrow<'_, EnPriv>) -> Result {
         // The recovery work takes the state lock (and may wait for the RTNL we hold, until
         // it sees `closing`): let it finish first, then close.
         data.closing.store(true, Ordering::Release);
+        data.stop_watch();
         kapi::flush_work(&data.recovery);
         let mut g = data.state.lock();
         data.close_locked(dev, &mut g);

@@ -70,6 +70,7 @@ channel_stats! {
     events: "ch_events", "Completion events (interrupts that scheduled NAPI).";
     tx_events: "ch_tx_events", "Completion events of the send CQ (what its DIM counts).";
     rx_events: "ch_rx_events", "Completion events of the receive CQ (what its DIM counts).";
+    eq_rearm: "ch_eq_rearm", "Polls the event watch started: a second without a completion event.";
 }
 
 impl ChannelStats {

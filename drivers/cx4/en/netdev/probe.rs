@@ -9,6 +9,7 @@ use core::sync::atomic::AtomicBool;
 use cx4_hw::eq::port_change_subtype;
 use kapi::new_bh_lock;
 use kernel::{
+    new_delayed_work,
     new_mutex,
     new_work,
     prelude::*,
@@ -182,6 +183,8 @@ impl En {
                     dev: None,
                 }),
                 recovery <- new_work!("cx4::en_recovery"),
+                watch_on: AtomicBool::new(false),
+                watch <- new_delayed_work!("cx4::en_watch"),
             }),
             GFP_KERNEL,
         )?;
@@ -325,6 +328,7 @@ impl Drop for En {
         self.port_events = None;
         // Unregisters (closing the netdev if it is up).
         self.reg = None;
+        self.priv_.stop_watch();
         kapi::flush_work(&self.priv_.recovery);
         self.priv_.state.lock().dev = None;
         self.priv_.vxlan.clear(self.priv_.res.mdev());
