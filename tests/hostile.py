@@ -260,7 +260,10 @@ def tests(env: Env):
         for c in ("cmd", "eqe", "cqe", "bar", "irq", "ring"):
             told = int(t.classes.get(c, "0/0").split("/")[0])
             assert told > 0, f"class {c} never lied: {t.line('cx4')}"
-        assert r0.model_rc in (0, None), f"the model itself failed: rc {r0.model_rc}"
+        # The runner stops a model still serving with SIGTERM (-15) once QEMU is gone; a
+        # model that died of the lies panicked (101) or was killed by a fault of its own.
+        assert r0.model_rc in (0, None, -15) and "panicked" not in r0.model_log, \
+            f"the model itself failed: rc {r0.model_rc}\n" + r0.model_log[-3000:]
 
     @soak
     def cx4_and_mlx5_campaigns():
