@@ -41,9 +41,8 @@ from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.providers.mlx5.mlx5dv import Mlx5Context
-from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.wr import SGE, SendWR
-from verbs_rc import connect_rc, rc_qp, tool_args
+from verbs_rc import connect_rc, errno_of, rc_qp, tool_args
 
 LW, RW = e.IBV_ACCESS_LOCAL_WRITE, e.IBV_ACCESS_REMOTE_WRITE
 # The converted raw clock and the PHC read next to each other agree within this (ns): two
@@ -135,15 +134,6 @@ def raw_clock(ctx):
     tv_nsec)."""
     sec, nsec = ctx.query_rt_values_ex()
     return sec * 1_000_000_000 + nsec
-
-
-def errno_of(f):
-    """Runs `f`; its errno (0 when it succeeded)."""
-    try:
-        f()
-        return 0
-    except (PyverbsRDMAError, PyverbsError) as ex:
-        return getattr(ex, "error_code", None) or -1
 
 
 def poll_all(cq, n, read, timeout=30.0):

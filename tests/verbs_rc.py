@@ -9,6 +9,7 @@ import argparse
 
 import pyverbs.enums as e
 from pyverbs.addr import AHAttr, GlobalRoute
+from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 
 
@@ -58,3 +59,12 @@ def tool_args():
     ap.add_argument("--settle", type=float, default=1.0,
                     help="seconds a test waits for what must not happen")
     return ap.parse_args()
+
+
+def errno_of(f):
+    """Runs `f`; its errno (0 when it succeeded)."""
+    try:
+        f()
+        return 0
+    except (PyverbsRDMAError, PyverbsError) as ex:
+        return getattr(ex, "error_code", None) or -1

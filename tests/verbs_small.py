@@ -46,11 +46,10 @@ from pyverbs.pd import PD
 from pyverbs.providers.mlx5 import mlx5_enums as dve
 from pyverbs.providers.mlx5.mlx5dv import Mlx5UAR
 from pyverbs.providers.mlx5.mlx5dv_objects import Mlx5DvObj
-from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.qp import QPAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
-from verbs_rc import connect_rc, rc_qp, tool_args
+from verbs_rc import connect_rc, errno_of, rc_qp, tool_args
 
 LW, RW, RR, RA = (e.IBV_ACCESS_LOCAL_WRITE, e.IBV_ACCESS_REMOTE_WRITE,
                   e.IBV_ACCESS_REMOTE_READ, e.IBV_ACCESS_REMOTE_ATOMIC)
@@ -204,15 +203,6 @@ def take_events(ctx, timeout):
         if ev.event_type == e.IBV_EVENT_SRQ_LIMIT_REACHED:
             break
     return got
-
-
-def errno_of(f):
-    """Runs `f`; its errno (0 when it succeeded)."""
-    try:
-        f()
-        return 0
-    except (PyverbsRDMAError, PyverbsError) as ex:
-        return getattr(ex, "error_code", None) or -1
 
 
 def srq_limit_tests(r):
