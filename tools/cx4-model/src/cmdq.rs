@@ -49,6 +49,26 @@ pub enum Delivery {
     CmdDescr = 0x10,
 }
 
+impl Delivery {
+    /// The delivery status of PRM code `code` (`FwErr` for a code the PRM does not define).
+    pub fn from_code(code: u8) -> Delivery {
+        [
+            Delivery::Ok,
+            Delivery::TokenErr,
+            Delivery::BadBlockNum,
+            Delivery::OutPtrAlign,
+            Delivery::InPtrAlign,
+            Delivery::FwErr,
+            Delivery::InLength,
+            Delivery::OutLength,
+            Delivery::CmdDescr,
+        ]
+        .into_iter()
+        .find(|d| *d as u8 == code)
+        .unwrap_or(Delivery::FwErr)
+    }
+}
+
 /// What a command produced.
 pub struct Reply {
     /// Output bytes, `outlen` long, starting with the status/syndrome header.

@@ -13,7 +13,7 @@ use cx4_hw::{
 
 use crate::{
     bus::Bus,
-    cmdq::{self, CmdQueue},
+    cmdq::{self, CmdQueue, Delivery},
     config::Config,
     faults::Fault,
     fw::new_event,
@@ -211,8 +211,8 @@ impl Device {
                             let opcode = u16::from_be_bytes([f.input[0], f.input[1]]);
                             let lie = self.bus.faults.liar.cmd(opcode, &mut out);
                             let wrong_token = lie == Some(CmdLie::Token);
-                            if let Some(CmdLie::Delivery(d)) = lie {
-                                cmdq::finish(&self.bus.mem, f.entry, d);
+                            if let Some(CmdLie::Delivery(code)) = lie {
+                                cmdq::finish(&self.bus.mem, f.entry, Delivery::from_code(code));
                             } else if let Err(d) = q.complete(&self.bus.mem, &f, &out, wrong_token)
                             {
                                 log::warn!("command slot {slot}: output delivery error {d:?}");

@@ -30,7 +30,9 @@
 
 use std::{collections::BTreeMap, fmt::Write as _};
 
-use crate::{cmdq::Delivery, rng::Rng};
+use cx4_hw::cmd::INLINE_LEN;
+
+use crate::rng::Rng;
 
 /// Where the card lies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -152,8 +154,9 @@ fn parse_classes(v: &str) -> Result<u8, String> {
 pub enum CmdLie {
     /// The output bytes were rewritten; deliver them as usual.
     Output,
-    /// Report this delivery error in the entry (the firmware did the work).
-    Delivery(Delivery),
+    /// Report this delivery status in the entry (the firmware did the work): one of the
+    /// PRM's delivery errors (`MLX5_CMD_DELIVERY_STAT_*`, [`crate::cmdq::Delivery`]).
+    Delivery(u8),
     /// Write the output mailboxes with a token that is not the entry's.
     Token,
 }
@@ -278,19 +281,12 @@ impl Liar {
                 ("cmd-zero", CmdLie::Output)
             }
             5 => {
-                let d = r.pick(&[
-                    Delivery::TokenErr,
-                    Delivery::BadBlockNum,
-                    Delivery::OutPtrAlign,
-                    Delivery::InPtrAlign,
-                    Delivery::FwErr,
-                    Delivery::InLength,
-                    Delivery::OutLength,
-                    Delivery::CmdDescr,
-                ]);
+                // Token, block number, output and input pointer, firmware, input and output
+                // length, descriptor.
+                let d = r.pick(&[0x2, 0x3, 0x4, 0x5, 0x6, 0x7, 0x8, 0x10]);
                 ("cmd-delivery", CmdLie::Delivery(d))
             }
-            _ if out.len() > crate::cmdq::INLINE => ("cmd-token", CmdLie::Token),
+            _ if out.len() > INLINE_LEN => ("cmd-token", CmdLie::Token),
             _ => {
                 out[0] = 0x3;
                 ("cmd-status", CmdLie::Output)
