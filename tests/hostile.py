@@ -157,8 +157,8 @@ class Tally:
     classes: dict[str, str] = field(default_factory=dict)
     kinds: dict[str, int] = field(default_factory=dict)
     rounds: int = 0
-    loads_ok: int = 0
-    unloads_ok: int = 0
+    bound: int = 0
+    unloaded: int = 0
     honest_unloads: int = 0
     driver_errors: int = 0
     recovered: int = 0
@@ -167,9 +167,9 @@ class Tally:
     def line(self, name: str) -> str:
         cls = " ".join(f"{c} {v}" for c, v in self.classes.items())
         return (f"{name}: {self.lies} lies in {self.rounds} rounds ({cls}); probes bound under lies "
-                f"{self.loads_ok}/{self.rounds}, unloads under lies {self.unloads_ok}/"
+                f"{self.bound}/{self.rounds}, unloads under lies {self.unloaded}/"
                 f"{self.rounds} (+{self.honest_unloads} honest), traffic back after the lies without "
-                f"a reload {self.recovered}/{self.loads_ok}, {self.driver_errors} driver error "
+                f"a reload {self.recovered}/{self.bound}, {self.driver_errors} driver error "
                 f"lines, {len(self.reports)} kernel reports")
 
 
@@ -208,12 +208,12 @@ def campaign(env: Env, driver: str, seeds: list[int], rate: int, budget: int) ->
     assert r0.status == 0, describe(r0)
     t = Tally(rounds=len(seeds))
     log = r0.job_log
-    t.loads_ok = sum(1 for s in seeds if "bound=1" in section(log, f"probe-{s}"))
+    t.bound = sum(1 for s in seeds if "bound=1" in section(log, f"probe-{s}"))
     for s in seeds:
         tr = section(log, f"traffic-{s}")
         t.recovered += bool(re.search(r"^after ping: \d+ packets transmitted, [1-9]", tr, re.M))
         td = section(log, f"teardown-{s}")
-        t.unloads_ok += "\nunload ok" in "\n" + td
+        t.unloaded += "\nunload ok" in "\n" + td
         t.honest_unloads += "honest unload ok" in td
         assert "still loaded" not in td, \
             f"round {s}: the driver could not be unloaded even honestly:\n{td}"

@@ -179,11 +179,15 @@ impl Timer {
         let tc = *self.tc.lock();
         // Offsets inside the page, aligned: these stores cannot fail.
         let _ = p.write32(info::SIGN, *sign | info::KERNEL_UPDATING);
+        // CPU barriers, not device ones: the page's readers are processes (libmlx5's
+        // `mlx5dv_get_clock_info`, which pairs its loads of `sign` around the copy with
+        // `rmb`s); the card never sees it. The odd `sign` before the values.
         smp_mb();
         let _ = p.write64(info::CYCLES, tc.cycle_last());
         let _ = p.write32(info::MULT, tc.cycle_counter().mult);
         let _ = p.write64(info::NSEC, tc.nsec());
         let _ = p.write64(info::FRAC, tc.frac());
+        // The values before the even `sign` that publishes them.
         smp_wmb();
         *sign = sign.wrapping_add(2 * info::KERNEL_UPDATING);
         let _ = p.write32(info::SIGN, *sign);

@@ -105,7 +105,7 @@ impl CqHandler for Kick {
         if let Some(ch) = self.target.lock().as_ref() {
             if ch.priv_.mdev().reports.allow() {
                 pr_err!(
-                    "cx4: channel {}: CQ {:#x} error event, syndrome {:#x}; reopening\n",
+                    "channel {}: CQ {:#x} error event, syndrome {:#x}; reopening\n",
                     ch.ix,
                     cqn,
                     syndrome

@@ -107,15 +107,16 @@ impl EnPriv {
         let dev = dref.device();
         this.close_locked(dev, &mut g);
         let r = Self::open_locked(this, dev, &mut g);
-        let channels = g.params.channels;
+        // The RQs the reopen made (none if it failed: that failure is then reported alone).
+        let rqns = g.open.as_ref().map(|o| o.rqns()).transpose();
         drop(g);
         let mut errs = KVec::new();
-        for ix in 0..channels {
+        for (ix, &qn) in rqns.ok().flatten().iter().flatten().enumerate() {
             let _ = errs.push(
                 QueueErr {
-                    qn: 0,
-                    channel: ix,
-                    recovered: r.is_ok(),
+                    qn,
+                    channel: ix as u32,
+                    recovered: true,
                 },
                 GFP_KERNEL,
             );
