@@ -35,11 +35,15 @@ state() {
     echo "state netdev=${NETDEV:-none} ib=${IBDEV:-none} bound=$(test -e $BOUND && echo 1 || echo 0)"
 }
 # Traffic on whatever the driver brought up, each result line prefixed by phase `$1`.
+# Each phase of each round has its own iperf3 server on vm1: a client killed by its timeout
+# leaves its server waiting for the test to end, busy for the next client.
+PIX=0
 traffic() {
+    PORT=$((5201 + PIX)); PIX=$((PIX + 1))
     if [ -n "$NETDEV" ]; then
         timeout $((30 * SLOW)) ping -q -c 30 -i 0.05 -W 1 $PEER 2>&1 | grep transmitted \
             | sed "s/^/$1 ping: /" || true
-        timeout $((40 * SLOW)) iperf3 -c $PEER -t 3 -f m 2>&1 | grep -E "receiver|error" \
+        timeout $((40 * SLOW)) iperf3 -c $PEER -p $PORT -t 3 -f m 2>&1 | grep -E "receiver|error" \
             | sed "s/^/$1 iperf: /" || true
     fi
     if [ -n "$IBDEV" ] && grep -q ACTIVE /sys/class/infiniband/$IBDEV/ports/1/state 2>/dev/null; then
@@ -198,7 +202,7 @@ def campaign(env: Env, driver: str, seeds: list[int], rate: int, budget: int) ->
         .replace("LOAD", d["load"])
     vm1 = """
         eth_up
-        iperf3 -s -D
+        for p in $(seq 5201 $((5200 + 3 * ROUNDS))); do iperf3 -s -D -p $p; done
         signal peer
         wait_signal done $((600 + 300 * ROUNDS))
     """.replace("ROUNDS", str(len(seeds)))

@@ -55,6 +55,7 @@ use crate::{
             ResizeCqReq, //
         },
         kcq::KernelCq,
+        ucontext::UarUse,
         IbDev, //
     },
 };
@@ -115,6 +116,8 @@ impl IbCq {
 /// A user CQ: the card's CQ (destroyed first), then its pinned ring and doorbell record.
 pub(crate) struct UserCq {
     cq: ExtCq,
+    /// The UAR page the CQ context names, kept until the CQ is destroyed (after `cq`).
+    _uar: UarUse,
     /// The ring the card writes; the lock also serialises resizes.
     ring: Pin<KBox<Mutex<Ring>>>,
     /// The CQE size (64 or 128).
@@ -184,7 +187,7 @@ impl UserCq {
                 cqe_stride::S128.into()
             });
             c.set_log_cq_size(entries.ilog2());
-            c.set_uar_page(uar);
+            c.set_uar_page(uar.index());
             c.set_c_eqn_or_apu_element(eqn.into());
             c.set_log_page_size(0);
             c.set_page_offset(((req.buf_addr % ADAPTER_PAGE as u64) / PAGE_OFFSET_UNIT) as u32);
@@ -205,6 +208,7 @@ impl UserCq {
         Ok((
             Self {
                 cq,
+                _uar: uar,
                 ring,
                 cqe_size: req.cqe_size,
                 _db: db,

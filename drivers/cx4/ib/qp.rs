@@ -6,13 +6,11 @@
 //! messages land in the XRC SRQs of their domain). XRC QPs are service type XRC and move
 //! through the states like RC ones.
 //!
-//! - Create: the buffer (receive queue first, then send queue, `rq_wqe_count <<
-//!   rq_wqe_shift` + `sq_wqe_count` 64-byte basic blocks) is pinned and its 4 KiB pages are
-//!   `CREATE_QP`'s page list; the doorbell register is the context's bfreg 0 (libmlx5 sends
-//!   no UAR flag with static UARs, so the driver picks: mlx5_ib's index encoding
-//!   `bfregn / 2 * 4 + bfregn % 2` goes back, the QP context names that bfreg's UAR page), or
-//!   with dynamic UARs the context's UAR page libmlx5 names (`MLX5_QP_FLAG_UAR_PAGE_INDEX`;
-//!   no bfreg goes back).
+//! - Create: the buffer (receive queue first, then send queue: `rq_wqe_count << rq_wqe_shift`
+//!   plus `sq_wqe_count` 64-byte basic blocks) is pinned, its 4 KiB pages `CREATE_QP`'s page
+//!   list; the doorbell register is the context's bfreg 0 (static UARs: libmlx5 sends no UAR
+//!   flag, mlx5_ib's index `bfregn / 2 * 4 + bfregn % 2` goes back, the QP context names that
+//!   bfreg's page), or the dynamic UAR page libmlx5 names (`MLX5_QP_FLAG_UAR_PAGE_INDEX`).
 //! - Modify: each IB transition is the PRM command of the (current, next) state pair with a
 //!   QP context built from the attributes exactly as mlx5_ib builds it for RoCE (address
 //!   path: GID index → `src_addr_index`, the destination MAC the core resolved, the RoCE v2
@@ -89,6 +87,7 @@ use crate::{
             SendKind,
             WqLayout, //
         },
+        ucontext::UarUse,
         IbDev, //
     },
     mdev::Mdev,
@@ -131,8 +130,8 @@ struct Soft {
 
 /// Where a QP's work queues live.
 enum QpMem {
-    /// A process's: its pinned buffer and doorbell record.
-    User { _buf: Umem, db: Umem },
+    /// A process's: its pinned buffer, doorbell record and UAR page (kept past `IbQp::drop`).
+    User { _buf: Umem, db: Umem, _uar: UarUse },
     /// None: an XRC target QP has neither a send nor a receive queue of its own.
     None,
     /// A kernel user's: the driver's rings, also in the device's kernel QP table, and the
@@ -416,7 +415,7 @@ impl IbQp {
             c.set_st(st.into());
             c.set_pm_state(pm_state::MIGRATED.into());
             c.set_pd(pd.pdn());
-            c.set_uar_page(uar);
+            c.set_uar_page(uar.index());
             if let Some(n) = srqn {
                 c.set_rq_type(rq_type::SRQ_RQ.into());
                 c.set_srqn_rmpn_xrqn(n);
@@ -465,7 +464,11 @@ impl IbQp {
             },
             soft,
             _events: reg,
-            mem: QpMem::User { _buf: buf, db },
+            mem: QpMem::User {
+                _buf: buf,
+                db,
+                _uar: uar,
+            },
         };
         // bfregn 0: index 0 in mlx5_ib's encoding; no bfreg for a named page.
         udata.respond(&CreateQpResp {

@@ -18,7 +18,10 @@
 //!   name a page of its own context (mlx5_ib does not check).
 //!
 //! A UAR object's page goes back to the card (`DEALLOC_UAR`) when the object is destroyed
-//! (or its context closed) and no process maps it any more.
+//! (or its context closed), no process maps it any more and no CQ or QP names it ([`UarUse`]):
+//! a process may destroy the object first (mlx5_ib lets it; a process sharing the context
+//! through fork may die leaving its CQs behind), and the card must not be told to free a page
+//! its CQs still use.
 //!
 //! The clock, as mlx5_ib offers it: the page of the initialization segment with the internal
 //! timer (`CORE_CLOCK`, read-only, uncached: `ibv_query_rt_values_ex` reads the timer the
@@ -67,21 +70,42 @@ pub(crate) struct Ucontext {
     dynamic: Arc<DynUars>,
 }
 
-/// The indices of a context's dynamic UAR pages (the pages its QPs and CQs may name).
-type DynUars = Mutex<KVec<u32>>;
+/// A context's dynamic UAR pages (the pages its QPs and CQs may name), while their UAR
+/// objects' mmap entries live.
+type DynUars = Mutex<KVec<Arc<UarPage>>>;
 
 /// A dynamic UAR page (mlx5_ib main.c `alloc_uar_entry`): what a UAR object's mmap entry
-/// maps. Dropped with the entry's last reference: it leaves its context's list, then the page
-/// goes back to the card.
+/// maps. Dropped with the entry's last reference: the page leaves its context's list (no new
+/// CQ or QP can name it) and goes back to the card with the last CQ or QP that names it.
 pub(crate) struct DynUar {
-    page: UarPage,
+    page: Arc<UarPage>,
     owner: Arc<DynUars>,
 }
 
 impl Drop for DynUar {
     fn drop(&mut self) {
         let index = self.page.index();
-        self.owner.lock().retain(|u| *u != index);
+        self.owner.lock().retain(|u| u.index() != index);
+    }
+}
+
+/// The UAR page a user CQ or QP names in its context, held for the object's life (keep it in
+/// a field that drops after the object is destroyed on the card).
+pub(crate) enum UarUse {
+    /// One of the context's static pages, which live as long as the context (it outlives its
+    /// CQs and QPs: uverbs destroys them first).
+    Static(u32),
+    /// A dynamic page: it goes back to the card when its UAR object and every user are gone.
+    Dynamic(Arc<UarPage>),
+}
+
+impl UarUse {
+    /// The page index the CQ or QP context names.
+    pub(crate) fn index(&self) -> u32 {
+        match self {
+            Self::Static(index) => *index,
+            Self::Dynamic(page) => page.index(),
+        }
     }
 }
 
@@ -153,19 +177,19 @@ impl Ucontext {
         self.uars.first().map(UarPage::index)
     }
 
-    /// Whether UAR page `index` is one of the context's, static or dynamic: the only pages its
-    /// QPs and CQs may name.
-    fn owns_uar(&self, index: u32) -> bool {
-        self.uars.iter().any(|u| u.index() == index) || self.dynamic.lock().contains(&index)
-    }
-
     /// The UAR page of a new QP or CQ: the one the library names (`Some`, the dynamic
-    /// layout's UAR_PAGE_INDEX flags), which must be the context's own, else the default.
-    pub(crate) fn uar_for(&self, named: Option<u32>) -> Result<u32> {
-        match named {
-            Some(index) => Some(index).filter(|&u| self.owns_uar(u)).ok_or(EINVAL),
-            None => self.default_uar().ok_or(EINVAL),
+    /// layout's UAR_PAGE_INDEX flags), which must be the context's own (static or dynamic),
+    /// else the default.
+    pub(crate) fn uar_for(&self, named: Option<u32>) -> Result<UarUse> {
+        let Some(index) = named else {
+            return self.default_uar().map(UarUse::Static).ok_or(EINVAL);
+        };
+        if self.uars.iter().any(|u| u.index() == index) {
+            return Ok(UarUse::Static(index));
         }
+        let dynamic = self.dynamic.lock();
+        let page = dynamic.iter().find(|u| u.index() == index).ok_or(EINVAL)?;
+        Ok(UarUse::Dynamic(page.clone()))
     }
 
     /// A UAR object's page (main.c `MLX5_IB_METHOD_UAR_OBJ_ALLOC`): uncached only, as
@@ -177,9 +201,9 @@ impl Ucontext {
         if kind != ib::UarKind::NonCached {
             return Err(ib::eopnotsupp());
         }
-        let page = UarPage::alloc(&uctx.device().data().mdev)?;
+        let page = Arc::new(UarPage::alloc(&uctx.device().data().mdev)?, GFP_KERNEL)?;
         let index = page.index();
-        uctx.dynamic.lock().push(index, GFP_KERNEL)?;
+        uctx.dynamic.lock().push(page.clone(), GFP_KERNEL)?;
         let uar = DynUar {
             page,
             owner: uctx.dynamic.clone(),
