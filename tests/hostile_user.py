@@ -118,7 +118,7 @@ def run(env: Env, driver: str, seeds: list[int], steps: int, net_steps: int) -> 
                     files=[env.ko, FUZZER], cmdline="kmemleak=on")
     assert r0.status == 0 and "=== end ===" in r0.job_log, describe(r0)
     log = r0.job_log
-    t = dict(driver=driver, seeds=seeds, steps=0, killed=0, crashed=0, hung=[], fatal=[],
+    t = dict(driver=driver, seeds=seeds, steps=0, killed=0, crashed=0, died_in={}, hung=[], fatal=[],
              after=[], errors={}, reports=kernel_reports(r0.dmesg), leaks=[])
     for s in seeds:
         fz = section(log, f"fuzz-{s}")
@@ -136,6 +136,8 @@ def run(env: Env, driver: str, seeds: list[int], steps: int, net_steps: int) -> 
                 w = json.loads(l)
                 if "fatal" in w:
                     t["fatal"].append(f"seed {s}: {w['fatal']}")
+                if "died_in" in w:
+                    t["died_in"][w["died_in"]] = t["died_in"].get(w["died_in"], 0) + 1
                 for k, v in w.get("errors", {}).items():
                     t["errors"][k] = t["errors"].get(k, 0) + v
                     if "timeout" in k:
@@ -164,9 +166,10 @@ def run(env: Env, driver: str, seeds: list[int], steps: int, net_steps: int) -> 
 def line(t: dict) -> str:
     ok = sum(v for k, v in t["errors"].items() if k.endswith(":ok"))
     refused = sum(v for k, v in t["errors"].items() if not k.endswith(":ok"))
-    return (f"{t['driver']}: seeds {' '.join(map(str, t['seeds']))}: {t['steps']} verbs steps in "
-            f"finished workers ({ok} accepted, {refused} refused requests incl. net), "
-            f"{t['killed']} workers killed mid-run, {t['crashed']} crashed in user space, "
+    return (f"{t['driver']}: seeds {' '.join(map(str, t['seeds']))}: {t['steps']} verbs steps "
+            f"({ok} accepted, {refused} refused requests incl. net), "
+            f"{t['killed']} workers killed mid-run, {t['crashed']} died of a signal "
+            f"(faults in user space, by operation: {t['died_in']}), "
             f"{len(t['hung'])} hangs, after: {len(t['after'])} failed, unload "
             f"{'ok' if t['unload'] else 'FAILED'}, {len(t['leaks'])} leaks, "
             f"{len(t['reports'])} kernel reports")

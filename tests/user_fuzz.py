@@ -98,6 +98,7 @@ class Fuzzer:
     def __init__(self, dev: str, seed: int, pool=None, ops=None):
         self.dev, self.seed = dev, seed
         self.ops = set(ops or [n for n, _ in self.OPS])
+        self.on_step = None  # called with each operation's name before it runs
         self.rng = random.Random(seed)
         self.pool: list[Obj] = list(pool or [])
         self.tally: Counter = Counter()
@@ -462,6 +463,7 @@ class Fuzzer:
         """A child uses (and destroys) the parent's objects for a few steps and exits."""
         pid = os.fork()
         if pid == 0:
+            self.on_step = None  # the parent's state file is the parent's
             self.rng.seed(self.seed * 7919 + self.steps)
             code = 0
             try:
@@ -480,11 +482,13 @@ class Fuzzer:
     OPS = [("open", 2), ("close", 4), ("pd", 4), ("mr", 8), ("rereg", 2), ("cq", 6),
            ("chan", 1), ("cq_use", 5), ("qp", 8), ("modify", 10), ("send", 8), ("recv", 5),
            ("srq", 3), ("srq_use", 3), ("ah", 3), ("mw", 2), ("query", 4), ("raw_write", 6),
-           ("raw_ioctl", 8), ("mmap", 5), ("fork", 1), ("crash", 0.2)]
+           ("raw_ioctl", 8), ("mmap", 5), ("fork", 1), ("crash", 0.05)]
 
     def step(self):
         names, weights = zip(*[(n, w) for n, w in self.OPS if n in self.ops])
         name = self.rng.choices(names, weights)[0]
+        if self.on_step:
+            self.on_step(name)
         self.steps += 1
         try:
             getattr(self, "op_" + name)()
@@ -542,12 +546,40 @@ def shared_pool(dev: str, seed: int) -> list[Obj]:
     return f.pool
 
 
+def state_file(seed: int) -> str:
+    """Where worker `seed` keeps its tally and the operation it is in (the parent reads it
+    whatever way the worker ended)."""
+    return f"/tmp/user_fuzz-{seed}.json"
+
+
+def save_state(f: "Fuzzer", op: str) -> None:
+    with open(state_file(f.seed) + ".tmp", "w") as out:
+        json.dump({"steps": f.steps, "op": op, "errors": dict(f.tally)}, out)
+    os.replace(state_file(f.seed) + ".tmp", state_file(f.seed))
+
+
 def verbs_worker(dev: str, seed: int, steps: int, pool, ops) -> None:
-    """A worker process: `steps` operations, then its tally as one JSON line."""
+    """A worker process: `steps` operations, its state saved before each (see `state_file`)."""
     f = Fuzzer(dev, seed, pool, ops)
+    f.on_step = lambda op: save_state(f, op)
     for _ in range(steps):
         f.step()
-    print(json.dumps({"worker": seed, "steps": f.steps, "errors": dict(f.tally)}), flush=True)
+    save_state(f, "")
+
+
+def worker_report(seed: int, how: str) -> dict:
+    """Worker `seed`'s last saved state and how it ended; a worker that died of a signal it
+    did not send itself names the operation it died in."""
+    try:
+        with open(state_file(seed)) as f:
+            st = json.load(f)
+        os.unlink(state_file(seed))
+    except (OSError, ValueError):
+        st = {"steps": 0, "op": "", "errors": {}}
+    rep = {"worker": seed, "end": how, "steps": st["steps"], "errors": st["errors"]}
+    if how.startswith("signal") and st["op"] != "crash":
+        rep["died_in"] = st["op"]
+    return rep
 
 
 # Random configuration requests: (weight, command template). Values are drawn per request.
@@ -663,16 +695,20 @@ def main() -> int:
         time.sleep(0.05)
         for pid, (s, kill_at) in list(running.items()):
             p, st = os.waitpid(pid, os.WNOHANG)
+            how = None
             if p:
                 how = describe(st)
-                ends[how] += 1
                 crashed += how.startswith("signal")
-                total += a.steps if how == "0" else 0
-                del running[pid]
             elif kill_at is not None and time.monotonic() > kill_at:
                 os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
                 killed += 1
+                how = "killed"
+            if how:
+                ends[how] += 1
+                rep = worker_report(s, how)
+                total += rep["steps"]
+                print(json.dumps(rep), flush=True)
                 del running[pid]
     net = wait_for(net_pid, 900) if net_pid else None
     for o in reversed(pool):
