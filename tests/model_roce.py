@@ -496,10 +496,10 @@ raw_barriers() {
 
 # Guest helpers: dpdk-testpmd in interactive mode, fed commands through a FIFO (`pmd CMD`),
 # its output line-buffered in /cx4/pmd.txt (`pmd_wait TEXT` waits for TEXT there; the host
-# sees it while the test runs; PMDLOG=debug in the job shows the PMD's own steps). 64 2-MiB hugepages; two
-# lcores on the VM's one CPU (testpmd forwards on a lcore other than its main one); the
-# modelled card by its PCI address with the PMD's Verbs engine (dv_flow_en=0) and without
-# CQE compression (rxq_cqe_comp_en=0: the card has none).
+# sees it while the test runs; PMDLOG=debug in the job shows the PMD's own steps). 64 2-MiB
+# hugepages; two lcores on the VM's one CPU (testpmd forwards on a lcore other than its main
+# one); the modelled card by its PCI address with the PMD's Verbs engine (dv_flow_en=0) and
+# without CQE compression (rxq_cqe_comp_en=0: the card has none).
 DPDK = r"""
 pmd_start() {
     echo 64 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
@@ -866,14 +866,16 @@ def tests(env: Env):
             errs = mlx5_errors(r.dmesg)
             assert not errs, "\n".join(errs)
             check_clean_dmesg(r.dmesg)
-        # vm0's burst (32) bounced between the VMs many times and nothing was lost: vm1
-        # received every packet vm0 sent and sent each back; vm0 sent what it received plus
-        # the first burst (it stopped first, so its last 32 were still in flight when vm1
-        # counted them as received).
+        # vm0's burst (32) bounced between the VMs many times and the card lost nothing: vm1
+        # received every packet vm0 sent (vm0 stopped first; vm1 still counted its last
+        # ones) and sent each back, vm0 sent what it received plus the first burst. Slack
+        # of a few packets: a frame the peer's kernel sent before testpmd took the port
+        # bounces along, and testpmd drops a packet its TX ring has no room for.
         v0, v1 = got
         assert v0["TX-packets"] >= 32 * 10, got
-        assert v1["RX-packets"] == v0["TX-packets"] and v1["TX-packets"] == v1["RX-packets"], got
-        assert v0["TX-packets"] == v0["RX-packets"] + 32, got
+        assert 0 <= v1["RX-packets"] - v0["TX-packets"] <= 4, got
+        assert abs(v1["TX-packets"] - v1["RX-packets"]) <= 4, got
+        assert abs(v0["TX-packets"] - v0["RX-packets"] - 32) <= 4, got
         for v in got:
             assert v["RX-errors"] == v["RX-missed"] == v["TX-errors"] == 0, got
 
