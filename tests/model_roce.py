@@ -38,6 +38,7 @@ RESIZE_TOOL = Path(__file__).resolve().parent / "verbs_resize_cq.py"
 SMALL_TOOL = Path(__file__).resolve().parent / "verbs_small.py"
 CLOCK_TOOL = Path(__file__).resolve().parent / "verbs_clock.py"
 MW_TOOL = Path(__file__).resolve().parent / "verbs_mw.py"
+RAW_TOOL = Path(__file__).resolve().parent / "verbs_raw.py"
 # The RC QP set-up the pyverbs tools above share: a file of the share beside them.
 RC_FIXTURE = Path(__file__).resolve().parent / "verbs_rc.py"
 
@@ -471,6 +472,81 @@ def check_mw(text: str) -> dict[str, dict]:
     return check_steps(text, MW_STEPS, "memory-window")
 
 
+# The steps of verbs_raw.py, each of which must report ok (sent-N on the sender, the receive
+# checks on the other VM).
+RAW_SETUP_STEPS = ["caps", "objects", "flows-created", "flows-refused"]
+RAW_RX_STEPS = ["raw-steered-tagged", "rss-spread", "dropped-not-received"]
+
+# Guest helper: the barriers of verbs_raw.py (it creates /tmp/raw-NAME.mine and waits for
+# /tmp/raw-NAME.go) met with the other VM's through signals, while the program ($RAWPID) runs.
+RAW_BARRIER = r"""
+raw_barriers() {
+    for b in "$@"; do   # (not $n: req uses that name)
+        while [ ! -e /tmp/raw-$b.mine ]; do
+            kill -0 $RAWPID 2>/dev/null || { echo "verbs_raw.py ended at barrier $b"; return 0; }
+            sleep 0.1
+        done
+        signal vm$me-$b
+        wait_signal vm$peer-$b 300 || return 0
+        touch /tmp/raw-$b.go
+    done
+}
+"""
+
+
+# Guest helpers: dpdk-testpmd in interactive mode, fed commands through a FIFO (`pmd CMD`),
+# its output line-buffered in /cx4/pmd.txt (`pmd_wait TEXT` waits for TEXT there; the host
+# sees it while the test runs; PMDLOG=debug in the job shows the PMD's own steps). 64 2-MiB
+# hugepages; two lcores on the VM's one CPU (testpmd forwards on a lcore other than its main
+# one); the modelled card by its PCI address with the PMD's Verbs engine (dv_flow_en=0) and
+# without CQE compression (rxq_cqe_comp_en=0: the card has none).
+DPDK = r"""
+pmd_start() {
+    echo 64 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+    rm -f /tmp/pmd.in; mkfifo /tmp/pmd.in
+    stdbuf -oL -eL dpdk-testpmd --lcores=0@0,1@0 --in-memory \
+        --log-level=pmd.net.mlx5:${PMDLOG:-notice} -a 0000:01:00.0,dv_flow_en=0,rxq_cqe_comp_en=0 \
+        -- -i --nb-cores=1 --rxq=1 --txq=1 --total-num-mbufs=2048 "$@" \
+        < /tmp/pmd.in > /cx4/pmd.txt 2>&1 &
+    PMDPID=$!
+    exec 3> /tmp/pmd.in
+    pmd_wait "testpmd> " || { cat /cx4/pmd.txt; return 1; }
+}
+pmd() { echo "$*" >&3; }
+pmd_wait() {
+    for i in $(seq $((600 * SLOW))); do
+        grep -q "$1" /cx4/pmd.txt 2>/dev/null && return 0
+        kill -0 $PMDPID 2>/dev/null || { echo "dpdk-testpmd ended waiting for $1"; return 1; }
+        sleep 0.1
+    done
+    echo "dpdk-testpmd: no $1"; return 1
+}
+"""
+
+
+def pmd_port_stats(text: str) -> dict[str, int]:
+    """testpmd's `show port stats 0` counters (RX-packets, RX-missed, RX-errors, TX-packets,
+    TX-errors, ...), the last such block in `text`."""
+    block = text.rsplit("NIC statistics for port 0", 1)
+    assert len(block) == 2, f"no port statistics:\n{text}"
+    return {k: int(v) for k, v in re.findall(r"([A-Z][A-Za-z-]+):\s+(\d+)", block[1])}
+
+
+def check_raw(text: str, me: int) -> dict[str, dict]:
+    """Checks one VM's verbs_raw.py report: set-up, its sends and its receive checks."""
+    return check_steps(text, RAW_SETUP_STEPS + [f"sent-{me}"] + RAW_RX_STEPS, "raw packet")
+
+
+def model_ops(stats: str) -> dict[str, tuple[int, int]]:
+    """opcode name → (count, errors) from the model's `stats` line (`NAME=count/errors`)."""
+    return {m.group(1): (int(m.group(2)), int(m.group(3)))
+            for m in re.finditer(r"\b([A-Z][A-Z0-9_]+)=(\d+)/(\d+)", stats)}
+
+
+# The card's Ethernet objects, each created and destroyed once the drivers are unloaded.
+ETH_OBJECTS = ["SQ", "RQ", "TIS", "TIR", "RQT", "FLOW_TABLE", "FLOW_GROUP"]
+
+
 def tests(env: Env):
     @estimate(150)
     def mlx5_ib_registers_port_and_gids():
@@ -687,6 +763,124 @@ def tests(env: Env):
         check_mw(mlx5_ib_tool(MW_TOOL, "--settle $SLOW", [SMALL_TOOL]))
 
     yield "mlx5_ib: memory windows type 1 and 2 (verbs_mw.py)", memory_windows_from_user_space
+
+    @estimate(150)
+    def raw_packet_qps_between_vms():
+        """Two VMs with mlx5_ib on modelled cards, tests/verbs_raw.py on both (libmlx5 through
+        pyverbs): raw packet QPs, ibv_create_flow rules (Ethernet + IPv4/IPv6 + UDP/TCP specs,
+        flow tag and drop actions) ahead of the netdev, an RSS QP over four WQs; frames each
+        way arrive on the QP their rule names with its flow tag, RSS spreads over the WQs,
+        dropped frames reach nothing; wrong requests are refused; the program's QPs are gone
+        afterwards and mlx5 reported nothing."""
+        script = IB + RAW_BARRIER + """
+            eth_up
+            ib_up
+            reach $PEER
+            PEERMAC=$(ip neigh show $PEER | awk '{print $5}')
+            MAC=$(cat /sys/class/net/$IF/address)
+            section raw
+            python3 /cx4/verbs_raw.py $IBDEV --me $me --mac $MAC --peer-mac $PEERMAC \
+                --settle $SLOW > /cx4/raw.txt 2>&1 &
+            RAWPID=$!
+            raw_barriers ready sent-0 checked-0 sent-1 checked-1
+            wait $RAWPID || echo "verbs_raw.py failed rc=$?"
+            cat /cx4/raw.txt
+            signal vm$me-done; wait_signal vm$peer-done 300
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+            section model; req ctl stats
+        """
+        rs = eth_vms(env, [script, script], timeout=400, model_args=ROCE_MODEL,
+                     files=[RAW_TOOL])
+        for i, r in enumerate(rs):
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            check_raw(section(r.job_log, "raw"), i)
+            # Every object the QPs, WQs, tables and rules made on the card is gone again, and
+            # no command mlx5_ib sent for them failed (MODIFY_SQ/RQ among them).
+            ops = model_ops(section(r.job_log, "model"))
+            for o in ETH_OBJECTS:
+                made, gone = ops.get(f"CREATE_{o}", (0, 0))[0], ops.get(f"DESTROY_{o}", (0, 0))[0]
+                assert made == gone, f"vm{i}: {made} CREATE_{o}, {gone} DESTROY_{o}: {ops}"
+            assert ops.get("SET_FLOW_TABLE_ENTRY", (0, 0))[0] >= 5, ops
+            bad = {k: v for k, v in ops.items() if v[1]}
+            assert not bad, f"vm{i}: failed commands {bad}"
+            errs = mlx5_errors(r.dmesg)
+            assert not errs, "\n".join(errs)
+            check_clean_dmesg(r.dmesg)
+
+    yield "mlx5_ib: raw packet QPs, flow steering with tags and drop, RSS QP, between two VMs " \
+        "(verbs_raw.py)", raw_packet_qps_between_vms
+
+    @estimate(180)
+    def dpdk_testpmd_between_vms():
+        """Unmodified DPDK (the guest's dpdk-testpmd and mlx5 PMD) on mlx5_ib on the model in
+        two VMs, hugepages in the guest: the PMD opens the device without DEVX (refused) and
+        uses its Verbs path (dv_flow_en=0: ibv_create_flow rules; rxq_cqe_comp_en=0: the
+        card has no CQE compression), RX through an RSS QP over WQs, TX through a raw
+        packet QP. vm1 forwards (macswap), vm0 sends a first burst (tx_first) at vm1's MAC
+        and forwards what comes back: the burst bounces between the VMs, and both sides'
+        port counters show it went through both ways."""
+        script = IB + DPDK + """
+            eth_up
+            ib_up
+            reach $PEER
+            PEERMAC=$(ip neigh show $PEER | awk '{print $5}')
+            section model-before; req ctl stats
+            section testpmd
+            pmd_start --eth-peer=0,$PEERMAC
+            pmd set fwd macswap
+            if [ $me = 1 ]; then
+                pmd start; pmd_wait "packet forwarding - ports="
+                signal vm1-forwarding; wait_signal vm0-stopped 300
+            else
+                wait_signal vm1-forwarding 300
+                pmd start tx_first; pmd_wait "packet forwarding - ports="
+                sleep $((10 * SLOW))
+            fi
+            pmd stop; pmd_wait "Accumulated forward statistics"
+            pmd show port stats 0; pmd quit
+            wait $PMDPID || echo "dpdk-testpmd failed rc=$?"
+            cat /cx4/pmd.txt
+            section model-after; req ctl stats
+            [ $me = 0 ] && signal vm0-stopped
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        rs = eth_vms(env, [script, script], timeout=400, model_args=ROCE_MODEL)
+        got = []
+        for i, r in enumerate(rs):
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            pmd = section(r.job_log, "testpmd")
+            assert "failed" not in pmd, pmd
+            st = pmd_port_stats(pmd)
+            got.append(st)
+            print(f"vm{i} testpmd port 0: {st}", file=sys.stderr)
+            # What the PMD asked of the card, through mlx5_ib: the commands it caused, none
+            # failed (DEVX is refused by mlx5_ib itself, before any command).
+            before = model_ops(section(r.job_log, "model-before"))
+            after = model_ops(section(r.job_log, "model-after"))
+            rise = {k: (v[0] - before.get(k, (0, 0))[0], v[1] - before.get(k, (0, 0))[1])
+                    for k, v in after.items() if v != before.get(k)}
+            print(f"vm{i} commands during testpmd: {rise}", file=sys.stderr)
+            assert not any(e for _, e in rise.values()), f"vm{i}: failed commands {rise}"
+            errs = mlx5_errors(r.dmesg)
+            assert not errs, "\n".join(errs)
+            check_clean_dmesg(r.dmesg)
+        # vm0's burst (32) bounced between the VMs many times and the card lost nothing: vm1
+        # received every packet vm0 sent (vm0 stopped first; vm1 still counted its last
+        # ones) and sent each back, vm0 sent what it received plus the first burst. Slack
+        # of a few packets: a frame the peer's kernel sent before testpmd took the port
+        # bounces along, and testpmd drops a packet its TX ring has no room for.
+        v0, v1 = got
+        assert v0["TX-packets"] >= 32 * 10, got
+        assert 0 <= v1["RX-packets"] - v0["TX-packets"] <= 4, got
+        assert abs(v1["TX-packets"] - v1["RX-packets"]) <= 4, got
+        assert abs(v0["TX-packets"] - v0["RX-packets"] - 32) <= 4, got
+        for v in got:
+            assert v["RX-errors"] == v["RX-missed"] == v["TX-errors"] == 0, got
+
+    yield "DPDK dpdk-testpmd (mlx5 PMD, Verbs path) forwarding between two VMs on mlx5_ib", \
+        dpdk_testpmd_between_vms
 
     gidx = GIDX
 

@@ -226,8 +226,14 @@ impl Nic<'_> {
                 sq.wq.uar_page
             );
         }
-        let (state, cqn, wq, mut cc, reg_umr) =
-            (sq.state, sq.cqn, sq.wq.clone(), sq.cc, sq.reg_umr);
+        let (state, cqn, wq, mut cc, reg_umr, uidx) = (
+            sq.state,
+            sq.cqn,
+            sq.wq.clone(),
+            sq.cc,
+            sq.reg_umr,
+            sq.user_index,
+        );
         if state == QueueState::Rst {
             log::debug!("doorbell on SQ {sqn:#x} in reset, ignored");
             return;
@@ -260,7 +266,8 @@ impl Nic<'_> {
             let wqe_counter = cc as u16;
             if in_error {
                 let op = ctrl.map_or(0, |c| c.opcode);
-                let e = cqe::err_cqe(false, syndrome::WR_FLUSH_ERR, 0, wqe_counter, op, sqn);
+                let mut e = cqe::err_cqe(false, syndrome::WR_FLUSH_ERR, 0, wqe_counter, op, sqn);
+                cqe::set_user_index(&mut e, uidx);
                 self.ctx_post_cqe(bus, cqn, &e.0, false);
                 self.path.tx_flushed += 1;
                 cc = cc.wrapping_add(u32::from(bbs));
@@ -335,7 +342,8 @@ impl Nic<'_> {
                 TxStep::Sent { ctrl, output } => {
                     self.transmit(&output, up);
                     if ctrl.cqe_requested() {
-                        let c = cqe::tx_cqe(wqe_counter, ctrl.opcode, sqn);
+                        let mut c = cqe::tx_cqe(wqe_counter, ctrl.opcode, sqn);
+                        cqe::set_user_index(&mut c, uidx);
                         self.ctx_post_cqe(bus, cqn, &c.0, ctrl.solicited());
                     }
                 }
@@ -350,7 +358,8 @@ impl Nic<'_> {
                          vendor {vendor:#x}), SQ to error"
                     );
                     self.path.tx_errors += 1;
-                    let e = cqe::err_cqe(false, syndrome, vendor, wqe_counter, opcode, sqn);
+                    let mut e = cqe::err_cqe(false, syndrome, vendor, wqe_counter, opcode, sqn);
+                    cqe::set_user_index(&mut e, uidx);
                     self.ctx_post_cqe(bus, cqn, &e.0, false);
                     self.fw.sq_to_error(sqn);
                     in_error = true;
@@ -493,7 +502,7 @@ impl Nic<'_> {
             self.fw.count_rx_discard();
             return true;
         }
-        let (cqn, vsd, wq, cc) = (rq.cqn, rq.vsd, rq.wq.clone(), rq.cc);
+        let (cqn, vsd, wq, cc, uidx) = (rq.cqn, rq.vsd, rq.wq.clone(), rq.cc, rq.user_index);
         // A striding RQ filling a WQE has room until the frame proves otherwise.
         let filling = rq.striding.as_ref().is_some_and(|s| s.cur.is_some());
         let striding = rq.striding.is_some();
@@ -539,6 +548,7 @@ impl Nic<'_> {
             strip_vlan: !vsd,
             report_inner,
             flow_tag,
+            user_index: uidx,
         };
         let wqe_counter = cc as u16;
         let res = if bus.faults.take_rq_error() {
@@ -605,7 +615,8 @@ impl Nic<'_> {
                 // frames for it are dropped until the driver resets it (MODIFY_RQ).
                 log::warn!("RQ {rqn:#x} WQE {wqe_counter:#x}: {why}: error CQE, RQ to error");
                 self.path.rx_errors += 1;
-                let e = cqe::err_cqe(true, s, v, wqe_counter, wqe_opcode::NOP, rqn);
+                let mut e = cqe::err_cqe(true, s, v, wqe_counter, wqe_opcode::NOP, rqn);
+                cqe::set_user_index(&mut e, uidx);
                 self.ctx_post_cqe(bus, cqn, &e.0, false);
                 self.fw.rq_to_error(rqn);
                 self.fw.count_rx_discard();

@@ -405,6 +405,77 @@ fn wire_frames_are_dropped_and_counted_by_reason() {
     assert_eq!(d.path.rx_frames, 0);
 }
 
+/// A raw packet QP's queues (mlx5_ib qp.c create_raw_packet_qp) carry the QP's `user_index`:
+/// libmlx5 (CQE version 1) finds the QP of a completion by `srqn_uidx`, so the SQ's requester
+/// and error CQEs and the RQ's receive CQEs report it, beside the steering entry's flow tag.
+#[test]
+fn user_index_of_the_queues_is_in_their_cqes() {
+    let (mut d, port) = device();
+    d.fw.nic.sqs.get_mut(&SQN).unwrap().user_index = 0x12_3457;
+    d.bus.mem.write(DATA, &frame(100, 1)).unwrap();
+    let db = send_wqe(&d, 0, crate::fw::RESERVED_LKEY, DATA, 100, true);
+    d.bus.mem.write(SQ_DBR + 4, &1u32.to_be_bytes()).unwrap();
+    d.region_write(0, u64::from(UAR) * 4096 + 0x800, &db)
+        .unwrap();
+    assert_eq!(port.take().len(), 1);
+    let c = cqe(&d, 0);
+    assert_eq!(c[63] >> 4, cx4_hw::cq::cqe::opcode::REQ);
+    assert_eq!(&c[0x20..0x24], &[0, 0x12, 0x34, 0x57], "SQ CQE srqn_uidx");
+    // A WQE that fails: the error CQE names the QP the same way.
+    let db = send_wqe(&d, 1, 0x1234_5600, DATA, 100, true);
+    d.bus.mem.write(SQ_DBR + 4, &2u32.to_be_bytes()).unwrap();
+    d.region_write(0, u64::from(UAR) * 4096 + 0x800, &db)
+        .unwrap();
+    let c = cqe(&d, 1);
+    assert_eq!(c[63] >> 4, cx4_hw::cq::cqe::opcode::REQ_ERR);
+    assert_eq!(
+        &c[0x20..0x24],
+        &[0, 0x12, 0x34, 0x57],
+        "error CQE srqn_uidx"
+    );
+
+    // Receive: the RQ's user_index and the entry's flow tag.
+    let wq = WqDesc {
+        wq_type: 1,
+        log_stride: 4,
+        log_size: 6,
+        page_shift: 12,
+        pas: vec![RQ_RING],
+        offset: 0,
+        dbr: RQ_DBR,
+        pd: 1,
+        uar_page: UAR,
+        end_padding_mode: 0,
+    };
+    let mut rq = ready_rq(RQN, wq, None);
+    rq.user_index = 0x77;
+    d.fw.nic.rqs.insert(RQN, rq);
+    steer_all_to(&mut d, TIRN, RQN, Default::default());
+    let fte =
+        d.fw.flow_tables
+            .get_mut(&1)
+            .unwrap()
+            .entries
+            .get_mut(&0)
+            .unwrap();
+    fte.flow_tag = 0xab_cdef;
+    let mut w = [0u8; 16];
+    w[0..4].copy_from_slice(&2048u32.to_be_bytes());
+    w[4..8].copy_from_slice(&crate::fw::RESERVED_LKEY.to_be_bytes());
+    w[8..16].copy_from_slice(&RX_BUF.to_be_bytes());
+    d.bus.mem.write(RQ_RING, &w).unwrap();
+    d.bus.mem.write(RQ_DBR, &1u32.to_be_bytes()).unwrap();
+    d.receive(&frame(100, 9));
+    assert_eq!(d.path.rx_frames, 1);
+    let c = cqe(&d, 2);
+    assert_eq!(c[63] >> 4, cx4_hw::cq::cqe::opcode::RESP_SEND);
+    assert_eq!(&c[0x20..0x24], &[0, 0, 0, 0x77], "RQ CQE srqn_uidx");
+    assert_eq!(&c[0x38..0x3c], &[0, 0xab, 0xcd, 0xef], "flow tag");
+    let mut got = vec![0u8; 100];
+    d.bus.mem.read(RX_BUF, &mut got).unwrap();
+    assert_eq!(got, frame(100, 9));
+}
+
 /// Seeded fuzzing of the integrated path (`CX4_FUZZ_SEED`): random ring contents, doorbell
 /// records, doorbells on any offset and random frames. Nothing may panic, the SQ's
 /// counter moves at most a ring per doorbell, and only guest memory is touched.

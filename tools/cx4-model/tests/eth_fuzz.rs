@@ -170,6 +170,7 @@ fn random_frames_never_panic_the_receive_and_offload_paths() {
                 strip_vlan: rng.chance(1, 2),
                 report_inner: rng.chance(1, 2),
                 flow_tag: rng.next_u64() as u32,
+                user_index: rng.next_u64() as u32,
             };
             match rx::deliver(&f, &h, &r, &opts, &segs, rng.next_u64() as u16, &mk) {
                 Ok(c) => assert!(be32(&c.0, 0x2c) as usize <= f.len()),

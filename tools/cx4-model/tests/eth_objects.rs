@@ -621,8 +621,13 @@ fn sq_state_machine_follows_modify_sq_and_refuses_wrong_transitions() {
         sqc_state::ERR,
         status::BAD_RES_STATE,
     );
-    modify(&mut d, sqc_state::RST, sqc_state::ERR, status::BAD_PARAM);
     modify(&mut d, sqc_state::RST, 2, status::BAD_PARAM);
+    // A raw packet QP's SQ (mlx5_ib qp.c modify_raw_packet_qp): RST → RST on RST2INIT,
+    // RST → ERR on 2ERR before RTS; ERR → ERR is not a transition.
+    sq_to(&mut d, sqn, sqc_state::RST, sqc_state::RST);
+    sq_to(&mut d, sqn, sqc_state::RST, sqc_state::ERR);
+    modify(&mut d, sqc_state::ERR, sqc_state::ERR, status::BAD_PARAM);
+    sq_to(&mut d, sqn, sqc_state::ERR, sqc_state::RST);
     sq_to(&mut d, sqn, sqc_state::RST, sqc_state::RDY);
     sq_to(&mut d, sqn, sqc_state::RDY, sqc_state::ERR);
     // Recovery (en/reporter_tx.c): ERR → RST → RDY; ERR → RDY is allowed too.
@@ -772,8 +777,20 @@ fn rq_rqt_and_tir_checks() {
     d.err::<cmds::ModifyRq>(status::BAD_PARAM, |i| {
         i.set_rqn(rq);
         i.set_rq_state(rqc_state::RST.into());
-        i.ctx_mut().set_state(rqc_state::ERR.into());
+        i.ctx_mut().set_state(2);
     });
+    // A raw packet QP's RQ on 2RST / 2ERR of a QP in RESET (mlx5_ib modify_raw_packet_qp):
+    // RST → RST and RST → ERR; ERR → ERR and ERR → RDY are not transitions.
+    rq_to(&mut d, rq, rqc_state::RST, rqc_state::RST);
+    rq_to(&mut d, rq, rqc_state::RST, rqc_state::ERR);
+    for to in [rqc_state::ERR, rqc_state::RDY] {
+        d.err::<cmds::ModifyRq>(status::BAD_PARAM, |i| {
+            i.set_rqn(rq);
+            i.set_rq_state(rqc_state::ERR.into());
+            i.ctx_mut().set_state(to.into());
+        });
+    }
+    rq_to(&mut d, rq, rqc_state::ERR, rqc_state::RST);
     rq_to(&mut d, rq, rqc_state::RST, rqc_state::RDY);
     rq_to(&mut d, rq, rqc_state::RDY, rqc_state::ERR);
     rq_to(&mut d, rq, rqc_state::ERR, rqc_state::RST);

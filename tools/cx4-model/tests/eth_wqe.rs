@@ -7,7 +7,7 @@ mod eth_util;
 
 use cx4_hw::cq::cqe::{self, l3_hdr_type, l4_hdr_type, opcode as cqe_op, syndrome, Cqe64};
 use cx4_model::eth::{
-    cqe::{err_cqe, tx_cqe},
+    cqe::{err_cqe, set_user_index, tx_cqe},
     dma::{DmaError, RingMemory, RingWqe},
     frame::{parse, ParseConfig},
     rss::RssHash,
@@ -458,6 +458,7 @@ fn receive_scatters_strips_the_tag_and_fills_the_cqe() {
         strip_vlan: true,
         report_inner: false,
         flow_tag: 0x12_3456,
+        user_index: 0x42_0007,
     };
     let c = deliver(&f, &h, &rss, &opts, &segs, 0x4242, &mk).unwrap();
     let untagged = ethernet(&[], 0x0800, &f[18..]);
@@ -484,6 +485,7 @@ fn receive_scatters_strips_the_tag_and_fills_the_cqe() {
     assert_eq!(b[0x3f] >> 4, cqe_op::RESP_SEND);
     assert_eq!(b[0] & 1, 0, "not tunnelled");
     assert_eq!(b[0x20], 0, "lro_num_seg");
+    assert_eq!(be32(b, 0x20), 0x42_0007, "srqn_uidx: the RQ's user_index");
 
     // Without stripping the tag stays in the buffer.
     let keep = RxOptions {
@@ -565,6 +567,14 @@ fn requester_and_error_cqes() {
     assert_eq!(be32(&c.0, 0x38), 0x0a12_3456);
     assert_eq!(be16(&c.0, 0x3c), 0xbeef);
     assert_eq!(c.0[0x3f], cqe_op::REQ << 4);
+    assert_eq!(be32(&c.0, 0x20), 0, "no user index unless set");
+    let mut c = c;
+    set_user_index(&mut c, 0x1ab_cdef);
+    assert_eq!(
+        be32(&c.0, 0x20),
+        0xab_cdef,
+        "srqn_uidx: 24 bits of the SQ's user_index"
+    );
     let e = err_cqe(false, syndrome::LOCAL_PROT_ERR, 0x0a, 7, 0x0e, 0x99);
     assert_eq!(e.0[0x37], syndrome::LOCAL_PROT_ERR);
     assert_eq!(e.0[0x36], 0x0a);

@@ -24,6 +24,9 @@ pub struct RxInfo {
     pub flow_tag: u32,
     /// Counter of the receive WQE consumed.
     pub wqe_counter: u16,
+    /// The RQ's `user_index`, reported in `srqn_uidx` (libmlx5 finds a raw packet QP or WQ
+    /// by it: cq.c `mlx5_find_uidx`; mlx5e's RQs leave it 0).
+    pub user_index: u32,
 }
 
 /// The CQE's (L3, L4) header types for the layer it reports (inner when tunnelled).
@@ -76,6 +79,7 @@ pub fn rx_cqe(frame: &[u8], h: &Headers, csum: &RxCsum, rss: &RssHash, info: &Rx
     }
     c.set_byte_cnt(info.byte_cnt);
     c.set_flow_tag(info.flow_tag);
+    c.set_srqn(info.user_index & 0xff_ffff);
     c.set_wqe_counter(info.wqe_counter.into());
     c.set_op_own(op_own(opcode::RESP_SEND, 0, 0).into());
     c
@@ -102,12 +106,20 @@ pub fn filler_cqe(index: u16, stride: u32, strides: u32) -> Cqe64 {
 
 /// A requester completion (`MLX5_CQE_REQ`) of the send WQE `wqe_counter` with opcode
 /// `wqe_opcode` on SQ `sqn` (`sop_drop_qpn` = opcode << 24 | sqn, as mlx5_ib reads it).
+/// [`set_user_index`] adds the SQ's `user_index`.
 pub fn tx_cqe(wqe_counter: u16, wqe_opcode: u8, sqn: u32) -> Cqe64 {
     let mut c = Cqe64::new();
     c.set_sop_drop_qpn((u32::from(wqe_opcode) << 24) | (sqn & 0xff_ffff));
     c.set_wqe_counter(wqe_counter.into());
     c.set_op_own(op_own(opcode::REQ, 0, 0).into());
     c
+}
+
+/// Reports a queue's `user_index` in `srqn_uidx` (24 bits) of a requester or error CQE: with
+/// CQE version 1 libmlx5 finds the raw packet QP a completion belongs to by it (cq.c
+/// `mlx5_find_uidx`), the RQ's for receives ([`RxInfo::user_index`]), the SQ's for sends.
+pub fn set_user_index(c: &mut Cqe64, user_index: u32) {
+    c.set_srqn(user_index & 0xff_ffff);
 }
 
 /// An error completion: `REQ_ERR` for a send queue (`responder` false) or `RESP_ERR` for a

@@ -118,6 +118,8 @@ pub struct RxOptions {
     pub report_inner: bool,
     /// Flow tag of the steering entry.
     pub flow_tag: u32,
+    /// The RQ's `user_index` (reported in the CQE).
+    pub user_index: u32,
 }
 
 /// Whether delivery strips `frame`'s outer 802.1Q tag into the CQE.
@@ -167,6 +169,7 @@ pub fn deliver<D: Dma + ?Sized>(
         vlan,
         flow_tag: opts.flow_tag,
         wqe_counter,
+        user_index: opts.user_index,
     };
     Ok(cqe::rx_cqe(frame, h, &csum, rss, &info))
 }

@@ -2,7 +2,8 @@
 //!
 //! Both carry a `wq` (ring geometry, PD, doorbell record, page list) which is checked once
 //! ([`WqDesc::parse`]). SQs move RST → RDY → ERR → RST/RDY with MODIFY_SQ; RQs RST → RDY → ERR →
-//! RST, and RDY → RDY to change VLAN stripping, FCS scatter or the queue counter. The data path
+//! RST, and RDY → RDY to change VLAN stripping, FCS scatter or the queue counter. Both also go
+//! RST → RST and RST → ERR, as mlx5_ib's raw packet QPs move them. The data path
 //! reads the state and ring through [`Firmware::sq`] / [`Firmware::rq`].
 
 use cx4_hw::{
@@ -498,8 +499,10 @@ impl Firmware {
         }
         let next = QueueState::from_prm(inp.ctx().state());
         use QueueState as Q;
+        // RST → RST and RST → ERR: mlx5_ib moves a raw packet QP's SQ so on RST2INIT and on
+        // 2RST / 2ERR before RTS (qp.c modify_raw_packet_qp).
         match (sq.state, next) {
-            (Q::Rst, Some(Q::Rdy))
+            (Q::Rst, Some(Q::Rst | Q::Rdy | Q::Err))
             | (Q::Rdy, Some(Q::Rdy | Q::Err | Q::Rst))
             | (Q::Err, Some(Q::Rst | Q::Rdy)) => {}
             (from, to) => fail!(
@@ -702,8 +705,10 @@ impl Firmware {
         }
         let next = QueueState::from_prm(c.state());
         use QueueState as Q;
+        // RST → RST and RST → ERR: a raw packet QP's RQ on 2RST / 2ERR of a QP in RESET
+        // (qp.c modify_raw_packet_qp).
         match (rq.state, next) {
-            (Q::Rst, Some(Q::Rdy))
+            (Q::Rst, Some(Q::Rst | Q::Rdy | Q::Err))
             | (Q::Rdy, Some(Q::Rdy | Q::Err | Q::Rst))
             | (Q::Err, Some(Q::Rst)) => {}
             (from, to) => fail!(
