@@ -243,6 +243,10 @@ impl EthtoolOps for EnEthtool {
         // table evenly again (ethtool_rxfh_indir_default).
         let keep = dev.rxfh_configured();
         EnPriv::reconfigure(data, dev, |p| {
+            // en_ethtool.c `mlx5e_ethtool_set_channels`: a queue with an AF_XDP socket stays.
+            if p.xsk_queues() > n {
+                return Err(EINVAL);
+            }
             p.channels = n;
             if keep {
                 if p.indir.iter().any(|&c| c >= n) {

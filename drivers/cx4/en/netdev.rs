@@ -41,6 +41,7 @@ use netdev::{
         BpfProg,
         XdpSetup, //
     },
+    xsk::XskPool,
     AddrList,
     Device,
     DeviceOps,
@@ -62,6 +63,7 @@ use crate::{
             Adaptive,
             Channel,
             ChannelPoll,
+            ChannelRx,
             Kick, //
         },
         dcb::DcbState,
@@ -101,6 +103,10 @@ use crate::{
         tx::{
             TxCfg,
             TxRing, //
+        },
+        xsk::{
+            XskRq,
+            XskSq, //
         },
     },
     eq::CompVector,
@@ -207,6 +213,9 @@ pub(crate) struct Params {
     pub(crate) rules: KVec<Rule>,
     /// The additional RSS contexts (`ethtool -X context new`), by id.
     pub(crate) contexts: KVec<RssContext>,
+    /// The AF_XDP zero-copy pools, by queue (`XDP_SETUP_XSK_POOL`): that channel's RQ and
+    /// its second SQ are built over the pool.
+    pub(crate) xsk: KVec<Option<XskPool>>,
 }
 
 impl Params {
@@ -218,6 +227,8 @@ impl Params {
         rules.extend_from_slice(&self.rules, GFP_KERNEL)?;
         let mut contexts = KVec::with_capacity(self.contexts.len(), GFP_KERNEL)?;
         contexts.extend_from_slice(&self.contexts, GFP_KERNEL)?;
+        let mut xsk = KVec::with_capacity(self.xsk.len(), GFP_KERNEL)?;
+        xsk.extend_from_slice(&self.xsk, GFP_KERNEL)?;
         Ok(Self {
             channels: self.channels,
             log_sq: self.log_sq,
@@ -231,7 +242,18 @@ impl Params {
             xdp: self.xdp.clone(),
             rules,
             contexts,
+            xsk,
         })
+    }
+
+    /// The pool bound to queue `ix`, if any.
+    pub(crate) fn xsk_pool(&self, ix: u32) -> Option<&XskPool> {
+        self.xsk.get(ix as usize).and_then(Option::as_ref)
+    }
+
+    /// The highest queue a pool is bound to, plus one (0 if none).
+    pub(crate) fn xsk_queues(&self) -> u32 {
+        self.xsk.iter().rposition(Option::is_some).map_or(0, |i| i as u32 + 1)
     }
 }
 
@@ -284,6 +306,9 @@ pub(crate) struct EnPriv {
     stats: KVec<ChannelStats>,
     /// Per channel: its RQ saw an error completion and waits for the recovery work.
     rx_err: KVec<AtomicBool>,
+    /// Per channel: the CQ handler that schedules its NAPI (kept across reopens, so that
+    /// `ndo_xsk_wakeup` reaches the channel without a lock).
+    kicks: KVec<Arc<Kick>>,
     /// A channel's CQ reported an error event (an overrun: the card and the driver disagree
     /// on the ring): the recovery work reopens the channels.
     cq_err: AtomicBool,
@@ -544,7 +569,7 @@ impl EnPriv {
             .get(ix as usize % self.comp.len().max(1))
             .ok_or(ENODEV)?;
         let eqn = cv.eqn;
-        let kick = Kick::new()?;
+        let kick = self.kicks.get(ix as usize).ok_or(EINVAL)?.clone();
         let cq_p = |log_size| CqParams {
             log_size,
             eqn,
@@ -569,11 +594,12 @@ impl EnPriv {
             },
         )?;
         let tx = TxRing::new(sq, tcq)?;
+        let xsk = p.xsk_pool(ix);
         let rq = Rq::create(
             &self.res,
             &RqParams {
                 log_size: p.log_rq,
-                segs: if p.xdp.is_some() {
+                segs: if p.xdp.is_some() || xsk.is_some() {
                     1
                 } else if p.lro && self.res.caps().lro {
                     RxRing::LRO_PAGES
@@ -584,14 +610,34 @@ impl EnPriv {
                 vlan_strip_disable: !self.res.caps().vlan_strip,
             },
         )?;
-        let rx = RxRing::new(rq, self.dma_dev.get(), dev, ix as u16, st, p.xdp.clone())?;
+        let (rx, xsk_sq) = match xsk {
+            Some(pool) => {
+                let rx = XskRq::new(rq, dev, ix as u16, pool, p.xdp.clone(), st)?;
+                let xcq = Cq::create(mdev, &cq_p(p.log_sq), Some(kick.clone()))?;
+                let xsq = Sq::create(
+                    &self.res,
+                    &SqParams {
+                        log_size: p.log_sq,
+                        cqn: xcq.cqn(),
+                        tisn: self.tis.tisn(),
+                        allow_swp: false,
+                        min_inline: p.min_inline,
+                    },
+                )?;
+                (ChannelRx::Xsk(rx), Some(XskSq::new(xsq, xcq, pool)?))
+            }
+            None => {
+                let rx = RxRing::new(rq, self.dma_dev.get(), dev, ix as u16, st, p.xdp.clone())?;
+                (ChannelRx::Pages(rx), None)
+            }
+        };
         let rqn = rx.rqn();
         let adaptive = Adaptive {
             tx: p.coalesce.use_adaptive_tx && self.res.caps().dim(),
             rx: p.coalesce.use_adaptive_rx && self.res.caps().dim(),
         };
         let rx_mode = self.res.caps().rx_period_mode();
-        let poll = ChannelPoll::new(self.into(), ix, rcq, rx, tcqn, adaptive, rx_mode)?;
+        let poll = ChannelPoll::new(self.into(), ix, rcq, rx, xsk_sq, tcqn, adaptive, rx_mode)?;
         // The send ring goes into the queue's slot: from now on xmit may use it.
         let old = slot.lock().replace(tx);
         drop(old);
@@ -896,6 +942,18 @@ impl DeviceOps for EnNetdev {
             return Err(EINVAL);
         }
         let mut g = data.state.lock();
+        let hw_mtu = port::sw_to_hw_mtu(new_mtu);
+        if let Some(q) = g.params.xsk.iter().position(|x| x.as_ref().is_some_and(|x| x.rx_frame_size() < hw_mtu)) {
+            // en_main.c `mlx5e_change_mtu`: `mlx5e_validate_xsk_param` for every bound pool.
+            dev_warn!(
+                data.dma_dev.dev(),
+                "{}: MTU {} is too large for the AF_XDP frames of queue {}\n",
+                dev.name(),
+                new_mtu,
+                q
+            );
+            return Err(EINVAL);
+        }
         if g.params.xdp.is_some() && new_mtu > super::xdp::max_mtu() {
             // en_main.c `mlx5e_change_mtu`: `mlx5e_params_validate_xdp`.
             dev_warn!(
@@ -930,7 +988,8 @@ impl DeviceOps for EnNetdev {
 
     fn fix_features(dev: &Device, data: ArcBorrow<'_, EnPriv>, f: Features) -> Features {
         // en_main.c `mlx5e_fix_features`.
-        if f.contains(Features::LRO) && data.state.lock().params.xdp.is_some() {
+        let g = data.state.lock();
+        if f.contains(Features::LRO) && (g.params.xdp.is_some() || g.params.xsk_queues() > 0) {
             dev_warn!(
                 data.dma_dev.dev(),
                 "{}: LRO is incompatible with XDP\n",
@@ -958,6 +1017,19 @@ impl DeviceOps for EnNetdev {
 
     fn xdp_setup_prog(dev: &Device, data: ArcBorrow<'_, EnPriv>, setup: XdpSetup<'_>) -> Result {
         EnPriv::set_xdp(data, dev, setup)
+    }
+
+    fn xdp_setup_xsk_pool(
+        dev: &Device,
+        data: ArcBorrow<'_, EnPriv>,
+        queue: u16,
+        pool: Option<XskPool>,
+    ) -> Result {
+        EnPriv::set_xsk_pool(data, dev, u32::from(queue), pool)
+    }
+
+    fn xsk_wakeup(_dev: &Device, data: ArcBorrow<'_, EnPriv>, queue: u32, _flags: u32) -> Result {
+        data.xsk_wakeup(queue)
     }
 
     fn hwtstamp_get(_dev: &Device, data: ArcBorrow<'_, EnPriv>) -> Result<HwTstampConfig> {

@@ -2,7 +2,9 @@
 //! Attaching an XDP program (`ndo_bpf` `XDP_SETUP_PROG`; en_main.c `mlx5e_xdp_set`): refused
 //! where the receive layout cannot give each frame a linear page (LRO on, an MTU too large);
 //! the first program (and the last one's removal) switches the layout by reopening the
-//! channels, a program replacing another is swapped into the running channels.
+//! channels, a program replacing another is swapped into the running channels. AF_XDP zero
+//! copy (`XDP_SETUP_XSK_POOL`; en/xsk/pool.c `mlx5e_xsk_setup_pool`): a socket's pool bound
+//! to a queue or taken back rebuilds the channels' queues, up or down.
 
 use kernel::{
     prelude::*,
@@ -10,10 +12,15 @@ use kernel::{
 };
 use netdev::{
     xdp::XdpSetup,
+    xsk::XskPool,
     Device, //
 };
 
 use super::EnPriv;
+use crate::en::{
+    port,
+    xsk, //
+};
 
 pub(super) use crate::en::xdp::max_mtu;
 
@@ -58,5 +65,53 @@ impl EnPriv {
         // `set_features`: they take the state lock, released above).
         dev.update_features();
         Ok(())
+    }
+
+    /// Binds `pool` to queue `qid`, or takes the queue's pool back (`None`): the channels are
+    /// rebuilt if they are open (en/xsk/pool.c `mlx5e_xsk_enable_locked`,
+    /// `mlx5e_xsk_disable_locked`). Refused: a queue past the channels in use, one that has a
+    /// pool, chunks that do not fit a frame of the MTU, LRO on.
+    pub(super) fn set_xsk_pool(
+        this: ArcBorrow<'_, Self>,
+        dev: &Device,
+        qid: u32,
+        pool: Option<XskPool>,
+    ) -> Result {
+        let Some(pool) = pool else {
+            if this.state.lock().params.xsk_pool(qid).is_none() {
+                return Ok(());
+            }
+            return Self::reconfigure(this, dev, |p| {
+                if let Some(x) = p.xsk.get_mut(qid as usize) {
+                    *x = None;
+                }
+                Ok(())
+            });
+        };
+        {
+            let g = this.state.lock();
+            if qid >= g.params.channels || g.params.xsk_pool(qid).is_some() {
+                return Err(EINVAL);
+            }
+            if g.params.lro || !xsk::pool_fits(&pool, port::sw_to_hw_mtu(dev.mtu())) {
+                return Err(EINVAL);
+            }
+        }
+        pool.dma_map(this.dma_dev.get())?;
+        Self::reconfigure(this, dev, |p| {
+            while p.xsk.len() <= qid as usize {
+                p.xsk.push(None, GFP_KERNEL)?;
+            }
+            if let Some(x) = p.xsk.get_mut(qid as usize) {
+                *x = Some(pool);
+            }
+            Ok(())
+        })
+    }
+
+    /// `ndo_xsk_wakeup`: polls channel `qid` (which sends what the socket queued and fills
+    /// the RQ from its fill ring). Atomic context: no lock but the channel's kick.
+    pub(super) fn xsk_wakeup(&self, qid: u32) -> Result {
+        self.kicks.get(qid as usize).ok_or(EINVAL)?.wake()
     }
 }
