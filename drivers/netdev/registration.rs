@@ -505,7 +505,10 @@ impl<T: DeviceOps> OpsTable<T> {
         ndo_set_features: op!(T::HAS_SET_FEATURES, Self::set_features),
         ndo_hwtstamp_get: op!(T::HAS_HWTSTAMP_GET, Self::hwtstamp_get),
         ndo_hwtstamp_set: op!(T::HAS_HWTSTAMP_SET, Self::hwtstamp_set),
-        ndo_bpf: op!(T::HAS_XDP_SETUP_PROG || T::HAS_XDP_SETUP_XSK_POOL, Self::bpf),
+        ndo_bpf: op!(
+            T::HAS_XDP_SETUP_PROG || T::HAS_XDP_SETUP_XSK_POOL,
+            Self::bpf
+        ),
         ndo_xsk_wakeup: op!(T::HAS_XSK_WAKEUP, Self::xsk_wakeup),
         ..pin_init::zeroed()
     };

@@ -161,7 +161,11 @@ impl BpfProg {
     ///
     /// `xdp` is a prepared buffer over a registered queue whose NAPI poll `_napi` is.
     #[inline]
-    pub(crate) unsafe fn run_raw(&self, xdp: *mut ksys::xdp_buff, _napi: &NapiContext) -> XdpAction {
+    pub(crate) unsafe fn run_raw(
+        &self,
+        xdp: *mut ksys::xdp_buff,
+        _napi: &NapiContext,
+    ) -> XdpAction {
         // SAFETY: The program is live (type invariant); the buffer as the caller guarantees.
         XdpAction::from_raw(unsafe { ksys::bpf_prog_run_xdp(self.raw.as_ptr(), xdp) })
     }

@@ -150,31 +150,6 @@ impl XskPool {
         unsafe { ksys::xsk_uses_need_wakeup(self.raw()) }
     }
 
-    /// Tells the socket whether it must wake the driver (`sendto`/`poll`) for its fill ring
-    /// to be read again (`xsk_set_rx_need_wakeup()`, `xsk_clear_rx_need_wakeup()`).
-    pub fn set_rx_need_wakeup(&self, on: bool) {
-        // SAFETY: Live pool; the calls set or clear a flag in the socket's shared ring.
-        unsafe {
-            if on {
-                ksys::xsk_set_rx_need_wakeup(self.raw());
-            } else {
-                ksys::xsk_clear_rx_need_wakeup(self.raw());
-            }
-        }
-    }
-
-    /// As [`XskPool::set_rx_need_wakeup`] for the TX ring.
-    pub fn set_tx_need_wakeup(&self, on: bool) {
-        // SAFETY: As in `set_rx_need_wakeup`.
-        unsafe {
-            if on {
-                ksys::xsk_set_tx_need_wakeup(self.raw());
-            } else {
-                ksys::xsk_clear_tx_need_wakeup(self.raw());
-            }
-        }
-    }
-
     /// The send side, if nothing holds it yet (one consumer of the socket's TX ring).
     pub fn take_tx(&self) -> Option<XskTx> {
         self.0
@@ -308,6 +283,20 @@ impl XskRxq {
         &self.pool
     }
 
+    /// Tells the socket whether it must wake the driver (`sendto`/`poll`) for its fill ring
+    /// to be read again (`xsk_set_rx_need_wakeup()`, `xsk_clear_rx_need_wakeup()`).
+    pub fn set_need_wakeup(&mut self, on: bool) {
+        // SAFETY: Live pool; the calls change the fill ring's flags, of which we are the one
+        // writer on the driver's side (`&mut`, the receive side's exclusivity).
+        unsafe {
+            if on {
+                ksys::xsk_set_rx_need_wakeup(self.pool.raw());
+            } else {
+                ksys::xsk_clear_rx_need_wakeup(self.pool.raw());
+            }
+        }
+    }
+
     /// A buffer from the fill ring (`xsk_buff_alloc()`): `None` when the socket gave none.
     pub fn alloc(&mut self) -> Option<XskBuff> {
         // SAFETY: Live pool; we are its fill ring's one consumer (type invariant, `&mut`).
@@ -327,7 +316,11 @@ impl XskRxq {
 
     /// The frame of `len` bytes the device wrote into `buf` (`xsk_buff_set_size()`, synced
     /// for the CPU), for the program; `buf` back if it cannot hold `len` or is another pool's.
-    pub fn receive(&mut self, buf: XskBuff, len: u32) -> core::result::Result<XskFrame<'_>, XskBuff> {
+    pub fn receive(
+        &mut self,
+        buf: XskBuff,
+        len: u32,
+    ) -> core::result::Result<XskFrame<'_>, XskBuff> {
         if len > self.pool.rx_frame_size() || !buf.pool.ptr_eq(&self.pool) {
             return Err(buf);
         }
@@ -429,10 +422,12 @@ impl XskFrame<'_> {
     }
 
     /// XDP_PASS: the frame copied into a new skb, its protocol set, and the buffer freed
-    /// (`xdp_build_skb_from_zc()`); `ENOMEM` (the buffer freed) if none could be allocated.
-    pub fn into_skb(self) -> Result<SkBuff> {
-        // SAFETY: A prepared buffer over a registered queue of a live device; on success it
-        // went back to the free list (we are its user), on failure it is still ours.
+    /// (`xdp_build_skb_from_zc()`, in the queue's NAPI poll: it takes the CPU's page pool);
+    /// `ENOMEM` (the buffer freed) if none could be allocated.
+    pub fn into_skb(self, _napi: &NapiContext) -> Result<SkBuff> {
+        // SAFETY: A prepared buffer over a registered queue of a live device, in a NAPI poll
+        // (BH disabled, as the per-CPU page pool needs); on success it went back to the free
+        // list (we are its user), on failure it is still ours.
         let skb = unsafe { ksys::xdp_build_skb_from_zc(self.raw.as_ptr()) };
         if skb.is_null() {
             return Err(ENOMEM);
@@ -514,6 +509,20 @@ impl XskTx {
     pub fn release(&mut self) {
         // SAFETY: Live pool; we are the TX ring's one consumer.
         unsafe { ksys::xsk_tx_release(self.pool.raw()) };
+    }
+
+    /// Tells the socket whether it must wake the driver for frames it queues
+    /// (`xsk_set_tx_need_wakeup()`, `xsk_clear_tx_need_wakeup()`).
+    pub fn set_need_wakeup(&mut self, on: bool) {
+        // SAFETY: Live pool; the calls change the TX ring's flags, of which we are the one
+        // writer on the driver's side (`&mut`, the send side's exclusivity).
+        unsafe {
+            if on {
+                ksys::xsk_set_tx_need_wakeup(self.pool.raw());
+            } else {
+                ksys::xsk_clear_tx_need_wakeup(self.pool.raw());
+            }
+        }
     }
 
     /// Reports `n` frames sent, in the order `peek` gave them (`xsk_tx_completed()`).

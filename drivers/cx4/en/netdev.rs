@@ -253,7 +253,10 @@ impl Params {
 
     /// The highest queue a pool is bound to, plus one (0 if none).
     pub(crate) fn xsk_queues(&self) -> u32 {
-        self.xsk.iter().rposition(Option::is_some).map_or(0, |i| i as u32 + 1)
+        self.xsk
+            .iter()
+            .rposition(Option::is_some)
+            .map_or(0, |i| i as u32 + 1)
     }
 }
 
@@ -943,7 +946,12 @@ impl DeviceOps for EnNetdev {
         }
         let mut g = data.state.lock();
         let hw_mtu = port::sw_to_hw_mtu(new_mtu);
-        if let Some(q) = g.params.xsk.iter().position(|x| x.as_ref().is_some_and(|x| x.rx_frame_size() < hw_mtu)) {
+        if let Some(q) = g
+            .params
+            .xsk
+            .iter()
+            .position(|x| x.as_ref().is_some_and(|x| x.rx_frame_size() < hw_mtu))
+        {
             // en_main.c `mlx5e_change_mtu`: `mlx5e_validate_xsk_param` for every bound pool.
             dev_warn!(
                 data.dma_dev.dev(),

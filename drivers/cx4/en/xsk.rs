@@ -11,6 +11,7 @@
 //! skb for the stack; XDP_DROP, XDP_ABORTED and XDP_TX (which mlx5e sends from the XDP SQ,
 //! not done here) give the buffer back to the pool.
 
+use cx4_hw::pages::PAGE_SIZE;
 use kernel::prelude::*;
 use netdev::{
     napi::NapiContext,
@@ -51,7 +52,7 @@ pub(crate) const MIN_CHUNK: u32 = 2048;
 /// Whether `pool`'s chunks fit frames of `hw_mtu` bytes (en/xsk/setup.c
 /// `mlx5e_validate_xsk_param`: a chunk within [2048, PAGE_SIZE], a frame in one chunk).
 pub(crate) fn pool_fits(pool: &XskPool, hw_mtu: u32) -> bool {
-    (MIN_CHUNK..=4096).contains(&pool.chunk_size()) && pool.rx_frame_size() >= hw_mtu
+    (MIN_CHUNK..=PAGE_SIZE as u32).contains(&pool.chunk_size()) && pool.rx_frame_size() >= hw_mtu
 }
 
 /// A channel's RQ over an XSK pool, owned by the channel's NAPI poller.
@@ -134,9 +135,9 @@ impl XskRq {
         if posted > 0 {
             let _ = self.rq.ring_doorbell();
         }
-        let pool = self.held.rxq.pool();
-        if pool.uses_need_wakeup() {
-            pool.set_rx_need_wakeup(short);
+        let rxq = &mut self.held.rxq;
+        if rxq.pool().uses_need_wakeup() {
+            rxq.set_need_wakeup(short);
         }
         self.short = short;
         posted
@@ -215,7 +216,7 @@ impl XskRq {
                         ChannelStats::add(&st.rx_xsk_xdp_drop, 1);
                     }
                 },
-                (XdpAction::Pass, _) => match frame.into_skb() {
+                (XdpAction::Pass, _) => match frame.into_skb(napi) {
                     Ok(skb) => napi.gro_receive(skb),
                     Err(_) => ChannelStats::add(&st.rx_dropped, 1),
                 },
@@ -404,9 +405,9 @@ impl XskSq {
             self.tx.tx.release();
         }
         // The socket wakes us whenever it queued something (no interrupt tells us).
-        let pool = self.tx.tx.pool();
-        if pool.uses_need_wakeup() {
-            pool.set_tx_need_wakeup(true);
+        let tx = &mut self.tx.tx;
+        if tx.pool().uses_need_wakeup() {
+            tx.set_need_wakeup(true);
         }
         more
     }

@@ -78,15 +78,20 @@ impl EnPriv {
         pool: Option<XskPool>,
     ) -> Result {
         let Some(pool) = pool else {
-            if this.state.lock().params.xsk_pool(qid).is_none() {
+            // Taken out of the parameters first, whatever happens next: the binding waits for
+            // the last handle of the pool once this returns.
+            let mut g = this.state.lock();
+            let old = g.params.xsk.get_mut(qid as usize).and_then(Option::take);
+            if old.is_none() {
                 return Ok(());
             }
-            return Self::reconfigure(this, dev, |p| {
-                if let Some(x) = p.xsk.get_mut(qid as usize) {
-                    *x = None;
-                }
-                Ok(())
-            });
+            drop(old);
+            let was_open = g.open.is_some();
+            this.close_locked(dev, &mut g);
+            if was_open {
+                Self::open_locked(this, dev, &mut g)?;
+            }
+            return Ok(());
         };
         {
             let g = this.state.lock();
@@ -98,15 +103,31 @@ impl EnPriv {
             }
         }
         pool.dma_map(this.dma_dev.get())?;
-        Self::reconfigure(this, dev, |p| {
-            while p.xsk.len() <= qid as usize {
-                p.xsk.push(None, GFP_KERNEL)?;
+        let was_open = this.state.lock().open.is_some();
+        let p = pool.clone();
+        let r = Self::reconfigure(this, dev, |params| {
+            while params.xsk.len() <= qid as usize {
+                params.xsk.push(None, GFP_KERNEL)?;
             }
-            if let Some(x) = p.xsk.get_mut(qid as usize) {
-                *x = Some(pool);
+            if let Some(x) = params.xsk.get_mut(qid as usize) {
+                *x = Some(p);
             }
             Ok(())
-        })
+        });
+        if r.is_err() {
+            // Refused: the pool must not stay (the binding waits for its last handle). A
+            // reopen that failed left the channels closed: they open again without it.
+            let mut g = this.state.lock();
+            if let Some(x) = g.params.xsk.get_mut(qid as usize) {
+                if x.as_ref().is_some_and(|x| x.ptr_eq(&pool)) {
+                    *x = None;
+                }
+            }
+            if was_open && g.open.is_none() {
+                let _ = Self::open_locked(this, dev, &mut g);
+            }
+        }
+        r
     }
 
     /// `ndo_xsk_wakeup`: polls channel `qid` (which sends what the socket queued and fills
