@@ -127,7 +127,7 @@ xsk_side() {
     wait_signal $PH-xsk-blasting
     sleep 1
     touch $BPF/$PH-xsk/close
-    wait $XPID
+    wait $XPID || echo "xsk tool failed"
     section $PH-xsk-log; cat /tmp/xsk-$PH.log
     ip link set dev "$IF" xdpdrv off
     section $PH-xsk-s2; stats
