@@ -258,6 +258,7 @@ impl EthtoolOps for Check {
     fn get_rxfh_fields(
         _dev: &Device,
         _data: ethtool::DataRef<'_, Self>,
+        _context: u32,
         _flow: ethtool::FlowType,
     ) -> Result<u32> {
         Ok(ethtool::rxh::IP_SRC)
@@ -266,6 +267,7 @@ impl EthtoolOps for Check {
     fn set_rxfh_fields(
         _dev: &Device,
         _data: ethtool::DataRef<'_, Self>,
+        _context: u32,
         _flow: ethtool::FlowType,
         _fields: u32,
     ) -> Result {

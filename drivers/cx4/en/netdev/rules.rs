@@ -36,6 +36,7 @@ use crate::en::{
     lro::TirLro,
     ntuple::Rule,
     rss::{
+        HashFields,
         Rss,
         TrafficType, //
     },
@@ -52,12 +53,37 @@ pub(crate) struct RssContext {
     id: u32,
     indir: [u32; 1 << LOG_INDIR],
     key: [u8; RSS_KEY_LEN],
+    /// The fields each traffic type hashes (`ethtool -N rx-flow-hash ... context N`; a new
+    /// context starts with the defaults, as mlx5e's `mlx5e_rss_params_init`).
+    fields: HashFields,
 }
 
 impl RssContext {
+    /// The context's id.
+    pub(crate) fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// Its key.
+    pub(crate) fn key(&self) -> &[u8; RSS_KEY_LEN] {
+        &self.key
+    }
+
+    /// The fields each traffic type hashes.
+    pub(crate) fn fields(&self) -> HashFields {
+        self.fields
+    }
+
+    /// Hashes `fields` for traffic type `tt`.
+    pub(crate) fn set_fields(&mut self, tt: TrafficType, fields: u32) {
+        if let Some(f) = self.fields.get_mut(tt.index()) {
+            *f = fields;
+        }
+    }
+
     /// Its RQT and TIRs over the open channels' RQs `rqns`.
     fn create(&self, priv_: &EnPriv, rqns: &[u32], lro: Option<&TirLro>) -> Result<Rss> {
-        let fields = TrafficType::default_fields();
+        let fields = self.fields;
         let mut rss = Rss::create(&priv_.res, &self.key, &fields, LOG_INDIR, rqns, lro)?;
         rss.set_indir(&rq_table(&self.indir, rqns)?)?;
         Ok(rss)
@@ -264,6 +290,7 @@ impl EnPriv {
                     id,
                     indir: core::array::from_fn(|i| i as u32 % n),
                     key: g.params.key,
+                    fields: TrafficType::default_fields(),
                 }
             }
         };
