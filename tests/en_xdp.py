@@ -245,6 +245,37 @@ def check_xsk(side: str, peer: str, ph: str, who: str) -> str:
             f"+{rise(st[1], st[2], 'rx_xsk_packets')} meanwhile")
 
 
+def cx4_then_mlx5e(env: Env, job: str, side: str, peer: str, check, vm0_tail: str = "") -> None:
+    """Runs `job`'s `side` on cx4 (vm0) with `peer` on mlx5e (vm1), then the other way round;
+    both drivers unload at the end, the models released everything; `check(side_log,
+    peer_log, phase, who)` asserts each phase and returns its summary line."""
+    vm0 = CX4_UP + job + f"""
+        cx4_up
+        PH=cx4; {side}
+        PH=mlx5e; {peer}
+        {vm0_tail}
+        ip link set "$IF" down
+        rmmod cx4
+        echo unloaded
+    """
+    vm1 = job + f"""
+        eth_up
+        PH=cx4; {peer}
+        PH=mlx5e; {side}
+        rmmod mlx5_core
+        echo unloaded
+    """
+    res = eth_vms(env, [vm0, vm1], timeout=400, files=[env.ko, XDP_TOOL])
+    assert_clean(res)
+    log0, log1 = res[0].job_log, res[1].job_log
+    for r in res:
+        assert "unloaded" in r.job_log, r.job_log[-2000:]
+    print("    " + check(log0, log1, "cx4", "cx4"))
+    print("    " + check(log1, log0, "mlx5e", "mlx5e"))
+    errs = cx4_errors(res[0].dmesg)
+    assert not errs, "cx4 reported:\n" + "\n".join(errs)
+
+
 def tests(env: Env):
     @estimate(200)
     def xdp_pass_drop_aborted_tx():
@@ -254,32 +285,9 @@ def tests(env: Env):
         swapped (rx_xdp_tx_xmit), XDP_REDIRECT into a CPU map delivers (rx_xdp_redirect), swapping programs does not reopen the channels, detaching
         restores normal receive; an MTU too large refused both ways, LRO kept off while XDP
         is on and XDP refused while LRO is."""
-        vm0 = CX4_UP + XDP_JOB + """
-            cx4_up
-            PH=cx4; xdp_side
-            PH=mlx5e; xdp_peer
+        cx4_then_mlx5e(env, XDP_JOB, "xdp_side", "xdp_peer", check_xdp, vm0_tail="""
             # Removed with a program attached: the stack detaches it first.
-            ip link set dev "$IF" xdpdrv pinned $BPF/cx4/pass
-            ip link set "$IF" down
-            rmmod cx4
-            echo unloaded
-        """
-        vm1 = XDP_JOB + """
-            eth_up
-            PH=cx4; xdp_peer
-            PH=mlx5e; xdp_side
-            rmmod mlx5_core
-            echo unloaded
-        """
-        res = eth_vms(env, [vm0, vm1], timeout=400, files=[env.ko, XDP_TOOL])
-        assert_clean(res)
-        log0, log1 = res[0].job_log, res[1].job_log
-        for r in res:
-            assert "unloaded" in r.job_log, r.job_log[-2000:]
-        print("    " + check_xdp(log0, log1, "cx4", "cx4"))
-        print("    " + check_xdp(log1, log0, "mlx5e", "mlx5e"))
-        errs = cx4_errors(res[0].dmesg)
-        assert not errs, "cx4 reported:\n" + "\n".join(errs)
+            ip link set dev "$IF" xdpdrv pinned $BPF/cx4/pass""")
 
     yield "cx4 <-> mlx5e: XDP PASS (map count), DROP, ABORTED, TX reflector, REDIRECT to a CPU map, " \
         "swap, detach; MTU limits", xdp_pass_drop_aborted_tx
@@ -293,30 +301,7 @@ def tests(env: Env):
         (contents checked, tx_xsk_xmit, every completion back), the socket closed while the
         peer floods the queue (the pool taken back with traffic running), the link working
         after; the driver unloads clean and each model released everything."""
-        vm0 = CX4_UP + XSK_JOB + """
-            cx4_up
-            PH=cx4; xsk_side
-            PH=mlx5e; xsk_peer
-            ip link set "$IF" down
-            rmmod cx4
-            echo unloaded
-        """
-        vm1 = XSK_JOB + """
-            eth_up
-            PH=cx4; xsk_peer
-            PH=mlx5e; xsk_side
-            rmmod mlx5_core
-            echo unloaded
-        """
-        res = eth_vms(env, [vm0, vm1], timeout=400, files=[env.ko, XDP_TOOL])
-        assert_clean(res)
-        log0, log1 = res[0].job_log, res[1].job_log
-        for r in res:
-            assert "unloaded" in r.job_log, r.job_log[-2000:]
-        print("    " + check_xsk(log0, log1, "cx4", "cx4"))
-        print("    " + check_xsk(log1, log0, "mlx5e", "mlx5e"))
-        errs = cx4_errors(res[0].dmesg)
-        assert not errs, "cx4 reported:\n" + "\n".join(errs)
+        cx4_then_mlx5e(env, XSK_JOB, "xsk_side", "xsk_peer", check_xsk)
 
     yield "cx4 <-> mlx5e: AF_XDP zero copy: bind past the channels refused, receive and send " \
         "through the socket's rings (counted, contents checked), socket closed under traffic", \

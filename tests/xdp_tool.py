@@ -87,16 +87,24 @@ def verdict(act: int) -> list[bytes]:
     return [insn(0xB7, 0, 0, 0, act), insn(0x95)]  # r0 = act; exit
 
 
-def reflector() -> list[bytes]:
-    """XDP_TX for EtherType 0x88b5 frames, their MACs swapped; XDP_PASS for the others."""
+def unless_test_frame(skip: int) -> list[bytes]:
+    """Jumps `skip` instructions past its end unless the frame (r6: the context) is of
+    EtherType 0x88b5; leaves r2 = ctx->data."""
     return [
         insn(0x61, 2, 6, 0),            # r2 = ctx->data
         insn(0x61, 3, 6, 4),            # r3 = ctx->data_end
         insn(0xBF, 4, 2),               # r4 = r2
         insn(0x07, 4, 0, 0, 14),        # r4 += 14
-        insn(0x2D, 4, 3, 12),           # if r4 > r3 goto pass
+        insn(0x2D, 4, 3, skip + 2),     # if r4 > r3 goto +skip after the check
         insn(0x69, 5, 2, 12),           # r5 = *(u16 *)(r2 + 12)
-        insn(0x55, 5, 0, 10, 0xB588),   # if r5 != htons(0x88b5) goto pass
+        insn(0x55, 5, 0, skip, 0xB588),  # if r5 != htons(0x88b5) goto +skip after it
+    ]
+
+
+def reflector() -> list[bytes]:
+    """XDP_TX for EtherType 0x88b5 frames, their MACs swapped; XDP_PASS for the others."""
+    return [
+        *unless_test_frame(10),         # else goto pass
         insn(0x61, 7, 2, 0),            # r7 = dst[0..4]
         insn(0x69, 8, 2, 4),            # r8 = dst[4..6]
         insn(0x61, 9, 2, 6),            # r9 = src[0..4]
@@ -206,13 +214,7 @@ def xsk_redirect(map_fd: int, xskmap_fd: int) -> list[bytes]:
     """Counts, then frames of EtherType 0x88b5 to the socket of their RX queue
     (bpf_redirect_map(xskmap, ctx->rx_queue_index, XDP_PASS)); the rest XDP_PASS."""
     return count_then(map_fd) + [
-        insn(0x61, 2, 6, 0),            # r2 = ctx->data
-        insn(0x61, 3, 6, 4),            # r3 = ctx->data_end
-        insn(0xBF, 4, 2),               # r4 = r2
-        insn(0x07, 4, 0, 0, 14),        # r4 += 14
-        insn(0x2D, 4, 3, 8),            # if r4 > r3 goto pass
-        insn(0x69, 5, 2, 12),           # r5 = *(u16 *)(r2 + 12)
-        insn(0x55, 5, 0, 6, 0xB588),    # if r5 != htons(0x88b5) goto pass
+        *unless_test_frame(6),          # else goto pass
         insn(0x18, 1, 1, 0, xskmap_fd),  # r1 = xskmap
         insn(0x00),
         insn(0x61, 2, 6, 16),           # r2 = ctx->rx_queue_index

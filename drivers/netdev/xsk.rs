@@ -160,6 +160,26 @@ impl XskPool {
     }
 }
 
+/// Sets or clears the need_wakeup flag of the fill ring (`rx`) or TX ring of `pool`
+/// (`xsk_set_rx_need_wakeup()` and its three siblings).
+///
+/// # Safety
+///
+/// The caller holds the pool's receive side (`rx`) or send side: the one writer of that flag
+/// on the driver's side.
+unsafe fn set_need_wakeup(pool: &XskPool, rx: bool, on: bool) {
+    let raw = pool.raw();
+    // SAFETY: Live pool (a handle); the flag's one writer (the caller's guarantee).
+    unsafe {
+        match (rx, on) {
+            (true, true) => ksys::xsk_set_rx_need_wakeup(raw),
+            (true, false) => ksys::xsk_clear_rx_need_wakeup(raw),
+            (false, true) => ksys::xsk_set_tx_need_wakeup(raw),
+            (false, false) => ksys::xsk_clear_tx_need_wakeup(raw),
+        }
+    }
+}
+
 /// The pools handed to a device's driver, by queue, until the stack takes them back (RTNL).
 #[derive(Default)]
 pub(crate) struct XskRegistry(UnsafeCell<KVec<(u16, Arc<Released>)>>);
@@ -286,15 +306,8 @@ impl XskRxq {
     /// Tells the socket whether it must wake the driver (`sendto`/`poll`) for its fill ring
     /// to be read again (`xsk_set_rx_need_wakeup()`, `xsk_clear_rx_need_wakeup()`).
     pub fn set_need_wakeup(&mut self, on: bool) {
-        // SAFETY: Live pool; the calls change the fill ring's flags, of which we are the one
-        // writer on the driver's side (`&mut`, the receive side's exclusivity).
-        unsafe {
-            if on {
-                ksys::xsk_set_rx_need_wakeup(self.pool.raw());
-            } else {
-                ksys::xsk_clear_rx_need_wakeup(self.pool.raw());
-            }
-        }
+        // SAFETY: We are the receive side (`&mut`, exclusive by the type invariant).
+        unsafe { set_need_wakeup(&self.pool, true, on) };
     }
 
     /// A buffer from the fill ring (`xsk_buff_alloc()`): `None` when the socket gave none.
@@ -514,15 +527,8 @@ impl XskTx {
     /// Tells the socket whether it must wake the driver for frames it queues
     /// (`xsk_set_tx_need_wakeup()`, `xsk_clear_tx_need_wakeup()`).
     pub fn set_need_wakeup(&mut self, on: bool) {
-        // SAFETY: Live pool; the calls change the TX ring's flags, of which we are the one
-        // writer on the driver's side (`&mut`, the send side's exclusivity).
-        unsafe {
-            if on {
-                ksys::xsk_set_tx_need_wakeup(self.pool.raw());
-            } else {
-                ksys::xsk_clear_tx_need_wakeup(self.pool.raw());
-            }
-        }
+        // SAFETY: We are the send side (`&mut`, exclusive by the type invariant).
+        unsafe { set_need_wakeup(&self.pool, false, on) };
     }
 
     /// Reports `n` frames sent, in the order `peek` gave them (`xsk_tx_completed()`).
