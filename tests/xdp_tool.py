@@ -174,26 +174,38 @@ def cmd_count(d: str) -> None:
     print(f"count {val.value}")
 
 
+def test_socket(ifname: str, peer: str) -> tuple[socket.socket, bytes, bytes]:
+    """A packet socket for EtherType 0x88b5 frames on `ifname`, its MAC and the peer's."""
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_TEST))
+    s.bind((ifname, ETH_P_TEST))
+    return s, s.getsockname()[4], bytes.fromhex(peer.replace(":", ""))
+
+
+def next_frame(s: socket.socket, deadline: float) -> bytes | None:
+    """The next frame `s` receives (not one it sent) before `deadline`; None after it."""
+    while True:
+        s.settimeout(max(0.01, deadline - time.time()))
+        try:
+            frame, addr = s.recvfrom(2048)
+        except socket.timeout:
+            return None
+        if addr[2] != socket.PACKET_OUTGOING:
+            return frame
+
+
 def cmd_reflect(ifname: str, peer: str, n: int) -> None:
     """One frame at a time, each waited for (2 s at most) before the next: a frame the
     reflector's driver left without a doorbell does not come back in time."""
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_TEST))
-    s.bind((ifname, ETH_P_TEST))
-    me = s.getsockname()[4]
-    dst = bytes.fromhex(peer.replace(":", ""))
+    s, me, dst = test_socket(ifname, peer)
     back, worst = 0, 0.0
     for i in range(n):
         payload = f"cx4-xdp-reflect {i:04d} ".encode().ljust(64, b".")
         t0 = time.time()
         s.send(dst + me + struct.pack("!H", ETH_P_TEST) + payload)
         while time.time() < t0 + 2:
-            s.settimeout(max(0.01, t0 + 2 - time.time()))
-            try:
-                frame, addr = s.recvfrom(2048)
-            except socket.timeout:
+            frame = next_frame(s, t0 + 2)
+            if frame is None:
                 break
-            if addr[2] == socket.PACKET_OUTGOING:
-                continue
             if frame[0:6] == me and frame[6:12] == dst and frame[14:14 + 64] == payload:
                 back += 1
                 worst = max(worst, time.time() - t0)
@@ -353,22 +365,15 @@ def cmd_xsk_bind(ifname: str, queue: int) -> None:
 
 
 def cmd_xsk_peer(ifname: str, mac: str, n: int) -> None:
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_TEST))
-    s.bind((ifname, ETH_P_TEST))
-    me = s.getsockname()[4]
-    dst = bytes.fromhex(mac.replace(":", ""))
+    s, me, dst = test_socket(ifname, mac)
     for i in range(n):
         s.send(test_frame(dst, me, "peer", i))
         time.sleep(0.01)
     seen, t_end = set(), time.time() + 60
-    while len(seen) < n and time.time() < t_end:
-        s.settimeout(max(0.01, t_end - time.time()))
-        try:
-            frame, addr = s.recvfrom(2048)
-        except socket.timeout:
+    while len(seen) < n:
+        frame = next_frame(s, t_end)
+        if frame is None:
             break
-        if addr[2] == socket.PACKET_OUTGOING:
-            continue
         mm = re.match(rb"cx4-xsk-side (\d{4}) x+$", frame[14:14 + 64])
         if frame[0:6] == me and frame[6:12] == dst and mm:
             seen.add(int(mm.group(1)))
@@ -376,9 +381,7 @@ def cmd_xsk_peer(ifname: str, mac: str, n: int) -> None:
 
 
 def cmd_blast(ifname: str, mac: str, secs: float) -> None:
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_TEST))
-    s.bind((ifname, ETH_P_TEST))
-    me, dst = s.getsockname()[4], bytes.fromhex(mac.replace(":", ""))
+    s, me, dst = test_socket(ifname, mac)
     sent, t_end = 0, time.time() + secs
     while time.time() < t_end:
         s.send(test_frame(dst, me, "peer", sent % 10000))
