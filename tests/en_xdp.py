@@ -117,7 +117,8 @@ xsk_side() {
     section $PH-xsk-past; xdp_tool xsk-bind "$IF" 1
     section $PH-xsk-s0; stats
     rm -rf $BPF/$PH-xsk
-    xdp_tool xsk "$IF" 0 $PMAC $XSK_N $BPF/$PH-xsk > /tmp/xsk-$PH.log 2>&1 &
+    rm -f /tmp/xsk-$PH.close
+    xdp_tool xsk "$IF" 0 $PMAC $XSK_N $BPF/$PH-xsk /tmp/xsk-$PH.close > /tmp/xsk-$PH.log 2>&1 &
     XPID=$!
     for i in $(seq 600); do grep -q "^ready" /tmp/xsk-$PH.log && break; grep -q Error /tmp/xsk-$PH.log && break; sleep 0.1; done
     signal $PH-xsk-ready
@@ -126,7 +127,7 @@ xsk_side() {
     signal $PH-xsk-sent
     wait_signal $PH-xsk-blasting
     sleep 1
-    touch $BPF/$PH-xsk/close
+    touch /tmp/xsk-$PH.close
     wait $XPID || echo "xsk tool failed"
     section $PH-xsk-log; cat /tmp/xsk-$PH.log
     ip link set dev "$IF" xdpdrv off

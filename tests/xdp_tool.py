@@ -11,14 +11,14 @@ them as a user would.
                                       at a time, and prints "reflected K/N": the frames that
                                       came back within 2 s, MACs swapped, payload intact
 
-    xdp_tool.py xsk IF Q PEERMAC N DIR
+    xdp_tool.py xsk IF Q PEERMAC N DIR CLOSE
                                       AF_XDP in zero-copy mode on queue Q of IF: pins and
                                       attaches DIR/xsk (frames of EtherType 0x88b5 to the
                                       socket through an XSKMAP, the rest passed), binds with
                                       XDP_ZEROCOPY, prints "ready", receives N frames from the
                                       peer ("xsk rx K/N"), sends N to PEERMAC ("xsk tx K/N"
                                       completed), prints "xsk done", then closes the socket
-                                      once DIR/close exists ("closed")
+                                      once the file CLOSE exists ("closed")
     xdp_tool.py xsk-bind IF Q         binds a zero-copy AF_XDP socket to queue Q: "bound" or
                                       "bind failed: errno E"
     xdp_tool.py xsk-peer IF MAC N     sends N numbered frames to MAC, then receives the N the
@@ -283,7 +283,7 @@ def test_frame(dst: bytes, src: bytes, tag: str, i: int) -> bytes:
     return dst + src + struct.pack("!H", ETH_P_TEST) + f"cx4-xsk-{tag} {i:04d} ".encode().ljust(64, b"x")
 
 
-def cmd_xsk(ifname: str, queue: int, peer: str, n: int, d: str) -> None:
+def cmd_xsk(ifname: str, queue: int, peer: str, n: int, d: str, close: str) -> None:
     import subprocess
     os.makedirs(d, exist_ok=True)
     m = bpf(BPF_MAP_CREATE, struct.pack("<IIIII", BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0))
@@ -343,7 +343,7 @@ def cmd_xsk(ifname: str, queue: int, peer: str, n: int, d: str) -> None:
     print(f"xsk tx {done}/{n}", flush=True)
     print("xsk done", flush=True)
     t_end = time.time() + 120
-    while not os.path.exists(f"{d}/close") and time.time() < t_end:
+    while not os.path.exists(close) and time.time() < t_end:
         time.sleep(0.05)
     for r in rings.values():
         r[0].close()
@@ -398,8 +398,8 @@ def main() -> None:
         cmd_count(a[1])
     elif a[:1] == ["reflect"] and len(a) == 4:
         cmd_reflect(a[1], a[2], int(a[3]))
-    elif a[:1] == ["xsk"] and len(a) == 6:
-        cmd_xsk(a[1], int(a[2]), a[3], int(a[4]), a[5])
+    elif a[:1] == ["xsk"] and len(a) == 7:
+        cmd_xsk(a[1], int(a[2]), a[3], int(a[4]), a[5], a[6])
     elif a[:1] == ["xsk-bind"] and len(a) == 3:
         cmd_xsk_bind(a[1], int(a[2]))
     elif a[:1] == ["xsk-peer"] and len(a) == 4:

@@ -199,8 +199,6 @@ impl XskRq {
                     return;
                 }
             };
-            pkts += 1;
-            bytes += u64::from(info.byte_cnt);
             let act = match xdp.as_ref() {
                 Some(p) => frame.run(p, napi),
                 None => XdpAction::Pass,
@@ -216,8 +214,14 @@ impl XskRq {
                         ChannelStats::add(&st.rx_xsk_xdp_drop, 1);
                     }
                 },
+                // Counted as received only when it goes to the stack (mlx5e's XSK RQ
+                // counts `packets` in `mlx5e_complete_rx_cqe`, after XDP).
                 (XdpAction::Pass, _) => match frame.into_skb(napi) {
-                    Ok(skb) => napi.gro_receive(skb),
+                    Ok(skb) => {
+                        pkts += 1;
+                        bytes += u64::from(info.byte_cnt);
+                        napi.gro_receive(skb);
+                    }
                     Err(_) => ChannelStats::add(&st.rx_dropped, 1),
                 },
                 (a, p) => {
