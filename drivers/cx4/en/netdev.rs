@@ -84,8 +84,7 @@ use crate::{
         },
         rss::{
             HashFields,
-            Rss,
-            TrafficType, //
+            Rss, //
         },
         rx::RxRing,
         sq::{
@@ -103,10 +102,6 @@ use crate::{
         tx::{
             TxCfg,
             TxRing, //
-        },
-        xsk::{
-            XskRq,
-            XskSq, //
         },
     },
     eq::CompVector,
@@ -244,19 +239,6 @@ impl Params {
             contexts,
             xsk,
         })
-    }
-
-    /// The pool bound to queue `ix`, if any.
-    pub(crate) fn xsk_pool(&self, ix: u32) -> Option<&XskPool> {
-        self.xsk.get(ix as usize).and_then(Option::as_ref)
-    }
-
-    /// The highest queue a pool is bound to, plus one (0 if none).
-    pub(crate) fn xsk_queues(&self) -> u32 {
-        self.xsk
-            .iter()
-            .rposition(Option::is_some)
-            .map_or(0, |i| i as u32 + 1)
     }
 }
 
@@ -614,21 +596,7 @@ impl EnPriv {
             },
         )?;
         let (rx, xsk_sq) = match xsk {
-            Some(pool) => {
-                let rx = XskRq::new(rq, dev, ix as u16, pool, p.xdp.clone(), st)?;
-                let xcq = Cq::create(mdev, &cq_p(p.log_sq), Some(kick.clone()))?;
-                let xsq = Sq::create(
-                    &self.res,
-                    &SqParams {
-                        log_size: p.log_sq,
-                        cqn: xcq.cqn(),
-                        tisn: self.tis.tisn(),
-                        allow_swp: false,
-                        min_inline: p.min_inline,
-                    },
-                )?;
-                (ChannelRx::Xsk(rx), Some(XskSq::new(xsq, xcq, pool)?))
-            }
+            Some(pool) => self.open_xsk(dev, ix, rq, pool, p, st, &kick, eqn)?,
             None => {
                 let rx = RxRing::new(rq, self.dma_dev.get(), dev, ix as u16, st, p.xdp.clone())?;
                 (ChannelRx::Pages(rx), None)
@@ -782,51 +750,6 @@ impl EnPriv {
         Ok(())
     }
 
-    /// RSS context `context` (0: the default) hashes `fields` (`hash_field_sel` bits) for
-    /// traffic type `tt` from now on: MODIFY_TIR of the context's TIR if the channels are open
-    /// (`mlx5e_rx_res_rss_set_hash_fields`), kept for the next open. `ENOENT` for a context
-    /// that does not exist.
-    pub(crate) fn set_hash_fields(
-        this: ArcBorrow<'_, Self>,
-        context: u32,
-        tt: TrafficType,
-        fields: u32,
-    ) -> Result {
-        let mut g = this.state.lock();
-        let g = &mut *g;
-        if context == 0 {
-            if let Some(rss) = g.open.as_mut().and_then(|o| o.rss.as_mut()) {
-                rss.set_fields(tt, &g.params.key, fields)?;
-            }
-            g.params.hash_fields[tt.index()] = fields;
-            return Ok(());
-        }
-        let c = g
-            .params
-            .contexts
-            .iter_mut()
-            .find(|c| c.id() == context)
-            .ok_or(ENOENT)?;
-        if let Some(open) = g.open.as_mut() {
-            if let Some((_, rss)) = open.contexts.iter_mut().find(|(i, _)| *i == context) {
-                rss.set_fields(tt, c.key(), fields)?;
-            }
-        }
-        c.set_fields(tt, fields);
-        Ok(())
-    }
-
-    /// The fields RSS context `context` (0: the default) hashes, per traffic type; `ENOENT`
-    /// for a context that does not exist.
-    pub(crate) fn hash_fields(&self, context: u32) -> Result<HashFields> {
-        let g = self.state.lock();
-        if context == 0 {
-            return Ok(g.params.hash_fields);
-        }
-        let c = g.params.contexts.iter().find(|c| c.id() == context);
-        c.map(RssContext::fields).ok_or(ENOENT)
-    }
-
     /// Applies new parameters: closes and reopens the channels if the netdev is up.
     pub(crate) fn reconfigure(
         this: ArcBorrow<'_, Self>,
@@ -973,34 +896,7 @@ impl DeviceOps for EnNetdev {
             return Err(EINVAL);
         }
         let mut g = data.state.lock();
-        let hw_mtu = port::sw_to_hw_mtu(new_mtu);
-        if let Some(q) = g
-            .params
-            .xsk
-            .iter()
-            .position(|x| x.as_ref().is_some_and(|x| x.rx_frame_size() < hw_mtu))
-        {
-            // en_main.c `mlx5e_change_mtu`: `mlx5e_validate_xsk_param` for every bound pool.
-            dev_warn!(
-                data.dma_dev.dev(),
-                "{}: MTU {} is too large for the AF_XDP frames of queue {}\n",
-                dev.name(),
-                new_mtu,
-                q
-            );
-            return Err(EINVAL);
-        }
-        if g.params.xdp.is_some() && new_mtu > super::xdp::max_mtu() {
-            // en_main.c `mlx5e_change_mtu`: `mlx5e_params_validate_xdp`.
-            dev_warn!(
-                data.dma_dev.dev(),
-                "{}: MTU {} > {} is not allowed while XDP is on\n",
-                dev.name(),
-                new_mtu,
-                super::xdp::max_mtu()
-            );
-            return Err(EINVAL);
-        }
+        data.mtu_allowed(dev, &g.params, new_mtu)?;
         let was_open = g.open.is_some();
         data.close_locked(dev, &mut g);
         dev.set_mtu(new_mtu);

@@ -351,3 +351,50 @@ impl Open {
         Ok(v)
     }
 }
+
+impl EnPriv {
+    /// RSS context `context` (0: the default) hashes `fields` (`hash_field_sel` bits) for
+    /// traffic type `tt` from now on: MODIFY_TIR of the context's TIR if the channels are open
+    /// (`mlx5e_rx_res_rss_set_hash_fields`), kept for the next open. `ENOENT` for a context
+    /// that does not exist.
+    pub(crate) fn set_hash_fields(
+        this: ArcBorrow<'_, Self>,
+        context: u32,
+        tt: TrafficType,
+        fields: u32,
+    ) -> Result {
+        let mut g = this.state.lock();
+        let g = &mut *g;
+        if context == 0 {
+            if let Some(rss) = g.open.as_mut().and_then(|o| o.rss.as_mut()) {
+                rss.set_fields(tt, &g.params.key, fields)?;
+            }
+            g.params.hash_fields[tt.index()] = fields;
+            return Ok(());
+        }
+        let c = g
+            .params
+            .contexts
+            .iter_mut()
+            .find(|c| c.id() == context)
+            .ok_or(ENOENT)?;
+        if let Some(open) = g.open.as_mut() {
+            if let Some((_, rss)) = open.contexts.iter_mut().find(|(i, _)| *i == context) {
+                rss.set_fields(tt, c.key(), fields)?;
+            }
+        }
+        c.set_fields(tt, fields);
+        Ok(())
+    }
+
+    /// The fields RSS context `context` (0: the default) hashes, per traffic type; `ENOENT`
+    /// for a context that does not exist.
+    pub(crate) fn hash_fields(&self, context: u32) -> Result<HashFields> {
+        let g = self.state.lock();
+        if context == 0 {
+            return Ok(g.params.hash_fields);
+        }
+        let c = g.params.contexts.iter().find(|c| c.id() == context);
+        c.map(RssContext::fields).ok_or(ENOENT)
+    }
+}

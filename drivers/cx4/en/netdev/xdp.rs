@@ -8,7 +8,10 @@
 
 use kernel::{
     prelude::*,
-    sync::ArcBorrow, //
+    sync::{
+        Arc,
+        ArcBorrow, //
+    },
 };
 use netdev::{
     xdp::XdpSetup,
@@ -16,10 +19,33 @@ use netdev::{
     Device, //
 };
 
-use super::EnPriv;
-use crate::en::{
-    port,
-    xsk, //
+use super::{
+    EnPriv,
+    Params, //
+};
+use crate::{
+    cq::{
+        Cq,
+        CqParams, //
+    },
+    en::{
+        channel::{
+            ChannelRx,
+            Kick, //
+        },
+        port,
+        rq::Rq,
+        sq::{
+            Sq,
+            SqParams, //
+        },
+        stats::ChannelStats,
+        xsk::{
+            self,
+            XskRq,
+            XskSq, //
+        },
+    },
 };
 
 pub(super) use crate::en::xdp::max_mtu;
@@ -134,5 +160,90 @@ impl EnPriv {
     /// the RQ from its fill ring). Atomic context: no lock but the channel's kick.
     pub(super) fn xsk_wakeup(&self, qid: u32) -> Result {
         self.kicks.get(qid as usize).ok_or(EINVAL)?.wake()
+    }
+}
+
+impl Params {
+    /// The pool bound to queue `ix`, if any.
+    pub(crate) fn xsk_pool(&self, ix: u32) -> Option<&XskPool> {
+        self.xsk.get(ix as usize).and_then(Option::as_ref)
+    }
+
+    /// The highest queue a pool is bound to, plus one (0 if none).
+    pub(crate) fn xsk_queues(&self) -> u32 {
+        self.xsk
+            .iter()
+            .rposition(Option::is_some)
+            .map_or(0, |i| i as u32 + 1)
+    }
+
+    /// A queue whose pool's frames are smaller than `hw_mtu`, if any.
+    pub(crate) fn xsk_too_small(&self, hw_mtu: u32) -> Option<usize> {
+        self.xsk
+            .iter()
+            .position(|x| x.as_ref().is_some_and(|x| x.rx_frame_size() < hw_mtu))
+    }
+}
+
+impl EnPriv {
+    /// Whether the MTU may become `mtu` (en_main.c `mlx5e_change_mtu`:
+    /// `mlx5e_params_validate_xdp`, `mlx5e_validate_xsk_param` for every bound pool).
+    pub(super) fn mtu_allowed(&self, dev: &Device, p: &Params, mtu: u32) -> Result {
+        if let Some(q) = p.xsk_too_small(port::sw_to_hw_mtu(mtu)) {
+            dev_warn!(
+                self.dma_dev.dev(),
+                "{}: MTU {} is too large for the AF_XDP frames of queue {}\n",
+                dev.name(),
+                mtu,
+                q
+            );
+            return Err(EINVAL);
+        }
+        if p.xdp.is_some() && mtu > max_mtu() {
+            dev_warn!(
+                self.dma_dev.dev(),
+                "{}: MTU {} > {} is not allowed while XDP is on\n",
+                dev.name(),
+                mtu,
+                max_mtu()
+            );
+            return Err(EINVAL);
+        }
+        Ok(())
+    }
+
+    /// Channel `ix`'s queues over `pool` (en/xsk/setup.c `mlx5e_open_xsk`): `rq` as its XSK
+    /// RQ, and a second SQ with its own CQ on EQ `eqn`, its completions to `kick`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn open_xsk(
+        &self,
+        dev: &Device,
+        ix: u32,
+        rq: Rq,
+        pool: &XskPool,
+        p: &Params,
+        st: &ChannelStats,
+        kick: &Arc<Kick>,
+        eqn: u8,
+    ) -> Result<(ChannelRx, Option<XskSq>)> {
+        let mdev = self.res.mdev();
+        let rx = XskRq::new(rq, dev, ix as u16, pool, p.xdp.clone(), st)?;
+        let cqp = CqParams {
+            log_size: p.log_sq,
+            eqn,
+            uar: self.res.uar(),
+        };
+        let xcq = Cq::create(mdev, &cqp, Some(kick.clone()))?;
+        let xsq = Sq::create(
+            &self.res,
+            &SqParams {
+                log_size: p.log_sq,
+                cqn: xcq.cqn(),
+                tisn: self.tis.tisn(),
+                allow_swp: false,
+                min_inline: p.min_inline,
+            },
+        )?;
+        Ok((ChannelRx::Xsk(rx), Some(XskSq::new(xsq, xcq, pool)?)))
     }
 }
