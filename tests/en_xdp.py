@@ -100,6 +100,62 @@ xdp_peer() {
 }
 """
 
+# AF_XDP in zero-copy mode, the side in phase $PH: one channel (every frame on queue 0); a
+# zero-copy bind past the channel count refused; a socket on queue 0 receives the peer's
+# frames through an XSKMAP and sends frames back, counted by the driver; the socket closed
+# while the peer floods the queue (the pool taken back with traffic running), then the link
+# works as before.
+XSK_JOB = r"""
+BPF=/sys/fs/bpf
+mountpoint -q $BPF || mount -t bpf bpf $BPF
+xdp_tool() { python3 /cx4/xdp_tool.py "$@"; }
+xsk_side() {
+    CH=$(ethtool -l "$IF" | awk '/^Combined/ {print $2}' | tail -1)
+    ethtool -L "$IF" combined 1
+    reach $PEER 30
+    PMAC=$(ip neigh show $PEER dev "$IF" | grep -o "lladdr [0-9a-f:]*" | cut -d' ' -f2)
+    section $PH-xsk-past; xdp_tool xsk-bind "$IF" 1
+    section $PH-xsk-s0; stats
+    rm -rf $BPF/$PH-xsk
+    rm -f /tmp/xsk-$PH.close
+    xdp_tool xsk "$IF" 0 $PMAC $XSK_N $BPF/$PH-xsk /tmp/xsk-$PH.close > /tmp/xsk-$PH.log 2>&1 &
+    XPID=$!
+    for i in $(seq 600); do grep -q "^ready" /tmp/xsk-$PH.log && break; grep -q Error /tmp/xsk-$PH.log && break; sleep 0.1; done
+    signal $PH-xsk-ready
+    for i in $(seq 1200); do grep -q "^xsk done" /tmp/xsk-$PH.log && break; kill -0 $XPID 2>/dev/null || break; sleep 0.1; done
+    section $PH-xsk-s1; stats
+    signal $PH-xsk-sent
+    wait_signal $PH-xsk-blasting
+    sleep 1
+    touch /tmp/xsk-$PH.close
+    wait $XPID || echo "xsk tool failed"
+    section $PH-xsk-log; cat /tmp/xsk-$PH.log
+    ip link set dev "$IF" xdpdrv off
+    section $PH-xsk-s2; stats
+    wait_signal $PH-xsk-blasted
+    ethtool -L "$IF" combined $CH
+    reach $PEER 30
+    section $PH-xsk-after; ping -c 5 -i 0.1 -W 2 $PEER || true
+    signal $PH-xsk-done
+}
+xsk_peer() {
+    wait_signal $PH-xsk-ready 300
+    reach $PEER 30
+    MAC=$(ip neigh show $PEER dev "$IF" | grep -o "lladdr [0-9a-f:]*" | cut -d' ' -f2)
+    section $PH-xsk-peer; xdp_tool xsk-peer "$IF" $MAC $XSK_N
+    wait_signal $PH-xsk-sent
+    xdp_tool blast "$IF" $MAC 4 > /tmp/blast-$PH.log 2>&1 &
+    BPID=$!
+    signal $PH-xsk-blasting
+    wait $BPID
+    section $PH-xsk-blast; cat /tmp/blast-$PH.log
+    signal $PH-xsk-blasted
+    wait_signal $PH-xsk-done
+}
+XSK_N=32
+"""
+XSK_N = 32
+
 PINGS = {"pass": 20, "drop": 5, "aborted": 5, "redirect": 10, "off": 10}
 REFLECT = 20
 
@@ -166,6 +222,61 @@ def check_xdp(side: str, peer: str, ph: str, who: str) -> str:
             f"{section(peer, f'{ph}-reflect').strip()}")
 
 
+def check_xsk(side: str, peer: str, ph: str, who: str) -> str:
+    """The AF_XDP zero-copy assertions on one driver (`side`'s log, `peer`'s log)."""
+    log = section(side, f"{ph}-xsk-log")
+    st = [ethtool_stats(section(side, f"{ph}-xsk-s{i}")) for i in range(3)]
+    past = section(side, f"{ph}-xsk-past").strip()
+    assert past == "bind failed: errno 22", f"{who}: zero-copy bind past the channels: {past}"
+    assert f"xsk rx {XSK_N}/{XSK_N}, bad 0" in log, f"{who}: XSK receive:\n{log}"
+    assert f"xsk tx {XSK_N}/{XSK_N}" in log, f"{who}: XSK send completions:\n{log}"
+    assert "closed" in log, f"{who}: socket close:\n{log}"
+    got = section(peer, f"{ph}-xsk-peer")
+    assert f"peer rx {XSK_N}/{XSK_N}" in got, f"{who}: the peer got the socket's frames: {got}"
+    redirect = rise(st[0], st[1], "rx_xsk_xdp_redirect")
+    xmit = rise(st[0], st[1], "tx_xsk_xmit")
+    assert redirect >= XSK_N, f"{who}: rx_xsk_xdp_redirect +{redirect}"
+    assert xmit >= XSK_N, f"{who}: tx_xsk_xmit +{xmit}"
+    blasted = int(re.search(r"blasted (\d+)", section(peer, f"{ph}-xsk-blast")).group(1))
+    assert received(section(side, f"{ph}-xsk-after")) >= 4, \
+        f"{who}: after the socket closed: {section(side, f'{ph}-xsk-after')}"
+    return (f"{who}: zero-copy bind past the channels: {past!r}; rx_xsk_packets "
+            f"+{rise(st[0], st[1], 'rx_xsk_packets')}, rx_xsk_xdp_redirect +{redirect}, "
+            f"tx_xsk_xmit +{xmit}; closed under {blasted} frames, rx_xsk_packets "
+            f"+{rise(st[1], st[2], 'rx_xsk_packets')} meanwhile")
+
+
+def cx4_then_mlx5e(env: Env, job: str, side: str, peer: str, check, vm0_tail: str = "") -> None:
+    """Runs `job`'s `side` on cx4 (vm0) with `peer` on mlx5e (vm1), then the other way round;
+    both drivers unload at the end, the models released everything; `check(side_log,
+    peer_log, phase, who)` asserts each phase and returns its summary line."""
+    vm0 = CX4_UP + job + f"""
+        cx4_up
+        PH=cx4; {side}
+        PH=mlx5e; {peer}
+        {vm0_tail}
+        ip link set "$IF" down
+        rmmod cx4
+        echo unloaded
+    """
+    vm1 = job + f"""
+        eth_up
+        PH=cx4; {peer}
+        PH=mlx5e; {side}
+        rmmod mlx5_core
+        echo unloaded
+    """
+    res = eth_vms(env, [vm0, vm1], timeout=400, files=[env.ko, XDP_TOOL])
+    assert_clean(res)
+    log0, log1 = res[0].job_log, res[1].job_log
+    for r in res:
+        assert "unloaded" in r.job_log, r.job_log[-2000:]
+    print("    " + check(log0, log1, "cx4", "cx4"))
+    print("    " + check(log1, log0, "mlx5e", "mlx5e"))
+    errs = cx4_errors(res[0].dmesg)
+    assert not errs, "cx4 reported:\n" + "\n".join(errs)
+
+
 def tests(env: Env):
     @estimate(200)
     def xdp_pass_drop_aborted_tx():
@@ -175,32 +286,24 @@ def tests(env: Env):
         swapped (rx_xdp_tx_xmit), XDP_REDIRECT into a CPU map delivers (rx_xdp_redirect), swapping programs does not reopen the channels, detaching
         restores normal receive; an MTU too large refused both ways, LRO kept off while XDP
         is on and XDP refused while LRO is."""
-        vm0 = CX4_UP + XDP_JOB + """
-            cx4_up
-            PH=cx4; xdp_side
-            PH=mlx5e; xdp_peer
+        cx4_then_mlx5e(env, XDP_JOB, "xdp_side", "xdp_peer", check_xdp, vm0_tail="""
             # Removed with a program attached: the stack detaches it first.
-            ip link set dev "$IF" xdpdrv pinned $BPF/cx4/pass
-            ip link set "$IF" down
-            rmmod cx4
-            echo unloaded
-        """
-        vm1 = XDP_JOB + """
-            eth_up
-            PH=cx4; xdp_peer
-            PH=mlx5e; xdp_side
-            rmmod mlx5_core
-            echo unloaded
-        """
-        res = eth_vms(env, [vm0, vm1], timeout=400, files=[env.ko, XDP_TOOL])
-        assert_clean(res)
-        log0, log1 = res[0].job_log, res[1].job_log
-        for r in res:
-            assert "unloaded" in r.job_log, r.job_log[-2000:]
-        print("    " + check_xdp(log0, log1, "cx4", "cx4"))
-        print("    " + check_xdp(log1, log0, "mlx5e", "mlx5e"))
-        errs = cx4_errors(res[0].dmesg)
-        assert not errs, "cx4 reported:\n" + "\n".join(errs)
+            ip link set dev "$IF" xdpdrv pinned $BPF/cx4/pass""")
 
     yield "cx4 <-> mlx5e: XDP PASS (map count), DROP, ABORTED, TX reflector, REDIRECT to a CPU map, " \
         "swap, detach; MTU limits", xdp_pass_drop_aborted_tx
+
+    @estimate(200)
+    def af_xdp_zero_copy():
+        """cx4 (vm0), then mlx5e (vm1), each with an AF_XDP socket bound in zero-copy mode
+        (XDP_ZEROCOPY) to queue 0 of one channel: a bind past the channel count refused
+        (EINVAL), the peer's frames received through an XSKMAP (contents checked,
+        rx_xsk_xdp_redirect), frames sent from the socket's TX ring reaching the peer
+        (contents checked, tx_xsk_xmit, every completion back), the socket closed while the
+        peer floods the queue (the pool taken back with traffic running), the link working
+        after; the driver unloads clean and each model released everything."""
+        cx4_then_mlx5e(env, XSK_JOB, "xsk_side", "xsk_peer", check_xsk)
+
+    yield "cx4 <-> mlx5e: AF_XDP zero copy: bind past the channels refused, receive and send " \
+        "through the socket's rings (counted, contents checked), socket closed under traffic", \
+        af_xdp_zero_copy

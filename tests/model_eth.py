@@ -418,7 +418,9 @@ def check_rxfh_fields(log: str) -> None:
 # UDP port 9 from 32 source ports); mlx5e (here) and cx4 (tests/en.py) run it and check_ntuple
 # asserts ($MSKEY: a fixed key, as a random one may hash the 32 ports to one queue): with the
 # main table on queue 0 only, a rule sends the burst to queue 1; a rule into
-# a context spreading over both queues spreads it, also after down/up; the context's table
+# a context spreading over both queues spreads it, also after down/up; the context hashing
+# UDP over IPv4 by addresses only (`rx-flow-hash udp4 sd context 1`, read back, the main
+# context's fields untouched) sends it to one queue, an unknown context refused; the context's table
 # refuses a channel count below it and the context cannot go while a rule uses it; a queue out
 # of range and an unknown context are refused; with the rule deleted the main table decides.
 NTUPLE_JOB = """
@@ -433,6 +435,12 @@ NTUPLE_JOB = """
             nt ethtool -N "$IF" flow-type udp4 dst-port 9 context 1 loc 1
             nt ethtool -n "$IF"
             rxq ctx-0; burst; rxq ctx-1
+            nt ethtool -N "$IF" rx-flow-hash udp4 sd context 1
+            nt ethtool -n "$IF" rx-flow-hash udp4 context 1
+            nt ethtool -n "$IF" rx-flow-hash udp4
+            rxq ctxsd-0; burst; rxq ctxsd-1
+            nt ethtool -N "$IF" rx-flow-hash udp4 sd context 9
+            nt ethtool -N "$IF" rx-flow-hash udp4 sdfn context 1
             ip link set "$IF" down; ip link set "$IF" up
             for i in $(seq 300); do [ "$(cat /sys/class/net/$IF/carrier)" = 1 ] && break; sleep 0.1; done
             reach $HOST 60
@@ -496,6 +504,20 @@ def check_ntuple(log: str) -> None:
     for name in ("ctx", "up"):
         g = got(name)
         assert all(n > 0 for n in g), f"{name}: the context's table did not spread the burst: {g}"
+    # Per-context hash fields (rxfh_per_ctx_fields): context 1 hashes addresses only, the main
+    # context still addresses and ports.
+    assert rc('ethtool -N "$IF" rx-flow-hash udp4 sd context 1') == [0], \
+        f"rx-flow-hash for context 1 refused:\n{sec}"
+    ctx_fields = runs('ethtool -n "$IF" rx-flow-hash udp4 context 1')[0][1]
+    assert "IP SA" in ctx_fields and "L4 bytes 0 & 1" not in ctx_fields, \
+        f"context 1's udp4 fields do not read back as sd:\n{ctx_fields}"
+    assert "L4 bytes 0 & 1" in runs('ethtool -n "$IF" rx-flow-hash udp4')[0][1], \
+        f"the main context's udp4 fields changed with context 1's:\n{sec}"
+    g = got("ctxsd")
+    assert max(g) >= 32, f"context 1 hashing addresses only still spread the burst: {g}"
+    assert rc('ethtool -N "$IF" rx-flow-hash udp4 sd context 9')[0] != 0, \
+        f"rx-flow-hash for an unknown context taken:\n{sec}"
+    assert rc('ethtool -N "$IF" rx-flow-hash udp4 sdfn context 1') == [0], sec
     # The errors are mlx5e's: the core's check of the tables against the channel count and of
     # the context id, mlx5e's of the queue, its RSS context's reference count.
     refused('ethtool -L "$IF" combined 1', "Invalid argument")

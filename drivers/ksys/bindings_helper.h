@@ -24,6 +24,7 @@
 #include <net/page_pool/helpers.h>
 #include <net/udp_tunnel.h>
 #include <net/xdp.h>
+#include <net/xdp_sock_drv.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_umem.h>
@@ -42,6 +43,9 @@ const unsigned int KSYS_CONST_PP_FLAG_DMA_SYNC_DEV = PP_FLAG_DMA_SYNC_DEV;
 const unsigned int KSYS_CONST_XDP_PACKET_HEADROOM = XDP_PACKET_HEADROOM;
 const unsigned int KSYS_CONST_NETDEV_XDP_ACT_BASIC = NETDEV_XDP_ACT_BASIC;
 const unsigned int KSYS_CONST_NETDEV_XDP_ACT_REDIRECT = NETDEV_XDP_ACT_REDIRECT;
+const unsigned int KSYS_CONST_NETDEV_XDP_ACT_XSK_ZEROCOPY = NETDEV_XDP_ACT_XSK_ZEROCOPY;
+const unsigned int KSYS_CONST_XDP_WAKEUP_RX = XDP_WAKEUP_RX;
+const unsigned int KSYS_CONST_XDP_WAKEUP_TX = XDP_WAKEUP_TX;
 const u8 KSYS_CONST_ETH_RSS_HASH_TOP = ETH_RSS_HASH_TOP;
 const unsigned int KSYS_CONST_ETHTOOL_COALESCE_USECS_MAX_FRAMES =
 	ETHTOOL_COALESCE_USECS | ETHTOOL_COALESCE_MAX_FRAMES;

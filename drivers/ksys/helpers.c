@@ -435,6 +435,80 @@ void ksys_helper_trace_xdp_exception(const struct net_device *dev, const struct 
 	trace_xdp_exception(dev, xdp, act);
 }
 
+/* <net/xdp_sock_drv.h> */
+
+u32 ksys_helper_xsk_pool_get_headroom(struct xsk_buff_pool *pool)
+{
+	return xsk_pool_get_headroom(pool);
+}
+
+u32 ksys_helper_xsk_pool_get_chunk_size(struct xsk_buff_pool *pool)
+{
+	return xsk_pool_get_chunk_size(pool);
+}
+
+u32 ksys_helper_xsk_pool_get_rx_frame_size(struct xsk_buff_pool *pool)
+{
+	return xsk_pool_get_rx_frame_size(pool);
+}
+
+void ksys_helper_xsk_pool_set_rxq_info(struct xsk_buff_pool *pool, struct xdp_rxq_info *rxq)
+{
+	xsk_pool_set_rxq_info(pool, rxq);
+}
+
+/* mlx5e's attributes (en/xsk/pool.c `mlx5e_xsk_map_pool`). */
+int ksys_helper_xsk_pool_dma_map(struct xsk_buff_pool *pool, struct device *dev)
+{
+	return xsk_pool_dma_map(pool, dev, DMA_ATTR_SKIP_CPU_SYNC);
+}
+
+void ksys_helper_xsk_pool_dma_unmap(struct xsk_buff_pool *pool)
+{
+	xsk_pool_dma_unmap(pool, DMA_ATTR_SKIP_CPU_SYNC);
+}
+
+struct xdp_buff *ksys_helper_xsk_buff_alloc(struct xsk_buff_pool *pool)
+{
+	return xsk_buff_alloc(pool);
+}
+
+dma_addr_t ksys_helper_xsk_buff_xdp_get_dma(struct xdp_buff *xdp)
+{
+	return xsk_buff_xdp_get_dma(xdp);
+}
+
+void ksys_helper_xsk_buff_set_size(struct xdp_buff *xdp, u32 size)
+{
+	xsk_buff_set_size(xdp, size);
+}
+
+void ksys_helper_xsk_buff_dma_sync_for_cpu(struct xdp_buff *xdp)
+{
+	xsk_buff_dma_sync_for_cpu(xdp);
+}
+
+void ksys_helper_xsk_buff_free(struct xdp_buff *xdp)
+{
+	xsk_buff_free(xdp);
+}
+
+dma_addr_t ksys_helper_xsk_buff_raw_get_dma(struct xsk_buff_pool *pool, u64 addr)
+{
+	return xsk_buff_raw_get_dma(pool, addr);
+}
+
+void *ksys_helper_xsk_buff_raw_get_data(struct xsk_buff_pool *pool, u64 addr)
+{
+	return xsk_buff_raw_get_data(pool, addr);
+}
+
+void ksys_helper_xsk_buff_raw_dma_sync_for_device(struct xsk_buff_pool *pool, dma_addr_t dma,
+						  size_t size)
+{
+	xsk_buff_raw_dma_sync_for_device(pool, dma, size);
+}
+
 /* <linux/dim.h> */
 
 /* A zeroed DIM state (DIM_START_MEASURE) whose decisions run `fn`, in CQ period `mode`. */

@@ -21,6 +21,7 @@
 #include <net/page_pool/helpers.h>
 #include <net/udp_tunnel.h>
 #include <net/xdp.h>
+#include <net/xdp_sock_drv.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/iter.h>
@@ -139,6 +140,23 @@ void ksys_helper_xdp_prepare_buff(struct xdp_buff *xdp, unsigned char *hard_star
 u32 ksys_helper_bpf_prog_run_xdp(const struct bpf_prog *prog, struct xdp_buff *xdp);
 void ksys_helper_trace_xdp_exception(const struct net_device *dev, const struct bpf_prog *xdp,
 				     u32 act);
+
+/* <net/xdp_sock_drv.h> (the pool's and its buffers' static inlines) */
+u32 ksys_helper_xsk_pool_get_headroom(struct xsk_buff_pool *pool);
+u32 ksys_helper_xsk_pool_get_chunk_size(struct xsk_buff_pool *pool);
+u32 ksys_helper_xsk_pool_get_rx_frame_size(struct xsk_buff_pool *pool);
+void ksys_helper_xsk_pool_set_rxq_info(struct xsk_buff_pool *pool, struct xdp_rxq_info *rxq);
+int ksys_helper_xsk_pool_dma_map(struct xsk_buff_pool *pool, struct device *dev);
+void ksys_helper_xsk_pool_dma_unmap(struct xsk_buff_pool *pool);
+struct xdp_buff *ksys_helper_xsk_buff_alloc(struct xsk_buff_pool *pool);
+dma_addr_t ksys_helper_xsk_buff_xdp_get_dma(struct xdp_buff *xdp);
+void ksys_helper_xsk_buff_set_size(struct xdp_buff *xdp, u32 size);
+void ksys_helper_xsk_buff_dma_sync_for_cpu(struct xdp_buff *xdp);
+void ksys_helper_xsk_buff_free(struct xdp_buff *xdp);
+dma_addr_t ksys_helper_xsk_buff_raw_get_dma(struct xsk_buff_pool *pool, u64 addr);
+void *ksys_helper_xsk_buff_raw_get_data(struct xsk_buff_pool *pool, u64 addr);
+void ksys_helper_xsk_buff_raw_dma_sync_for_device(struct xsk_buff_pool *pool, dma_addr_t dma,
+						  size_t size);
 
 /* <linux/dim.h> (INIT_WORK and dim_update_sample() are a macro and a static inline) */
 void ksys_helper_dim_init(struct dim *dim, work_func_t fn, u8 mode);

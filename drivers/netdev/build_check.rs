@@ -37,6 +37,7 @@ use crate::{
         UdpTunnelNic, //
     },
     xdp::XdpSetup,
+    xsk::XskPool,
     AddrList,
     DataRef,
     Device,
@@ -128,6 +129,19 @@ impl DeviceOps for Check {
     }
 
     fn xdp_setup_prog(_dev: &Device, _data: DataRef<'_, Self>, _setup: XdpSetup<'_>) -> Result {
+        Ok(())
+    }
+
+    fn xdp_setup_xsk_pool(
+        _dev: &Device,
+        _data: DataRef<'_, Self>,
+        _queue: u16,
+        _pool: Option<XskPool>,
+    ) -> Result {
+        Ok(())
+    }
+
+    fn xsk_wakeup(_dev: &Device, _data: DataRef<'_, Self>, _queue: u32, _flags: u32) -> Result {
         Ok(())
     }
 }
@@ -244,6 +258,7 @@ impl EthtoolOps for Check {
     fn get_rxfh_fields(
         _dev: &Device,
         _data: ethtool::DataRef<'_, Self>,
+        _context: u32,
         _flow: ethtool::FlowType,
     ) -> Result<u32> {
         Ok(ethtool::rxh::IP_SRC)
@@ -252,6 +267,7 @@ impl EthtoolOps for Check {
     fn set_rxfh_fields(
         _dev: &Device,
         _data: ethtool::DataRef<'_, Self>,
+        _context: u32,
         _flow: ethtool::FlowType,
         _fields: u32,
     ) -> Result {

@@ -392,17 +392,24 @@ pub trait EthtoolOps: Sized + 'static {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
-    /// `get_rxfh_fields` (`ethtool -n IF rx-flow-hash FLOW`): the [`rxh`] fields the default
-    /// context hashes for `flow` (other contexts are refused with `EOPNOTSUPP`).
-    fn get_rxfh_fields(_dev: &Device, _data: DataRef<'_, Self>, _flow: FlowType) -> Result<u32> {
+    /// `get_rxfh_fields` (`ethtool -n IF rx-flow-hash FLOW [context N]`): the [`rxh`] fields
+    /// RSS context `context` (0: the default one) hashes for `flow`. Other contexts than the
+    /// default are refused with `EOPNOTSUPP` unless [`EthtoolOps::RXFH_PER_CTX_FIELDS`].
+    fn get_rxfh_fields(
+        _dev: &Device,
+        _data: DataRef<'_, Self>,
+        _context: u32,
+        _flow: FlowType,
+    ) -> Result<u32> {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
-    /// `set_rxfh_fields` (`ethtool -N IF rx-flow-hash FLOW FIELDS`): hash `fields` ([`rxh`]
-    /// bits) for `flow` in the default context.
+    /// `set_rxfh_fields` (`ethtool -N IF rx-flow-hash FLOW FIELDS [context N]`): hash
+    /// `fields` ([`rxh`] bits) for `flow` in RSS context `context` (as for `get_rxfh_fields`).
     fn set_rxfh_fields(
         _dev: &Device,
         _data: DataRef<'_, Self>,
+        _context: u32,
         _flow: FlowType,
         _fields: u32,
     ) -> Result {
@@ -415,6 +422,10 @@ pub trait EthtoolOps: Sized + 'static {
 
     /// Whether each RSS context has its own key and hash function (`rxfh_per_ctx_key`).
     const RXFH_PER_CTX_KEY: bool = false;
+
+    /// Whether each RSS context hashes its own fields (`rxfh_per_ctx_fields`:
+    /// `ethtool -N rx-flow-hash ... context N`).
+    const RXFH_PER_CTX_FIELDS: bool = false;
 
     /// `get_rxnfc` `ETHTOOL_GRXCLSRLCNT` (`ethtool -n`): how many rules there are.
     fn get_rxnfc_rule_count(_dev: &Device, _data: DataRef<'_, Self>) -> Result<u32> {
@@ -572,9 +583,12 @@ impl<E: EthtoolOps> Table<E> {
         modify_rxfh_context: op!(E::HAS_MODIFY_RXFH_CONTEXT, Self::modify_rxfh_context),
         remove_rxfh_context: op!(E::HAS_REMOVE_RXFH_CONTEXT, Self::remove_rxfh_context),
         rxfh_max_num_contexts: E::RXFH_MAX_NUM_CONTEXTS,
-        // Bit 10 of the bit-fields (after the 8-bit `supported_input_xfrm`,
-        // `cap_link_lanes_supported`, `rxfh_per_ctx_fields`): `rxfh_per_ctx_key`.
-        _bitfield_1: ksys::__BindgenBitfieldUnit::new([0, (E::RXFH_PER_CTX_KEY as u8) << 2]),
+        // Bits 9 and 10 of the bit-fields (after the 8-bit `supported_input_xfrm` and
+        // `cap_link_lanes_supported`): `rxfh_per_ctx_fields`, `rxfh_per_ctx_key`.
+        _bitfield_1: ksys::__BindgenBitfieldUnit::new([
+            0,
+            (E::RXFH_PER_CTX_FIELDS as u8) << 1 | (E::RXFH_PER_CTX_KEY as u8) << 2,
+        ]),
         get_sset_count: op!(E::HAS_GET_SSET_COUNT, Self::get_sset_count),
         get_strings: op!(E::HAS_GET_STRINGS, Self::get_strings),
         get_ethtool_stats: op!(E::HAS_GET_ETHTOOL_STATS, Self::get_ethtool_stats),

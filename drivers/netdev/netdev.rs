@@ -20,7 +20,9 @@
 //! - [`ethtool`], [`dcbnl`], [`udp_tunnel`]: the ethtool operations, the DCB (IEEE 802.1Qaz
 //!   ETS, PFC, APP; DCBX) operations and the core's APP table, the UDP tunnel port table.
 //! - [`xdp`]: native XDP: the program ([`xdp::BpfProg`]) a driver runs on its receive path
-//!   over [`xdp::XdpBuff`]s, and the receive queues' registration ([`xdp::XdpRxq`]).
+//!   over [`xdp::XdpBuff`]s, and the receive queues' registration ([`xdp::XdpRxq`]);
+//! - [`xsk`]: AF_XDP zero copy: the socket's buffer pool ([`xsk::XskPool`]) a queue receives
+//!   into and sends from.
 //! - [`rtnl::Rtnl`]: the RTNL lock, taken by a driver's own work items (a recovery that
 //!   reopens queues) as the stack holds it around `ndo_open`/`ndo_stop`.
 //! - [`tstamp`]: hardware timestamping, its configuration (`ndo_hwtstamp_get`/`set`) and
@@ -50,7 +52,9 @@
 //! - `set_rx_mode`: atomic, under the device's address lock; `set_rx_mode_async` (7.2):
 //!   process context with `rtnl_lock`, on address list snapshots;
 //! - `tx_timeout`: the watchdog timer (softirq) with every TX queue's lock held;
-//! - `xdp_setup_prog` (`ndo_bpf`): process context with `rtnl_lock` held;
+//! - `xdp_setup_prog`, `xdp_setup_xsk_pool` (`ndo_bpf`): process context with `rtnl_lock`
+//!   held;
+//! - `xsk_wakeup`: process context under the RCU read lock (must not sleep);
 //! - NAPI `poll`: softirq (or the NAPI thread), never concurrently for one instance.
 
 mod build_check;
@@ -68,6 +72,7 @@ pub mod skb;
 pub mod tstamp;
 pub mod udp_tunnel;
 pub mod xdp;
+pub mod xsk;
 
 pub use device::{
     xmit_more,

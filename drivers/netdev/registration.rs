@@ -36,6 +36,10 @@ use crate::{
         Extack,
         XdpSetup, //
     },
+    xsk::{
+        XskPool,
+        XskRegistry, //
+    },
     AddrList,
     Device,
     Features,
@@ -183,6 +187,27 @@ pub trait DeviceOps: Sized + 'static {
     fn xdp_setup_prog(_dev: &Device, _data: DataRef<'_, Self>, _setup: XdpSetup<'_>) -> Result {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
+
+    /// `ndo_bpf` with `XDP_SETUP_XSK_POOL` (rtnl): an AF_XDP socket bound to RX/TX queue
+    /// `queue` in zero-copy mode hands over its buffer pool (`Some`; the driver maps it,
+    /// [`XskPool::dma_map`], before returning), or takes it back (`None`). After the call
+    /// the binding waits until the driver dropped every handle of a pool taken back (or of
+    /// one it refused): the stack frees it next.
+    fn xdp_setup_xsk_pool(
+        _dev: &Device,
+        _data: DataRef<'_, Self>,
+        _queue: u16,
+        _pool: Option<XskPool>,
+    ) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `ndo_xsk_wakeup`: the socket of queue `queue` queued frames to send or gave buffers to
+    /// fill (`flags`: `XDP_WAKEUP_RX`/`_TX`); the driver schedules the queue's NAPI. Atomic
+    /// context (RCU read side): it must not sleep.
+    fn xsk_wakeup(_dev: &Device, _data: DataRef<'_, Self>, _queue: u32, _flags: u32) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
 }
 
 /// The private area of every `net_device` this crate allocates (`netdev_priv()`).
@@ -203,6 +228,8 @@ pub(crate) struct Priv {
 /// unregistered (or never was registered) before the last reference is dropped.
 pub(crate) struct Owner {
     raw: NonNull<ksys::net_device>,
+    /// The AF_XDP pools handed to the driver.
+    xsk: XskRegistry,
 }
 
 // SAFETY: `free_netdev()` may be called from any thread (in process context).
@@ -292,7 +319,13 @@ impl<T: DeviceOps> Registration<T> {
         let raw = unsafe { ksys::alloc_etherdev_mqs(size, txqs, rxqs) };
         let raw = NonNull::new(raw).ok_or(ENOMEM)?;
         // INVARIANT: allocated with a `Priv` area (filled below before anything reads it).
-        let owner = match Arc::new(Owner { raw }, GFP_KERNEL) {
+        let owner = match Arc::new(
+            Owner {
+                raw,
+                xsk: XskRegistry::default(),
+            },
+            GFP_KERNEL,
+        ) {
             Ok(o) => o,
             Err(e) => {
                 // SAFETY: Just allocated, never registered, not used elsewhere.
@@ -472,7 +505,11 @@ impl<T: DeviceOps> OpsTable<T> {
         ndo_set_features: op!(T::HAS_SET_FEATURES, Self::set_features),
         ndo_hwtstamp_get: op!(T::HAS_HWTSTAMP_GET, Self::hwtstamp_get),
         ndo_hwtstamp_set: op!(T::HAS_HWTSTAMP_SET, Self::hwtstamp_set),
-        ndo_bpf: op!(T::HAS_XDP_SETUP_PROG, Self::bpf),
+        ndo_bpf: op!(
+            T::HAS_XDP_SETUP_PROG || T::HAS_XDP_SETUP_XSK_POOL,
+            Self::bpf
+        ),
+        ndo_xsk_wakeup: op!(T::HAS_XSK_WAKEUP, Self::xsk_wakeup),
         ..pin_init::zeroed()
     };
 
@@ -705,7 +742,12 @@ impl<T: DeviceOps> OpsTable<T> {
         let (dev, data) = unsafe { args::<T::Data>(dev) };
         // SAFETY: The stack passes a valid command, read-only for the driver.
         let bpf = unsafe { &*bpf };
-        if bpf.command != ksys::bpf_netdev_command_XDP_SETUP_PROG {
+        if T::HAS_XDP_SETUP_XSK_POOL && bpf.command == ksys::bpf_netdev_command_XDP_SETUP_XSK_POOL {
+            // SAFETY: `XDP_SETUP_XSK_POOL` uses the union's `xsk` member.
+            let xsk = unsafe { bpf.__bindgen_anon_1.xsk.as_ref() };
+            return from_result(|| Self::xsk_pool(dev, data, xsk.pool, xsk.queue_id).map(|()| 0));
+        }
+        if !T::HAS_XDP_SETUP_PROG || bpf.command != ksys::bpf_netdev_command_XDP_SETUP_PROG {
             // What mlx5e answers for the commands it does not implement.
             return -(ksys::EINVAL as c_int);
         }
@@ -718,6 +760,42 @@ impl<T: DeviceOps> OpsTable<T> {
         let extack = unsafe { Extack::from_raw(setup.extack) };
         let setup = XdpSetup { prog, extack };
         from_result(|| T::xdp_setup_prog(dev, data, setup).map(|()| 0))
+    }
+
+    /// `XDP_SETUP_XSK_POOL`: the handle to the driver, then (for a pool taken back or
+    /// refused) the wait for its last handle.
+    fn xsk_pool(
+        dev: &Device,
+        data: DataRef<'_, T>,
+        raw: *mut ksys::xsk_buff_pool,
+        queue: u16,
+    ) -> Result {
+        let owner = Owner::of(dev);
+        let Some(raw) = NonNull::new(raw) else {
+            let r = T::xdp_setup_xsk_pool(dev, data, queue, None);
+            // SAFETY: `ndo_bpf` runs with the RTNL held.
+            unsafe { owner.xsk.release(queue) };
+            return r;
+        };
+        // SAFETY: RTNL held; the stack keeps the pool until it calls `ndo_bpf` again for
+        // `queue` without one (or frees it after a refusal, once this returns): `release` runs
+        // before either.
+        let pool = unsafe { owner.xsk.hand_over(raw, queue) }?;
+        let r = T::xdp_setup_xsk_pool(dev, data, queue, Some(pool));
+        if r.is_err() {
+            // SAFETY: RTNL held.
+            unsafe { owner.xsk.release(queue) };
+        }
+        r
+    }
+
+    /// # Safety
+    ///
+    /// As for `open`.
+    unsafe extern "C" fn xsk_wakeup(dev: *mut ksys::net_device, queue: u32, flags: u32) -> c_int {
+        // SAFETY: As in `open`.
+        let (dev, data) = unsafe { args::<T::Data>(dev) };
+        from_result(|| T::xsk_wakeup(dev, data, queue, flags).map(|()| 0))
     }
 }
 

@@ -97,6 +97,9 @@ impl XdpFeatures {
     pub const BASIC: Self = Self(ksys::KSYS_CONST_NETDEV_XDP_ACT_BASIC);
     /// `NETDEV_XDP_ACT_REDIRECT`: XDP_REDIRECT.
     pub const REDIRECT: Self = Self(ksys::KSYS_CONST_NETDEV_XDP_ACT_REDIRECT);
+    /// `NETDEV_XDP_ACT_XSK_ZEROCOPY`: AF_XDP sockets in zero-copy mode
+    /// ([`crate::xsk::XskPool`]).
+    pub const XSK_ZEROCOPY: Self = Self(ksys::KSYS_CONST_NETDEV_XDP_ACT_XSK_ZEROCOPY);
 
     /// The bits.
     pub fn bits(self) -> u32 {
@@ -150,6 +153,26 @@ impl BpfProg {
         // owned page and a registered queue (its type invariant); we are in a NAPI poll.
         let act = unsafe { ksys::bpf_prog_run_xdp(self.raw.as_ptr(), &mut xdp.raw) };
         XdpAction::from_raw(act)
+    }
+
+    /// Runs the program on the buffer `xdp` (`bpf_prog_run_xdp()`).
+    ///
+    /// # Safety
+    ///
+    /// `xdp` is a prepared buffer over a registered queue whose NAPI poll `_napi` is.
+    #[inline]
+    pub(crate) unsafe fn run_raw(
+        &self,
+        xdp: *mut ksys::xdp_buff,
+        _napi: &NapiContext,
+    ) -> XdpAction {
+        // SAFETY: The program is live (type invariant); the buffer as the caller guarantees.
+        XdpAction::from_raw(unsafe { ksys::bpf_prog_run_xdp(self.raw.as_ptr(), xdp) })
+    }
+
+    /// The program.
+    pub(crate) fn as_raw(&self) -> *mut bindings::bpf_prog {
+        self.raw.as_ptr()
     }
 
     /// Warns once that the program returned `act`, which the driver does not know
@@ -239,28 +262,44 @@ unsafe impl Sync for XdpRxq {}
 impl XdpRxq {
     /// Registers RX queue `queue` of `dev`, its frames in pages of `pool`.
     pub fn new(dev: &Device, queue: u32, pool: &PagePool) -> Result<Self> {
-        let info = KBox::pin(Opaque::<ksys::xdp_rxq_info>::zeroed(), GFP_KERNEL)?;
-        // SAFETY: `info` is zeroed (`REG_STATE_NEW`) and pinned; the device is live. NAPI ID 0:
-        // busy polling does not reach the queue (AF_XDP sockets will need the instance's).
-        kernel::error::to_result(unsafe {
-            ksys::__xdp_rxq_info_reg(info.get(), dev.as_raw(), queue, 0, 0)
-        })?;
-        // SAFETY: Registered above; the pool is live and takes a user reference for the model.
-        let r = kernel::error::to_result(unsafe {
-            ksys::xdp_rxq_info_reg_mem_model(
-                info.get(),
-                ksys::xdp_mem_type_MEM_TYPE_PAGE_POOL,
-                pool.as_raw().cast(),
-            )
-        });
-        if let Err(e) = r {
-            // SAFETY: Registered above, without a memory model (allowed).
-            unsafe { ksys::xdp_rxq_info_unreg(info.get()) };
-            return Err(e);
-        }
+        let info = register_rxq(
+            dev,
+            queue,
+            ksys::xdp_mem_type_MEM_TYPE_PAGE_POOL,
+            pool.as_raw().cast(),
+        )?;
         // INVARIANT: Registered with its memory model.
         Ok(Self { info })
     }
+}
+
+/// Registers RX queue `queue` of `dev` (`__xdp_rxq_info_reg()`) with memory model `mem`
+/// (`xdp_rxq_info_reg_mem_model()`; `allocator` is the page pool for `MEM_TYPE_PAGE_POOL`,
+/// NULL for the XSK pool's).
+///
+/// NAPI ID 0: busy polling does not reach the queue.
+pub(crate) fn register_rxq(
+    dev: &Device,
+    queue: u32,
+    mem: ksys::xdp_mem_type,
+    allocator: *mut c_void,
+) -> Result<Pin<KBox<Opaque<ksys::xdp_rxq_info>>>> {
+    let info = KBox::pin(Opaque::<ksys::xdp_rxq_info>::zeroed(), GFP_KERNEL)?;
+    // SAFETY: `info` is zeroed (`REG_STATE_NEW`) and pinned; the device is live.
+    kernel::error::to_result(unsafe {
+        ksys::__xdp_rxq_info_reg(info.get(), dev.as_raw(), queue, 0, 0)
+    })?;
+    // SAFETY: Registered above; `allocator` is what `mem` needs (the callers' page pool, live,
+    // which takes a user reference for the model; or NULL).
+    let r = kernel::error::to_result(unsafe {
+        ksys::xdp_rxq_info_reg_mem_model(info.get(), mem, allocator)
+    });
+    if let Err(e) = r {
+        // SAFETY: Registered above, without a memory model (allowed).
+        unsafe { ksys::xdp_rxq_info_unreg(info.get()) };
+        return Err(e);
+    }
+    Ok(info)
 }
 
 impl Drop for XdpRxq {

@@ -50,9 +50,61 @@ use crate::{
     en::{
         netdev::EnPriv,
         rx::RxRing,
-        stats::ChannelStats, //
+        stats::ChannelStats,
+        xsk::{
+            XskRq,
+            XskSq, //
+        },
     },
 };
+
+/// A channel's receive ring: over page-pool pages, or over an AF_XDP socket's buffers.
+pub(crate) enum ChannelRx {
+    /// The usual ring.
+    Pages(RxRing),
+    /// Over an XSK pool (en/xsk/setup.c `mlx5e_open_xsk_rq`).
+    Xsk(XskRq),
+}
+
+impl ChannelRx {
+    pub(crate) fn rqn(&self) -> u32 {
+        match self {
+            Self::Pages(r) => r.rqn(),
+            Self::Xsk(r) => r.rqn(),
+        }
+    }
+
+    fn in_error(&self) -> bool {
+        match self {
+            Self::Pages(r) => r.in_error(),
+            Self::Xsk(r) => r.in_error(),
+        }
+    }
+
+    fn short(&self) -> bool {
+        match self {
+            Self::Pages(r) => r.short(),
+            Self::Xsk(r) => r.short(),
+        }
+    }
+
+    fn recover(&mut self, cq: &mut Cq, st: &ChannelStats) -> Result<bool> {
+        match self {
+            Self::Pages(r) => r.recover(cq, st),
+            Self::Xsk(r) => r.recover(cq, st),
+        }
+    }
+
+    fn replace_xdp(&mut self, prog: BpfProg) -> Result {
+        match self {
+            Self::Pages(r) => r.replace_xdp(prog),
+            Self::Xsk(r) => {
+                r.replace_xdp(prog);
+                Ok(())
+            }
+        }
+    }
+}
 
 /// The CQ handler of a channel: schedules its NAPI. Holds the channel only while it is open
 /// ([`Kick::clear`] breaks the reference cycle channel → CQ → handler → channel).
@@ -76,6 +128,18 @@ impl Kick {
     fn set(&self, ch: Arc<Channel>) {
         let old = self.target.lock().replace(ch);
         drop(old);
+    }
+
+    /// Schedules the channel's NAPI, if a channel is attached (`ndo_xsk_wakeup`; en/xsk/tx.c
+    /// `mlx5e_xsk_wakeup`). `ENXIO` if none is (mlx5e: `ENETDOWN`).
+    pub(crate) fn wake(&self) -> Result {
+        match self.target.lock().as_ref() {
+            Some(ch) => {
+                ch.napi.schedule();
+                Ok(())
+            }
+            None => Err(ENXIO),
+        }
     }
 
     /// Forgets the channel (after its NAPI is disabled).
@@ -185,8 +249,10 @@ pub(crate) struct ChannelPoll {
     // the send CQ after the SQ, which the channel's owner destroys before dropping the
     // channel (after [`Channel::stop`] dropped DIM).
     dims: Dims,
-    rx: RxRing,
+    rx: ChannelRx,
     rcq: Cq,
+    /// The XSK SQ, with a pool bound to the channel (after the RQ, before the TX slot's SQ).
+    xsk_sq: Option<XskSq>,
     priv_: Arc<EnPriv>,
     ix: u32,
 }
@@ -210,11 +276,15 @@ impl NapiPoller for ChannelPoll {
         let rxcsum = self.priv_.rxcsum.load(Ordering::Relaxed);
         let rxts = self.priv_.tstamp.rx_timer();
         let tx = self.priv_.tx_slot(self.ix);
-        let work = self.rx.poll(&mut self.rcq, napi, budget_u, rxcsum, rxts, tx, st);
+        let work = match &mut self.rx {
+            ChannelRx::Pages(r) => r.poll(&mut self.rcq, napi, budget_u, rxcsum, rxts, tx, st),
+            ChannelRx::Xsk(r) => r.poll(&mut self.rcq, napi, budget_u, st),
+        };
         if self.rx.in_error() {
             EnPriv::rx_error(&self.priv_, self.ix);
         }
-        if work >= budget_u || self.rx.short() {
+        let xsk_busy = self.xsk_sq.as_mut().is_some_and(|s| s.poll(st));
+        if work >= budget_u || self.rx.short() || xsk_busy {
             return budget;
         }
         let work = work as i32;
@@ -235,6 +305,9 @@ impl NapiPoller for ChannelPoll {
                     let _ = ring.arm();
                 }
             }
+            if let Some(s) = self.xsk_sq.as_mut() {
+                let _ = s.arm();
+            }
             let _ = self.rcq.rearm();
         }
         work
@@ -243,12 +316,14 @@ impl NapiPoller for ChannelPoll {
 
 impl ChannelPoll {
     /// The poller of channel `ix` over its receive CQ and ring (the send ring and CQ `tcqn`
-    /// are in the TX slot), with DIM on the CQs `adaptive` names.
+    /// are in the TX slot) and the XSK SQ, if any, with DIM on the CQs `adaptive` names.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         priv_: Arc<EnPriv>,
         ix: u32,
         rcq: Cq,
-        rx: RxRing,
+        rx: ChannelRx,
+        xsk_sq: Option<XskSq>,
         tcqn: u32,
         adaptive: Adaptive,
         rx_mode: DimPeriodMode,
@@ -258,6 +333,7 @@ impl ChannelPoll {
             dims,
             rx,
             rcq,
+            xsk_sq,
             priv_,
             ix,
         })

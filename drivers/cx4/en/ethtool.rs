@@ -100,6 +100,7 @@ impl EthtoolOps for EnEthtool {
     const ADAPTIVE_COALESCE: bool = true;
     const RXFH_MAX_NUM_CONTEXTS: u32 = MAX_RSS_CONTEXTS;
     const RXFH_PER_CTX_KEY: bool = true;
+    const RXFH_PER_CTX_FIELDS: bool = true;
 
     fn get_rxnfc_rule_count(_dev: &Device, data: ArcBorrow<'_, EnPriv>) -> Result<u32> {
         Ok(data.rule_count())
@@ -243,6 +244,10 @@ impl EthtoolOps for EnEthtool {
         // table evenly again (ethtool_rxfh_indir_default).
         let keep = dev.rxfh_configured();
         EnPriv::reconfigure(data, dev, |p| {
+            // en_ethtool.c `mlx5e_ethtool_set_channels`: a queue with an AF_XDP socket stays.
+            if p.xsk_queues() > n {
+                return Err(EINVAL);
+            }
             p.channels = n;
             if keep {
                 if p.indir.iter().any(|&c| c >= n) {
@@ -308,14 +313,19 @@ impl EthtoolOps for EnEthtool {
         )
     }
 
-    fn get_rxfh_fields(_dev: &Device, data: ArcBorrow<'_, EnPriv>, flow: FlowType) -> Result<u32> {
+    fn get_rxfh_fields(
+        _dev: &Device,
+        data: ArcBorrow<'_, EnPriv>,
+        context: u32,
+        flow: FlowType,
+    ) -> Result<u32> {
         // en_fs_ethtool.c `mlx5e_ethtool_get_rxfh_fields`; IPsec flows hash in the IP TIRs.
         let tt = match flow {
             FlowType::Ipv4 | FlowType::IpsecV4 => TrafficType::Ipv4,
             FlowType::Ipv6 | FlowType::IpsecV6 => TrafficType::Ipv6,
             _ => l4_traffic_type(flow).ok_or(EINVAL)?,
         };
-        let sel = data.params()?.hash_fields[tt.index()];
+        let sel = data.hash_fields(context)?[tt.index()];
         Ok(RXH_FIELDS
             .iter()
             .filter(|(_, f)| sel & f != 0)
@@ -325,6 +335,7 @@ impl EthtoolOps for EnEthtool {
     fn set_rxfh_fields(
         _dev: &Device,
         data: ArcBorrow<'_, EnPriv>,
+        context: u32,
         flow: FlowType,
         fields: u32,
     ) -> Result {
@@ -342,7 +353,7 @@ impl EthtoolOps for EnEthtool {
             .iter()
             .filter(|(r, _)| fields & r != 0)
             .fold(0, |acc, (_, f)| acc | f);
-        EnPriv::set_hash_fields(data, tt, sel)
+        EnPriv::set_hash_fields(data, context, tt, sel)
     }
 
     fn get_sset_count(_dev: &Device, data: ArcBorrow<'_, EnPriv>, set: StringSet) -> Result<u32> {

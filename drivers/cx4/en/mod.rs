@@ -30,7 +30,8 @@
 //!   VXLAN ports, which tunnelled packets keep their offloads, GENEVE parser offsets;
 //!   tstamp.rs: hardware timestamps (configuration, `ethtool -T`, the function's clock);
 //!   xdp.rs: XDP on the receive path (the program's verdicts, XDP_TX); netdev/xdp.rs: its
-//!   attachment (`ndo_bpf`) and the layout it needs;
+//!   attachment (`ndo_bpf`) and the layout it needs; xsk.rs: AF_XDP zero copy (a channel's
+//!   RQ and second SQ over a socket's buffer pool), netdev/xdp.rs binds the pools;
 //! - selftest.rs (only with `CX4_TEST_HOOKS=y`): the debugfs `selftest` file, which drives
 //!   core and Ethernet objects directly for the tests.
 //!
@@ -68,3 +69,4 @@ pub(crate) mod tunnel;
 pub(crate) mod tstamp;
 pub(crate) mod tx;
 pub(crate) mod xdp;
+pub(crate) mod xsk;

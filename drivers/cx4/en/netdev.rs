@@ -41,6 +41,7 @@ use netdev::{
         BpfProg,
         XdpSetup, //
     },
+    xsk::XskPool,
     AddrList,
     Device,
     DeviceOps,
@@ -62,6 +63,7 @@ use crate::{
             Adaptive,
             Channel,
             ChannelPoll,
+            ChannelRx,
             Kick, //
         },
         dcb::DcbState,
@@ -82,8 +84,7 @@ use crate::{
         },
         rss::{
             HashFields,
-            Rss,
-            TrafficType, //
+            Rss, //
         },
         rx::RxRing,
         sq::{
@@ -207,6 +208,9 @@ pub(crate) struct Params {
     pub(crate) rules: KVec<Rule>,
     /// The additional RSS contexts (`ethtool -X context new`), by id.
     pub(crate) contexts: KVec<RssContext>,
+    /// The AF_XDP zero-copy pools, by queue (`XDP_SETUP_XSK_POOL`): that channel's RQ and
+    /// its second SQ are built over the pool.
+    pub(crate) xsk: KVec<Option<XskPool>>,
 }
 
 impl Params {
@@ -218,6 +222,8 @@ impl Params {
         rules.extend_from_slice(&self.rules, GFP_KERNEL)?;
         let mut contexts = KVec::with_capacity(self.contexts.len(), GFP_KERNEL)?;
         contexts.extend_from_slice(&self.contexts, GFP_KERNEL)?;
+        let mut xsk = KVec::with_capacity(self.xsk.len(), GFP_KERNEL)?;
+        xsk.extend_from_slice(&self.xsk, GFP_KERNEL)?;
         Ok(Self {
             channels: self.channels,
             log_sq: self.log_sq,
@@ -231,6 +237,7 @@ impl Params {
             xdp: self.xdp.clone(),
             rules,
             contexts,
+            xsk,
         })
     }
 }
@@ -284,6 +291,9 @@ pub(crate) struct EnPriv {
     stats: KVec<ChannelStats>,
     /// Per channel: its RQ saw an error completion and waits for the recovery work.
     rx_err: KVec<AtomicBool>,
+    /// Per channel: the CQ handler that schedules its NAPI (kept across reopens, so that
+    /// `ndo_xsk_wakeup` reaches the channel without a lock).
+    kicks: KVec<Arc<Kick>>,
     /// A channel's CQ reported an error event (an overrun: the card and the driver disagree
     /// on the ring): the recovery work reopens the channels.
     cq_err: AtomicBool,
@@ -544,7 +554,7 @@ impl EnPriv {
             .get(ix as usize % self.comp.len().max(1))
             .ok_or(ENODEV)?;
         let eqn = cv.eqn;
-        let kick = Kick::new()?;
+        let kick = self.kicks.get(ix as usize).ok_or(EINVAL)?.clone();
         let cq_p = |log_size| CqParams {
             log_size,
             eqn,
@@ -569,11 +579,12 @@ impl EnPriv {
             },
         )?;
         let tx = TxRing::new(sq, tcq)?;
+        let xsk = p.xsk_pool(ix);
         let rq = Rq::create(
             &self.res,
             &RqParams {
                 log_size: p.log_rq,
-                segs: if p.xdp.is_some() {
+                segs: if p.xdp.is_some() || xsk.is_some() {
                     1
                 } else if p.lro && self.res.caps().lro {
                     RxRing::LRO_PAGES
@@ -584,14 +595,20 @@ impl EnPriv {
                 vlan_strip_disable: !self.res.caps().vlan_strip,
             },
         )?;
-        let rx = RxRing::new(rq, self.dma_dev.get(), dev, ix as u16, st, p.xdp.clone())?;
+        let (rx, xsk_sq) = match xsk {
+            Some(pool) => self.open_xsk(dev, ix, rq, pool, p, st, &kick, eqn)?,
+            None => {
+                let rx = RxRing::new(rq, self.dma_dev.get(), dev, ix as u16, st, p.xdp.clone())?;
+                (ChannelRx::Pages(rx), None)
+            }
+        };
         let rqn = rx.rqn();
         let adaptive = Adaptive {
             tx: p.coalesce.use_adaptive_tx && self.res.caps().dim(),
             rx: p.coalesce.use_adaptive_rx && self.res.caps().dim(),
         };
         let rx_mode = self.res.caps().rx_period_mode();
-        let poll = ChannelPoll::new(self.into(), ix, rcq, rx, tcqn, adaptive, rx_mode)?;
+        let poll = ChannelPoll::new(self.into(), ix, rcq, rx, xsk_sq, tcqn, adaptive, rx_mode)?;
         // The send ring goes into the queue's slot: from now on xmit may use it.
         let old = slot.lock().replace(tx);
         drop(old);
@@ -730,23 +747,6 @@ impl EnPriv {
         if let Some(k) = key {
             g.params.key = *k;
         }
-        Ok(())
-    }
-
-    /// Hashes `fields` (`hash_field_sel` bits) for traffic type `tt` from now on: MODIFY_TIR
-    /// of its TIR if the channels are open (`mlx5e_rx_res_rss_set_hash_fields`), kept for the
-    /// next open.
-    pub(crate) fn set_hash_fields(
-        this: ArcBorrow<'_, Self>,
-        tt: TrafficType,
-        fields: u32,
-    ) -> Result {
-        let mut g = this.state.lock();
-        let g = &mut *g;
-        if let Some(rss) = g.open.as_mut().and_then(|o| o.rss.as_mut()) {
-            rss.set_fields(tt, &g.params.key, fields)?;
-        }
-        g.params.hash_fields[tt.index()] = fields;
         Ok(())
     }
 
@@ -896,17 +896,7 @@ impl DeviceOps for EnNetdev {
             return Err(EINVAL);
         }
         let mut g = data.state.lock();
-        if g.params.xdp.is_some() && new_mtu > super::xdp::max_mtu() {
-            // en_main.c `mlx5e_change_mtu`: `mlx5e_params_validate_xdp`.
-            dev_warn!(
-                data.dma_dev.dev(),
-                "{}: MTU {} > {} is not allowed while XDP is on\n",
-                dev.name(),
-                new_mtu,
-                super::xdp::max_mtu()
-            );
-            return Err(EINVAL);
-        }
+        data.mtu_allowed(dev, &g.params, new_mtu)?;
         let was_open = g.open.is_some();
         data.close_locked(dev, &mut g);
         dev.set_mtu(new_mtu);
@@ -930,7 +920,8 @@ impl DeviceOps for EnNetdev {
 
     fn fix_features(dev: &Device, data: ArcBorrow<'_, EnPriv>, f: Features) -> Features {
         // en_main.c `mlx5e_fix_features`.
-        if f.contains(Features::LRO) && data.state.lock().params.xdp.is_some() {
+        let g = data.state.lock();
+        if f.contains(Features::LRO) && (g.params.xdp.is_some() || g.params.xsk_queues() > 0) {
             dev_warn!(
                 data.dma_dev.dev(),
                 "{}: LRO is incompatible with XDP\n",
@@ -958,6 +949,19 @@ impl DeviceOps for EnNetdev {
 
     fn xdp_setup_prog(dev: &Device, data: ArcBorrow<'_, EnPriv>, setup: XdpSetup<'_>) -> Result {
         EnPriv::set_xdp(data, dev, setup)
+    }
+
+    fn xdp_setup_xsk_pool(
+        dev: &Device,
+        data: ArcBorrow<'_, EnPriv>,
+        queue: u16,
+        pool: Option<XskPool>,
+    ) -> Result {
+        EnPriv::set_xsk_pool(data, dev, u32::from(queue), pool)
+    }
+
+    fn xsk_wakeup(_dev: &Device, data: ArcBorrow<'_, EnPriv>, queue: u32, _flags: u32) -> Result {
+        data.xsk_wakeup(queue)
     }
 
     fn hwtstamp_get(_dev: &Device, data: ArcBorrow<'_, EnPriv>) -> Result<HwTstampConfig> {

@@ -194,13 +194,14 @@ impl<E: EthtoolOps> Table<E> {
     ) -> c_int {
         // SAFETY: A valid struct only this call writes.
         let f = unsafe { &mut *f };
-        if f.rss_context != 0 {
+        if f.rss_context != 0 && !E::RXFH_PER_CTX_FIELDS {
             return -(ksys::EOPNOTSUPP as c_int);
         }
         // SAFETY: The function's contract.
         let (dev, data) = unsafe { args::<E::Data>(dev) };
         from_result(|| {
-            f.data = E::get_rxfh_fields(dev, data, FlowType::from_raw(f.flow_type))?;
+            let flow = FlowType::from_raw(f.flow_type);
+            f.data = E::get_rxfh_fields(dev, data, f.rss_context, flow)?;
             Ok(0)
         })
     }
@@ -215,13 +216,14 @@ impl<E: EthtoolOps> Table<E> {
     ) -> c_int {
         // SAFETY: A valid struct for the call.
         let f = unsafe { &*f };
-        if f.rss_context != 0 {
+        if f.rss_context != 0 && !E::RXFH_PER_CTX_FIELDS {
             return -(ksys::EOPNOTSUPP as c_int);
         }
         // SAFETY: The function's contract.
         let (dev, data) = unsafe { args::<E::Data>(dev) };
         from_result(|| {
-            E::set_rxfh_fields(dev, data, FlowType::from_raw(f.flow_type), f.data).map(|()| 0)
+            let flow = FlowType::from_raw(f.flow_type);
+            E::set_rxfh_fields(dev, data, f.rss_context, flow, f.data).map(|()| 0)
         })
     }
 }

@@ -41,6 +41,7 @@ use crate::{
     caps::Caps,
     clock::Clock,
     en::{
+        channel::Kick,
         dcb::{
             self,
             DcbState,
@@ -113,6 +114,7 @@ impl En {
         let mut tx = KVec::with_capacity(max_channels as usize, GFP_KERNEL)?;
         let mut stats = KVec::with_capacity(max_channels as usize, GFP_KERNEL)?;
         let mut rx_err = KVec::with_capacity(max_channels as usize, GFP_KERNEL)?;
+        let mut kicks = KVec::with_capacity(max_channels as usize, GFP_KERNEL)?;
         for _ in 0..max_channels {
             tx.push(
                 KBox::pin_init(new_bh_lock!(None, "cx4::en_tx_slot"), GFP_KERNEL)?,
@@ -120,6 +122,7 @@ impl En {
             )?;
             stats.push(ChannelStats::default(), GFP_KERNEL)?;
             rx_err.push(AtomicBool::new(false), GFP_KERNEL)?;
+            kicks.push(Kick::new()?, GFP_KERNEL)?;
         }
         let channels = netdev_default_channels(max_channels);
         let mut indir = KVec::with_capacity(1 << LOG_INDIR, GFP_KERNEL)?;
@@ -150,6 +153,7 @@ impl En {
                 max_channels,
                 stats,
                 rx_err,
+                kicks,
                 cq_err: AtomicBool::new(false),
                 closing: AtomicBool::new(false),
                 fw_version,
@@ -176,6 +180,7 @@ impl En {
                         xdp: None,
                         rules: KVec::new(),
                         contexts: KVec::new(),
+                        xsk: KVec::new(),
                     },
                     rx_mode: RxMode::default(),
                     mac,
@@ -265,7 +270,9 @@ impl En {
         };
         dev.set_features(hw | fixed | ntuple | Features::RXHASH);
         // Native XDP: PASS, DROP, TX, ABORTED, REDIRECT (netdev/xdp.rs).
-        dev.set_xdp_features(XdpFeatures::BASIC | XdpFeatures::REDIRECT);
+        dev.set_xdp_features(
+            XdpFeatures::BASIC | XdpFeatures::REDIRECT | XdpFeatures::XSK_ZEROCOPY,
+        );
         dev.set_vlan_features(base);
         if caps.log_max_lso > 0 {
             dev.set_tso_max_size(1 << u32::from(caps.log_max_lso).min(16));

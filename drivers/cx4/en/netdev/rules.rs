@@ -36,6 +36,7 @@ use crate::en::{
     lro::TirLro,
     ntuple::Rule,
     rss::{
+        HashFields,
         Rss,
         TrafficType, //
     },
@@ -52,12 +53,37 @@ pub(crate) struct RssContext {
     id: u32,
     indir: [u32; 1 << LOG_INDIR],
     key: [u8; RSS_KEY_LEN],
+    /// The fields each traffic type hashes (`ethtool -N rx-flow-hash ... context N`; a new
+    /// context starts with the defaults, as mlx5e's `mlx5e_rss_params_init`).
+    fields: HashFields,
 }
 
 impl RssContext {
+    /// The context's id.
+    pub(crate) fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// Its key.
+    pub(crate) fn key(&self) -> &[u8; RSS_KEY_LEN] {
+        &self.key
+    }
+
+    /// The fields each traffic type hashes.
+    pub(crate) fn fields(&self) -> HashFields {
+        self.fields
+    }
+
+    /// Hashes `fields` for traffic type `tt`.
+    pub(crate) fn set_fields(&mut self, tt: TrafficType, fields: u32) {
+        if let Some(f) = self.fields.get_mut(tt.index()) {
+            *f = fields;
+        }
+    }
+
     /// Its RQT and TIRs over the open channels' RQs `rqns`.
     fn create(&self, priv_: &EnPriv, rqns: &[u32], lro: Option<&TirLro>) -> Result<Rss> {
-        let fields = TrafficType::default_fields();
+        let fields = self.fields;
         let mut rss = Rss::create(&priv_.res, &self.key, &fields, LOG_INDIR, rqns, lro)?;
         rss.set_indir(&rq_table(&self.indir, rqns)?)?;
         Ok(rss)
@@ -264,6 +290,7 @@ impl EnPriv {
                     id,
                     indir: core::array::from_fn(|i| i as u32 % n),
                     key: g.params.key,
+                    fields: TrafficType::default_fields(),
                 }
             }
         };
@@ -322,5 +349,52 @@ impl Open {
             v.push(c.rqn(), GFP_KERNEL)?;
         }
         Ok(v)
+    }
+}
+
+impl EnPriv {
+    /// RSS context `context` (0: the default) hashes `fields` (`hash_field_sel` bits) for
+    /// traffic type `tt` from now on: MODIFY_TIR of the context's TIR if the channels are open
+    /// (`mlx5e_rx_res_rss_set_hash_fields`), kept for the next open. `ENOENT` for a context
+    /// that does not exist.
+    pub(crate) fn set_hash_fields(
+        this: ArcBorrow<'_, Self>,
+        context: u32,
+        tt: TrafficType,
+        fields: u32,
+    ) -> Result {
+        let mut g = this.state.lock();
+        let g = &mut *g;
+        if context == 0 {
+            if let Some(rss) = g.open.as_mut().and_then(|o| o.rss.as_mut()) {
+                rss.set_fields(tt, &g.params.key, fields)?;
+            }
+            g.params.hash_fields[tt.index()] = fields;
+            return Ok(());
+        }
+        let c = g
+            .params
+            .contexts
+            .iter_mut()
+            .find(|c| c.id() == context)
+            .ok_or(ENOENT)?;
+        if let Some(open) = g.open.as_mut() {
+            if let Some((_, rss)) = open.contexts.iter_mut().find(|(i, _)| *i == context) {
+                rss.set_fields(tt, c.key(), fields)?;
+            }
+        }
+        c.set_fields(tt, fields);
+        Ok(())
+    }
+
+    /// The fields RSS context `context` (0: the default) hashes, per traffic type; `ENOENT`
+    /// for a context that does not exist.
+    pub(crate) fn hash_fields(&self, context: u32) -> Result<HashFields> {
+        let g = self.state.lock();
+        if context == 0 {
+            return Ok(g.params.hash_fields);
+        }
+        let c = g.params.contexts.iter().find(|c| c.id() == context);
+        c.map(RssContext::fields).ok_or(ENOENT)
     }
 }

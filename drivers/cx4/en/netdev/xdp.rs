@@ -2,18 +2,51 @@
 //! Attaching an XDP program (`ndo_bpf` `XDP_SETUP_PROG`; en_main.c `mlx5e_xdp_set`): refused
 //! where the receive layout cannot give each frame a linear page (LRO on, an MTU too large);
 //! the first program (and the last one's removal) switches the layout by reopening the
-//! channels, a program replacing another is swapped into the running channels.
+//! channels, a program replacing another is swapped into the running channels. AF_XDP zero
+//! copy (`XDP_SETUP_XSK_POOL`; en/xsk/pool.c `mlx5e_xsk_setup_pool`): a socket's pool bound
+//! to a queue or taken back rebuilds the channels' queues, up or down.
 
 use kernel::{
     prelude::*,
-    sync::ArcBorrow, //
+    sync::{
+        Arc,
+        ArcBorrow, //
+    },
 };
 use netdev::{
     xdp::XdpSetup,
+    xsk::XskPool,
     Device, //
 };
 
-use super::EnPriv;
+use super::{
+    EnPriv,
+    Params, //
+};
+use crate::{
+    cq::{
+        Cq,
+        CqParams, //
+    },
+    en::{
+        channel::{
+            ChannelRx,
+            Kick, //
+        },
+        port,
+        rq::Rq,
+        sq::{
+            Sq,
+            SqParams, //
+        },
+        stats::ChannelStats,
+        xsk::{
+            self,
+            XskRq,
+            XskSq, //
+        },
+    },
+};
 
 pub(super) use crate::en::xdp::max_mtu;
 
@@ -58,5 +91,159 @@ impl EnPriv {
         // `set_features`: they take the state lock, released above).
         dev.update_features();
         Ok(())
+    }
+
+    /// Binds `pool` to queue `qid`, or takes the queue's pool back (`None`): the channels are
+    /// rebuilt if they are open (en/xsk/pool.c `mlx5e_xsk_enable_locked`,
+    /// `mlx5e_xsk_disable_locked`). Refused: a queue past the channels in use, one that has a
+    /// pool, chunks that do not fit a frame of the MTU, LRO on.
+    pub(super) fn set_xsk_pool(
+        this: ArcBorrow<'_, Self>,
+        dev: &Device,
+        qid: u32,
+        pool: Option<XskPool>,
+    ) -> Result {
+        let Some(pool) = pool else {
+            // Taken out of the parameters first, whatever happens next: the binding waits for
+            // the last handle of the pool once this returns.
+            let mut g = this.state.lock();
+            let old = g.params.xsk.get_mut(qid as usize).and_then(Option::take);
+            if old.is_none() {
+                return Ok(());
+            }
+            drop(old);
+            let was_open = g.open.is_some();
+            this.close_locked(dev, &mut g);
+            if was_open {
+                Self::open_locked(this, dev, &mut g)?;
+            }
+            return Ok(());
+        };
+        {
+            let g = this.state.lock();
+            if qid >= g.params.channels || g.params.xsk_pool(qid).is_some() {
+                return Err(EINVAL);
+            }
+            if g.params.lro || !xsk::pool_fits(&pool, port::sw_to_hw_mtu(dev.mtu())) {
+                return Err(EINVAL);
+            }
+        }
+        pool.dma_map(this.dma_dev.get())?;
+        let was_open = this.state.lock().open.is_some();
+        let p = pool.clone();
+        let r = Self::reconfigure(this, dev, |params| {
+            while params.xsk.len() <= qid as usize {
+                params.xsk.push(None, GFP_KERNEL)?;
+            }
+            if let Some(x) = params.xsk.get_mut(qid as usize) {
+                *x = Some(p);
+            }
+            Ok(())
+        });
+        if r.is_err() {
+            // Refused: the pool must not stay (the binding waits for its last handle). A
+            // reopen that failed left the channels closed: they open again without it.
+            let mut g = this.state.lock();
+            if let Some(x) = g.params.xsk.get_mut(qid as usize) {
+                if x.as_ref().is_some_and(|x| x.ptr_eq(&pool)) {
+                    *x = None;
+                }
+            }
+            if was_open && g.open.is_none() {
+                let _ = Self::open_locked(this, dev, &mut g);
+            }
+        }
+        r
+    }
+
+    /// `ndo_xsk_wakeup`: polls channel `qid` (which sends what the socket queued and fills
+    /// the RQ from its fill ring). Atomic context: no lock but the channel's kick.
+    pub(super) fn xsk_wakeup(&self, qid: u32) -> Result {
+        self.kicks.get(qid as usize).ok_or(EINVAL)?.wake()
+    }
+}
+
+impl Params {
+    /// The pool bound to queue `ix`, if any.
+    pub(crate) fn xsk_pool(&self, ix: u32) -> Option<&XskPool> {
+        self.xsk.get(ix as usize).and_then(Option::as_ref)
+    }
+
+    /// The highest queue a pool is bound to, plus one (0 if none).
+    pub(crate) fn xsk_queues(&self) -> u32 {
+        self.xsk
+            .iter()
+            .rposition(Option::is_some)
+            .map_or(0, |i| i as u32 + 1)
+    }
+
+    /// A queue whose pool's frames are smaller than `hw_mtu`, if any.
+    pub(crate) fn xsk_too_small(&self, hw_mtu: u32) -> Option<usize> {
+        self.xsk
+            .iter()
+            .position(|x| x.as_ref().is_some_and(|x| x.rx_frame_size() < hw_mtu))
+    }
+}
+
+impl EnPriv {
+    /// Whether the MTU may become `mtu` (en_main.c `mlx5e_change_mtu`:
+    /// `mlx5e_params_validate_xdp`, `mlx5e_validate_xsk_param` for every bound pool).
+    pub(super) fn mtu_allowed(&self, dev: &Device, p: &Params, mtu: u32) -> Result {
+        if let Some(q) = p.xsk_too_small(port::sw_to_hw_mtu(mtu)) {
+            dev_warn!(
+                self.dma_dev.dev(),
+                "{}: MTU {} is too large for the AF_XDP frames of queue {}\n",
+                dev.name(),
+                mtu,
+                q
+            );
+            return Err(EINVAL);
+        }
+        if p.xdp.is_some() && mtu > max_mtu() {
+            dev_warn!(
+                self.dma_dev.dev(),
+                "{}: MTU {} > {} is not allowed while XDP is on\n",
+                dev.name(),
+                mtu,
+                max_mtu()
+            );
+            return Err(EINVAL);
+        }
+        Ok(())
+    }
+
+    /// Channel `ix`'s queues over `pool` (en/xsk/setup.c `mlx5e_open_xsk`): `rq` as its XSK
+    /// RQ, and a second SQ with its own CQ on EQ `eqn`, its completions to `kick`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn open_xsk(
+        &self,
+        dev: &Device,
+        ix: u32,
+        rq: Rq,
+        pool: &XskPool,
+        p: &Params,
+        st: &ChannelStats,
+        kick: &Arc<Kick>,
+        eqn: u8,
+    ) -> Result<(ChannelRx, Option<XskSq>)> {
+        let mdev = self.res.mdev();
+        let rx = XskRq::new(rq, dev, ix as u16, pool, p.xdp.clone(), st)?;
+        let cqp = CqParams {
+            log_size: p.log_sq,
+            eqn,
+            uar: self.res.uar(),
+        };
+        let xcq = Cq::create(mdev, &cqp, Some(kick.clone()))?;
+        let xsq = Sq::create(
+            &self.res,
+            &SqParams {
+                log_size: p.log_sq,
+                cqn: xcq.cqn(),
+                tisn: self.tis.tisn(),
+                allow_swp: false,
+                min_inline: p.min_inline,
+            },
+        )?;
+        Ok((ChannelRx::Xsk(rx), Some(XskSq::new(xsq, xcq, pool)?)))
     }
 }
