@@ -80,10 +80,7 @@ use crate::{
             PAGE_OFFSET_UNIT, //
         },
         device::gid_table_len,
-        kcq::{
-            self,
-            KqpTable, //
-        },
+        kcq::KqpTable,
         kqp::{
             KernelWq,
             SendKind,
@@ -254,6 +251,7 @@ impl IbQp {
         )?;
         let send_cq = attr.send_cq().ok_or(EINVAL)?;
         let recv_cq = attr.recv_cq().ok_or(EINVAL)?;
+        let srq_ring = attr.srq().and_then(|s| s.kernel_ring()).cloned();
         let mut wq = KernelWq::alloc(
             &sh.mdev,
             layout,
@@ -261,11 +259,14 @@ impl IbQp {
             attr.sq_sig_all(),
             sh.kuar,
             events.handle(),
+            srq_ring,
         )?;
         let l = wq.layout();
         let (sq_wqes, bbs, rq_wqes, rq_shift) = (l.sq_wqes, l.bbs, l.rq_wqes, l.rq_shift);
-        let (send_sge, recv_sge) = (l.send_sge, l.recv_sge);
+        let (send_sge, recv_sge, max_inline) = (l.send_sge, l.recv_sge, l.max_inline);
         let rq = if let Some(srq) = attr.srq() {
+            // A kernel QP receives from a kernel SRQ (ib_core gives it no process's).
+            srq.kernel_ring().ok_or(EINVAL)?;
             KernelRq::Srq(srq.rmpn().ok_or(EINVAL)?)
         } else if rq_wqes > 0 {
             KernelRq::Ring {
@@ -315,7 +316,7 @@ impl IbQp {
                 max_recv_wr: rq_wqes,
                 max_send_sge: send_sge,
                 max_recv_sge: recv_sge,
-                max_inline_data: 0,
+                max_inline_data: max_inline,
             },
             soft,
             _events: reg,
@@ -681,7 +682,7 @@ impl IbQp {
         if let (QpState::Reset, QpMem::Kernel { wq, cqs, .. }) = (new, &this.mem) {
             // mlx5_ib: the CQs lose the QP's completions, its rings start again.
             for ring in cqs.iter() {
-                kcq::clean(ring, this.qpn);
+                wq.clean(ring);
             }
             wq.reset();
         }
@@ -730,8 +731,12 @@ impl IbQp {
 impl Drop for IbQp {
     fn drop(&mut self) {
         destroy(&self.mdev, self.qpn, "");
-        // Completions still queued for it are dropped by the CQ's poll.
-        if let QpMem::Kernel { table, .. } = &self.mem {
+        // mlx5_ib `destroy_qp_common`: its CQs lose the completions still queued for it
+        // (giving their SRQ WQEs back) before it leaves the table.
+        if let QpMem::Kernel { wq, table, cqs } = &self.mem {
+            for ring in cqs.iter() {
+                wq.clean(ring);
+            }
             table.remove(self.qpn);
         }
     }
