@@ -68,6 +68,7 @@ use ib::{
     Access,
     NetworkType,
     QpHandle,
+    RecvWr,
     RecvWrs,
     SendWrs,
     WcOpcode,
@@ -573,27 +574,7 @@ impl KernelWq {
                 break;
             }
             let stride = 1usize << l.rq_shift;
-            let s = ring.scratch.get_mut(..stride).ok_or(EINVAL)?;
-            s.fill(0);
-            let mut off = 0;
-            for sge in wr.sges() {
-                let d = WqeDataSeg::mut_from_bytes(
-                    s.get_mut(off..off + WqeDataSeg::SIZE).ok_or(EINVAL)?,
-                )
-                .map_err(|_| EINVAL)?;
-                d.set_byte_count(sge.length);
-                d.set_lkey(sge.lkey);
-                d.set_addr(sge.addr);
-                off += WqeDataSeg::SIZE;
-            }
-            if off < stride {
-                let d = WqeDataSeg::mut_from_bytes(
-                    s.get_mut(off..off + WqeDataSeg::SIZE).ok_or(EINVAL)?,
-                )
-                .map_err(|_| EINVAL)?;
-                d.set_lkey(TERMINATE_SCATTER_LIST_LKEY);
-                off += WqeDataSeg::SIZE;
-            }
+            let off = scatter_list(ring.scratch.get_mut(..stride).ok_or(EINVAL)?, &wr)?;
             let slot = (ring.head & (l.rq_wqes - 1)) as usize;
             let data = ring.scratch.get(..off).ok_or(EINVAL)?;
             self.buf.write(slot << l.rq_shift, data)?;
@@ -818,6 +799,29 @@ fn umr_invalidate(s: &mut [u8]) -> Result<usize> {
         .map_err(|_| EINVAL)?;
     k.set_status(MKEY_STATUS_FREE.into());
     Ok(WqeUmrCtrlSeg::SIZE + MkeySeg::SIZE)
+}
+
+/// A receive request's scatter entries as the data segments of a receive WQE (`s`: the
+/// WQE's room for them, zeroed here), ended by a terminating entry when fewer than fit
+/// (`mlx5_ib_post_recv`, `mlx5_ib_post_srq_recv`). Returns the bytes written.
+pub(crate) fn scatter_list(s: &mut [u8], wr: &RecvWr<'_>) -> Result<usize> {
+    s.fill(0);
+    let mut off = 0;
+    for sge in wr.sges() {
+        let d = WqeDataSeg::mut_from_bytes(s.get_mut(off..off + WqeDataSeg::SIZE).ok_or(EINVAL)?)
+            .map_err(|_| EINVAL)?;
+        d.set_byte_count(sge.length);
+        d.set_lkey(sge.lkey);
+        d.set_addr(sge.addr);
+        off += WqeDataSeg::SIZE;
+    }
+    if off < s.len() {
+        WqeDataSeg::mut_from_bytes(s.get_mut(off..off + WqeDataSeg::SIZE).ok_or(EINVAL)?)
+            .map_err(|_| EINVAL)?
+            .set_lkey(TERMINATE_SCATTER_LIST_LKEY);
+        off += WqeDataSeg::SIZE;
+    }
+    Ok(off)
 }
 
 /// Whether a CQE is the responder's (it consumed a receive WQE).

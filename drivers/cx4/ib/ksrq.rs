@@ -14,26 +14,25 @@
 //! - Posting runs in any context: the ring is under an IRQ-safe lock, nothing allocates.
 //!   The doorbell record gets the counter after the WQEs (`dma_wmb`, `DbRecord::publish_recv`).
 
+use crate::{
+    dmabuf::DmaBuf,
+    ib::kqp::scatter_list,
+    mdev::Mdev,
+    wq::DbRecord, //
+};
 use cx4_hw::{
     pages::PAGE_SIZE,
-    wqe::{
-        WqeDataSeg,
-        TERMINATE_SCATTER_LIST_LKEY, //
-    },
+    wqe::WqeDataSeg, //
 };
-use ib::RecvWrs;
+use ib::{
+    RecvWr,
+    RecvWrs, //
+};
 use kapi::{
     new_irq_safe_lock,
     IrqSafeLock, //
 };
 use kernel::prelude::*;
-use zerocopy::FromBytes;
-
-use crate::{
-    dmabuf::DmaBuf,
-    mdev::Mdev,
-    wq::DbRecord, //
-};
 
 /// The bytes of a WQE's next segment; `next_wqe_index` (big endian) is at offset 2.
 pub(crate) const NEXT_SEG: usize = 16;
@@ -119,7 +118,6 @@ impl KernelSrq {
     /// before.
     pub(crate) fn post(&self, wrs: &mut RecvWrs<'_>) -> Result {
         let max_gs = self.max_gs() as usize;
-        let stride = 1usize << self.shift;
         let mut ring = self.ring.lock();
         let mut posted = 0u16;
         let mut r = Ok(());
@@ -132,34 +130,10 @@ impl KernelSrq {
                 r = Err(ENOMEM);
                 break;
             }
-            let at = ring.head as usize * stride;
-            let s = ring.scratch.as_mut_slice();
-            s.fill(0);
-            let mut off = 0;
-            for sge in wr.sges() {
-                let d = WqeDataSeg::mut_from_bytes(
-                    s.get_mut(off..off + WqeDataSeg::SIZE).ok_or(EINVAL)?,
-                )
-                .map_err(|_| EINVAL)?;
-                d.set_byte_count(sge.length);
-                d.set_lkey(sge.lkey);
-                d.set_addr(sge.addr);
-                off += WqeDataSeg::SIZE;
+            if let Err(e) = self.write_wqe(&mut ring, &wr) {
+                r = Err(e);
+                break;
             }
-            if off < s.len() {
-                WqeDataSeg::mut_from_bytes(s.get_mut(off..off + WqeDataSeg::SIZE).ok_or(EINVAL)?)
-                    .map_err(|_| EINVAL)?
-                    .set_lkey(TERMINATE_SCATTER_LIST_LKEY);
-                off += WqeDataSeg::SIZE;
-            }
-            // The scatter entries only: the next segment keeps the free list's link.
-            self.buf
-                .write(at + NEXT_SEG, ring.scratch.get(..off).ok_or(EINVAL)?)?;
-            let head = ring.head;
-            *ring.wr_id.get_mut(head as usize).ok_or(EINVAL)? = wr.wr_id();
-            let mut next = [0u8; 2];
-            self.buf.read(at + NEXT_WQE_INDEX, &mut next)?;
-            ring.head = u16::from_be_bytes(next) & (self.max - 1) as u16;
             posted = posted.wrapping_add(1);
         }
         if posted > 0 {
@@ -169,6 +143,20 @@ impl KernelSrq {
             self.dbrec.publish_recv(ring.ctr.into())?;
         }
         r
+    }
+
+    /// Writes `wr` into the head WQE and moves the head along its link.
+    fn write_wqe(&self, ring: &mut SrqRing, wr: &RecvWr<'_>) -> Result {
+        let at = ring.head as usize * (1usize << self.shift);
+        let off = scatter_list(ring.scratch.as_mut_slice(), wr)?;
+        // The scatter entries only: the next segment keeps the free list's link.
+        self.buf
+            .write(at + NEXT_SEG, ring.scratch.get(..off).ok_or(EINVAL)?)?;
+        let mut next = [0u8; 2];
+        self.buf.read(at + NEXT_WQE_INDEX, &mut next)?;
+        *ring.wr_id.get_mut(ring.head as usize).ok_or(EINVAL)? = wr.wr_id();
+        ring.head = u16::from_be_bytes(next) & (self.max - 1) as u16;
+        Ok(())
     }
 
     /// The cookie of the request the card consumed at WQE `wqe` (a receive completion's

@@ -54,11 +54,8 @@ impl<T: IbDriver> OpsTable<T> {
     ) -> c_int {
         // SAFETY: Initialised by `create_qp`, live during the call.
         let qp = unsafe { Qp::<T>::from_raw(qp) };
-        // SAFETY: The chain is valid for the call.
-        let mut wrs = unsafe { RecvWrs::new(wr) };
-        let r = T::post_recv(qp, &mut wrs);
-        // SAFETY: `bad` is the caller's, NULL or writable.
-        unsafe { posted(r, bad, wrs.failed()) }
+        // SAFETY: The caller's guarantees.
+        unsafe { post_recv_chain(wr, bad, |wrs| T::post_recv(qp, wrs)) }
     }
 
     /// # Safety
@@ -72,11 +69,8 @@ impl<T: IbDriver> OpsTable<T> {
     ) -> c_int {
         // SAFETY: Initialised by `create_srq`, live during the call.
         let srq = unsafe { Srq::<T>::from_raw(srq) };
-        // SAFETY: The chain is valid for the call.
-        let mut wrs = unsafe { RecvWrs::new(wr) };
-        let r = T::post_srq_recv(srq, &mut wrs);
-        // SAFETY: `bad` is the caller's, NULL or writable.
-        unsafe { posted(r, bad, wrs.failed()) }
+        // SAFETY: The caller's guarantees.
+        unsafe { post_recv_chain(wr, bad, |wrs| T::post_srq_recv(srq, wrs)) }
     }
 
     /// # Safety
@@ -114,6 +108,24 @@ impl<T: IbDriver> OpsTable<T> {
             Err(e) => e.to_errno(),
         }
     }
+}
+
+/// Hands a chain of receive requests to `post` (the driver's `post_recv` or `post_srq_recv`)
+/// and returns what the poster gets.
+///
+/// # Safety
+///
+/// `wr` is the head of a chain valid for the call; `bad` is NULL or writable.
+unsafe fn post_recv_chain(
+    wr: *const ksys::ib_recv_wr,
+    bad: *mut *const ksys::ib_recv_wr,
+    post: impl FnOnce(&mut RecvWrs<'_>) -> Result,
+) -> c_int {
+    // SAFETY: The chain is valid for the call.
+    let mut wrs = unsafe { RecvWrs::new(wr) };
+    let r = post(&mut wrs);
+    // SAFETY: `bad` is the caller's, NULL or writable.
+    unsafe { posted(r, bad, wrs.failed()) }
 }
 
 /// What `post_send` and `post_recv` return: 0, or the errno with the request to report as
