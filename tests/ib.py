@@ -70,6 +70,17 @@ cx4_ib_up() {
 cmds() { grep -E "^(ALLOC_PD|DEALLOC_PD|ALLOC_UAR|DEALLOC_UAR|SET_ROCE_ADDRESS|CREATE_CQ|DESTROY_CQ|CREATE_MKEY|DESTROY_MKEY|CREATE_QP|DESTROY_QP|RST2INIT_QP|INIT2RTR_QP|RTR2RTS_QP|2ERR_QP|2RST_QP|CREATE_RMP|DESTROY_RMP|ALLOC_XRCD|DEALLOC_XRCD|CREATE_XRC_SRQ|DESTROY_XRC_SRQ|ATTACH_TO_MCG|DETACH_FROM_MCG) " $DBG/commands; }
 """
 
+# Guest steps that end a kernel ULP's run on cx4 (nvmeof.py, nfs_rdma.py): cx4's command counts,
+# the peer told, cx4 unloaded and the card's RoCE state read (`gids=0 qps=0` when all went).
+CX4_ULP_DONE = r"""
+section cmds-after; cmds
+signal done
+ip link set "$IF" down
+rmmod cx4
+section after-rmmod; req ctl roce
+echo unloaded
+"""
+
 
 def rping_payload(n: int, size: int) -> str:
     """The text rping's client puts in its buffer for ping `n` of a `size`-byte run, as

@@ -13,7 +13,7 @@ import sys
 
 from en import CX4_UP, cx4_errors
 from harness import Env, check_clean_dmesg, estimate
-from ib import CX4_IB, cmd_counts
+from ib import CX4_IB, CX4_ULP_DONE, cmd_counts
 from model_eth import eth_vms, section
 from model_roce import IB, ROCE_MODEL, logs
 
@@ -100,13 +100,7 @@ def tests(env: Env):
             for i in $(seq $((100 * SLOW))); do [ -e /sys/class/nvme/nvme0 ] || break; sleep 0.1; done
             [ -e /sys/class/nvme/nvme0 ] && echo "controller still there" || echo "controller gone"
             rmmod nvme_rdma
-            section cmds-after; cmds
-            signal done
-            ip link set "$IF" down
-            rmmod cx4
-            section after-rmmod; req ctl roce
-            echo unloaded
-        """
+        """ + CX4_ULP_DONE
         vm1 = common + TARGET + f"""
             section target
             nvmet_up
