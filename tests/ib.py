@@ -40,7 +40,9 @@ KVERBS_CHECKS = ["connect", "send+imm", "rdma write", "rdma write+imm", "rdma re
                  "atomic without the MR's atomic right", "flush after error",
                  "reset and reconnect", "fast registration", "fetch-add", "compare-swap",
                  "local invalidate", "write after invalidate refused",
-                 "ud send without AH refused", "cq event", "cq moderation"]
+                 "ud send without AH refused", "cq event", "cq moderation",
+                 "srq receives inline sends", "srq reuse", "srq full",
+                 "inline beyond the QP's size refused"]
 
 
 def kverbs_ko(env: Env) -> Path:
