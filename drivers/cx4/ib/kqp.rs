@@ -658,17 +658,19 @@ impl KernelWq {
         Some(wr_id)
     }
 
-    /// Removes this QP's waiting CQEs from a kernel CQ's ring (the QP was reset or is
+    /// Removes this QP's waiting CQEs from its kernel CQs' rings (the QP was reset or is
     /// destroyed); the SRQ WQEs its receive CQEs consumed go back on the SRQ's free list
     /// (mlx5_ib `__mlx5_ib_cq_clean`).
-    pub(crate) fn clean(&self, ring: &IrqSafeLock<Cq>) {
-        ring.lock().clean(|cqe| {
-            let mine = cqe.sop_drop_qpn() & 0xff_ffff == self.qpn;
-            if let (true, Some(srq)) = (mine && is_responder(cqe.opcode() as u8), &self.srq) {
-                srq.release(cqe.wqe_counter() as u16);
-            }
-            mine
-        });
+    pub(crate) fn clean(&self, cqs: &[Arc<IrqSafeLock<Cq>>]) {
+        for ring in cqs {
+            ring.lock().clean(|cqe| {
+                let mine = cqe.sop_drop_qpn() & 0xff_ffff == self.qpn;
+                if let (true, Some(srq)) = (mine && is_responder(cqe.opcode() as u8), &self.srq) {
+                    srq.release(cqe.wqe_counter() as u16);
+                }
+                mine
+            });
+        }
     }
 
     /// The receive completion's fields (`handle_responder` on a RoCE port).

@@ -251,7 +251,11 @@ impl IbQp {
         )?;
         let send_cq = attr.send_cq().ok_or(EINVAL)?;
         let recv_cq = attr.recv_cq().ok_or(EINVAL)?;
-        let srq_ring = attr.srq().and_then(|s| s.kernel_ring()).cloned();
+        // A kernel QP receives from a kernel SRQ (ib_core gives it no process's).
+        let srq_ring = attr
+            .srq()
+            .map(|s| s.kernel_ring().cloned().ok_or(EINVAL))
+            .transpose()?;
         let mut wq = KernelWq::alloc(
             &sh.mdev,
             layout,
@@ -265,8 +269,6 @@ impl IbQp {
         let (sq_wqes, bbs, rq_wqes, rq_shift) = (l.sq_wqes, l.bbs, l.rq_wqes, l.rq_shift);
         let (send_sge, recv_sge, max_inline) = (l.send_sge, l.recv_sge, l.max_inline);
         let rq = if let Some(srq) = attr.srq() {
-            // A kernel QP receives from a kernel SRQ (ib_core gives it no process's).
-            srq.kernel_ring().ok_or(EINVAL)?;
             KernelRq::Srq(srq.rmpn().ok_or(EINVAL)?)
         } else if rq_wqes > 0 {
             KernelRq::Ring {
@@ -681,9 +683,7 @@ impl IbQp {
         op.run(&this.mdev, this.qpn, opt.bits(), &c)?;
         if let (QpState::Reset, QpMem::Kernel { wq, cqs, .. }) = (new, &this.mem) {
             // mlx5_ib: the CQs lose the QP's completions, its rings start again.
-            for ring in cqs.iter() {
-                wq.clean(ring);
-            }
+            wq.clean(cqs);
             wq.reset();
         }
         soft.state = new;
@@ -731,12 +731,9 @@ impl IbQp {
 impl Drop for IbQp {
     fn drop(&mut self) {
         destroy(&self.mdev, self.qpn, "");
-        // mlx5_ib `destroy_qp_common`: its CQs lose the completions still queued for it
-        // (giving their SRQ WQEs back) before it leaves the table.
+        // `destroy_qp_common`: its CQs lose its CQEs (SRQ WQEs go back), then the table it.
         if let QpMem::Kernel { wq, table, cqs } = &self.mem {
-            for ring in cqs.iter() {
-                wq.clean(ring);
-            }
+            wq.clean(cqs);
             table.remove(self.qpn);
         }
     }
