@@ -40,7 +40,9 @@ KVERBS_CHECKS = ["connect", "send+imm", "rdma write", "rdma write+imm", "rdma re
                  "atomic without the MR's atomic right", "flush after error",
                  "reset and reconnect", "fast registration", "fetch-add", "compare-swap",
                  "local invalidate", "write after invalidate refused",
-                 "ud send without AH refused", "cq event", "cq moderation"]
+                 "ud send without AH refused", "cq event", "cq moderation",
+                 "srq receives inline sends", "srq reuse", "srq full",
+                 "inline beyond the QP's size refused"]
 
 
 def kverbs_ko(env: Env) -> Path:
@@ -68,6 +70,17 @@ cx4_ib_up() {
     done
 }
 cmds() { grep -E "^(ALLOC_PD|DEALLOC_PD|ALLOC_UAR|DEALLOC_UAR|SET_ROCE_ADDRESS|CREATE_CQ|DESTROY_CQ|CREATE_MKEY|DESTROY_MKEY|CREATE_QP|DESTROY_QP|RST2INIT_QP|INIT2RTR_QP|RTR2RTS_QP|2ERR_QP|2RST_QP|CREATE_RMP|DESTROY_RMP|ALLOC_XRCD|DEALLOC_XRCD|CREATE_XRC_SRQ|DESTROY_XRC_SRQ|ATTACH_TO_MCG|DETACH_FROM_MCG) " $DBG/commands; }
+"""
+
+# Guest steps that end a kernel ULP's run on cx4 (nvmeof.py, nfs_rdma.py): cx4's command counts,
+# the peer told, cx4 unloaded and the card's RoCE state read (`gids=0 qps=0` when all went).
+CX4_ULP_DONE = r"""
+section cmds-after; cmds
+signal done
+ip link set "$IF" down
+rmmod cx4
+section after-rmmod; req ctl roce
+echo unloaded
 """
 
 

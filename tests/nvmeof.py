@@ -1,6 +1,7 @@
 """NVMe over Fabrics with the RDMA transport between two VMs on cx4: a kernel RDMA user that
-nobody patched for us. vm1 is the target (nvmet + nvmet-rdma, configured through configfs,
-exporting a memory-backed null_blk disk on port 4420 of its cx4 address); vm0 is the host
+nobody patched for us. vm1 is the target (nvmet + nvmet-rdma with `use_srq=1`, its queues
+receiving through kernel SRQs, configured through configfs, exporting a memory-backed null_blk
+disk on port 4420 of its cx4 address); vm0 is the host
 (nvme-rdma through nvme-cli). Both sides' RDMA traffic is cx4's kernel verbs: rdma_cm over
 its GSI QP, kernel CQs and QPs, the local DMA lkey, fast-registration MRs on the host, RDMA
 READ and WRITE from the target (rdma_rw), SEND with invalidate back to the host.
@@ -13,7 +14,7 @@ import sys
 
 from en import CX4_UP, cx4_errors
 from harness import Env, check_clean_dmesg, estimate
-from ib import CX4_IB, cmd_counts
+from ib import CX4_IB, CX4_ULP_DONE, cmd_counts
 from model_eth import eth_vms, section
 from model_roce import IB, ROCE_MODEL, logs
 
@@ -26,7 +27,8 @@ BIG_KIB, SMALL_KIB, SMALL_AT_KIB = 4096, 16, 5120
 TARGET = r"""
 nvmet_up() {
     modprobe null_blk nr_devices=1 gb=1 memory_backed=1
-    modprobe nvmet_rdma
+    # Receives through kernel SRQs (one per completion vector) instead of each queue's RQ.
+    modprobe nvmet_rdma use_srq=1
     mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
     c=/sys/kernel/config/nvmet
     mkdir $c/subsystems/NQN
@@ -63,8 +65,9 @@ def tests(env: Env):
         those ranges equals the host's) and read back equal through the namespace, again
         with O_DIRECT; `nvme disconnect` removes the controller; the target is torn down and
         cx4 unloaded. No NVMe or RDMA error in either kernel log, every QP, CQ and mkey the
-        host's connection made on cx4 was destroyed, no cx4 command failed, the card has no
-        QP left after rmmod."""
+        host's connection made on cx4 was destroyed, the target's kernel SRQs (RMPs on cx4)
+        were created and destroyed, no cx4 command failed, the card has no QP left after
+        rmmod."""
         common = CX4_UP + IB + CX4_IB + """
             cx4_up
             cx4_ib_up
@@ -100,14 +103,9 @@ def tests(env: Env):
             for i in $(seq $((100 * SLOW))); do [ -e /sys/class/nvme/nvme0 ] || break; sleep 0.1; done
             [ -e /sys/class/nvme/nvme0 ] && echo "controller still there" || echo "controller gone"
             rmmod nvme_rdma
-            section cmds-after; cmds
-            signal done
-            ip link set "$IF" down
-            rmmod cx4
-            section after-rmmod; req ctl roce
-            echo unloaded
-        """
+        """ + CX4_ULP_DONE
         vm1 = common + TARGET + f"""
+            section target-cmds-before; cmds
             section target
             nvmet_up
             ls /sys/kernel/config/nvmet/ports/1/subsystems/
@@ -120,6 +118,7 @@ def tests(env: Env):
             wait_signal done 600
             section teardown
             nvmet_down && echo "target down"
+            section target-cmds-after; cmds
             ip link set "$IF" down
             rmmod cx4
             echo unloaded
@@ -154,6 +153,14 @@ def tests(env: Env):
         assert all(e == 0 for _, e in after.values()), after
         print(f"    host: {rise['CREATE_QP']} QPs, {rise['CREATE_MKEY']} mkeys created and destroyed",
               file=sys.stderr)
+        # The target's queues receive through nvmet-rdma's kernel SRQs (cx4's RMPs), made
+        # at the first connection and destroyed with the target.
+        before = cmd_counts(section(target, "target-cmds-before"))
+        after = cmd_counts(section(target, "target-cmds-after"))
+        trise = {k: after.get(k, (0, 0))[0] - before.get(k, (0, 0))[0] for k in after}
+        assert trise.get("CREATE_RMP", 0) >= 1 and trise["CREATE_RMP"] == trise.get("DESTROY_RMP"), \
+            (before, after)
+        assert all(e == 0 for _, e in after.values()), after
         assert re.search(r"^gids=0 qps=0", section(host, "after-rmmod"), re.M), \
             section(host, "after-rmmod")
         for r in rs:

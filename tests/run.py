@@ -43,7 +43,7 @@ HOST_SUITES = ["host"]
 # (the set-up checks are mostly network and disk, one CPU at most).
 CHAINED_SUITES = ["setup"]
 VM_SUITES = ["testbed", "kunit", "model_core", "driver_core", "model_eth", "en", "en_xdp", "model_roce", "ib", "nvmeof",
-             "ec_user", "ec_kernel", "ec_dma", "ucx_mpi", "hostile", "hostile_user"]
+             "nfs_rdma", "ec_user", "ec_kernel", "ec_dma", "ucx_mpi", "hostile", "hostile_user"]
 
 
 def sh(cmd: list[str] | str, **kw) -> str:

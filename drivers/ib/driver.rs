@@ -348,6 +348,12 @@ pub trait IbDriver: Sized + 'static {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
+    /// `post_srq_recv`: the kernel user's chain of receive requests on a kernel SRQ (as
+    /// `post_recv`). Called in any context: must not sleep.
+    fn post_srq_recv(_srq: &Srq<Self>, _wrs: &mut RecvWrs<'_>) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
     /// `poll_cq`: moves completions of a kernel CQ into `wc`, oldest first, until it is full
     /// or the CQ is empty. Called in any context: must not sleep.
     fn poll_cq(_cq: &Cq<Self>, _wc: &mut WcWriter<'_>) -> Result {

@@ -292,6 +292,12 @@ impl<T: IbDriver> Qp<T> {
     pub fn is_datagram(&self) -> bool {
         matches!(self.qp_type(), crate::QpType::Ud | crate::QpType::Gsi)
     }
+
+    /// Whether a process created it (through uverbs: it has a `uobject`), not a kernel user.
+    pub fn is_user(&self) -> bool {
+        // SAFETY: A live QP; the core sets `uobject` before the create op and keeps it.
+        unsafe { ksys::ib_qp_is_user(self.ib.get()) }
+    }
 }
 
 /// A memory region: the `ib_mr` (allocated by the layer, zeroed, since the driver owns MR

@@ -93,6 +93,7 @@ impl<T: IbDriver> OpsTable<T> {
         destroy_ah: op!(T::HAS_CREATE_USER_AH || T::HAS_CREATE_AH, Self::destroy_ah),
         post_send: op!(T::HAS_POST_SEND, Self::post_send),
         post_recv: op!(T::HAS_POST_RECV, Self::post_recv),
+        post_srq_recv: op!(T::HAS_POST_SRQ_RECV, Self::post_srq_recv),
         poll_cq: op!(T::HAS_POLL_CQ, Self::poll_cq),
         req_notify_cq: op!(T::HAS_REQ_NOTIFY_CQ, Self::req_notify_cq),
         create_srq: op!(T::HAS_CREATE_SRQ, Self::create_srq),

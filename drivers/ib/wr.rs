@@ -178,6 +178,28 @@ impl<'a, T: IbDriver> SendWr<'a, T> {
         self.raw.num_sge.max(0) as usize
     }
 
+    /// The bytes of an `IB_SEND_INLINE` request on a kernel user's `qp`, gather entry by
+    /// gather entry (mlx5_ib `set_data_inl_seg`: the driver copies them into the WQE during
+    /// the post, the lkeys are not used); `None` without the flag or for a process's QP
+    /// (whose uverbs-posted entries hold the process's addresses).
+    pub fn inline_data(&self, qp: &Qp<T>) -> Option<impl Iterator<Item = &'a [u8]> + 'a> {
+        if self.flags() & send_flags::INLINE == 0 || qp.is_user() {
+            return None;
+        }
+        Some(
+            sges(self.raw.sg_list, self.raw.num_sge)
+                .filter(|s| s.length != 0 && s.addr != 0)
+                .map(|s| {
+                    // SAFETY: The entries of a kernel user's inline request are kernel
+                    // virtual addresses readable for `length` bytes during the post call
+                    // (`'a`: the chain's guarantee, see `SendWrs::new`).
+                    unsafe {
+                        core::slice::from_raw_parts(s.addr as usize as *const u8, s.length as usize)
+                    }
+                }),
+        )
+    }
+
     /// The immediate data as it goes on the wire (big-endian bits), for `*_IMM`.
     pub fn imm_data_be(&self) -> u32 {
         // SAFETY: Both union members are 32-bit integers.
@@ -273,7 +295,9 @@ pub struct SendWrs<'a, T: IbDriver> {
 impl<'a, T: IbDriver> SendWrs<'a, T> {
     /// # Safety
     ///
-    /// `first` is the head of a chain valid for `'a` (the post call).
+    /// `first` is the head of a chain valid for `'a` (the post call); on a kernel user's QP
+    /// the gather entries of its `IB_SEND_INLINE` requests are kernel virtual addresses,
+    /// readable for their lengths for `'a` (the verbs contract of inline sends).
     pub(crate) unsafe fn new(first: *const ksys::ib_send_wr) -> Self {
         Self {
             next: first,

@@ -614,6 +614,11 @@ enum ib_qp_type ksys_helper_ib_qp_type(const struct ib_qp *qp)
 	return qp->qp_type;
 }
 
+bool ksys_helper_ib_qp_is_user(const struct ib_qp *qp)
+{
+	return qp->uobject != NULL;
+}
+
 void ksys_helper_ib_qp_event(struct ib_qp *qp, enum ib_event_type type)
 {
 	struct ib_event ev = { .device = qp->device, .element.qp = qp, .event = type };

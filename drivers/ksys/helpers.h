@@ -183,6 +183,7 @@ struct ib_pd *ksys_helper_ib_qp_pd(const struct ib_qp *qp);
 void ksys_helper_ib_qp_set_num(struct ib_qp *qp, u32 qpn);
 u32 ksys_helper_ib_qp_num(const struct ib_qp *qp);
 enum ib_qp_type ksys_helper_ib_qp_type(const struct ib_qp *qp);
+bool ksys_helper_ib_qp_is_user(const struct ib_qp *qp);
 void ksys_helper_ib_qp_event(struct ib_qp *qp, enum ib_event_type type);
 void ksys_helper_ib_mr_set_keys(struct ib_mr *mr, u32 lkey, u32 rkey);
 u64 ksys_helper_ib_mr_iova(const struct ib_mr *mr);

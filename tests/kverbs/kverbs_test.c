@@ -7,8 +7,8 @@
  * READ, an atomic the MR's rights refuse (remote access error, the QP in error, the next
  * request flushed), a reset and reconnect, a fast registration (IB_WR_REG_MR) with atomic
  * rights and fetch-and-add / compare-and-swap through it, a local invalidation and a WRITE
- * it refuses, a UD send without an address handle (refused) and a completion event on an
- * armed CQ. Each
+ * it refuses, a UD send without an address handle (refused), a completion event on an
+ * armed CQ, CQ moderation, and a kernel SRQ receiving inline sends. Each
  * check prints "kverbs: PASS <name>" or "kverbs: FAIL <name>: <why>"; the run ends with
  * "kverbs: <gid type> done: N passed, M failed". It runs once over a RoCE v2 GID (the
  * port's IPv4 address) and once over the RoCE v1 link-local GID.
@@ -448,6 +448,164 @@ static void test_moderation(struct run *r)
 	      cc->max_cq_moderation_period + 1, bad, ok);
 }
 
+/*
+ * A kernel SRQ and inline sends, as ULPs use them (nvmet-rdma's SRQs; SMC's inline sends):
+ * an RC QP c receiving from an SRQ of 8 requests (the driver makes it 15) connected to an RC
+ * QP d created for 128 bytes of inline data. d's inline SENDs copy from a's buffer at post
+ * time (the source changes right after the post; c receives the bytes as they were); the
+ * receives complete with the SRQ requests' cookies in posting order, on c; 20 more go through
+ * the SRQ's 15 WQEs in rounds of 5 (its free list cycles); a chain of 16 receives is refused
+ * at the 16th (the SRQ holds 15); an inline send beyond the QP's inline size is refused.
+ */
+/* test_srq_inline's arrays, off the stack. */
+struct srq_bufs {
+	struct ib_recv_wr rw[16];
+	struct ib_sge rsg[16];
+	struct ib_wc wc[10];
+	struct ib_qp_init_attr qi;
+	struct ib_qp_attr qattr;
+};
+
+static void test_srq_inline(struct run *r, const struct ib_gid_attr *gid)
+{
+	struct ib_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ib_qp_init_attr qa = {
+		.qp_type = IB_QPT_RC, .sq_sig_type = IB_SIGNAL_REQ_WR,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 0, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.send_cq = r->cq, .recv_cq = r->cq,
+	};
+	struct srq_bufs *t;
+	const struct ib_recv_wr *rbad = NULL;
+	const struct ib_send_wr *sbad = NULL;
+	struct ib_qp *c = NULL, *d = NULL;
+	struct ib_srq *srq;
+	u8 *pa = r->a.buf, *pb = r->b.buf, want[100];
+	int ret, n, i, k, round, bad = 0;
+
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t) {
+		CHECK(r, "srq receives inline sends", 0, "no memory");
+		return;
+	}
+	srq = ib_create_srq(r->pd, &sa);
+	if (IS_ERR(srq)) {
+		CHECK(r, "srq receives inline sends", 0, "create SRQ %ld", PTR_ERR(srq));
+		kfree(t);
+		return;
+	}
+	qa.srq = srq;
+	c = ib_create_qp(r->pd, &qa);
+	qa.srq = NULL;
+	qa.cap.max_recv_wr = 1;
+	qa.cap.max_inline_data = 128;
+	d = IS_ERR(c) ? ERR_PTR(-EINVAL) : ib_create_qp(r->pd, &qa);
+	if (IS_ERR(c) || IS_ERR(d)) {
+		CHECK(r, "srq receives inline sends", 0, "create QPs %ld/%ld", PTR_ERR(c),
+		      PTR_ERR(d));
+		goto out;
+	}
+	ret = to_rts(c, d->qp_num, gid) ?: to_rts(d, c->qp_num, gid);
+	ret = ret ?: ib_query_qp(d, &t->qattr, IB_QP_CAP, &t->qi);
+	if (ret || t->qi.cap.max_inline_data < 128) {
+		CHECK(r, "srq receives inline sends", 0, "connect/query %d, inline %u", ret,
+		      t->qi.cap.max_inline_data);
+		goto out;
+	}
+
+	for (i = 0; i < 16; i++) {
+		t->rsg[i] = (struct ib_sge){ .addr = r->b.dma + (i % 8) * 128, .length = 128,
+					     .lkey = r->pd->local_dma_lkey };
+		t->rw[i] = (struct ib_recv_wr){ .wr_id = 200 + i, .sg_list = &t->rsg[i],
+						.num_sge = 1, .next = i < 15 ? &t->rw[i + 1] : NULL };
+	}
+	/* Three receives, three inline sends whose source changes after each post. */
+	t->rw[2].next = NULL;
+	ret = ib_post_srq_recv(srq, t->rw, &rbad);
+	t->rw[2].next = &t->rw[3];
+	for (i = 0; i < 3 && !ret; i++) {
+		struct ib_sge sg = { .addr = (uintptr_t)(pa + 256), .length = 100 };
+		struct ib_send_wr sw = { .wr_id = 300 + i, .opcode = IB_WR_SEND,
+					 .send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE,
+					 .sg_list = &sg, .num_sge = 1 };
+
+		memset(pa + 256, 0x30 + i, 100);
+		ret = ib_post_send(d, &sw, &sbad);
+		memset(pa + 256, 0xff, 100);
+	}
+	n = ret ? 0 : poll_n(r->cq, t->wc, 6);
+	for (i = 0, k = 0; i < n; i++) {
+		if (t->wc[i].wr_id < 300) {
+			memset(want, 0x30 + k, 100);
+			if (t->wc[i].wr_id != 200 + k || t->wc[i].status != IB_WC_SUCCESS ||
+			    t->wc[i].opcode != IB_WC_RECV || t->wc[i].byte_len != 100 ||
+			    t->wc[i].qp != c || memcmp(pb + k * 128, want, 100))
+				bad++;
+			k++;
+		} else if (t->wc[i].status != IB_WC_SUCCESS || t->wc[i].opcode != IB_WC_SEND) {
+			bad++;
+		}
+	}
+	CHECK(r, "srq receives inline sends", !ret && n == 6 && k == 3 && !bad,
+	      "post %d, %d completions (%d receives), %d wrong; first status %d id %llu",
+	      ret, n, k, bad, t->wc[0].status, t->wc[0].wr_id);
+
+	/* 20 more through the SRQ in rounds of 5 (its 15 WQEs cycle). */
+	for (round = 0, bad = 0, ret = 0; round < 4 && !ret; round++) {
+		t->rw[4].next = NULL;
+		for (i = 0; i < 5; i++)
+			t->rw[i].wr_id = 400 + round * 5 + i;
+		ret = ib_post_srq_recv(srq, t->rw, &rbad);
+		for (i = 0; i < 5 && !ret; i++) {
+			struct ib_sge sg = { .addr = (uintptr_t)(pa + 256 + i), .length = 64 };
+			struct ib_send_wr sw = { .wr_id = 500, .opcode = IB_WR_SEND,
+						 .send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE,
+						 .sg_list = &sg, .num_sge = 1 };
+
+			ret = ib_post_send(d, &sw, &sbad);
+		}
+		n = ret ? 0 : poll_n(r->cq, t->wc, 10);
+		for (i = 0, k = 0; i < n; i++) {
+			if (t->wc[i].status != IB_WC_SUCCESS)
+				bad++;
+			else if (t->wc[i].wr_id != 500 && t->wc[i].wr_id != 400 + round * 5 + k++)
+				bad++;
+		}
+		if (n != 10 || k != 5)
+			bad++;
+	}
+	t->rw[4].next = &t->rw[5];
+	CHECK(r, "srq reuse", !ret && !bad, "post %d, %d rounds, %d wrong", ret, round, bad);
+
+	/* The SRQ holds 15: a chain of 16 stops at the 16th. */
+	t->rw[15].next = NULL;
+	rbad = NULL;
+	ret = ib_post_srq_recv(srq, t->rw, &rbad);
+	CHECK(r, "srq full", ret == -ENOMEM && rbad == &t->rw[15], "post %d, bad %td", ret,
+	      rbad ? rbad - t->rw : -1);
+
+	/* More inline data than the QP was created for. */
+	{
+		struct ib_sge sg = { .addr = (uintptr_t)pa,
+				     .length = t->qi.cap.max_inline_data + 1 };
+		struct ib_send_wr sw = { .wr_id = 600, .opcode = IB_WR_SEND,
+					 .send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE,
+					 .sg_list = &sg, .num_sge = 1 };
+
+		sbad = NULL;
+		ret = t->qi.cap.max_inline_data < BUF ? ib_post_send(d, &sw, &sbad) : 0;
+		CHECK(r, "inline beyond the QP's size refused", ret == -ENOMEM && sbad == &sw,
+		      "post %d with %u bytes", ret, sg.length);
+	}
+out:
+	if (!IS_ERR_OR_NULL(d))
+		ib_destroy_qp(d);
+	if (!IS_ERR_OR_NULL(c))
+		ib_destroy_qp(c);
+	ib_destroy_srq(srq);
+	kfree(t);
+}
+
 static int side_init(struct run *r, struct side *s)
 {
 	struct ib_qp_init_attr qa = {
@@ -546,6 +704,7 @@ static void run_over(struct ib_device *ib, enum ib_gid_type type, const char *wh
 		run_checks(r, gid);
 		test_events(r);
 		test_moderation(r);
+		test_srq_inline(r, gid);
 	}
 	side_fini(r, &r->b);
 	side_fini(r, &r->a);

@@ -433,6 +433,11 @@ impl ib::IbDriver for IbDev {
         qp.kernel_wq().ok_or(EINVAL)?.post_recv(wrs)
     }
 
+    /// mlx5_ib `mlx5_ib_post_srq_recv` on a kernel SRQ.
+    fn post_srq_recv(srq: &ib::Srq<Self>, wrs: &mut RecvWrs<'_>) -> Result {
+        srq.kernel_ring().ok_or(EINVAL)?.post(wrs)
+    }
+
     /// mlx5_ib `mlx5_ib_poll_cq` on a kernel CQ.
     fn poll_cq(cq: &ib::Cq<Self>, wc: &mut WcWriter<'_>) -> Result {
         match &**cq {

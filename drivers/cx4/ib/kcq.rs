@@ -136,7 +136,7 @@ impl KernelCq {
         }
     }
 
-    /// The ring, for [`clean`].
+    /// The ring, for its kernel QPs to clean ([`KernelWq::clean`]).
     pub(crate) fn ring(&self) -> Arc<IrqSafeLock<Cq>> {
         self.cq.clone()
     }
@@ -147,10 +147,4 @@ impl KernelCq {
         cq.arm(solicited)?;
         Ok(report_missed && cq.has_cqe())
     }
-}
-
-/// Removes QP `qpn`'s waiting CQEs from a kernel CQ's ring (the QP was reset).
-pub(crate) fn clean(ring: &IrqSafeLock<Cq>, qpn: u32) {
-    ring.lock()
-        .clean(|cqe| cqe.sop_drop_qpn() & 0xff_ffff == qpn);
 }

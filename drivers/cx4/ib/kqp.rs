@@ -10,7 +10,8 @@
 //! - Send WQEs: control segment, then the datagram segment (UD, GSI: the address handle's
 //!   vector with the request's destination QP and Q_Key), the remote-address (and atomic)
 //!   segment, or the UMR segments of a fast registration / local invalidation; then one data
-//!   segment per non-empty gather entry. A WQE takes the basic blocks its segments need; the
+//!   segment per non-empty gather entry, or, for an inline send, one inline segment with
+//!   the gather entries' bytes copied in. A WQE takes the basic blocks its segments need; the
 //!   ring holds `sq_wqes` of the largest; a WQE never wraps (NOPs pad the ring's end). The
 //!   control segment names the WQE by the producer counter in basic blocks; a completion
 //!   names it back, so its request is found by the basic block it started at.
@@ -52,6 +53,9 @@ use cx4_hw::{
         },
         WqeCtrlSeg,
         WqeDataSeg,
+        WqeInlineSeg,
+        INLINE_SEG,
+        INLINE_SEG_BYTE_COUNT_MASK,
         SEND_WQE_BB,
         SEND_WQE_DS,
         SEND_WQE_MAX_WQEBBS,
@@ -64,6 +68,7 @@ use ib::{
     Access,
     NetworkType,
     QpHandle,
+    RecvWr,
     RecvWrs,
     SendWrs,
     WcOpcode,
@@ -82,9 +87,11 @@ use kernel::{
 use zerocopy::FromBytes;
 
 use crate::{
+    cq::Cq,
     dmabuf::DmaBuf,
     ib::{
         ah::IbAh,
+        ksrq::KernelSrq,
         mr::{
             perm_of,
             IbMr, //
@@ -118,6 +125,8 @@ pub(crate) struct WqLayout {
     /// Gather / scatter entries per request.
     pub(crate) send_sge: u32,
     pub(crate) recv_sge: u32,
+    /// The bytes an inline send carries (0: the user asked for none).
+    pub(crate) max_inline: u32,
 }
 
 impl WqLayout {
@@ -131,10 +140,6 @@ impl WqLayout {
         max_wqe_sz_sq: u32,
         max_wqe_sz_rq: u32,
     ) -> Result<Self> {
-        if cap.max_inline_data > 0 {
-            // Inline sends would copy from kernel addresses; not offered (cap 0).
-            return Err(EINVAL);
-        }
         let send_sge = cap.max_send_sge.max(1);
         let ds = SEND_WQE_DS as u32;
         // The largest WQE: the address segment and every gather entry, or (RC) an atomic
@@ -148,11 +153,30 @@ impl WqLayout {
                 .max(umr),
             SendKind::Uc => (WqeRaddrSeg::SIZE as u32 + send_sge * ds).max(umr),
         };
-        let wqe = WqeCtrlSeg::SIZE as u32 + body;
+        // An inline send (mlx5_ib `calc_send_wqe`): the address segment, the inline
+        // segment's header and the data.
+        let addr = match kind {
+            SendKind::Datagram => Av::SIZE,
+            SendKind::Rc | SendKind::Uc => WqeRaddrSeg::SIZE,
+        } as u32;
+        let head = WqeCtrlSeg::SIZE as u32 + addr + WqeInlineSeg::SIZE as u32;
+        if cap.max_inline_data > INLINE_SEG_BYTE_COUNT_MASK {
+            return Err(EINVAL);
+        }
+        let inline = match cap.max_inline_data {
+            0 => 0,
+            n => head + n,
+        };
+        let wqe = (WqeCtrlSeg::SIZE as u32 + body).max(inline);
         let bbs = wqe.div_ceil(SEND_WQE_BB as u32).next_power_of_two();
         if wqe > max_wqe_sz_sq || bbs as usize > SEND_WQE_MAX_WQEBBS {
             return Err(EINVAL);
         }
+        // What the WQE size leaves for inline data (`qp->max_inline_data`).
+        let max_inline = match cap.max_inline_data {
+            0 => 0,
+            _ => (bbs * SEND_WQE_BB as u32 - head).min(INLINE_SEG_BYTE_COUNT_MASK),
+        };
         let sq_wqes = if cap.max_send_wr == 0 {
             0
         } else {
@@ -179,6 +203,7 @@ impl WqLayout {
             rq_shift,
             send_sge,
             recv_sge,
+            max_inline,
         })
     }
 
@@ -218,6 +243,8 @@ struct RecvRing {
 /// A kernel QP's work queues, shared between the QP (posting) and its CQs (completing).
 pub(crate) struct KernelWq {
     mdev: Arc<Mdev>,
+    /// The kernel SRQ its receives come from (its receive queue is then empty).
+    srq: Option<Arc<KernelSrq>>,
     qpn: u32,
     handle: QpHandle,
     kind: SendKind,
@@ -232,7 +259,7 @@ pub(crate) struct KernelWq {
 
 impl KernelWq {
     /// Allocates the rings of `layout` (the QP is created on them afterwards, see
-    /// [`KernelWq::bind`]).
+    /// [`KernelWq::bind`]); `srq`: the kernel SRQ its receives come from.
     pub(crate) fn alloc(
         mdev: &Arc<Mdev>,
         layout: WqLayout,
@@ -240,6 +267,7 @@ impl KernelWq {
         sig_all: bool,
         uar: u32,
         handle: QpHandle,
+        srq: Option<Arc<KernelSrq>>,
     ) -> Result<Self> {
         let buf = DmaBuf::alloc(mdev.dev.get(), layout.bytes())?;
         let dbrec = DbRecord::alloc(mdev.dev.get())?;
@@ -273,6 +301,7 @@ impl KernelWq {
         )?;
         Ok(Self {
             mdev: mdev.clone(),
+            srq,
             qpn: 0,
             handle,
             kind,
@@ -354,10 +383,23 @@ impl KernelWq {
         if ring_bbs == 0 {
             return Err(EINVAL);
         }
-        if wr.num_sge() > l.send_sge as usize || wr.flags() & send_flags::INLINE != 0 {
+        if wr.num_sge() > l.send_sge as usize {
             return Err(EINVAL);
         }
         let op = wr.opcode();
+        let inline = wr.inline_data(qp);
+        if inline.is_some()
+            && !matches!(
+                op,
+                WrOpcode::Send
+                    | WrOpcode::SendImm
+                    | WrOpcode::SendInv
+                    | WrOpcode::RdmaWrite
+                    | WrOpcode::RdmaWriteImm
+            )
+        {
+            return Err(EINVAL);
+        }
         let (hw_op, wc_op, imm) = match (self.kind, op) {
             (_, WrOpcode::Send) => (opcode::SEND, WcOpcode::Send, None),
             (_, WrOpcode::SendImm) => (
@@ -440,12 +482,15 @@ impl KernelWq {
                 }
             }
         }
-        let data = if matches!(op, WrOpcode::RegMr | WrOpcode::LocalInv) {
-            // Their gather list is not used.
+        let data = if matches!(op, WrOpcode::RegMr | WrOpcode::LocalInv) || inline.is_some() {
+            // Their gather list is not used (or was copied).
             None
         } else {
             Some(wr.sges())
         };
+        if let Some(bytes) = inline {
+            off += inline_seg(s.get_mut(off..).ok_or(EINVAL)?, bytes, l.max_inline)?;
+        }
         for sge in data.into_iter().flatten().filter(|g| g.length != 0) {
             let d =
                 WqeDataSeg::mut_from_bytes(s.get_mut(off..off + WqeDataSeg::SIZE).ok_or(EINVAL)?)
@@ -529,27 +574,7 @@ impl KernelWq {
                 break;
             }
             let stride = 1usize << l.rq_shift;
-            let s = ring.scratch.get_mut(..stride).ok_or(EINVAL)?;
-            s.fill(0);
-            let mut off = 0;
-            for sge in wr.sges() {
-                let d = WqeDataSeg::mut_from_bytes(
-                    s.get_mut(off..off + WqeDataSeg::SIZE).ok_or(EINVAL)?,
-                )
-                .map_err(|_| EINVAL)?;
-                d.set_byte_count(sge.length);
-                d.set_lkey(sge.lkey);
-                d.set_addr(sge.addr);
-                off += WqeDataSeg::SIZE;
-            }
-            if off < stride {
-                let d = WqeDataSeg::mut_from_bytes(
-                    s.get_mut(off..off + WqeDataSeg::SIZE).ok_or(EINVAL)?,
-                )
-                .map_err(|_| EINVAL)?;
-                d.set_lkey(TERMINATE_SCATTER_LIST_LKEY);
-                off += WqeDataSeg::SIZE;
-            }
+            let off = scatter_list(ring.scratch.get_mut(..stride).ok_or(EINVAL)?, &wr)?;
             let slot = (ring.head & (l.rq_wqes - 1)) as usize;
             let data = ring.scratch.get(..off).ok_or(EINVAL)?;
             self.buf.write(slot << l.rq_shift, data)?;
@@ -600,13 +625,7 @@ impl KernelWq {
             | cqe_op::RESP_SEND_INV
             | cqe_op::RESP_WR_IMM
             | cqe_op::RESP_ERR => {
-                let mut ring = self.rq.lock();
-                let n = self.layout.rq_wqes;
-                if n == 0 || ring.head == ring.tail {
-                    return None;
-                }
-                let wr_id = *ring.wr_id.get((ring.tail & (n - 1)) as usize)?;
-                ring.tail = ring.tail.wrapping_add(1);
+                let wr_id = self.consume_recv(cqe)?;
                 let mut wc =
                     WorkCompletion::new(self.handle, wr_id, WcStatus::Success, WcOpcode::Recv);
                 if op == cqe_op::RESP_ERR {
@@ -619,6 +638,38 @@ impl KernelWq {
                 Some(wc)
             }
             _ => None,
+        }
+    }
+
+    /// The cookie of the receive request a responder CQE consumed (`handle_responder`,
+    /// `mlx5_poll_one`): the SRQ WQE the CQE names, which goes back on the SRQ's free list,
+    /// or the oldest of the QP's own receive queue.
+    fn consume_recv(&self, cqe: &Cqe64) -> Option<u64> {
+        if let Some(srq) = &self.srq {
+            return srq.take(cqe.wqe_counter() as u16);
+        }
+        let mut ring = self.rq.lock();
+        let n = self.layout.rq_wqes;
+        if n == 0 || ring.head == ring.tail {
+            return None;
+        }
+        let wr_id = *ring.wr_id.get((ring.tail & (n - 1)) as usize)?;
+        ring.tail = ring.tail.wrapping_add(1);
+        Some(wr_id)
+    }
+
+    /// Removes this QP's waiting CQEs from its kernel CQs' rings (the QP was reset or is
+    /// destroyed); the SRQ WQEs its receive CQEs consumed go back on the SRQ's free list
+    /// (mlx5_ib `__mlx5_ib_cq_clean`).
+    pub(crate) fn clean(&self, cqs: &[Arc<IrqSafeLock<Cq>>]) {
+        for ring in cqs {
+            ring.lock().clean(|cqe| {
+                let mine = cqe.sop_drop_qpn() & 0xff_ffff == self.qpn;
+                if let (true, Some(srq)) = (mine && is_responder(cqe.opcode() as u8), &self.srq) {
+                    srq.release(cqe.wqe_counter() as u16);
+                }
+                mine
+            });
         }
     }
 
@@ -661,6 +712,30 @@ impl KernelWq {
         };
         wc.flags |= wc_flags::WITH_NETWORK_HDR_TYPE;
     }
+}
+
+/// An inline data segment (mlx5_ib `set_data_inl_seg`): the header with the total length,
+/// then the bytes of every gather entry, padded to 16 bytes. `ENOMEM` if they exceed the
+/// QP's `max_inline`. Returns the bytes written.
+fn inline_seg<'a>(
+    s: &mut [u8],
+    bytes: impl Iterator<Item = &'a [u8]>,
+    max_inline: u32,
+) -> Result<usize> {
+    let (hdr, rest) = s.split_at_mut_checked(WqeInlineSeg::SIZE).ok_or(EINVAL)?;
+    let mut n = 0usize;
+    for b in bytes {
+        let end = n + b.len();
+        if end > max_inline as usize {
+            return Err(ENOMEM);
+        }
+        rest.get_mut(n..end).ok_or(ENOMEM)?.copy_from_slice(b);
+        n = end;
+    }
+    WqeInlineSeg::mut_from_bytes(hdr)
+        .map_err(|_| EINVAL)?
+        .set_byte_count(n as u32 | INLINE_SEG);
+    Ok((WqeInlineSeg::SIZE + n).next_multiple_of(SEND_WQE_DS))
 }
 
 /// The UMR segments of a fast registration (mlx5_ib `set_reg_wr`, always through a pointer
@@ -726,6 +801,41 @@ fn umr_invalidate(s: &mut [u8]) -> Result<usize> {
         .map_err(|_| EINVAL)?;
     k.set_status(MKEY_STATUS_FREE.into());
     Ok(WqeUmrCtrlSeg::SIZE + MkeySeg::SIZE)
+}
+
+/// A receive request's scatter entries as the data segments of a receive WQE (`s`: the
+/// WQE's room for them, zeroed here), ended by a terminating entry when fewer than fit
+/// (`mlx5_ib_post_recv`, `mlx5_ib_post_srq_recv`). Returns the bytes written.
+pub(crate) fn scatter_list(s: &mut [u8], wr: &RecvWr<'_>) -> Result<usize> {
+    s.fill(0);
+    let mut off = 0;
+    for sge in wr.sges() {
+        let d = WqeDataSeg::mut_from_bytes(s.get_mut(off..off + WqeDataSeg::SIZE).ok_or(EINVAL)?)
+            .map_err(|_| EINVAL)?;
+        d.set_byte_count(sge.length);
+        d.set_lkey(sge.lkey);
+        d.set_addr(sge.addr);
+        off += WqeDataSeg::SIZE;
+    }
+    if off < s.len() {
+        WqeDataSeg::mut_from_bytes(s.get_mut(off..off + WqeDataSeg::SIZE).ok_or(EINVAL)?)
+            .map_err(|_| EINVAL)?
+            .set_lkey(TERMINATE_SCATTER_LIST_LKEY);
+        off += WqeDataSeg::SIZE;
+    }
+    Ok(off)
+}
+
+/// Whether a CQE is the responder's (it consumed a receive WQE).
+fn is_responder(op: u8) -> bool {
+    matches!(
+        op,
+        cqe_op::RESP_SEND
+            | cqe_op::RESP_SEND_IMM
+            | cqe_op::RESP_SEND_INV
+            | cqe_op::RESP_WR_IMM
+            | cqe_op::RESP_ERR
+    )
 }
 
 /// An error CQE's syndrome as a work completion status (`mlx5_handle_error_cqe`).

@@ -11,12 +11,14 @@
 //! - cq.rs: CQs (a process's ring and doorbell record, its resize, events to ib_core);
 //! - kcq.rs: kernel users' CQs (poll and arm) and the table of kernel QPs;
 //! - kqp.rs: kernel users' QP rings (post_send, post_recv, completions);
+//! - ksrq.rs: kernel users' SRQ rings (post_srq_recv, the WQEs completions free);
 //! - ah.rs: address handles (the UD address vector);
 //! - mw.rs: memory windows (free KLM mkeys the process binds by UMR WQEs);
 //! - mr.rs: memory regions (MTT mkeys over pinned user pages, re-registration; the DMA MR);
 //! - qp.rs: RC/UC/UD and XRC initiator QPs of processes, RC/UC/UD QPs of kernel users, the
 //!   GSI QP, XRC target QPs, state transitions;
-//! - srq.rs: user SRQs (RMPs) and XRC SRQs, their limit and its event;
+//! - srq.rs: SRQs (RMPs; of processes and kernel users) and XRC SRQs, their limit and its
+//!   event;
 //! - umr.rs: the UMR QP that changes a user MR's rights and PD in place (re-registration);
 //! - xrcd.rs: XRC domains (`ALLOC_XRCD`);
 //! - gid.rs: the card's RoCE address table (`SET_ROCE_ADDRESS`);
@@ -32,6 +34,7 @@ mod device;
 mod gid;
 mod kcq;
 mod kqp;
+mod ksrq;
 mod mcg;
 mod mr;
 mod mw;

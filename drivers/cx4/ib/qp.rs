@@ -78,10 +78,7 @@ use crate::{
             PAGE_OFFSET_UNIT, //
         },
         device::gid_table_len,
-        kcq::{
-            self,
-            KqpTable, //
-        },
+        kcq::KqpTable,
         kqp::{
             KernelWq,
             SendKind,
@@ -253,6 +250,11 @@ impl IbQp {
         )?;
         let send_cq = attr.send_cq().ok_or(EINVAL)?;
         let recv_cq = attr.recv_cq().ok_or(EINVAL)?;
+        // A kernel QP receives from a kernel SRQ (ib_core gives it no process's).
+        let srq_ring = attr
+            .srq()
+            .map(|s| s.kernel_ring().cloned().ok_or(EINVAL))
+            .transpose()?;
         let mut wq = KernelWq::alloc(
             &sh.mdev,
             layout,
@@ -260,10 +262,11 @@ impl IbQp {
             attr.sq_sig_all(),
             sh.kuar,
             events.handle(),
+            srq_ring,
         )?;
         let l = wq.layout();
         let (sq_wqes, bbs, rq_wqes, rq_shift) = (l.sq_wqes, l.bbs, l.rq_wqes, l.rq_shift);
-        let (send_sge, recv_sge) = (l.send_sge, l.recv_sge);
+        let (send_sge, recv_sge, max_inline) = (l.send_sge, l.recv_sge, l.max_inline);
         let rq = if let Some(srq) = attr.srq() {
             KernelRq::Srq(srq.rmpn().ok_or(EINVAL)?)
         } else if rq_wqes > 0 {
@@ -314,7 +317,7 @@ impl IbQp {
                 max_recv_wr: rq_wqes,
                 max_send_sge: send_sge,
                 max_recv_sge: recv_sge,
-                max_inline_data: 0,
+                max_inline_data: max_inline,
             },
             soft,
             _events: reg,
@@ -683,9 +686,7 @@ impl IbQp {
         op.run(&this.mdev, this.qpn, opt.bits(), &c)?;
         if let (QpState::Reset, QpMem::Kernel { wq, cqs, .. }) = (new, &this.mem) {
             // mlx5_ib: the CQs lose the QP's completions, its rings start again.
-            for ring in cqs.iter() {
-                kcq::clean(ring, this.qpn);
-            }
+            wq.clean(cqs);
             wq.reset();
         }
         soft.state = new;
@@ -733,8 +734,9 @@ impl IbQp {
 impl Drop for IbQp {
     fn drop(&mut self) {
         destroy(&self.mdev, self.qpn, "");
-        // Completions still queued for it are dropped by the CQ's poll.
-        if let QpMem::Kernel { table, .. } = &self.mem {
+        // `destroy_qp_common`: its CQs lose its CQEs (SRQ WQEs go back), then the table it.
+        if let QpMem::Kernel { wq, table, cqs } = &self.mem {
+            wq.clean(cqs);
             table.remove(self.qpn);
         }
     }

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-//! User shared receive queues (mlx5_ib srq.c `mlx5_ib_create_srq`, srq_cmd.c
-//! `create_rmp_cmd`, `create_xrc_srq_cmd`): with ISSI 1 a basic SRQ is a receive memory pool
-//! (RMP); an XRC SRQ is the card's XRC SRQ object, in an XRC domain, with its own CQ and
-//! libmlx5's user index (which its receive completions carry). libmlx5 allocates the linked
-//! list of receive WQEs (a 16-byte next segment, then the scatter entries, rounded up to a
-//! power of two of at least 32 bytes) and the doorbell record in the process's memory; the
-//! driver pins them and creates the RMP (ready) or the XRC SRQ on their pages.
+//! Shared receive queues (mlx5_ib srq.c `mlx5_ib_create_srq`, srq_cmd.c `create_rmp_cmd`,
+//! `create_xrc_srq_cmd`): with ISSI 1 a basic SRQ is a receive memory pool (RMP); an XRC SRQ
+//! is the card's XRC SRQ object, in an XRC domain, with its own CQ and libmlx5's user index
+//! (which its receive completions carry). The receive WQEs are a linked list (a 16-byte next
+//! segment, then the scatter entries, rounded up to a power of two of at least 32 bytes)
+//! with a doorbell record: for a process, libmlx5 allocates them in its memory and the driver
+//! pins them; for a kernel user (a basic SRQ only, as mlx5_ib `create_srq_kernel`), the
+//! driver allocates and posts them (ksrq.rs). The RMP (ready) or the XRC SRQ is created on
+//! their pages.
 //!
 //! The limit (srq.c `mlx5_ib_modify_srq`, `mlx5_ib_query_srq`; srq_cmd.c `arm_rmp_cmd`,
 //! `arm_xrc_srq_cmd`): `ibv_modify_srq` with `IBV_SRQ_LIMIT` arms it (MODIFY_RMP RDY → RDY with
@@ -17,6 +19,7 @@
 use cx4_hw::{
     command,
     eq::event_type,
+    pages::PAGE_SIZE,
     srq::{
         rmpc_state,
         CreateRmpIn,
@@ -51,6 +54,7 @@ use crate::{
             CreateSrqResp, //
         },
         cq::ADAPTER_PAGE,
+        ksrq::KernelSrq,
         IbDev, //
     },
     mdev::Mdev,
@@ -90,8 +94,15 @@ pub(crate) struct IbSrq {
     max: u32,
     /// Scatter entries per WQE (`msrq.max_gs`).
     max_gs: u32,
-    _buf: Umem,
-    _db: Umem,
+    mem: SrqMem,
+}
+
+/// Where an SRQ's WQEs live.
+enum SrqMem {
+    /// A process's: its pinned ring and doorbell record.
+    User { _buf: Umem, _db: Umem },
+    /// A kernel user's: the driver's ring (ksrq.rs), shared with the kernel QPs on it.
+    Kernel(Arc<KernelSrq>),
 }
 
 /// Forwards the card's asynchronous events of one SRQ to ib_core (from the async EQ).
@@ -115,14 +126,82 @@ impl IbSrq {
         (self.kind == Kind::Rmp).then_some(self.srqn)
     }
 
-    /// Creates a basic or XRC user SRQ from libmlx5's request; returns it and its number.
+    /// A kernel SRQ's ring (`None` for a process's SRQ).
+    pub(crate) fn kernel_ring(&self) -> Option<&Arc<KernelSrq>> {
+        match &self.mem {
+            SrqMem::Kernel(k) => Some(k),
+            SrqMem::User { .. } => None,
+        }
+    }
+
+    /// Creates a user SRQ from libmlx5's request or a kernel user's basic SRQ; returns it
+    /// and its number.
     pub(crate) fn create(
         pd: &Pd<IbDev>,
         attr: &SrqInitAttr<'_, IbDev>,
         udata: Option<&mut Udata<'_>>,
         events: &Arc<SrqEvents>,
     ) -> Result<(Self, u32)> {
-        let udata = udata.ok_or_else(ib::eopnotsupp)?;
+        match udata {
+            Some(u) => Self::create_user(pd, attr, u, events),
+            None => Self::create_kernel(pd, attr, events),
+        }
+    }
+
+    /// A kernel user's basic SRQ (mlx5_ib `create_srq_kernel`): an RMP on the driver's
+    /// ring, WQEs of a next segment and `max_sge` scatter entries (at least one, to a power
+    /// of two of at least 32 bytes), `max_wr + 1` of them to a power of two.
+    fn create_kernel(
+        pd: &Pd<IbDev>,
+        attr: &SrqInitAttr<'_, IbDev>,
+        events: &Arc<SrqEvents>,
+    ) -> Result<(Self, u32)> {
+        if attr.srq_type != SrqType::Basic {
+            return Err(ib::eopnotsupp());
+        }
+        let dev = pd.device();
+        let sh = dev.data();
+        let g = sh.caps.gen();
+        let sge = attr.max_sge.max(1);
+        if attr.max_wr == 0
+            || attr.max_wr >= 1u32 << g.log_max_srq_sz()
+            || sge > g.max_wqe_sz_rq() / DATA_SEG
+        {
+            return Err(EINVAL);
+        }
+        let max = (attr.max_wr + 1).next_power_of_two();
+        let desc = (NEXT_SEG + sge * DATA_SEG).next_power_of_two().max(32);
+        let ring = Arc::new(KernelSrq::alloc(&sh.mdev, max, desc.ilog2())?, GFP_KERNEL)?;
+        let (dma, pages) = ring.pages();
+        let pas = (0..pages).map(|i| dma + (i * PAGE_SIZE) as u64);
+        let srqn = create_rmp(
+            &sh.mdev,
+            pd.pdn(),
+            max,
+            desc,
+            attr.srq_limit,
+            ring.dbrec_dma(),
+            pas,
+        )?;
+        let max_gs = ring.max_gs();
+        Self::finish(
+            &sh.mdev,
+            Kind::Rmp,
+            srqn,
+            max,
+            max_gs,
+            SrqMem::Kernel(ring),
+            events,
+        )
+    }
+
+    /// Creates a basic or XRC user SRQ from libmlx5's request.
+    fn create_user(
+        pd: &Pd<IbDev>,
+        attr: &SrqInitAttr<'_, IbDev>,
+        udata: &mut Udata<'_>,
+        events: &Arc<SrqEvents>,
+    ) -> Result<(Self, u32)> {
         let kind = match attr.srq_type {
             SrqType::Basic => Kind::Rmp,
             SrqType::Xrc => Kind::Xrc,
@@ -170,24 +249,15 @@ impl IbSrq {
         let db = Umem::get(dev, req.db_addr, 8, Access::LOCAL_WRITE)?;
         let pas = buf.dma_blocks(ADAPTER_PAGE)?;
         let srqn = match xrc {
-            None => {
-                let mut m = input::<command::CreateRmp>(pas.len() * 8)?;
-                {
-                    let c = m.ctx_mut();
-                    c.set_state(rmpc_state::RDY.into());
-                    let wq = c.wq_mut();
-                    wq.set_log_wq_pg_sz(0);
-                    wq.set_log_wq_stride(desc.ilog2());
-                    wq.set_log_wq_sz(max.ilog2());
-                    wq.set_lwm(attr.srq_limit);
-                    wq.set_pd(pd.pdn());
-                    wq.set_dbr_addr(db.start_dma());
-                }
-                for (i, pa) in pas.iter().enumerate() {
-                    CreateRmpIn::set_wq_pas(m.bytes_mut(), i, *pa).map_err(|_| EINVAL)?;
-                }
-                sh.mdev.cmdq.exec::<command::CreateRmp>(&m, 0)?.rmpn()
-            }
+            None => create_rmp(
+                &sh.mdev,
+                pd.pdn(),
+                max,
+                desc,
+                attr.srq_limit,
+                db.start_dma(),
+                pas.iter().copied(),
+            )?,
             Some((xrcdn, cqn)) => {
                 // srq_cmd.c create_xrc_srq_cmd with set_srqc: the SRQ context's geometry,
                 // PD, domain, CQ, doorbell record and user index; the page list after it.
@@ -216,25 +286,67 @@ impl IbSrq {
                     .xrc_srqn()
             }
         };
+        let max_gs = (desc - NEXT_SEG) / DATA_SEG;
+        let mem = SrqMem::User { _buf: buf, _db: db };
+        let (srq, srqn) = Self::finish(&sh.mdev, kind, srqn, max, max_gs, mem, events)?;
+        udata.respond(&CreateSrqResp { srqn, reserved: 0 })?;
+        Ok((srq, srqn))
+    }
+
+    /// The SRQ the card created as `srqn`, with its events registered; a failure destroys
+    /// it.
+    fn finish(
+        mdev: &Arc<Mdev>,
+        kind: Kind,
+        srqn: u32,
+        max: u32,
+        max_gs: u32,
+        mem: SrqMem,
+        events: &Arc<SrqEvents>,
+    ) -> Result<(Self, u32)> {
         // From here on the SRQ exists: a failure drops `srq`, which destroys it.
         let mut srq = Self {
             events: None,
-            mdev: sh.mdev.clone(),
+            mdev: mdev.clone(),
             kind,
             srqn,
             max,
-            max_gs: (desc - NEXT_SEG) / DATA_SEG,
-            _buf: buf,
-            _db: db,
+            max_gs,
+            mem,
         };
         let handler: Arc<dyn QpHandler> = Arc::new(Notify(events.clone()), GFP_KERNEL)?;
-        srq.events = Some(QpEventReg::srq(&sh.mdev, srqn, handler)?);
-        udata.respond(&CreateSrqResp {
-            srqn: srq.srqn,
-            reserved: 0,
-        })?;
+        srq.events = Some(QpEventReg::srq(mdev, srqn, handler)?);
         Ok((srq, srqn))
     }
+}
+
+/// `CREATE_RMP` (srq_cmd.c `create_rmp_cmd`): a ready RMP of `max` WQEs of `desc` bytes in
+/// PD `pdn`, limit `lwm`, its doorbell record at `dbr` and its ring on the pages `pas`.
+fn create_rmp(
+    mdev: &Mdev,
+    pdn: u32,
+    max: u32,
+    desc: u32,
+    lwm: u32,
+    dbr: u64,
+    pas: impl ExactSizeIterator<Item = u64>,
+) -> Result<u32> {
+    let mut m = input::<command::CreateRmp>(pas.len() * 8)?;
+    {
+        let c = m.ctx_mut();
+        c.set_state(rmpc_state::RDY.into());
+        let wq = c.wq_mut();
+        wq.set_log_wq_pg_sz(0);
+        wq.set_log_wq_stride(desc.ilog2());
+        wq.set_log_wq_sz(max.ilog2());
+        wq.set_lwm(lwm);
+        wq.set_pd(pdn);
+        wq.set_dbr_addr(dbr);
+    }
+    for (i, pa) in pas.enumerate() {
+        CreateRmpIn::set_wq_pas(m.bytes_mut(), i, pa).map_err(|_| EINVAL)?;
+    }
+    Ok(mdev.cmdq.exec::<command::CreateRmp>(&m, 0)?.rmpn())
 }
 
 impl IbSrq {

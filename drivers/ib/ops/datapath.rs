@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-//! The kernel data path's trampolines of [`OpsTable`]: `post_send`, `post_recv`, `poll_cq`,
-//! `req_notify_cq`, over the work-request cursors and completion writer of `wr.rs`. Kernel
+//! The kernel data path's trampolines of [`OpsTable`]: `post_send`, `post_recv`,
+//! `post_srq_recv`, `poll_cq`, `req_notify_cq`, over the work-request cursors and completion writer of `wr.rs`. Kernel
 //! users call them in any context: they must not sleep.
 
 use kernel::{
@@ -13,7 +13,8 @@ use crate::{
     driver::IbDriver,
     object::{
         Cq,
-        Qp, //
+        Qp,
+        Srq, //
     },
     wr::{
         RecvWrs,
@@ -34,7 +35,9 @@ impl<T: IbDriver> OpsTable<T> {
     ) -> c_int {
         // SAFETY: Initialised by `create_qp`, live during the call.
         let qp = unsafe { Qp::<T>::from_raw(qp) };
-        // SAFETY: The chain is valid for the call.
+        // SAFETY: The chain is valid for the call; a kernel poster's inline requests point
+        // at its kernel buffers (`ib_post_send`'s contract, which uverbs' posts, the only
+        // ones with process addresses, reach on a process's QP).
         let mut wrs = unsafe { SendWrs::<T>::new(wr) };
         let r = T::post_send(qp, &mut wrs);
         // SAFETY: `bad` is the caller's, NULL or writable.
@@ -51,11 +54,23 @@ impl<T: IbDriver> OpsTable<T> {
     ) -> c_int {
         // SAFETY: Initialised by `create_qp`, live during the call.
         let qp = unsafe { Qp::<T>::from_raw(qp) };
-        // SAFETY: The chain is valid for the call.
-        let mut wrs = unsafe { RecvWrs::new(wr) };
-        let r = T::post_recv(qp, &mut wrs);
-        // SAFETY: `bad` is the caller's, NULL or writable.
-        unsafe { posted(r, bad, wrs.failed()) }
+        // SAFETY: The caller's guarantees.
+        unsafe { post_recv_chain(wr, bad, |wrs| T::post_recv(qp, wrs)) }
+    }
+
+    /// # Safety
+    ///
+    /// The poster calls it with a live SRQ of ours and a chain of requests valid for the
+    /// call; `bad` is writable.
+    pub(super) unsafe extern "C" fn post_srq_recv(
+        srq: *mut ksys::ib_srq,
+        wr: *const ksys::ib_recv_wr,
+        bad: *mut *const ksys::ib_recv_wr,
+    ) -> c_int {
+        // SAFETY: Initialised by `create_srq`, live during the call.
+        let srq = unsafe { Srq::<T>::from_raw(srq) };
+        // SAFETY: The caller's guarantees.
+        unsafe { post_recv_chain(wr, bad, |wrs| T::post_srq_recv(srq, wrs)) }
     }
 
     /// # Safety
@@ -93,6 +108,24 @@ impl<T: IbDriver> OpsTable<T> {
             Err(e) => e.to_errno(),
         }
     }
+}
+
+/// Hands a chain of receive requests to `post` (the driver's `post_recv` or `post_srq_recv`)
+/// and returns what the poster gets.
+///
+/// # Safety
+///
+/// `wr` is the head of a chain valid for the call; `bad` is NULL or writable.
+unsafe fn post_recv_chain(
+    wr: *const ksys::ib_recv_wr,
+    bad: *mut *const ksys::ib_recv_wr,
+    post: impl FnOnce(&mut RecvWrs<'_>) -> Result,
+) -> c_int {
+    // SAFETY: The chain is valid for the call.
+    let mut wrs = unsafe { RecvWrs::new(wr) };
+    let r = post(&mut wrs);
+    // SAFETY: `bad` is the caller's, NULL or writable.
+    unsafe { posted(r, bad, wrs.failed()) }
 }
 
 /// What `post_send` and `post_recv` return: 0, or the errno with the request to report as
