@@ -2,22 +2,28 @@
 //! Address handles (mlx5_ib ah.c `create_ib_ah`): the RoCE destination of UD sends kept as
 //! the 48-byte address vector (`struct mlx5_av`) that a UD send WQE carries in its datagram
 //! segment. Kernel users (ib_mad's replies, the CM) post with it; for a process libmlx5
-//! builds its own vector and gets only the destination MAC back.
+//! builds its own vector and gets only the destination MAC back. Also a connected QP's
+//! address path (`mlx5_set_path`), which qp.rs fills from the same attributes.
 
-use cx4_hw::wqe::rdma::{
-    Av,
-    AV_GRH, //
+use cx4_hw::{
+    qp::{
+        qpc_st,
+        Ads, //
+    },
+    wqe::rdma::{
+        Av,
+        AV_GRH, //
+    },
 };
 use ib::{
+    qp_attr_mask as m,
     AhAttr,
-    GidType, //
+    GidType,
+    AH_GRH, //
 };
 use kernel::prelude::*;
 
-use crate::ib::qp::{
-    rate_field,
-    ROCE_UDP_SPORT_MIN, //
-};
+use crate::ib::qp::ROCE_UDP_SPORT_MIN;
 
 /// `MLX5_ECN_ENABLED`: RoCE v2 sends from an address handle are ECN-capable.
 const ECN_ENABLED: u32 = 1 << 1;
@@ -69,4 +75,70 @@ impl IbAh {
 pub(crate) fn flow_label_to_udp_sport(fl: u32) -> u32 {
     let low = (fl & 0x3fff) ^ ((fl & 0xf_c000) >> 14);
     low | ROCE_UDP_SPORT_MIN
+}
+
+/// `MLX5_STAT_RATE_OFFSET`: `stat_rate` = `enum ib_rate` + 5.
+const STAT_RATE_OFFSET: u8 = 5;
+
+/// `rdma_calc_flow_label` and `rdma_flow_label_to_udp_sport`: the RoCE v2 UDP source port
+/// of a connection, from the flow label or, without one, from the two QP numbers.
+fn udp_sport(flow_label: u32, lqpn: u32, rqpn: u32) -> u32 {
+    let fl = if flow_label != 0 {
+        flow_label
+    } else {
+        let mut v = u64::from(lqpn) * u64::from(rqpn);
+        v ^= v >> 20;
+        v ^= v >> 40;
+        (v & 0xf_ffff) as u32
+    };
+    flow_label_to_udp_sport(fl)
+}
+
+/// The `stat_rate` field of an `enum ib_rate` (`mlx5r_ib_rate`): 0 for the port's rate.
+pub(crate) fn rate_field(rate: u8) -> Result<u8> {
+    match rate {
+        0 => Ok(0),
+        r if r + STAT_RATE_OFFSET <= 0xf => Ok(r + STAT_RATE_OFFSET),
+        _ => Err(EINVAL),
+    }
+}
+
+/// `mlx5_set_path` for a RoCE address.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn set_path(
+    p: &mut Ads,
+    ah: &AhAttr,
+    port: u32,
+    st: u8,
+    mask: u32,
+    lqpn: u32,
+    rqpn: u32,
+    gid_tbl_len: u32,
+) -> Result {
+    if !ah.roce || ah.ah_flags & AH_GRH == 0 {
+        return Err(EINVAL);
+    }
+    if u32::from(ah.sgid_index) >= gid_tbl_len {
+        return Err(EINVAL);
+    }
+    let v2 = ah.sgid_type == Some(GidType::RoceV2);
+    let d = ah.dmac;
+    p.set_rmac_47_32(u32::from(d[0]) << 8 | u32::from(d[1]));
+    p.set_rmac_31_0(u32::from_be_bytes([d[2], d[3], d[4], d[5]]));
+    if (st == qpc_st::RC || st == qpc_st::UC || st == qpc_st::XRC) && v2 && mask & m::DEST_QPN != 0
+    {
+        p.set_udp_sport(udp_sport(ah.flow_label, lqpn, rqpn));
+    }
+    p.set_eth_prio((ah.sl & 7).into());
+    if v2 {
+        p.set_dscp((ah.traffic_class >> 2).into());
+    }
+    p.set_src_addr_index(ah.sgid_index.into());
+    p.set_hop_limit(ah.hop_limit.into());
+    p.set_tclass(ah.traffic_class.into());
+    p.set_flow_label(ah.flow_label);
+    p.rgid_rip_mut().copy_from_slice(&ah.dgid);
+    p.set_stat_rate(rate_field(ah.static_rate)?.into());
+    p.set_vhca_port_num(port);
+    Ok(())
 }

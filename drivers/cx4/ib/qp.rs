@@ -26,7 +26,6 @@ use cx4_hw::{
         qpc_st,
         qpc_state,
         rq_type,
-        Ads,
         CreateQpIn,
         OptParam,
         Qpc, //
@@ -35,7 +34,6 @@ use cx4_hw::{
 use ib::{
     qp_attr_mask as m,
     Access,
-    AhAttr,
     Pd,
     Qp,
     QpAttr,
@@ -46,8 +44,7 @@ use ib::{
     QpState,
     QpType,
     Udata,
-    Umem,
-    AH_GRH, //
+    Umem, //
 };
 use kernel::{
     new_mutex,
@@ -71,7 +68,7 @@ use crate::{
             CreateQpResp,
             ModifyQpReq, //
         },
-        ah::flow_label_to_udp_sport,
+        ah::set_path,
         cq::IbCq,
         cq::{
             ADAPTER_PAGE,
@@ -110,8 +107,6 @@ const SEND_WQE_BB: u32 = 64;
 const ACK_REQ_FREQ: u32 = 8;
 /// RoCE v2 UDP source ports are drawn from 0xc000.. (`IB_ROCE_UDP_ENCAP_VALID_PORT_MIN`).
 pub(crate) const ROCE_UDP_SPORT_MIN: u32 = 0xc000;
-/// `MLX5_STAT_RATE_OFFSET`: `stat_rate` = `enum ib_rate` + 5.
-const STAT_RATE_OFFSET: u8 = 5;
 
 /// What modify and query need to remember (mlx5_ib's `trans_qp` fields).
 #[derive(Default)]
@@ -874,69 +869,6 @@ fn opt_of(mask: u32) -> u32 {
         o |= OptParam::PM_STATE;
     }
     o.bits()
-}
-
-/// `rdma_calc_flow_label` and `rdma_flow_label_to_udp_sport`: the RoCE v2 UDP source port
-/// of a connection, from the flow label or, without one, from the two QP numbers.
-fn udp_sport(flow_label: u32, lqpn: u32, rqpn: u32) -> u32 {
-    let fl = if flow_label != 0 {
-        flow_label
-    } else {
-        let mut v = u64::from(lqpn) * u64::from(rqpn);
-        v ^= v >> 20;
-        v ^= v >> 40;
-        (v & 0xf_ffff) as u32
-    };
-    flow_label_to_udp_sport(fl)
-}
-
-/// The `stat_rate` field of an `enum ib_rate` (`mlx5r_ib_rate`): 0 for the port's rate.
-pub(crate) fn rate_field(rate: u8) -> Result<u8> {
-    match rate {
-        0 => Ok(0),
-        r if r + STAT_RATE_OFFSET <= 0xf => Ok(r + STAT_RATE_OFFSET),
-        _ => Err(EINVAL),
-    }
-}
-
-/// `mlx5_set_path` for a RoCE address.
-#[allow(clippy::too_many_arguments)]
-fn set_path(
-    p: &mut Ads,
-    ah: &AhAttr,
-    port: u32,
-    st: u8,
-    mask: u32,
-    lqpn: u32,
-    rqpn: u32,
-    gid_tbl_len: u32,
-) -> Result {
-    if !ah.roce || ah.ah_flags & AH_GRH == 0 {
-        return Err(EINVAL);
-    }
-    if u32::from(ah.sgid_index) >= gid_tbl_len {
-        return Err(EINVAL);
-    }
-    let v2 = ah.sgid_type == Some(ib::GidType::RoceV2);
-    let d = ah.dmac;
-    p.set_rmac_47_32(u32::from(d[0]) << 8 | u32::from(d[1]));
-    p.set_rmac_31_0(u32::from_be_bytes([d[2], d[3], d[4], d[5]]));
-    if (st == qpc_st::RC || st == qpc_st::UC || st == qpc_st::XRC) && v2 && mask & m::DEST_QPN != 0
-    {
-        p.set_udp_sport(udp_sport(ah.flow_label, lqpn, rqpn));
-    }
-    p.set_eth_prio((ah.sl & 7).into());
-    if v2 {
-        p.set_dscp((ah.traffic_class >> 2).into());
-    }
-    p.set_src_addr_index(ah.sgid_index.into());
-    p.set_hop_limit(ah.hop_limit.into());
-    p.set_tclass(ah.traffic_class.into());
-    p.set_flow_label(ah.flow_label);
-    p.rgid_rip_mut().copy_from_slice(&ah.dgid);
-    p.set_stat_rate(rate_field(ah.static_rate)?.into());
-    p.set_vhca_port_num(port);
-    Ok(())
 }
 
 #[kunit_tests(cx4_ib_qp_states)]
