@@ -347,6 +347,13 @@ fn firmware(cfg: &Config) -> Firmware {
     if cfg.ec_8bit {
         caps.set_vector_calc("calc_matrix_type_8bit", 1);
     }
+    if cfg.link_ib {
+        // An InfiniBand port (the VPI card's other personality): mlx5_ib reads the port
+        // through MAD_IFC (no ib_virt) and its GIDs from GUIDInfo; 8 GIDs (code 0) as
+        // GUIDInfo's GUIDCap says (`fw/ib_port.rs`).
+        caps.set_general("port_type", 0);
+        caps.set_general("gid_table_size", 0);
+    }
     let psid = match cfg.chip {
         Chip::ConnectX4 => "MT_2190110032",
         Chip::ConnectX4Lx => "MT_2420110034",

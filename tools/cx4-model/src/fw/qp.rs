@@ -319,6 +319,9 @@ impl Firmware {
                 if self.rdma.gsi == Some(qpn) {
                     self.rdma.gsi = None;
                 }
+                if self.rdma.smi == Some(qpn) {
+                    self.rdma.smi = None;
+                }
                 self.rdma.qp_events.push((qpn, super::QP_DESTROYED));
                 log::debug!("QP {qpn:#x} ({}) destroyed", qpc_st::qpc_st_name(qp.st()));
                 Ok(())
@@ -381,6 +384,9 @@ impl Firmware {
             qpc_st::RC => "rc",
             qpc_st::UC => "uc",
             qpc_st::UD | qpc_st::QP1 | qpc_st::REG_UMR => "ud",
+            // The SMI QP exists on an InfiniBand port only (mlx5_ib creates it when the
+            // port has an SMI, `has_smi`).
+            qpc_st::QP0 if self.ib_mode() => "ud",
             qpc_st::XRC => "xrc",
             _ => fail!(
                 BAD_PARAM,
@@ -396,6 +402,9 @@ impl Firmware {
         }
         if st == qpc_st::QP1 && self.rdma.gsi.is_some() {
             fail!(BAD_PARAM, "CREATE_QP: the port already has its QP1");
+        }
+        if st == qpc_st::QP0 && self.rdma.smi.is_some() {
+            fail!(BAD_PARAM, "CREATE_QP: the port already has its QP0");
         }
         if self.rdma.qps.len() as u64 >= 1u64 << self.caps.general("log_max_qp") {
             fail!(NO_RES, "CREATE_QP: log_max_qp QPs exist");
@@ -535,6 +544,9 @@ impl Firmware {
         qp.set_state(qpc_state::RST);
         if st == qpc_st::QP1 {
             self.rdma.gsi = Some(qpn);
+        }
+        if st == qpc_st::QP0 {
+            self.rdma.smi = Some(qpn);
         }
         log::debug!(
             "QP {qpn:#x}: {} sq 2^{:?} rq 2^{}x{}",

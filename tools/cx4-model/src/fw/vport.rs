@@ -7,10 +7,8 @@ use cx4_hw::{
 
 use super::{cmd_in, cmd_out, fail, need_in, need_out, CmdResult, Firmware};
 
-/// The default P_Key (full membership).
-pub const DEFAULT_PKEY: u32 = 0xffff;
 /// Entries in the P_Key table.
-pub const PKEY_TABLE_SIZE: u32 = 128;
+pub const PKEY_TABLE_SIZE: u32 = (super::ib_port::PKEY_BLOCKS * 32) as u32;
 
 /// NIC vport state kept by the firmware.
 #[derive(Debug, Clone)]
@@ -325,11 +323,9 @@ impl Firmware {
                             "QUERY_HCA_VPORT_PKEY: output too short for the table"
                         );
                     };
-                    p.set_pkey(if first == 0 && i == 0 {
-                        DEFAULT_PKEY
-                    } else {
-                        0
-                    });
+                    // The port's P_Key table: the default P_Key in entry 0 until an SM
+                    // writes the table (an IB port's P_KeyTable, `ib_port.rs`).
+                    p.set_pkey(self.ib.pkeys[first as usize + i].into());
                 }
                 Ok(())
             }
