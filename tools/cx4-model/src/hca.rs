@@ -214,6 +214,16 @@ impl Hca {
             self.mac_control(bus, mc);
             return;
         }
+        if self.fw.ib_mode() {
+            // An IB port: its packets (`roce/ib_wire.rs`) go to the datagram engine; nothing
+            // else reaches an IB link's receiver.
+            if crate::roce::ib_wire::is_ib_frame(frame) {
+                self.roce_at().ib_receive_wire(bus, frame);
+            } else {
+                self.path.rx_malformed += 1;
+            }
+            return;
+        }
         if frame.len() > max_frame(&self.fw) {
             self.path.rx_oversize += 1;
             self.fw.count_rx_length_error();

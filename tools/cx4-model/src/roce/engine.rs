@@ -200,7 +200,7 @@ fn service(st: u8) -> Option<Service> {
         qpc_st::UC => Some(Service::Uc),
         // Initiator and target alike: the RC state machines (`xrc.rs` maps the opcodes).
         qpc_st::XRC => Some(Service::Xrc),
-        qpc_st::UD | qpc_st::QP1 => Some(Service::Ud),
+        qpc_st::UD | qpc_st::QP1 | qpc_st::QP0 => Some(Service::Ud),
         _ => None,
     }
 }
