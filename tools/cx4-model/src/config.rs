@@ -306,6 +306,35 @@ mod tests {
     }
 
     #[test]
+    fn the_link_layer_is_ib_on_the_connectx4_alone() {
+        assert!(!Config::from_args(args("--socket /x")).unwrap().link_ib);
+        assert!(
+            Config::from_args(args("--socket /x --link ib"))
+                .unwrap()
+                .link_ib
+        );
+        assert!(
+            !Config::from_args(args("--socket /x --link eth --roce"))
+                .unwrap()
+                .link_ib
+        );
+        for bad in [
+            "--chip cx4lx --link ib",
+            "--link ib --roce",
+            "--eth --link ib",
+            "--link opa",
+        ] {
+            assert!(
+                matches!(
+                    Config::from_args(args(&format!("--socket /x {bad}"))),
+                    Err(ArgError::Bad(_))
+                ),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
     fn explicit_values_are_taken() {
         let c = Config::from_args(args("--socket /x --fw-version 12.1.3 --cmdif-rev 4")).unwrap();
         assert_eq!(
