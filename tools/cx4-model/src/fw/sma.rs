@@ -77,6 +77,10 @@ pub const SMP_DATA_LEN: usize = 64;
 /// Bytes of a MAD.
 pub const MAD_LEN: usize = 256;
 
+/// A Set carried a value the SMA refuses (MAD status 0x001C; nothing of it applied).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BadValue;
+
 /// PORT_CHANGE sub-types a MAD caused, in the order they are to be posted.
 pub type SmaEvents = Vec<u8>;
 
@@ -205,7 +209,7 @@ fn answer(
             if set {
                 match port.set_port_info(&data) {
                     Ok(ev) => events.extend(ev),
-                    Err(()) => {
+                    Err(BadValue) => {
                         port.port_info(id.guid, port_num, out);
                         return STATUS_BAD_VALUE;
                     }
@@ -336,8 +340,8 @@ impl IbPort {
     }
 
     /// A Set(PortInfo) of `d`: checks every component first, then applies them; returns the
-    /// PORT_CHANGE sub-types to post, or `Err` (status 0x001C, nothing applied).
-    pub fn set_port_info(&mut self, d: &[u8; SMP_DATA_LEN]) -> Result<SmaEvents, ()> {
+    /// PORT_CHANGE sub-types to post, or [`BadValue`] (status 0x001C, nothing applied).
+    pub fn set_port_info(&mut self, d: &[u8; SMP_DATA_LEN]) -> Result<SmaEvents, BadValue> {
         let lid = be16(d, 16);
         let sm_lid = be16(d, 18);
         let state = d[32] & 0xf;
@@ -349,7 +353,7 @@ impl IbPort {
         let speed_ext = d[63] & 0x1f;
         // LIDs: unicast (a CA's base LID; 0 is "not assigned"), never multicast/permissive.
         if lid >= 0xc000 || sm_lid >= 0xc000 {
-            return Err(());
+            return Err(BadValue);
         }
         let new_state = match (state, self.state) {
             (0, s) => s,
@@ -357,28 +361,26 @@ impl IbPort {
             (2, PortState::Init) => PortState::Init,
             (3, PortState::Init | PortState::Armed) => PortState::Armed,
             (4, PortState::Armed | PortState::Active) => PortState::Active,
-            _ => return Err(()),
+            _ => return Err(BadValue),
         };
         // PortPhysicalState: 0 no change, 2 Polling, 3 Disabled.
         if !matches!(phys, 0 | 2 | 3) {
-            return Err(());
+            return Err(BadValue);
         }
         if width != 0 && width != 0xff && width & !IbPort::WIDTH_SUPPORTED != 0 {
-            return Err(());
+            return Err(BadValue);
         }
         if speed != 0 && speed != 0xf && speed & !IbPort::SPEED_SUPPORTED != 0 {
-            return Err(());
+            return Err(BadValue);
         }
         if mtu == 0 || mtu > IbPort::MTU_CAP {
-            return Err(());
+            return Err(BadValue);
         }
         if op_vls > IbPort::VL_CAP {
-            return Err(());
+            return Err(BadValue);
         }
-        if speed_ext != 0 && speed_ext != 0x1e && speed_ext != 0x1f {
-            if speed_ext & !IbPort::SPEED_EXT_SUPPORTED != 0 {
-                return Err(());
-            }
+        if !matches!(speed_ext, 0 | 0x1e | 0x1f) && speed_ext & !IbPort::SPEED_EXT_SUPPORTED != 0 {
+            return Err(BadValue);
         }
         let mut ev = SmaEvents::new();
         let (old_lid, old_lmc, old_sm) = (self.lid, self.lmc, (self.sm_lid, self.sm_sl));

@@ -215,7 +215,8 @@ fn set_port_info_assigns_lids_and_walks_init_armed_active() {
 fn set_port_info_refuses_bad_values() {
     let mut s = Sma::new();
     let good = s.port_info_to_set();
-    let bad: [(&str, fn(&mut [u8; 64])); 6] = [
+    type Edit = fn(&mut [u8; 64]);
+    let bad: [(&str, Edit); 6] = [
         ("multicast LID", |d| {
             d[16..18].copy_from_slice(&0xc001u16.to_be_bytes())
         }),

@@ -74,7 +74,7 @@ impl Roce<'_> {
             VL15
         } else {
             let b = port.sl2vl[usize::from(sl / 2)];
-            if sl % 2 == 0 {
+            if sl.is_multiple_of(2) {
                 b >> 4
             } else {
                 b & 0xf
