@@ -278,6 +278,9 @@ impl Firmware {
         self.regs.fw_version = regs.fw_version;
         self.regs.carrier = regs.carrier;
         self.regs.link_up = regs.link_up;
+        // An IB port comes out of reset trained if the link is there (no event: the
+        // driver that would hear it is gone).
+        let _ = self.ib.set_link(regs.link_up && regs.carrier);
         self.vport.mac = vport.mac;
         self.vport.guid = vport.guid;
     }
