@@ -256,7 +256,10 @@ impl Hca {
     /// Attaches the port's wire.
     pub fn attach(&mut self, port: Arc<dyn Wire>) {
         self.fw.regs.carrier = self.port.attach(port);
-        let _ = self.fw.ib.set_link(self.fw.regs.link_up && self.fw.regs.carrier);
+        let _ = self
+            .fw
+            .ib
+            .set_link(self.fw.regs.link_up && self.fw.regs.carrier);
     }
     /// A received MAC control frame: the port counts and honours it; a pause it ends runs the
     /// stalled SQs again.

@@ -628,6 +628,8 @@ struct Limits {
     log_max_msg: u32,
     log_rra: u32,
     log_sra: u32,
+    /// The port is InfiniBand (paths by LID, not by the RoCE address table).
+    ib: bool,
 }
 
 impl Limits {
@@ -639,6 +641,7 @@ impl Limits {
             log_max_msg: fw.caps.general("log_max_msg") as u32,
             log_rra: fw.caps.general("log_max_ra_res_qp") as u32,
             log_sra: fw.caps.general("log_max_ra_req_qp") as u32,
+            ib: fw.ib_mode(),
         }
     }
 }
@@ -676,7 +679,13 @@ fn check_context(
                 return Err("remote QPN 0".into());
             }
             let idx = p.src_addr_index() as u16;
-            if !gids.contains_key(&idx) {
+            // On an IB port the source GID (of a GRH path) is one of the port's GUIDInfo
+            // GIDs; a local path (no GRH) names none.
+            if l.ib {
+                if p.grh() != 0 && usize::from(idx) >= super::ib_port::GUID_CAP {
+                    return Err(format!("source GID index {idx} beyond the port's GIDs"));
+                }
+            } else if !gids.contains_key(&idx) {
                 return Err(format!(
                     "source GID index {idx} not in the RoCE address table"
                 ));

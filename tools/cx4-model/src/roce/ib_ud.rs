@@ -18,16 +18,18 @@
 //! the UD QP of that number. The CQE carries the SLID, the SL and the DLID path bits and no
 //! GRH; the receive buffer's 40-byte GRH area is left zero.
 
-use cx4_hw::qp::qpc_st;
+use cx4_hw::qp::{qpc_st, Qpc};
 
 use crate::bus::Bus;
 use crate::fw::ib_port::IbPort;
 
 use super::headers::{Bth, ExtHeaders, Service, TransportHeaders};
-use super::ib_wire::{self, Lrh, PERMISSIVE_LID, VL15};
+use super::ib_wire::{self, IbPath, Lrh, PERMISSIVE_LID, VL15};
 use super::looped::Looped;
+use super::packet::{Ethernet, Grh, Ip};
 use super::qp_view::{IbRx, QpView, RxMeta};
 use super::ud::{UdAddress, GRH_LEN, GSI_QPN, SMI_QPN};
+use super::wire::Path;
 use super::Roce;
 
 /// Whether a packet's P_Key `pkt` matches the table entry `entry` (IBA 10.9.3): the low 15
@@ -36,8 +38,63 @@ pub fn pkey_matches(pkt: u16, entry: u16) -> bool {
     pkt & 0x7fff != 0 && pkt & 0x7fff == entry & 0x7fff && (pkt | entry) & 0x8000 != 0
 }
 
+/// The LRH of a packet from `port` to `dlid` on `sl` with source path bits `path_bits` (VL15
+/// for QP0's); PktLen and LNH are the builder's.
+pub fn lrh_to(port: &IbPort, dlid: u16, sl: u8, path_bits: u8, smi: bool) -> Lrh {
+    let slid = if dlid == PERMISSIVE_LID {
+        PERMISSIVE_LID
+    } else {
+        let mask = (1u16 << port.lmc.min(7)) - 1;
+        port.lid | (u16::from(path_bits) & mask)
+    };
+    let sl = sl & 0xf;
+    let vl = if smi {
+        VL15
+    } else {
+        let b = port.sl2vl[usize::from(sl / 2)];
+        if sl.is_multiple_of(2) {
+            b >> 4
+        } else {
+            b & 0xf
+        }
+    };
+    Lrh {
+        vl,
+        sl,
+        dlid,
+        slid,
+        ..Default::default()
+    }
+}
+
+/// The path of a connected QP with context `ctx` on IB port `port` (MAC `mac`): DLID the
+/// address path's `rlid`, SL its `sl`, source path bits its `mlid`, P_Key its table entry.
+pub fn ib_path(ctx: &Qpc, port: &IbPort, mac: [u8; 6]) -> Path {
+    let p = ctx.primary_address_path();
+    let lrh = lrh_to(port, p.rlid() as u16, p.sl() as u8, p.mlid() as u8, false);
+    Path {
+        eth: Ethernet {
+            dst: [0xff; 6],
+            src: mac,
+            vlan_tci: None,
+        },
+        ip: Ip::Grh(Grh::default()),
+        udp_sport: 0,
+        remote_qpn: ctx.remote_qpn(),
+        ib: Some(IbPath {
+            lrh,
+            pkey: port
+                .pkeys
+                .get(p.pkey_index() as usize)
+                .copied()
+                .unwrap_or(0),
+            src_mac: mac,
+        }),
+    }
+}
+
 /// The path bits of `dlid` if it is one of the port's LIDs (base LID plus 2^LMC - 1).
-fn own_lid(port: &IbPort, dlid: u16) -> Option<u8> {
+pub fn own_lid(port: &IbPort, dlid: u16) -> Option<u8> {
     let lids = 1u16 << port.lmc.min(7);
     (port.lid != 0 && dlid >= port.lid && dlid - port.lid < lids).then(|| (dlid - port.lid) as u8)
 }
@@ -63,23 +120,7 @@ impl Roce<'_> {
             return;
         }
         let dlid = av.rlid;
-        let slid = if dlid == PERMISSIVE_LID {
-            PERMISSIVE_LID
-        } else {
-            let mask = (1u16 << port.lmc.min(7)) - 1;
-            port.lid | (u16::from(av.path_bits) & mask)
-        };
-        let sl = av.sl & 0xf;
-        let vl = if smi {
-            VL15
-        } else {
-            let b = port.sl2vl[usize::from(sl / 2)];
-            if sl.is_multiple_of(2) {
-                b >> 4
-            } else {
-                b & 0xf
-            }
-        };
+        let lrh = lrh_to(port, dlid, av.sl, av.path_bits, smi);
         bth.pkey = if smi {
             0xffff
         } else {
@@ -90,13 +131,6 @@ impl Roce<'_> {
                 .get(&v.qpn)
                 .map_or(0, |qp| qp.ctx.primary_address_path().pkey_index() as usize);
             port.pkeys.get(idx).copied().unwrap_or(0)
-        };
-        let lrh = Lrh {
-            vl,
-            sl,
-            dlid,
-            slid,
-            ..Default::default()
         };
         let local = own_lid(port, dlid).is_some();
         let f = match ib_wire::build(
@@ -159,8 +193,6 @@ impl Roce<'_> {
             Some("QP0 and VL15 go together")
         } else if !qp0 && !port.active() {
             Some("port not Active")
-        } else if hdr.bth.opcode.info().service != Service::Ud {
-            Some("connected services over IB are not modelled yet")
         } else {
             None
         };
@@ -179,6 +211,26 @@ impl Roce<'_> {
             *v = v.saturating_add(1);
             return;
         }
+        let meta = RxMeta {
+            l3: 0,
+            vlan: None,
+            ib: Some(IbRx {
+                slid: lrh.slid,
+                sl: lrh.sl,
+                path_bits: path_bits.unwrap_or(0),
+            }),
+        };
+        if hdr.bth.opcode.info().service != Service::Ud {
+            // RC, UC, XRC: the same engine as RoCE's, by the BTH's QP.
+            if !self.fw.rdma.qps.contains_key(&dest) || !self.roce.qps.contains_key(&dest) {
+                self.roce.stats.rx_no_qp += 1;
+                return;
+            }
+            self.with_qp(bus, dest, |d, bus, q, v| {
+                d.qp_packet(bus, q, v, &hdr, p.payload, meta)
+            });
+            return;
+        }
         let target = match dest {
             SMI_QPN => self.fw.rdma.smi,
             GSI_QPN => self.fw.rdma.gsi,
@@ -194,15 +246,6 @@ impl Roce<'_> {
         }) else {
             self.roce.stats.rx_no_qp += 1;
             return;
-        };
-        let meta = RxMeta {
-            l3: 0,
-            vlan: None,
-            ib: Some(IbRx {
-                slid: lrh.slid,
-                sl: lrh.sl,
-                path_bits: path_bits.unwrap_or(0),
-            }),
         };
         let grh = [0u8; GRH_LEN];
         self.with_qp(bus, qpn, |d, bus, q, v| {

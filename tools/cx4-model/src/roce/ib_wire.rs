@@ -97,6 +97,18 @@ impl Lrh {
     }
 }
 
+/// Where a connected QP's packets go on the IB link: the LRH (PktLen and LNH set per packet),
+/// the BTH P_Key, and the port's MAC for the carrying frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IbPath {
+    /// The LRH template: VL, SL, DLID, SLID.
+    pub lrh: Lrh,
+    /// The BTH P_Key (the QP's P_Key table entry).
+    pub pkey: u16,
+    /// The sending port's MAC (source of the carrying frame).
+    pub src_mac: [u8; 6],
+}
+
 /// An IB packet as received: its LRH, transport headers and payload.
 #[derive(Clone, Copy, Debug)]
 pub struct IbPacket<'a> {
@@ -139,6 +151,12 @@ pub fn vcrc(p: &[u8]) -> u16 {
 /// Whether `frame` is an Ethernet frame carrying an IB packet.
 pub fn is_ib_frame(frame: &[u8]) -> bool {
     frame.len() >= ETH_HLEN && u16::from_be_bytes([frame[12], frame[13]]) == ETHERTYPE_IB
+}
+
+/// The DLID of the IB packet in `frame`, unchecked.
+pub fn peek_dlid(frame: &[u8]) -> Option<u16> {
+    let b = frame.get(ETH_HLEN + 2..ETH_HLEN + 4)?;
+    Some(u16::from_be_bytes([b[0], b[1]]))
 }
 
 /// The Ethernet frame of the IB packet `lrh` (its PktLen computed here), `hdr` (its pad

@@ -173,6 +173,7 @@ impl UdAddress {
             ip,
             udp_sport,
             remote_qpn: self.dqpn,
+            ib: None,
         })
     }
 }
