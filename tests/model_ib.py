@@ -55,7 +55,7 @@ def tests(env: Env):
         Armed then Active; ibstat shows them Active with the SM's LID, sminfo finds vm0's
         SM master at its own LID (an SMP looped back inside the card), smpquery reads the
         peer's PortInfo by directed route and by LID across the wire, and ibnetdiscover
-        finds the two CAs linked."""
+        finds the two CAs linked; ibv_rc_pingpong then runs RC between them by LID."""
         vm0 = IB_UP + """
             ib_load
             section devinfo; ibv_devinfo -v -d $IBDEV
@@ -72,6 +72,11 @@ def tests(env: Env):
             section peer-node; smpquery -D nodedesc 0,1
             section discover; ibnetdiscover
             section opensm; grep -E "SUBNET UP|ERR" /tmp/opensm.log | head -20 || true
+            # LID-routed RC (no GID): the out-of-band exchange over the virtio NIC.
+            virtio_up; reach $PEER
+            wait_signal server-up 60
+            section rc-pingpong
+            timeout 60 ibv_rc_pingpong -d $IBDEV -n 100 -s 4096 $PEER || echo "rc=$?"
             signal done0
             echo ib-done
         """
@@ -83,10 +88,16 @@ def tests(env: Env):
             section ibstat; ibstat $IBDEV
             section devinfo; ibv_devinfo -d $IBDEV
             signal active1
+            virtio_up
+            timeout 90 ibv_rc_pingpong -d $IBDEV -n 100 -s 4096 > /tmp/pp.out 2>&1 &
+            PP=$!
+            sleep 2; signal server-up
+            wait $PP || echo "rc=$?" >> /tmp/pp.out
+            section rc-pingpong; cat /tmp/pp.out
             wait_signal done0 200
             echo ib-done
         """
-        rs = eth_vms(env, [vm0, vm1], timeout=300, model_args=IB_MODEL)
+        rs = eth_vms(env, [vm0, vm1], timeout=300, model_args=IB_MODEL, mgmt=True)
         for r in rs:
             assert r.status == 0 and "ib-done" in r.job_log, describe(r)
             check_clean_dmesg(r.dmesg)
@@ -120,5 +131,12 @@ def tests(env: Env):
         disc = section(l0, "discover")
         assert len(re.findall(r"^Ca\s", disc, re.M)) == 2, disc
         assert "SUBNET UP" in section(l0, "opensm"), section(l0, "opensm")
+        # RC between the two ports by LID (ibv_rc_pingpong without -g: no GRH), both ways.
+        for log in (l0, l1):
+            pp = section(log, "rc-pingpong")
+            assert "rc=" not in pp and re.search(r"819200 bytes in [\d.]+ seconds", pp), pp
+            assert re.search(r"100 iters in", pp), pp
+        # The local address lines name the LIDs opensm assigned.
+        assert re.search(rf"local address:\s+LID 0x{lid0:04x}", section(l0, "rc-pingpong")), l0
 
     yield "opensm_brings_two_ib_ports_to_active", opensm_brings_two_ib_ports_to_active
