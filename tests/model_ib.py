@@ -12,22 +12,18 @@ import re
 
 from harness import Env, check_clean_dmesg, describe, estimate
 from model_eth import eth_vms, section
+from model_roce import IB
 
 IB_MODEL = ["--link", "ib"]
 
 # Guest helpers: mlx5_core + mlx5_ib (+ ib_umad for opensm and the diags) on the modelled card,
 # its IB device in $IBDEV and port directory in $P; `wait_state S [seconds]` polls the port.
-IB_UP = r"""
+IB_UP = IB + r"""
 ib_load() {
     modprobe mlx5_core
     modprobe mlx5_ib
     modprobe ib_umad
-    for i in $(seq $((100 * SLOW))); do
-        IBDEV=$(ls /sys/bus/pci/devices/0000:01:00.0/infiniband/ 2>/dev/null | head -1)
-        [ -n "$IBDEV" ] && break
-        sleep 0.1
-    done
-    [ -n "$IBDEV" ] || { echo "no IB device on the modelled card"; dmesg | tail -30; return 1; }
+    ib_dev
     P=/sys/class/infiniband/$IBDEV/ports/1
 }
 wait_state() {

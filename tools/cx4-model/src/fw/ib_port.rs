@@ -17,6 +17,7 @@ use cx4_hw::{
 use super::{
     cmd_in, cmd_out, fail,
     sma::{self, NodeIdentity, MAD_LEN},
+    vport::own_hca_vport,
     Bus, CmdResult, Firmware,
 };
 
@@ -364,14 +365,11 @@ impl Firmware {
         match op {
             cmds::QueryHcaVportContext::OPCODE => {
                 let inp = cmd_in::<cmds::QueryHcaVportContext>(input)?;
-                if inp.other_vport() != 0 || inp.port_num() > 1 {
-                    fail!(
-                        BAD_PARAM,
-                        "QUERY_HCA_VPORT_CONTEXT of another vport or port",
-                        "port {}",
-                        inp.port_num()
-                    );
-                }
+                own_hca_vport(
+                    inp.other_vport(),
+                    inp.port_num(),
+                    "QUERY_HCA_VPORT_CONTEXT of another vport or port",
+                )?;
                 let p = &self.ib;
                 let o = cmd_out::<cmds::QueryHcaVportContext>(out)?;
                 let c = o.hca_vport_context_mut();
@@ -395,14 +393,11 @@ impl Firmware {
             }
             cmds::QueryHcaVportGid::OPCODE => {
                 let inp = cmd_in::<cmds::QueryHcaVportGid>(input)?;
-                if inp.other_vport() != 0 || inp.port_num() > 1 {
-                    fail!(
-                        BAD_PARAM,
-                        "QUERY_HCA_VPORT_GID of another vport or port",
-                        "port {}",
-                        inp.port_num()
-                    );
-                }
+                own_hca_vport(
+                    inp.other_vport(),
+                    inp.port_num(),
+                    "QUERY_HCA_VPORT_GID of another vport or port",
+                )?;
                 let idx = inp.gid_index() as usize;
                 // 0xffff asks for the whole table.
                 let (first, count) = if idx == 0xffff {

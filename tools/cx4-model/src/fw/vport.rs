@@ -106,6 +106,19 @@ fn mac_of(e: &[u8]) -> [u8; 6] {
     m
 }
 
+/// Refuses an HCA vport command (QUERY_HCA_VPORT_*) for another vport or a port the card
+/// does not have: the function reads its own vport only (no SR-IOV).
+pub(super) fn own_hca_vport(other_vport: u32, port_num: u32, site: &'static str) -> CmdResult {
+    if other_vport != 0 || port_num > 1 {
+        return Err(super::CmdError::new(
+            cx4_hw::status::BAD_PARAM,
+            site,
+            format!("port {port_num}"),
+        ));
+    }
+    Ok(())
+}
+
 impl Firmware {
     pub(super) fn vport_cmd(&mut self, op: u16, input: &[u8], out: &mut [u8]) -> CmdResult {
         need_in(input, 0x10)?;
@@ -294,14 +307,11 @@ impl Firmware {
             }
             cmds::QueryHcaVportPkey::OPCODE => {
                 let inp = cmd_in::<cmds::QueryHcaVportPkey>(input)?;
-                if inp.other_vport() != 0 || inp.port_num() > 1 {
-                    fail!(
-                        BAD_PARAM,
-                        "QUERY_HCA_VPORT_PKEY of another vport or port",
-                        "port {}",
-                        inp.port_num()
-                    );
-                }
+                own_hca_vport(
+                    inp.other_vport(),
+                    inp.port_num(),
+                    "QUERY_HCA_VPORT_PKEY of another vport or port",
+                )?;
                 let idx = inp.pkey_index();
                 // 0xffff asks for the whole table.
                 let (first, count) = if idx == 0xffff {
