@@ -57,9 +57,20 @@ def tests(env: Env):
             section devinfo; ibv_devinfo -v -d $IBDEV
             section before; ibstat $IBDEV
             signal up0; wait_signal up1
-            timeout 150 opensm -t 1000 -f /tmp/opensm.log > /tmp/opensm.out 2>&1 &
-            wait_state ACTIVE 120
+            # The guest's root is read-only: opensm's cache and dump files go to /tmp.
+            mkdir -p /tmp/osm
+            OSM_CACHE_DIR=/tmp/osm OSM_TMP_DIR=/tmp/osm \
+                timeout 150 opensm -t 1000 -f /tmp/opensm.log > /tmp/opensm.out 2>&1 &
+            wait_state ACTIVE 120 || {
+                section opensm-failed; ls -l /dev/infiniband; cat /tmp/opensm.out
+                tail -40 /tmp/opensm.log; exit 1
+            }
             wait_signal active1 120
+            # The sweep that activated the ports ends with "SUBNET UP".
+            for i in $(seq $((60 * SLOW))); do
+                grep -q "SUBNET UP" /tmp/opensm.log && break
+                sleep 1
+            done
             section ibstat; ibstat $IBDEV
             section sminfo; sminfo
             section peer-dr; smpquery -D portinfo 0,1
@@ -67,7 +78,10 @@ def tests(env: Env):
             section peer-lid; smpquery portinfo $PEERLID
             section peer-node; smpquery -D nodedesc 0,1
             section discover; ibnetdiscover
-            section opensm; grep -E "SUBNET UP|ERR" /tmp/opensm.log | head -20 || true
+            # Its errors but the tolerated ones (ExtendedPortInfo 0xFF90 is not modelled:
+            # status 0x000C, the capability is left off).
+            section opensm; grep -m1 "SUBNET UP" /tmp/opensm.log || true
+            grep ERR /tmp/opensm.log | grep -v "error status = 0xC" | head -20 || true
             # LID-routed RC (no GID): the out-of-band exchange over the virtio NIC.
             virtio_up; reach $PEER
             wait_signal server-up 60
@@ -127,6 +141,7 @@ def tests(env: Env):
         disc = section(l0, "discover")
         assert len(re.findall(r"^Ca\s", disc, re.M)) == 2, disc
         assert "SUBNET UP" in section(l0, "opensm"), section(l0, "opensm")
+        assert "ERR" not in section(l0, "opensm"), section(l0, "opensm")
         # RC between the two ports by LID (ibv_rc_pingpong without -g: no GRH), both ways.
         for log in (l0, l1):
             pp = section(log, "rc-pingpong")
