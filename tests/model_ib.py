@@ -51,7 +51,8 @@ def tests(env: Env):
         Armed then Active; ibstat shows them Active with the SM's LID, sminfo finds vm0's
         SM master at its own LID (an SMP looped back inside the card), smpquery reads the
         peer's PortInfo by directed route and by LID across the wire, and ibnetdiscover
-        finds the two CAs linked; ibv_rc_pingpong then runs RC between them by LID."""
+        finds the two CAs linked; ibv_rc_pingpong then runs RC between them by LID; after
+        a cable pull and plug the next sweep brings the port back to ACTIVE with its LID."""
         vm0 = IB_UP + """
             ib_load
             section devinfo; ibv_devinfo -v -d $IBDEV
@@ -78,15 +79,21 @@ def tests(env: Env):
             section peer-lid; smpquery portinfo $PEERLID
             section peer-node; smpquery -D nodedesc 0,1
             section discover; ibnetdiscover
-            # Its errors but the tolerated ones (ExtendedPortInfo 0xFF90 is not modelled:
-            # status 0x000C, the capability is left off).
+            # Its errors but the tolerated ones: ExtendedPortInfo 0xFF90 is not modelled
+            # (status 0x000C, the capability is left off); an SA response umad refuses as a
+            # duplicate (ERR 5430/4C04: a requester's retry met the first answer still
+            # queued — seen once under load, see Documentation/model.md).
             section opensm; grep -m1 "SUBNET UP" /tmp/opensm.log || true
-            grep ERR /tmp/opensm.log | grep -v "error status = 0xC" | head -20 || true
+            grep ERR /tmp/opensm.log | grep -v -e "error status = 0xC" -e "ERR 5430" -e "ERR 4C04" \
+                | head -20 || true
             # LID-routed RC (no GID): the out-of-band exchange over the virtio NIC.
             virtio_up; reach $PEER
             wait_signal server-up 60
             section rc-pingpong
             timeout 60 ibv_rc_pingpong -d $IBDEV -n 100 -s 4096 $PEER || echo "rc=$?"
+            # vm1's cable is pulled and put back: opensm's next sweep brings it back.
+            wait_signal flapped1 120
+            section after-flap; smpquery portinfo $PEERLID
             signal done0
             echo ib-done
         """
@@ -104,6 +111,13 @@ def tests(env: Env):
             sleep 2; signal server-up
             wait $PP || echo "rc=$?" >> /tmp/pp.out
             section rc-pingpong; cat /tmp/pp.out
+            req ctl link state=down
+            wait_state DOWN 30
+            section flap-down; cat $P/state $P/phys_state
+            req ctl link state=up
+            wait_state ACTIVE 60
+            section flap-up; ibstat $IBDEV
+            signal flapped1
             wait_signal done0 200
             echo ib-done
         """
@@ -147,6 +161,13 @@ def tests(env: Env):
             pp = section(log, "rc-pingpong")
             assert "rc=" not in pp and re.search(r"819200 bytes in [\d.]+ seconds", pp), pp
             assert re.search(r"100 iters in", pp), pp
+        # The flap: Down/Polling without the cable, Active again with the same LID after the
+        # next sweep, as opensm's view of the peer says too.
+        down = section(l1, "flap-down")
+        assert "1: DOWN" in down and "2: Polling" in down, down
+        up = section(l1, "flap-up")
+        assert field(up, "State") == "Active" and int(field(up, "Base lid")) == lid1, up
+        assert field(section(l0, "after-flap"), "LinkState") == "Active", l0
         # The local address lines name the LIDs opensm assigned.
         assert re.search(rf"local address:\s+LID 0x{lid0:04x}", section(l0, "rc-pingpong")), l0
 
