@@ -171,4 +171,5 @@ def tests(env: Env):
         # The local address lines name the LIDs opensm assigned.
         assert re.search(rf"local address:\s+LID 0x{lid0:04x}", section(l0, "rc-pingpong")), l0
 
-    yield "opensm_brings_two_ib_ports_to_active", opensm_brings_two_ib_ports_to_active
+    yield "opensm: two mlx5_ib IB ports ACTIVE with LIDs, diags see them, RC by LID, cable flap", \
+        opensm_brings_two_ib_ports_to_active
