@@ -82,7 +82,7 @@ def tests(env: Env):
             # Its errors but the tolerated ones: ExtendedPortInfo 0xFF90 is not modelled
             # (status 0x000C, the capability is left off); an SA response umad refuses as a
             # duplicate (ERR 5430/4C04: a requester's retry met the first answer still
-            # queued — seen once under load, see Documentation/model.md).
+            # queued — seen once under load, see Documentation/infiniband.md).
             section opensm; grep -m1 "SUBNET UP" /tmp/opensm.log || true
             grep ERR /tmp/opensm.log | grep -v -e "error status = 0xC" -e "ERR 5430" -e "ERR 4C04" \
                 | head -20 || true

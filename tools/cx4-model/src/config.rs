@@ -31,8 +31,8 @@ usage: cx4-model --socket PATH [options]
   --link eth|ib         the port's link layer (default eth). ib (ConnectX-4 only; the Lx is
                         Ethernet-only): port_type IB, the firmware's subnet-management
                         agent answers MAD_IFC, QP0/QP1 packets carry an LRH and cross the
-                        wire in frames of a private EtherType (Documentation/model.md,
-                        InfiniBand); not with --eth or --roce
+                        wire in frames of a private EtherType (Documentation/infiniband.md);
+                        not with --eth or --roce
   --tap NAME            the port's wire: attach to TAP device NAME (IFF_TAP|IFF_NO_PI);
                         its carrier is the cable
   --wire-gso            the TAP carries GSO superframes with a virtio-net header, as
