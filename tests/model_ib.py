@@ -51,8 +51,9 @@ def tests(env: Env):
         Armed then Active; ibstat shows them Active with the SM's LID, sminfo finds vm0's
         SM master at its own LID (an SMP looped back inside the card), smpquery reads the
         peer's PortInfo by directed route and by LID across the wire, and ibnetdiscover
-        finds the two CAs linked; ibv_rc_pingpong then runs RC between them by LID; after
-        a cable pull and plug the next sweep brings the port back to ACTIVE with its LID."""
+        finds the two CAs linked; ibv_rc_pingpong then runs RC between them by LID; an
+        attribute a CA does not have gets MAD status 0x000C; after a cable pull and plug the
+        next sweep brings the port back to ACTIVE with its LID."""
         vm0 = IB_UP + """
             ib_load
             section devinfo; ibv_devinfo -v -d $IBDEV
@@ -91,6 +92,11 @@ def tests(env: Env):
             wait_signal server-up 60
             section rc-pingpong
             timeout 60 ibv_rc_pingpong -d $IBDEV -n 100 -s 4096 $PEER || echo "rc=$?"
+            # An attribute a CA's SMA does not have, across the wire: MAD status 0x000C (a
+            # longer MAD timeout than smpquery's 1 s: a TCG guest on a loaded host; -d prints
+            # the status).
+            section bad-attr; smpquery -d -t 5000 -D switchinfo 0,1 2>&1 || echo "rc=$?"
+            signal flap
             # vm1's cable is pulled and put back: opensm's next sweep brings it back.
             wait_signal flapped1 120
             section after-flap; smpquery portinfo $PEERLID
@@ -111,6 +117,7 @@ def tests(env: Env):
             sleep 2; signal server-up
             wait $PP || echo "rc=$?" >> /tmp/pp.out
             section rc-pingpong; cat /tmp/pp.out
+            wait_signal flap 120
             req ctl link state=down
             wait_state DOWN 30
             section flap-down; cat $P/state $P/phys_state
@@ -161,6 +168,8 @@ def tests(env: Env):
             pp = section(log, "rc-pingpong")
             assert "rc=" not in pp and re.search(r"819200 bytes in [\d.]+ seconds", pp), pp
             assert re.search(r"100 iters in", pp), pp
+        bad = section(l0, "bad-attr")
+        assert re.search(r"error status 0xc\b", bad) and "rc=" in bad, bad
         # The flap: Down/Polling without the cable, Active again with the same LID after the
         # next sweep, as opensm's view of the peer says too.
         down = section(l1, "flap-down")
