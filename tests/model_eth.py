@@ -868,19 +868,22 @@ class Relay:
 def eth_vms(env: Env, scripts: list[str], *, timeout: float = 300, smp: int = 1,
             model_args: list[str] | None = None, files: list[Path] = (),
             cmdline: str = "", virtio: tuple[int, ...] = (),
-            gpu: tuple[int, ...] = ()) -> list[vmrun.VmResult]:
+            gpu: tuple[int, ...] = (), mgmt: bool = False) -> list[vmrun.VmResult]:
     """Boots one VM per script, each with a modelled card on the run's segment, and runs the
     script (after PRELUDE) as its job; `files` go to every VM's share (/cx4). The VMs whose
     index is in `virtio` have no modelled card but a virtio-net NIC on the same segment
     (`virtio_up` in PRELUDE brings it up as $IF with the VM's addresses); those in `gpu` also
-    have a virtio-gpu (a DRM device, /dev/dri/card0)."""
+    have a virtio-gpu (a DRM device, /dev/dri/card0). With `mgmt` every VM with a card also has
+    a virtio-net NIC on the segment (`virtio_up`): the out-of-band channel of programs such as
+    ibv_rc_pingpong when the card's port carries no IP (`--link ib`)."""
     specs = [vmrun.VmSpec(name=f"vm{i}", wire=True, model_args=list(model_args or []),
-                          cmdline=cmdline, gpu=i in gpu)
+                          cmdline=cmdline, gpu=i in gpu,
+                          mac=f"52:54:00:c4:02:{i + 1:02x}" if mgmt else None)
              if i not in virtio else
              vmrun.VmSpec(name=f"vm{i}", model=False, mac=f"52:54:00:c4:01:{i + 1:02x}",
                           cmdline=cmdline)
              for i in range(len(scripts))]
-    with vmrun.Run(env.kdir, env.tree, env.model, specs, smp=smp, net=bool(virtio),
+    with vmrun.Run(env.kdir, env.tree, env.model, specs, smp=smp, net=bool(virtio) or mgmt,
                    log=lambda m: None) as run:
         relays = []
         for spec, script in zip(specs, scripts):

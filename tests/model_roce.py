@@ -55,14 +55,18 @@ QPTO=$((SLOW > 1 ? 20 : 18))
 """
 
 IB = r"""
-ib_up() {
-    modprobe mlx5_ib
+# The IB device of the modelled card, in $IBDEV (waits for it to register).
+ib_dev() {
     for i in $(seq $((100 * SLOW))); do
         IBDEV=$(ls /sys/bus/pci/devices/0000:01:00.0/infiniband/ 2>/dev/null | head -1)
         [ -n "$IBDEV" ] && break
         sleep 0.1
     done
     [ -n "$IBDEV" ] || { echo "no IB device on the modelled card"; dmesg | tail -30; return 1; }
+}
+ib_up() {
+    modprobe mlx5_ib
+    ib_dev
     for i in $(seq $((100 * SLOW))); do
         grep -q ACTIVE /sys/class/infiniband/$IBDEV/ports/1/state && break
         sleep 0.1

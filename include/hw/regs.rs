@@ -113,6 +113,7 @@ pub mod id {
         QTCT = 0x400a, "QTCT";
         QPDPM = 0x4013, "QPDPM";
         QCAM = 0x4019, "QCAM";
+        PCAP = 0x5001, "PCAP";
         PMTU = 0x5003, "PMTU";
         PTYS = 0x5004, "PTYS";
         PAOS = 0x5006, "PAOS";

@@ -205,7 +205,10 @@ class Run:
         argv = [str(self.model_bin), "--socket", str(sock), "--seed", str(seed), *args]
         if vm.wire:
             # The model joins the run's netns to open its TAP there.
-            argv = ["ip", "netns", "exec", self.netns, *argv, "--eth", "--tap", self.wire_tap(i, k)]
+            # An InfiniBand port (`--link ib`) runs no Ethernet layer; its packets cross the
+            # segment in frames of their own EtherType.
+            eth = [] if "--link" in args else ["--eth"]
+            argv = ["ip", "netns", "exec", self.netns, *argv, *eth, "--tap", self.wire_tap(i, k)]
         p = self._spawn(argv, self.dir / f"{card}.model.log")
         deadline = time.time() + 10
         while not sock.exists():

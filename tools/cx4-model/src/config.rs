@@ -28,6 +28,11 @@ usage: cx4-model --socket PATH [options]
   --ec-8bit             advertise calc_matrix_type_8bit: the vector-calc engine also takes
                         GF(2^8) matrices (poly 0x11d). A later card's capability, off on
                         the ConnectX-4 and Lx (Documentation/ec.md)
+  --link eth|ib         the port's link layer (default eth). ib (ConnectX-4 only; the Lx is
+                        Ethernet-only): port_type IB, the firmware's subnet-management
+                        agent answers MAD_IFC, QP0/QP1 packets carry an LRH and cross the
+                        wire in frames of a private EtherType (Documentation/infiniband.md);
+                        not with --eth or --roce
   --tap NAME            the port's wire: attach to TAP device NAME (IFF_TAP|IFF_NO_PI);
                         its carrier is the cable
   --wire-gso            the TAP carries GSO superframes with a virtio-net header, as
@@ -120,6 +125,8 @@ pub struct Config {
     /// Advertise 8-bit vector-calc matrices (`calc_matrix_type_8bit`), which ConnectX-4
     /// firmware does not: the GF(2^8) profile of the erasure-coding engine.
     pub ec_8bit: bool,
+    /// The port runs InfiniBand (`--link ib`), not Ethernet.
+    pub link_ib: bool,
 }
 
 /// Why the arguments were not accepted.
@@ -177,6 +184,7 @@ impl Config {
         let mut tap = None;
         let mut wire_gso = false;
         let mut ec_8bit = false;
+        let mut link_ib = false;
         while let Some(a) = it.next() {
             let mut val = |name: &str| {
                 it.next()
@@ -221,10 +229,27 @@ impl Config {
                 "--tap" => tap = Some(val("--tap")?),
                 "--wire-gso" => wire_gso = true,
                 "--ec-8bit" => ec_8bit = true,
+                "--link" => {
+                    link_ib = match val("--link")?.as_str() {
+                        "eth" => false,
+                        "ib" => true,
+                        o => return Err(ArgError::Bad(format!("unknown link layer {o:?}"))),
+                    }
+                }
                 o => return Err(ArgError::Bad(format!("unknown argument {o:?}"))),
             }
         }
         let socket = socket.ok_or_else(|| ArgError::Bad("--socket is required".into()))?;
+        if link_ib && chip == Chip::ConnectX4Lx {
+            return Err(ArgError::Bad(
+                "--link ib: the ConnectX-4 Lx is an Ethernet-only card".into(),
+            ));
+        }
+        if link_ib && eth {
+            return Err(ArgError::Bad(
+                "--link ib runs no Ethernet layer: not with --eth or --roce".into(),
+            ));
+        }
         Ok(Config {
             socket,
             chip,
@@ -244,6 +269,7 @@ impl Config {
             tap,
             wire_gso,
             ec_8bit,
+            link_ib,
         })
     }
 }
@@ -277,6 +303,35 @@ mod tests {
                 .unwrap()
                 .ec_8bit
         );
+    }
+
+    #[test]
+    fn the_link_layer_is_ib_on_the_connectx4_alone() {
+        assert!(!Config::from_args(args("--socket /x")).unwrap().link_ib);
+        assert!(
+            Config::from_args(args("--socket /x --link ib"))
+                .unwrap()
+                .link_ib
+        );
+        assert!(
+            !Config::from_args(args("--socket /x --link eth --roce"))
+                .unwrap()
+                .link_ib
+        );
+        for bad in [
+            "--chip cx4lx --link ib",
+            "--link ib --roce",
+            "--eth --link ib",
+            "--link opa",
+        ] {
+            assert!(
+                matches!(
+                    Config::from_args(args(&format!("--socket /x {bad}"))),
+                    Err(ArgError::Bad(_))
+                ),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -214,6 +214,16 @@ impl Hca {
             self.mac_control(bus, mc);
             return;
         }
+        if self.fw.ib_mode() {
+            // An IB port: its packets (`roce/ib_wire.rs`) go to the datagram engine; nothing
+            // else reaches an IB link's receiver.
+            if crate::roce::ib_wire::is_ib_frame(frame) {
+                self.roce_at().ib_receive_wire(bus, frame);
+            } else {
+                self.path.rx_malformed += 1;
+            }
+            return;
+        }
         if frame.len() > max_frame(&self.fw) {
             self.path.rx_oversize += 1;
             self.fw.count_rx_length_error();
@@ -246,6 +256,10 @@ impl Hca {
     /// Attaches the port's wire.
     pub fn attach(&mut self, port: Arc<dyn Wire>) {
         self.fw.regs.carrier = self.port.attach(port);
+        let _ = self
+            .fw
+            .ib
+            .set_link(self.fw.regs.link_up && self.fw.regs.carrier);
     }
     /// A received MAC control frame: the port counts and honours it; a pause it ends runs the
     /// stalled SQs again.
@@ -346,6 +360,13 @@ fn firmware(cfg: &Config) -> Firmware {
     }
     if cfg.ec_8bit {
         caps.set_vector_calc("calc_matrix_type_8bit", 1);
+    }
+    if cfg.link_ib {
+        // An InfiniBand port (the VPI card's other personality): mlx5_ib reads the port
+        // through MAD_IFC (no ib_virt) and its GIDs from GUIDInfo; 8 GIDs (code 0) as
+        // GUIDInfo's GUIDCap says (`fw/ib_port.rs`).
+        caps.set_general("port_type", 0);
+        caps.set_general("gid_table_size", 0);
     }
     let psid = match cfg.chip {
         Chip::ConnectX4 => "MT_2190110032",

@@ -20,6 +20,7 @@ mod cq_tests;
 mod eq;
 mod flow;
 mod hca;
+pub mod ib_port;
 mod mkey;
 mod mkey_map;
 mod mkey_write;
@@ -34,6 +35,9 @@ mod rdma;
 mod regs;
 mod res;
 mod roce;
+pub mod sma;
+#[cfg(test)]
+mod sma_tests;
 mod srq;
 mod steer;
 mod tir;
@@ -184,6 +188,8 @@ pub struct Firmware {
     pub rdma: rdma::RdmaObjects,
     /// RoCE congestion control: enable state, RP/NP parameters, counters.
     pub cong: cong::CongState,
+    /// The InfiniBand port (`--link ib`): state the SMA keeps.
+    pub ib: ib_port::IbPort,
     /// Statistics per opcode.
     pub stats: BTreeMap<u16, OpStats>,
     /// CQs holding back a moderated completion event.
@@ -216,6 +222,12 @@ pub fn in_op_mod(input: &[u8]) -> u16 {
 impl Firmware {
     /// Power-on state with a capability profile and page demand.
     pub fn new(caps: CapProfile, pages: Pages, psid: &str) -> Self {
+        let mut regs = regs::RegState::default();
+        if caps.general("port_type") == 0 {
+            // An IB port has no PAOS for the driver to raise: it is up from power-on and
+            // the link trains by itself (`ib_port.rs`).
+            regs.admin_status = cx4_hw::regs::port_status::UP;
+        }
         Firmware {
             state: HcaState::Disabled,
             issi: 0,
@@ -228,11 +240,12 @@ impl Firmware {
             tds: BTreeMap::new(),
             flow_tables: BTreeMap::new(),
             flow_root: BTreeMap::new(),
-            regs: regs::RegState::default(),
+            regs,
             vport: vport::VportState::default(),
             nic: nic::NicObjects::default(),
             rdma: rdma::RdmaObjects::default(),
             cong: cong::CongState::default(),
+            ib: Default::default(),
             stats: BTreeMap::new(),
             cq_timers: moderation::CqTimers::default(),
             driver_version: String::new(),
@@ -265,6 +278,9 @@ impl Firmware {
         self.regs.fw_version = regs.fw_version;
         self.regs.carrier = regs.carrier;
         self.regs.link_up = regs.link_up;
+        // An IB port comes out of reset trained if the link is there (no event: the
+        // driver that would hear it is gone).
+        let _ = self.ib.set_link(regs.link_up && regs.carrier);
         self.vport.mac = vport.mac;
         self.vport.guid = vport.guid;
     }
@@ -408,6 +424,10 @@ impl Firmware {
                 self.require(&live, "vport command before INIT_HCA")?;
                 self.vport_cmd(op, input, out)
             }
+            cmds::QueryHcaVportContext::OPCODE | cmds::QueryHcaVportGid::OPCODE => {
+                self.require(&live, "vport command before INIT_HCA")?;
+                self.hca_vport_cmd(op, input, out)
+            }
             cmds::CreateFlowTable::OPCODE
             | cmds::DestroyFlowTable::OPCODE
             | cmds::SetFlowTableRoot::OPCODE
@@ -486,6 +506,9 @@ impl Firmware {
             | cmds::DetachFromMcg::OPCODE
             | cmds::MadIfc::OPCODE => {
                 self.require(&live, "RoCE command before INIT_HCA")?;
+                if op == cmds::MadIfc::OPCODE && self.ib_mode() {
+                    return self.ib_mad_ifc(ctx, input, out);
+                }
                 self.roce_cmd(op, input, out)
             }
             cmds::CreateSrq::OPCODE

@@ -319,6 +319,9 @@ impl Firmware {
                 if self.rdma.gsi == Some(qpn) {
                     self.rdma.gsi = None;
                 }
+                if self.rdma.smi == Some(qpn) {
+                    self.rdma.smi = None;
+                }
                 self.rdma.qp_events.push((qpn, super::QP_DESTROYED));
                 log::debug!("QP {qpn:#x} ({}) destroyed", qpc_st::qpc_st_name(qp.st()));
                 Ok(())
@@ -381,6 +384,9 @@ impl Firmware {
             qpc_st::RC => "rc",
             qpc_st::UC => "uc",
             qpc_st::UD | qpc_st::QP1 | qpc_st::REG_UMR => "ud",
+            // The SMI QP exists on an InfiniBand port only (mlx5_ib creates it when the
+            // port has an SMI, `has_smi`).
+            qpc_st::QP0 if self.ib_mode() => "ud",
             qpc_st::XRC => "xrc",
             _ => fail!(
                 BAD_PARAM,
@@ -396,6 +402,9 @@ impl Firmware {
         }
         if st == qpc_st::QP1 && self.rdma.gsi.is_some() {
             fail!(BAD_PARAM, "CREATE_QP: the port already has its QP1");
+        }
+        if st == qpc_st::QP0 && self.rdma.smi.is_some() {
+            fail!(BAD_PARAM, "CREATE_QP: the port already has its QP0");
         }
         if self.rdma.qps.len() as u64 >= 1u64 << self.caps.general("log_max_qp") {
             fail!(NO_RES, "CREATE_QP: log_max_qp QPs exist");
@@ -536,6 +545,9 @@ impl Firmware {
         if st == qpc_st::QP1 {
             self.rdma.gsi = Some(qpn);
         }
+        if st == qpc_st::QP0 {
+            self.rdma.smi = Some(qpn);
+        }
         log::debug!(
             "QP {qpn:#x}: {} sq 2^{:?} rq 2^{}x{}",
             qpc_st::qpc_st_name(st),
@@ -616,6 +628,8 @@ struct Limits {
     log_max_msg: u32,
     log_rra: u32,
     log_sra: u32,
+    /// The port is InfiniBand (paths by LID, not by the RoCE address table).
+    ib: bool,
 }
 
 impl Limits {
@@ -627,6 +641,7 @@ impl Limits {
             log_max_msg: fw.caps.general("log_max_msg") as u32,
             log_rra: fw.caps.general("log_max_ra_res_qp") as u32,
             log_sra: fw.caps.general("log_max_ra_req_qp") as u32,
+            ib: fw.ib_mode(),
         }
     }
 }
@@ -664,7 +679,13 @@ fn check_context(
                 return Err("remote QPN 0".into());
             }
             let idx = p.src_addr_index() as u16;
-            if !gids.contains_key(&idx) {
+            // On an IB port the source GID (of a GRH path) is one of the port's GUIDInfo
+            // GIDs; a local path (no GRH) names none.
+            if l.ib {
+                if p.grh() != 0 && usize::from(idx) >= super::ib_port::GUID_CAP {
+                    return Err(format!("source GID index {idx} beyond the port's GIDs"));
+                }
+            } else if !gids.contains_key(&idx) {
                 return Err(format!(
                     "source GID index {idx} not in the RoCE address table"
                 ));

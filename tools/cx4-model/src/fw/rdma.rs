@@ -45,6 +45,9 @@ pub struct RdmaObjects {
     /// The QP number of the port's GSI QP (service type QP1), which BTH destination QP 1
     /// reaches.
     pub gsi: Option<u32>,
+    /// The QP number of an IB port's SMI QP (service type QP0), which BTH destination QP 0
+    /// reaches.
+    pub smi: Option<u32>,
     /// Shared receive queues (SRQs, RMPs, XRC SRQs) by number.
     pub srqs: BTreeMap<u32, Srq>,
     /// XRC domains.

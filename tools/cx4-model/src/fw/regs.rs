@@ -113,6 +113,11 @@ impl Firmware {
     /// Posts a PORT_CHANGE event (ACTIVE or DOWN) for port 1, as firmware does when the
     /// operational state of the port changes.
     pub fn port_change_event(&mut self, ctx: &mut Bus) {
+        if self.ib_mode() {
+            // An IB port's state is the SMA's (Down, or a retrain to Init).
+            self.ib_link_changed(ctx);
+            return;
+        }
         let sub = if self.regs.oper_up() {
             cx4_hw::eq::port_change_subtype::ACTIVE
         } else {
@@ -154,6 +159,13 @@ impl Firmware {
                 "{}",
                 id::register_name(reg)
             );
+        }
+        if reg == id::PCAP && self.ib_mode() {
+            if write {
+                return self.pcap_write(data);
+            }
+            self.pcap_read(reply);
+            return Ok(());
         }
         let r = &mut self.regs;
         match (reg, write) {

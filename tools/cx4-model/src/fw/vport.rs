@@ -7,10 +7,8 @@ use cx4_hw::{
 
 use super::{cmd_in, cmd_out, fail, need_in, need_out, CmdResult, Firmware};
 
-/// The default P_Key (full membership).
-pub const DEFAULT_PKEY: u32 = 0xffff;
 /// Entries in the P_Key table.
-pub const PKEY_TABLE_SIZE: u32 = 128;
+pub const PKEY_TABLE_SIZE: u32 = (super::ib_port::PKEY_BLOCKS * 32) as u32;
 
 /// NIC vport state kept by the firmware.
 #[derive(Debug, Clone)]
@@ -106,6 +104,19 @@ fn mac_of(e: &[u8]) -> [u8; 6] {
     let mut m = [0u8; 6];
     m.copy_from_slice(&e[2..8]);
     m
+}
+
+/// Refuses an HCA vport command (QUERY_HCA_VPORT_*) for another vport or a port the card
+/// does not have: the function reads its own vport only (no SR-IOV).
+pub(super) fn own_hca_vport(other_vport: u32, port_num: u32, site: &'static str) -> CmdResult {
+    if other_vport != 0 || port_num > 1 {
+        return Err(super::CmdError::new(
+            cx4_hw::status::BAD_PARAM,
+            site,
+            format!("port {port_num}"),
+        ));
+    }
+    Ok(())
 }
 
 impl Firmware {
@@ -296,14 +307,11 @@ impl Firmware {
             }
             cmds::QueryHcaVportPkey::OPCODE => {
                 let inp = cmd_in::<cmds::QueryHcaVportPkey>(input)?;
-                if inp.other_vport() != 0 || inp.port_num() > 1 {
-                    fail!(
-                        BAD_PARAM,
-                        "QUERY_HCA_VPORT_PKEY of another vport or port",
-                        "port {}",
-                        inp.port_num()
-                    );
-                }
+                own_hca_vport(
+                    inp.other_vport(),
+                    inp.port_num(),
+                    "QUERY_HCA_VPORT_PKEY of another vport or port",
+                )?;
                 let idx = inp.pkey_index();
                 // 0xffff asks for the whole table.
                 let (first, count) = if idx == 0xffff {
@@ -325,11 +333,9 @@ impl Firmware {
                             "QUERY_HCA_VPORT_PKEY: output too short for the table"
                         );
                     };
-                    p.set_pkey(if first == 0 && i == 0 {
-                        DEFAULT_PKEY
-                    } else {
-                        0
-                    });
+                    // The port's P_Key table: the default P_Key in entry 0 until an SM
+                    // writes the table (an IB port's P_KeyTable, `ib_port.rs`).
+                    p.set_pkey(self.ib.pkeys[first as usize + i].into());
                 }
                 Ok(())
             }

@@ -119,6 +119,7 @@ impl Roce<'_> {
         let meta = RxMeta {
             l3: super::cqe::l3_header_type(&path.ip),
             vlan: path.eth.vlan_tci,
+            ib: None,
         };
         self.roce.loopback.push_back(Looped::Burst(Burst {
             qpn: path.remote_qpn,

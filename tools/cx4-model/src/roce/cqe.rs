@@ -19,6 +19,7 @@
 use cx4_hw::cq::cqe::{op_own, opcode, roce_l3_header_type, Cqe64, ErrCqe};
 
 use super::packet::Ip;
+use super::qp_view::IbRx;
 use super::status::WcStatus;
 
 /// Vendor syndrome the model writes with every RDMA error CQE (no vendor detail).
@@ -63,6 +64,9 @@ pub struct RespInfo {
     pub l3: u8,
     /// The packet's 802.1Q TCI, if tagged (mlx5_ib reports the VLAN and its priority).
     pub vlan: Option<u16>,
+    /// An IB packet's LRH: then `flags_rqpn` holds the SL (bits 27:24) and no GRH bit, and
+    /// `slid` and `ml_path` are set (mlx5_ib's `handle_responder` on an IB link).
+    pub ib: Option<IbRx>,
 }
 
 /// The `roce_l3_header_type` of a packet with network header `ip`: GRH (0) for RoCE v1, which
@@ -78,7 +82,16 @@ pub fn l3_header_type(ip: &Ip) -> u8 {
 /// A responder completion.
 pub fn resp_cqe(qp: CqeQp, i: &RespInfo) -> Cqe64 {
     let mut c = Cqe64::new();
-    c.set_flags_rqpn((1 << 28) | (u32::from(i.l3 & 0xf) << 24) | (i.remote_qpn & 0xff_ffff));
+    match i.ib {
+        Some(ib) => {
+            c.set_flags_rqpn((u32::from(ib.sl & 0xf) << 24) | (i.remote_qpn & 0xff_ffff));
+            c.set_slid(ib.slid.into());
+            c.set_ml_path(ib.path_bits.into());
+        }
+        None => {
+            c.set_flags_rqpn((1 << 28) | (u32::from(i.l3 & 0xf) << 24) | (i.remote_qpn & 0xff_ffff))
+        }
+    }
     c.set_srqn(qp.user_index & 0xff_ffff);
     if let Some(tci) = i.vlan {
         c.set_cvlan_stripped(1);
@@ -146,6 +159,7 @@ mod tests {
                 remote_qpn: 0x99,
                 l3: roce_l3_header_type::IPV4,
                 vlan: Some(0x6005),
+                ib: None,
             },
         )
         .0;

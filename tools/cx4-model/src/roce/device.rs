@@ -143,11 +143,16 @@ impl Roce<'_> {
             if self.umr_qp_event(bus, qpn, to) {
                 continue;
             }
+            let ib = self
+                .fw
+                .ib_mode()
+                .then_some((&self.fw.ib, self.fw.vport.mac));
             let change = self.roce.apply(
                 qpn,
                 to,
                 self.fw.rdma.qps.get(&qpn),
                 &self.fw.rdma.gids,
+                ib,
                 log_max_msg,
             );
             match change {
@@ -650,6 +655,10 @@ impl Roce<'_> {
 
     /// Whether `frame` is addressed to one of the port's own GIDs (it never leaves the card).
     pub(super) fn roce_is_local(&self, frame: &[u8]) -> bool {
+        if super::ib_wire::is_ib_frame(frame) {
+            return super::ib_wire::peek_dlid(frame)
+                .is_some_and(|l| super::ib_ud::own_lid(&self.fw.ib, l).is_some());
+        }
         peek_dst_gid(frame).is_some_and(|g| self.roce_gid_is_local(&g))
     }
 

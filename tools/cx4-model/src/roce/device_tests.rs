@@ -65,7 +65,17 @@ impl Card {
     }
 
     fn with_srq(n: u8, st: u8, srq: bool) -> Card {
-        let args = "--socket /x --init-delay-ms 0 --eth --roce";
+        Card::with_link(n, st, srq, false)
+    }
+
+    /// A card whose port is RoCE, or InfiniBand (`ib`: `--link ib`, no RoCE address table;
+    /// `ib_tests.rs`).
+    fn with_link(n: u8, st: u8, srq: bool, ib: bool) -> Card {
+        let args = if ib {
+            "--socket /x --init-delay-ms 0 --link ib"
+        } else {
+            "--socket /x --init-delay-ms 0 --eth --roce"
+        };
         let mut d = fixture::device(args, BASE, MEM, UAR);
         d.fw.cqs.insert(SCQ, fixture::cq(SCQ, SCQ_RING, DBRS, UAR));
         d.fw.cqs
@@ -80,7 +90,9 @@ impl Card {
         d.attach(port.clone());
         let mac = [0x02, 0xc4, 0, 0, 0, n];
         let gid = v4_gid([10, 0, 0, n]);
-        fixture::set_gid0_v2_ipv4(&mut d, &gid, mac);
+        if !ib {
+            fixture::set_gid0_v2_ipv4(&mut d, &gid, mac);
+        }
         let pd = view::<AllocPdOut>(&ok::<cmds::AllocPd>(&mut d, |_| {})).pd();
         // An MTT MR over DATA at VA, all rights (ibv_reg_mr with every access flag).
         let lkey = fixture::mtt_mr(&mut d, pd, (VA, DATA, DATA_LEN), 12, true);
@@ -188,6 +200,8 @@ impl Card {
                 peer.1[2], peer.1[3], peer.1[4], peer.1[5],
             ]));
             p.rgid_rip_mut().copy_from_slice(&peer.2);
+            // On an IB port the path is the peer's LID: card n's is n (`ib_tests.rs`).
+            p.set_rlid(peer.1[5].into());
             p.set_vhca_port_num(1);
         });
         ok::<cmds::Rtr2RtsQp>(&mut self.d, |i| {
@@ -1367,6 +1381,10 @@ fn fuzzed_wqes_and_frames_never_panic() {
 /// UD and GSI QPs over the same two-card harness.
 #[path = "ud_tests.rs"]
 mod ud_tests;
+
+/// Two cards with InfiniBand ports.
+#[path = "ib_tests.rs"]
+mod ib_tests;
 
 /// The `roce-wire` fault between two cards: drop, flip, reorder, delay, and clear.
 #[path = "wire_fault_tests.rs"]

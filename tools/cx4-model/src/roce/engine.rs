@@ -193,6 +193,20 @@ pub struct SrqCursor {
     pub taken: u32,
 }
 
+/// The path of connected QP `qp`: from its address path's LIDs on an IB port, else from the
+/// RoCE address table.
+fn path_of(
+    qpn: u32,
+    qp: &Qp,
+    gids: &BTreeMap<u16, crate::fw::GidEntry>,
+    ib: Option<(&crate::fw::ib_port::IbPort, [u8; 6])>,
+) -> Result<super::wire::Path, String> {
+    match ib {
+        Some((port, mac)) => Ok(super::ib_ud::ib_path(&qp.ctx, port, mac)),
+        None => super::wire::Path::from_qpc(qpn, &qp.ctx, gids),
+    }
+}
+
 /// The service of an engine-run QP type.
 fn service(st: u8) -> Option<Service> {
     match st {
@@ -200,7 +214,7 @@ fn service(st: u8) -> Option<Service> {
         qpc_st::UC => Some(Service::Uc),
         // Initiator and target alike: the RC state machines (`xrc.rs` maps the opcodes).
         qpc_st::XRC => Some(Service::Xrc),
-        qpc_st::UD | qpc_st::QP1 => Some(Service::Ud),
+        qpc_st::UD | qpc_st::QP1 | qpc_st::QP0 => Some(Service::Ud),
         _ => None,
     }
 }
@@ -243,13 +257,16 @@ impl Engine {
     }
 
     /// Applies a QP state change the firmware made (`to` a `qpc_state`, or
-    /// [`QP_DESTROYED`]); `qp` is the QP as it is now (`None` once destroyed).
+    /// [`QP_DESTROYED`]); `qp` is the QP as it is now (`None` once destroyed). A connected
+    /// QP's path comes from the RoCE address table `gids`, or on an InfiniBand port `ib`
+    /// (the port and its MAC) from the LIDs of its address path.
     pub fn apply(
         &mut self,
         qpn: u32,
         to: u8,
         qp: Option<&Qp>,
         gids: &BTreeMap<u16, crate::fw::GidEntry>,
+        ib: Option<(&crate::fw::ib_port::IbPort, [u8; 6])>,
         log_max_msg: u32,
     ) -> Change {
         let Some(qp) = qp.filter(|_| to != QP_DESTROYED && to != qpc_state::RST) else {
@@ -283,7 +300,7 @@ impl Engine {
         let msg = max_msg(qp, log_max_msg);
         match to {
             qpc_state::RTR => {
-                match super::wire::Path::from_qpc(qpn, &qp.ctx, gids) {
+                match path_of(qpn, qp, gids, ib) {
                     Ok(p) => q.path = Some(p),
                     Err(e) => log::warn!("QP {qpn:#x}: no usable path ({e}); it cannot send"),
                 }
@@ -303,7 +320,7 @@ impl Engine {
             qpc_state::RTS => {
                 if q.req.is_none() {
                     if q.path.is_none() {
-                        q.path = super::wire::Path::from_qpc(qpn, &qp.ctx, gids).ok();
+                        q.path = path_of(qpn, qp, gids, ib).ok();
                     }
                     let psn = Psn::new(qp.ctx.next_send_psn());
                     q.req = Some(match svc {

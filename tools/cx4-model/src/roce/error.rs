@@ -105,6 +105,13 @@ pub enum WireError {
         len: usize,
     },
     /// The invariant CRC is wrong.
+    /// The VCRC of an IB packet does not match its contents (`ib_wire.rs`).
+    Vcrc {
+        /// The VCRC in the packet.
+        found: u16,
+        /// The VCRC of the packet's contents.
+        expected: u16,
+    },
     Icrc {
         /// The ICRC in the packet.
         found: u32,
@@ -164,6 +171,9 @@ impl fmt::Display for WireError {
                     f,
                     "{len} payload bytes on opcode {opcode:#04x}, which has none"
                 )
+            }
+            Vcrc { found, expected } => {
+                write!(f, "VCRC {found:#06x}, expected {expected:#06x}")
             }
             Icrc { found, expected } => {
                 write!(f, "ICRC {found:#010x}, expected {expected:#010x}")

@@ -68,6 +68,8 @@ pub mod engine;
 pub mod error;
 pub mod events;
 pub mod headers;
+mod ib_ud;
+pub mod ib_wire;
 pub mod icrc;
 pub mod invalidate;
 pub mod local_ops;

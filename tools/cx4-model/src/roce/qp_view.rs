@@ -97,4 +97,17 @@ pub(super) struct RxMeta {
     pub(super) l3: u8,
     /// Its 802.1Q TCI, if tagged.
     pub(super) vlan: Option<u16>,
+    /// The LRH of a packet off an InfiniBand link (`ib_ud.rs`).
+    pub(super) ib: Option<IbRx>,
+}
+
+/// What a responder CQE reports of an IB packet's LRH.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IbRx {
+    /// Source LID.
+    pub slid: u16,
+    /// Service level.
+    pub sl: u8,
+    /// The DLID's path bits (its offset from the port's base LID).
+    pub path_bits: u8,
 }

@@ -125,6 +125,10 @@ impl Roce<'_> {
         blocked: Option<u32>,
         looped: bool,
     ) {
+        if super::ib_wire::is_ib_frame(frame) {
+            self.ib_receive_packet(bus, frame, looped);
+            return;
+        }
         let parsed = if looped {
             packet::parse_looped(frame)
         } else {
@@ -148,6 +152,7 @@ impl Roce<'_> {
         let meta = RxMeta {
             l3: cqe::l3_header_type(&p.ip),
             vlan: p.eth.vlan_tci,
+            ib: None,
         };
         if hdr.bth.opcode.info().service == super::headers::Service::Ud {
             self.ud_receive_packet(bus, frame, &p, meta, blocked);
@@ -496,6 +501,7 @@ impl Roce<'_> {
                             remote_qpn: q.path.map_or(0, |p| p.remote_qpn),
                             l3: meta.l3,
                             vlan: meta.vlan,
+                            ib: meta.ib,
                         },
                     );
                     self.post(bus, v.cqn_rcv, &c, rc.solicited);

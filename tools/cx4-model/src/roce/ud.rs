@@ -69,6 +69,8 @@ use super::wire::{network_header, peek_dst_gid, Path};
 use super::wqe::{gather_list, sg_io, SendWqe, WqeError};
 use super::Roce;
 
+/// The BTH destination QP of an IB port's SMI QP, and the DETH source QP of its packets.
+pub const SMI_QPN: u32 = 0;
 /// The BTH destination QP of the port's GSI QP, and the DETH source QP of its packets.
 pub const GSI_QPN: u32 = 1;
 /// The IBTA well-known Q_Key of the GSI (QP1).
@@ -103,6 +105,12 @@ pub struct UdAddress {
     pub rgid: [u8; 16],
     /// The 802.1Q priority (the SL on Ethernet).
     pub prio: u8,
+    /// The destination LID (InfiniBand; the same bits as `udp_sport`).
+    pub rlid: u16,
+    /// The service level (InfiniBand: `stat_rate_sl` bits 3:0).
+    pub sl: u8,
+    /// The source path bits (InfiniBand: `fl_mlid` bits 6:0).
+    pub path_bits: u8,
 }
 
 impl UdAddress {
@@ -124,6 +132,9 @@ impl UdAddress {
             flow_label: gf & 0xf_ffff,
             rgid,
             prio: ((av.sl() >> 1) & 7) as u8,
+            rlid: av.rlid() as u16,
+            sl: (av.sl() & 0xf) as u8,
+            path_bits: (av.fl_mlid() & 0x7f) as u8,
         }
     }
 
@@ -162,6 +173,7 @@ impl UdAddress {
             ip,
             udp_sport,
             remote_qpn: self.dqpn,
+            ib: None,
         })
     }
 }
@@ -225,12 +237,21 @@ pub fn grh_area(frame: &[u8], p: &Packet<'_>) -> [u8; GRH_LEN] {
 
 /// Whether a service type is run by this file.
 pub fn is_datagram(st: u8) -> bool {
-    matches!(st, qpc_st::UD | qpc_st::QP1)
+    matches!(st, qpc_st::UD | qpc_st::QP1 | qpc_st::QP0)
 }
 
 impl QpView {
     fn is_gsi(&self) -> bool {
         self.st == qpc_st::QP1
+    }
+
+    /// The DETH source QP of the QP's packets: 0 for the SMI QP, 1 for the GSI QP.
+    pub(super) fn ud_src_qp(&self) -> u32 {
+        match self.st {
+            qpc_st::QP0 => SMI_QPN,
+            qpc_st::QP1 => GSI_QPN,
+            _ => self.qpn,
+        }
     }
 
     /// The Q_Key the QP sends with (high-bit rule) and accepts.
@@ -314,7 +335,7 @@ impl Roce<'_> {
         }
         let psn = q.ud_psn.unwrap_or(Psn::new(0));
         q.ud_psn = Some(psn.next());
-        let src_qp = if v.is_gsi() { GSI_QPN } else { v.qpn };
+        let src_qp = v.ud_src_qp();
         let imm = w.wqe.opcode == opcode::SEND_IMM;
         let mut bth = Bth::new(
             if imm {
@@ -334,9 +355,30 @@ impl Roce<'_> {
             imm: imm.then_some(ImmDt { imm: w.wqe.imm }),
             ..Default::default()
         };
+        if self.fw.ib_mode() {
+            self.ib_ud_send(v, &av, bth, ext, &payload);
+        } else {
+            self.roce_ud_send(v, &av, bth, ext, &payload);
+        }
+        if w.wqe.signaled {
+            let c = cqe::req_cqe(v.cqe_qp(), index, w.wqe.opcode, len as u32);
+            self.post(bus, v.cqn_snd, &c, false);
+        }
+    }
+
+    /// A UD packet on a RoCE port: RoCE v1 or v2 as the vector's source GID says; a
+    /// multicast send also loops back to the group's local members.
+    fn roce_ud_send(
+        &mut self,
+        v: &QpView,
+        av: &UdAddress,
+        bth: Bth,
+        ext: ExtHeaders,
+        payload: &[u8],
+    ) {
         match av
             .path(v.qpn, &self.fw.rdma.gids)
-            .and_then(|p| p.frame(bth, ext, &payload).map_err(|e| e.to_string()))
+            .and_then(|p| p.frame(bth, ext, payload).map_err(|e| e.to_string()))
         {
             Ok(f) => {
                 self.roce.stats.ud_tx += 1;
@@ -362,13 +404,9 @@ impl Roce<'_> {
             }
             Err(e) => {
                 // The datagram is lost; the WQE completes (the card does not check vectors).
-                log::debug!("UD QP {:#x} WQE {index:#x}: not sent: {e}", v.qpn);
+                log::debug!("UD QP {:#x}: datagram not sent: {e}", v.qpn);
                 self.roce.stats.ud_tx_bad_av += 1;
             }
-        }
-        if w.wqe.signaled {
-            let c = cqe::req_cqe(v.cqe_qp(), index, w.wqe.opcode, len as u32);
-            self.post(bus, v.cqn_snd, &c, false);
         }
     }
 
@@ -419,7 +457,7 @@ impl Roce<'_> {
     /// Delivers a UD packet to QP `q`: the receive rule, then the GRH area and payload into
     /// the next receive WQE, and the responder CQE.
     #[allow(clippy::too_many_arguments)]
-    fn ud_deliver(
+    pub(super) fn ud_deliver(
         &mut self,
         bus: &mut Bus,
         q: &mut QpEngine,
@@ -510,6 +548,7 @@ impl Roce<'_> {
                 remote_qpn: src_qp,
                 l3: meta.l3,
                 vlan: meta.vlan,
+                ib: meta.ib,
             },
         );
         self.roce.stats.ud_rx += 1;

@@ -23,7 +23,7 @@ const QKEY: u32 = 0x1111_1111;
 
 /// RST → INIT → RTR → RTS as mlx5_ib moves a UD QP (Q_Key at RST2INIT, the MTU at
 /// INIT2RTR, the send PSN at RTR2RTS).
-fn ud_up(c: &mut Card, qkey: u32, mtu_code: u8) {
+pub(super) fn ud_up(c: &mut Card, qkey: u32, mtu_code: u8) {
     let qpn = c.qpn;
     ok::<cmds::Rst2InitQp>(&mut c.d, |i| {
         i.set_qpn(qpn);
@@ -73,7 +73,7 @@ fn av_to(from: &Card, dqpn: u32, to: ([u8; 6], [u8; 16]), qkey: u32) -> [[u8; 16
 }
 
 /// The segments of a UD send: the datagram segment, then `tail`.
-fn ud_segs(av: [[u8; 16]; 3], tail: &[[u8; 16]]) -> Vec<[u8; 16]> {
+pub(super) fn ud_segs(av: [[u8; 16]; 3], tail: &[[u8; 16]]) -> Vec<[u8; 16]> {
     let mut v = av.to_vec();
     v.extend_from_slice(tail);
     v

@@ -21,7 +21,7 @@ use cx4_hw::qp::Qpc;
 use crate::fw::GidEntry;
 
 use super::error::WireError;
-use super::headers::{Bth, ExtHeaders};
+use super::headers::{Bth, ExtHeaders, TransportHeaders};
 use super::packet::{self, Ecn, Ethernet, Grh, Ip, Ipv4, Ipv6, Packet, UdpChecksum};
 
 /// The first UDP source port of the per-QP hash (the dynamic range, as rxe and the card use).
@@ -58,6 +58,9 @@ pub struct Path {
     pub udp_sport: u16,
     /// The remote QP (BTH destination).
     pub remote_qpn: u32,
+    /// On an InfiniBand port: the LRH addressing that replaces `eth` and `ip`
+    /// (`ib_ud.rs`, [`super::ib_ud::ib_path`]).
+    pub ib: Option<super::ib_wire::IbPath>,
 }
 
 /// The IPv4 address of an IPv4-mapped GID.
@@ -151,6 +154,7 @@ impl Path {
             ip,
             udp_sport,
             remote_qpn,
+            ib: None,
         })
     }
 
@@ -178,6 +182,20 @@ impl Path {
         looped: bool,
         fill: impl FnOnce(&mut [u8]),
     ) -> Result<Vec<u8>, WireError> {
+        if let Some(ib) = &self.ib {
+            let mut payload = vec![0u8; len];
+            fill(&mut payload);
+            let bth = Bth {
+                pkey: ib.pkey,
+                ..self.bth(bth)
+            };
+            return super::ib_wire::build(
+                ib.src_mac,
+                ib.lrh,
+                TransportHeaders { bth, ext },
+                &payload,
+            );
+        }
         let p = Packet {
             eth: self.eth,
             ip: self.ip,
