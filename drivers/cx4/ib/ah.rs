@@ -23,7 +23,8 @@ use ib::{
 };
 use kernel::prelude::*;
 
-use crate::ib::qp::ROCE_UDP_SPORT_MIN;
+/// RoCE v2 UDP source ports are drawn from 0xc000.. (`IB_ROCE_UDP_ENCAP_VALID_PORT_MIN`).
+pub(crate) const ROCE_UDP_SPORT_MIN: u32 = 0xc000;
 
 /// `MLX5_ECN_ENABLED`: RoCE v2 sends from an address handle are ECN-capable.
 const ECN_ENABLED: u32 = 1 << 1;

@@ -105,8 +105,6 @@ const GSI_QPN: u32 = 1;
 const SEND_WQE_BB: u32 = 64;
 /// `MLX5_IB_ACK_REQ_FREQ`: the requester asks for an ACK every 2^8 packets.
 const ACK_REQ_FREQ: u32 = 8;
-/// RoCE v2 UDP source ports are drawn from 0xc000.. (`IB_ROCE_UDP_ENCAP_VALID_PORT_MIN`).
-pub(crate) const ROCE_UDP_SPORT_MIN: u32 = 0xc000;
 
 /// What modify and query need to remember (mlx5_ib's `trans_qp` fields).
 #[derive(Default)]
