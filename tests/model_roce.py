@@ -795,7 +795,7 @@ def tests(env: Env):
             section model; req ctl stats
         """
         rs = eth_vms(env, [script, script], timeout=400, model_args=ROCE_MODEL,
-                     files=[RAW_TOOL])
+                     files=[RAW_TOOL, RC_FIXTURE])
         for i, r in enumerate(rs):
             assert r.status == 0 and "unloaded" in r.job_log, describe(r)
             check_raw(section(r.job_log, "raw"), i)

@@ -42,11 +42,11 @@ from pyverbs.device import Context
 from pyverbs.flow import Flow, FlowAttr
 from pyverbs.mr import MR
 from pyverbs.pd import PD
-from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr, QPInitAttrEx
 from pyverbs.spec import EthSpec, Ipv4ExtSpec, Ipv6Spec, TcpUdpSpec
 from pyverbs.wq import WQ, RwqIndTable, RwqIndTableInitAttr, RxHashConf, WQAttr, WQInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
+from verbs_rc import errno_of
 
 FRAME = 128                      # bytes per frame sent
 SLOT = 2048                      # receive buffer per WQE
@@ -84,14 +84,6 @@ class ActionSpec:
 
     def _copy_data(self, addr):
         ctypes.memmove(addr, self.raw, self.size)
-
-
-def errno_of(f):
-    try:
-        f()
-        return 0
-    except (PyverbsRDMAError, PyverbsError) as ex:
-        return getattr(ex, "error_code", None) or -1
 
 
 def barrier(name, timeout=300):

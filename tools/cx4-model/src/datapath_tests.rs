@@ -16,6 +16,23 @@ use crate::{
 
 pub(crate) const BASE: u64 = 0x10_0000;
 
+/// The test RQ's cyclic ring: 64 entries of 16 bytes at `RQ_RING`, doorbell record at
+/// `RQ_DBR`.
+pub(crate) fn rq_wq() -> WqDesc {
+    WqDesc {
+        wq_type: 1,
+        log_stride: 4,
+        log_size: 6,
+        page_shift: 12,
+        pas: vec![RQ_RING],
+        offset: 0,
+        dbr: RQ_DBR,
+        pd: 1,
+        uar_page: UAR,
+        end_padding_mode: 0,
+    }
+}
+
 /// A ready RQ `rqn` on the test CQ over `wq` (striding when `striding` says how).
 pub(crate) fn ready_rq(rqn: u32, wq: WqDesc, striding: Option<Striding>) -> Rq {
     Rq {
@@ -435,18 +452,7 @@ fn user_index_of_the_queues_is_in_their_cqes() {
     );
 
     // Receive: the RQ's user_index and the entry's flow tag.
-    let wq = WqDesc {
-        wq_type: 1,
-        log_stride: 4,
-        log_size: 6,
-        page_shift: 12,
-        pas: vec![RQ_RING],
-        offset: 0,
-        dbr: RQ_DBR,
-        pd: 1,
-        uar_page: UAR,
-        end_padding_mode: 0,
-    };
+    let wq = rq_wq();
     let mut rq = ready_rq(RQN, wq, None);
     rq.user_index = 0x77;
     d.fw.nic.rqs.insert(RQN, rq);

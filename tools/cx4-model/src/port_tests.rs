@@ -8,7 +8,7 @@ use std::sync::Arc;
 use cx4_hw::{regs::eth_link_mode, wqe::opcode};
 
 use super::*;
-use crate::{datapath::tests::*, device::Device, fw::WqDesc, wire::Loopback};
+use crate::{datapath::tests::*, device::Device, wire::Loopback};
 
 const SQN2: u32 = 0x21;
 const SQ2_RING: u64 = BASE + 0x7000;
@@ -24,18 +24,7 @@ fn pfc_device() -> (Device, Arc<Loopback>) {
     sq2.wq.pas = vec![SQ2_RING];
     sq2.wq.dbr = SQ2_DBR;
     d.fw.nic.sqs.insert(SQN2, sq2);
-    let wq = WqDesc {
-        wq_type: 1,
-        log_stride: 4,
-        log_size: 6,
-        page_shift: 12,
-        pas: vec![RQ_RING],
-        offset: 0,
-        dbr: RQ_DBR,
-        pd: 1,
-        uar_page: UAR,
-        end_padding_mode: 0,
-    };
+    let wq = rq_wq();
     d.fw.nic.rqs.insert(RQN, ready_rq(RQN, wq, None));
     steer_all_to(&mut d, TIRN, RQN, Default::default());
     (d, port)
