@@ -582,7 +582,7 @@ def worker_report(seed: int, how: str) -> dict:
     return rep
 
 
-# Random configuration requests: (weight, command template). Values are drawn per request.
+# Random configuration requests: one command line drawn from the list, its values drawn per request.
 def net_request(rng: random.Random, nd: str, ib: str) -> list[str]:
     v = lambda *c: str(rng.choice(c))
     feats = ["rx", "tx", "tso", "gro", "lro", "rxvlan", "txvlan", "ntuple", "rxhash",
