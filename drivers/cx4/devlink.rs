@@ -4,19 +4,16 @@
 //! reporter (health.c's `mlx5_fw_fatal_reporter`), and the Ethernet layer's `tx` and `rx`
 //! reporters (en/health.rs) registered on it.
 //!
-//! function.rs reports each fatal fault once; `recover` runs a recovery attempt
-//! ([`Function::recover`]) and `diagnose` describes the health state from
-//! [`Function::stats`]. The abstraction (drivers/devlink/) owns the reporters and keeps this
-//! callback data alive while devlink can call it.
+//! The `fw_fatal` reporter's callbacks live with the recovery flow they drive (function.rs,
+//! as upstream's live in health.c); this file registers them. The abstraction
+//! (drivers/devlink/) owns the reporters and keeps their callback data alive while devlink can
+//! call it.
 
 use ::devlink::{
-    health,
     info::version,
     Devlink,
-    Fmsg,
     InfoRequest, //
 };
-use cx4_hw::iseg::health_synd;
 use kernel::{
     device::{
         self,
@@ -32,9 +29,11 @@ use crate::{
         RxReporter,
         TxReporter, //
     },
-    function::Function,
-    hca::Fault,
-    health::Fatal, //
+    function::{
+        Function, //
+        FwFatal,
+        FwReporter,
+    },
 };
 
 /// The instance's operations: `devlink dev info`.
@@ -62,52 +61,6 @@ impl ::devlink::Operations for DevOps {
         for name in [c"fw.version", version::FW] {
             req.version_stored_put(name, &ver)?;
         }
-        Ok(())
-    }
-}
-
-/// A handle on the `fw_fatal` reporter, for function.rs to report with.
-pub(crate) type FwReporter = health::Reporter<FwFatal>;
-
-/// The `fw_fatal` reporter's callback data.
-pub(crate) struct FwFatal {
-    function: Arc<Function>,
-}
-
-#[vtable]
-impl health::Operations for FwFatal {
-    const NAME: &'static CStr = c"fw_fatal";
-
-    /// The fault that was reported.
-    type Context = Fault;
-
-    fn recover(&self, error: Option<&Fault>) -> Result {
-        self.function.recover(error.is_some())
-    }
-
-    fn diagnose(&self, fmsg: &mut Fmsg<'_>) -> Result {
-        let (stats, up) = self.function.stats();
-        // While the function is down, the fault that took it down.
-        let current = if up { None } else { stats.last };
-        let synd = match current {
-            Some(Fault::Health(Fatal::Syndrome(s))) => s,
-            _ => 0,
-        };
-        let name = if synd != 0 {
-            health_synd::describe(synd)
-        } else {
-            "none"
-        };
-        fmsg.put_str(c"state", if up { c"ok" } else { c"error" });
-        fmsg.put_fmt(c"syndrome", fmt!("{:#x}", synd))?;
-        fmsg.put_fmt(c"syndrome_name", fmt!("{}", name))?;
-        match current {
-            Some(f) => fmsg.put_fmt(c"reason", fmt!("{}", f))?,
-            None => fmsg.put_str(c"reason", c"none"),
-        }
-        fmsg.put_u32(c"errors", stats.errors);
-        fmsg.put_u32(c"recoveries", stats.recoveries);
-        fmsg.put_u32(c"failed_attempts", stats.failed_attempts);
         Ok(())
     }
 }

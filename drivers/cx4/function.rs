@@ -28,6 +28,11 @@ use core::sync::atomic::{
     Ordering, //
 };
 
+use ::devlink::{
+    health,
+    Fmsg, //
+};
+use cx4_hw::iseg::health_synd;
 use kapi::BoundDevice;
 use kernel::{
     bindings,
@@ -54,7 +59,6 @@ use kernel::{
 };
 
 use crate::{
-    devlink::FwReporter,
     en::health::{
         EnHealth,
         RxReporter,
@@ -64,6 +68,7 @@ use crate::{
         Fault,
         FwInfo, //
     },
+    health::Fatal,
     layers::Layers,
 };
 
@@ -338,5 +343,53 @@ impl Function {
         // a destroyed reporter by now: refused) before the module may go.
         self.health.flush();
         self.health.set_reporters(None);
+    }
+}
+
+/// A handle on the `fw_fatal` reporter, which the watcher reports with.
+pub(crate) type FwReporter = health::Reporter<FwFatal>;
+
+/// The `fw_fatal` reporter's callback data (health.c `mlx5_fw_fatal_reporter_ops`):
+/// `recover` runs a recovery attempt ([`Function::recover`]), `diagnose` describes the health
+/// state from [`Function::stats`]. devlink.rs registers it.
+pub(crate) struct FwFatal {
+    pub(crate) function: Arc<Function>,
+}
+
+#[vtable]
+impl health::Operations for FwFatal {
+    const NAME: &'static CStr = c"fw_fatal";
+
+    /// The fault that was reported.
+    type Context = Fault;
+
+    fn recover(&self, error: Option<&Fault>) -> Result {
+        self.function.recover(error.is_some())
+    }
+
+    fn diagnose(&self, fmsg: &mut Fmsg<'_>) -> Result {
+        let (stats, up) = self.function.stats();
+        // While the function is down, the fault that took it down.
+        let current = if up { None } else { stats.last };
+        let synd = match current {
+            Some(Fault::Health(Fatal::Syndrome(s))) => s,
+            _ => 0,
+        };
+        let name = if synd != 0 {
+            health_synd::describe(synd)
+        } else {
+            "none"
+        };
+        fmsg.put_str(c"state", if up { c"ok" } else { c"error" });
+        fmsg.put_fmt(c"syndrome", fmt!("{:#x}", synd))?;
+        fmsg.put_fmt(c"syndrome_name", fmt!("{}", name))?;
+        match current {
+            Some(f) => fmsg.put_fmt(c"reason", fmt!("{}", f))?,
+            None => fmsg.put_str(c"reason", c"none"),
+        }
+        fmsg.put_u32(c"errors", stats.errors);
+        fmsg.put_u32(c"recoveries", stats.recoveries);
+        fmsg.put_u32(c"failed_attempts", stats.failed_attempts);
+        Ok(())
     }
 }
