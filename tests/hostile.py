@@ -59,8 +59,27 @@ traffic() {
     fi
     EC_REQUEST
 }
+# Extra probe/teardown cycles before the round's own (the long campaign's: most of the card's
+# commands are the probe's and the teardown's), each load and unload under its own lies.
+cycles() {
+    s=$1
+    section cycles-$s
+    for c in $(seq 2 $CYCLES); do
+        lie $((s + 5000 + c)) cmd,bar,eqe,irq
+        timeout $((180 * SLOW)) LOAD > /dev/null 2>&1; echo "cycle $c load rc=$?"
+        sleep 1
+        lie $((s + 7000 + c)) cmd,eqe,irq,bar
+        timeout $((180 * SLOW)) UNLOAD > /dev/null 2>&1; echo "cycle $c unload rc=$?"
+        req ctl "lie off"
+        if lsmod | grep -q "^MODNAME "; then
+            timeout $((180 * SLOW)) UNLOAD > /dev/null 2>&1 && echo "cycle $c honest unload ok"
+        fi
+        if lsmod | grep -q "^MODNAME "; then echo "still loaded after cycle $c"; fi
+    done
+}
 round() {
     s=$1
+    cycles $s
     section probe-$s
     lie $s cmd,bar,eqe,irq
     timeout $((180 * SLOW)) LOAD && echo "load ok" || echo "load failed rc=$?"
@@ -68,6 +87,13 @@ round() {
     req ctl "lie off"
     state
     section traffic-$s
+    # A probe the lies failed leaves nothing for the data path's lies: load honestly.
+    if [ ! -e $BOUND ] || [ -z "$NETDEV" ]; then
+        if lsmod | grep -q "^MODNAME "; then timeout $((180 * SLOW)) UNLOAD > /dev/null 2>&1; fi
+        timeout $((180 * SLOW)) LOAD > /dev/null 2>&1 && echo "honest load ok" || echo "honest load failed"
+        sleep 2
+        state
+    fi
     if [ -n "$NETDEV" ]; then
         ip link set "$NETDEV" up 2>&1 || true
         ip addr add $IP/24 dev "$NETDEV" 2>/dev/null || true
@@ -76,10 +102,10 @@ round() {
     # The data path's lies alone (completions, phantoms), then the control path's (commands,
     # events, storms), then no lies: did the traffic come back without a reload?
     lie $((s + 1000)) cqe,ring
-    traffic data
+    for r in $(seq $REPEAT); do traffic data; done
     req ctl "lie off"
     lie $((s + 3000)) cmd,eqe,irq
-    traffic events
+    for r in $(seq $REPEAT); do traffic events; done
     req ctl "lie off"
     traffic after
     section diag-$s
@@ -162,6 +188,7 @@ class Tally:
     kinds: dict[str, int] = field(default_factory=dict)
     rounds: int = 0
     bound: int = 0
+    with_traffic: int = 0
     unloaded: int = 0
     honest_unloads: int = 0
     driver_errors: int = 0
@@ -173,7 +200,7 @@ class Tally:
         return (f"{name}: {self.lies} lies in {self.rounds} rounds ({cls}); probes bound under lies "
                 f"{self.bound}/{self.rounds}, unloads under lies {self.unloaded}/"
                 f"{self.rounds} (+{self.honest_unloads} honest), traffic back after the lies without "
-                f"a reload {self.recovered}/{self.bound}, {self.driver_errors} driver error "
+                f"a reload {self.recovered}/{self.with_traffic}, {self.driver_errors} driver error "
                 f"lines, {len(self.reports)} kernel reports")
 
 
@@ -186,13 +213,15 @@ def parse_lies(line: str, t: Tally) -> None:
     t.kinds = {k: int(v) for k, v in re.findall(r" ([\w-]+)=(\d+)", m.group(3))}
 
 
-def campaign(env: Env, driver: str, seeds: list[int], rate: int, budget: int) -> tuple[Tally, object]:
+def campaign(env: Env, driver: str, seeds: list[int], rate: int, budget: int, cycles: int = 1,
+             repeat: int = 1) -> tuple[Tally, object]:
     """Runs the rounds of `seeds` against `driver` ("cx4" or "mlx5") on vm0 and returns the
-    tally and vm0's result."""
+    tally and vm0's result. Each round makes `cycles` probe/teardown cycles under lies (the
+    last with traffic between) and runs each lied traffic phase `repeat` times."""
     d = DRIVERS[driver]
     # The rounds, then FINAL: ROUND defines the functions, FINAL must run after the rounds.
     vm0 = CX4_UP + CX4_IB + HOOK + f"""
-        RATE={rate}; BUDGET={budget}
+        RATE={rate}; BUDGET={budget}; CYCLES={cycles}; REPEAT={repeat}
         BOUND=/sys/bus/pci/drivers/{'cx4' if driver == 'cx4' else 'mlx5_core'}/0000:01:00.0
         echo clear > /sys/kernel/debug/kmemleak
     """ + ROUND.replace("UNLOAD", d["unload"]).replace("LOAD", d["load"]) \
@@ -202,11 +231,12 @@ def campaign(env: Env, driver: str, seeds: list[int], rate: int, budget: int) ->
         .replace("LOAD", d["load"])
     vm1 = """
         eth_up
-        for p in $(seq 5201 $((5200 + 3 * ROUNDS))); do iperf3 -s -D -p $p; done
+        for p in $(seq 5201 $((5200 + PHASES * ROUNDS))); do iperf3 -s -D -p $p; done
         signal peer
-        wait_signal done $((600 + 300 * ROUNDS))
-    """.replace("ROUNDS", str(len(seeds)))
-    timeout = 300 + 240 * len(seeds)
+        wait_signal done $((600 + PER_ROUND * ROUNDS))
+    """.replace("ROUNDS", str(len(seeds))).replace("PHASES", str(2 * repeat + 1)) \
+        .replace("PER_ROUND", str(300 + 60 * (cycles - 1) + 90 * (repeat - 1)))
+    timeout = 300 + (240 + 60 * (cycles - 1) + 90 * (repeat - 1)) * len(seeds)
     r0, _ = eth_vms(env, [vm0, vm1], timeout=timeout, model_args=["--roce"],
                     files=[env.ko], cmdline="kmemleak=on")
     assert r0.status == 0, describe(r0)
@@ -215,12 +245,14 @@ def campaign(env: Env, driver: str, seeds: list[int], rate: int, budget: int) ->
     t.bound = sum(1 for s in seeds if "bound=1" in section(log, f"probe-{s}"))
     for s in seeds:
         tr = section(log, f"traffic-{s}")
+        t.with_traffic += "data ping:" in tr
         t.recovered += bool(re.search(r"^after ping: \d+ packets transmitted, [1-9]", tr, re.M))
         td = section(log, f"teardown-{s}")
         t.unloaded += "\nunload ok" in "\n" + td
         t.honest_unloads += "honest unload ok" in td
-        assert "still loaded" not in td, \
-            f"round {s}: the driver could not be unloaded even honestly:\n{td}"
+        cy = section(log, f"cycles-{s}")
+        assert "still loaded" not in td + cy, \
+            f"round {s}: the driver could not be unloaded even honestly:\n{cy}{td}"
     parse_lies(section(log, f"tally-{seeds[-1]}").strip().splitlines()[-1], t)
     t.driver_errors = sum(1 for l in r0.dmesg.splitlines()
                           if re.search(rf"\b{d['modname'].split('_')[0]}", l)
@@ -275,14 +307,19 @@ def tests(env: Env):
         cx4 and, for the record, the same seeds against mlx5_core/mlx5e/mlx5_ib; cx4 must
         stay clean, mlx5's tally is printed beside it."""
         secs = int(os.environ.get("CX4_FUZZ_SECONDS", "1200"))
-        per_round = 120 * env.slow
+        knobs = dict(rate=int(os.environ.get("CX4_FUZZ_RATE", "60")),
+                     budget=int(os.environ.get("CX4_FUZZ_BUDGET", "600")),
+                     cycles=int(os.environ.get("CX4_FUZZ_CYCLES", "1")),
+                     repeat=int(os.environ.get("CX4_FUZZ_REPEAT", "1")))
+        per_round = (120 + 20 * (knobs["cycles"] - 1) + 30 * (knobs["repeat"] - 1)) * env.slow
         n = max(2, int(secs / per_round / 2))
         seeds, replay = fuzz_seeds([random.randrange(1, 1 << 31) for _ in range(n)])
         print(f"    seeds ({'replay' if replay else 'random'}): {' '.join(map(str, seeds))}",
               file=sys.stderr)
-        t, r0 = campaign(env, "cx4", seeds, rate=60, budget=600)
+        print(f"    knobs: {knobs}", file=sys.stderr)
+        t, r0 = campaign(env, "cx4", seeds, **knobs)
         print("    " + t.line("cx4"), file=sys.stderr)
-        m, _ = campaign(env, "mlx5", seeds, rate=60, budget=600)
+        m, _ = campaign(env, "mlx5", seeds, **knobs)
         print("    " + m.line("mlx5"), file=sys.stderr)
         for line in m.reports[:10]:
             print(f"      mlx5: {line}", file=sys.stderr)
