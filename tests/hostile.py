@@ -164,7 +164,7 @@ ALLOWED_WARN = re.compile(r"dev_watchdog|sch_generic\.c|NETDEV WATCHDOG")
 def kernel_reports(dmesg: str) -> list[str]:
     """The lines of `dmesg` that report a kernel problem (oops, KASAN, UBSAN, lockdep, hung
     task, a Rust panic, a WARN...), leaving out the allowed warnings with their traces."""
-    bad, skipping = [], False
+    bad, skipping, recent = [], False, []
     for line in dmesg.splitlines():
         if ALLOWED_WARN.search(line):
             skipping = True
@@ -175,7 +175,12 @@ def kernel_reports(dmesg: str) -> list[str]:
         if BAD_DMESG.search(line) or re.search(
                 r"possible circular locking|inconsistent lock state|hung_task|blocked for more "
                 r"than", line):
+            # A trace whose header no pattern names (an RCU stall, a soft lockup's cousins):
+            # the lines before it say what it is.
+            if "Call Trace" in line and not any(b in recent for b in bad[-8:]):
+                bad += [f"  (before the trace) {r}" for r in recent[-8:]]
             bad.append(line)
+        recent = (recent + [line])[-8:]
     return bad
 
 
