@@ -64,8 +64,9 @@ pub struct RespInfo {
     pub l3: u8,
     /// The packet's 802.1Q TCI, if tagged (mlx5_ib reports the VLAN and its priority).
     pub vlan: Option<u16>,
-    /// An IB packet's LRH: then `flags_rqpn` holds the SL (bits 27:24) and no GRH bit, and
-    /// `slid` and `ml_path` are set (mlx5_ib's `handle_responder` on an IB link).
+    /// An IB packet's LRH: then `flags_rqpn` holds the SL (bits 27:24) and the GRH bit if
+    /// the packet had one, and `slid` and `ml_path` are set (mlx5_ib's `handle_responder` on
+    /// an IB link).
     pub ib: Option<IbRx>,
 }
 
@@ -84,7 +85,8 @@ pub fn resp_cqe(qp: CqeQp, i: &RespInfo) -> Cqe64 {
     let mut c = Cqe64::new();
     match i.ib {
         Some(ib) => {
-            c.set_flags_rqpn((u32::from(ib.sl & 0xf) << 24) | (i.remote_qpn & 0xff_ffff));
+            let g = u32::from(ib.grh) << 28;
+            c.set_flags_rqpn(g | (u32::from(ib.sl & 0xf) << 24) | (i.remote_qpn & 0xff_ffff));
             c.set_slid(ib.slid.into());
             c.set_ml_path(ib.path_bits.into());
         }

@@ -143,10 +143,11 @@ impl Roce<'_> {
             if self.umr_qp_event(bus, qpn, to) {
                 continue;
             }
-            let ib = self
-                .fw
-                .ib_mode()
-                .then_some((&self.fw.ib, self.fw.vport.mac));
+            let ib = self.fw.ib_mode().then_some(super::ib_ud::IbLink {
+                port: &self.fw.ib,
+                mac: self.fw.vport.mac,
+                guid: self.fw.vport.guid,
+            });
             let change = self.roce.apply(
                 qpn,
                 to,

@@ -110,4 +110,6 @@ pub struct IbRx {
     pub sl: u8,
     /// The DLID's path bits (its offset from the port's base LID).
     pub path_bits: u8,
+    /// Whether the packet had a GRH (the CQE's `g` bits; mlx5_ib's `IB_WC_GRH`).
+    pub grh: bool,
 }

@@ -126,7 +126,7 @@ impl Roce<'_> {
         looped: bool,
     ) {
         if super::ib_wire::is_ib_frame(frame) {
-            self.ib_receive_packet(bus, frame, looped);
+            self.ib_receive_packet(bus, frame, looped, blocked);
             return;
         }
         let parsed = if looped {

@@ -111,6 +111,9 @@ pub struct UdAddress {
     pub sl: u8,
     /// The source path bits (InfiniBand: `fl_mlid` bits 6:0).
     pub path_bits: u8,
+    /// Whether the vector is global (`grh_gid_fl` bit 30, mlx5_ib's `IB_AH_GRH`): on an IB
+    /// port the packet carries a GRH.
+    pub global: bool,
 }
 
 impl UdAddress {
@@ -135,6 +138,7 @@ impl UdAddress {
             rlid: av.rlid() as u16,
             sl: (av.sl() & 0xf) as u8,
             path_bits: (av.fl_mlid() & 0x7f) as u8,
+            global: gf & (1 << 30) != 0,
         }
     }
 
@@ -382,23 +386,14 @@ impl Roce<'_> {
         {
             Ok(f) => {
                 self.roce.stats.ud_tx += 1;
-                // A multicast send also reaches the group's QPs on this port (not the sender
-                // when its context has block_lb_mc, IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK).
-                let block = self
-                    .fw
-                    .rdma
-                    .qps
-                    .get(&v.qpn)
-                    .is_some_and(|qp| qp.ctx.block_lb_mc() != 0);
-                let local_members = peek_dst_gid(&f)
-                    .and_then(|g| self.fw.rdma.mcgs.get(&g))
-                    .is_some_and(|m| m.iter().any(|&q| !block || q != v.qpn));
-                if av.dqpn == MULTICAST_QPN && local_members {
+                let looped = peek_dst_gid(&f)
+                    .filter(|_| av.dqpn == MULTICAST_QPN)
+                    .and_then(|g| self.mc_loopback(v.qpn, &g));
+                if let Some(blocked) = looped {
                     self.roce.stats.ud_mc_loopback += 1;
-                    self.roce.loopback.push_back(super::looped::Looped::Frame(
-                        f.clone(),
-                        block.then_some(v.qpn),
-                    ));
+                    self.roce
+                        .loopback
+                        .push_back(super::looped::Looped::Frame(f.clone(), blocked));
                 }
                 self.roce_transmit(f);
             }
@@ -408,6 +403,25 @@ impl Roce<'_> {
                 self.roce.stats.ud_tx_bad_av += 1;
             }
         }
+    }
+
+    /// Whether a multicast send of QP `qpn` to group `gid` also reaches the group's QPs on
+    /// this port — `Some` of the QP that must not get it back (the sender when its context
+    /// has `block_lb_mc`, IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK) — or `None` when no other
+    /// member is attached here.
+    pub(super) fn mc_loopback(&self, qpn: u32, gid: &[u8; 16]) -> Option<Option<u32>> {
+        let block = self
+            .fw
+            .rdma
+            .qps
+            .get(&qpn)
+            .is_some_and(|qp| qp.ctx.block_lb_mc() != 0);
+        self.fw
+            .rdma
+            .mcgs
+            .get(gid)
+            .is_some_and(|m| m.iter().any(|&q| !block || q != qpn))
+            .then_some(block.then_some(qpn))
     }
 
     /// A UD packet `p` (parsed from `frame`): to the GSI QP, the multicast group's QPs
@@ -484,7 +498,14 @@ impl Roce<'_> {
                 UdVerdict::Drop(why) => {
                     let s = &mut self.roce.stats;
                     match why {
-                        UdDrop::QKey => s.ud_rx_qkey += 1,
+                        UdDrop::QKey => {
+                            s.ud_rx_qkey += 1;
+                            if meta.ib.is_some() {
+                                // PortInfo's Q_KeyViolations (IBA 10.9.4).
+                                let c = &mut self.fw.ib.qkey_violations;
+                                *c = c.saturating_add(1);
+                            }
+                        }
                         UdDrop::NoReceive => s.ud_rx_no_recv += 1,
                         UdDrop::TooLong => s.ud_rx_too_long += 1,
                         UdDrop::NotUd => s.ud_rx_malformed += 1,
