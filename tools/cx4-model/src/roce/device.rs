@@ -114,6 +114,7 @@ impl Roce<'_> {
                 write: qp.ctx.rwe() != 0,
                 atomic: qp.ctx.rae() != 0,
             },
+            ulp: qp.ctx.ulp_stateless_offload_mode() == 1,
         })
     }
 
@@ -248,7 +249,7 @@ impl Roce<'_> {
             };
             let r = RingWqe::new(&ring, u32::from(log_sq), 6, q.sq_cc);
             if q.service == Service::Ud && !q.error {
-                let decoded = super::ud::UdWqe::decode(&r, index);
+                let decoded = super::ud::UdWqe::decode(&r, index, v.ulp);
                 let bbs = match &decoded {
                     Ok(w) => w.wqe.bbs,
                     Err(_) => SendWqe::peek(&r).map_or(1, |p| p.1),

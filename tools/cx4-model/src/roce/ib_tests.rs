@@ -321,3 +321,113 @@ fn a_global_unicast_datagram_names_the_ports_gid_and_its_qps_keys() {
     a.post_send(wop::SEND, &ud_segs(segs, &[data(7, a.lkey, VA)]), 0, false);
     assert!(a.port.take().is_empty(), "GUIDInfo entry 5 is unset");
 }
+
+/// IPoIB's UD offloads (`ipoib_basic_offloads`, a QP with `ulp_stateless_offload_mode` 1):
+/// an LSO WQE as mlx5_ib's `handle_qpt_ud` builds it — datagram segment, pad, Ethernet
+/// segment with MSS, checksum flags and the IPoIB/IPv4/TCP headers inline, then the payload's
+/// data segment — leaves as MSS-sized datagrams with their checksums filled, and the
+/// receiving offloading QP's CQEs say the checksums are good.
+#[test]
+fn an_ipoib_lso_wqe_leaves_as_checksummed_datagrams() {
+    use crate::roce::ipoib_offload::{csums_ok, tcp4};
+    let mut a = ib_card(1, qpc_st::UD);
+    let mut b = ib_card(2, qpc_st::UD);
+    for c in [&mut a, &mut b] {
+        ud_up(c, QKEY, mtu::MTU_2K);
+        activate(c);
+    }
+    assert_eq!(a.d.fw.caps.general("ipoib_basic_offloads"), 1);
+    for c in [&mut a, &mut b] {
+        let qpn = c.qpn;
+        c.d.fw
+            .rdma
+            .qps
+            .get_mut(&qpn)
+            .unwrap()
+            .ctx
+            .set_ulp_stateless_offload_mode(1);
+    }
+    let qpn = a.qpn;
+    let payload: Vec<u8> = (0..3000u32).map(|i| (i * 11) as u8).collect();
+    let msg = tcp4(&payload);
+    a.write(VA, &msg[44..]);
+    // The Ethernet segment: cs_flags L3|L4 (byte 4), MSS 1400 (bytes 6-7), inline_hdr.sz 44
+    // (bytes 12-13), the headers from byte 14 on, into the next 16-byte blocks.
+    let mut eth = vec![0u8; 14];
+    eth[4] = 0xc0;
+    eth[6..8].copy_from_slice(&1400u16.to_be_bytes());
+    eth[12..14].copy_from_slice(&44u16.to_be_bytes());
+    eth.extend_from_slice(&msg[..44]);
+    eth.resize(eth.len().div_ceil(16) * 16, 0);
+    let mut tail = vec![[0u8; 16]];
+    tail.extend(eth.chunks(16).map(|c| <[u8; 16]>::try_from(c).unwrap()));
+    tail.push(data(3000, a.lkey, VA));
+    for k in 0..3 {
+        b.post_recv(VA + 0x8000 + k * 0x1000, 2048);
+    }
+    let av = av_lid(b.qpn, 2, 0, QKEY);
+    a.post_send(wop::LSO, &ud_segs(av, &tail), 0, true);
+    let frames = a.port.take();
+    assert_eq!(frames.len(), 3, "3000 bytes at MSS 1400");
+    let c = a.next_cqe(false).expect("one requester CQE");
+    assert_eq!(c[63] >> 4, cqe_op::REQ);
+    let mut got = Vec::new();
+    for (k, f) in frames.iter().enumerate() {
+        b.d.receive(f);
+        let r = b.next_cqe(true).expect("delivered");
+        let len = be32(&r, 0x2c) as usize - 40;
+        let d = b.read(VA + 0x8000 + k as u64 * 0x1000 + 40, len);
+        assert!(csums_ok(&d), "datagram {k}");
+        assert_eq!(
+            r[0x1c] & 6,
+            6,
+            "hds_ip_ext L3_OK and L4_OK (IB_WC_IP_CSUM_OK)"
+        );
+        got.extend_from_slice(&d[44..]);
+    }
+    assert_eq!(got, payload);
+    let st = &a.d.roce.state.stats;
+    assert_eq!((st.ud_tx_offload, st.ud_tx_lso_segments), (1, 3));
+    // Without the offload mode the opcode is no UD opcode: the WQE fails.
+    a.d.fw
+        .rdma
+        .qps
+        .get_mut(&qpn)
+        .unwrap()
+        .ctx
+        .set_ulp_stateless_offload_mode(0);
+    a.post_send(wop::LSO, &ud_segs(av, &tail), 0, true);
+    assert!(a.port.take().is_empty());
+    assert_ne!(a.next_cqe(false).expect("error CQE")[63] >> 4, cqe_op::REQ);
+}
+
+/// RC on a global path (`grh` set in the QPC's address path, as mlx5_set_path writes it for
+/// an `IB_AH_GRH` attribute): every packet carries the GRH, the responder's CQE its bit.
+#[test]
+fn rc_on_a_global_path_carries_the_grh() {
+    let mut a = ib_card(1, qpc_st::RC);
+    let mut b = ib_card(2, qpc_st::RC);
+    activate(&mut a);
+    activate(&mut b);
+    let (ia, ib) = (a.id(), b.id());
+    let (ga, gb) = (port_gid(&a), port_gid(&b));
+    a.ib_grh = true;
+    b.ib_grh = true;
+    a.connect((ib.0, ib.1, gb), 0x200, 0x100, 14);
+    b.connect((ia.0, ia.1, ga), 0x100, 0x200, 14);
+    a.write(VA, b"global rc");
+    b.post_recv(VA + 0x8000, 64);
+    a.post_send(wop::SEND, &[data(9, a.lkey, VA)], 0, true);
+    let mut seen = 0;
+    shuttle(&mut a, &mut b, &mut |_, f| {
+        let p = ib_wire::parse(f, false).expect("an IB packet");
+        let g = p.grh.expect("a GRH on every packet").0;
+        assert!((g.sgid, g.dgid) == (ga, gb) || (g.sgid, g.dgid) == (gb, ga));
+        seen += 1;
+        false
+    });
+    assert_eq!(seen, 2, "the SEND and its ACK");
+    assert_eq!(b.read(VA + 0x8000, 9), b"global rc");
+    let r = b.next_cqe(true).expect("responder CQE");
+    assert_eq!(be32(&r, 0x18) >> 28, 1, "GRH bit");
+}

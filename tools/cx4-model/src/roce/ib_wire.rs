@@ -367,6 +367,68 @@ mod tests {
         ));
     }
 
+    /// A global packet (LNH 3): the GRH between LRH and BTH with its payload length, the
+    /// global ICRC (RoCE v1's), both CRCs catching a flipped GRH bit; the VL and the GRH's
+    /// traffic class, flow label and hop limit are outside the ICRC (IBA 7.8.1).
+    #[test]
+    fn a_global_packet_carries_the_grh_under_the_global_icrc() {
+        let hdr = TransportHeaders {
+            bth: Bth::new(Opcode::UdSendOnly, 0xff_ffff, 9),
+            ext: ExtHeaders {
+                deth: Some(Deth {
+                    qkey: 0x0b1b,
+                    src_qp: 0x11,
+                }),
+                ..Default::default()
+            },
+        };
+        let lrh = Lrh {
+            dlid: 0xc000,
+            slid: 1,
+            ..Default::default()
+        };
+        let grh = Grh {
+            sgid: [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8],
+            dgid: [
+                0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
+            ],
+            traffic_class: 0,
+            flow_label: 0,
+            hop_limit: 0,
+        };
+        let f = build([2, 0xc4, 0, 0, 0, 1], lrh, Some(&grh), hdr, b"arp").unwrap();
+        assert_eq!(f.len(), 14 + 8 + 40 + 12 + 8 + 4 + 4 + 2);
+        assert_eq!(f[15] & 3, LNH_GLOBAL);
+        assert_eq!(
+            u16::from_be_bytes([f[26], f[27]]),
+            12 + 8 + 4 + 4,
+            "GRH PayLen"
+        );
+        let p = parse(&f, false).unwrap();
+        let (g, raw) = p.grh.unwrap();
+        assert_eq!(g, grh);
+        assert_eq!(raw, &f[22..62]);
+        assert_eq!(p.payload, b"arp");
+        for bit in [(22 + 8) * 8, (22 + 39) * 8 + 7] {
+            let mut bad = f.clone();
+            bad[bit / 8] ^= 1 << (bit % 8);
+            assert!(parse(&bad, false).is_err(), "bit {bit}");
+            // With the VCRC redone, the ICRC still catches a flipped GID bit.
+            let end = f.len() - 2;
+            let v = vcrc(&bad[14..end]);
+            bad[end..].copy_from_slice(&v.to_be_bytes());
+            assert!(matches!(parse(&bad, false), Err(WireError::Icrc { .. })));
+        }
+        // Hop limit and VL are not under the ICRC: a router and a switch may change them.
+        let mut hop = f.clone();
+        hop[14] = 0x30;
+        hop[22 + 7] = 9;
+        let end = f.len() - 2;
+        let v = vcrc(&hop[14..end]);
+        hop[end..].copy_from_slice(&v.to_be_bytes());
+        assert_eq!(parse(&hop, false).unwrap().grh.unwrap().0.hop_limit, 9);
+    }
+
     /// The VCRC is the CRC-16 of its definition: a bit-at-a-time division by x^16 + x^12 +
     /// x^3 + x + 1 (0x100B) over the bits least significant first, preset ones, inverted.
     #[test]

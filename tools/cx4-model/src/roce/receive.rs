@@ -502,6 +502,7 @@ impl Roce<'_> {
                             l3: meta.l3,
                             vlan: meta.vlan,
                             ib: meta.ib,
+                            csum_ok: false,
                         },
                     );
                     self.post(bus, v.cqn_rcv, &c, rc.solicited);

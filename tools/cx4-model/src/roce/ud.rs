@@ -58,6 +58,7 @@ use crate::{
 use super::cqe::{self, RespInfo};
 use super::engine::QpEngine;
 use super::headers::{Bth, Deth, ExtHeaders, ImmDt, Opcode, TransportHeaders};
+use super::ipoib_offload::UdOffload;
 use super::packet::{Ethernet, Ip, Packet};
 use super::psn::Psn;
 use super::qp_view::QpView;
@@ -189,17 +190,28 @@ pub struct UdWqe {
     pub wqe: SendWqe,
     /// The datagram segment (`None` for a NOP).
     pub av: Option<UdAddress>,
+    /// The Ethernet segment of a QP with IPoIB's offloads ([`UdOffload`]).
+    pub offload: Option<UdOffload>,
 }
 
 impl UdWqe {
     /// Decodes the UD send WQE whose first basic block has producer index `index`: SEND or
     /// SEND with immediate (a datagram segment, then data segments or one inline segment), or
-    /// NOP. Any other opcode is refused ([`WqeError::BadOpcode`]: `LOCAL_QP_OP_ERR`).
-    pub fn decode<R: WqeReader + ?Sized>(r: &R, index: u16) -> Result<UdWqe, WqeError> {
+    /// NOP; on a QP with IPoIB's offloads (`ulp`: `ulp_stateless_offload_mode` 1) also LSO,
+    /// and a pad and Ethernet segment follow the datagram segment. Any other opcode is
+    /// refused ([`WqeError::BadOpcode`]: `LOCAL_QP_OP_ERR`).
+    pub fn decode<R: WqeReader + ?Sized>(r: &R, index: u16, ulp: bool) -> Result<UdWqe, WqeError> {
         let (mut w, ds) = SendWqe::ctrl(r, index)?;
         match w.opcode {
-            opcode::NOP => return Ok(UdWqe { wqe: w, av: None }),
+            opcode::NOP => {
+                return Ok(UdWqe {
+                    wqe: w,
+                    av: None,
+                    offload: None,
+                })
+            }
             opcode::SEND | opcode::SEND_IMM => {}
+            opcode::LSO if ulp => {}
             op => return Err(WqeError::BadOpcode(op)),
         }
         let start = wqe::SEND_WQE_DS;
@@ -210,10 +222,19 @@ impl UdWqe {
         let mut b = [0u8; DATAGRAM_SEG_LEN];
         r.read(start, &mut b).map_err(WqeError::Unreadable)?;
         let av = Av::read_from_bytes(&b[..]).map_err(|_| WqeError::BadSize { ds })?;
-        w.gather = gather_list(r, start + DATAGRAM_SEG_LEN, end)?;
+        let mut at = start + DATAGRAM_SEG_LEN;
+        let offload = if ulp {
+            let (o, data_at) = UdOffload::decode(r, at, end, w.opcode == opcode::LSO)?;
+            at = data_at;
+            Some(o)
+        } else {
+            None
+        };
+        w.gather = gather_list(r, at, end)?;
         Ok(UdWqe {
             wqe: w,
             av: Some(UdAddress::from_av(&av)),
+            offload,
         })
     }
 }
@@ -287,7 +308,9 @@ impl Roce<'_> {
         let mtu = v.ud_mtu();
         // The length first: a key check walks the whole (guest-given) range.
         let checked = decoded.and_then(|w| {
-            if w.av.is_some() && w.wqe.len() > u64::from(mtu.bytes()) {
+            // An LSO message is cut to the MTU (each datagram checked below).
+            let lso = w.offload.as_ref().is_some_and(|o| o.lso.is_some());
+            if w.av.is_some() && !lso && w.wqe.len() > u64::from(mtu.bytes()) {
                 return Err(WqeError::BadSegment(format!(
                     "{} bytes over the MTU of {}",
                     w.wqe.len(),
@@ -337,32 +360,64 @@ impl Roce<'_> {
             self.local_error(bus, q, v, index, op, WcStatus::LocalProtErr);
             return;
         }
-        let psn = q.ud_psn.unwrap_or(Psn::new(0));
-        q.ud_psn = Some(psn.next());
+        // IPoIB's offloads: the checksums filled, an LSO message cut into datagrams.
+        let (datagrams, len) = match &w.offload {
+            None => (vec![payload], len),
+            Some(o) => {
+                let mut msg = o.header().to_vec();
+                msg.extend_from_slice(&payload);
+                let max = mtu.bytes() as usize;
+                match o.datagrams(&msg) {
+                    Ok(d) if d.iter().all(|d| d.len() <= max) => {
+                        if !o.flags.is_empty() || o.lso.is_some() {
+                            self.roce.stats.ud_tx_offload += 1;
+                        }
+                        if o.lso.is_some() {
+                            self.roce.stats.ud_tx_lso_segments += d.len() as u64;
+                        }
+                        (d, msg.len() as u64)
+                    }
+                    r => {
+                        log::warn!(
+                            "UD QP {:#x} WQE {index:#x}: offload of {} bytes: {:?}",
+                            v.qpn,
+                            msg.len(),
+                            r.map(|d| d.iter().map(Vec::len).max())
+                        );
+                        self.local_error(bus, q, v, index, op, WcStatus::LocalLengthErr);
+                        return;
+                    }
+                }
+            }
+        };
         let src_qp = v.ud_src_qp();
         let imm = w.wqe.opcode == opcode::SEND_IMM;
-        let mut bth = Bth::new(
-            if imm {
-                Opcode::UdSendOnlyWithImmediate
+        for payload in &datagrams {
+            let psn = q.ud_psn.unwrap_or(Psn::new(0));
+            q.ud_psn = Some(psn.next());
+            let mut bth = Bth::new(
+                if imm {
+                    Opcode::UdSendOnlyWithImmediate
+                } else {
+                    Opcode::UdSendOnly
+                },
+                av.dqpn,
+                psn.value(),
+            );
+            bth.solicited = w.wqe.solicited;
+            let ext = ExtHeaders {
+                deth: Some(Deth {
+                    qkey: ud_send_qkey(av.qkey, v.ud_qkey()),
+                    src_qp,
+                }),
+                imm: imm.then_some(ImmDt { imm: w.wqe.imm }),
+                ..Default::default()
+            };
+            if self.fw.ib_mode() {
+                self.ib_ud_send(v, &av, bth, ext, payload);
             } else {
-                Opcode::UdSendOnly
-            },
-            av.dqpn,
-            psn.value(),
-        );
-        bth.solicited = w.wqe.solicited;
-        let ext = ExtHeaders {
-            deth: Some(Deth {
-                qkey: ud_send_qkey(av.qkey, v.ud_qkey()),
-                src_qp,
-            }),
-            imm: imm.then_some(ImmDt { imm: w.wqe.imm }),
-            ..Default::default()
-        };
-        if self.fw.ib_mode() {
-            self.ib_ud_send(v, &av, bth, ext, &payload);
-        } else {
-            self.roce_ud_send(v, &av, bth, ext, &payload);
+                self.roce_ud_send(v, &av, bth, ext, payload);
+            }
         }
         if w.wqe.signaled {
             let c = cqe::req_cqe(v.cqe_qp(), index, w.wqe.opcode, len as u32);
@@ -570,6 +625,11 @@ impl Roce<'_> {
                 l3: meta.l3,
                 vlan: meta.vlan,
                 ib: meta.ib,
+                csum_ok: v.ulp
+                    && meta.ib.is_some()
+                    && super::ipoib_offload::rx_csum_ok(
+                        payload.get(..len as usize).unwrap_or_default(),
+                    ),
             },
         );
         self.roce.stats.ud_rx += 1;
@@ -630,7 +690,7 @@ mod tests {
         tail.extend(b"hello");
         tail.resize(16, 0);
         let w = ud_wqe(opcode::SEND_IMM, 5, &av(), &tail);
-        let d = UdWqe::decode(&w[..], 3).unwrap();
+        let d = UdWqe::decode(&w[..], 3, false).unwrap();
         let a = d.av.unwrap();
         assert_eq!(
             (
@@ -651,10 +711,13 @@ mod tests {
         assert_eq!(d.wqe.bbs, 2);
         // No room for the datagram segment; an RDMA WRITE on UD.
         let w = ud_wqe(opcode::SEND, 3, &av(), &[]);
-        assert_eq!(UdWqe::decode(&w[..], 0), Err(WqeError::BadSize { ds: 3 }));
+        assert_eq!(
+            UdWqe::decode(&w[..], 0, false),
+            Err(WqeError::BadSize { ds: 3 })
+        );
         let w = ud_wqe(opcode::RDMA_WRITE, 4, &av(), &[]);
         assert_eq!(
-            UdWqe::decode(&w[..], 0).unwrap_err().status(),
+            UdWqe::decode(&w[..], 0, false).unwrap_err().status(),
             WcStatus::LocalQpOpErr
         );
     }
