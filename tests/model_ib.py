@@ -227,7 +227,8 @@ def tests(env: Env):
         (MCMemberRecord Set on QP1 to the SM's LID, looped back inside vm0's card), attaches
         its UD QP to it (the model lists the group) and sends ARP to the MLID opensm chose
         (saquery shows the group and its MLID). IPv4 ping both ways; 4 MiB over TCP
-        (socat) with the SHA-256 the sender computed; the same in connected mode (ipoib_cm:
+        (socat) with the SHA-256 the sender computed, sent with TSO and checksum offload
+        (the card cuts LSO WQEs into datagrams); the same in connected mode (ipoib_cm:
         RC QPs and an SRQ, connections by the CM over QP1), with pings larger than the
         datagram MTU; rping (rdma_cm: the address resolved by IPoIB ARP, the route by an SA
         PathRecord, the connection by CM MADs) 10 pings checked by the client. At rmmod
@@ -248,6 +249,7 @@ def tests(env: Env):
             wait_signal sink-dgram 60
             head -c 4194304 /dev/urandom > /tmp/blob; sha256sum < /tmp/blob
             timeout $((60 * SLOW)) socat -u FILE:/tmp/blob TCP:{a1}:5001 && echo rc=0 || echo "rc=$?"
+            ethtool -k $IPIF | grep -E "^(tcp-segmentation-offload|tx-checksumming):"; req ctl roce
             section rping
             wait_signal rping-server 60
             timeout $((60 * SLOW)) rping -c -a {a1} -C 10 -S 64 -V -v 2>&1 && echo rc=0 || echo "rc=$?"
@@ -327,6 +329,13 @@ def tests(env: Env):
         # RC carries (the datagram MTU is 2044), on the RC QPs ipoib_cm made.
         cm = section(l0, "cm-mode")
         assert "connected" in cm and re.search(r"qp=0x[0-9a-f]+/RC/RTS", cm), cm
+        # Datagram mode used the card's UD offloads (ipoib_basic_offloads): TSO and checksums
+        # on, LSO WQEs cut into datagrams by the card.
+        dg = section(l0, "tcp-dgram")
+        assert re.search(r"^tcp-segmentation-offload: on", dg, re.M), dg
+        assert re.search(r"^tx-checksumming: on", dg, re.M), dg
+        m = re.search(r"ipoib offloads: (\d+) wqes (\d+) lso segments", dg)
+        assert m and int(m.group(1)) > 0 and int(m.group(2)) > int(m.group(1)), dg
         # rping: the client checked every echo (-V) and both ends exited 0.
         for log in (l0, l1):
             rp = section(log, "rping")
