@@ -15,8 +15,7 @@ import re
 
 from harness import Env, check_clean_dmesg, describe, estimate
 from model_eth import eth_vms, section
-from model_core import mlx5_errors
-from model_roce import IB, model_ops
+from model_roce import IB, check_commands_clean, model_ops
 
 IB_MODEL = ["--link", "ib"]
 
@@ -348,11 +347,7 @@ def tests(env: Env):
                 n, d = ops.get(made, (0, 0))[0], ops.get(gone, (0, 0))[0]
                 assert n == d, f"{r.name}: {n} {made}, {d} {gone}: {ops}"
             assert ops.get("ATTACH_TO_MCG", (0, 0))[0] >= 1, ops
-            bad = {k: v for k, v in ops.items() if v[1] and k != "MAD_IFC"}
-            assert not bad, f"{r.name}: failed commands {bad}"
-            errs = mlx5_errors(r.dmesg)
-            assert not errs, "\n".join(errs)
-            check_clean_dmesg(r.dmesg)
+            check_commands_clean(r, ops)
 
     yield "ipoib: opensm's broadcast group, ping, TCP in datagram and connected mode, rping over " \
         "rdma_cm on IB", ipoib_and_rdma_cm_over_ib

@@ -220,6 +220,12 @@ impl Card {
         });
     }
 
+    /// The QP's context as the firmware holds it.
+    fn ctx_mut(&mut self) -> &mut cx4_hw::qp::Qpc {
+        let qpn = self.qpn;
+        &mut self.d.fw.rdma.qps.get_mut(&qpn).expect("the card's QP").ctx
+    }
+
     fn id(&self) -> (u32, [u8; 6], [u8; 16]) {
         (self.qpn, self.mac, self.gid)
     }

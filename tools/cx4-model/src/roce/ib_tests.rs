@@ -12,7 +12,7 @@ use cx4_hw::{
     },
 };
 
-use super::ud_tests::{ud_segs, ud_up};
+use super::ud_tests::{av_segs, ud_segs, ud_up};
 use super::*;
 use crate::fw::ib_port::PortState;
 use crate::roce::ib_wire::{self, PERMISSIVE_LID};
@@ -37,11 +37,7 @@ fn av_lid(dqpn: u32, rlid: u16, sl: u8, qkey: u32) -> [[u8; 16]; 3] {
     a.set_dqp_dct(dqpn | EXTENDED_UD_AV);
     a.set_stat_rate_sl(sl.into());
     a.set_rlid(rlid.into());
-    let mut out = [[0u8; 16]; 3];
-    for (k, s) in out.iter_mut().enumerate() {
-        s.copy_from_slice(&a.0[k * 16..k * 16 + 16]);
-    }
-    out
+    av_segs(&a)
 }
 
 /// [`av_lid`] made global (`mlx5_ib`'s `create_ib_ah` with `IB_AH_GRH`): source GID index
@@ -55,11 +51,7 @@ fn av_global(dqpn: u32, rlid: u16, qkey: u32, dgid: [u8; 16]) -> [[u8; 16]; 3] {
     a.set_tclass(0x20);
     a.set_hop_limit(2);
     a.rgid_mut().copy_from_slice(&dgid);
-    let mut out = [[0u8; 16]; 3];
-    for (k, s) in out.iter_mut().enumerate() {
-        s.copy_from_slice(&a.0[k * 16..k * 16 + 16]);
-    }
-    out
+    av_segs(&a)
 }
 
 /// Card `c`'s port GID 0 (GidPrefix fe80:: and the port GUID).
@@ -297,15 +289,7 @@ fn a_global_unicast_datagram_names_the_ports_gid_and_its_qps_keys() {
     // b's QP in partition 0x8001 (its P_Key index 1): a's 0xFFFF is in b's table but not
     // the QP's partition: dropped, a P_Key violation.
     b.d.fw.ib.pkeys[1] = 0x8001;
-    let qpn = b.qpn;
-    b.d.fw
-        .rdma
-        .qps
-        .get_mut(&qpn)
-        .unwrap()
-        .ctx
-        .primary_address_path_mut()
-        .set_pkey_index(1);
+    b.ctx_mut().primary_address_path_mut().set_pkey_index(1);
     b.d.receive(&send(&mut a, b.qpn, QKEY, gid_b));
     assert!(b.next_cqe(true).is_none(), "not the QP's partition");
     assert_eq!(b.d.fw.ib.pkey_violations, 1);
@@ -314,11 +298,12 @@ fn a_global_unicast_datagram_names_the_ports_gid_and_its_qps_keys() {
     av.set_dqp_dct(b.qpn | EXTENDED_UD_AV);
     av.set_rlid(2);
     av.set_grh_gid_fl(AV_GRH | 5 << 20);
-    let mut segs = [[0u8; 16]; 3];
-    for (k, s) in segs.iter_mut().enumerate() {
-        s.copy_from_slice(&av.0[k * 16..k * 16 + 16]);
-    }
-    a.post_send(wop::SEND, &ud_segs(segs, &[data(7, a.lkey, VA)]), 0, false);
+    a.post_send(
+        wop::SEND,
+        &ud_segs(av_segs(&av), &[data(7, a.lkey, VA)]),
+        0,
+        false,
+    );
     assert!(a.port.take().is_empty(), "GUIDInfo entry 5 is unset");
 }
 
@@ -338,16 +323,8 @@ fn an_ipoib_lso_wqe_leaves_as_checksummed_datagrams() {
     }
     assert_eq!(a.d.fw.caps.general("ipoib_basic_offloads"), 1);
     for c in [&mut a, &mut b] {
-        let qpn = c.qpn;
-        c.d.fw
-            .rdma
-            .qps
-            .get_mut(&qpn)
-            .unwrap()
-            .ctx
-            .set_ulp_stateless_offload_mode(1);
+        c.ctx_mut().set_ulp_stateless_offload_mode(1);
     }
-    let qpn = a.qpn;
     let payload: Vec<u8> = (0..3000u32).map(|i| (i * 11) as u8).collect();
     let msg = tcp4(&payload);
     a.write(VA, &msg[44..]);
@@ -389,13 +366,7 @@ fn an_ipoib_lso_wqe_leaves_as_checksummed_datagrams() {
     let st = &a.d.roce.state.stats;
     assert_eq!((st.ud_tx_offload, st.ud_tx_lso_segments), (1, 3));
     // Without the offload mode the opcode is no UD opcode: the WQE fails.
-    a.d.fw
-        .rdma
-        .qps
-        .get_mut(&qpn)
-        .unwrap()
-        .ctx
-        .set_ulp_stateless_offload_mode(0);
+    a.ctx_mut().set_ulp_stateless_offload_mode(0);
     a.post_send(wop::LSO, &ud_segs(av, &tail), 0, true);
     assert!(a.port.take().is_empty());
     assert_ne!(a.next_cqe(false).expect("error CQE")[63] >> 4, cqe_op::REQ);

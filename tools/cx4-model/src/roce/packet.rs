@@ -170,19 +170,43 @@ pub struct Grh {
     pub hop_limit: u8,
 }
 
+/// The fixed fields of an IPv6 header or a GRH (the same 40-byte layout, IPVer 6).
+struct V6Like {
+    traffic_class: u8,
+    flow: u32,
+    len: u16,
+    next: u8,
+    hop_limit: u8,
+}
+
+impl V6Like {
+    /// Writes the header with source `src` and destination `dst` into `g`.
+    fn write(&self, g: &mut [u8], src: &[u8; 16], dst: &[u8; 16]) {
+        let word =
+            u32::from(GRH_IP_VERSION) << 28 | u32::from(self.traffic_class) << 20 | self.flow;
+        g[0..4].copy_from_slice(&word.to_be_bytes());
+        g[4..6].copy_from_slice(&self.len.to_be_bytes());
+        g[6] = self.next;
+        g[7] = self.hop_limit;
+        g[8..24].copy_from_slice(src);
+        g[24..40].copy_from_slice(dst);
+    }
+}
+
 impl Grh {
     /// Writes the 40-byte GRH into `g` with payload length `paylen` (BTH to ICRC): IPVer 6,
     /// next header BTH.
     pub fn write(&self, g: &mut [u8], paylen: usize) -> Result<(), WireError> {
         let paylen = u16::try_from(paylen).map_err(|_| WireError::TooLong(GRH_LEN + paylen))?;
         let flow = fits("GRH flow label", self.flow_label.into(), 20)? as u32;
-        let word = u32::from(GRH_IP_VERSION) << 28 | u32::from(self.traffic_class) << 20 | flow;
-        g[0..4].copy_from_slice(&word.to_be_bytes());
-        g[4..6].copy_from_slice(&paylen.to_be_bytes());
-        g[6] = GRH_NEXT_HEADER_BTH;
-        g[7] = self.hop_limit;
-        g[8..24].copy_from_slice(&self.sgid);
-        g[24..40].copy_from_slice(&self.dgid);
+        let h = V6Like {
+            traffic_class: self.traffic_class,
+            flow,
+            len: paylen,
+            next: GRH_NEXT_HEADER_BTH,
+            hop_limit: self.hop_limit,
+        };
+        h.write(g, &self.sgid, &self.dgid);
         Ok(())
     }
 
@@ -429,13 +453,14 @@ pub fn build_with(
         }
         Ip::V6(h) => {
             let flow = fits("IPv6 flow label", h.flow_label.into(), 20)? as u32;
-            let word = 6 << 28 | u32::from(tc) << 20 | flow;
-            ip[0..4].copy_from_slice(&word.to_be_bytes());
-            ip[4..6].copy_from_slice(&ip_total.to_be_bytes());
-            ip[6] = IPPROTO_UDP;
-            ip[7] = h.hop_limit;
-            ip[8..24].copy_from_slice(&h.src);
-            ip[24..40].copy_from_slice(&h.dst);
+            let v6 = V6Like {
+                traffic_class: tc,
+                flow,
+                len: ip_total,
+                next: IPPROTO_UDP,
+                hop_limit: h.hop_limit,
+            };
+            v6.write(ip, &h.src, &h.dst);
         }
         Ip::Grh(_) => unreachable!("built by build_v1"),
     }
