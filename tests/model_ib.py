@@ -4,7 +4,10 @@ run's segment (IB packets in frames of the model's private EtherType), mlx5_ib b
 port in IB mode (link layer InfiniBand, port INIT without a LID), opensm in vm0 sweeps the
 two-node subnet over QP0 — its own port through the local SMA, the peer's by directed route
 across the wire — and brings both ports to ACTIVE with LIDs; ibstat, sminfo, smpquery and
-ibnetdiscover show what it set."""
+ibnetdiscover show what it set. Then IPoIB (ib_ipoib over mlx5_ib's verbs) on the
+subnet opensm runs: the broadcast group joined through the SA, ARP and IPv4 over UD
+multicast and unicast, TCP in datagram and connected mode, and rdma_cm (rping) resolving
+through IPoIB ARP and the SA's PathRecord."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import re
 
 from harness import Env, check_clean_dmesg, describe, estimate
 from model_eth import eth_vms, section
-from model_roce import IB
+from model_roce import IB, check_commands_clean, model_ops
 
 IB_MODEL = ["--link", "ib"]
 
@@ -34,6 +37,38 @@ wait_state() {
     echo "port never $1: $(cat $P/state)"; return 1
 }
 """
+
+
+# opensm in the background on the SM's node (its cache and dump files in /tmp: the guest's
+# root is read-only), its PID in $OSM; ipoib_up ADDR brings the port's IPoIB interface ($IPIF)
+# up with ADDR/24 and waits for its broadcast join.
+OSM = r"""
+osm_start() {
+    mkdir -p /tmp/osm
+    OSM_CACHE_DIR=/tmp/osm OSM_TMP_DIR=/tmp/osm \
+        opensm -t 1000 -f /tmp/opensm.log > /tmp/opensm.out 2>&1 &
+    OSM=$!
+}
+ipoib_up() {
+    modprobe ib_ipoib
+    IPIF=$(ls /sys/bus/pci/devices/0000:01:00.0/net/ | head -1)
+    ip link set $IPIF up
+    ip addr add $1/24 dev $IPIF
+    mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+    for i in $(seq $((60 * 10 * SLOW))); do
+        grep -A3 "ff12:401b:ffff:0:0:0:ffff:ffff" /sys/kernel/debug/ipoib/${IPIF}_mcg 2>/dev/null \
+            | grep -q "complete: *yes" && return 0
+        sleep 0.1
+    done
+    echo "no broadcast join"; cat /sys/kernel/debug/ipoib/${IPIF}_mcg; dmesg | tail -20
+    return 1
+}
+"""
+IPOIB = ("192.168.77.1", "192.168.77.2")
+# The card's objects IPoIB and rdma_cm make, each created and destroyed again by rmmod.
+IB_OBJECTS = [("CREATE_QP", "DESTROY_QP"), ("CREATE_CQ", "DESTROY_CQ"),
+              ("CREATE_MKEY", "DESTROY_MKEY"), ("ALLOC_PD", "DEALLOC_PD"),
+              ("CREATE_SRQ", "DESTROY_SRQ"), ("ATTACH_TO_MCG", "DETACH_FROM_MCG")]
 
 
 def field(text: str, name: str) -> str:
@@ -182,3 +217,137 @@ def tests(env: Env):
 
     yield "opensm: two mlx5_ib IB ports ACTIVE with LIDs, diags see them, RC by LID, cable flap", \
         opensm_brings_two_ib_ports_to_active
+
+    @estimate(150)
+    def ipoib_and_rdma_cm_over_ib():
+        """IPoIB over mlx5_ib (ConnectX-4 IB mode without enhanced IPoIB: ib_ipoib's own UD
+        QP, see Documentation/infiniband.md) on the subnet opensm in vm0 brings up: each
+        ib0 joins the IPv4 broadcast group ff12:401b:ffff::ffff:ffff through the SA
+        (MCMemberRecord Set on QP1 to the SM's LID, looped back inside vm0's card), attaches
+        its UD QP to it (the model lists the group) and sends ARP to the MLID opensm chose
+        (saquery shows the group and its MLID). IPv4 ping both ways; 4 MiB over TCP
+        (socat) with the SHA-256 the sender computed, sent with TSO and checksum offload
+        (the card cuts LSO WQEs into datagrams); the same in connected mode (ipoib_cm:
+        RC QPs and an SRQ, connections by the CM over QP1), with pings larger than the
+        datagram MTU; rping (rdma_cm: the address resolved by IPoIB ARP, the route by an SA
+        PathRecord, the connection by CM MADs) 10 pings checked by the client. At rmmod
+        every QP, CQ, MKey, PD, SRQ and group attachment made is destroyed again and no
+        command failed."""
+        a0, a1 = IPOIB
+        vm0 = IB_UP + OSM + f"""
+            ib_load; modprobe rdma_ucm
+            signal up0; wait_signal up1
+            osm_start
+            wait_state ACTIVE 120
+            ipoib_up {a0}
+            signal ipoib0; wait_signal ipoib1 120
+            section ping; timeout $((30 * SLOW)) ping -c 3 -W $((3 * SLOW)) {a1} && echo rc=0 || echo "rc=$?"
+            section saquery; saquery -g; saquery -m | head -40
+            section groups; req ctl roce
+            section tcp-dgram
+            wait_signal sink-dgram 60
+            head -c 4194304 /dev/urandom > /tmp/blob; sha256sum < /tmp/blob
+            timeout $((60 * SLOW)) socat -u FILE:/tmp/blob TCP:{a1}:5001 && echo rc=0 || echo "rc=$?"
+            ethtool -k $IPIF | grep -E "^(tcp-segmentation-offload|tx-checksumming):"; req ctl roce
+            section rping
+            wait_signal rping-server 60
+            timeout $((60 * SLOW)) rping -c -a {a1} -C 10 -S 64 -V -v 2>&1 && echo rc=0 || echo "rc=$?"
+            section cm-mode
+            echo connected > /sys/class/net/$IPIF/mode; ip link set $IPIF mtu 16384
+            ip neigh flush dev $IPIF
+            signal cm0; wait_signal cm1 60
+            timeout $((30 * SLOW)) ping -c 3 -M do -s 6000 -W $((3 * SLOW)) {a1} && echo rc=0 || echo "rc=$?"
+            cat /sys/class/net/$IPIF/mode; req ctl roce
+            section tcp-cm
+            wait_signal sink-cm 60
+            sha256sum < /tmp/blob
+            timeout $((60 * SLOW)) socat -u FILE:/tmp/blob TCP:{a1}:5002 && echo rc=0 || echo "rc=$?"
+            signal done0; wait_signal done1 120
+            section opensm; grep -m1 "SUBNET UP" /tmp/opensm.log || true
+            grep ERR /tmp/opensm.log | grep -v -e "error status = 0xC" | head -20 || true
+            ip link set $IPIF down; rmmod ib_ipoib
+            kill $OSM; wait $OSM || true
+            rmmod mlx5_ib mlx5_core
+            echo unloaded
+            section model; req ctl stats
+        """
+        vm1 = IB_UP + OSM + f"""
+            ib_load; modprobe rdma_ucm
+            signal up1; wait_signal up0
+            wait_state ACTIVE 150
+            ipoib_up {a1}
+            signal ipoib1; wait_signal ipoib0 120
+            section ping; timeout $((30 * SLOW)) ping -c 3 -W $((3 * SLOW)) {a0} && echo rc=0 || echo "rc=$?"
+            section groups; req ctl roce
+            section tcp-dgram
+            timeout $((60 * SLOW)) socat -u TCP-LISTEN:5001,reuseaddr - > /tmp/got & pid=$!
+            sleep 1; signal sink-dgram; wait $pid && echo rc=0 || echo "rc=$?"
+            sha256sum < /tmp/got
+            section rping
+            timeout $((60 * SLOW)) rping -s -a {a1} -C 10 -S 64 -v > /tmp/rps.txt 2>&1 & pid=$!
+            sleep $((2 * SLOW)); signal rping-server; wait $pid && echo rc=0 || echo "rc=$?"
+            cat /tmp/rps.txt
+            section cm-mode
+            echo connected > /sys/class/net/$IPIF/mode; ip link set $IPIF mtu 16384
+            ip neigh flush dev $IPIF
+            signal cm1; wait_signal cm0 60
+            timeout $((30 * SLOW)) ping -c 3 -M do -s 6000 -W $((3 * SLOW)) {a0} && echo rc=0 || echo "rc=$?"
+            section tcp-cm
+            timeout $((60 * SLOW)) socat -u TCP-LISTEN:5002,reuseaddr - > /tmp/got & pid=$!
+            sleep 1; signal sink-cm; wait $pid && echo rc=0 || echo "rc=$?"
+            sha256sum < /tmp/got
+            signal done1; wait_signal done0 120
+            ip link set $IPIF down; rmmod ib_ipoib
+            rmmod mlx5_ib mlx5_core
+            echo unloaded
+            section model; req ctl stats
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=300, model_args=IB_MODEL)
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        l0, l1 = rs[0].job_log, rs[1].job_log
+        for r in rs:
+            for name in ("ping", "cm-mode"):
+                s = section(r.job_log, name)
+                assert re.search(r"^rc=0$", s, re.M) and " 0% packet loss" in s, (r.name, s)
+        # The broadcast group: opensm's MCMemberRecord with its MLID, both ports members,
+        # and each card's UD QP attached to it.
+        sa = section(l0, "saquery")
+        m = re.search(r"MGID\.+ff12:401b:ffff::ffff:ffff.*?Mlid\.+(0x[0-9a-fA-F]+)", sa, re.S)
+        assert m and int(m.group(1), 16) >= 0xC000, sa
+        for r in rs:
+            g = section(r.job_log, "groups")
+            assert "mcg=ff12:401b:ffff::ffff:ffff/1" in g, (r.name, g)
+        # TCP in both modes: what vm1 received hashes to what vm0 sent.
+        for name in ("tcp-dgram", "tcp-cm"):
+            sent, got = section(l0, name), section(l1, name)
+            assert re.search(r"^rc=0$", sent, re.M) and re.search(r"^rc=0$", got, re.M), (sent, got)
+            h = re.search(r"^([0-9a-f]{64})  -$", sent, re.M)
+            assert h and h.group(1) in got, (sent, got)
+        # Connected mode: 6000-byte pings unfragmented (-M do) over the 16384-byte MTU only
+        # RC carries (the datagram MTU is 2044), on the RC QPs ipoib_cm made.
+        cm = section(l0, "cm-mode")
+        assert "connected" in cm and re.search(r"qp=0x[0-9a-f]+/RC/RTS", cm), cm
+        # Datagram mode used the card's UD offloads (ipoib_basic_offloads): TSO and checksums
+        # on, LSO WQEs cut into datagrams by the card.
+        dg = section(l0, "tcp-dgram")
+        assert re.search(r"^tcp-segmentation-offload: on", dg, re.M), dg
+        assert re.search(r"^tx-checksumming: on", dg, re.M), dg
+        m = re.search(r"ipoib offloads: (\d+) wqes (\d+) lso segments", dg)
+        assert m and int(m.group(1)) > 0 and int(m.group(2)) > int(m.group(1)), dg
+        # rping: the client checked every echo (-V) and both ends exited 0.
+        for log in (l0, l1):
+            rp = section(log, "rping")
+            assert re.search(r"^rc=0$", rp, re.M), rp
+            assert rp.count("ping data: rdma-ping-") == 10, rp
+        assert "SUBNET UP" in section(l0, "opensm") and "ERR" not in section(l0, "opensm"), l0
+        for r in rs:
+            ops = model_ops(section(r.job_log, "model"))
+            for made, gone in IB_OBJECTS:
+                n, d = ops.get(made, (0, 0))[0], ops.get(gone, (0, 0))[0]
+                assert n == d, f"{r.name}: {n} {made}, {d} {gone}: {ops}"
+            assert ops.get("ATTACH_TO_MCG", (0, 0))[0] >= 1, ops
+            check_commands_clean(r, ops)
+
+    yield "ipoib: opensm's broadcast group, ping, TCP in datagram and connected mode, rping over " \
+        "rdma_cm on IB", ipoib_and_rdma_cm_over_ib

@@ -364,9 +364,12 @@ fn firmware(cfg: &Config) -> Firmware {
     if cfg.link_ib {
         // An InfiniBand port (the VPI card's other personality): mlx5_ib reads the port
         // through MAD_IFC (no ib_virt) and its GIDs from GUIDInfo; 8 GIDs (code 0) as
-        // GUIDInfo's GUIDCap says (`fw/ib_port.rs`).
+        // GUIDInfo's GUIDCap says (`fw/ib_port.rs`). IPoIB's UD checksum and LSO offloads
+        // (`roce/ipoib_offload.rs`; on an Ethernet port nothing uses them, so the Ethernet
+        // personality keeps its profile).
         caps.set_general("port_type", 0);
         caps.set_general("gid_table_size", 0);
+        caps.set_general("ipoib_basic_offloads", 1);
     }
     let psid = match cfg.chip {
         Chip::ConnectX4 => "MT_2190110032",

@@ -64,9 +64,13 @@ pub struct RespInfo {
     pub l3: u8,
     /// The packet's 802.1Q TCI, if tagged (mlx5_ib reports the VLAN and its priority).
     pub vlan: Option<u16>,
-    /// An IB packet's LRH: then `flags_rqpn` holds the SL (bits 27:24) and no GRH bit, and
-    /// `slid` and `ml_path` are set (mlx5_ib's `handle_responder` on an IB link).
+    /// An IB packet's LRH: then `flags_rqpn` holds the SL (bits 27:24) and the GRH bit if
+    /// the packet had one, and `slid` and `ml_path` are set (mlx5_ib's `handle_responder` on
+    /// an IB link).
     pub ib: Option<IbRx>,
+    /// The payload's IP header and TCP/UDP checksums are good (`hds_ip_ext` L3_OK and L4_OK,
+    /// mlx5_ib's `IB_WC_IP_CSUM_OK`): IPoIB datagrams on a QP with its offloads.
+    pub csum_ok: bool,
 }
 
 /// The `roce_l3_header_type` of a packet with network header `ip`: GRH (0) for RoCE v1, which
@@ -84,7 +88,8 @@ pub fn resp_cqe(qp: CqeQp, i: &RespInfo) -> Cqe64 {
     let mut c = Cqe64::new();
     match i.ib {
         Some(ib) => {
-            c.set_flags_rqpn((u32::from(ib.sl & 0xf) << 24) | (i.remote_qpn & 0xff_ffff));
+            let g = u32::from(ib.grh) << 28;
+            c.set_flags_rqpn(g | (u32::from(ib.sl & 0xf) << 24) | (i.remote_qpn & 0xff_ffff));
             c.set_slid(ib.slid.into());
             c.set_ml_path(ib.path_bits.into());
         }
@@ -96,6 +101,10 @@ pub fn resp_cqe(qp: CqeQp, i: &RespInfo) -> Cqe64 {
     if let Some(tci) = i.vlan {
         c.set_cvlan_stripped(1);
         c.set_vlan_info(tci.into());
+    }
+    if i.csum_ok {
+        c.set_l3_ok(1);
+        c.set_l4_ok(1);
     }
     c.set_immediate(i.immediate);
     c.set_byte_cnt(i.byte_cnt);
@@ -160,6 +169,7 @@ mod tests {
                 l3: roce_l3_header_type::IPV4,
                 vlan: Some(0x6005),
                 ib: None,
+                csum_ok: false,
             },
         )
         .0;

@@ -114,6 +114,7 @@ impl Roce<'_> {
                 write: qp.ctx.rwe() != 0,
                 atomic: qp.ctx.rae() != 0,
             },
+            ulp: qp.ctx.ulp_stateless_offload_mode() == 1,
         })
     }
 
@@ -143,10 +144,11 @@ impl Roce<'_> {
             if self.umr_qp_event(bus, qpn, to) {
                 continue;
             }
-            let ib = self
-                .fw
-                .ib_mode()
-                .then_some((&self.fw.ib, self.fw.vport.mac));
+            let ib = self.fw.ib_mode().then_some(super::ib_ud::IbLink {
+                port: &self.fw.ib,
+                mac: self.fw.vport.mac,
+                guid: self.fw.vport.guid,
+            });
             let change = self.roce.apply(
                 qpn,
                 to,
@@ -247,7 +249,7 @@ impl Roce<'_> {
             };
             let r = RingWqe::new(&ring, u32::from(log_sq), 6, q.sq_cc);
             if q.service == Service::Ud && !q.error {
-                let decoded = super::ud::UdWqe::decode(&r, index);
+                let decoded = super::ud::UdWqe::decode(&r, index, v.ulp);
                 let bbs = match &decoded {
                     Ok(w) => w.wqe.bbs,
                     Err(_) => SendWqe::peek(&r).map_or(1, |p| p.1),

@@ -47,6 +47,8 @@ struct Card {
     lkey: u32,
     /// The GID index the QP sends from.
     sgid_index: u32,
+    /// On an IB port: the QP's address path is global (`grh`, `ib_tests.rs`).
+    ib_grh: bool,
     qpn: u32,
     /// The queue counter set the QP names at RST2INIT (0: none, as before mlx5_ib).
     counter_set: u8,
@@ -152,6 +154,7 @@ impl Card {
             gid,
             lkey,
             sgid_index: 0,
+            ib_grh: false,
             qpn,
             counter_set: 0,
             rq_bytes: if srq { 0 } else { RQ_BYTES },
@@ -202,6 +205,7 @@ impl Card {
             p.rgid_rip_mut().copy_from_slice(&peer.2);
             // On an IB port the path is the peer's LID: card n's is n (`ib_tests.rs`).
             p.set_rlid(peer.1[5].into());
+            p.set_grh(self.ib_grh.into());
             p.set_vhca_port_num(1);
         });
         ok::<cmds::Rtr2RtsQp>(&mut self.d, |i| {
@@ -214,6 +218,12 @@ impl Card {
             c.primary_address_path_mut()
                 .set_ack_timeout(ack_timeout.into());
         });
+    }
+
+    /// The QP's context as the firmware holds it.
+    fn ctx_mut(&mut self) -> &mut cx4_hw::qp::Qpc {
+        let qpn = self.qpn;
+        &mut self.d.fw.rdma.qps.get_mut(&qpn).expect("the card's QP").ctx
     }
 
     fn id(&self) -> (u32, [u8; 6], [u8; 16]) {

@@ -199,10 +199,10 @@ fn path_of(
     qpn: u32,
     qp: &Qp,
     gids: &BTreeMap<u16, crate::fw::GidEntry>,
-    ib: Option<(&crate::fw::ib_port::IbPort, [u8; 6])>,
+    ib: Option<super::ib_ud::IbLink<'_>>,
 ) -> Result<super::wire::Path, String> {
     match ib {
-        Some((port, mac)) => Ok(super::ib_ud::ib_path(&qp.ctx, port, mac)),
+        Some(link) => super::ib_ud::ib_path(&qp.ctx, link),
         None => super::wire::Path::from_qpc(qpn, &qp.ctx, gids),
     }
 }
@@ -259,14 +259,14 @@ impl Engine {
     /// Applies a QP state change the firmware made (`to` a `qpc_state`, or
     /// [`QP_DESTROYED`]); `qp` is the QP as it is now (`None` once destroyed). A connected
     /// QP's path comes from the RoCE address table `gids`, or on an InfiniBand port `ib`
-    /// (the port and its MAC) from the LIDs of its address path.
+    /// (the port, its MAC and GUID) from the LIDs of its address path.
     pub fn apply(
         &mut self,
         qpn: u32,
         to: u8,
         qp: Option<&Qp>,
         gids: &BTreeMap<u16, crate::fw::GidEntry>,
-        ib: Option<(&crate::fw::ib_port::IbPort, [u8; 6])>,
+        ib: Option<super::ib_ud::IbLink<'_>>,
         log_max_msg: u32,
     ) -> Change {
         let Some(qp) = qp.filter(|_| to != QP_DESTROYED && to != qpc_state::RST) else {

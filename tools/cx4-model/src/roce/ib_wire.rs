@@ -19,11 +19,19 @@
 //! bits taken least significant first, result inverted, over the LRH through the ICRC,
 //! sent big-endian (IBA 7.8.2 names the polynomial and the preset; the bit and byte order
 //! here are ours, consistent between modelled ports and unverified against a real link).
-//! Packets with a GRH (LNH 3: multicast, other subnets) are not modelled yet.
+//!
+//! A packet with a GRH (LNH 3: multicast always, and unicast whose address vector is
+//! global) carries the 40-byte GRH of IBA 8.3 — RoCE v1's, byte for byte ([`Grh`]: IPVer 6,
+//! traffic class, flow label, payload length BTH..ICRC, next header 0x1B, hop limit, SGID,
+//! DGID) — between the LRH and the BTH, and its ICRC is the global packet's: the LRH
+//! replaced by eight bytes of ones and the GRH's traffic class, flow label and hop limit
+//! masked (IBA 7.8.1), i.e. RoCE v1's ([`super::icrc::compute_grh`]). The VCRC covers it
+//! like the rest.
 
 use super::error::WireError;
 use super::headers::{Bth, TransportHeaders, BTH_LEN};
-use super::icrc::{crc32_update, ICRC_LEN};
+use super::icrc::{self as icrc_mod, crc32_update, GRH_LEN, ICRC_LEN};
+use super::packet::Grh;
 
 /// The EtherType that carries IB packets between modelled ports (IEEE 802 local experimental
 /// EtherType 1).
@@ -40,6 +48,8 @@ pub const PERMISSIVE_LID: u16 = 0xffff;
 pub const MULTICAST_LID: u16 = 0xc000;
 /// LNH: IBA local (BTH follows the LRH).
 pub const LNH_LOCAL: u8 = 2;
+/// LNH: IBA global (a GRH follows the LRH).
+pub const LNH_GLOBAL: u8 = 3;
 /// The management virtual lane (QP0's).
 pub const VL15: u8 = 15;
 
@@ -97,12 +107,19 @@ impl Lrh {
     }
 }
 
+/// Whether `lid` is a multicast LID (0xC000..=0xFFFE).
+pub fn is_multicast_lid(lid: u16) -> bool {
+    (MULTICAST_LID..PERMISSIVE_LID).contains(&lid)
+}
+
 /// Where a connected QP's packets go on the IB link: the LRH (PktLen and LNH set per packet),
-/// the BTH P_Key, and the port's MAC for the carrying frame.
+/// the GRH of a global path, the BTH P_Key, and the port's MAC for the carrying frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IbPath {
     /// The LRH template: VL, SL, DLID, SLID.
     pub lrh: Lrh,
+    /// The GRH (payload length the builder's), if the path is global.
+    pub grh: Option<Grh>,
     /// The BTH P_Key (the QP's P_Key table entry).
     pub pkey: u16,
     /// The sending port's MAC (source of the carrying frame).
@@ -114,6 +131,8 @@ pub struct IbPath {
 pub struct IbPacket<'a> {
     /// The local route header.
     pub lrh: Lrh,
+    /// The global route header (LNH 3) and its 40 bytes as received.
+    pub grh: Option<(Grh, &'a [u8])>,
     /// BTH and extension headers.
     pub hdr: TransportHeaders,
     /// The payload (pad removed).
@@ -159,19 +178,22 @@ pub fn peek_dlid(frame: &[u8]) -> Option<u16> {
     Some(u16::from_be_bytes([b[0], b[1]]))
 }
 
-/// The Ethernet frame of the IB packet `lrh` (its PktLen computed here), `hdr` (its pad
-/// count computed here) and `payload`, from the port whose MAC is `src_mac`.
+/// The Ethernet frame of the IB packet `lrh` (its PktLen and LNH computed here), `grh` (its
+/// payload length computed here), `hdr` (its pad count computed here) and `payload`, from
+/// the port whose MAC is `src_mac`.
 pub fn build(
     src_mac: [u8; 6],
     mut lrh: Lrh,
+    grh: Option<&Grh>,
     mut hdr: TransportHeaders,
     payload: &[u8],
 ) -> Result<Vec<u8>, WireError> {
     let pad = (4 - payload.len() % 4) % 4;
     hdr.bth.pad = pad as u8;
     let hlen = hdr.wire_len();
-    let len = LRH_LEN + hlen + payload.len() + pad + ICRC_LEN;
-    lrh.lnh = LNH_LOCAL;
+    let glen = if grh.is_some() { GRH_LEN } else { 0 };
+    let len = LRH_LEN + glen + hlen + payload.len() + pad + ICRC_LEN;
+    lrh.lnh = if grh.is_some() { LNH_GLOBAL } else { LNH_LOCAL };
     lrh.pkt_len = (len / 4) as u16;
     if len / 4 > 0x7ff {
         return Err(WireError::TooLong(len));
@@ -181,20 +203,30 @@ pub fn build(
     f.extend_from_slice(&src_mac);
     f.extend_from_slice(&ETHERTYPE_IB.to_be_bytes());
     f.extend_from_slice(&lrh.encode());
+    if let Some(g) = grh {
+        let at = f.len();
+        f.resize(at + GRH_LEN, 0);
+        g.write(&mut f[at..], len - LRH_LEN - GRH_LEN)?;
+    }
     let at = f.len();
     f.resize(at + hlen, 0);
     hdr.encode(&mut f[at..])?;
     f.extend_from_slice(payload);
     f.resize(f.len() + pad, 0);
-    let c = icrc(&f[ETH_HLEN..]);
+    let c = if grh.is_some() {
+        icrc_mod::compute_grh(&f[ETH_HLEN + LRH_LEN..])?
+    } else {
+        icrc(&f[ETH_HLEN..])
+    };
     f.extend_from_slice(&c.to_le_bytes());
     let v = vcrc(&f[ETH_HLEN..]);
     f.extend_from_slice(&v.to_be_bytes());
     Ok(f)
 }
 
-/// Parses the IB packet in `frame`: the LRH (LNH local), the lengths, the VCRC and ICRC
-/// unless `looped` (a packet that never left the card), the transport headers and the pad.
+/// Parses the IB packet in `frame`: the LRH (LNH local or global), the GRH and its payload
+/// length, the lengths, the VCRC and ICRC unless `looped` (a packet that never left the
+/// card), the transport headers and the pad.
 pub fn parse(frame: &[u8], looped: bool) -> Result<IbPacket<'_>, WireError> {
     if !is_ib_frame(frame) {
         let t = frame
@@ -204,14 +236,21 @@ pub fn parse(frame: &[u8], looped: bool) -> Result<IbPacket<'_>, WireError> {
     }
     let p = &frame[ETH_HLEN..];
     let lrh = Lrh::decode(p)?;
-    if lrh.lnh != LNH_LOCAL {
-        return Err(WireError::UnexpectedHeader("GRH (LNH 3) on the IB link"));
-    }
+    let glen = match lrh.lnh {
+        LNH_LOCAL => 0,
+        LNH_GLOBAL => GRH_LEN,
+        _ => {
+            return Err(WireError::UnexpectedHeader(
+                "raw packet (LNH 0/1) on the IB link",
+            ))
+        }
+    };
     let len = usize::from(lrh.pkt_len) * 4;
-    if len < LRH_LEN + BTH_LEN + ICRC_LEN || p.len() < len + VCRC_LEN {
+    let min = LRH_LEN + glen + BTH_LEN + ICRC_LEN;
+    if len < min || p.len() < len + VCRC_LEN {
         return Err(WireError::Truncated {
             what: "IB packet (PktLen and VCRC)",
-            need: len.max(LRH_LEN + BTH_LEN + ICRC_LEN) + VCRC_LEN,
+            need: len.max(min) + VCRC_LEN,
             have: p.len(),
         });
     }
@@ -224,16 +263,33 @@ pub fn parse(frame: &[u8], looped: bool) -> Result<IbPacket<'_>, WireError> {
                 expected: vcrc(pkt),
             });
         }
-        let (body, tail) = pkt.split_at(len - ICRC_LEN);
-        let found = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]);
-        let expected = icrc(body);
-        if found != expected {
-            return Err(WireError::Icrc { found, expected });
+        if glen == 0 {
+            let (body, tail) = pkt.split_at(len - ICRC_LEN);
+            let found = u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]);
+            let expected = icrc(body);
+            if found != expected {
+                return Err(WireError::Icrc { found, expected });
+            }
+        } else {
+            icrc_mod::check_grh(&pkt[LRH_LEN..])?;
         }
     }
-    let (hdr, hlen) = TransportHeaders::decode(&pkt[LRH_LEN..])?;
+    let grh = if glen == 0 {
+        None
+    } else {
+        let raw = &pkt[LRH_LEN..LRH_LEN + GRH_LEN];
+        let (g, paylen) = Grh::read(raw)?;
+        if paylen != len - LRH_LEN - GRH_LEN {
+            return Err(WireError::IpLength {
+                claimed: GRH_LEN + paylen,
+                available: len - LRH_LEN,
+            });
+        }
+        Some((g, raw))
+    };
+    let (hdr, hlen) = TransportHeaders::decode(&pkt[LRH_LEN + glen..])?;
     let end = len - ICRC_LEN;
-    let start = LRH_LEN + hlen;
+    let start = LRH_LEN + glen + hlen;
     let pad = usize::from(hdr.bth.pad);
     if start + pad > end {
         return Err(WireError::PadCount {
@@ -243,6 +299,7 @@ pub fn parse(frame: &[u8], looped: bool) -> Result<IbPacket<'_>, WireError> {
     }
     Ok(IbPacket {
         lrh,
+        grh,
         hdr,
         payload: &pkt[start..end - pad],
     })
@@ -268,7 +325,7 @@ mod tests {
             ..Default::default()
         };
         let mad: Vec<u8> = (0..=255u8).collect();
-        build([2, 0xc4, 0, 0, 0, 1], lrh, hdr, &mad).unwrap()
+        build([2, 0xc4, 0, 0, 0, 1], lrh, None, hdr, &mad).unwrap()
     }
 
     /// A QP0 packet: Ethernet header of EtherType 0x88B5, LRH, BTH, DETH, the 256-byte MAD,
@@ -308,6 +365,68 @@ mod tests {
             parse(&short, false),
             Err(WireError::Truncated { .. })
         ));
+    }
+
+    /// A global packet (LNH 3): the GRH between LRH and BTH with its payload length, the
+    /// global ICRC (RoCE v1's), both CRCs catching a flipped GRH bit; the VL and the GRH's
+    /// traffic class, flow label and hop limit are outside the ICRC (IBA 7.8.1).
+    #[test]
+    fn a_global_packet_carries_the_grh_under_the_global_icrc() {
+        let hdr = TransportHeaders {
+            bth: Bth::new(Opcode::UdSendOnly, 0xff_ffff, 9),
+            ext: ExtHeaders {
+                deth: Some(Deth {
+                    qkey: 0x0b1b,
+                    src_qp: 0x11,
+                }),
+                ..Default::default()
+            },
+        };
+        let lrh = Lrh {
+            dlid: 0xc000,
+            slid: 1,
+            ..Default::default()
+        };
+        let grh = Grh {
+            sgid: [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8],
+            dgid: [
+                0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
+            ],
+            traffic_class: 0,
+            flow_label: 0,
+            hop_limit: 0,
+        };
+        let f = build([2, 0xc4, 0, 0, 0, 1], lrh, Some(&grh), hdr, b"arp").unwrap();
+        assert_eq!(f.len(), 14 + 8 + 40 + 12 + 8 + 4 + 4 + 2);
+        assert_eq!(f[15] & 3, LNH_GLOBAL);
+        assert_eq!(
+            u16::from_be_bytes([f[26], f[27]]),
+            12 + 8 + 4 + 4,
+            "GRH PayLen"
+        );
+        let p = parse(&f, false).unwrap();
+        let (g, raw) = p.grh.unwrap();
+        assert_eq!(g, grh);
+        assert_eq!(raw, &f[22..62]);
+        assert_eq!(p.payload, b"arp");
+        for bit in [(22 + 8) * 8, (22 + 39) * 8 + 7] {
+            let mut bad = f.clone();
+            bad[bit / 8] ^= 1 << (bit % 8);
+            assert!(parse(&bad, false).is_err(), "bit {bit}");
+            // With the VCRC redone, the ICRC still catches a flipped GID bit.
+            let end = f.len() - 2;
+            let v = vcrc(&bad[14..end]);
+            bad[end..].copy_from_slice(&v.to_be_bytes());
+            assert!(matches!(parse(&bad, false), Err(WireError::Icrc { .. })));
+        }
+        // Hop limit and VL are not under the ICRC: a router and a switch may change them.
+        let mut hop = f.clone();
+        hop[14] = 0x30;
+        hop[22 + 7] = 9;
+        let end = f.len() - 2;
+        let v = vcrc(&hop[14..end]);
+        hop[end..].copy_from_slice(&v.to_be_bytes());
+        assert_eq!(parse(&hop, false).unwrap().grh.unwrap().0.hop_limit, 9);
     }
 
     /// The VCRC is the CRC-16 of its definition: a bit-at-a-time division by x^16 + x^12 +

@@ -72,6 +72,7 @@ mod ib_ud;
 pub mod ib_wire;
 pub mod icrc;
 pub mod invalidate;
+pub mod ipoib_offload;
 pub mod local_ops;
 pub mod looped;
 pub mod outgoing;

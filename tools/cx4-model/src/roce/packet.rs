@@ -170,6 +170,68 @@ pub struct Grh {
     pub hop_limit: u8,
 }
 
+/// The fixed fields of an IPv6 header or a GRH (the same 40-byte layout, IPVer 6).
+struct V6Like {
+    traffic_class: u8,
+    flow: u32,
+    len: u16,
+    next: u8,
+    hop_limit: u8,
+}
+
+impl V6Like {
+    /// Writes the header with source `src` and destination `dst` into `g`.
+    fn write(&self, g: &mut [u8], src: &[u8; 16], dst: &[u8; 16]) {
+        let word =
+            u32::from(GRH_IP_VERSION) << 28 | u32::from(self.traffic_class) << 20 | self.flow;
+        g[0..4].copy_from_slice(&word.to_be_bytes());
+        g[4..6].copy_from_slice(&self.len.to_be_bytes());
+        g[6] = self.next;
+        g[7] = self.hop_limit;
+        g[8..24].copy_from_slice(src);
+        g[24..40].copy_from_slice(dst);
+    }
+}
+
+impl Grh {
+    /// Writes the 40-byte GRH into `g` with payload length `paylen` (BTH to ICRC): IPVer 6,
+    /// next header BTH.
+    pub fn write(&self, g: &mut [u8], paylen: usize) -> Result<(), WireError> {
+        let paylen = u16::try_from(paylen).map_err(|_| WireError::TooLong(GRH_LEN + paylen))?;
+        let flow = fits("GRH flow label", self.flow_label.into(), 20)? as u32;
+        let h = V6Like {
+            traffic_class: self.traffic_class,
+            flow,
+            len: paylen,
+            next: GRH_NEXT_HEADER_BTH,
+            hop_limit: self.hop_limit,
+        };
+        h.write(g, &self.sgid, &self.dgid);
+        Ok(())
+    }
+
+    /// Reads the GRH at the start of `h` and its payload length; refuses another IP version
+    /// or a next header other than the BTH.
+    pub fn read(h: &[u8]) -> Result<(Grh, usize), WireError> {
+        let h = slice(h, 0, GRH_LEN, "GRH")?;
+        let word = u32::from_be_bytes([h[0], h[1], h[2], h[3]]);
+        if h[0] >> 4 != GRH_IP_VERSION {
+            return Err(WireError::IpVersion(h[0] >> 4));
+        }
+        if h[6] != GRH_NEXT_HEADER_BTH {
+            return Err(WireError::GrhNextHeader(h[6]));
+        }
+        let grh = Grh {
+            sgid: addr(&h[8..24]),
+            dgid: addr(&h[24..40]),
+            traffic_class: (word >> 20) as u8,
+            flow_label: word & 0xf_ffff,
+            hop_limit: h[7],
+        };
+        Ok((grh, usize::from(be16(h, 4))))
+    }
+}
+
 /// The network header of a RoCE packet: IPv4 or IPv6 (RoCEv2), or the IB GRH (RoCE v1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ip {
@@ -391,13 +453,14 @@ pub fn build_with(
         }
         Ip::V6(h) => {
             let flow = fits("IPv6 flow label", h.flow_label.into(), 20)? as u32;
-            let word = 6 << 28 | u32::from(tc) << 20 | flow;
-            ip[0..4].copy_from_slice(&word.to_be_bytes());
-            ip[4..6].copy_from_slice(&ip_total.to_be_bytes());
-            ip[6] = IPPROTO_UDP;
-            ip[7] = h.hop_limit;
-            ip[8..24].copy_from_slice(&h.src);
-            ip[24..40].copy_from_slice(&h.dst);
+            let v6 = V6Like {
+                traffic_class: tc,
+                flow,
+                len: ip_total,
+                next: IPPROTO_UDP,
+                hop_limit: h.hop_limit,
+            };
+            v6.write(ip, &h.src, &h.dst);
         }
         Ip::Grh(_) => unreachable!("built by build_v1"),
     }
@@ -435,19 +498,10 @@ fn build_v1(
     ib_len: usize,
     icrc: bool,
 ) -> Result<Vec<u8>, WireError> {
-    let paylen = u16::try_from(ib_len).map_err(|_| WireError::TooLong(GRH_LEN + ib_len))?;
-    let flow = fits("GRH flow label", h.flow_label.into(), 20)? as u32;
     let l3 = p.eth.wire_len();
     let mut f = vec![0u8; l3 + GRH_LEN + ib_len];
     write_eth(&mut f, &p.eth, ETHERTYPE_ROCE_V1);
-    let g = &mut f[l3..l3 + GRH_LEN];
-    let word = u32::from(GRH_IP_VERSION) << 28 | u32::from(h.traffic_class) << 20 | flow;
-    g[0..4].copy_from_slice(&word.to_be_bytes());
-    g[4..6].copy_from_slice(&paylen.to_be_bytes());
-    g[6] = GRH_NEXT_HEADER_BTH;
-    g[7] = h.hop_limit;
-    g[8..24].copy_from_slice(&h.sgid);
-    g[24..40].copy_from_slice(&h.dgid);
+    h.write(&mut f[l3..l3 + GRH_LEN], ib_len)?;
     let bth = l3 + GRH_LEN;
     let hlen = transport.encode(&mut f[bth..])?;
     let data = bth + hlen;
@@ -665,15 +719,7 @@ fn parse_frame(frame: &[u8], icrc: bool) -> Result<Packet<'_>, WireError> {
 /// transport bytes (BTH to pad), the ICRC checked if `icrc`; bytes after the GRH's payload length are
 /// Ethernet padding.
 fn parse_grh(rest: &[u8], icrc: bool) -> Result<(Grh, &[u8]), WireError> {
-    let h = slice(rest, 0, GRH_LEN, "GRH")?;
-    let word = u32::from_be_bytes([h[0], h[1], h[2], h[3]]);
-    if h[0] >> 4 != GRH_IP_VERSION {
-        return Err(WireError::IpVersion(h[0] >> 4));
-    }
-    if h[6] != GRH_NEXT_HEADER_BTH {
-        return Err(WireError::GrhNextHeader(h[6]));
-    }
-    let paylen = usize::from(be16(h, 4));
+    let (grh, paylen) = Grh::read(rest)?;
     let total = GRH_LEN + paylen;
     if total > rest.len() {
         return Err(WireError::IpLength {
@@ -693,13 +739,6 @@ fn parse_grh(rest: &[u8], icrc: bool) -> Result<(Grh, &[u8]), WireError> {
     if icrc {
         icrc::check_grh(packet)?;
     }
-    let grh = Grh {
-        sgid: addr(&h[8..24]),
-        dgid: addr(&h[24..40]),
-        traffic_class: (word >> 20) as u8,
-        flow_label: word & 0xf_ffff,
-        hop_limit: h[7],
-    };
     Ok((grh, &packet[GRH_LEN..total - ICRC_LEN]))
 }
 

@@ -37,6 +37,8 @@ pub(super) struct QpView {
     pub(super) mtu: u8,
     /// The remote rights the responder grants (`qpc.rre`, `rwe`, `rae`).
     pub(super) rights: QpRights,
+    /// IPoIB's UD offloads (`qpc.ulp_stateless_offload_mode` 1: `ipoib_offload.rs`).
+    pub(super) ulp: bool,
 }
 
 /// The remote operations a QP's responder accepts, as the context's `rre`, `rwe` and `rae`
@@ -110,4 +112,6 @@ pub struct IbRx {
     pub sl: u8,
     /// The DLID's path bits (its offset from the port's base LID).
     pub path_bits: u8,
+    /// Whether the packet had a GRH (the CQE's `g` bits; mlx5_ib's `IB_WC_GRH`).
+    pub grh: bool,
 }

@@ -126,7 +126,7 @@ impl Roce<'_> {
         looped: bool,
     ) {
         if super::ib_wire::is_ib_frame(frame) {
-            self.ib_receive_packet(bus, frame, looped);
+            self.ib_receive_packet(bus, frame, looped, blocked);
             return;
         }
         let parsed = if looped {
@@ -502,6 +502,7 @@ impl Roce<'_> {
                             l3: meta.l3,
                             vlan: meta.vlan,
                             ib: meta.ib,
+                            csum_ok: false,
                         },
                     );
                     self.post(bus, v.cqn_rcv, &c, rc.solicited);

@@ -38,6 +38,10 @@ pub struct RoceStats {
     pub ud_tx_bad_av: u64,
     /// UD multicast sends looped back to QPs of the group on this port (besides the wire).
     pub ud_mc_loopback: u64,
+    /// UD send WQEs with IPoIB's offloads asking for checksums or LSO (`ipoib_offload.rs`).
+    pub ud_tx_offload: u64,
+    /// Datagrams LSO WQEs of offloading UD QPs were cut into.
+    pub ud_tx_lso_segments: u64,
     /// RC request packets to a QP of this card that crossed the loopback together, one
     /// message part at a time (`burst.rs`; their packets count in `tx`/`rx` as frames).
     pub loopback_bursts: u64,
@@ -90,6 +94,7 @@ impl RoceStats {
              {} loopback bursts; {} doorbells {} wqes {} errors {} flushed {} unsupported {} timer runs; \
              mkeys: {} umrs {} remote invalidations; ud: tx {} ({} bad av, {} mc looped) rx {} (dropped: {} qkey, {} no recv, {} too long, \
              {} malformed, {} no target); \
+             ipoib offloads: {} wqes {} lso segments; \
              xrc: {} bad srq {} misdirected; \
              ec: {} calcs {} bytes {} errors; \
              wire faults: {} dropped {} reordered {} flipped {} delayed {} ce-marked",
@@ -118,6 +123,8 @@ impl RoceStats {
             self.ud_rx_too_long,
             self.ud_rx_malformed,
             self.ud_rx_no_target,
+            self.ud_tx_offload,
+            self.ud_tx_lso_segments,
             self.xrc_bad_srq,
             self.xrc_misdirected,
             self.ec_calcs,

@@ -58,6 +58,7 @@ use crate::{
 use super::cqe::{self, RespInfo};
 use super::engine::QpEngine;
 use super::headers::{Bth, Deth, ExtHeaders, ImmDt, Opcode, TransportHeaders};
+use super::ipoib_offload::UdOffload;
 use super::packet::{Ethernet, Ip, Packet};
 use super::psn::Psn;
 use super::qp_view::QpView;
@@ -111,6 +112,9 @@ pub struct UdAddress {
     pub sl: u8,
     /// The source path bits (InfiniBand: `fl_mlid` bits 6:0).
     pub path_bits: u8,
+    /// Whether the vector is global (`grh_gid_fl` bit 30, mlx5_ib's `IB_AH_GRH`): on an IB
+    /// port the packet carries a GRH.
+    pub global: bool,
 }
 
 impl UdAddress {
@@ -135,6 +139,7 @@ impl UdAddress {
             rlid: av.rlid() as u16,
             sl: (av.sl() & 0xf) as u8,
             path_bits: (av.fl_mlid() & 0x7f) as u8,
+            global: gf & (1 << 30) != 0,
         }
     }
 
@@ -185,17 +190,28 @@ pub struct UdWqe {
     pub wqe: SendWqe,
     /// The datagram segment (`None` for a NOP).
     pub av: Option<UdAddress>,
+    /// The Ethernet segment of a QP with IPoIB's offloads ([`UdOffload`]).
+    pub offload: Option<UdOffload>,
 }
 
 impl UdWqe {
     /// Decodes the UD send WQE whose first basic block has producer index `index`: SEND or
     /// SEND with immediate (a datagram segment, then data segments or one inline segment), or
-    /// NOP. Any other opcode is refused ([`WqeError::BadOpcode`]: `LOCAL_QP_OP_ERR`).
-    pub fn decode<R: WqeReader + ?Sized>(r: &R, index: u16) -> Result<UdWqe, WqeError> {
+    /// NOP; on a QP with IPoIB's offloads (`ulp`: `ulp_stateless_offload_mode` 1) also LSO,
+    /// and a pad and Ethernet segment follow the datagram segment. Any other opcode is
+    /// refused ([`WqeError::BadOpcode`]: `LOCAL_QP_OP_ERR`).
+    pub fn decode<R: WqeReader + ?Sized>(r: &R, index: u16, ulp: bool) -> Result<UdWqe, WqeError> {
         let (mut w, ds) = SendWqe::ctrl(r, index)?;
         match w.opcode {
-            opcode::NOP => return Ok(UdWqe { wqe: w, av: None }),
+            opcode::NOP => {
+                return Ok(UdWqe {
+                    wqe: w,
+                    av: None,
+                    offload: None,
+                })
+            }
             opcode::SEND | opcode::SEND_IMM => {}
+            opcode::LSO if ulp => {}
             op => return Err(WqeError::BadOpcode(op)),
         }
         let start = wqe::SEND_WQE_DS;
@@ -206,10 +222,19 @@ impl UdWqe {
         let mut b = [0u8; DATAGRAM_SEG_LEN];
         r.read(start, &mut b).map_err(WqeError::Unreadable)?;
         let av = Av::read_from_bytes(&b[..]).map_err(|_| WqeError::BadSize { ds })?;
-        w.gather = gather_list(r, start + DATAGRAM_SEG_LEN, end)?;
+        let mut at = start + DATAGRAM_SEG_LEN;
+        let offload = if ulp {
+            let (o, data_at) = UdOffload::decode(r, at, end, w.opcode == opcode::LSO)?;
+            at = data_at;
+            Some(o)
+        } else {
+            None
+        };
+        w.gather = gather_list(r, at, end)?;
         Ok(UdWqe {
             wqe: w,
             av: Some(UdAddress::from_av(&av)),
+            offload,
         })
     }
 }
@@ -283,7 +308,9 @@ impl Roce<'_> {
         let mtu = v.ud_mtu();
         // The length first: a key check walks the whole (guest-given) range.
         let checked = decoded.and_then(|w| {
-            if w.av.is_some() && w.wqe.len() > u64::from(mtu.bytes()) {
+            // An LSO message is cut to the MTU (each datagram checked below).
+            let lso = w.offload.as_ref().is_some_and(|o| o.lso.is_some());
+            if w.av.is_some() && !lso && w.wqe.len() > u64::from(mtu.bytes()) {
                 return Err(WqeError::BadSegment(format!(
                     "{} bytes over the MTU of {}",
                     w.wqe.len(),
@@ -333,32 +360,64 @@ impl Roce<'_> {
             self.local_error(bus, q, v, index, op, WcStatus::LocalProtErr);
             return;
         }
-        let psn = q.ud_psn.unwrap_or(Psn::new(0));
-        q.ud_psn = Some(psn.next());
+        // IPoIB's offloads: the checksums filled, an LSO message cut into datagrams.
+        let (datagrams, len) = match &w.offload {
+            None => (vec![payload], len),
+            Some(o) => {
+                let mut msg = o.header().to_vec();
+                msg.extend_from_slice(&payload);
+                let max = mtu.bytes() as usize;
+                match o.datagrams(&msg) {
+                    Ok(d) if d.iter().all(|d| d.len() <= max) => {
+                        if !o.flags.is_empty() || o.lso.is_some() {
+                            self.roce.stats.ud_tx_offload += 1;
+                        }
+                        if o.lso.is_some() {
+                            self.roce.stats.ud_tx_lso_segments += d.len() as u64;
+                        }
+                        (d, msg.len() as u64)
+                    }
+                    r => {
+                        log::warn!(
+                            "UD QP {:#x} WQE {index:#x}: offload of {} bytes: {:?}",
+                            v.qpn,
+                            msg.len(),
+                            r.map(|d| d.iter().map(Vec::len).max())
+                        );
+                        self.local_error(bus, q, v, index, op, WcStatus::LocalLengthErr);
+                        return;
+                    }
+                }
+            }
+        };
         let src_qp = v.ud_src_qp();
         let imm = w.wqe.opcode == opcode::SEND_IMM;
-        let mut bth = Bth::new(
-            if imm {
-                Opcode::UdSendOnlyWithImmediate
+        for payload in &datagrams {
+            let psn = q.ud_psn.unwrap_or(Psn::new(0));
+            q.ud_psn = Some(psn.next());
+            let mut bth = Bth::new(
+                if imm {
+                    Opcode::UdSendOnlyWithImmediate
+                } else {
+                    Opcode::UdSendOnly
+                },
+                av.dqpn,
+                psn.value(),
+            );
+            bth.solicited = w.wqe.solicited;
+            let ext = ExtHeaders {
+                deth: Some(Deth {
+                    qkey: ud_send_qkey(av.qkey, v.ud_qkey()),
+                    src_qp,
+                }),
+                imm: imm.then_some(ImmDt { imm: w.wqe.imm }),
+                ..Default::default()
+            };
+            if self.fw.ib_mode() {
+                self.ib_ud_send(v, &av, bth, ext, payload);
             } else {
-                Opcode::UdSendOnly
-            },
-            av.dqpn,
-            psn.value(),
-        );
-        bth.solicited = w.wqe.solicited;
-        let ext = ExtHeaders {
-            deth: Some(Deth {
-                qkey: ud_send_qkey(av.qkey, v.ud_qkey()),
-                src_qp,
-            }),
-            imm: imm.then_some(ImmDt { imm: w.wqe.imm }),
-            ..Default::default()
-        };
-        if self.fw.ib_mode() {
-            self.ib_ud_send(v, &av, bth, ext, &payload);
-        } else {
-            self.roce_ud_send(v, &av, bth, ext, &payload);
+                self.roce_ud_send(v, &av, bth, ext, payload);
+            }
         }
         if w.wqe.signaled {
             let c = cqe::req_cqe(v.cqe_qp(), index, w.wqe.opcode, len as u32);
@@ -382,23 +441,14 @@ impl Roce<'_> {
         {
             Ok(f) => {
                 self.roce.stats.ud_tx += 1;
-                // A multicast send also reaches the group's QPs on this port (not the sender
-                // when its context has block_lb_mc, IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK).
-                let block = self
-                    .fw
-                    .rdma
-                    .qps
-                    .get(&v.qpn)
-                    .is_some_and(|qp| qp.ctx.block_lb_mc() != 0);
-                let local_members = peek_dst_gid(&f)
-                    .and_then(|g| self.fw.rdma.mcgs.get(&g))
-                    .is_some_and(|m| m.iter().any(|&q| !block || q != v.qpn));
-                if av.dqpn == MULTICAST_QPN && local_members {
+                let looped = peek_dst_gid(&f)
+                    .filter(|_| av.dqpn == MULTICAST_QPN)
+                    .and_then(|g| self.mc_loopback(v.qpn, &g));
+                if let Some(blocked) = looped {
                     self.roce.stats.ud_mc_loopback += 1;
-                    self.roce.loopback.push_back(super::looped::Looped::Frame(
-                        f.clone(),
-                        block.then_some(v.qpn),
-                    ));
+                    self.roce
+                        .loopback
+                        .push_back(super::looped::Looped::Frame(f.clone(), blocked));
                 }
                 self.roce_transmit(f);
             }
@@ -408,6 +458,25 @@ impl Roce<'_> {
                 self.roce.stats.ud_tx_bad_av += 1;
             }
         }
+    }
+
+    /// Whether a multicast send of QP `qpn` to group `gid` also reaches the group's QPs on
+    /// this port — `Some` of the QP that must not get it back (the sender when its context
+    /// has `block_lb_mc`, IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK) — or `None` when no other
+    /// member is attached here.
+    pub(super) fn mc_loopback(&self, qpn: u32, gid: &[u8; 16]) -> Option<Option<u32>> {
+        let block = self
+            .fw
+            .rdma
+            .qps
+            .get(&qpn)
+            .is_some_and(|qp| qp.ctx.block_lb_mc() != 0);
+        self.fw
+            .rdma
+            .mcgs
+            .get(gid)
+            .is_some_and(|m| m.iter().any(|&q| !block || q != qpn))
+            .then_some(block.then_some(qpn))
     }
 
     /// A UD packet `p` (parsed from `frame`): to the GSI QP, the multicast group's QPs
@@ -484,7 +553,14 @@ impl Roce<'_> {
                 UdVerdict::Drop(why) => {
                     let s = &mut self.roce.stats;
                     match why {
-                        UdDrop::QKey => s.ud_rx_qkey += 1,
+                        UdDrop::QKey => {
+                            s.ud_rx_qkey += 1;
+                            if meta.ib.is_some() {
+                                // PortInfo's Q_KeyViolations (IBA 10.9.4).
+                                let c = &mut self.fw.ib.qkey_violations;
+                                *c = c.saturating_add(1);
+                            }
+                        }
                         UdDrop::NoReceive => s.ud_rx_no_recv += 1,
                         UdDrop::TooLong => s.ud_rx_too_long += 1,
                         UdDrop::NotUd => s.ud_rx_malformed += 1,
@@ -549,6 +625,11 @@ impl Roce<'_> {
                 l3: meta.l3,
                 vlan: meta.vlan,
                 ib: meta.ib,
+                csum_ok: v.ulp
+                    && meta.ib.is_some()
+                    && super::ipoib_offload::rx_csum_ok(
+                        payload.get(..len as usize).unwrap_or_default(),
+                    ),
             },
         );
         self.roce.stats.ud_rx += 1;
@@ -609,7 +690,7 @@ mod tests {
         tail.extend(b"hello");
         tail.resize(16, 0);
         let w = ud_wqe(opcode::SEND_IMM, 5, &av(), &tail);
-        let d = UdWqe::decode(&w[..], 3).unwrap();
+        let d = UdWqe::decode(&w[..], 3, false).unwrap();
         let a = d.av.unwrap();
         assert_eq!(
             (
@@ -630,10 +711,13 @@ mod tests {
         assert_eq!(d.wqe.bbs, 2);
         // No room for the datagram segment; an RDMA WRITE on UD.
         let w = ud_wqe(opcode::SEND, 3, &av(), &[]);
-        assert_eq!(UdWqe::decode(&w[..], 0), Err(WqeError::BadSize { ds: 3 }));
+        assert_eq!(
+            UdWqe::decode(&w[..], 0, false),
+            Err(WqeError::BadSize { ds: 3 })
+        );
         let w = ud_wqe(opcode::RDMA_WRITE, 4, &av(), &[]);
         assert_eq!(
-            UdWqe::decode(&w[..], 0).unwrap_err().status(),
+            UdWqe::decode(&w[..], 0, false).unwrap_err().status(),
             WcStatus::LocalQpOpErr
         );
     }

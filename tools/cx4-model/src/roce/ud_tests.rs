@@ -65,6 +65,11 @@ fn av_to(from: &Card, dqpn: u32, to: ([u8; 6], [u8; 16]), qkey: u32) -> [[u8; 16
     a.set_hop_limit(64);
     a.set_grh_gid_fl((1 << 30) | (from.sgid_index << 20) | 0x5_4321);
     a.rgid_mut().copy_from_slice(&to.1);
+    av_segs(&a)
+}
+
+/// The three 16-byte pieces of the datagram segment `a`.
+pub(super) fn av_segs(a: &Av) -> [[u8; 16]; 3] {
     let mut out = [[0u8; 16]; 3];
     for (k, s) in out.iter_mut().enumerate() {
         s.copy_from_slice(&a.0[k * 16..k * 16 + 16]);
@@ -538,14 +543,7 @@ fn multicast_loops_back_to_the_senders_card_unless_blocked() {
         assert_eq!(be32(&r, 0x18), 1 << 28 | 1 << 24 | sender);
     }
     // IB_QP_CREATE_BLOCK_MULTICAST_LOOPBACK: the sender does not hear itself.
-    let qpn = a.qpn;
-    a.d.fw
-        .rdma
-        .qps
-        .get_mut(&qpn)
-        .unwrap()
-        .ctx
-        .set_block_lb_mc(1);
+    a.ctx_mut().set_block_lb_mc(1);
     a.post_recv(VA + 0x3000, 256);
     b.post_recv(VA + 0x3000, 256);
     a.post_send(wop::SEND, &ud_segs(av, &[data(8, a.lkey, VA)]), 0, false);

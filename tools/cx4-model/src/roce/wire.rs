@@ -192,6 +192,7 @@ impl Path {
             return super::ib_wire::build(
                 ib.src_mac,
                 ib.lrh,
+                ib.grh.as_ref(),
                 TransportHeaders { bth, ext },
                 &payload,
             );
