@@ -80,6 +80,11 @@ fn xrcd_device(p: *mut ksys::ib_xrcd) -> *mut ksys::ib_device {
     unsafe { (*p).device }
 }
 
+fn rwq_ind_table_device(p: *mut ksys::ib_rwq_ind_table) -> *mut ksys::ib_device {
+    // SAFETY: As in `ucontext_device` (the core sets `device` before the create op).
+    unsafe { ksys::ib_rwq_ind_table_device(p) }
+}
+
 macro_rules! container {
     ($(#[$doc:meta])* $name:ident, $raw:ident, $assoc:ident, $dev:ident $(, $ev:ident)?) => {
         $(#[$doc])*
@@ -243,6 +248,28 @@ container!(
     Xrcd,
     xrcd_device
 );
+
+container!(
+    /// An indirection table of receive WQs (`struct ib_rwq_ind_table`): an RSS QP hashes
+    /// each frame to one of its WQs.
+    RwqIndTable,
+    ib_rwq_ind_table,
+    RwqIndTable,
+    rwq_ind_table_device
+);
+
+impl<T: IbDriver> RwqIndTable<T> {
+    /// The device of a table the core allocated for the create op, before the driver's
+    /// object is written.
+    ///
+    /// # Safety
+    ///
+    /// `raw` must be the core's container passed to `create_rwq_ind_table`, during `'a`.
+    pub(crate) unsafe fn raw_device<'a>(raw: *mut ksys::ib_rwq_ind_table) -> &'a Device<T> {
+        // SAFETY: The core set `device` before the op; the device outlives its objects.
+        unsafe { Device::from_raw(rwq_ind_table_device(raw)) }
+    }
+}
 
 impl<T: IbDriver> Srq<T> {
     /// Sets the SRQ number the core reports for an XRC SRQ (`ext.xrc.srq_num`, what a
