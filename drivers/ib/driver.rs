@@ -36,6 +36,7 @@ use crate::{
         Qp,
         Srq,
         Ucontext,
+        Wq,
         Xrcd, //
     },
     qp_attr::{
@@ -49,7 +50,6 @@ use crate::{
     stats::StatDesc,
     udata::Udata,
     wq::{
-        Wq,
         WqAttr,
         WqInitAttr, //
     },
@@ -152,6 +152,13 @@ pub trait IbDriver: Sized + 'static {
     /// `alloc_ucontext`: a process opened the device; `udata` holds the provider's request
     /// and takes the driver's response. Implementing it creates the uverbs char device.
     fn alloc_ucontext(_dev: &Device<Self>, _udata: &mut Udata<'_>) -> Result<Self::Ucontext> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `query_ucontext`: the context's response to `alloc_ucontext` again (the bytes of the
+    /// provider's response struct), for a library importing the context from its command FD
+    /// (`ibv_import_device`).
+    fn query_ucontext(_uctx: &Ucontext<Self>) -> Result<KVec<u8>> {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 

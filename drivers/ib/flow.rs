@@ -1,17 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Steering rules of processes (`ibv_create_flow`, uverbs `create_flow`): the attributes
 //! ([`FlowAttr`], `struct ib_flow_attr`) with their specs decoded from the packed
-//! `union ib_flow_spec` list uverbs built ([`FlowSpec`]), and the rule object ([`Flow`]),
-//! which the driver allocates in ib_core's model (the core only fills in its `ib_flow`).
+//! `union ib_flow_spec` list uverbs built ([`FlowSpec`]); the rule object is
+//! [`crate::Flow`] (object.rs).
 
-use core::ops::Deref;
-
-use kernel::{
-    prelude::*,
-    types::Opaque, //
-};
-
-use crate::driver::IbDriver;
+use kernel::prelude::*;
 
 /// `IB_FLOW_ATTR_NORMAL`: a rule matching its specs (the other types are default and
 /// sniffer rules).
@@ -210,46 +203,5 @@ impl FlowAttr {
             port,
             specs,
         })
-    }
-}
-
-/// A steering rule: the `ib_flow` (allocated by the layer, zeroed; the core fills it in)
-/// and the driver's object.
-#[repr(C)]
-pub struct Flow<T: IbDriver> {
-    ib: Opaque<ksys::ib_flow>,
-    data: T::Flow,
-}
-
-impl<T: IbDriver> Flow<T> {
-    /// Boxes the driver's rule and hands the `ib_flow` to the core.
-    pub(crate) fn into_raw(data: T::Flow) -> Result<*mut ksys::ib_flow> {
-        let b = KBox::new(
-            Self {
-                ib: Opaque::zeroed(),
-                data,
-            },
-            GFP_KERNEL,
-        )?;
-        // `ib` is at offset 0 (`repr(C)`, first field).
-        Ok(KBox::into_raw(b).cast())
-    }
-
-    /// Frees a rule made by [`Flow::into_raw`] (dropping the driver's object).
-    ///
-    /// # Safety
-    ///
-    /// `raw` must come from [`Flow::into_raw`] and not be used after (`destroy_flow`).
-    pub(crate) unsafe fn free(raw: *mut ksys::ib_flow) {
-        // SAFETY: The caller's guarantee; `ib` at offset 0 makes `raw` the box's pointer.
-        drop(unsafe { KBox::from_raw(raw.cast::<Self>()) });
-    }
-}
-
-impl<T: IbDriver> Deref for Flow<T> {
-    type Target = T::Flow;
-
-    fn deref(&self) -> &T::Flow {
-        &self.data
     }
 }

@@ -107,7 +107,6 @@ pub use events::{
 };
 pub use flow::{
     EthFilter,
-    Flow,
     FlowAttr,
     FlowSpec,
     Ipv4Filter,
@@ -125,6 +124,7 @@ pub use mmap::{
 pub use object::{
     Ah,
     Cq,
+    Flow,
     Mr,
     Mw,
     Pd,
@@ -132,6 +132,7 @@ pub use object::{
     RwqIndTable,
     Srq,
     Ucontext,
+    Wq,
     Xrcd, //
 };
 pub use qp_attr::{
@@ -163,7 +164,6 @@ pub use umem::{
     Umem, //
 };
 pub use wq::{
-    Wq,
     WqAttr,
     WqInitAttr,
     WqState,

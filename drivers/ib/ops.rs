@@ -66,6 +66,7 @@ impl<T: IbDriver> OpsTable<T> {
         alloc_ucontext: op!(T::HAS_ALLOC_UCONTEXT, Self::alloc_ucontext),
         dealloc_ucontext: op!(T::HAS_ALLOC_UCONTEXT, Self::dealloc_ucontext),
         disassociate_ucontext: op!(T::HAS_ALLOC_UCONTEXT, Self::disassociate_ucontext),
+        query_ucontext: op!(T::HAS_QUERY_UCONTEXT, Self::query_ucontext),
         mmap: op!(T::HAS_MMAP, Self::mmap),
         alloc_pd: op!(T::HAS_ALLOC_PD, Self::alloc_pd),
         dealloc_pd: op!(T::HAS_ALLOC_PD, Self::dealloc_pd),

@@ -1,18 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 //! Receive work queues of processes (`ibv_create_wq`, uverbs `create_wq`): their attributes
-//! ([`WqInitAttr`], [`WqAttr`]) and the WQ object ([`Wq`]), which the driver allocates in
-//! ib_core's model (the core fills in the rest of its `ib_wq` after the create op). Their
-//! indirection tables ([`crate::RwqIndTable`], `ibv_create_rwq_ind_table`) are containers the
-//! core allocates (object.rs); an RSS QP names one in its attributes.
+//! ([`WqInitAttr`], [`WqAttr`]); the WQ object is [`crate::Wq`] (object.rs), which the layer
+//! allocates in ib_core's model. Their indirection tables ([`crate::RwqIndTable`],
+//! `ibv_create_rwq_ind_table`) are containers the core allocates (object.rs); an RSS QP names
+//! one in its attributes.
 
-use core::ops::Deref;
+use kernel::prelude::*;
 
-use kernel::{
-    prelude::*,
-    types::Opaque, //
+use crate::{
+    driver::IbDriver,
+    object::Cq, //
 };
-
-use crate::{driver::IbDriver, object::Cq};
 
 /// `IB_WQ_STATE`: [`WqAttr::state`] is to be set.
 pub const WQ_STATE: u32 = ksys::ib_wq_attr_mask_IB_WQ_STATE;
@@ -131,59 +129,5 @@ impl WqAttr {
             flags: if mask & WQ_FLAGS != 0 { flags } else { 0 },
             flags_mask: if mask & WQ_FLAGS != 0 { flags_mask } else { 0 },
         })
-    }
-}
-
-/// A WQ: the `ib_wq` (allocated by the layer, zeroed; the core fills it in after the create
-/// op, the layer sets its number) and the driver's object.
-#[repr(C)]
-pub struct Wq<T: IbDriver> {
-    ib: Opaque<ksys::ib_wq>,
-    data: T::Wq,
-}
-
-impl<T: IbDriver> Wq<T> {
-    /// Boxes the driver's WQ with its number and hands the `ib_wq` to the core.
-    pub(crate) fn into_raw(data: T::Wq, wqn: u32) -> Result<*mut ksys::ib_wq> {
-        let b = KBox::new(
-            Self {
-                ib: Opaque::zeroed(),
-                data,
-            },
-            GFP_KERNEL,
-        )?;
-        // `ib` is at offset 0 (`repr(C)`, first field).
-        let p: *mut ksys::ib_wq = KBox::into_raw(b).cast();
-        // SAFETY: A valid, zeroed `ib_wq` the core does not use yet.
-        unsafe { ksys::ib_wq_set_num(p, wqn) };
-        Ok(p)
-    }
-
-    /// Frees a WQ made by [`Wq::into_raw`] (dropping the driver's object).
-    ///
-    /// # Safety
-    ///
-    /// `raw` must come from [`Wq::into_raw`] and not be used after (`destroy_wq`).
-    pub(crate) unsafe fn free(raw: *mut ksys::ib_wq) {
-        // SAFETY: The caller's guarantee; `ib` at offset 0 makes `raw` the box's pointer.
-        drop(unsafe { KBox::from_raw(raw.cast::<Self>()) });
-    }
-
-    /// The WQ of a live `ib_wq` made by [`Wq::into_raw`].
-    ///
-    /// # Safety
-    ///
-    /// `raw` must come from [`Wq::into_raw`] of this driver and stay live for `'a`.
-    pub(crate) unsafe fn from_raw<'a>(raw: *mut ksys::ib_wq) -> &'a Self {
-        // SAFETY: The caller's guarantee; `ib` is at offset 0.
-        unsafe { &*raw.cast::<Self>() }
-    }
-}
-
-impl<T: IbDriver> Deref for Wq<T> {
-    type Target = T::Wq;
-
-    fn deref(&self) -> &T::Wq {
-        &self.data
     }
 }

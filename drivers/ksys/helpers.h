@@ -259,6 +259,8 @@ struct ksys_ib_dev_head {
 };
 
 const struct uapi_definition *ksys_helper_mlx5_uar_defs(void);
+int ksys_helper_mlx5_query_context_resp(struct uverbs_attr_bundle *attrs, const void *resp,
+					size_t len);
 
 /* <linux/ptp_clock_kernel.h> */
 void ksys_helper_ptp_read_system_prets(struct ptp_system_timestamp *sts);

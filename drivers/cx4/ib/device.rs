@@ -412,6 +412,11 @@ impl ib::IbDriver for IbDev {
         IbQp::query(qp)
     }
 
+    /// mlx5_ib `mlx5_ib_query_ucontext`: libmlx5's import of a context (DPDK's mlx5 PMD).
+    fn query_ucontext(uctx: &ib::Ucontext<Self>) -> Result<KVec<u8>> {
+        uctx.query()
+    }
+
     /// mlx5_ib `mlx5_ib_create_flow`: a rule on a raw packet QP.
     fn create_flow(
         qp: &ib::Qp<Self>,

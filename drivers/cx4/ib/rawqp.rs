@@ -12,7 +12,8 @@
 //! - Modify: RST2INIT moves the RQ RST→RDY (with the port's queue counter) and the SQ RST→RST;
 //!   INIT2RTR changes nothing; RTR2RTS moves the SQ to RDY; 2ERR and 2RST move both queues
 //!   from wherever they are.
-//! - Destroy: TIR, RQ, SQ, TIS, then the memory.
+//! - Destroy: out of RESET, both queues to RST first (`destroy_qp_common`); then TIR, RQ,
+//!   SQ, TIS, and the memory.
 
 use cx4_hw::{
     command,
@@ -177,6 +178,7 @@ impl Drop for HwRq {
 
 /// The queues' states as last set (mlx5_ib's `rq->state`, `sq->state`).
 struct States {
+    qp: QpState,
     rq: u8,
     sq: u8,
 }
@@ -331,6 +333,7 @@ impl RawQp {
         let states = KBox::pin_init(
             new_mutex!(
                 States {
+                    qp: QpState::Reset,
                     rq: rqc_state::RST,
                     sq: sqc_state::RST,
                 },
@@ -390,6 +393,18 @@ impl RawQp {
             sq.modify(st.sq, to)?;
             st.sq = to;
         }
+        st.qp = new;
         Ok(())
+    }
+}
+
+impl Drop for RawQp {
+    fn drop(&mut self) {
+        // `destroy_qp_common`: a raw packet QP out of RESET is moved to RESET first (both
+        // queues to RST), then its objects go.
+        let cur = self.states.lock().qp;
+        if cur != QpState::Reset {
+            let _ = self.modify(cur, QpState::Reset, 0);
+        }
     }
 }

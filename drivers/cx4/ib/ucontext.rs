@@ -45,6 +45,7 @@ use kernel::{
         Mutex, //
     }, //
 };
+use zerocopy::IntoBytes;
 
 use crate::{
     ib::{
@@ -71,6 +72,8 @@ const CACHE_LINE_SIZE: u32 = 64;
 /// A user context: its static UAR pages (none in the dynamic layout), returned to the card
 /// when the context goes, and the indices of its dynamic UAR pages.
 pub(crate) struct Ucontext {
+    /// What `alloc` answered, for `query_ucontext` (mlx5_ib recomputes the same).
+    resp: AllocUcontextResp,
     td: Option<TransportDomain>,
     uars: KVec<UarPage>,
     dynamic: Arc<DynUars>,
@@ -177,10 +180,18 @@ impl Ucontext {
             u32::try_from(udata.out_len().min(size_of::<AllocUcontextResp>())).unwrap_or(0);
         udata.respond(&resp)?;
         Ok(Self {
+            resp,
             td,
             uars,
             dynamic: Arc::pin_init(new_mutex!(KVec::new(), "cx4::dyn_uars"), GFP_KERNEL)?,
         })
+    }
+
+    /// The context's alloc response (`mlx5_ib_query_ucontext`).
+    pub(crate) fn query(&self) -> Result<KVec<u8>> {
+        let mut v = KVec::new();
+        v.extend_from_slice(self.resp.as_bytes(), GFP_KERNEL)?;
+        Ok(v)
     }
 
     /// The context's transport domain (none if the card has none).

@@ -7,11 +7,11 @@ use kernel::prelude::*;
 use super::OpsTable;
 use crate::{
     driver::IbDriver,
-    flow::{
+    flow::FlowAttr,
+    object::{
         Flow,
-        FlowAttr, //
+        Qp, //
     },
-    object::Qp,
     udata::Udata,
 };
 
@@ -32,7 +32,7 @@ impl<T: IbDriver> OpsTable<T> {
         // SAFETY: The attributes of this call (the caller's guarantee).
         let r = unsafe { FlowAttr::from_raw(attr) }
             .and_then(|a| T::create_flow(qp, &a, udata.as_mut()))
-            .and_then(Flow::<T>::into_raw);
+            .and_then(Flow::<T>::boxed);
         r.unwrap_or_else(Error::to_ptr)
     }
 

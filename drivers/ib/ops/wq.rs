@@ -15,11 +15,11 @@ use crate::{
     driver::IbDriver,
     object::{
         Pd,
-        RwqIndTable, //
+        RwqIndTable,
+        Wq, //
     },
     udata::Udata,
     wq::{
-        Wq,
         WqAttr,
         WqInitAttr, //
     },
