@@ -25,7 +25,8 @@ from model_eth import eth_vms, section
 from model_core import mlx5_errors
 from model_roce import GIDX as gidx
 from model_roce import (CLOCK_TOOL, MW_TOOL, RC_FIXTURE, RESIZE_TOOL, SMALL_TOOL, check_clock,
-                        check_mw, check_resize, check_small)
+                        check_mw, check_resize, check_small, dpdk_between_vms,
+                        raw_between_vms)
 from model_roce import (ERRORS_TOOL, perftest_row, IB, QPTO, ROCE_MODEL, check_ecn, check_error_paths,
                         check_gid_sections, check_lossy, check_mckey, check_udaddy, ecn_steps,
                         errors_steps, logs, lossy_steps, mckey_steps, udaddy_steps)
@@ -763,6 +764,36 @@ def tests(env: Env):
             ("CREATE_QP", "DESTROY_QP"), ("CREATE_MKEY", "DESTROY_MKEY"))))
 
     yield "cx4: memory windows type 1 and 2 (verbs_mw.py)", cx4_memory_windows
+
+    @estimate(150)
+    def cx4_raw_packet_qps_between_vms():
+        """tests/verbs_raw.py on two cx4 VMs, with model_roce's checks for mlx5_ib
+        (`raw_between_vms`): raw packet QPs (TIS, SQ, RQ and a direct TIR in the context's
+        transport domain), ibv_create_flow rules in BYPASS tables ahead of cx4's own steering
+        (Ethernet + IPv4/IPv6 + UDP/TCP specs, flow tag, drop), an RSS QP over four WQs (RQs,
+        an RQT, an indirect Toeplitz TIR); frames each way arrive where their rule says with
+        its tag, RSS spreads, dropped frames reach nothing, a tag of 2^24 (EINVAL) and a
+        priority past the last (ENOMEM) are refused; after rmmod every object is paired on
+        the card, no command failed and cx4 reported nothing."""
+        raw_between_vms(env, CX4_UP + IB + CX4_IB + "cx4_up\ncx4_ib_up\n",
+                        'ip link set "$IF" down; rmmod cx4', [env.ko], cx4_errors)
+
+    yield "cx4: raw packet QPs, flow steering with tags and drop, RSS QP, between two VMs " \
+        "(verbs_raw.py)", cx4_raw_packet_qps_between_vms
+
+    @estimate(180)
+    def cx4_dpdk_testpmd_between_vms():
+        """Unmodified DPDK (the guest's dpdk-testpmd and mlx5 PMD, Verbs path) on cx4 in two
+        VMs, with model_roce's checks for mlx5_ib (`dpdk_between_vms`): cx4 refuses DEVX, the
+        PMD's RX is an RSS QP over WQs, its TX a raw packet QP, its control flows
+        ibv_create_flow rules; a burst bounces between the VMs with both sides' port counters
+        agreeing, no command failed and cx4 reported nothing. The commands the PMD caused are
+        printed (Documentation/raw-packet.md lists them)."""
+        dpdk_between_vms(env, CX4_UP + IB + CX4_IB + "cx4_up\ncx4_ib_up\n",
+                         'ip link set "$IF" down; rmmod cx4', [env.ko], cx4_errors)
+
+    yield "cx4: DPDK dpdk-testpmd (mlx5 PMD, Verbs path) forwarding between two VMs", \
+        cx4_dpdk_testpmd_between_vms
 
     @estimate(150)
     def cx4_mr_rereg_and_dmabuf():

@@ -547,18 +547,118 @@ def model_ops(stats: str) -> dict[str, tuple[int, int]]:
             for m in re.finditer(r"\b([A-Z][A-Z0-9_]+)=(\d+)/(\d+)", stats)}
 
 
-def check_commands_clean(r, ops: dict[str, tuple[int, int]], ignore: tuple[str, ...] = ()) -> None:
-    """No command in the model's counts `ops` failed (but those named in `ignore`), no mlx5
-    error in VM `r`'s dmesg, and a clean dmesg."""
+def check_commands_clean(r, ops: dict[str, tuple[int, int]], ignore: tuple[str, ...] = (),
+                         errors=None) -> None:
+    """No command in the model's counts `ops` failed (but those named in `ignore`), no
+    driver error in VM `r`'s dmesg (`errors`, mlx5's by default), and a clean dmesg."""
     bad = {k: v for k, v in ops.items() if v[1] and k not in ignore}
     assert not bad, f"{r.name}: failed commands {bad}"
-    errs = mlx5_errors(r.dmesg)
+    errs = (errors or mlx5_errors)(r.dmesg)
     assert not errs, "\n".join(errs)
     check_clean_dmesg(r.dmesg)
 
 
 # The card's Ethernet objects, each created and destroyed once the drivers are unloaded.
 ETH_OBJECTS = ["SQ", "RQ", "TIS", "TIR", "RQT", "FLOW_TABLE", "FLOW_GROUP"]
+
+def raw_between_vms(env: Env, up: str, unload: str, files: list[Path], errors) -> None:
+    """tests/verbs_raw.py on two VMs whose driver the guest steps `up` bring up (with $IBDEV
+    and $IF) and `unload` unload, checked the same for every driver: each VM's report, every
+    Ethernet object the QPs, WQs, tables and rules made on the card destroyed again (the
+    model's counts after the unload), no command failed, and `errors(dmesg)` empty."""
+    script = up + RAW_BARRIER + f"""
+        reach $PEER
+        PEERMAC=$(ip neigh show $PEER | awk '{{print $5}}')
+        MAC=$(cat /sys/class/net/$IF/address)
+        section raw
+        python3 /cx4/verbs_raw.py $IBDEV --me $me --mac $MAC --peer-mac $PEERMAC \\
+            --settle $SLOW > /cx4/raw.txt 2>&1 &
+        RAWPID=$!
+        raw_barriers ready sent-0 checked-0 sent-1 checked-1
+        wait $RAWPID || echo "verbs_raw.py failed rc=$?"
+        cat /cx4/raw.txt
+        signal vm$me-done; wait_signal vm$peer-done 300
+        {unload}
+        echo unloaded
+        section model; req ctl stats
+    """
+    rs = eth_vms(env, [script, script], timeout=400, model_args=ROCE_MODEL,
+                 files=[*files, RAW_TOOL, RC_FIXTURE])
+    for i, r in enumerate(rs):
+        assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        check_raw(section(r.job_log, "raw"), i)
+        # Every object the QPs, WQs, tables and rules made on the card is gone again, and
+        # no command the driver sent for them failed (MODIFY_SQ/RQ among them).
+        ops = model_ops(section(r.job_log, "model"))
+        for o in ETH_OBJECTS:
+            made, gone = ops.get(f"CREATE_{o}", (0, 0))[0], ops.get(f"DESTROY_{o}", (0, 0))[0]
+            assert made == gone, f"vm{i}: {made} CREATE_{o}, {gone} DESTROY_{o}: {ops}"
+        assert ops.get("SET_FLOW_TABLE_ENTRY", (0, 0))[0] >= 5, ops
+        check_commands_clean(r, ops, errors=errors)
+
+
+def dpdk_between_vms(env: Env, up: str, unload: str, files: list[Path], errors) -> None:
+    """dpdk-testpmd forwarding between two VMs whose driver the guest steps `up` bring up
+    and `unload` unload, checked the same for every driver: testpmd's port counters on both
+    sides (the burst bounced both ways, nothing lost or in error), the commands the PMD
+    caused on each card (printed: what it asked for) with none failed, and `errors(dmesg)`
+    empty."""
+    script = up + DPDK + """
+        reach $PEER
+        PEERMAC=$(ip neigh show $PEER | awk '{print $5}')
+        section model-before; req ctl stats
+        section testpmd
+        pmd_start --eth-peer=0,$PEERMAC
+        pmd set fwd macswap
+        if [ $me = 1 ]; then
+            pmd start; pmd_wait "packet forwarding - ports="
+            signal vm1-forwarding; wait_signal vm0-stopped 300
+        else
+            wait_signal vm1-forwarding 300
+            pmd start tx_first; pmd_wait "packet forwarding - ports="
+            sleep $((10 * SLOW))
+        fi
+        pmd stop; pmd_wait "Accumulated forward statistics"
+        pmd show port stats 0; pmd quit
+        wait $PMDPID || echo "dpdk-testpmd failed rc=$?"
+        cat /cx4/pmd.txt
+        section model-after; req ctl stats
+        [ $me = 0 ] && signal vm0-stopped
+        """ + unload + """
+        echo unloaded
+    """
+    rs = eth_vms(env, [script, script], timeout=400, model_args=ROCE_MODEL, files=files)
+    got = []
+    for i, r in enumerate(rs):
+        assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+        pmd = section(r.job_log, "testpmd")
+        assert "failed" not in pmd, pmd
+        st = pmd_port_stats(pmd)
+        got.append(st)
+        print(f"vm{i} testpmd port 0: {st}", file=sys.stderr)
+        # What the PMD asked of the card, through the driver: the commands it caused, none
+        # failed (DEVX is refused by the driver itself, before any command).
+        before = model_ops(section(r.job_log, "model-before"))
+        after = model_ops(section(r.job_log, "model-after"))
+        rise = {k: (v[0] - before.get(k, (0, 0))[0], v[1] - before.get(k, (0, 0))[1])
+                for k, v in after.items() if v != before.get(k)}
+        print(f"vm{i} commands during testpmd: {rise}", file=sys.stderr)
+        assert not any(e for _, e in rise.values()), f"vm{i}: failed commands {rise}"
+        errs = errors(r.dmesg)
+        assert not errs, "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+    # vm0's burst (32) bounced between the VMs many times and the card lost nothing: vm1
+    # received every packet vm0 sent (vm0 stopped first; vm1 still counted its last
+    # ones) and sent each back, vm0 sent what it received plus the first burst. Slack
+    # of a few packets: a frame the peer's kernel sent before testpmd took the port
+    # bounces along, and testpmd drops a packet its TX ring has no room for.
+    v0, v1 = got
+    assert v0["TX-packets"] >= 32 * 10, got
+    assert 0 <= v1["RX-packets"] - v0["TX-packets"] <= 4, got
+    assert abs(v1["TX-packets"] - v1["RX-packets"]) <= 4, got
+    assert abs(v0["TX-packets"] - v0["RX-packets"] - 32) <= 4, got
+    for v in got:
+        assert v["RX-errors"] == v["RX-missed"] == v["TX-errors"] == 0, got
 
 
 def tests(env: Env):
@@ -785,38 +885,9 @@ def tests(env: Env):
         flow tag and drop actions) ahead of the netdev, an RSS QP over four WQs; frames each
         way arrive on the QP their rule names with its flow tag, RSS spreads over the WQs,
         dropped frames reach nothing; wrong requests are refused; the program's QPs are gone
-        afterwards and mlx5 reported nothing."""
-        script = IB + RAW_BARRIER + """
-            eth_up
-            ib_up
-            reach $PEER
-            PEERMAC=$(ip neigh show $PEER | awk '{print $5}')
-            MAC=$(cat /sys/class/net/$IF/address)
-            section raw
-            python3 /cx4/verbs_raw.py $IBDEV --me $me --mac $MAC --peer-mac $PEERMAC \
-                --settle $SLOW > /cx4/raw.txt 2>&1 &
-            RAWPID=$!
-            raw_barriers ready sent-0 checked-0 sent-1 checked-1
-            wait $RAWPID || echo "verbs_raw.py failed rc=$?"
-            cat /cx4/raw.txt
-            signal vm$me-done; wait_signal vm$peer-done 300
-            rmmod mlx5_ib; rmmod mlx5_core
-            echo unloaded
-            section model; req ctl stats
-        """
-        rs = eth_vms(env, [script, script], timeout=400, model_args=ROCE_MODEL,
-                     files=[RAW_TOOL, RC_FIXTURE])
-        for i, r in enumerate(rs):
-            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
-            check_raw(section(r.job_log, "raw"), i)
-            # Every object the QPs, WQs, tables and rules made on the card is gone again, and
-            # no command mlx5_ib sent for them failed (MODIFY_SQ/RQ among them).
-            ops = model_ops(section(r.job_log, "model"))
-            for o in ETH_OBJECTS:
-                made, gone = ops.get(f"CREATE_{o}", (0, 0))[0], ops.get(f"DESTROY_{o}", (0, 0))[0]
-                assert made == gone, f"vm{i}: {made} CREATE_{o}, {gone} DESTROY_{o}: {ops}"
-            assert ops.get("SET_FLOW_TABLE_ENTRY", (0, 0))[0] >= 5, ops
-            check_commands_clean(r, ops)
+        afterwards and mlx5 reported nothing (ib.py runs it on cx4 with the same checks)."""
+        raw_between_vms(env, IB + "eth_up\nib_up\n", "rmmod mlx5_ib; rmmod mlx5_core", [],
+                        mlx5_errors)
 
     yield "mlx5_ib: raw packet QPs, flow steering with tags and drop, RSS QP, between two VMs " \
         "(verbs_raw.py)", raw_packet_qps_between_vms
@@ -829,65 +900,10 @@ def tests(env: Env):
         card has no CQE compression), RX through an RSS QP over WQs, TX through a raw
         packet QP. vm1 forwards (macswap), vm0 sends a first burst (tx_first) at vm1's MAC
         and forwards what comes back: the burst bounces between the VMs, and both sides'
-        port counters show it went through both ways."""
-        script = IB + DPDK + """
-            eth_up
-            ib_up
-            reach $PEER
-            PEERMAC=$(ip neigh show $PEER | awk '{print $5}')
-            section model-before; req ctl stats
-            section testpmd
-            pmd_start --eth-peer=0,$PEERMAC
-            pmd set fwd macswap
-            if [ $me = 1 ]; then
-                pmd start; pmd_wait "packet forwarding - ports="
-                signal vm1-forwarding; wait_signal vm0-stopped 300
-            else
-                wait_signal vm1-forwarding 300
-                pmd start tx_first; pmd_wait "packet forwarding - ports="
-                sleep $((10 * SLOW))
-            fi
-            pmd stop; pmd_wait "Accumulated forward statistics"
-            pmd show port stats 0; pmd quit
-            wait $PMDPID || echo "dpdk-testpmd failed rc=$?"
-            cat /cx4/pmd.txt
-            section model-after; req ctl stats
-            [ $me = 0 ] && signal vm0-stopped
-            rmmod mlx5_ib; rmmod mlx5_core
-            echo unloaded
-        """
-        rs = eth_vms(env, [script, script], timeout=400, model_args=ROCE_MODEL)
-        got = []
-        for i, r in enumerate(rs):
-            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
-            pmd = section(r.job_log, "testpmd")
-            assert "failed" not in pmd, pmd
-            st = pmd_port_stats(pmd)
-            got.append(st)
-            print(f"vm{i} testpmd port 0: {st}", file=sys.stderr)
-            # What the PMD asked of the card, through mlx5_ib: the commands it caused, none
-            # failed (DEVX is refused by mlx5_ib itself, before any command).
-            before = model_ops(section(r.job_log, "model-before"))
-            after = model_ops(section(r.job_log, "model-after"))
-            rise = {k: (v[0] - before.get(k, (0, 0))[0], v[1] - before.get(k, (0, 0))[1])
-                    for k, v in after.items() if v != before.get(k)}
-            print(f"vm{i} commands during testpmd: {rise}", file=sys.stderr)
-            assert not any(e for _, e in rise.values()), f"vm{i}: failed commands {rise}"
-            errs = mlx5_errors(r.dmesg)
-            assert not errs, "\n".join(errs)
-            check_clean_dmesg(r.dmesg)
-        # vm0's burst (32) bounced between the VMs many times and the card lost nothing: vm1
-        # received every packet vm0 sent (vm0 stopped first; vm1 still counted its last
-        # ones) and sent each back, vm0 sent what it received plus the first burst. Slack
-        # of a few packets: a frame the peer's kernel sent before testpmd took the port
-        # bounces along, and testpmd drops a packet its TX ring has no room for.
-        v0, v1 = got
-        assert v0["TX-packets"] >= 32 * 10, got
-        assert 0 <= v1["RX-packets"] - v0["TX-packets"] <= 4, got
-        assert abs(v1["TX-packets"] - v1["RX-packets"]) <= 4, got
-        assert abs(v0["TX-packets"] - v0["RX-packets"] - 32) <= 4, got
-        for v in got:
-            assert v["RX-errors"] == v["RX-missed"] == v["TX-errors"] == 0, got
+        port counters show it went through both ways (ib.py runs it on cx4 with the same
+        checks)."""
+        dpdk_between_vms(env, IB + "eth_up\nib_up\n", "rmmod mlx5_ib; rmmod mlx5_core", [],
+                         mlx5_errors)
 
     yield "DPDK dpdk-testpmd (mlx5 PMD, Verbs path) forwarding between two VMs on mlx5_ib", \
         dpdk_testpmd_between_vms

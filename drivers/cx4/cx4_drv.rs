@@ -49,6 +49,8 @@ mod debugfs;
 mod dmabuf;
 #[path = "core/eq.rs"]
 mod eq;
+#[path = "core/fs.rs"]
+mod fs;
 #[path = "core/hca.rs"]
 mod hca;
 #[path = "core/health.rs"]
@@ -71,8 +73,14 @@ mod pd;
 mod qp;
 #[path = "core/qp_events.rs"]
 mod qp_events;
+#[path = "core/rqt.rs"]
+mod rqt;
 #[path = "core/stats.rs"]
 mod stats;
+#[path = "core/tir.rs"]
+mod tir;
+#[path = "core/tis.rs"]
+mod tis;
 #[path = "core/uar.rs"]
 mod uar;
 #[path = "core/wq.rs"]

@@ -133,6 +133,16 @@ pub const DEVICE_MEM_WINDOW_TYPE_2B: u64 =
     ksys::ib_device_cap_flags_IB_DEVICE_MEM_WINDOW_TYPE_2B as u64;
 /// `IB_DEVICE_XRC`: XRC domains, XRC SRQs and XRC initiator/target QPs.
 pub const DEVICE_XRC: u64 = ksys::ib_device_cap_flags_IB_DEVICE_XRC as u64;
+/// `IB_DEVICE_MANAGED_FLOW_STEERING`: steering rules (`ibv_create_flow`).
+pub const DEVICE_MANAGED_FLOW_STEERING: u64 =
+    ksys::ib_device_cap_flags_IB_DEVICE_MANAGED_FLOW_STEERING as u64;
+/// `IB_DEVICE_RAW_IP_CSUM`: IP checksums on raw packet QPs (the older flag).
+pub const DEVICE_RAW_IP_CSUM: u64 = ksys::ib_device_cap_flags_IB_DEVICE_RAW_IP_CSUM as u64;
+/// `IB_RAW_PACKET_CAP_CVLAN_STRIPPING`: raw packet QPs and WQs can strip C-VLAN tags.
+pub const RAW_PACKET_CAP_CVLAN_STRIPPING: u32 =
+    ksys::ib_raw_packet_caps_IB_RAW_PACKET_CAP_CVLAN_STRIPPING;
+/// `IB_RAW_PACKET_CAP_IP_CSUM`: raw packet QPs check and compute IP checksums.
+pub const RAW_PACKET_CAP_IP_CSUM: u32 = ksys::ib_raw_packet_caps_IB_RAW_PACKET_CAP_IP_CSUM;
 
 /// A device's attributes (`struct ib_device_attr`), the subset a verbs device reports; the
 /// rest stays zero. Counts are `u32` here and clamped to the C `int`s.
@@ -210,6 +220,16 @@ pub struct DeviceAttr {
     pub timestamp_mask: u64,
     /// The frequency of the clock completion timestamps count, kHz (`hca_core_clock`).
     pub hca_core_clock: u64,
+    /// `IB_RAW_PACKET_CAP_*`.
+    pub raw_packet_caps: u32,
+    /// Receive WQs (`max_wq_type_rq`).
+    pub max_wq_type_rq: u32,
+    /// The QP types that can be RSS QPs (`rss_caps.supported_qpts`, bits by `ib_qp_type`).
+    pub rss_supported_qpts: u32,
+    /// Indirection tables (`rss_caps.max_rwq_indirection_tables`).
+    pub max_rwq_indirection_tables: u32,
+    /// WQs in one table (`rss_caps.max_rwq_indirection_table_size`).
+    pub max_rwq_indirection_table_size: u32,
 }
 
 fn int(v: u32) -> ffi::c_int {
@@ -257,6 +277,11 @@ impl DeviceAttr {
         a.max_pkeys = self.max_pkeys;
         a.local_ca_ack_delay = self.local_ca_ack_delay;
         a.max_fast_reg_page_list_len = self.max_fast_reg_page_list_len;
+        a.raw_packet_caps = self.raw_packet_caps;
+        a.max_wq_type_rq = self.max_wq_type_rq;
+        a.rss_caps.supported_qpts = self.rss_supported_qpts;
+        a.rss_caps.max_rwq_indirection_tables = self.max_rwq_indirection_tables;
+        a.rss_caps.max_rwq_indirection_table_size = self.max_rwq_indirection_table_size;
     }
 }
 

@@ -48,6 +48,9 @@ impl IbDriver for Check {
     type Ah = ();
     type Srq = ();
     type Xrcd = ();
+    type Flow = ();
+    type Wq = ();
+    type RwqIndTable = ();
 
     const DRIVER_ID: DriverId = DriverId::Mlx5;
     const UVERBS_ABI_VER: u32 = 1;

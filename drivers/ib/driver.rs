@@ -23,6 +23,7 @@ use crate::{
         QpEvents,
         SrqEvents, //
     },
+    flow::FlowAttr,
     gid::GidAttr,
     mmap::{
         UarKind,
@@ -35,6 +36,7 @@ use crate::{
         Qp,
         Srq,
         Ucontext,
+        Wq,
         Xrcd, //
     },
     qp_attr::{
@@ -47,6 +49,10 @@ use crate::{
     },
     stats::StatDesc,
     udata::Udata,
+    wq::{
+        WqAttr,
+        WqInitAttr, //
+    },
     umem::{
         Access,
         Rereg, //
@@ -100,6 +106,12 @@ pub trait IbDriver: Sized + 'static {
     type Srq: Send + Sync;
     /// An XRC domain's state ([`IbDriver::alloc_xrcd`]).
     type Xrcd: Send + Sync;
+    /// A steering rule ([`crate::Flow`]).
+    type Flow: Send + Sync;
+    /// A receive work queue ([`crate::Wq`]).
+    type Wq: Send + Sync;
+    /// An indirection table of WQs ([`crate::RwqIndTable`]).
+    type RwqIndTable: Send + Sync;
 
     /// The provider that binds in user space (`ops.driver_id`).
     const DRIVER_ID: DriverId;
@@ -140,6 +152,13 @@ pub trait IbDriver: Sized + 'static {
     /// `alloc_ucontext`: a process opened the device; `udata` holds the provider's request
     /// and takes the driver's response. Implementing it creates the uverbs char device.
     fn alloc_ucontext(_dev: &Device<Self>, _udata: &mut Udata<'_>) -> Result<Self::Ucontext> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `query_ucontext`: the context's response to `alloc_ucontext` again (the bytes of the
+    /// provider's response struct), for a library importing the context from its command FD
+    /// (`ibv_import_device`).
+    fn query_ucontext(_uctx: &Ucontext<Self>) -> Result<KVec<u8>> {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 
@@ -296,6 +315,41 @@ pub trait IbDriver: Sized + 'static {
         _attr: &QpInitAttr<'_, Self>,
         _events: &Arc<QpEvents>,
     ) -> Result<(Self::Qp, u32)> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `create_flow`: a steering rule of a process sending what `attr` matches to `qp` (a
+    /// UD or raw packet QP; uverbs checked the type and `CAP_NET_RAW`), or dropping it.
+    fn create_flow(
+        _qp: &Qp<Self>,
+        _attr: &FlowAttr,
+        _udata: Option<&mut Udata<'_>>,
+    ) -> Result<Self::Flow> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `create_wq`: a receive work queue of a process in `pd` (in RESET). Returns it and its
+    /// number.
+    fn create_wq(
+        _pd: &Pd<Self>,
+        _attr: &WqInitAttr<'_, Self>,
+        _udata: Option<&mut Udata<'_>>,
+    ) -> Result<(Self::Wq, u32)> {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `modify_wq`: a WQ's state or flags change.
+    fn modify_wq(_wq: &Wq<Self>, _attr: &WqAttr, _udata: Option<&mut Udata<'_>>) -> Result {
+        build_error!(VTABLE_DEFAULT_ERROR)
+    }
+
+    /// `create_rwq_ind_table`: an indirection table over `wqs` (a power of two of them, in
+    /// order). Returns it and its number.
+    fn create_rwq_ind_table(
+        _dev: &Device<Self>,
+        _wqs: &[&Wq<Self>],
+        _udata: Option<&mut Udata<'_>>,
+    ) -> Result<(Self::RwqIndTable, u32)> {
         build_error!(VTABLE_DEFAULT_ERROR)
     }
 

@@ -18,6 +18,10 @@
 //! - [`CqInitAttr`], [`QpInitAttr`], [`SrqInitAttr`], [`QpAttr`], [`AhAttr`]: the objects'
 //!   attributes as plain values (an XRC target QP's or XRC SRQ's domain and CQ as the
 //!   driver's objects).
+//! - [`FlowAttr`] with its [`FlowSpec`]s: a process's steering rule, which the driver turns
+//!   into its [`IbDriver::Flow`] ([`Flow`], allocated by the layer).
+//! - [`WqInitAttr`], [`WqAttr`]: a process's receive work queue ([`Wq`], allocated by the
+//!   layer) and its changes; [`RwqIndTable`]: a container of WQs an RSS QP hashes over.
 //! - [`Udata`]: the driver-private request and response of a uverbs call.
 //! - [`GidAttr`]: a GID table entry the core adds or deletes; [`Vma`]: an mmap request.
 //! - The kernel data path: [`SendWrs`] / [`RecvWrs`] over a posted chain of work requests
@@ -50,6 +54,7 @@ mod build_check;
 mod device;
 mod driver;
 mod events;
+mod flow;
 mod gid;
 mod mmap;
 mod object;
@@ -58,6 +63,7 @@ mod qp_attr;
 mod stats;
 mod udata;
 mod umem;
+mod wq;
 mod wr;
 
 pub use attr::{
@@ -73,12 +79,16 @@ pub use attr::{
     PortState,
     CORE_PORT_IBA_ROCE,
     CORE_PORT_IBA_ROCE_UDP_ENCAP,
+    DEVICE_MANAGED_FLOW_STEERING,
     DEVICE_MEM_MGT_EXTENSIONS,
     DEVICE_MEM_WINDOW,
     DEVICE_MEM_WINDOW_TYPE_2B,
+    DEVICE_RAW_IP_CSUM,
     DEVICE_XRC,
     MGMT_MAD_SIZE,
-    PORT_CM_SUP, //
+    PORT_CM_SUP,
+    RAW_PACKET_CAP_CVLAN_STRIPPING,
+    RAW_PACKET_CAP_IP_CSUM, //
 };
 pub use device::{
     Device,
@@ -95,6 +105,17 @@ pub use events::{
     SrqEvent,
     SrqEvents, //
 };
+pub use flow::{
+    EthFilter,
+    FlowAttr,
+    FlowSpec,
+    Ipv4Filter,
+    Ipv6Filter,
+    L4Filter,
+    FLOW_ATTR_FLAGS_DONT_TRAP,
+    FLOW_ATTR_FLAGS_EGRESS,
+    FLOW_ATTR_NORMAL, //
+};
 pub use gid::GidAttr;
 pub use mmap::{
     UarKind,
@@ -103,12 +124,15 @@ pub use mmap::{
 pub use object::{
     Ah,
     Cq,
+    Flow,
     Mr,
     Mw,
     Pd,
     Qp,
+    RwqIndTable,
     Srq,
     Ucontext,
+    Wq,
     Xrcd, //
 };
 pub use qp_attr::{
@@ -120,6 +144,8 @@ pub use qp_attr::{
     QpInitAttr,
     QpState,
     QpType,
+    QPT_RAW_PACKET,
+    QP_CREATE_CVLAN_STRIPPING,
     srq_attr_mask,
     SrqAttr,
     SrqInitAttr,
@@ -136,6 +162,15 @@ pub use umem::{
     Rereg,
     ReregFlags,
     Umem, //
+};
+pub use wq::{
+    WqAttr,
+    WqInitAttr,
+    WqState,
+    WQ_CUR_STATE,
+    WQ_FLAGS_CVLAN_STRIPPING,
+    WQ_FLAGS,
+    WQ_STATE, //
 };
 pub use wr::{
     send_flags,

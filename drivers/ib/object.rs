@@ -19,8 +19,9 @@
 //! returns into the `ib_mw`. XRC domains ([`Xrcd`]) are containers like the others (`size_ib_xrcd`); an XRC SRQ's
 //! number is written into its `ib_srq` by the create trampoline ([`Srq::set_xrc_srq_num`]).
 //!
-//! MRs are the exception: the driver allocates `ib_mr` itself, so [`Mr`] is a box the layer
-//! allocates, hands to the core as the `ib_mr` pointer and frees in `dereg_mr`.
+//! MRs, steering rules and WQs are the exception: the driver allocates `ib_mr`, `ib_flow` and
+//! `ib_wq` itself, so [`Mr`], [`Flow`] and [`Wq`] are boxes the layer allocates, hands to the
+//! core as the C pointer and frees in the destroy op.
 
 use core::ops::Deref;
 
@@ -78,6 +79,11 @@ fn mw_device(p: *mut ksys::ib_mw) -> *mut ksys::ib_device {
 fn xrcd_device(p: *mut ksys::ib_xrcd) -> *mut ksys::ib_device {
     // SAFETY: As in `ucontext_device`.
     unsafe { (*p).device }
+}
+
+fn rwq_ind_table_device(p: *mut ksys::ib_rwq_ind_table) -> *mut ksys::ib_device {
+    // SAFETY: As in `ucontext_device` (the core sets `device` before the create op).
+    unsafe { ksys::ib_rwq_ind_table_device(p) }
 }
 
 macro_rules! container {
@@ -244,6 +250,28 @@ container!(
     xrcd_device
 );
 
+container!(
+    /// An indirection table of receive WQs (`struct ib_rwq_ind_table`): an RSS QP hashes
+    /// each frame to one of its WQs.
+    RwqIndTable,
+    ib_rwq_ind_table,
+    RwqIndTable,
+    rwq_ind_table_device
+);
+
+impl<T: IbDriver> RwqIndTable<T> {
+    /// The device of a table the core allocated for the create op, before the driver's
+    /// object is written.
+    ///
+    /// # Safety
+    ///
+    /// `raw` must be the core's container passed to `create_rwq_ind_table`, during `'a`.
+    pub(crate) unsafe fn raw_device<'a>(raw: *mut ksys::ib_rwq_ind_table) -> &'a Device<T> {
+        // SAFETY: The core set `device` before the op; the device outlives its objects.
+        unsafe { Device::from_raw(rwq_ind_table_device(raw)) }
+    }
+}
+
 impl<T: IbDriver> Srq<T> {
     /// Sets the SRQ number the core reports for an XRC SRQ (`ext.xrc.srq_num`, what a
     /// sender's XRC segment names), before the SRQ is handed to the core.
@@ -300,50 +328,98 @@ impl<T: IbDriver> Qp<T> {
     }
 }
 
-/// A memory region: the `ib_mr` (allocated by the layer, zeroed, since the driver owns MR
-/// memory in ib_core's model) and the driver's object.
-#[repr(C)]
-pub struct Mr<T: IbDriver> {
-    ib: Opaque<ksys::ib_mr>,
-    data: T::Mr,
+/// An object the layer allocates for the driver (ib_core's model for MRs, steering rules and
+/// WQs): `#[repr(C)]` with the zeroed C struct first (so the core's pointer is the box's) and
+/// the driver's object second; `boxed` hands the C struct to the core, `free` drops the box
+/// (the destroy op), `from_raw` borrows it.
+macro_rules! boxed {
+    ($(#[$doc:meta])* $name:ident, $raw:ident, $assoc:ident) => {
+        $(#[$doc])*
+        #[repr(C)]
+        pub struct $name<T: IbDriver> {
+            ib: Opaque<ksys::$raw>,
+            data: T::$assoc,
+        }
+
+        impl<T: IbDriver> $name<T> {
+            /// Boxes the driver's object and returns the (zeroed) C struct for the core.
+            pub(crate) fn boxed(data: T::$assoc) -> Result<*mut ksys::$raw> {
+                let b = KBox::new(
+                    Self {
+                        ib: Opaque::zeroed(),
+                        data,
+                    },
+                    GFP_KERNEL,
+                )?;
+                // `ib` is at offset 0 (`repr(C)`, first field).
+                Ok(KBox::into_raw(b).cast())
+            }
+
+            /// Frees an object made by [`Self::boxed`] (dropping the driver's object).
+            ///
+            /// # Safety
+            ///
+            /// `raw` must come from [`Self::boxed`] and not be used after (the destroy op).
+            pub(crate) unsafe fn free(raw: *mut ksys::$raw) {
+                // SAFETY: The caller's guarantee; `ib` at offset 0 makes `raw` the box's
+                // pointer.
+                drop(unsafe { KBox::from_raw(raw.cast::<Self>()) });
+            }
+
+            /// The object of a live C struct made by [`Self::boxed`].
+            ///
+            /// # Safety
+            ///
+            /// `raw` must come from [`Self::boxed`] of this driver and stay live for `'a`.
+            #[allow(dead_code)]
+            pub(crate) unsafe fn from_raw<'a>(raw: *mut ksys::$raw) -> &'a Self {
+                // SAFETY: The caller's guarantee; `ib` is at offset 0.
+                unsafe { &*raw.cast::<Self>() }
+            }
+        }
+
+        impl<T: IbDriver> Deref for $name<T> {
+            type Target = T::$assoc;
+
+            fn deref(&self) -> &T::$assoc {
+                &self.data
+            }
+        }
+    };
 }
+
+boxed!(
+    /// A memory region: the `ib_mr` (allocated by the layer, zeroed, since the driver owns MR
+    /// memory in ib_core's model) and the driver's object.
+    Mr,
+    ib_mr,
+    Mr
+);
+
+boxed!(
+    /// A steering rule of a process (`ibv_create_flow`): the `ib_flow` (allocated by the
+    /// layer, zeroed; the core fills it in) and the driver's object.
+    Flow,
+    ib_flow,
+    Flow
+);
+
+boxed!(
+    /// A receive WQ of a process (`ibv_create_wq`): the `ib_wq` (allocated by the layer,
+    /// zeroed; the core fills in the rest after the create op, the layer sets its number) and
+    /// the driver's object.
+    Wq,
+    ib_wq,
+    Wq
+);
 
 impl<T: IbDriver> Mr<T> {
     /// Boxes the driver's MR with its keys and hands the `ib_mr` to the core.
     pub(crate) fn into_raw(data: T::Mr, lkey: u32, rkey: u32) -> Result<*mut ksys::ib_mr> {
-        let b = KBox::new(
-            Self {
-                ib: Opaque::zeroed(),
-                data,
-            },
-            GFP_KERNEL,
-        )?;
-        let p = KBox::into_raw(b);
-        // SAFETY: Just allocated; `ib` is at offset 0.
-        let ib = unsafe { (*p).ib.get() };
+        let ib = Self::boxed(data)?;
         // SAFETY: A valid, zeroed `ib_mr` the core does not use yet.
         unsafe { ksys::ib_mr_set_keys(ib, lkey, rkey) };
         Ok(ib)
-    }
-
-    /// Frees an MR made by [`Mr::into_raw`].
-    ///
-    /// # Safety
-    ///
-    /// `raw` must come from [`Mr::into_raw`] and not be used after (the core's `dereg_mr`).
-    pub(crate) unsafe fn free(raw: *mut ksys::ib_mr) {
-        // SAFETY: The caller's guarantee; `ib` at offset 0 makes `raw` the box's pointer.
-        drop(unsafe { KBox::from_raw(raw.cast::<Self>()) });
-    }
-
-    /// The MR of a live `ib_mr` made by [`Mr::into_raw`].
-    ///
-    /// # Safety
-    ///
-    /// `raw` must come from [`Mr::into_raw`] of this driver and stay live for `'a`.
-    pub(crate) unsafe fn from_raw<'a>(raw: *mut ksys::ib_mr) -> &'a Self {
-        // SAFETY: The caller's guarantee; `ib` is at offset 0.
-        unsafe { &*raw.cast::<Self>() }
     }
 
     /// The I/O virtual address of the registration (`map_mr_sg` set it).
@@ -365,19 +441,21 @@ impl<T: IbDriver> Mr<T> {
     }
 }
 
+impl<T: IbDriver> Wq<T> {
+    /// Boxes the driver's WQ with its number and hands the `ib_wq` to the core.
+    pub(crate) fn into_raw(data: T::Wq, wqn: u32) -> Result<*mut ksys::ib_wq> {
+        let p = Self::boxed(data)?;
+        // SAFETY: A valid, zeroed `ib_wq` the core does not use yet.
+        unsafe { ksys::ib_wq_set_num(p, wqn) };
+        Ok(p)
+    }
+}
+
 impl<T: IbDriver> Pd<T> {
     /// The lkey kernel users' data segments carry in this PD (the core's DMA MR, set after
     /// `alloc_pd`).
     pub fn local_dma_lkey(&self) -> u32 {
         // SAFETY: A live PD; the core writes the field once, before the PD is used.
         unsafe { (*self.ib.get()).local_dma_lkey }
-    }
-}
-
-impl<T: IbDriver> Deref for Mr<T> {
-    type Target = T::Mr;
-
-    fn deref(&self) -> &T::Mr {
-        &self.data
     }
 }

@@ -10,6 +10,8 @@
 //! - `ops/mr.rs`: memory regions;
 //! - `ops/qp.rs`: queue pairs, multicast attachment and shared receive queues (control);
 //! - `ops/ah.rs`: address handles;
+//! - `ops/flow.rs`: steering rules;
+//! - `ops/wq.rs`: receive work queues and their indirection tables;
 //! - `ops/datapath.rs`: the kernel data path (post, poll, arm).
 //!
 //! Each file adds its trampolines to `OpsTable<T>` (`pub(super)`, for the table below).
@@ -29,6 +31,7 @@ use crate::{
         Mw,
         Pd,
         Qp,
+        RwqIndTable,
         Srq,
         Ucontext,
         Xrcd, //
@@ -40,9 +43,11 @@ mod cq;
 mod datapath;
 mod device;
 mod domain;
+mod flow;
 mod mr;
 mod qp;
 mod ucontext;
+mod wq;
 
 /// The `ib_device_ops` of `T` and its trampolines.
 pub(crate) struct OpsTable<T>(PhantomData<T>);
@@ -61,6 +66,7 @@ impl<T: IbDriver> OpsTable<T> {
         alloc_ucontext: op!(T::HAS_ALLOC_UCONTEXT, Self::alloc_ucontext),
         dealloc_ucontext: op!(T::HAS_ALLOC_UCONTEXT, Self::dealloc_ucontext),
         disassociate_ucontext: op!(T::HAS_ALLOC_UCONTEXT, Self::disassociate_ucontext),
+        query_ucontext: op!(T::HAS_QUERY_UCONTEXT, Self::query_ucontext),
         mmap: op!(T::HAS_MMAP, Self::mmap),
         alloc_pd: op!(T::HAS_ALLOC_PD, Self::alloc_pd),
         dealloc_pd: op!(T::HAS_ALLOC_PD, Self::dealloc_pd),
@@ -85,6 +91,14 @@ impl<T: IbDriver> OpsTable<T> {
         modify_qp: op!(T::HAS_MODIFY_QP, Self::modify_qp),
         query_qp: op!(T::HAS_QUERY_QP, Self::query_qp),
         attach_mcast: op!(T::HAS_ATTACH_MCAST, Self::attach_mcast),
+        create_flow: op!(T::HAS_CREATE_FLOW, Self::create_flow),
+        create_wq: op!(T::HAS_CREATE_WQ, Self::create_wq),
+        modify_wq: op!(T::HAS_MODIFY_WQ, Self::modify_wq),
+        destroy_wq: op!(T::HAS_CREATE_WQ, Self::destroy_wq),
+        create_rwq_ind_table: op!(T::HAS_CREATE_RWQ_IND_TABLE, Self::create_rwq_ind_table),
+        destroy_rwq_ind_table: op!(T::HAS_CREATE_RWQ_IND_TABLE, Self::destroy_rwq_ind_table),
+        size_ib_rwq_ind_table: RwqIndTable::<T>::SIZE,
+        destroy_flow: op!(T::HAS_CREATE_FLOW, Self::destroy_flow),
         detach_mcast: op!(T::HAS_DETACH_MCAST, Self::detach_mcast),
         size_ib_ucontext: Ucontext::<T>::SIZE,
         size_ib_pd: Pd::<T>::SIZE,

@@ -10,6 +10,7 @@ use crate::{
     driver::IbDriver,
     object::{
         Cq,
+        RwqIndTable,
         Srq,
         Xrcd, //
     },
@@ -52,7 +53,10 @@ pub enum QpType {
     /// `IB_QPT_XRC_TGT`: an XRC target (receives only, into the SRQs of its XRC domain);
     /// created by the core for a process, with no PD, CQs or driver data.
     XrcTgt,
-    /// Any other (SMI, raw packet, driver types): the raw value.
+    /// `IB_QPT_RAW_PACKET`: Ethernet frames as they are on the wire (uverbs allows it only
+    /// to `CAP_NET_RAW`).
+    RawPacket,
+    /// Any other (SMI, driver types): the raw value.
     Other(u32),
 }
 
@@ -65,10 +69,18 @@ impl QpType {
             ksys::ib_qp_type_IB_QPT_GSI => Self::Gsi,
             ksys::ib_qp_type_IB_QPT_XRC_INI => Self::XrcIni,
             ksys::ib_qp_type_IB_QPT_XRC_TGT => Self::XrcTgt,
+            ksys::ib_qp_type_IB_QPT_RAW_PACKET => Self::RawPacket,
             t => Self::Other(t),
         }
     }
 }
+
+/// `IB_QPT_RAW_PACKET`, as a bit number ([`crate::DeviceAttr::rss_supported_qpts`]).
+pub const QPT_RAW_PACKET: u32 = ksys::ib_qp_type_IB_QPT_RAW_PACKET;
+
+/// `IB_QP_CREATE_CVLAN_STRIPPING`: a raw packet QP strips C-VLAN tags (create flag).
+pub const QP_CREATE_CVLAN_STRIPPING: u32 =
+    ksys::ib_qp_create_flags_IB_QP_CREATE_CVLAN_STRIPPING as u32;
 
 /// A QP's queue sizes (`struct ib_qp_cap`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -161,6 +173,14 @@ impl<'a, T: IbDriver> QpInitAttr<'a, T> {
     /// Whether it is an RSS QP (receives through an indirection table of WQs).
     pub fn has_rwq_table(&self) -> bool {
         !self.raw.rwq_ind_tbl.is_null()
+    }
+
+    /// The indirection table of an RSS QP.
+    pub fn rwq_ind_table(&self) -> Option<&'a RwqIndTable<T>> {
+        let p = self.raw.rwq_ind_tbl;
+        // SAFETY: A table of this device, alive during the op (the caller of `from_raw`
+        // guarantees it; the core holds the table while the QP exists).
+        (!p.is_null()).then(|| unsafe { RwqIndTable::<T>::from_raw(p) })
     }
 
     /// The XRC domain of an XRC target QP.

@@ -698,6 +698,103 @@ void ksys_helper_ib_srq_event(struct ib_srq *srq, enum ib_event_type type)
 		srq->event_handler(&ev, srq->srq_context);
 }
 
+void ksys_helper_ib_wq_init_attr(const struct ib_wq_init_attr *attr, u32 *wq_type, u32 *max_wr,
+				 u32 *max_sge, struct ib_cq **cq, u32 *create_flags)
+{
+	*wq_type = attr->wq_type;
+	*max_wr = attr->max_wr;
+	*max_sge = attr->max_sge;
+	*cq = attr->cq;
+	*create_flags = attr->create_flags;
+}
+
+void ksys_helper_ib_wq_attr(const struct ib_wq_attr *attr, u32 *wq_state, u32 *curr_wq_state,
+			    u32 *flags, u32 *flags_mask)
+{
+	*wq_state = attr->wq_state;
+	*curr_wq_state = attr->curr_wq_state;
+	*flags = attr->flags;
+	*flags_mask = attr->flags_mask;
+}
+
+void ksys_helper_ib_wq_set_num(struct ib_wq *wq, u32 wqn)
+{
+	wq->wq_num = wqn;
+}
+
+struct ib_device *ksys_helper_ib_rwq_ind_table_device(const struct ib_rwq_ind_table *t)
+{
+	return t->device;
+}
+
+void ksys_helper_ib_rwq_ind_table_set_num(struct ib_rwq_ind_table *t, u32 num)
+{
+	t->ind_tbl_num = num;
+}
+
+struct ib_wq **ksys_helper_ib_rwq_ind_table_init_attr(const struct ib_rwq_ind_table_init_attr *a,
+						      u32 *log_size)
+{
+	*log_size = a->log_ind_tbl_size;
+	return a->ind_tbl;
+}
+
+void ksys_helper_ib_flow_attr(const struct ib_flow_attr *attr, u32 *type, u16 *priority,
+			      u32 *flags, u8 *num_of_specs, u32 *port)
+{
+	*type = attr->type;
+	*priority = attr->priority;
+	*flags = attr->flags;
+	*num_of_specs = attr->num_of_specs;
+	*port = attr->port;
+}
+
+#define KSYS_COPY_FILTER(out, spec)                                                   \
+	do {                                                                          \
+		BUILD_BUG_ON(sizeof((spec).val) > sizeof((out)->val));                \
+		memcpy((out)->val, &(spec).val, sizeof((spec).val));                  \
+		memcpy((out)->mask, &(spec).mask, sizeof((spec).mask));               \
+	} while (0)
+
+int ksys_helper_ib_flow_spec(const struct ib_flow_attr *attr, u32 i,
+			     struct ksys_ib_flow_spec *out)
+{
+	const u8 *p = (const u8 *)(attr + 1);
+	const union ib_flow_spec *s;
+	u32 j;
+
+	/* uverbs checked that the specs' sizes add up to within the attributes' size. */
+	if (i >= attr->num_of_specs)
+		return -EINVAL;
+	for (j = 0; j < i; j++)
+		p += ((const union ib_flow_spec *)p)->size;
+	s = (const union ib_flow_spec *)p;
+	memset(out, 0, sizeof(*out));
+	out->type = s->type;
+	out->size = s->size;
+	switch (s->type) {
+	case IB_FLOW_SPEC_ETH:
+		KSYS_COPY_FILTER(out, s->eth);
+		break;
+	case IB_FLOW_SPEC_IPV4:
+		KSYS_COPY_FILTER(out, s->ipv4);
+		break;
+	case IB_FLOW_SPEC_IPV6:
+		KSYS_COPY_FILTER(out, s->ipv6);
+		break;
+	case IB_FLOW_SPEC_TCP:
+	case IB_FLOW_SPEC_UDP:
+		KSYS_COPY_FILTER(out, s->tcp_udp);
+		break;
+	case IB_FLOW_SPEC_ACTION_TAG:
+		out->tag = s->flow_tag.tag_id;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
 /* <rdma/uverbs_ioctl.h> */
 
 struct ib_ucontext *ksys_helper_ib_udata_ucontext(struct ib_udata *udata)

@@ -199,6 +199,36 @@ struct ib_device *ksys_helper_ib_srq_device(const struct ib_srq *srq);
 struct ib_pd *ksys_helper_ib_srq_pd(const struct ib_srq *srq);
 void ksys_helper_ib_srq_event(struct ib_srq *srq, enum ib_event_type type);
 
+/*
+ * A steering rule's attributes (`struct ib_flow_attr`, specs packed behind it as uverbs
+ * converted them) and one spec of it as plain bytes: the filter value and mask structs
+ * (`struct ib_flow_eth_filter`, `_ipv4_`, `_ipv6_`, `_tcp_udp_`, copied as laid out) or the
+ * flow tag.
+ */
+struct ksys_ib_flow_spec {
+	u32 type;
+	u16 size;
+	u8 val[40];
+	u8 mask[40];
+	u32 tag;
+};
+
+/* Work queues (`ibv_create_wq`) and their indirection tables (RSS QPs). */
+void ksys_helper_ib_wq_init_attr(const struct ib_wq_init_attr *attr, u32 *wq_type, u32 *max_wr,
+				 u32 *max_sge, struct ib_cq **cq, u32 *create_flags);
+void ksys_helper_ib_wq_attr(const struct ib_wq_attr *attr, u32 *wq_state, u32 *curr_wq_state,
+			    u32 *flags, u32 *flags_mask);
+void ksys_helper_ib_wq_set_num(struct ib_wq *wq, u32 wqn);
+struct ib_device *ksys_helper_ib_rwq_ind_table_device(const struct ib_rwq_ind_table *t);
+void ksys_helper_ib_rwq_ind_table_set_num(struct ib_rwq_ind_table *t, u32 num);
+struct ib_wq **ksys_helper_ib_rwq_ind_table_init_attr(const struct ib_rwq_ind_table_init_attr *a,
+						      u32 *log_size);
+
+void ksys_helper_ib_flow_attr(const struct ib_flow_attr *attr, u32 *type, u16 *priority,
+			      u32 *flags, u8 *num_of_specs, u32 *port);
+int ksys_helper_ib_flow_spec(const struct ib_flow_attr *attr, u32 i,
+			     struct ksys_ib_flow_spec *out);
+
 /* <rdma/uverbs_ioctl.h>: rdma_udata_to_drv_context(); the driver udata of a bundle. */
 struct ib_ucontext *ksys_helper_ib_udata_ucontext(struct ib_udata *udata);
 struct ib_udata *ksys_helper_ib_attrs_udata(struct uverbs_attr_bundle *attrs);
@@ -229,6 +259,8 @@ struct ksys_ib_dev_head {
 };
 
 const struct uapi_definition *ksys_helper_mlx5_uar_defs(void);
+int ksys_helper_mlx5_query_context_resp(struct uverbs_attr_bundle *attrs, const void *resp,
+					size_t len);
 
 /* <linux/ptp_clock_kernel.h> */
 void ksys_helper_ptp_read_system_prets(struct ptp_system_timestamp *sts);

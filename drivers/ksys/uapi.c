@@ -9,6 +9,7 @@
  * `rdma_user_mmap_entry_remove()` (the last reference calls the driver's `mmap_free`).
  */
 
+#include <rdma/mlx5-abi.h>
 #include <rdma/mlx5_user_ioctl_cmds.h>
 #include <rdma/mlx5_user_ioctl_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -98,8 +99,39 @@ DECLARE_UVERBS_NAMED_OBJECT(MLX5_IB_OBJECT_UAR,
 			    &UVERBS_METHOD(MLX5_IB_METHOD_UAR_OBJ_ALLOC),
 			    &UVERBS_METHOD(MLX5_IB_METHOD_UAR_OBJ_DESTROY));
 
+/*
+ * mlx5's answer to UVERBS_METHOD_QUERY_CONTEXT (libmlx5's import of a context from a command
+ * FD, which DPDK's mlx5 PMD does after opening the device): the context's
+ * `struct mlx5_ib_alloc_ucontext_resp` in MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX, as mlx5_ib
+ * declares it. The op (`query_ucontext`) hands the driver's response to
+ * ksys_helper_mlx5_query_context_resp().
+ */
+ADD_UVERBS_ATTRIBUTES_SIMPLE(
+	ksys_mlx5_query_context,
+	UVERBS_OBJECT_DEVICE,
+	UVERBS_METHOD_QUERY_CONTEXT,
+	UVERBS_ATTR_PTR_OUT(
+		MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX,
+		UVERBS_ATTR_STRUCT(struct mlx5_ib_alloc_ucontext_resp, dump_fill_mkey),
+		UA_MANDATORY));
+
+int ksys_helper_mlx5_query_context_resp(struct uverbs_attr_bundle *attrs, const void *resp,
+					size_t len)
+{
+	struct mlx5_ib_alloc_ucontext_resp r = {};
+
+	memcpy(&r, resp, min(len, sizeof(r)));
+	/* mlx5_ib_query_ucontext(): as much as the library has room for. */
+	r.response_length = min_t(size_t,
+				  uverbs_attr_get_len(attrs, MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX),
+				  sizeof(r));
+	return uverbs_copy_to_struct_or_zero(attrs, MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX, &r,
+					     sizeof(r));
+}
+
 static const struct uapi_definition ksys_mlx5_uar_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE_NAMED(MLX5_IB_OBJECT_UAR),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DEVICE, &ksys_mlx5_query_context),
 	{}
 };
 

@@ -13,9 +13,12 @@ use kapi::{
     IrqSafeLock, //
 };
 use kernel::{
-    impl_has_delayed_work, impl_has_work, new_delayed_work, new_work, pci,
+    impl_has_delayed_work, impl_has_work, new_delayed_work, new_mutex, new_work, pci,
     prelude::*,
-    sync::Arc,
+    sync::{
+        Arc,
+        Mutex, //
+    },
     time::Delta,
     workqueue::{
         DelayedWork,
@@ -28,6 +31,7 @@ use crate::{
     cmd::Cmdq,
     cq::CqTable,
     eq::PortEvents,
+    fs::RxChain,
     health::{
         self,
         HealthState, //
@@ -79,6 +83,9 @@ pub(crate) struct Mdev {
     /// past the printk burst; the counters count them all.
     #[pin]
     pub(crate) reports: Ratelimit,
+    /// The NIC RX tables at the root, shared by the Ethernet and RDMA layers (fs.rs).
+    #[pin]
+    pub(crate) rx_chain: Mutex<RxChain>,
 }
 
 impl_has_work! {
@@ -142,6 +149,7 @@ impl Mdev {
             health: HealthState::new(),
             health_work <- new_delayed_work!("cx4::health"),
             reports <- Ratelimit::new(c"cx4 device"),
+            rx_chain <- new_mutex!(RxChain::default(), "cx4::rx_chain"),
         }))
     }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //! NIC RX flow steering (en_fs.c, lib/fs_ttc.c, en_fs_ethtool.c), the smallest correct form
-//! of mlx5e's: the ethtool table at the root holding the user's flow rules (`ethtool -N
+//! of mlx5e's: the ethtool table first (the kernel's end of the core's NIC RX chain, after
+//! the RDMA layer's BYPASS tables: core/fs.rs) holding the user's flow rules (`ethtool -N
 //! flow-type`, each forwarding to a TIR or dropping), missing to an L2 table matching the destination MAC (own unicast address, broadcast, a
 //! multicast list; a match-all entry for promiscuous mode and a multicast-bit entry for
 //! all-multicast, switched at run time), forwarding to a traffic type classifier (TTC) table
@@ -9,35 +10,30 @@
 //! mlx5e's VLAN table, ARFS and inner (tunnel) TTC tables are left out: without them every
 //! frame the L2 table accepts goes to the TTC. The TTC matches the ethertype rather than
 //! `ip_version` (mlx5e does that when `ft_field_support.outer_ip_version` is absent), which
-//! every device supports. Each table, group and entry is an owner that removes itself from
-//! the device in `Drop`.
+//! every device supports. The tables, groups and entries are the core's (core/fs.rs).
 
-use cx4_hw::{
-    command,
-    flow::{
-        action,
-        dest_type,
-        fte_destination_mut,
-        match_criteria,
-        miss_action,
-        table_type,
-        FteMatchSetLyr24,
-        DEST_STRIDE, //
-    },
-};
+use cx4_hw::flow::FteMatchSetLyr24;
 use kernel::{
     prelude::*,
     sync::Arc, //
 };
 
 use crate::{
-    cmd::input,
     en::rss::TrafficType,
+    fs::{
+        Dest,
+        FlowGroup,
+        FlowTable,
+        Fte,
+        KernelRoot,
+        BYPASS_LEVELS, //
+    },
     mdev::Mdev, //
 };
 
-/// Level of the ethtool table (the root: mlx5e's ethtool priorities come before the kernel's).
-const ETHTOOL_LEVEL: u32 = 1;
+/// Level of the ethtool table (the first of the kernel's, after the RDMA layer's BYPASS
+/// tables: mlx5e's ethtool priorities come before the kernel's).
+const ETHTOOL_LEVEL: u32 = BYPASS_LEVELS + 1;
 /// log2 of the ethtool table size: [`ETHTOOL_BANDS`] bands of [`ETHTOOL_MAX_RULES`] entries.
 const ETHTOOL_LOG_SIZE: u32 = 14;
 /// Rule locations (`MAX_NUM_OF_ETHTOOL_RULES`).
@@ -46,9 +42,9 @@ pub(crate) const ETHTOOL_MAX_RULES: u32 = 1024;
 /// (`ETHTOOL_NUM_L3_L4_FTS`, `ETHTOOL_NUM_L2_FTS`), one table each there.
 pub(crate) const ETHTOOL_BANDS: u32 = 11;
 /// Level of the L2 table.
-const L2_LEVEL: u32 = 2;
+const L2_LEVEL: u32 = BYPASS_LEVELS + 2;
 /// Level of the TTC table (after the L2 table: forwarding goes to higher levels only).
-const TTC_LEVEL: u32 = 3;
+const TTC_LEVEL: u32 = BYPASS_LEVELS + 3;
 /// log2 of the L2 table size.
 const L2_LOG_SIZE: u32 = 8;
 /// Index of the promiscuous (match-all) entry, checked first.
@@ -71,166 +67,6 @@ pub(crate) const ETH_P_IPV6: u32 = 0x86dd;
 pub(crate) const IPPROTO_TCP: u32 = 6;
 /// See [`IPPROTO_TCP`].
 pub(crate) const IPPROTO_UDP: u32 = 17;
-
-/// Where an entry forwards to.
-#[derive(Clone, Copy, Debug)]
-enum Dest {
-    Table(u32),
-    Tir(u32),
-    /// No forwarding: the frame is dropped.
-    Drop,
-}
-
-/// A NIC RX flow table.
-struct FlowTable {
-    mdev: Arc<Mdev>,
-    id: u32,
-}
-
-impl FlowTable {
-    /// A table at `level` of `2^log_size` entries; a frame no entry matches goes on to table
-    /// `miss` if given, else is dropped.
-    fn create(mdev: &Arc<Mdev>, level: u32, log_size: u32, miss: Option<u32>) -> Result<Self> {
-        let mut m = input::<command::CreateFlowTable>(0)?;
-        m.set_table_type(table_type::NIC_RX.into());
-        let c = m.flow_table_context_mut();
-        c.set_level(level);
-        c.set_log_size(log_size);
-        if let Some(id) = miss {
-            c.set_table_miss_action(miss_action::FWD.into());
-            c.set_table_miss_id(id);
-        }
-        let out = mdev.cmdq.exec::<command::CreateFlowTable>(&m, 0)?;
-        Ok(Self {
-            mdev: mdev.clone(),
-            id: out.table_id(),
-        })
-    }
-
-    /// Makes the table the NIC RX root.
-    fn set_root(&self) -> Result {
-        let mut m = input::<command::SetFlowTableRoot>(0)?;
-        m.set_table_type(table_type::NIC_RX.into());
-        m.set_table_id(self.id);
-        self.mdev
-            .cmdq
-            .exec::<command::SetFlowTableRoot>(&m, 0)
-            .map(|_| ())
-    }
-
-    /// A flow group over entries `start..=end` matching the outer header fields `criteria`
-    /// sets (none: every frame).
-    fn group(
-        &self,
-        start: u32,
-        end: u32,
-        criteria: Option<&dyn Fn(&mut FteMatchSetLyr24)>,
-    ) -> Result<FlowGroup> {
-        let mut m = input::<command::CreateFlowGroup>(0)?;
-        m.set_table_type(table_type::NIC_RX.into());
-        m.set_table_id(self.id);
-        m.set_start_flow_index(start);
-        m.set_end_flow_index(end);
-        if let Some(f) = criteria {
-            m.set_match_criteria_enable(match_criteria::OUTER_HEADERS.into());
-            f(m.match_criteria_mut().outer_headers_mut());
-        }
-        let out = self.mdev.cmdq.exec::<command::CreateFlowGroup>(&m, 0)?;
-        Ok(FlowGroup {
-            mdev: self.mdev.clone(),
-            table: self.id,
-            id: out.group_id(),
-        })
-    }
-
-    /// An entry at `index` of `group` matching the outer header values `value` sets,
-    /// forwarding to `dest` (or dropping).
-    fn entry(
-        &self,
-        group: &FlowGroup,
-        index: u32,
-        value: &dyn Fn(&mut FteMatchSetLyr24),
-        dest: Dest,
-    ) -> Result<Fte> {
-        let mut m = input::<command::SetFlowTableEntry>(DEST_STRIDE)?;
-        m.set_table_type(table_type::NIC_RX.into());
-        m.set_table_id(self.id);
-        m.set_flow_index(index);
-        let to = match dest {
-            Dest::Table(id) => Some((dest_type::FLOW_TABLE, id)),
-            Dest::Tir(id) => Some((dest_type::TIR, id)),
-            Dest::Drop => None,
-        };
-        {
-            let c = m.flow_context_mut();
-            c.set_group_id(group.id);
-            c.set_action(if to.is_some() {
-                action::FWD_DEST
-            } else {
-                action::DROP
-            });
-            c.set_destination_list_size(to.is_some().into());
-            value(c.match_value_mut().outer_headers_mut());
-        }
-        if let Some((ty, id)) = to {
-            let d = fte_destination_mut(m.bytes_mut(), 0).ok_or(EINVAL)?;
-            d.set_destination_type(ty.into());
-            d.set_destination_id(id);
-        }
-        self.mdev.cmdq.exec::<command::SetFlowTableEntry>(&m, 0)?;
-        Ok(Fte {
-            mdev: self.mdev.clone(),
-            table: self.id,
-            index,
-        })
-    }
-}
-
-impl Drop for FlowTable {
-    fn drop(&mut self) {
-        if let Ok(mut m) = input::<command::DestroyFlowTable>(0) {
-            m.set_table_type(table_type::NIC_RX.into());
-            m.set_table_id(self.id);
-            let _ = self.mdev.cmdq.exec::<command::DestroyFlowTable>(&m, 0);
-        }
-    }
-}
-
-/// A flow group.
-struct FlowGroup {
-    mdev: Arc<Mdev>,
-    table: u32,
-    id: u32,
-}
-
-impl Drop for FlowGroup {
-    fn drop(&mut self) {
-        if let Ok(mut m) = input::<command::DestroyFlowGroup>(0) {
-            m.set_table_type(table_type::NIC_RX.into());
-            m.set_table_id(self.table);
-            m.set_group_id(self.id);
-            let _ = self.mdev.cmdq.exec::<command::DestroyFlowGroup>(&m, 0);
-        }
-    }
-}
-
-/// A flow table entry.
-struct Fte {
-    mdev: Arc<Mdev>,
-    table: u32,
-    index: u32,
-}
-
-impl Drop for Fte {
-    fn drop(&mut self) {
-        if let Ok(mut m) = input::<command::DeleteFlowTableEntry>(0) {
-            m.set_table_type(table_type::NIC_RX.into());
-            m.set_table_id(self.table);
-            m.set_flow_index(self.index);
-            let _ = self.mdev.cmdq.exec::<command::DeleteFlowTableEntry>(&m, 0);
-        }
-    }
-}
 
 /// Match criteria/value of a destination MAC.
 fn set_dmac(h: &mut FteMatchSetLyr24, mac: [u8; 6]) {
@@ -345,7 +181,7 @@ impl L2 {
     }
 
     fn free_index(&self) -> Option<u32> {
-        (L2_ADDR_FIRST..=L2_ADDR_LAST).find(|i| !self.addrs.iter().any(|(_, f)| f.index == *i))
+        (L2_ADDR_FIRST..=L2_ADDR_LAST).find(|i| !self.addrs.iter().any(|(_, f)| f.index() == *i))
     }
 
     fn has(&self, mac: &[u8; 6]) -> bool {
@@ -449,7 +285,7 @@ impl EthtoolTable {
     /// Removes the rule at `index`, if any.
     fn remove(&mut self, index: u32) {
         // Dropping the rule deletes its entry, then its group.
-        self.rules.retain(|r| r.fte.index != index);
+        self.rules.retain(|r| r.fte.index() != index);
     }
 
     /// Sets the rule at `index` (replacing one there).
@@ -488,7 +324,9 @@ struct RxMode {
 /// NIC RX steering: the ethtool table (root), the L2 table and the TTC table. Dropping it
 /// removes them (before the TIRs they forward to may go).
 pub(crate) struct RxSteering {
-    // Field order is drop order: each table forwards to the next.
+    // Field order is drop order: out of the chain at the root, then each table before the
+    // one it forwards to.
+    _root: Option<KernelRoot>,
     ethtool: Option<EthtoolTable>,
     l2: L2,
     ttc: Ttc,
@@ -506,13 +344,14 @@ impl RxSteering {
         ntuple: bool,
     ) -> Result<Self> {
         let ttc = Ttc::create(mdev, tirn)?;
-        let l2 = L2::create(mdev, ttc.table.id)?;
+        let l2 = L2::create(mdev, ttc.table.id())?;
         let ethtool = if ntuple {
-            Some(EthtoolTable::create(mdev, l2.table.id)?)
+            Some(EthtoolTable::create(mdev, l2.table.id())?)
         } else {
             None
         };
         let mut s = Self {
+            _root: None,
             ethtool,
             l2,
             ttc,
@@ -524,10 +363,8 @@ impl RxSteering {
             },
         };
         s.apply()?;
-        match &s.ethtool {
-            Some(e) => e.table.set_root()?,
-            None => s.l2.table.set_root()?,
-        }
+        let first = s.ethtool.as_ref().map_or(&s.l2.table, |e| &e.table);
+        s._root = Some(KernelRoot::link(mdev, first)?);
         Ok(s)
     }
 
@@ -596,12 +433,12 @@ impl RxSteering {
     pub(crate) fn root_table(&self) -> u32 {
         self.ethtool
             .as_ref()
-            .map_or(self.l2.table.id, |e| e.table.id)
+            .map_or(self.l2.table.id(), |e| e.table.id())
     }
 
     /// The TTC table id.
     pub(crate) fn ttc_table(&self) -> u32 {
-        self.ttc.table.id
+        self.ttc.table.id()
     }
 
     /// Address entries in the L2 table.

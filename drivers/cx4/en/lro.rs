@@ -14,9 +14,12 @@ use cx4_hw::{
 };
 use kernel::prelude::*;
 
-use crate::en::rq::{
-    LroCqe,
-    RxInfo, //
+use crate::{
+    en::rq::{
+        LroCqe,
+        RxInfo, //
+    },
+    tir::TirLro,
 };
 
 /// The LRO timeout mlx5e asks for, µs (en.h `MLX5E_DEFAULT_LRO_TIMEOUT`).
@@ -25,26 +28,14 @@ const WANTED_TIMEOUT_US: u32 = 32;
 /// (en/tir.c `rough_max_l2_l3_hdr_sz`).
 const ROUGH_MAX_L2_L3_HDR: u32 = 256;
 
-/// The LRO settings of the TIRs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct TirLro {
-    /// `packet_merge_mask`.
-    pub(crate) mask: u8,
-    /// `lro_max_ip_payload_size` (256-byte units).
-    pub(crate) max_ip_payload: u8,
-    /// `lro_timeout_period_usecs`.
-    pub(crate) timeout_us: u16,
-}
-
-impl TirLro {
-    /// IPv4 and IPv6 merging into receive WQEs of `wqe_bytes`, with the device's timeout
-    /// period nearest above mlx5e's (`periods`: `lro_timer_supported_periods`, ascending).
-    pub(crate) fn new(wqe_bytes: u32, periods: &[u32]) -> Self {
-        Self {
-            mask: packet_merge::IPV4_LRO | packet_merge::IPV6_LRO,
-            max_ip_payload: (wqe_bytes.saturating_sub(ROUGH_MAX_L2_L3_HDR) >> 8).min(255) as u8,
-            timeout_us: choose_timeout(periods) as u16,
-        }
+/// The TIRs' LRO settings: IPv4 and IPv6 merging into receive WQEs of `wqe_bytes`, with the
+/// device's timeout period nearest above mlx5e's (`periods`: `lro_timer_supported_periods`,
+/// ascending).
+pub(crate) fn tir_lro(wqe_bytes: u32, periods: &[u32]) -> TirLro {
+    TirLro {
+        mask: packet_merge::IPV4_LRO | packet_merge::IPV6_LRO,
+        max_ip_payload: (wqe_bytes.saturating_sub(ROUGH_MAX_L2_L3_HDR) >> 8).min(255) as u8,
+        timeout_us: choose_timeout(periods) as u16,
     }
 }
 

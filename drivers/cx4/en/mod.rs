@@ -56,15 +56,12 @@ pub(crate) mod qos;
 pub(crate) mod qstats;
 pub(crate) mod res;
 pub(crate) mod rq;
-pub(crate) mod rqt;
 pub(crate) mod rss;
 pub(crate) mod rx;
 #[cfg(cx4_test_hooks)]
 pub(crate) mod selftest;
 pub(crate) mod sq;
 pub(crate) mod stats;
-pub(crate) mod tir;
-pub(crate) mod tis;
 pub(crate) mod tunnel;
 pub(crate) mod tstamp;
 pub(crate) mod tx;

@@ -69,7 +69,7 @@ use crate::{
         dcb::DcbState,
         fs::RxSteering,
         health::EnHealth,
-        lro::TirLro,
+        lro::tir_lro,
         ntuple::Rule,
         port,
         qos::QosCaps,
@@ -92,8 +92,6 @@ use crate::{
             SqParams, //
         },
         stats::ChannelStats,
-        tir::Tir,
-        tis::Tis,
         tstamp::Tstamp,
         tunnel::{
             self,
@@ -106,6 +104,11 @@ use crate::{
     },
     eq::CompVector,
     mdev::Mdev,
+    tir::{
+        Tir,
+        TirLro, //
+    },
+    tis::Tis,
 };
 
 mod probe;
@@ -629,7 +632,7 @@ impl EnPriv {
     /// The TIRs' TCP segment merging, if LRO is on and the device has it.
     fn lro(&self, p: &Params) -> Option<TirLro> {
         let caps = self.res.caps();
-        (p.lro && caps.lro).then(|| TirLro::new(RxRing::lro_wqe_bytes(), &caps.lro_periods))
+        (p.lro && caps.lro).then(|| tir_lro(RxRing::lro_wqe_bytes(), &caps.lro_periods))
     }
 
     /// Tears down what `open` holds: the queues stop, NAPI stops, steering and RSS go, then

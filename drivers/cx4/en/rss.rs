@@ -13,13 +13,13 @@ use cx4_hw::tir::{
 };
 use kernel::prelude::*;
 
-use crate::en::{
-    lro::TirLro,
-    res::EnRes,
+use crate::{
+    en::res::EnRes,
     rqt::Rqt,
     tir::{
         Tir,
-        TirHash, //
+        TirHash,
+        TirLro, //
     },
 };
 

@@ -68,10 +68,10 @@ use crate::{
             SqParams,
             TxWqe, //
         },
-        tir::Tir,
-        tis::Tis,
     },
-    mdev::Mdev, //
+    mdev::Mdev,
+    tir::Tir,
+    tis::Tis, //
 };
 
 /// The Toeplitz key of the `en-objects` test (mlx5e's default is random; any 40 bytes do).

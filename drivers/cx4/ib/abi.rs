@@ -255,6 +255,92 @@ pub(crate) struct CreateAhResp {
 /// The response mlx5_ib writes (up to `dmac`); a library with less room is refused.
 pub(crate) const CREATE_AH_RESP_MIN_LEN: usize = 10;
 
+/// `struct mlx5_ib_create_qp_rss`: an RSS QP's receive hash.
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Debug)]
+pub(crate) struct CreateQpRssReq {
+    pub(crate) rx_hash_fields_mask: u64,
+    pub(crate) rx_hash_function: u8,
+    pub(crate) rx_key_len: u8,
+    pub(crate) reserved: [u8; 6],
+    pub(crate) rx_hash_key: [u8; 128],
+    pub(crate) comp_mask: u32,
+    pub(crate) flags: u32,
+}
+
+/// The shortest RSS request mlx5_ib takes (up to `flags`): all of it.
+pub(crate) const CREATE_QP_RSS_REQ_MIN_LEN: usize = size_of::<CreateQpRssReq>();
+
+/// `MLX5_RX_HASH_FUNC_TOEPLITZ`.
+pub(crate) const RX_HASH_FUNC_TOEPLITZ: u8 = 1 << 0;
+
+/// `enum mlx5_rx_hash_fields`: the header fields an RSS QP hashes.
+pub(crate) mod rx_hash {
+    pub(crate) const SRC_IPV4: u64 = 1 << 0;
+    pub(crate) const DST_IPV4: u64 = 1 << 1;
+    pub(crate) const SRC_IPV6: u64 = 1 << 2;
+    pub(crate) const DST_IPV6: u64 = 1 << 3;
+    pub(crate) const SRC_PORT_TCP: u64 = 1 << 4;
+    pub(crate) const DST_PORT_TCP: u64 = 1 << 5;
+    pub(crate) const SRC_PORT_UDP: u64 = 1 << 6;
+    pub(crate) const DST_PORT_UDP: u64 = 1 << 7;
+    pub(crate) const IPSEC_SPI: u64 = 1 << 8;
+}
+
+/// `struct mlx5_ib_create_wq`: a WQ's ring and doorbell record in the process's memory, its
+/// geometry and user index (striding RQs are not offered).
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct CreateWqReq {
+    pub(crate) buf_addr: u64,
+    pub(crate) db_addr: u64,
+    pub(crate) rq_wqe_count: u32,
+    pub(crate) rq_wqe_shift: u32,
+    pub(crate) user_index: u32,
+    pub(crate) flags: u32,
+    pub(crate) comp_mask: u32,
+    pub(crate) single_stride_log_num_of_bytes: u32,
+    pub(crate) single_wqe_log_num_of_strides: u32,
+    pub(crate) two_byte_shift_en: u32,
+}
+
+/// The shortest create_wq request mlx5_ib takes (up to `single_stride_log_num_of_bytes`).
+pub(crate) const CREATE_WQ_REQ_MIN_LEN: usize = 40;
+
+/// `struct mlx5_ib_create_wq_resp` and `struct mlx5_ib_create_rwq_ind_tbl_resp`.
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct LenResp {
+    pub(crate) response_length: u32,
+    pub(crate) reserved: u32,
+}
+
+/// `struct mlx5_ib_modify_wq`: nothing this driver takes.
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct ModifyWqReq {
+    pub(crate) comp_mask: u32,
+    pub(crate) reserved: u32,
+}
+
+/// `struct mlx5_ib_create_flow` (its header: counters are not offered, so no data follows).
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct CreateFlowReq {
+    pub(crate) ncounters_data: u32,
+    pub(crate) reserved: u32,
+}
+
+// gcc: sizeof(struct mlx5_ib_create_flow) = 8 (without its counters data).
+const _: () = assert!(size_of::<CreateFlowReq>() == 8);
+
+// gcc: sizeof(struct mlx5_ib_create_qp_rss) = 152, create_wq = 48, create_wq_resp = 8,
+// modify_wq = 8.
+const _: () = assert!(size_of::<CreateQpRssReq>() == 152);
+const _: () = assert!(size_of::<CreateWqReq>() == 48);
+const _: () = assert!(size_of::<LenResp>() == 8);
+const _: () = assert!(size_of::<ModifyWqReq>() == 8);
+
 // gcc: sizeof(struct mlx5_ib_create_cq) = 32, _resp = 8, create_qp = 56 (with 4 bytes of
 // DCI streams and padding), create_qp_resp = 40, modify_qp = 16.
 const _: () = assert!(size_of::<CreateCqReq>() == 32);

@@ -48,6 +48,7 @@ use crate::{
         ah::IbAh,
         counters,
         cq::IbCq,
+        flow::IbFlow,
         gid::{
             self,
             RoceAddr, //
@@ -63,6 +64,10 @@ use crate::{
         ucontext::{
             DynUar,
             Ucontext, //
+        },
+        wq::{
+            IbRwqIndTable,
+            IbWq, //
         },
         xrcd::IbXrcd,
         IbShared, //
@@ -115,6 +120,9 @@ impl ib::IbDriver for IbDev {
     type Ah = IbAh;
     type Srq = IbSrq;
     type Xrcd = IbXrcd;
+    type Flow = IbFlow;
+    type Wq = IbWq;
+    type RwqIndTable = IbRwqIndTable;
 
     const DRIVER_ID: DriverId = DriverId::Mlx5;
     const UVERBS_ABI_VER: u32 = abi::UVERBS_ABI_VERSION;
@@ -180,6 +188,22 @@ impl ib::IbDriver for IbDev {
         // `mlx5_ib_query_device`: 63 bits, the card's frequency).
         a.hca_core_clock = g.device_frequency_khz().into();
         a.timestamp_mask = TIMESTAMP_MASK;
+        // Raw packet QPs, WQs, RSS QPs and steering rules on the Ethernet port (mlx5_ib
+        // main.c: checksums and C-VLAN stripping as the card's Ethernet offloads say).
+        a.device_cap_flags |= ib::DEVICE_MANAGED_FLOW_STEERING;
+        if let Some(eth) = sh.caps.eth().filter(|_| g.eth_net_offloads() != 0) {
+            if eth.csum_cap() != 0 {
+                a.device_cap_flags |= ib::DEVICE_RAW_IP_CSUM;
+                a.raw_packet_caps |= ib::RAW_PACKET_CAP_IP_CSUM;
+            }
+            if eth.vlan_cap() != 0 {
+                a.raw_packet_caps |= ib::RAW_PACKET_CAP_CVLAN_STRIPPING;
+            }
+        }
+        a.max_wq_type_rq = 1 << g.log_max_rq();
+        a.rss_supported_qpts = 1 << ib::QPT_RAW_PACKET;
+        a.max_rwq_indirection_tables = 1 << g.log_max_rqt();
+        a.max_rwq_indirection_table_size = 1 << g.log_max_rqt_size();
         Ok(())
     }
 
@@ -386,6 +410,43 @@ impl ib::IbDriver for IbDev {
 
     fn query_qp(qp: &ib::Qp<Self>) -> Result<QpAttr> {
         IbQp::query(qp)
+    }
+
+    /// mlx5_ib `mlx5_ib_query_ucontext`: libmlx5's import of a context (DPDK's mlx5 PMD).
+    fn query_ucontext(uctx: &ib::Ucontext<Self>) -> Result<KVec<u8>> {
+        uctx.query()
+    }
+
+    /// mlx5_ib `mlx5_ib_create_flow`: a rule on a raw packet QP.
+    fn create_flow(
+        qp: &ib::Qp<Self>,
+        attr: &ib::FlowAttr,
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result<IbFlow> {
+        IbFlow::create(qp, attr, udata)
+    }
+
+    /// mlx5_ib `mlx5_ib_create_wq`: a receive WQ of a process.
+    fn create_wq(
+        pd: &ib::Pd<Self>,
+        attr: &ib::WqInitAttr<'_, Self>,
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result<(IbWq, u32)> {
+        IbWq::create(pd, attr, udata)
+    }
+
+    /// mlx5_ib `mlx5_ib_modify_wq`.
+    fn modify_wq(wq: &ib::Wq<Self>, attr: &ib::WqAttr, udata: Option<&mut Udata<'_>>) -> Result {
+        IbWq::modify(wq, attr, udata)
+    }
+
+    /// mlx5_ib `mlx5_ib_create_rwq_ind_table`.
+    fn create_rwq_ind_table(
+        dev: &Device<Self>,
+        wqs: &[&ib::Wq<Self>],
+        udata: Option<&mut Udata<'_>>,
+    ) -> Result<(IbRwqIndTable, u32)> {
+        IbRwqIndTable::create(dev.data(), wqs, udata)
     }
 
     /// mlx5_ib `mlx5_ib_mcg_attach` (the card's groups are the function's, no user ID).

@@ -31,6 +31,7 @@ mod ah;
 mod counters;
 mod cq;
 mod device;
+mod flow;
 mod gid;
 mod kcq;
 mod kqp;
@@ -39,9 +40,12 @@ mod mcg;
 mod mr;
 mod mw;
 mod qp;
+mod qp_opt;
+mod rawqp;
 mod srq;
 mod ucontext;
 mod umr;
+mod wq;
 mod xrcd;
 
 use cx4_hw::command;
@@ -94,6 +98,8 @@ pub(crate) struct IbShared {
     pub(crate) cc_query: bool,
     /// The UMR QP that changes user MRs' rights and PD in place (mlx5_ib's `umrc`).
     pub(crate) umr: Arc<umr::UmrQp>,
+    /// The BYPASS tables of processes' steering rules.
+    pub(crate) flows: Arc<flow::FlowDb>,
     /// The card's clock, whose clock-info page processes map (none: the card gives no
     /// frequency, and no clock-info page is offered).
     pub(crate) clock: Option<Arc<Timer>>,
@@ -173,6 +179,7 @@ impl Ib {
             qcounter: qcounter.id(),
             cc_query: caps.gen().cc_query_allowed() != 0,
             umr,
+            flows: flow::FlowDb::new(mdev)?,
             clock,
         };
         let mut reg = ib::Registration::<IbDev>::new(

@@ -17,6 +17,7 @@
 //!   UDP source port from the flow label, hop limit, traffic class, DSCP, priority), and the
 //!   optional-parameter mask of the attributes the transition may change (mlx5_ib's
 //!   `opt_mask` table).
+//! - Raw packet QPs are Ethernet objects rather than a QP on the card: rawqp.rs.
 
 use cx4_hw::{
     command,
@@ -81,7 +82,13 @@ use crate::{
             SendKind,
             WqLayout, //
         },
+        qp_opt::{
+            merge,
+            opt_of, //
+        },
+        rawqp::RawQp,
         ucontext::UarUse,
+        wq::create_rss_tir,
         IbDev, //
     },
     mdev::Mdev,
@@ -96,6 +103,7 @@ use crate::{
         QpEventReg,
         QpHandler, //
     },
+    tir::Tir,
 };
 use cx4_hw::eq::event_type;
 
@@ -124,6 +132,10 @@ enum QpMem {
     User { _buf: Umem, db: Umem, _uar: UarUse },
     /// None: an XRC target QP has neither a send nor a receive queue of its own.
     None,
+    /// A raw packet QP's Ethernet objects and memory.
+    Raw(RawQp),
+    /// An RSS QP's indirect TIR (wq.rs).
+    Rss(Tir),
     /// A kernel user's: the driver's rings, also in the device's kernel QP table, and the
     /// rings of its CQs (cleaned of its CQEs when it is reset).
     Kernel {
@@ -138,7 +150,7 @@ impl QpMem {
         match self {
             Self::User { db, .. } => db.start_dma(),
             Self::Kernel { wq, .. } => wq.dbrec_dma(),
-            Self::None => 0,
+            Self::None | Self::Raw(_) | Self::Rss(_) => 0,
         }
     }
 }
@@ -155,7 +167,8 @@ pub(crate) struct IbQp {
     rq_wqe_count: u32,
     cap: QpCap,
     soft: Pin<KBox<Mutex<Soft>>>,
-    _events: QpEventReg,
+    /// The card's events of the QP (none for a raw packet QP: it is no QP on the card).
+    _events: Option<QpEventReg>,
     mem: QpMem,
 }
 
@@ -165,7 +178,9 @@ fn st_of(t: QpType) -> Result<u8> {
         QpType::Uc => Ok(qpc_st::UC),
         QpType::Ud => Ok(qpc_st::UD),
         QpType::XrcIni => Ok(qpc_st::XRC),
-        QpType::Gsi | QpType::XrcTgt | QpType::Other(_) => Err(ib::eopnotsupp()),
+        QpType::Gsi | QpType::XrcTgt | QpType::RawPacket | QpType::Other(_) => {
+            Err(ib::eopnotsupp())
+        }
     }
 }
 
@@ -225,7 +240,9 @@ impl IbQp {
             QpType::Uc => (qpc_st::UC, SendKind::Uc),
             QpType::Ud => (qpc_st::UD, SendKind::Datagram),
             QpType::Gsi => (qpc_st::QP1, SendKind::Datagram),
-            QpType::XrcIni | QpType::XrcTgt | QpType::Other(_) => return Err(ib::eopnotsupp()),
+            QpType::XrcIni | QpType::XrcTgt | QpType::RawPacket | QpType::Other(_) => {
+                return Err(ib::eopnotsupp())
+            }
         };
         if attr.has_xrcd_or_rwq_table() || attr.create_flags() != 0 {
             return Err(ib::eopnotsupp());
@@ -313,7 +330,7 @@ impl IbQp {
                 max_inline_data: max_inline,
             },
             soft,
-            _events: reg,
+            _events: Some(reg),
             mem: QpMem::Kernel {
                 wq,
                 table: sh.kqps.clone(),
@@ -327,8 +344,55 @@ impl IbQp {
     pub(crate) fn kernel_wq(&self) -> Option<&KernelWq> {
         match &self.mem {
             QpMem::Kernel { wq, .. } => Some(wq),
-            QpMem::User { .. } | QpMem::None => None,
+            _ => None,
         }
+    }
+
+    /// The TIR steering rules forward the QP's frames to (a raw packet QP's).
+    pub(crate) fn tirn(&self) -> Option<u32> {
+        match &self.mem {
+            QpMem::Raw(r) => r.tirn(),
+            QpMem::Rss(t) => Some(t.tirn()),
+            _ => None,
+        }
+    }
+
+    /// A raw packet QP of a process (rawqp.rs), or an RSS QP (wq.rs: QP number 0).
+    fn create_raw(
+        pd: &Pd<IbDev>,
+        attr: &QpInitAttr<'_, IbDev>,
+        udata: &mut Udata<'_>,
+    ) -> Result<(Self, u32)> {
+        let (mem, qpn, cap) = if attr.has_rwq_table() {
+            (
+                QpMem::Rss(create_rss_tir(pd, attr, udata)?),
+                0,
+                QpCap::default(),
+            )
+        } else {
+            let r = RawQp::create(pd, attr, udata)?;
+            let cap = QpCap {
+                max_send_wr: r.sq_wqes,
+                max_recv_wr: r.rq_wqes,
+                ..attr.cap()
+            };
+            (QpMem::Raw(r.qp), r.qpn, cap)
+        };
+        let soft = KBox::pin_init(new_mutex!(Soft::default(), "cx4::ib_qp"), GFP_KERNEL)?;
+        let qp = Self {
+            mdev: pd.device().data().mdev.clone(),
+            qpn,
+            st: 0,
+            pdn: pd.pdn(),
+            cqn_snd: attr.send_cq().map_or(0, |c| c.cqn()),
+            cqn_rcv: attr.recv_cq().map_or(0, |c| c.cqn()),
+            rq_wqe_count: cap.max_recv_wr,
+            cap,
+            soft,
+            _events: None,
+            mem,
+        };
+        Ok((qp, qpn))
     }
 
     /// A process's QP from libmlx5's request.
@@ -338,6 +402,9 @@ impl IbQp {
         udata: &mut Udata<'_>,
         events: &Arc<QpEvents>,
     ) -> Result<(Self, u32)> {
+        if attr.qp_type() == QpType::RawPacket {
+            return Self::create_raw(pd, attr, udata);
+        }
         let st = st_of(attr.qp_type())?;
         if attr.has_xrcd_or_rwq_table() || attr.create_flags() != 0 {
             return Err(ib::eopnotsupp());
@@ -459,7 +526,7 @@ impl IbQp {
                 ..attr.cap()
             },
             soft,
-            _events: reg,
+            _events: Some(reg),
             mem: QpMem::User {
                 _buf: buf,
                 db,
@@ -517,7 +584,7 @@ impl IbQp {
             rq_wqe_count: 0,
             cap: QpCap::default(),
             soft,
-            _events: reg,
+            _events: Some(reg),
             mem: QpMem::None,
         };
         Ok((qp, qpn))
@@ -557,6 +624,15 @@ impl IbQp {
         } else {
             soft.port.max(1)
         };
+        if let QpMem::Raw(_) | QpMem::Rss(_) = &this.mem {
+            // An RSS QP has no queues to move (`modify_raw_packet_qp` is not called for it).
+            if let QpMem::Raw(r) = &this.mem {
+                r.modify(cur, new, sh.qcounter)?;
+            }
+            soft.state = new;
+            soft.port = port;
+            return Ok(());
+        }
         let op = transition(cur, new).ok_or(EINVAL)?;
         let mut c = Qpc::new_zeroed();
         c.set_st(this.st.into());
@@ -698,6 +774,14 @@ impl IbQp {
     /// The QP's attributes: its state from the card, the rest as last set.
     pub(crate) fn query(qp: &Qp<IbDev>) -> Result<QpAttr> {
         let this: &IbQp = qp;
+        if let QpMem::Raw(_) | QpMem::Rss(_) = &this.mem {
+            let soft = this.soft.lock();
+            let mut a = soft.attr;
+            (a.qp_state, a.cur_qp_state) = (soft.state, soft.state);
+            a.port_num = soft.port;
+            a.cap = this.cap;
+            return Ok(a);
+        }
         let mut q = input::<command::QueryQp>(0)?;
         q.set_qpn(this.qpn);
         let out = this.mdev.cmdq.exec::<command::QueryQp>(&q, 0)?;
@@ -726,7 +810,10 @@ impl IbQp {
 
 impl Drop for IbQp {
     fn drop(&mut self) {
-        destroy(&self.mdev, self.qpn, "");
+        // A raw packet or RSS QP's objects go with `mem`.
+        if !matches!(self.mem, QpMem::Raw(_) | QpMem::Rss(_)) {
+            destroy(&self.mdev, self.qpn, "");
+        }
         // `destroy_qp_common`: its CQs lose its CQEs (SRQ WQEs go back), then the table it.
         if let QpMem::Kernel { wq, table, cqs } = &self.mem {
             wq.clean(cqs);
@@ -796,77 +883,6 @@ mod ksys_mig {
 /// `fls()`: the 1-based index of the highest set bit, 0 for 0.
 fn fls(x: u32) -> u32 {
     32 - x.leading_zeros()
-}
-
-/// Records the attributes a modify set, for query.
-fn merge(s: &mut QpAttr, a: &QpAttr, mask: u32) {
-    if mask & m::PATH_MTU != 0 {
-        s.path_mtu = a.path_mtu;
-    }
-    if mask & m::QKEY != 0 {
-        s.qkey = a.qkey;
-    }
-    if mask & m::DEST_QPN != 0 {
-        s.dest_qp_num = a.dest_qp_num;
-    }
-    if mask & m::AV != 0 {
-        s.ah_attr = a.ah_attr;
-    }
-    if mask & m::PKEY_INDEX != 0 {
-        s.pkey_index = a.pkey_index;
-    }
-    if mask & m::MAX_QP_RD_ATOMIC != 0 {
-        s.max_rd_atomic = a.max_rd_atomic;
-    }
-    if mask & m::MIN_RNR_TIMER != 0 {
-        s.min_rnr_timer = a.min_rnr_timer;
-    }
-    if mask & m::TIMEOUT != 0 {
-        s.timeout = a.timeout;
-    }
-    if mask & m::RETRY_CNT != 0 {
-        s.retry_cnt = a.retry_cnt;
-    }
-    if mask & m::RNR_RETRY != 0 {
-        s.rnr_retry = a.rnr_retry;
-    }
-}
-
-/// `ib_mask_to_mlx5_opt`.
-fn opt_of(mask: u32) -> u32 {
-    let mut o = OptParam::empty();
-    let map: [(u32, OptParam); 12] = [
-        (
-            m::ACCESS_FLAGS,
-            OptParam::RWE.union(OptParam::RRE).union(OptParam::RAE),
-        ),
-        (m::PKEY_INDEX, OptParam::PKEY_INDEX),
-        (m::PORT, OptParam::PRI_PORT),
-        (m::QKEY, OptParam::Q_KEY),
-        (m::AV, OptParam::PRIMARY_ADDR_PATH.union(OptParam::PRI_PORT)),
-        (m::TIMEOUT, OptParam::ACK_TIMEOUT),
-        (m::RETRY_CNT, OptParam::RETRY_COUNT),
-        (m::RNR_RETRY, OptParam::RNR_RETRY),
-        (m::MAX_QP_RD_ATOMIC, OptParam::SRA_MAX),
-        (m::ALT_PATH, OptParam::ALT_ADDR_PATH),
-        (m::MIN_RNR_TIMER, OptParam::RNR_TIMEOUT),
-        (
-            m::MAX_DEST_RD_ATOMIC,
-            OptParam::RRA_MAX
-                .union(OptParam::RWE)
-                .union(OptParam::RRE)
-                .union(OptParam::RAE),
-        ),
-    ];
-    for (bit, opt) in map {
-        if mask & bit != 0 {
-            o |= opt;
-        }
-    }
-    if mask & m::PATH_MIG_STATE != 0 {
-        o |= OptParam::PM_STATE;
-    }
-    o.bits()
 }
 
 #[kunit_tests(cx4_ib_qp_states)]

@@ -23,6 +23,10 @@
 //! through fork may die leaving its CQs behind), and the card must not be told to free a page
 //! its CQs still use.
 //!
+//! A transport domain (`ALLOC_TRANSPORT_DOMAIN`, when the card has them), in which the
+//! context's raw packet QPs, WQs and RSS QPs create their TIS and TIRs, as mlx5_ib allocates
+//! one per context.
+//!
 //! The clock, as mlx5_ib offers it: the page of the initialization segment with the internal
 //! timer (`CORE_CLOCK`, read-only, uncached: `ibv_query_rt_values_ex` reads the timer the
 //! completions' timestamps count) and the core's clock-info page (`CLOCK_INFO`, read-only:
@@ -41,6 +45,7 @@ use kernel::{
         Mutex, //
     }, //
 };
+use zerocopy::IntoBytes;
 
 use crate::{
     ib::{
@@ -53,6 +58,7 @@ use crate::{
         IbDev,
         IbShared, //
     },
+    pd::TransportDomain,
     uar::UarPage, //
 };
 
@@ -66,6 +72,9 @@ const CACHE_LINE_SIZE: u32 = 64;
 /// A user context: its static UAR pages (none in the dynamic layout), returned to the card
 /// when the context goes, and the indices of its dynamic UAR pages.
 pub(crate) struct Ucontext {
+    /// What `alloc` answered, for `query_ucontext` (mlx5_ib recomputes the same).
+    resp: AllocUcontextResp,
+    td: Option<TransportDomain>,
     uars: KVec<UarPage>,
     dynamic: Arc<DynUars>,
 }
@@ -130,6 +139,11 @@ impl Ucontext {
         let cqe_version = (gen.cqe_version() as u8).min(req.max_cqe_version);
         // main.c: the library allocates every UAR page itself (UAR objects).
         let dynamic = req.lib_caps & abi::LIB_CAP_DYN_UAR != 0;
+        let td = if gen.log_max_transport_domain() > 0 {
+            Some(TransportDomain::alloc(&sh.mdev)?)
+        } else {
+            None
+        };
         let pages = if dynamic { 0 } else { STATIC_UAR_PAGES };
         let mut uars = KVec::with_capacity(pages, GFP_KERNEL)?;
         for _ in 0..pages {
@@ -166,9 +180,23 @@ impl Ucontext {
             u32::try_from(udata.out_len().min(size_of::<AllocUcontextResp>())).unwrap_or(0);
         udata.respond(&resp)?;
         Ok(Self {
+            resp,
+            td,
             uars,
             dynamic: Arc::pin_init(new_mutex!(KVec::new(), "cx4::dyn_uars"), GFP_KERNEL)?,
         })
+    }
+
+    /// The context's alloc response (`mlx5_ib_query_ucontext`).
+    pub(crate) fn query(&self) -> Result<KVec<u8>> {
+        let mut v = KVec::new();
+        v.extend_from_slice(self.resp.as_bytes(), GFP_KERNEL)?;
+        Ok(v)
+    }
+
+    /// The context's transport domain (none if the card has none).
+    pub(crate) fn tdn(&self) -> Option<u32> {
+        self.td.as_ref().map(TransportDomain::tdn)
     }
 
     /// The UAR page of a QP or CQ that names none: the first static page (bfregs 0 and 1);

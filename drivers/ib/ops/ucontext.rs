@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 //! The user contexts' trampolines of [`OpsTable`]: `alloc_ucontext`, `dealloc_ucontext`,
-//! `disassociate_ucontext`, `mmap` (a context's mappings) and `mmap_free` (a driver mmap
+//! `query_ucontext`, `disassociate_ucontext`, `mmap` (a context's mappings) and `mmap_free` (a driver mmap
 //! entry's end), and the handler drivers/ksys/uapi.c calls for mlx5's UAR object
 //! (`uar_alloc`, in the device's `ksys_ib_dev_head`).
 
@@ -50,6 +50,29 @@ impl<T: IbDriver> OpsTable<T> {
     pub(super) unsafe extern "C" fn dealloc_ucontext(uctx: *mut ksys::ib_ucontext) {
         // SAFETY: Initialised by `alloc_ucontext`, destroyed once.
         unsafe { Ucontext::<T>::destroy(uctx) };
+    }
+
+    /// `query_ucontext` (UVERBS_METHOD_QUERY_CONTEXT, with the mlx5 response attribute that
+    /// drivers/ksys/uapi.c declares): the context's alloc response again, for a library
+    /// importing the context from a command FD.
+    ///
+    /// # Safety
+    ///
+    /// uverbs calls it with a live context of ours and the method's attribute bundle.
+    pub(super) unsafe extern "C" fn query_ucontext(
+        uctx: *mut ksys::ib_ucontext,
+        attrs: *mut ksys::uverbs_attr_bundle,
+    ) -> c_int {
+        // SAFETY: Initialised by `alloc_ucontext`, live during the call.
+        let u = unsafe { Ucontext::<T>::from_raw(uctx) };
+        from_result(|| {
+            let resp = T::query_ucontext(u)?;
+            // SAFETY: The call's bundle, which has the response attribute; `resp` is valid
+            // for its length.
+            let r =
+                unsafe { ksys::mlx5_query_context_resp(attrs, resp.as_ptr().cast(), resp.len()) };
+            kernel::error::to_result(r).map(|()| 0)
+        })
     }
 
     /// `disassociate_ucontext`: the device is going away while a process still has the

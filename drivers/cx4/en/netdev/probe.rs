@@ -55,7 +55,6 @@ use crate::{
         res::EnRes,
         rss::TrafficType,
         stats::ChannelStats,
-        tis::Tis,
         tstamp::Tstamp,
         tunnel::{
             EnTunnels,
@@ -69,6 +68,7 @@ use crate::{
         PortEvents, //
     },
     mdev::Mdev,
+    tis::Tis,
 };
 
 /// Port change events set the carrier (en_main.c `mlx5e_update_carrier`, here straight

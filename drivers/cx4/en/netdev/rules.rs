@@ -27,20 +27,24 @@ use super::{
     LOG_INDIR,
     RSS_KEY_LEN, //
 };
-use crate::en::{
-    ethtool::eopnotsupp,
-    fs::{
-        RuleDest,
-        ETHTOOL_MAX_RULES, //
+use crate::{
+    en::{
+        ethtool::eopnotsupp,
+        fs::{
+            RuleDest,
+            ETHTOOL_MAX_RULES, //
+        },
+        ntuple::Rule,
+        rss::{
+            HashFields,
+            Rss,
+            TrafficType, //
+        },
     },
-    lro::TirLro,
-    ntuple::Rule,
-    rss::{
-        HashFields,
-        Rss,
-        TrafficType, //
+    tir::{
+        Tir,
+        TirLro, //
     },
-    tir::Tir,
 };
 
 /// The most RSS contexts, the main one included (`MLX5E_MAX_NUM_RSS`).

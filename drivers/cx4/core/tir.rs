@@ -21,9 +21,19 @@ use kernel::{
 
 use crate::{
     cmd::input,
-    en::lro::TirLro,
     mdev::Mdev, //
 };
+
+/// The LRO settings of a TIR (the Ethernet layer's en/lro.rs chooses them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TirLro {
+    /// `packet_merge_mask`.
+    pub(crate) mask: u8,
+    /// `lro_max_ip_payload_size` (256-byte units).
+    pub(crate) max_ip_payload: u8,
+    /// `lro_timeout_period_usecs`.
+    pub(crate) timeout_us: u16,
+}
 
 /// The receive hash of an indirect TIR.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
