@@ -240,6 +240,21 @@ impl Ip {
         matches!(self, Ip::Grh(_))
     }
 
+    /// The source address as a GID (IPv4-mapped for IPv4).
+    pub fn src_gid(&self) -> [u8; 16] {
+        match self {
+            Ip::V4(h) => {
+                let mut g = [0u8; 16];
+                g[10] = 0xff;
+                g[11] = 0xff;
+                g[12..].copy_from_slice(&h.src);
+                g
+            }
+            Ip::V6(h) => h.src,
+            Ip::Grh(h) => h.sgid,
+        }
+    }
+
     /// The destination address as a GID (IPv4-mapped for IPv4).
     pub fn dst_gid(&self) -> [u8; 16] {
         match self {
