@@ -10,9 +10,9 @@
 //! counter (libmlx5 finds the SRQ through the DCT's user index, `get_resp_ctx_v1`).
 //!
 //! DC's wire format is not public. **The packets here are the model's own encoding and
-//! interoperate only between modelled cards** (Documentation/infiniband.md, "DC: the model's
-//! wire encoding"): RoCE v2 (or v1) packets whose BTH opcode is the RC operation's plus 0xc0
-//! (IBTA's manufacturer-specific range), requests carrying a 16-byte DCETH after the BTH
+//! interoperate only between modelled cards** (Documentation/dc.md): RoCE v2 (or v1) packets
+//! whose BTH opcode is the RC operation's plus 0xc0 (IBTA's manufacturer-specific range),
+//! requests carrying a 16-byte DCETH after the BTH
 //! ([`super::headers::Dceth`]: access key, the DCI's QP number, the connection's first PSN);
 //! the BTH destination is the DCT (requests) or the DCI (responses).
 //!
