@@ -21,7 +21,7 @@ use cx4_hw::{
 };
 
 use super::fixture::{self, exec, input, ok, view};
-use crate::{device::Device, eq::Eq, wire::Loopback};
+use crate::{device::Device, wire::Loopback};
 
 use super::headers::{Dceth, Opcode};
 use super::packet;
@@ -79,26 +79,9 @@ impl Card {
                 d.bus.mem.write(ring + k * 64 + 63, &[0xf1]).unwrap();
             }
         }
-        let mut mask = [0u64; 4];
-        mask[0] = 1 << event_type::DCT_DRAINED | 1 << event_type::DCT_KEY_VIOLATION;
-        d.fw.eqs.insert(
-            AEQ,
-            Eq {
-                eqn: AEQ,
-                log_size: 6,
-                pas: vec![AEQ_RING],
-                page_shift: 12,
-                uar_page: UAR,
-                vector: 0,
-                mask,
-                pi: 0,
-                ci: 0,
-                armed: false,
-                overrun: false,
-                events: 0,
-                interrupts: 0,
-            },
-        );
+        let mask = 1 << event_type::DCT_DRAINED | 1 << event_type::DCT_KEY_VIOLATION;
+        d.fw.eqs
+            .insert(AEQ, fixture::eq(AEQ, AEQ_RING, [mask, 0, 0, 0], UAR, 0));
         for k in 0..64u64 {
             d.bus.mem.write(AEQ_RING + k * 64 + 63, &[1]).unwrap();
         }

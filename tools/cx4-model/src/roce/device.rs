@@ -295,17 +295,7 @@ impl Roce<'_> {
             let decoded = connected
                 .and_then(|_| super::xrc::decode_send(q.service, &r, index))
                 .and_then(|w| {
-                    let dma = MkeyDma {
-                        fw: self.fw,
-                        mem: &bus.mem,
-                        pd: v.pd,
-                    };
-                    w.check_keys(&|lkey, addr, len, write| {
-                        dma.fw
-                            .translate(dma.mem, lkey, dma.pd, addr, len, write)
-                            .map(|_| ())
-                            .map_err(|_| DmaError::BadLkey { lkey })
-                    })?;
+                    self.wqe_keys(bus, v.pd, &w)?;
                     Ok(w)
                 });
             let bbs = match &decoded {
@@ -327,6 +317,26 @@ impl Roce<'_> {
                 Ok(w) => self.post_send(bus, q, v, w, now),
             }
         }
+    }
+
+    /// Checks that the local keys of send WQE `w` (of a QP in `pd`) cover its buffers.
+    pub(super) fn wqe_keys(
+        &self,
+        bus: &Bus,
+        pd: u32,
+        w: &SendWqe,
+    ) -> Result<(), super::wqe::WqeError> {
+        let dma = MkeyDma {
+            fw: self.fw,
+            mem: &bus.mem,
+            pd,
+        };
+        w.check_keys(&|lkey, addr, len, write| {
+            dma.fw
+                .translate(dma.mem, lkey, dma.pd, addr, len, write)
+                .map(|_| ())
+                .map_err(|_| DmaError::BadLkey { lkey })
+        })
     }
 
     /// Hands a decoded send WQE to the requester.

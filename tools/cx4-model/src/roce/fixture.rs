@@ -35,25 +35,28 @@ pub(super) fn device(args: &str, base: u64, mem: u64, uar: u32) -> Device {
     d.fw.state = HcaState::Initialized;
     d.fw.uars.insert(uar, ());
     d.fw.regs.admin_status = cx4_hw::regs::port_status::UP;
-    d.fw.eqs.insert(
-        EQN,
-        Eq {
-            eqn: EQN,
-            log_size: 6,
-            pas: vec![base],
-            page_shift: 12,
-            uar_page: uar,
-            vector: 1,
-            mask: [1, 0, 0, 0],
-            pi: 0,
-            ci: 0,
-            armed: false,
-            overrun: false,
-            events: 0,
-            interrupts: 0,
-        },
-    );
+    d.fw.eqs.insert(EQN, eq(EQN, base, [1, 0, 0, 0], uar, 1));
     d
+}
+
+/// A 64-entry EQ `eqn` taking the event types of `mask`, its ring the page at `ring`, on
+/// MSI-X `vector`.
+pub(super) fn eq(eqn: u8, ring: u64, mask: [u64; 4], uar: u32, vector: u16) -> Eq {
+    Eq {
+        eqn,
+        log_size: 6,
+        pas: vec![ring],
+        page_shift: 12,
+        uar_page: uar,
+        vector,
+        mask,
+        pi: 0,
+        ci: 0,
+        armed: false,
+        overrun: false,
+        events: 0,
+        interrupts: 0,
+    }
 }
 
 /// A 64-entry CQ on EQ [`EQN`] with its ring at `ring` and doorbell record at `dbr`.
