@@ -80,9 +80,6 @@ pub struct Device {
     health_persist: bool,
 }
 
-/// The wire thread's longest sleep while RoCE requesters exist ([`Device::wire_idle_poll`]).
-pub const ROCE_IDLE_POLL: std::time::Duration = std::time::Duration::from_millis(20);
-
 impl Device {
     /// A device in its power-on state.
     pub fn new(cfg: &Config) -> Self {
@@ -513,14 +510,6 @@ impl Device {
             .into_iter()
             .chain(self.hca.roce_deadline())
             .min()
-    }
-
-    /// How long the wire thread may sleep on a quiet segment with no deadline: a doorbell arms
-    /// a requester's ACK timer without waking it, and traffic that loops back inside the card
-    /// (a QP to its own GID) brings no frame that would; so while requesters exist it looks
-    /// every [`ROCE_IDLE_POLL`].
-    pub fn wire_idle_poll(&self) -> Option<std::time::Duration> {
-        self.hca.roce_has_requesters().then_some(ROCE_IDLE_POLL)
     }
 
     /// The wire thread's timers: pause expiry and the RoCE engine's.

@@ -338,12 +338,6 @@ impl Hca {
         self.roce.at(&mut self.fw, &self.port, &mut self.path)
     }
 
-    /// Whether the RoCE engine has requesters, whose timers doorbells arm behind the wire
-    /// thread's back.
-    pub fn roce_has_requesters(&self) -> bool {
-        self.roce.has_requesters()
-    }
-
     /// When [`Roce::roce_tick`] is next due, from now (`roce/mod.rs`).
     pub fn roce_deadline(&self) -> Option<std::time::Duration> {
         self.roce.deadline(&self.port)

@@ -39,10 +39,7 @@ pub fn spawn_wire(tap: Arc<crate::wire::Tap>, dev: Arc<Mutex<Device>>) -> std::i
                 // fault runs, wake for the pause timer (`port.rs`) even if the segment is quiet.
                 // So does a RoCE requester's ACK or RNR timer, and a received RoCE frame the
                 // `roce-wire` fault delays or holds back.
-                let deadline = {
-                    let d = lock(&rx_dev);
-                    d.wire_deadline().or_else(|| d.wire_idle_poll())
-                };
+                let deadline = { lock(&rx_dev).wire_deadline() };
                 match rx_tap.wait_readable(deadline) {
                     Ok(true) => {}
                     Ok(false) => {

@@ -192,11 +192,6 @@ impl RoceEngine {
         }
     }
 
-    /// Whether any QP has a requester (whose ACK timer a doorbell may arm).
-    pub fn has_requesters(&self) -> bool {
-        self.state.qps.values().any(|q| q.req.is_some())
-    }
-
     /// Whether a requester's timer or a frame the `roce-wire` fault holds back is due by
     /// `now` (a busy segment must not starve them).
     pub fn timers_due(&self, now: u64) -> bool {
