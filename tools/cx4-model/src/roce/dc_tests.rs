@@ -249,20 +249,7 @@ impl Card {
         for s in segs {
             w.extend(s);
         }
-        for (k, chunk) in w.chunks(64).enumerate() {
-            let slot = (u64::from(idx) + k as u64) % 64;
-            self.d.bus.mem.write(QP_BUF + slot * 64, chunk).unwrap();
-        }
-        self.sq_pc = self.sq_pc.wrapping_add(w.len().div_ceil(64) as u16);
-        self.d
-            .bus
-            .mem
-            .write(QP_DBR + 4, &u32::from(self.sq_pc).to_be_bytes())
-            .unwrap();
-        let db: [u8; 8] = w[..8].try_into().unwrap();
-        self.d
-            .region_write(0, u64::from(UAR) * 4096 + 0x800, &db)
-            .unwrap();
+        self.sq_pc = fixture::ring_sq(&mut self.d, (QP_BUF, QP_DBR, UAR), idx, &w);
         idx
     }
 

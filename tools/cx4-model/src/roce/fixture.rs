@@ -59,6 +59,25 @@ pub(super) fn eq(eqn: u8, ring: u64, mask: [u64; 4], uar: u32, vector: u16) -> E
     }
 }
 
+/// Writes send WQE `w` (whole basic blocks from counter `pc`) into the 64-block send ring at
+/// `ring`, advances the doorbell record's send counter at `dbr` + 4 and rings UAR page `uar`
+/// (the BlueFlame-less doorbell at +0x800); returns the new counter.
+pub(super) fn ring_sq(d: &mut Device, (ring, dbr, uar): (u64, u64, u32), pc: u16, w: &[u8]) -> u16 {
+    for (k, chunk) in w.chunks(64).enumerate() {
+        let slot = (u64::from(pc) + k as u64) % 64;
+        d.bus.mem.write(ring + slot * 64, chunk).unwrap();
+    }
+    let pc = pc.wrapping_add(w.len().div_ceil(64) as u16);
+    d.bus
+        .mem
+        .write(dbr + 4, &u32::from(pc).to_be_bytes())
+        .unwrap();
+    let db: [u8; 8] = w[..8].try_into().unwrap();
+    d.region_write(0, u64::from(uar) * 4096 + 0x800, &db)
+        .unwrap();
+    pc
+}
+
 /// A 64-entry CQ on EQ [`EQN`] with its ring at `ring` and doorbell record at `dbr`.
 pub(super) fn cq(cqn: u32, ring: u64, dbr: u64, uar: u32) -> Cq {
     Cq {
