@@ -39,6 +39,7 @@ SMALL_TOOL = Path(__file__).resolve().parent / "verbs_small.py"
 CLOCK_TOOL = Path(__file__).resolve().parent / "verbs_clock.py"
 MW_TOOL = Path(__file__).resolve().parent / "verbs_mw.py"
 RAW_TOOL = Path(__file__).resolve().parent / "verbs_raw.py"
+DC_TOOL = Path(__file__).resolve().parent / "verbs_dc.py"
 # The RC QP set-up the pyverbs tools above share: a file of the share beside them.
 RC_FIXTURE = Path(__file__).resolve().parent / "verbs_rc.py"
 
@@ -476,6 +477,16 @@ def check_mw(text: str) -> dict[str, dict]:
     return check_steps(text, MW_STEPS, "memory-window")
 
 
+# The steps of verbs_dc.py, each of which must report ok.
+DC_STEPS = ["send", "rdma-write", "rdma-read", "two-dcts", "bad-key", "bad-key-took-nothing",
+            "query-dct"]
+
+
+def check_dc(text: str) -> dict[str, dict]:
+    """Checks verbs_dc.py's report."""
+    return check_steps(text, DC_STEPS, "DC")
+
+
 # The steps of verbs_raw.py, each of which must report ok (sent-N on the sender, the receive
 # checks on the other VM).
 RAW_SETUP_STEPS = ["caps", "objects", "flows-created", "flows-refused"]
@@ -818,10 +829,12 @@ def tests(env: Env):
     yield "mlx5_ib: ibv_resize_cq with completions in flight, each seen once, bad sizes refused", \
         resize_cq_from_user_space
 
-    def mlx5_ib_tool(tool, args, extra):
+    def mlx5_ib_tool(tool, args, extra, stats=False):
         """Runs the guest program `tool` (tests/verbs_*.py, with `args`, the RC fixture and the
         `extra` files) through libmlx5 and mlx5_ib on the model, then unloads mlx5_ib; returns its
-        report after checking that the VM finished, that the program's QPs are gone
+        report (and with `stats` the model's command counts after the unload, `model_ops`, and
+        its `roce` line before it)
+        after checking that the VM finished, that the program's QPs and DCTs are gone
         (mlx5_ib's own GSI and UMR QPs stay) and that mlx5 reported nothing."""
         vm0 = IB + """
             eth_up
@@ -833,14 +846,18 @@ def tests(env: Env):
             rmmod mlx5_ib
             rmmod mlx5_core
             echo unloaded
+            section model; req ctl stats
         """
         r = eth_vms(env, [vm0], timeout=300, model_args=ROCE_MODEL,
                     files=[tool, *extra, RC_FIXTURE])[0]
         assert r.status == 0 and "unloaded" in r.job_log, describe(r)
-        assert "/RC/" not in section(r.job_log, "after"), section(r.job_log, "after")
+        after = section(r.job_log, "after")
+        assert "/RC/" not in after and "/DCI/" not in after and "dct=" not in after, after
         errs = mlx5_errors(r.dmesg)
         assert not errs, "\n".join(errs)
         check_clean_dmesg(r.dmesg)
+        if stats:
+            return section(r.job_log, "tool"), model_ops(section(r.job_log, "model")), after
         return section(r.job_log, "tool")
 
     @estimate(120)
@@ -877,6 +894,31 @@ def tests(env: Env):
         check_mw(mlx5_ib_tool(MW_TOOL, "--settle $SLOW", [SMALL_TOOL]))
 
     yield "mlx5_ib: memory windows type 1 and 2 (verbs_mw.py)", memory_windows_from_user_space
+
+    @estimate(150)
+    def dc_transport_from_user_space():
+        """tests/verbs_dc.py through libmlx5's mlx5dv and mlx5_ib on the model, one card
+        looping back: DCIs and DCTs as rdma-core's test_mlx5_dc.py makes them; SEND into a
+        DCT's SRQ, RDMA WRITE and READ, one DCI alternating between two DCTs, data checked;
+        a wrong access key goes unanswered (the card counts the violation) and takes no receive
+        WQE;
+        QUERY_DCT answers. Every DCT was drained (DRAIN_DCT, the DCT_DRAINED event mlx5_ib
+        waits for) and destroyed, and no command failed."""
+        text, ops, roce = mlx5_ib_tool(DC_TOOL, "--settle $SLOW", [SMALL_TOOL], stats=True)
+        check_dc(text)
+        # The wrong key's request reached the DCT and was dropped there; nothing misdirected.
+        m = re.search(r"dc: (\d+) connects (\d+) misdirected (\d+) key violations", roce)
+        assert m and int(m[1]) >= 8 and m[2] == "0" and int(m[3]) >= 1, roce
+        made = ops.get("CREATE_DCT", (0, 0))[0]
+        assert made == 2, ops
+        for o in ("DRAIN_DCT", "DESTROY_DCT"):
+            assert ops.get(o, (0, 0)) == (made, 0), f"{o}: {ops}"
+        assert ops.get("QUERY_DCT", (0, 0)) == (1, 0), ops
+        bad = {k: v for k, v in ops.items() if v[1]}
+        assert not bad, f"failed commands {bad}"
+
+    yield "mlx5_ib: DC transport, DCIs to DCTs, SEND/WRITE/READ and the access key " \
+        "(verbs_dc.py)", dc_transport_from_user_space
 
     @estimate(150)
     def raw_packet_qps_between_vms():

@@ -7,7 +7,7 @@
 
 use crate::bits::Layout;
 use crate::{
-    caps, counters, cq, eq, flow, hca, mkey, opcode, pages, pd, qp, regs, roce, srq, tir, uar,
+    caps, counters, cq, dct, eq, flow, hca, mkey, opcode, pages, pd, qp, regs, roce, srq, tir, uar,
     vport, wq,
 };
 
@@ -154,6 +154,11 @@ commands! {
     ModifyRmp = MODIFY_RMP: srq::ModifyRmpIn => srq::ModifyRmpOut;
     QueryRmp = QUERY_RMP: srq::QueryRmpIn => srq::QueryRmpOut;
     DestroyRmp = DESTROY_RMP: srq::DestroyRmpIn => srq::DestroyRmpOut;
+    CreateDct = CREATE_DCT: dct::CreateDctIn => dct::CreateDctOut;
+    DestroyDct = DESTROY_DCT: dct::DestroyDctIn => dct::DestroyDctOut;
+    DrainDct = DRAIN_DCT: dct::DrainDctIn => dct::DrainDctOut;
+    QueryDct = QUERY_DCT: dct::QueryDctIn => dct::QueryDctOut;
+    ArmDctForKeyViolation = ARM_DCT_FOR_KEY_VIOLATION: dct::ArmDctIn => dct::ArmDctOut;
     MadIfc = MAD_IFC: roce::MadIfcIn => roce::MadIfcOut;
     AllocXrcd = ALLOC_XRCD: roce::AllocXrcdIn => roce::AllocXrcdOut;
     DeallocXrcd = DEALLOC_XRCD: roce::DeallocXrcdIn => roce::DeallocXrcdOut;
@@ -186,6 +191,7 @@ mod tests {
             opcode::TO_ERR_QP => ("qp_2err_in".into(), "qp_2err_out".into()),
             opcode::TO_RST_QP => ("qp_2rst_in".into(), "qp_2rst_out".into()),
             opcode::SQD_RTS_QP => ("sqd2rts_qp_in".into(), "sqd2rts_qp_out".into()),
+            opcode::ARM_DCT_FOR_KEY_VIOLATION => ("arm_dct_in".into(), "arm_dct_out".into()),
             _ => (format!("{base}_in"), format!("{base}_out")),
         }
     }

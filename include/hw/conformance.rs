@@ -411,6 +411,11 @@ fn code_tables() -> Vec<CodeTable> {
             crate::srq::rmpc_state::ALL
         ),
         t(
+            "dctc_state",
+            crate::dct::dctc_state::HEADER_PREFIX,
+            crate::dct::dctc_state::ALL
+        ),
+        t(
             "arm_rq_op_mod",
             crate::srq::arm_rq_op_mod::HEADER_PREFIX,
             crate::srq::arm_rq_op_mod::ALL

@@ -51,6 +51,7 @@ pub mod cmd;
 pub mod command;
 pub mod counters;
 pub mod cq;
+pub mod dct;
 pub mod eq;
 pub mod flow;
 pub mod hca;
@@ -110,5 +111,6 @@ pub const ALL_LAYOUTS: &[&[bits::LayoutInfo]] = &[
     counters::LAYOUTS,
     qp::LAYOUTS,
     srq::LAYOUTS,
+    dct::LAYOUTS,
     roce::LAYOUTS,
 ];

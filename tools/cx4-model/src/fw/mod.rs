@@ -17,6 +17,7 @@ mod counters;
 mod cq;
 #[cfg(test)]
 mod cq_tests;
+mod dct;
 mod eq;
 mod flow;
 mod hca;
@@ -57,6 +58,7 @@ use cx4_hw::{
 pub use caps::{CapProfile, EthCap, ProfileError};
 pub use counters::{Cast, CastCounts, PortCounters, QCounter, RoceQCounts};
 pub use cq::{Arm, Cq};
+pub use dct::Dct;
 pub use flow::{Dest, FlowCount, FlowGroup, FlowTable, Fte, Miss};
 pub use mkey::{
     Access, IndirectEntry, Mkey, MkeyMap, RepeatEntry, XlateError, MKEY_QPN_NONE, RESERVED_LKEY,
@@ -525,6 +527,14 @@ impl Firmware {
             | cmds::QueryRmp::OPCODE => {
                 self.require(&live, "SRQ command before INIT_HCA")?;
                 self.srq_cmd(ctx, op, input, out)
+            }
+            cmds::CreateDct::OPCODE
+            | cmds::DestroyDct::OPCODE
+            | cmds::DrainDct::OPCODE
+            | cmds::QueryDct::OPCODE
+            | cmds::ArmDctForKeyViolation::OPCODE => {
+                self.require(&live, "DCT command before INIT_HCA")?;
+                self.dct_cmd(ctx, op, input, out)
             }
             cmds::QueryCongStatus::OPCODE
             | cmds::ModifyCongStatus::OPCODE

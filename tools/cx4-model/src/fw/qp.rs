@@ -231,6 +231,12 @@ fn reliable(st: u8) -> bool {
     matches!(st, qpc_st::RC | qpc_st::XRC)
 }
 
+/// A DC initiator: reliable requests to the DCT each WQE names (no remote QP, no responder;
+/// mlx5_ib `modify_dci_qp_is_ok`).
+fn dci(st: u8) -> bool {
+    st == qpc_st::DCI
+}
+
 /// A transition: the states it leaves, the state it enters, and the fields it requires of a
 /// QP of service type `st`.
 struct Transition {
@@ -263,6 +269,7 @@ fn transition(op: u16) -> Option<Transition> {
                 ]
             }
             qpc_st::UC => vec![F::PkeyIndex, F::Port, F::Rwe, F::CounterSetId],
+            qpc_st::DCI => vec![F::PkeyIndex, F::Port, F::CounterSetId],
             qpc_st::REG_UMR => vec![F::Port, F::Pd],
             _ => vec![F::PkeyIndex, F::Port, F::QKey, F::CounterSetId],
         }),
@@ -279,7 +286,7 @@ fn transition(op: u16) -> Option<Transition> {
         }),
         cmds::Rtr2RtsQp::OPCODE => t("RTR2RTS_QP", &[RTR], RTS, |st| {
             let mut v = vec![F::SndPsn];
-            if reliable(st) {
+            if reliable(st) || dci(st) {
                 v.extend([F::AckTimeout, F::RetryCount, F::RnrRetry, F::SraMax]);
             }
             v
@@ -388,6 +395,7 @@ impl Firmware {
             // port has an SMI, `has_smi`).
             qpc_st::QP0 if self.ib_mode() => "ud",
             qpc_st::XRC => "xrc",
+            qpc_st::DCI => "dct",
             _ => fail!(
                 BAD_PARAM,
                 "CREATE_QP: unsupported service type",
@@ -628,6 +636,7 @@ struct Limits {
     log_max_msg: u32,
     log_rra: u32,
     log_sra: u32,
+    log_sra_dc: u32,
     /// The port is InfiniBand (paths by LID, not by the RoCE address table).
     ib: bool,
 }
@@ -641,6 +650,7 @@ impl Limits {
             log_max_msg: fw.caps.general("log_max_msg") as u32,
             log_rra: fw.caps.general("log_max_ra_res_qp") as u32,
             log_sra: fw.caps.general("log_max_ra_req_qp") as u32,
+            log_sra_dc: fw.caps.general("log_max_ra_req_dc") as u32,
             ib: fw.ib_mode(),
         }
     }
@@ -664,7 +674,7 @@ fn check_context(
     }
     if to == qpc_state::RTR || to == qpc_state::RTS {
         let m = c.mtu() as u8;
-        if connected(st) && mtu::mtu_bytes(m).is_none() {
+        if (connected(st) || dci(st)) && mtu::mtu_bytes(m).is_none() {
             return Err(format!("path MTU code {m}"));
         }
         if c.log_msg_max() > l.log_max_msg {
@@ -697,6 +707,9 @@ fn check_context(
     }
     if to == qpc_state::RTS && reliable(st) && c.log_sra_max() > l.log_sra {
         return Err(format!("log_sra_max {}", c.log_sra_max()));
+    }
+    if to == qpc_state::RTS && dci(st) && c.log_sra_max() > l.log_sra_dc {
+        return Err(format!("log_sra_max {} (DCI)", c.log_sra_max()));
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{qp::Qp, srq::Srq};
+use super::{dct::Dct, qp::Qp, srq::Srq};
 
 /// One entry of the RoCE address table (SET_ROCE_ADDRESS).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +52,8 @@ pub struct RdmaObjects {
     pub srqs: BTreeMap<u32, Srq>,
     /// XRC domains.
     pub xrcds: BTreeSet<u32>,
+    /// Dynamically connected targets by number (QP number space).
+    pub dcts: BTreeMap<u32, Dct>,
     /// RoCE address table, by index.
     pub gids: BTreeMap<u16, GidEntry>,
     /// Multicast groups: GID → attached QPs.
@@ -72,6 +74,7 @@ impl RdmaObjects {
         [
             (self.qps.len(), "QPs"),
             (self.srqs.len(), "SRQs"),
+            (self.dcts.len(), "DCTs"),
             (self.xrcds.len(), "XRCDs"),
             (attached, "multicast attachments"),
         ]
@@ -112,6 +115,10 @@ impl RdmaObjects {
                 cx4_hw::qp::qpc_state::qpc_state_name(q.state())
             ));
         }
+        for d in self.dcts.values() {
+            let state = cx4_hw::dct::dctc_state::dctc_state_name(d.ctx.state() as u8);
+            parts.push(format!("dct={:#x}/{state}", d.dctn));
+        }
         for (g, m) in &self.mcgs {
             parts.push(format!("mcg={}/{}", std::net::Ipv6Addr::from(*g), m.len()));
         }
@@ -125,11 +132,19 @@ impl RdmaObjects {
             .find(|q| q.cqn_snd() == cqn || q.cqn_rcv() == cqn)
             .map(|q| q.qpn)
             .or_else(|| self.srqs.values().find(|s| s.cqn == cqn).map(|s| s.srqn))
+            .or_else(|| {
+                self.dcts
+                    .values()
+                    .find(|d| d.ctx.cqn() == cqn)
+                    .map(|d| d.dctn)
+            })
     }
 
     /// Whether a QP is in `pd` (for DEALLOC_PD).
     pub fn pd_in_use(&self, pd: u32) -> bool {
-        self.qps.values().any(|q| q.pd() == pd) || self.srqs.values().any(|s| s.pd == pd)
+        self.qps.values().any(|q| q.pd() == pd)
+            || self.srqs.values().any(|s| s.pd == pd)
+            || self.dcts.values().any(|d| d.ctx.pd() == pd)
     }
 
     /// Whether a QP rings its doorbells through UAR page `uar` (for DEALLOC_UAR).

@@ -328,6 +328,14 @@ impl Firmware {
                 q.qpn
             );
         }
+        if let Some(d) = self.rdma.dcts.values().find(|d| d.ctx.srqn_xrqn() == n) {
+            fail!(
+                BAD_RES_STATE,
+                "destroying an SRQ a DCT still receives from",
+                "{kind:?} {n:#x} used by DCT {:#x}",
+                d.dctn
+            );
+        }
         self.rdma.srqs.remove(&n);
         Ok(())
     }

@@ -135,6 +135,7 @@ impl Roce<'_> {
     pub fn roce_sync(&mut self, bus: &mut Bus) {
         let srqs = &self.fw.rdma.srqs;
         self.roce.srqs.retain(|n, _| srqs.contains_key(n));
+        self.dct_close_drained();
         if self.fw.rdma.qp_events.is_empty() {
             return;
         }
@@ -224,7 +225,7 @@ impl Roce<'_> {
     }
 
     /// Executes the send WQEs from the consumer counter up to the doorbell record's.
-    fn execute_qp_sq(&mut self, bus: &mut Bus, q: &mut QpEngine, v: &QpView) {
+    pub(super) fn execute_qp_sq(&mut self, bus: &mut Bus, q: &mut QpEngine, v: &QpView) {
         let Some(log_sq) = v.buf.log_sq_size else {
             return;
         };
@@ -285,20 +286,20 @@ impl Roce<'_> {
                 self.vector_calc(bus, q, v, index, bb, now);
                 continue;
             }
-            let decoded = super::xrc::decode_send(q.service, &r, index).and_then(|w| {
-                let dma = MkeyDma {
-                    fw: self.fw,
-                    mem: &bus.mem,
-                    pd: v.pd,
-                };
-                w.check_keys(&|lkey, addr, len, write| {
-                    dma.fw
-                        .translate(dma.mem, lkey, dma.pd, addr, len, write)
-                        .map(|_| ())
-                        .map_err(|_| DmaError::BadLkey { lkey })
-                })?;
-                Ok(w)
-            });
+            // A DCI's WQE for another DCT waits for those in flight (`dc.rs`).
+            let connected = match q.service {
+                Service::Dc => self.dci_connect(q, v, &r, index),
+                _ => Ok(super::dc::Next::Go),
+            };
+            if let Ok(super::dc::Next::Wait) = connected {
+                break;
+            }
+            let decoded = connected
+                .and_then(|_| super::xrc::decode_send(q.service, &r, index))
+                .and_then(|w| {
+                    self.wqe_keys(bus, v.pd, &w)?;
+                    Ok(w)
+                });
             let bbs = match &decoded {
                 Ok(w) => w.bbs,
                 Err(_) => SendWqe::peek(&r).map_or(1, |p| p.1),
@@ -318,6 +319,26 @@ impl Roce<'_> {
                 Ok(w) => self.post_send(bus, q, v, w, now),
             }
         }
+    }
+
+    /// Checks that the local keys of send WQE `w` (of a QP in `pd`) cover its buffers.
+    pub(super) fn wqe_keys(
+        &self,
+        bus: &Bus,
+        pd: u32,
+        w: &SendWqe,
+    ) -> Result<(), super::wqe::WqeError> {
+        let dma = MkeyDma {
+            fw: self.fw,
+            mem: &bus.mem,
+            pd,
+        };
+        w.check_keys(&|lkey, addr, len, write| {
+            dma.fw
+                .translate(dma.mem, lkey, dma.pd, addr, len, write)
+                .map(|_| ())
+                .map_err(|_| DmaError::BadLkey { lkey })
+        })
     }
 
     /// Hands a decoded send WQE to the requester.
@@ -643,6 +664,9 @@ impl Roce<'_> {
                 _ => {}
             }
         }
+        if q.service == Service::Dc {
+            return super::dc::request_headers(q, bth, ext);
+        }
         super::xrc::request_headers(q.service, bth, ext, w.xrc_srqn)
     }
 
@@ -763,6 +787,7 @@ impl Roce<'_> {
                 d.drain_responses(bus, q, v, d.roce.read_burst())
             });
         }
+        self.dct_drain_responses(bus);
         for qpn in due {
             self.roce.stats.timer_runs += 1;
             self.with_qp(bus, qpn, |d, bus, q, v| {

@@ -88,6 +88,8 @@ pub struct QpEngine {
     pub retired: crate::fw::RoceQCounts,
     /// XRC target: the XRC SRQ of the SEND being received (`xrc.rs`).
     pub xrc: XrcState,
+    /// DCI: the DCT it is connected to (`dc.rs`).
+    pub dci: Option<super::dc::DciConn>,
     /// Responses waiting to leave behind a READ's that streams (`outgoing.rs`).
     pub responses: super::outgoing::Responses,
 }
@@ -110,6 +112,7 @@ impl QpEngine {
             reported: Default::default(),
             retired: Default::default(),
             xrc: Default::default(),
+            dci: None,
             responses: Default::default(),
         }
     }
@@ -181,6 +184,8 @@ pub struct Engine {
     pub cong: super::cong_state::CongEngine,
     /// mlx5_ib's `REG_UMR` QPs (`local_ops.rs`), by QP number.
     pub umr_qps: BTreeMap<u32, UmrQpState>,
+    /// The DCTs' open connections (`dc.rs`).
+    pub dc_conns: super::dc::DctConns,
 }
 
 /// Where the device is in an SRQ: the WQE at the head of its free list, and how many WQEs it
@@ -214,6 +219,8 @@ fn service(st: u8) -> Option<Service> {
         qpc_st::UC => Some(Service::Uc),
         // Initiator and target alike: the RC state machines (`xrc.rs` maps the opcodes).
         qpc_st::XRC => Some(Service::Xrc),
+        // A DC initiator: RC's requester, its path per connection (`dc.rs`).
+        qpc_st::DCI => Some(Service::Dc),
         qpc_st::UD | qpc_st::QP1 | qpc_st::QP0 => Some(Service::Ud),
         _ => None,
     }
@@ -246,7 +253,9 @@ impl Engine {
             .any(|q| q.error)
             .then(|| now.saturating_add(ERROR_FLUSH_PERIOD_NS));
         // Responses waiting to leave: at once (`outgoing.rs`).
-        let streaming = self.qps.values().any(QpEngine::responding).then_some(now);
+        let streaming = (self.qps.values().any(QpEngine::responding)
+            || self.dc_conns.values().any(|c| c.q.responding()))
+        .then_some(now);
         self.qps
             .values()
             .filter(|q| !self.cong.holds(q.qpn))
@@ -299,6 +308,8 @@ impl Engine {
         let mtu = PathMtu::from_code(qp.ctx.mtu() as u8).unwrap_or(PathMtu::Mtu1024);
         let msg = max_msg(qp, log_max_msg);
         match to {
+            // A DCI has no responder, and its path is its connection's (`dc.rs`).
+            qpc_state::RTR if svc == Service::Dc => Change::None,
             qpc_state::RTR => {
                 match path_of(qpn, qp, gids, ib) {
                     Ok(p) => q.path = Some(p),
@@ -319,7 +330,7 @@ impl Engine {
             }
             qpc_state::RTS => {
                 if q.req.is_none() {
-                    if q.path.is_none() {
+                    if q.path.is_none() && svc != Service::Dc {
                         q.path = path_of(qpn, qp, gids, ib).ok();
                     }
                     let psn = Psn::new(qp.ctx.next_send_psn());

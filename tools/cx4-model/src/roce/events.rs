@@ -36,6 +36,10 @@ impl Roce<'_> {
     /// takes it.
     pub(super) fn responder_error_event(&mut self, bus: &mut Bus, qpn: u32, code: NakCode) {
         let ty = responder_event(code);
+        if self.fw.rdma.dcts.contains_key(&qpn) {
+            // A DCT is not a QP: the failed connection is closed, nothing is reported.
+            return;
+        }
         let mut eqe = fw::new_event(ty, 0);
         eqe.qp_srq_mut().set_queue_type(event_queue_type::QP.into());
         eqe.qp_srq_mut().set_qp_srq_n(qpn);

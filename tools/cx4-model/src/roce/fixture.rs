@@ -35,25 +35,47 @@ pub(super) fn device(args: &str, base: u64, mem: u64, uar: u32) -> Device {
     d.fw.state = HcaState::Initialized;
     d.fw.uars.insert(uar, ());
     d.fw.regs.admin_status = cx4_hw::regs::port_status::UP;
-    d.fw.eqs.insert(
-        EQN,
-        Eq {
-            eqn: EQN,
-            log_size: 6,
-            pas: vec![base],
-            page_shift: 12,
-            uar_page: uar,
-            vector: 1,
-            mask: [1, 0, 0, 0],
-            pi: 0,
-            ci: 0,
-            armed: false,
-            overrun: false,
-            events: 0,
-            interrupts: 0,
-        },
-    );
+    d.fw.eqs.insert(EQN, eq(EQN, base, [1, 0, 0, 0], uar, 1));
     d
+}
+
+/// A 64-entry EQ `eqn` taking the event types of `mask`, its ring the page at `ring`, on
+/// MSI-X `vector`.
+pub(super) fn eq(eqn: u8, ring: u64, mask: [u64; 4], uar: u32, vector: u16) -> Eq {
+    Eq {
+        eqn,
+        log_size: 6,
+        pas: vec![ring],
+        page_shift: 12,
+        uar_page: uar,
+        vector,
+        mask,
+        pi: 0,
+        ci: 0,
+        armed: false,
+        overrun: false,
+        events: 0,
+        interrupts: 0,
+    }
+}
+
+/// Writes send WQE `w` (whole basic blocks from counter `pc`) into the 64-block send ring at
+/// `ring`, advances the doorbell record's send counter at `dbr` + 4 and rings UAR page `uar`
+/// (the BlueFlame-less doorbell at +0x800); returns the new counter.
+pub(super) fn ring_sq(d: &mut Device, (ring, dbr, uar): (u64, u64, u32), pc: u16, w: &[u8]) -> u16 {
+    for (k, chunk) in w.chunks(64).enumerate() {
+        let slot = (u64::from(pc) + k as u64) % 64;
+        d.bus.mem.write(ring + slot * 64, chunk).unwrap();
+    }
+    let pc = pc.wrapping_add(w.len().div_ceil(64) as u16);
+    d.bus
+        .mem
+        .write(dbr + 4, &u32::from(pc).to_be_bytes())
+        .unwrap();
+    let db: [u8; 8] = w[..8].try_into().unwrap();
+    d.region_write(0, u64::from(uar) * 4096 + 0x800, &db)
+        .unwrap();
+    pc
 }
 
 /// A 64-entry CQ on EQ [`EQN`] with its ring at `ring` and doorbell record at `dbr`.

@@ -40,6 +40,8 @@ pub const DETH_LEN: usize = 8;
 pub const XRCETH_LEN: usize = 4;
 /// Length of the reserved block after a CNP's BTH (Annex A17.9.3).
 pub const CNP_RESERVED_LEN: usize = 16;
+/// Length of the model's DC extended transport header ([`Dceth`]; our encoding, `dc.rs`).
+pub const DCETH_LEN: usize = 16;
 
 /// The default (full-membership) partition key.
 pub const DEFAULT_PKEY: u16 = 0xffff;
@@ -114,6 +116,9 @@ pub enum Service {
     Cnp,
     /// Extended reliable connection (0xa0–0xbf; IBTA vol 1 Annex A14).
     Xrc,
+    /// Dynamically connected (0xc0–0xdf, the manufacturer-specific range: the model's own
+    /// encoding of DC, which no published specification gives; `dc.rs`).
+    Dc,
 }
 
 /// An extension header that can follow the BTH.
@@ -137,6 +142,8 @@ pub enum Ext {
     Xrceth,
     /// The 16 reserved bytes of a CNP, sent as zeros.
     CnpReserved,
+    /// The model's DC extended transport header ([`Dceth`]).
+    Dceth,
 }
 
 impl Ext {
@@ -152,6 +159,7 @@ impl Ext {
             Ext::Ieth => IETH_LEN,
             Ext::Xrceth => XRCETH_LEN,
             Ext::CnpReserved => CNP_RESERVED_LEN,
+            Ext::Dceth => DCETH_LEN,
         }
     }
 
@@ -167,6 +175,7 @@ impl Ext {
             Ext::Ieth => "IETH",
             Ext::Xrceth => "XRCETH",
             Ext::CnpReserved => "CNP reserved bytes",
+            Ext::Dceth => "DCETH",
         }
     }
 }
@@ -276,6 +285,30 @@ opcodes! {
     UdSendOnly = 0x64, "UD_SEND_ONLY", Ud, [Deth], true;
     UdSendOnlyWithImmediate = 0x65, "UD_SEND_ONLY_WITH_IMMEDIATE", Ud, [Deth, ImmDt], true;
     Cnp = 0x81, "CNP", Cnp, [CnpReserved], false;
+    // DC: the model's own encoding (`dc.rs`), RC's operation + 0xc0, requests led by a DCETH.
+    DcSendFirst = 0xc0, "DC_SEND_FIRST", Dc, [Dceth], true;
+    DcSendMiddle = 0xc1, "DC_SEND_MIDDLE", Dc, [Dceth], true;
+    DcSendLast = 0xc2, "DC_SEND_LAST", Dc, [Dceth], true;
+    DcSendLastWithImmediate = 0xc3, "DC_SEND_LAST_WITH_IMMEDIATE", Dc, [Dceth, ImmDt], true;
+    DcSendOnly = 0xc4, "DC_SEND_ONLY", Dc, [Dceth], true;
+    DcSendOnlyWithImmediate = 0xc5, "DC_SEND_ONLY_WITH_IMMEDIATE", Dc, [Dceth, ImmDt], true;
+    DcRdmaWriteFirst = 0xc6, "DC_RDMA_WRITE_FIRST", Dc, [Dceth, Reth], true;
+    DcRdmaWriteMiddle = 0xc7, "DC_RDMA_WRITE_MIDDLE", Dc, [Dceth], true;
+    DcRdmaWriteLast = 0xc8, "DC_RDMA_WRITE_LAST", Dc, [Dceth], true;
+    DcRdmaWriteLastWithImmediate = 0xc9, "DC_RDMA_WRITE_LAST_WITH_IMMEDIATE", Dc, [Dceth, ImmDt], true;
+    DcRdmaWriteOnly = 0xca, "DC_RDMA_WRITE_ONLY", Dc, [Dceth, Reth], true;
+    DcRdmaWriteOnlyWithImmediate = 0xcb, "DC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", Dc, [Dceth, Reth, ImmDt], true;
+    DcRdmaReadRequest = 0xcc, "DC_RDMA_READ_REQUEST", Dc, [Dceth, Reth], false;
+    DcRdmaReadResponseFirst = 0xcd, "DC_RDMA_READ_RESPONSE_FIRST", Dc, [Aeth], true;
+    DcRdmaReadResponseMiddle = 0xce, "DC_RDMA_READ_RESPONSE_MIDDLE", Dc, [], true;
+    DcRdmaReadResponseLast = 0xcf, "DC_RDMA_READ_RESPONSE_LAST", Dc, [Aeth], true;
+    DcRdmaReadResponseOnly = 0xd0, "DC_RDMA_READ_RESPONSE_ONLY", Dc, [Aeth], true;
+    DcAcknowledge = 0xd1, "DC_ACKNOWLEDGE", Dc, [Aeth], false;
+    DcAtomicAcknowledge = 0xd2, "DC_ATOMIC_ACKNOWLEDGE", Dc, [Aeth, AtomicAckEth], false;
+    DcCompareSwap = 0xd3, "DC_COMPARE_SWAP", Dc, [Dceth, AtomicEth], false;
+    DcFetchAdd = 0xd4, "DC_FETCH_ADD", Dc, [Dceth, AtomicEth], false;
+    DcSendLastWithInvalidate = 0xd6, "DC_SEND_LAST_WITH_INVALIDATE", Dc, [Dceth, Ieth], true;
+    DcSendOnlyWithInvalidate = 0xd7, "DC_SEND_ONLY_WITH_INVALIDATE", Dc, [Dceth, Ieth], true;
     XrcSendFirst = 0xa0, "XRC_SEND_FIRST", Xrc, [Xrceth], true;
     XrcSendMiddle = 0xa1, "XRC_SEND_MIDDLE", Xrc, [Xrceth], true;
     XrcSendLast = 0xa2, "XRC_SEND_LAST", Xrc, [Xrceth], true;
@@ -708,6 +741,62 @@ impl Xrceth {
     }
 }
 
+impl Opcode {
+    /// The opcode of the same reliable operation in service `to` (RC, XRC or DC, whose
+    /// opcodes are RC's plus the service's base); `None` for other services.
+    pub fn twin(self, to: Service) -> Option<Opcode> {
+        let base = |s| match s {
+            Service::Rc => Some(0u8),
+            Service::Xrc => Some(0xa0),
+            Service::Dc => Some(0xc0),
+            _ => None,
+        };
+        let op = self.value() - base(self.info().service)?;
+        Opcode::from_u8(op + base(to)?).ok()
+    }
+}
+
+/// The model's DC extended transport header (our encoding, `dc.rs`; interoperates only
+/// between modelled cards): after the BTH of every DC request, 16 bytes — the DC access key
+/// (8, big-endian), the initiator's QP number (4: reserved byte, 24 bits), and the PSN the
+/// initiator's connection to this DCT started at (4: reserved byte, 24 bits), which tells
+/// the DCT a new connection from a stale packet of an old one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dceth {
+    /// The DC access key the initiator's WQE named.
+    pub key: u64,
+    /// The DCI's QP number (where responses go).
+    pub dci: u32,
+    /// The first PSN of the DCI's current connection.
+    pub conn_psn: u32,
+}
+
+impl Dceth {
+    /// Reads a DCETH; reserved bytes are ignored.
+    pub fn decode(buf: &[u8]) -> Result<Dceth, WireError> {
+        let b = input::<DCETH_LEN>(buf, "DCETH")?;
+        let word = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]) & MASK_24;
+        let mut k = [0u8; 8];
+        k.copy_from_slice(&b[..8]);
+        Ok(Dceth {
+            key: u64::from_be_bytes(k),
+            dci: word(8),
+            conn_psn: word(12),
+        })
+    }
+
+    /// Writes the DCETH.
+    pub fn encode(&self, buf: &mut [u8]) -> Result<(), WireError> {
+        let mut b = [0u8; DCETH_LEN];
+        b[..8].copy_from_slice(&self.key.to_be_bytes());
+        let dci = fits("DCETH DCI", self.dci.into(), 24)? as u32;
+        let psn = fits("DCETH connection PSN", self.conn_psn.into(), 24)? as u32;
+        b[8..12].copy_from_slice(&dci.to_be_bytes());
+        b[12..].copy_from_slice(&psn.to_be_bytes());
+        output(buf, &b, "DCETH")
+    }
+}
+
 /// The extension headers of one packet: exactly those its opcode's table entry lists are
 /// present after a decode, and required (and the only ones allowed) by an encode.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -728,6 +817,8 @@ pub struct ExtHeaders {
     pub ieth: Option<Ieth>,
     /// XRCETH (XRC requests).
     pub xrc: Option<Xrceth>,
+    /// DCETH (DC requests; the model's encoding).
+    pub dc: Option<Dceth>,
 }
 
 impl ExtHeaders {
@@ -747,6 +838,7 @@ impl ExtHeaders {
                 Ext::ImmDt => ext.imm = Some(ImmDt::decode(rest)?),
                 Ext::Ieth => ext.ieth = Some(Ieth::decode(rest)?),
                 Ext::Xrceth => ext.xrc = Some(Xrceth::decode(rest)?),
+                Ext::Dceth => ext.dc = Some(Dceth::decode(rest)?),
                 Ext::CnpReserved => {
                     input::<CNP_RESERVED_LEN>(rest, kind.name())?;
                 }
@@ -767,6 +859,7 @@ impl ExtHeaders {
             Ext::ImmDt => self.imm.is_some(),
             Ext::Ieth => self.ieth.is_some(),
             Ext::Xrceth => self.xrc.is_some(),
+            Ext::Dceth => self.dc.is_some(),
             Ext::CnpReserved => true,
         }
     }
@@ -777,7 +870,7 @@ impl ExtHeaders {
         if let Some(missing) = wanted.iter().find(|&&k| !self.has(k)) {
             return Err(WireError::MissingHeader(missing.name()));
         }
-        const KINDS: [Ext; 8] = [
+        const KINDS: [Ext; 9] = [
             Ext::Deth,
             Ext::Reth,
             Ext::AtomicEth,
@@ -786,6 +879,7 @@ impl ExtHeaders {
             Ext::ImmDt,
             Ext::Ieth,
             Ext::Xrceth,
+            Ext::Dceth,
         ];
         match KINDS.iter().find(|&&k| self.has(k) && !wanted.contains(&k)) {
             Some(extra) => Err(WireError::UnexpectedHeader(extra.name())),
@@ -816,6 +910,7 @@ impl ExtHeaders {
                 Ext::ImmDt => present(self.imm, kind)?.encode(rest)?,
                 Ext::Ieth => present(self.ieth, kind)?.encode(rest)?,
                 Ext::Xrceth => present(self.xrc, kind)?.encode(rest)?,
+                Ext::Dceth => present(self.dc, kind)?.encode(rest)?,
                 Ext::CnpReserved => output(rest, &[0u8; CNP_RESERVED_LEN], kind.name())?,
             }
             at += kind.wire_len();

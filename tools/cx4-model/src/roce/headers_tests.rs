@@ -92,12 +92,12 @@ fn opcode_table_matches_rxe() {
         assert_eq!(info.header_len(), len, "{name}");
         assert_eq!(info.payload, payload, "{name}");
     }
-    // Ours is rxe's set plus the CNP and the XRC rows (`xrc_wire_tests.rs`).
-    let xrc = Opcode::ALL
-        .iter()
-        .filter(|o| o.info().service == Service::Xrc)
-        .count();
-    assert_eq!(Opcode::ALL.len(), RXE.len() + 1 + xrc);
+    // Ours is rxe's set plus the CNP, the XRC rows (`xrc_wire_tests.rs`) and the model's DC
+    // rows (`dc.rs`), one for each RC opcode.
+    let count = |s| Opcode::ALL.iter().filter(|o| o.info().service == s).count();
+    let (xrc, dc) = (count(Service::Xrc), count(Service::Dc));
+    assert_eq!(dc, count(Service::Rc));
+    assert_eq!(Opcode::ALL.len(), RXE.len() + 1 + xrc + dc);
     let cnp = Opcode::Cnp.info();
     assert_eq!(Opcode::Cnp.value(), 0x81);
     assert_eq!(
@@ -119,6 +119,7 @@ fn opcode_values_and_services() {
                     Service::Ud => (v >> 5 == 3, "UD_"),
                     Service::Cnp => (v >> 5 == 4, "CNP"),
                     Service::Xrc => (v >> 5 == 5, "XRC_"),
+                    Service::Dc => (v >> 5 == 6, "DC_"),
                 };
                 assert!(prefix.0, "{v:#x} service");
                 assert!(op.name().starts_with(prefix.1), "{v:#x} name");
@@ -186,6 +187,13 @@ fn sample_ext(op: Opcode, seed: u32) -> ExtHeaders {
             Ext::Xrceth => {
                 ext.xrc = Some(Xrceth {
                     srqn: 0x00fe_dcba ^ (seed & 0xff),
+                })
+            }
+            Ext::Dceth => {
+                ext.dc = Some(crate::roce::headers::Dceth {
+                    key: 0xfedc_ba98_7654_3210 ^ u64::from(seed),
+                    dci: 0x00ab_cdef ^ (seed & 0xff),
+                    conn_psn: 0x0012_3456 ^ (seed & 0xff),
                 })
             }
             Ext::CnpReserved => {}

@@ -62,6 +62,7 @@ pub mod cnp;
 pub mod cong_state;
 pub mod congestion;
 pub mod cqe;
+pub mod dc;
 pub mod dcqcn;
 pub mod device;
 pub mod engine;
@@ -97,6 +98,8 @@ pub mod wire_faults;
 pub mod wqe;
 pub mod xrc;
 
+#[cfg(test)]
+mod dc_tests;
 #[cfg(test)]
 mod device_tests;
 #[cfg(test)]

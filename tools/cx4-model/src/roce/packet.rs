@@ -243,6 +243,15 @@ pub enum Ip {
     Grh(Grh),
 }
 
+/// The IPv4-mapped GID of address `a` (`::ffff:a.b.c.d`).
+fn v4_mapped(a: [u8; 4]) -> [u8; 16] {
+    let mut g = [0u8; 16];
+    g[10] = 0xff;
+    g[11] = 0xff;
+    g[12..].copy_from_slice(&a);
+    g
+}
+
 impl Ip {
     /// The ECN codepoint; a RoCE v1 GRH has none (not-ECT).
     pub fn ecn(&self) -> Ecn {
@@ -302,16 +311,19 @@ impl Ip {
         matches!(self, Ip::Grh(_))
     }
 
+    /// The source address as a GID (IPv4-mapped for IPv4).
+    pub fn src_gid(&self) -> [u8; 16] {
+        match self {
+            Ip::V4(h) => v4_mapped(h.src),
+            Ip::V6(h) => h.src,
+            Ip::Grh(h) => h.sgid,
+        }
+    }
+
     /// The destination address as a GID (IPv4-mapped for IPv4).
     pub fn dst_gid(&self) -> [u8; 16] {
         match self {
-            Ip::V4(h) => {
-                let mut g = [0u8; 16];
-                g[10] = 0xff;
-                g[11] = 0xff;
-                g[12..].copy_from_slice(&h.dst);
-                g
-            }
+            Ip::V4(h) => v4_mapped(h.dst),
             Ip::V6(h) => h.dst,
             Ip::Grh(h) => h.dgid,
         }

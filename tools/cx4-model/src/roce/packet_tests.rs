@@ -798,6 +798,13 @@ fn ext_for(op: Opcode) -> ExtHeaders {
             Ext::ImmDt => e.imm = Some(ImmDt { imm: 0x0102_0304 }),
             Ext::Ieth => e.ieth = Some(Ieth { rkey: 0x77 }),
             Ext::Xrceth => e.xrc = Some(crate::roce::headers::Xrceth { srqn: 0x42 }),
+            Ext::Dceth => {
+                e.dc = Some(crate::roce::headers::Dceth {
+                    key: 0x0102_0304_0506_0708,
+                    dci: 0x12_3456,
+                    conn_psn: 0xab_cdef,
+                })
+            }
             Ext::CnpReserved => {}
         }
     }

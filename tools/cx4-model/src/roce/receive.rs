@@ -160,6 +160,14 @@ impl Roce<'_> {
         }
         let qpn = hdr.bth.dest_qp;
         let payload = p.payload;
+        if self.fw.rdma.dcts.contains_key(&qpn) {
+            if hdr.bth.opcode.info().service == super::headers::Service::Dc {
+                self.dct_packet(bus, qpn, &p, &hdr, meta);
+            } else {
+                self.roce.stats.rx_no_qp += 1;
+            }
+            return;
+        }
         if !self.fw.rdma.qps.contains_key(&qpn) || !self.roce.qps.contains_key(&qpn) {
             self.roce.stats.rx_no_qp += 1;
             return;
@@ -181,6 +189,14 @@ impl Roce<'_> {
     ) {
         if q.service == super::headers::Service::Xrc {
             self.xrc_packet(bus, q, v, hdr, payload, meta);
+            return;
+        }
+        if q.service == super::headers::Service::Dc {
+            if hdr.bth.opcode.info().service == q.service {
+                self.dci_packet(bus, q, v, hdr, payload, meta);
+            } else {
+                self.roce.stats.rx_no_qp += 1;
+            }
             return;
         }
         if hdr.bth.opcode.info().service != q.service {

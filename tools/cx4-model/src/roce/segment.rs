@@ -122,7 +122,7 @@ impl RequestOp {
     /// SEND and SEND with immediate).
     pub const fn allowed_on(self, service: Service) -> bool {
         match service {
-            Service::Rc | Service::Xrc => true,
+            Service::Rc | Service::Xrc | Service::Dc => true,
             Service::Uc => matches!(
                 self,
                 RequestOp::Send | RequestOp::SendImm | RequestOp::Write | RequestOp::WriteImm

@@ -72,6 +72,14 @@ pub struct RoceStats {
     pub xrc_bad_srq: u64,
     /// XRC packets dropped: a request to an initiator QP or a response to a target QP.
     pub xrc_misdirected: u64,
+    /// DC: connections DCIs opened (`dc.rs`).
+    pub dc_connects: u64,
+    /// DC packets dropped: a request to a DCI or a response to a DCT.
+    pub dc_misdirected: u64,
+    /// DC requests a DCT dropped for a wrong access key.
+    pub dc_key_violations: u64,
+    /// DC requests a DCT dropped as packets of an earlier connection.
+    pub dc_stale: u64,
     /// `roce-wire` fault: received RoCE requests marked ECN CE.
     pub wire_ce_marked: u64,
     /// Vector-calc (erasure-coding) WQEs taken.
@@ -96,6 +104,7 @@ impl RoceStats {
              {} malformed, {} no target); \
              ipoib offloads: {} wqes {} lso segments; \
              xrc: {} bad srq {} misdirected; \
+             dc: {} connects {} misdirected {} key violations {} stale; \
              ec: {} calcs {} bytes {} errors; \
              wire faults: {} dropped {} reordered {} flipped {} delayed {} ce-marked",
             self.tx_packets,
@@ -127,6 +136,10 @@ impl RoceStats {
             self.ud_tx_lso_segments,
             self.xrc_bad_srq,
             self.xrc_misdirected,
+            self.dc_connects,
+            self.dc_misdirected,
+            self.dc_key_violations,
+            self.dc_stale,
             self.ec_calcs,
             self.ec_bytes,
             self.ec_errors,

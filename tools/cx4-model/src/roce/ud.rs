@@ -48,10 +48,7 @@ use zerocopy::FromBytes;
 
 use crate::{
     bus::Bus,
-    eth::{
-        dma::{DmaError, WqeReader},
-        mkeys::MkeyDma,
-    },
+    eth::{dma::WqeReader, mkeys::MkeyDma},
     fw::GidEntry,
 };
 
@@ -317,17 +314,7 @@ impl Roce<'_> {
                     mtu.bytes()
                 )));
             }
-            let dma = MkeyDma {
-                fw: self.fw,
-                mem: &bus.mem,
-                pd: v.pd,
-            };
-            w.wqe.check_keys(&|lkey, addr, len, write| {
-                dma.fw
-                    .translate(dma.mem, lkey, dma.pd, addr, len, write)
-                    .map(|_| ())
-                    .map_err(|_| DmaError::BadLkey { lkey })
-            })?;
+            self.wqe_keys(bus, v.pd, &w.wqe)?;
             Ok(w)
         });
         let w = match checked {

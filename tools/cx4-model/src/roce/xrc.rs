@@ -97,8 +97,10 @@ pub fn decode_send<R: WqeReader + ?Sized>(
     r: &R,
     index: u16,
 ) -> Result<SendWqe, WqeError> {
-    if service != Service::Xrc {
-        return SendWqe::decode(r, index);
+    match service {
+        Service::Xrc => {}
+        Service::Dc => return super::dc::decode_send(r, index),
+        _ => return SendWqe::decode(r, index),
     }
     let (mut w, ds) = SendWqe::ctrl(r, index)?;
     if w.opcode == wqe::opcode::NOP {
@@ -139,6 +141,7 @@ pub fn request_headers(
 pub fn response_opcode(service: Service, op: Opcode) -> Opcode {
     match service {
         Service::Xrc => xrc_equivalent(op).unwrap_or(op),
+        Service::Dc => op.twin(Service::Dc).unwrap_or(op),
         _ => op,
     }
 }
