@@ -295,6 +295,8 @@ impl Roce<'_> {
             // The responder paths look at the service type only for UD and UMR QPs.
             st: cx4_hw::qp::qpc_st::RC,
             qkey: 0,
+            // IPoIB's offloads are a UD QP's.
+            ulp: false,
             mtu: c.mtu() as u8,
             rights: QpRights {
                 read: c.rre() != 0,
@@ -347,6 +349,8 @@ impl Roce<'_> {
             rlid: 0,
             sl: 0,
             path_bits: 0,
+            // DC runs on RoCE only, where every address is global (a GRH on the IB link).
+            global: true,
         };
         let path = match addr.path(dctn, &self.fw.rdma.gids) {
             Ok(path) => path,
