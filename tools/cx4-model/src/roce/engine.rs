@@ -181,6 +181,8 @@ pub struct Engine {
     pub cong: super::cong_state::CongEngine,
     /// mlx5_ib's `REG_UMR` QPs (`local_ops.rs`), by QP number.
     pub umr_qps: BTreeMap<u32, UmrQpState>,
+    /// Page faults out and the queues they hold (`odp.rs`).
+    pub odp: super::odp::OdpState,
 }
 
 /// Where the device is in an SRQ: the WQE at the head of its free list, and how many WQEs it
@@ -269,6 +271,10 @@ impl Engine {
         ib: Option<(&crate::fw::ib_port::IbPort, [u8; 6])>,
         log_max_msg: u32,
     ) -> Change {
+        if to != qpc_state::RTS && to != qpc_state::SQD {
+            // A QP leaving RTR/RTS (to error, reset, destroyed) drops its page faults.
+            self.odp.forget(qpn);
+        }
         let Some(qp) = qp.filter(|_| to != QP_DESTROYED && to != qpc_state::RST) else {
             self.qps.remove(&qpn);
             return Change::None;

@@ -49,7 +49,7 @@ use zerocopy::FromBytes;
 
 use crate::{
     eth::dma::{Dma, WqeReader},
-    fw::{Firmware, IndirectEntry, Mkey, MkeyMap, RepeatEntry, MKEY_QPN_NONE},
+    fw::{Firmware, IndirectEntry, Mkey, MkeyMap, RepeatEntry, MKEY_QPN_NONE, MTT_READ, MTT_WRITE},
 };
 
 use super::status::WcStatus;
@@ -482,16 +482,25 @@ fn write_entries(m: &mut Mkey, offset: u64, entries: &[u8]) -> Result<(), UmrErr
     let (first, end) = (first as usize, (first + n) as usize);
     match &mut m.map {
         MkeyMap::Pa | MkeyMap::Repeat { .. } => unreachable!("no entries"),
-        MkeyMap::Mtt { page_shift, pages } => {
+        MkeyMap::Mtt {
+            page_shift,
+            pages,
+            enables,
+        } => {
             if pages.len() < end {
                 pages.resize(end, 0);
             }
+            if enables.len() < pages.len() {
+                enables.resize(pages.len(), 0);
+            }
             // The low bits of an entry are its read/write enables (MLX5_EN_RD / _WR, which
-            // mlx5_ib's fast registration sets); the page address is above the page size.
+            // mlx5_ib's fast registration and MR updates set, and its ODP updates per page:
+            // a zapped entry has none); the page address is above the page size.
             let low = (1u64 << (*page_shift).min(63)) - 1;
             for (i, e) in entries.chunks_exact(8).enumerate() {
                 let ptag = u64::from_be_bytes(e.try_into().expect("8 bytes"));
                 pages[first + i] = ptag & !low;
+                enables[first + i] = (ptag & u64::from(MTT_READ | MTT_WRITE)) as u8;
             }
         }
         MkeyMap::Klm { entries: t } | MkeyMap::Ksm { entries: t, .. } => {

@@ -814,9 +814,10 @@ fn mlx5_ib_reg_umr_qp_revokes_reenables_and_rereg_changes_access() {
     assert_eq!(b.d.fw.nic.mkeys[&mkey_index(mr)].pd, umr_pd);
     // update_xlt with ENABLE: CHECK_NOT_FREE, entries by pointer at an offset, new range.
     let mut xlt = Vec::new();
-    // A whole octoword: two MTT entries (the second page stays where it was).
-    xlt.extend((PAGES + 0xb000).to_be_bytes());
-    xlt.extend((PAGES + 0xa000).to_be_bytes());
+    // A whole octoword: two MTT entries (the second page stays where it was), present
+    // (umr.c mlx5r_umr_update_mr_pas: MLX5_IB_MTT_PRESENT).
+    xlt.extend((PAGES + 0xb000 + 3).to_be_bytes());
+    xlt.extend((PAGES + 0xa000 + 3).to_be_bytes());
     b.write(VA + 0x800, &xlt);
     let mut s = MkeySeg::new();
     s.set_flags(u32::from(
@@ -871,7 +872,8 @@ fn mlx5_ib_reg_umr_qp_revokes_reenables_and_rereg_changes_access() {
         m.map,
         MkeyMap::Mtt {
             page_shift: 12,
-            pages: vec![PAGES + 0xb000, PAGES + 0xa000]
+            pages: vec![PAGES + 0xb000, PAGES + 0xa000],
+            enables: vec![3, 3],
         }
     );
     a.write(VA, b"xlt");
