@@ -59,8 +59,8 @@ pub use counters::{Cast, CastCounts, PortCounters, QCounter, RoceQCounts};
 pub use cq::{Arm, Cq};
 pub use flow::{Dest, FlowCount, FlowGroup, FlowTable, Fte, Miss};
 pub use mkey::{
-    Access, IndirectEntry, Mkey, MkeyMap, RepeatEntry, XlateError, MKEY_QPN_NONE, MTT_READ, MTT_WRITE,
-    NULL_MKEY, RESERVED_LKEY,
+    Access, IndirectEntry, Mkey, MkeyMap, RepeatEntry, XlateError, MKEY_QPN_NONE, MTT_READ,
+    MTT_WRITE, NULL_MKEY, RESERVED_LKEY,
 };
 pub use mkey_write::{strided_spans, Copy};
 pub use nic::NicObjects;

@@ -116,7 +116,11 @@ impl Roce<'_> {
     /// Whether page faults are taken: the card has `pg` and an EQ takes PAGE_FAULT events.
     pub(super) fn odp_on(&self) -> bool {
         self.fw.caps.general("pg") != 0
-            && self.fw.eqs.values().any(|e| e.wants(event_type::PAGE_FAULT))
+            && self
+                .fw
+                .eqs
+                .values()
+                .any(|e| e.wants(event_type::PAGE_FAULT))
     }
 
     /// Whether the `[odp]` page lets RC `op` fault (`send`, `receive`, `write`, `read`,
@@ -384,4 +388,3 @@ impl Roce<'_> {
         }
     }
 }
-

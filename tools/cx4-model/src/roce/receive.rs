@@ -270,7 +270,12 @@ impl Roce<'_> {
     /// expected PSN) is answered with an RNR NAK while the fault is out, and fails as the
     /// access would have if the driver could not resolve it; `None` for a request the
     /// responder handles as usual (duplicates, nothing held).
-    fn held_responder(&mut self, q: &mut QpEngine, v: &QpView, psn: Psn) -> Option<Vec<RespAction>> {
+    fn held_responder(
+        &mut self,
+        q: &mut QpEngine,
+        v: &QpView,
+        psn: Psn,
+    ) -> Option<Vec<RespAction>> {
         let hold = self.rq_hold(v.qpn)?;
         let expected = match &q.resp {
             Some(RespSide::Rc(r)) => r.expected_psn(),

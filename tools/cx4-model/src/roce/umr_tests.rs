@@ -691,8 +691,12 @@ fn umr_errors_complete_with_the_prm_syndrome_and_change_nothing() {
         u.seg.set_pd(other);
         (mr, u)
     });
-    // A page size change while umr_modify_entity_size_disabled (the profile's 1).
+    // A page size change while umr_modify_entity_size_disabled (firmware that restricts
+    // UMR; the ConnectX-4 profile's 0 allows it).
     umr_fails(syndrome::MW_BIND_ERR, |b| {
+        b.d.fw
+            .caps
+            .set_general("umr_modify_entity_size_disabled", 1);
         let pd = b.pd();
         let mr = b.alloc_mr(access_mode::MTT, 4, pd);
         let mut u = reg_mr(mr, Perm::REMOTE_READ, FR_VA, 64, &pages);
