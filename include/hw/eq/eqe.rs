@@ -86,22 +86,22 @@ ifc_layouts! {
     pub struct EqePageFault: CStruct "mlx5_eqe_page_fault", 0x1c {
         /// Bytes of the faulting WQE or request the device already handled.
         bytes_committed, set_bytes_committed: u32 @ 0x000, 0x20;
+        /// RDMA fault: the R_Key of the request.
+        r_key, set_r_key: u32 @ 0x020, 0x20;
         /// WQE fault: the faulting WQE's counter.
         wqe_index, set_wqe_index: u32 @ 0x030, 0x10;
         /// WQE fault: length of the packet that faulted.
         wqe_packet_length, set_wqe_packet_length: u32 @ 0x050, 0x10;
-        /// WQE fault: token (the resume names the WQ, not this).
-        wqe_token, set_wqe_token: u32 @ 0x060, 0x20;
-        /// WQE fault: `type << 24 | wq_num` ([`super::pfault_wqe_type`]).
-        pftype_wq, set_pftype_wq: u32 @ 0x0c0, 0x20;
-        /// RDMA fault: the R_Key of the request.
-        r_key, set_r_key: u32 @ 0x020, 0x20;
         /// RDMA fault: length of the packet that faulted.
         rdma_packet_length, set_rdma_packet_length: u32 @ 0x050, 0x10;
+        /// WQE fault: token (the resume names the WQ, not this).
+        wqe_token, set_wqe_token: u32 @ 0x060, 0x20;
         /// RDMA fault: the request's length (0: a prefetch).
         rdma_op_len, set_rdma_op_len: u32 @ 0x060, 0x20;
         /// RDMA fault: the request's virtual address.
         rdma_va, set_rdma_va: u64 @ 0x080, 0x40;
+        /// WQE fault: `type << 24 | wq_num` ([`super::pfault_wqe_type`]).
+        pftype_wq, set_pftype_wq: u32 @ 0x0c0, 0x20;
         /// RDMA fault: `type << 24 | token`, the token being the QP number.
         pftype_token, set_pftype_token: u32 @ 0x0c0, 0x20;
     }
