@@ -471,7 +471,11 @@ fn write_entries(m: &mut Mkey, offset: u64, entries: &[u8]) -> Result<(), UmrErr
     }
     let n = entries.len() as u64 / size;
     let first = offset.saturating_mul(16) / size;
-    let cap = (m.xlt_octowords.saturating_mul(16) / size).min(MAX_TABLE_ENTRIES);
+    // Tables are allocated in 64-byte units: mlx5_ib pads every translation update to 64
+    // bytes (umr.c MLX5_UMR_FLEX_ALIGNMENT) past a table sized to the range (mr.c
+    // get_mkc_octo_size), and the padding lands inside.
+    let table = m.xlt_octowords.next_multiple_of(4).saturating_mul(16);
+    let cap = (table / size).min(MAX_TABLE_ENTRIES);
     if first.saturating_add(n) > cap {
         return bind(format!(
             "entries {first}..{} beyond mkey {:#x}'s table of {cap}",
