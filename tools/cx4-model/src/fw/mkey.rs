@@ -377,13 +377,23 @@ impl Firmware {
                 }
             }
             mode @ (access_mode::KLMS | access_mode::KSM) => {
-                let cap = 1u64 << self.caps.general("log_max_klm_list_size").min(24);
+                // `log_max_klm_list_size` bounds KLM lists. A KSM table is not bounded by
+                // it: mlx5_ib's implicit ODP MR is a KSM mkey of one entry per 1 GiB of the
+                // process's address space (odp.c `mlx5_imr_ksm_entries`, 2^17 on x86-64),
+                // created with no check against the cap, as on the real card; the model's own
+                // table bound (2^24 entries) keeps a guest from making it allocate more.
+                let log = if mode == access_mode::KSM {
+                    24
+                } else {
+                    self.caps.general("log_max_klm_list_size").min(24)
+                };
+                let cap = 1u64 << log;
                 let size = u64::from(c.translations_octword_size());
                 let n = u64::from(inp.translations_octword_actual_size());
                 if size.max(n) > cap {
                     fail!(
                         BAD_PARAM,
-                        "CREATE_MKEY indirect list longer than log_max_klm_list_size",
+                        "CREATE_MKEY indirect list longer than the card takes",
                         "{} entries, at most {cap}",
                         size.max(n)
                     );
