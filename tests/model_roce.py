@@ -1014,6 +1014,75 @@ def tests(env: Env):
     yield "ibv_rc_pingpong, ibv_uc_pingpong, ibv_srq_pingpong between two VMs, data checked", \
         rc_uc_pingpong_between_vms
 
+    @estimate(300)
+    def odp_pingpong_between_vms():
+        """On-demand paging (Documentation/odp.md): mlx5_ib reports ODP and implicit ODP on
+        the modelled ConnectX-4 (ibv_devinfo -v), and unmodified ibv_rc_pingpong runs with an
+        explicit ODP MR (-o), the same prefetched (-o -P: ibv_advise_mr) and an implicit ODP MR
+        (-O) between two VMs, every received buffer checked (--chk), while memory compaction
+        migrates the pages under the MRs (MMU notifier invalidations, UMR zaps) in a loop on
+        both sides. The card raised page faults and mlx5_ib resumed every one without error;
+        both sides unload cleanly."""
+        common = IB + """
+            eth_up
+            ib_up
+        """ + gidx + """
+            # Invalidations racing the traffic: compaction migrates the ODP pages.
+            ( while :; do echo 1 > /proc/sys/vm/compact_memory; sleep 0.2; done ) &
+            COMPACT=$!
+        """
+        opts = "-d $IBDEV -g $GIDX -m 1024 -s 16384 -c -n 100"
+        runs = [("odp", "-o"), ("odp-prefetch", "-o -P"), ("implicit", "-O")]
+        vm0 = common + "reach $PEER\nsection caps; ibv_devinfo -v -d $IBDEV | grep -A12 -i odp\n"
+        vm1 = common + "reach $PEER\n"
+        for tag, flag in runs:
+            vm0 += f"""
+            wait_signal server-{tag}
+            section {tag}; timeout $((150 * SLOW)) ibv_rc_pingpong {opts} {flag} $PEER
+            """
+            vm1 += f"""
+            section {tag}
+            timeout $((180 * SLOW)) ibv_rc_pingpong {opts} {flag} > /tmp/{tag}.txt 2>&1 &
+            listening 18515; signal server-{tag}; wait $!; cat /tmp/{tag}.txt
+            """
+        tail = """
+            kill $COMPACT
+            section roce; req ctl roce
+        """
+        vm0 += tail + """
+            signal done
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        vm1 += tail + """
+            wait_signal done 600
+            rmmod mlx5_ib; rmmod mlx5_core
+            echo unloaded
+        """
+        rs = eth_vms(env, [vm0, vm1], timeout=900, model_args=ROCE_MODEL)
+        caps = section(rs[0].job_log, "caps")
+        assert "ODP_SUPPORT_IMPLICIT" in caps and "SUPPORT_SEND" in caps and \
+            "SUPPORT_RECV" in caps, caps
+        for r in rs:
+            assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+            for tag, _ in runs:
+                t = section(r.job_log, tag)
+                assert re.search(r"^\d+ bytes in [\d.]+ seconds", t, re.M) and \
+                    re.search(r"^100 iters in", t, re.M), f"{tag} pingpong failed:\n{t}\n{describe(r)}"
+                assert "Failed" not in t and "error" not in t.lower(), t
+            roce = section(r.job_log, "roce")
+            m = re.search(r"odp: (\d+) faults (\d+) resumes (\d+) failed", roce)
+            assert m, roce
+            faults, resumes, failed = map(int, m.groups())
+            print(f"vm{rs.index(r)} {m.group(0)}", file=sys.stderr)
+            assert faults > 0 and resumes == faults and failed == 0, roce
+            errs = mlx5_errors(r.dmesg)
+            assert not errs, "\n".join(errs)
+            check_clean_dmesg(r.dmesg)
+
+    yield "ODP: ibv_rc_pingpong -o, -o -P and -O between two VMs with compaction racing, " \
+        "data checked", odp_pingpong_between_vms
+
 
     # perftest runs between two mlx5_ib guests: (tool, options) in order.
     perftests = [("ib_write_bw", "-s 65536 -n 200"), ("ib_read_bw", "-s 65536 -n 200"),

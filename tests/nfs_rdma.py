@@ -10,10 +10,7 @@ reads it back after dropping its caches, and unmount.
 The test kernel's client has NFSv3, 4.0 and 4.1 (CONFIG_NFS_V4_2 is not set), so 4.1 is the
 newest minor version a mount can ask for; the server speaks 4.2 as well.
 
-mlx5_ib on the model cannot be the client: the card's profile says
-`umr_modify_entity_size_disabled`, so mlx5_ib offers no fast registration (no
-IB_DEVICE_MEM_MGT_EXTENSIONS) and xprtrdma refuses the device. It can be the server, which
-needs none: the oracle runs the same rounds with nfsd over mlx5_ib and the client over cx4.
+The oracle runs the same rounds with nfsd over mlx5_ib on the model and the client over cx4.
 """
 
 from __future__ import annotations
@@ -218,8 +215,7 @@ def tests(env: Env):
     def nfs_rdma_mlx5_ib_server_cx4_client():
         """The oracle for the server side: the same rounds with nfsd over upstream mlx5_ib on
         the model (svcrdma's RDMA READ / WRITE through rdma_rw, SEND with invalidate) and the
-        client over cx4 — mlx5_ib on the model offers no fast registration, which xprtrdma's
-        client requires. Same checks."""
+        client over cx4. Same checks."""
         run(server(r"""
             eth_up
             ib_up

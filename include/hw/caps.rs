@@ -3,7 +3,8 @@
 //! capability types.
 //!
 //! The capability pages themselves live in [`general`] (`cmd_hca_cap`), [`net`] (Ethernet
-//! offloads, QoS), [`roce`] (RoCE, atomics), [`flow`] (NIC flow tables) and [`vector_calc`]
+//! offloads, QoS), [`roce`] (RoCE, atomics), [`flow`] (NIC flow tables), [`odp`] (on-demand
+//! paging) and [`vector_calc`]
 //! (the erasure-coding engine; MLNX_OFED only, so not a member of the upstream-checked
 //! [`HcaCapUnion`]: read it from the page bytes with `VectorCalcCap::ref_from_prefix`).
 
@@ -12,12 +13,14 @@ use crate::bits::ifc_layouts;
 pub mod flow;
 pub mod general;
 pub mod net;
+pub mod odp;
 pub mod roce;
 pub mod vector_calc;
 
 use flow::FlowTableNicCap;
 use general::CmdHcaCap;
 use net::PerProtocolNetworkingOffloadCaps;
+use odp::OdpCap;
 use roce::{AtomicCaps, RoceCap};
 
 ifc_layouts! {
@@ -63,6 +66,7 @@ ifc_layouts! {
         per_protocol_networking_offload_caps, per_protocol_networking_offload_caps_mut:
             PerProtocolNetworkingOffloadCaps @ 0x000, 0x800;
         flow_table_nic_cap, flow_table_nic_cap_mut: FlowTableNicCap @ 0x000, 0x8000;
+        odp_cap, odp_cap_mut: OdpCap @ 0x000, 0x800;
     }
 }
 

@@ -117,6 +117,7 @@ commands! {
     DestroyMkey = DESTROY_MKEY: mkey::DestroyMkeyIn => mkey::DestroyMkeyOut;
     QuerySpecialContexts = QUERY_SPECIAL_CONTEXTS:
         mkey::QuerySpecialContextsIn => mkey::QuerySpecialContextsOut;
+    PageFaultResume = PAGE_FAULT_RESUME: mkey::PageFaultResumeIn => mkey::PageFaultResumeOut;
     QueryVportCounter = QUERY_VPORT_COUNTER:
         counters::QueryVportCounterIn => counters::QueryVportCounterOut;
     AllocQCounter = ALLOC_Q_COUNTER: counters::AllocQCounterIn => counters::AllocQCounterOut;

@@ -144,6 +144,16 @@ fn code_tables() -> Vec<CodeTable> {
             eq::port_change_subtype::ALL
         ),
         t(
+            "pfault_subtype",
+            eq::pfault_subtype::HEADER_PREFIX,
+            eq::pfault_subtype::ALL
+        ),
+        t(
+            "pfault_wqe_type",
+            eq::pfault_wqe_type::HEADER_PREFIX,
+            eq::pfault_wqe_type::ALL
+        ),
+        t(
             "cqe_opcode",
             cq::cqe::opcode::HEADER_PREFIX,
             cq::cqe::opcode::ALL
@@ -833,6 +843,7 @@ const HAND_CHECKED: &[&str] = &[
     "mlx5_eqe_port_state",
     "mlx5_eqe_page_req",
     "mlx5_eqe_qp_srq",
+    "mlx5_eqe_page_fault",
     "mlx5_cqe64",
     "mlx5_err_cqe",
     "mlx5_reg_host_endianness",

@@ -88,6 +88,7 @@ pub const ALL_LAYOUTS: &[&[bits::LayoutInfo]] = &[
     caps::general::LAYOUTS,
     caps::net::LAYOUTS,
     caps::flow::LAYOUTS,
+    caps::odp::LAYOUTS,
     caps::roce::LAYOUTS,
     caps::vector_calc::LAYOUTS,
     regs::LAYOUTS,

@@ -157,6 +157,30 @@ pub mod port_change_subtype {
     }
 }
 
+/// `sub_type` of a [`event_type::PAGE_FAULT`] EQE (`MLX5_PFAULT_SUBTYPE_*`, device.h).
+pub mod pfault_subtype {
+    use crate::bits::code_table;
+
+    code_table! { u8, "MLX5_PFAULT_SUBTYPE_", pfault_subtype_name;
+        WQE = 0, "WQE";
+        RDMA = 1, "RDMA";
+        MEMORY = 2, "MEMORY";
+    }
+}
+
+/// The type of a WQE page fault (`MLX5_WQE_PF_TYPE_*`, device.h): the top byte of
+/// [`eqe::EqePageFault::pftype_wq`]; bit 0 is set for the requester's send queue.
+pub mod pfault_wqe_type {
+    use crate::bits::code_table;
+
+    code_table! { u8, "MLX5_WQE_PF_TYPE_", pfault_wqe_type_name;
+        RMP = 0, "RMP";
+        REQ_SEND_OR_WRITE = 1, "REQ_SEND_OR_WRITE";
+        RESP = 2, "RESP";
+        REQ_READ_OR_ATOMIC = 3, "REQ_READ_OR_ATOMIC";
+    }
+}
+
 bitflags::bitflags! {
     /// Word 0 of an EQ's `event_bitmask` (bit *n* subscribes event type *n*).
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]

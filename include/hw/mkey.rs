@@ -106,6 +106,30 @@ ifc_layouts! {
         terminate_scatter_list_mkey, set_terminate_scatter_list_mkey: u32 @ 0x0a0, 0x20;
         repeated_mkey, set_repeated_mkey: u32 @ 0x0c0, 0x20;
     }
+
+    /// Input of `PAGE_FAULT_RESUME`: the driver resolved (or failed to resolve, `error`) the
+    /// page fault an EQE reported; the queue it held continues.
+    pub struct PageFaultResumeIn: Ifc "page_fault_resume_in", 0x10 {
+        opcode, set_opcode: u32 @ 0x000, 0x10;
+        op_mod, set_op_mod: u32 @ 0x030, 0x10;
+        page_fault_info, page_fault_info_mut: TransPageFaultInfo @ 0x040, 0x40;
+    }
+
+    /// Output of `PAGE_FAULT_RESUME`.
+    pub struct PageFaultResumeOut: Ifc "page_fault_resume_out", 0x10 {
+        status, set_status: u32 @ 0x000, 0x8;
+        syndrome, set_syndrome: u32 @ 0x020, 0x20;
+    }
+
+    /// A transport-scheme fault being resumed (`mlx5_ifc_trans_page_fault_info_bits`): the
+    /// EQE's fault type and queue (a WQE fault's WQ number, an RDMA fault's token = QP
+    /// number), `error` if the driver could not resolve it.
+    pub struct TransPageFaultInfo: Ifc "trans_page_fault_info", 0x8 {
+        error, set_error: u32 @ 0x000, 0x1;
+        page_fault_type, set_page_fault_type: u32 @ 0x005, 0x3;
+        wq_number, set_wq_number: u32 @ 0x008, 0x18;
+        fault_token, set_fault_token: u32 @ 0x028, 0x18;
+    }
 }
 
 /// `mkc.access_mode_1_0` (with `access_mode_4_2` above it).

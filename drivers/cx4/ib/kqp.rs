@@ -741,9 +741,9 @@ fn inline_seg<'a>(
 /// The UMR segments of a fast registration (mlx5_ib `set_reg_wr`, always through a pointer
 /// to the page list): the mkey must be free; it gets the key variant, rights, start address,
 /// length and the list's entries, and remote invalidation is enabled. The mask leaves the
-/// page size alone — the mkey was created with 4 KiB pages, `map_mr_sg` takes no other, and
-/// the card's profile (`umr_modify_entity_size_disabled`) refuses changing it — which is
-/// what lets cx4 offer fast registration where mlx5_ib (which always sets that bit) does not.
+/// page size alone — the mkey was created with 4 KiB pages and `map_mr_sg` takes no other —
+/// so it works even on firmware with `umr_modify_entity_size_disabled`, where mlx5_ib (which
+/// always sets that bit) offers no fast registration.
 /// Returns the bytes written.
 fn umr_reg(s: &mut [u8], wr: &ib::SendWr<'_, IbDev>, qp: &ib::Qp<IbDev>) -> Result<usize> {
     let reg = wr.reg().ok_or(EINVAL)?;

@@ -27,6 +27,8 @@ ifc_layouts! {
         req_pages, req_pages_mut: EqePageReq @ 0x100, 0xe0;
         /// Payload of a QP/SRQ event (WQ_*_ERROR, PATH_MIG, COMM_EST, SRQ_*).
         qp_srq, qp_srq_mut: EqeQpSrq @ 0x100, 0xe0;
+        /// Payload of a page fault event (sub-type [`super::pfault_subtype`]).
+        page_fault, page_fault_mut: EqePageFault @ 0x100, 0xe0;
         /// Signature (unused).
         signature, set_signature: u32 @ 0x1f0, 0x8;
         /// Ownership byte; bit 0 alternates per pass over the EQ (see [`super::eqe_owned_by_sw`]).
@@ -76,6 +78,33 @@ ifc_layouts! {
         /// Two's-complement `s32`: pages to give (positive) or to take back (negative).
         num_pages, set_num_pages: u32 @ 0x020, 0x20;
     }
+
+    /// Page fault payload (`struct mlx5_eqe_page_fault`): a union of the WQE fault
+    /// (sub-type [`super::pfault_subtype::WQE`]) and the RDMA fault
+    /// ([`super::pfault_subtype::RDMA`]) layouts; the fields of each are prefixed `wqe_` /
+    /// `rdma_` where the two differ.
+    pub struct EqePageFault: CStruct "mlx5_eqe_page_fault", 0x1c {
+        /// Bytes of the faulting WQE or request the device already handled.
+        bytes_committed, set_bytes_committed: u32 @ 0x000, 0x20;
+        /// RDMA fault: the R_Key of the request.
+        r_key, set_r_key: u32 @ 0x020, 0x20;
+        /// WQE fault: the faulting WQE's counter.
+        wqe_index, set_wqe_index: u32 @ 0x030, 0x10;
+        /// WQE fault: length of the packet that faulted.
+        wqe_packet_length, set_wqe_packet_length: u32 @ 0x050, 0x10;
+        /// RDMA fault: length of the packet that faulted.
+        rdma_packet_length, set_rdma_packet_length: u32 @ 0x050, 0x10;
+        /// WQE fault: token (the resume names the WQ, not this).
+        wqe_token, set_wqe_token: u32 @ 0x060, 0x20;
+        /// RDMA fault: the request's length (0: a prefetch).
+        rdma_op_len, set_rdma_op_len: u32 @ 0x060, 0x20;
+        /// RDMA fault: the request's virtual address.
+        rdma_va, set_rdma_va: u64 @ 0x080, 0x40;
+        /// WQE fault: `type << 24 | wq_num` ([`super::pfault_wqe_type`]).
+        pftype_wq, set_pftype_wq: u32 @ 0x0c0, 0x20;
+        /// RDMA fault: `type << 24 | token`, the token being the QP number.
+        pftype_token, set_pftype_token: u32 @ 0x0c0, 0x20;
+    }
 }
 
 #[cfg(test)]
@@ -100,7 +129,15 @@ mod tests {
         assert_eq!(byte(f, "data"), 0x20);
         assert_eq!(byte(f, "signature"), 0x3e);
         assert_eq!(byte(f, "owner"), 0x3f);
-        for payload in ["cmd", "comp", "cq_err", "port", "req_pages", "qp_srq"] {
+        for payload in [
+            "cmd",
+            "comp",
+            "cq_err",
+            "port",
+            "req_pages",
+            "qp_srq",
+            "page_fault",
+        ] {
             assert_eq!(byte(f, payload), 0x20, "{payload}");
         }
         // union ev_data is __be32 raw[7].
@@ -123,6 +160,32 @@ mod tests {
         // mlx5_eqe_page_req: __be16 ec_function; __be16 func_id; __be32 num_pages.
         assert_eq!(0x20 + byte(EqePageReq::FIELDS, "func_id"), 0x22);
         assert_eq!(0x20 + byte(EqePageReq::FIELDS, "num_pages"), 0x24);
+        // mlx5_eqe_page_fault.wqe: __be32 bytes_committed; u16 reserved1; __be16 wqe_index;
+        // u16 reserved2; __be16 packet_length; __be32 token; u8 reserved4[8]; __be32 pftype_wq.
+        let pf = |n| byte(EqePageFault::FIELDS, n);
+        assert_eq!(EqePageFault::SIZE, 28);
+        assert_eq!(
+            [
+                pf("bytes_committed"),
+                pf("wqe_index"),
+                pf("wqe_packet_length"),
+                pf("wqe_token"),
+                pf("pftype_wq")
+            ],
+            [0, 6, 10, 12, 24]
+        );
+        // .rdma: __be32 bytes_committed; __be32 r_key; u16 reserved1; __be16 packet_length;
+        // __be32 rdma_op_len; __be64 rdma_va; __be32 pftype_token.
+        assert_eq!(
+            [
+                pf("r_key"),
+                pf("rdma_packet_length"),
+                pf("rdma_op_len"),
+                pf("rdma_va"),
+                pf("pftype_token")
+            ],
+            [4, 10, 12, 16, 24]
+        );
     }
 
     #[test]

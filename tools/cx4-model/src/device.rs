@@ -292,11 +292,12 @@ impl Device {
     /// ([`crate::roce::engine::RoceStats::line`]).
     pub fn roce_line(&self) -> String {
         format!(
-            "{} {}; {}; {}",
+            "{} {}; {}; {}; {}",
             self.hca.fw.rdma.line(),
             self.hca.roce.stats().line(),
             self.hca.fw.cong.line(),
-            self.hca.roce.cong().line()
+            self.hca.roce.cong().line(),
+            self.hca.roce.odp_line()
         )
     }
 

@@ -984,6 +984,18 @@ fn mkeys_check_pd_mode_and_translation_size() {
         c.set_access_mode_1_0(access_mode::KLMS.into());
         c.set_translations_octword_size(1 << 20);
     });
+    // A KSM table is not bounded by it: mlx5_ib's implicit ODP MR, a free KSM mkey of 2^17
+    // entries (odp.c mlx5_imr_ksm_entries on x86-64) filled later by UMR.
+    d.ok::<cmds::CreateMkey>(|i| {
+        let c = i.memory_key_mkey_entry_mut();
+        c.set_pd(b.pd);
+        c.set_qpn(0xff_ffff);
+        c.set_free(1);
+        c.set_umr_en(1);
+        c.set_access_mode_1_0(access_mode::KSM.into());
+        c.set_log_page_size(30);
+        c.set_translations_octword_size(1 << 17);
+    });
     // MTT: two 4 KiB pages for 0x1800 bytes starting 0x800 into a page.
     let pages = [d.alloc_page(), d.alloc_page()];
     let mtt = |start: u64, len: u64, entries: &[u64]| {

@@ -43,7 +43,8 @@ impl MkeyDma<'_> {
 fn xlate_error(e: XlateError, lkey: u32, addr: u64, len: usize) -> DmaError {
     match e {
         XlateError::BadKey | XlateError::Terminate => DmaError::BadLkey { lkey },
-        XlateError::Protection => DmaError::Protection {
+        // The Ethernet queues take no page faults: a missing page is a protection error.
+        XlateError::Protection | XlateError::PageFault => DmaError::Protection {
             lkey,
             addr,
             len: len as u64,

@@ -11,6 +11,7 @@ use cx4_hw::{
         flow::{FlowTableNicCap, FlowTablePropLayout},
         general::CmdHcaCap,
         net::{PerProtocolNetworkingOffloadCaps, QosCap, RoceCap},
+        odp::{OdpCap, OdpPerTransportServiceCap, OdpSchemeCap},
         roce::AtomicCaps,
         split_query_op_mod,
         vector_calc::{CalcOp, VectorCalcCap, CAP_TYPE_VECTOR_CALC},
@@ -52,6 +53,7 @@ fn section_type(name: &str) -> Option<(u16, &'static [Field])> {
         "atomic" => (cap_type::ATOMIC, AtomicCaps::FIELDS),
         "qos" => (cap_type::QOS, QosCap::FIELDS),
         "flow_table" => (cap_type::FLOW_TABLE, FlowTableNicCap::FIELDS),
+        "odp" => (cap_type::ODP, OdpCap::FIELDS),
         // MLNX_OFED's page (upstream dropped it): the erasure-coding engine, Documentation/ec.md.
         "vector_calc" => (CAP_TYPE_VECTOR_CALC, VectorCalcCap::FIELDS),
         _ => return None,
@@ -81,6 +83,10 @@ fn nested_fields(name: &str) -> Option<&'static [Field]> {
         Some(FlowTablePropLayout::FIELDS)
     } else if matches!(name, "calc0" | "calc1" | "calc2" | "calc3") {
         Some(CalcOp::FIELDS)
+    } else if name.ends_with("_page_fault_scheme_cap") {
+        Some(OdpSchemeCap::FIELDS)
+    } else if name.ends_with("_odp_caps") {
+        Some(OdpPerTransportServiceCap::FIELDS)
     } else {
         None
     }
@@ -96,8 +102,9 @@ fn resolve(fields: &'static [Field], key: &str) -> Option<(u32, u32)> {
     match inner {
         None => Some((off, w)),
         Some(i) => match nested_fields(outer) {
+            // `outer.inner` or deeper (`transport_page_fault_scheme_cap.rc_odp_caps.send`).
             Some(nested) => {
-                let &(_, ioff, iw) = nested.iter().find(|f| f.0 == i)?;
+                let (ioff, iw) = resolve(nested, i)?;
                 Some((off + ioff, iw))
             }
             // An array of 32-bit words (`lro_timer_supported_periods.0`).
@@ -251,6 +258,16 @@ impl CapProfile {
             .unwrap_or(0)
     }
 
+    /// Reads a field of the on-demand paging capabilities (`transport_page_fault_scheme_cap.
+    /// rc_odp_caps.send`; 0 if the profile has none).
+    pub fn odp(&self, name: &str) -> u64 {
+        let (off, w) = resolve(OdpCap::FIELDS, name).expect("known ODP cap field");
+        self.cur
+            .get(&cap_type::ODP)
+            .and_then(|p| read_any(p, off, w))
+            .unwrap_or(0)
+    }
+
     /// Reads a field of the vector-calc capabilities (`calc0.op_xor` for a slot's operations;
     /// 0 if the profile has none).
     pub fn vector_calc(&self, name: &str) -> u64 {
@@ -344,6 +361,9 @@ impl Firmware {
             );
         }
         let new = &inp.capability().0;
+        if ty == cap_type::ODP {
+            return self.set_odp_cap(new);
+        }
         let (fields, settable): (&[Field], &[&str]) = match ty {
             cap_type::GENERAL => (CmdHcaCap::FIELDS, SETTABLE_GENERAL),
             cap_type::ROCE => (RoceCap::FIELDS, &["sw_r_roce_src_udp_port"]),
@@ -391,6 +411,33 @@ impl Firmware {
             }
         }
         self.caps.cur.insert(ty, next);
+        Ok(())
+    }
+
+    /// SET_HCA_CAP of the ODP page (main.c `handle_hca_cap_odp`: the SRQ, XRC and DC bits of
+    /// the transport scheme raised to their maximum, or `mem_page_fault`): every field of the
+    /// page is a feature bit, on only where the maximum page has it.
+    fn set_odp_cap(&mut self, new: &[u8]) -> CmdResult {
+        let Some(max) = self.caps.max.get(&cap_type::ODP) else {
+            fail!(
+                BAD_PARAM,
+                "SET_HCA_CAP of an unsupported capability type",
+                "type {:#x}",
+                cap_type::ODP
+            );
+        };
+        if let Some(i) = (0..OdpCap::SIZE).find(|&i| new[i] & !max[i] != 0) {
+            fail!(
+                BAD_PARAM,
+                "SET_HCA_CAP turns on an ODP capability the card lacks",
+                "byte {i:#x}: {:#04x} over max {:#04x}",
+                new[i],
+                max[i]
+            );
+        }
+        let mut next = max.clone();
+        next[..OdpCap::SIZE].copy_from_slice(&new[..OdpCap::SIZE]);
+        self.caps.cur.insert(cap_type::ODP, next);
         Ok(())
     }
 }

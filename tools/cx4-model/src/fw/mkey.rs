@@ -20,6 +20,15 @@ pub const RESERVED_LKEY: u32 = 0x200;
 /// First mkey index handed out: indices 0..=2 would collide with the terminate (0x100) and
 /// reserved (0x200) keys.
 pub const FIRST_MKEY_INDEX: u32 = 3;
+/// The null mkey (QUERY_SPECIAL_CONTEXTS `null_mkey`, with the `null_mkey` capability): an
+/// indirect mkey's entry naming it maps nothing, and an access through it page-faults (the
+/// absent children of mlx5_ib's implicit ODP MR). Never a live mkey (index 0 is not handed
+/// out), so it means nothing as an lkey of its own.
+pub const NULL_MKEY: u32 = 0;
+/// The MTT entry bit that lets the device read the page (`MLX5_IB_MTT_READ`).
+pub const MTT_READ: u8 = 1 << 0;
+/// The MTT entry bit that lets the device write the page (`MLX5_IB_MTT_WRITE`).
+pub const MTT_WRITE: u8 = 1 << 1;
 /// The `qpn` an mkey not bound to a QP carries.
 pub const MKEY_QPN_NONE: u32 = 0xff_ffff;
 
@@ -34,6 +43,11 @@ pub enum MkeyMap {
         page_shift: u8,
         /// Guest page addresses.
         pages: Vec<u64>,
+        /// Each page's read/write enables ([`MTT_READ`], [`MTT_WRITE`]: the entry's low bits),
+        /// honoured with the `pg` capability: an access a page's enables do not allow is a
+        /// page fault (on-demand paging). Entries of a CREATE_MKEY without `pg_access` allow
+        /// both.
+        enables: Vec<u8>,
     },
     /// Indirect (KLMS): the range is the concatenation of the entries' byte ranges, each
     /// in another mkey.
@@ -175,6 +189,11 @@ pub enum XlateError {
     Protection,
     /// A translated address is not in guest memory (PRM "local length/access").
     NotMapped,
+    /// A page on the way is not present (its MTT enables lack the access, or an indirect
+    /// entry names the null mkey) on a card with `pg`: the queue raises a page fault and
+    /// waits for PAGE_FAULT_RESUME (`roce/odp.rs`); elsewhere it fails as
+    /// [`XlateError::Protection`].
+    PageFault,
 }
 
 impl Firmware {
@@ -237,6 +256,23 @@ impl Firmware {
                 let o = cmd_out::<cmds::QuerySpecialContexts>(out)?;
                 o.set_resd_lkey(RESERVED_LKEY);
                 o.set_terminate_scatter_list_mkey(TERMINATE_SCATTER_LIST_LKEY);
+                if self.caps.general("null_mkey") != 0 {
+                    o.set_null_mkey(NULL_MKEY);
+                }
+                Ok(())
+            }
+            cmds::PageFaultResume::OPCODE => {
+                if self.caps.general("pg") == 0 {
+                    fail!(BAD_OP, "PAGE_FAULT_RESUME on a card without pg");
+                }
+                // wq_number names the QP for both kinds (odp.c mlx5_ib_page_fault_resume: an
+                // RDMA fault's token is its QP number).
+                let i = cmd_in::<cmds::PageFaultResume>(input)?.page_fault_info();
+                self.rdma.pf_resumes.push(super::rdma::PfResume {
+                    ty: i.page_fault_type() as u8,
+                    qpn: i.wq_number(),
+                    error: i.error() != 0,
+                });
                 Ok(())
             }
             _ => unreachable!("dispatched by opcode"),
@@ -246,8 +282,13 @@ impl Firmware {
     fn create_mkey(&mut self, ctx: &mut Bus, input: &[u8], out: &mut [u8]) -> CmdResult {
         let inp = cmd_in::<cmds::CreateMkey>(input)?;
         let c = inp.memory_key_mkey_entry();
-        if inp.pg_access() != 0 || inp.mkey_umem_valid() != 0 {
-            fail!(BAD_PARAM, "CREATE_MKEY with on-demand paging or a umem");
+        if inp.mkey_umem_valid() != 0 {
+            fail!(BAD_PARAM, "CREATE_MKEY with a umem");
+        }
+        // pg_access: the MTT entries' enables count (mr.c reg_create with the pg capability).
+        let pg_access = inp.pg_access() != 0;
+        if pg_access && self.caps.general("pg") == 0 {
+            fail!(BAD_PARAM, "CREATE_MKEY with pg_access on a card without pg");
         }
         let free = c.free() != 0;
         let pd = c.pd();
@@ -301,6 +342,7 @@ impl Firmware {
                     );
                 }
                 let mut pages = Vec::with_capacity(npages as usize);
+                let mut enables = Vec::with_capacity(npages as usize);
                 for i in 0..npages as usize {
                     let Some(pa) = CreateMkeyIn::mtt(input, i) else {
                         fail!(
@@ -309,9 +351,14 @@ impl Firmware {
                             "{npages} needed"
                         );
                     };
-                    // Bit 0 of an MTT entry is its read-enable flag in some PRM versions; the
+                    // Bits 0 and 1 of an MTT entry are its read and write enables; the
                     // address is page aligned.
-                    let pa = pa & !1;
+                    let en = if pg_access {
+                        (pa & 3) as u8
+                    } else {
+                        MTT_READ | MTT_WRITE
+                    };
+                    let pa = pa & !3;
                     let mut probe = [0u8; 1];
                     if pa % page != 0 || ctx.mem.read(pa, &mut probe).is_err() {
                         fail!(
@@ -321,20 +368,32 @@ impl Firmware {
                         );
                     }
                     pages.push(pa);
+                    enables.push(en);
                 }
                 MkeyMap::Mtt {
                     page_shift: page_shift as u8,
                     pages,
+                    enables,
                 }
             }
             mode @ (access_mode::KLMS | access_mode::KSM) => {
-                let cap = 1u64 << self.caps.general("log_max_klm_list_size").min(24);
+                // `log_max_klm_list_size` bounds KLM lists. A KSM table is not bounded by
+                // it: mlx5_ib's implicit ODP MR is a KSM mkey of one entry per 1 GiB of the
+                // process's address space (odp.c `mlx5_imr_ksm_entries`, 2^17 on x86-64),
+                // created with no check against the cap, as on the real card; the model's own
+                // table bound (2^24 entries) keeps a guest from making it allocate more.
+                let log = if mode == access_mode::KSM {
+                    24
+                } else {
+                    self.caps.general("log_max_klm_list_size").min(24)
+                };
+                let cap = 1u64 << log;
                 let size = u64::from(c.translations_octword_size());
                 let n = u64::from(inp.translations_octword_actual_size());
                 if size.max(n) > cap {
                     fail!(
                         BAD_PARAM,
-                        "CREATE_MKEY indirect list longer than log_max_klm_list_size",
+                        "CREATE_MKEY indirect list longer than the card takes",
                         "{} entries, at most {cap}",
                         size.max(n)
                     );

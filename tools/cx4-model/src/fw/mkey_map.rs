@@ -12,11 +12,13 @@
 //! is bounded by the bytes accessed times the depth.
 
 use super::caps::GeneralCap;
-use super::mkey::RepeatEntry;
+use super::mkey::{RepeatEntry, MTT_READ, MTT_WRITE, NULL_MKEY};
 use super::{Firmware, IndirectEntry, Mkey, MkeyMap, XlateError};
 
 /// `max_indirection`, read once per translation.
 static MAX_INDIRECTION: GeneralCap = GeneralCap::new("max_indirection");
+/// `pg`: on-demand paging (MTT enables and the null mkey fault), read once per walk.
+static PG: GeneralCap = GeneralCap::new("pg");
 
 /// The state of one walk down indirect mkeys.
 pub(super) struct Walk {
@@ -26,6 +28,8 @@ pub(super) struct Walk {
     /// The `max_indirection` capability, read once per walk (not once per piece: a
     /// repeat-block mkey yields one piece per chunk).
     depth: usize,
+    /// On-demand paging is on (`pg`): absent pages fault ([`XlateError::PageFault`]).
+    pg: bool,
 }
 
 impl Walk {
@@ -34,6 +38,7 @@ impl Walk {
         Walk {
             chain: Vec::new(),
             depth: (fw.caps.general_cap(&MAX_INDIRECTION) as usize).max(1),
+            pg: fw.caps.general_cap(&PG) != 0,
         }
     }
 }
@@ -54,9 +59,14 @@ impl Firmware {
         let end = in_range(m, addr, len)?;
         match &m.map {
             MkeyMap::Pa => out.push((addr, len)),
-            MkeyMap::Mtt { page_shift, pages } => {
+            MkeyMap::Mtt {
+                page_shift,
+                pages,
+                enables,
+            } => {
                 let page = 1u64 << page_shift;
                 let base = m.start & !(page - 1);
+                let need = if write { MTT_WRITE } else { MTT_READ };
                 let mut a = addr;
                 while a < end {
                     let off = a.checked_sub(base).ok_or(XlateError::Protection)?;
@@ -65,6 +75,9 @@ impl Firmware {
                     let in_page = a & (page - 1);
                     let n = (page - in_page).min(end - a);
                     let pa = pages.get(i).ok_or(XlateError::Protection)? + in_page;
+                    if walk.pg && enables.get(i).is_some_and(|&e| e & need == 0) {
+                        return Err(XlateError::PageFault);
+                    }
                     out.push((pa, n as u32));
                     a += n;
                 }
@@ -221,6 +234,9 @@ impl Firmware {
         if len == 0 {
             return Ok(());
         }
+        if walk.pg && e.key == NULL_MKEY && self.caps.general("null_mkey") != 0 {
+            return Err(XlateError::PageFault);
+        }
         let m = self.nested_key(parent, e.key, write, walk)?;
         walk.chain.push(parent.key);
         let r = self.map_range(m, va, len, write, walk, out);
@@ -288,7 +304,9 @@ impl Run {
         };
         let (va0, end, pa) = match &m.map {
             MkeyMap::Pa => (lo, hi, lo),
-            MkeyMap::Mtt { page_shift, pages } => {
+            MkeyMap::Mtt {
+                page_shift, pages, ..
+            } => {
                 let page = 1u64.checked_shl(u32::from(*page_shift))?;
                 let base = m.start & !(page - 1);
                 let i = usize::try_from(va.checked_sub(base)? >> page_shift).ok()?;

@@ -61,12 +61,13 @@ pub use cq::{Arm, Cq};
 pub use dct::Dct;
 pub use flow::{Dest, FlowCount, FlowGroup, FlowTable, Fte, Miss};
 pub use mkey::{
-    Access, IndirectEntry, Mkey, MkeyMap, RepeatEntry, XlateError, MKEY_QPN_NONE, RESERVED_LKEY,
+    Access, IndirectEntry, Mkey, MkeyMap, RepeatEntry, XlateError, MKEY_QPN_NONE, MTT_READ,
+    MTT_WRITE, NULL_MKEY, RESERVED_LKEY,
 };
 pub use mkey_write::{strided_spans, Copy};
 pub use nic::NicObjects;
 pub use qp::{Qp, QpBuf};
-pub use rdma::{GidEntry, RdmaObjects, QP_DESTROYED};
+pub use rdma::{GidEntry, PfResume, RdmaObjects, QP_DESTROYED};
 pub use regs::{ETH_100GBASE_CR4, ETH_25GBASE_CR};
 pub use srq::{Srq, SrqKind};
 pub use steer::{
@@ -474,7 +475,8 @@ impl Firmware {
             cmds::CreateMkey::OPCODE
             | cmds::QueryMkey::OPCODE
             | cmds::DestroyMkey::OPCODE
-            | cmds::QuerySpecialContexts::OPCODE => {
+            | cmds::QuerySpecialContexts::OPCODE
+            | cmds::PageFaultResume::OPCODE => {
                 self.require(&live, "mkey command before INIT_HCA")?;
                 self.mkey_cmd(ctx, op, input, out)
             }

@@ -61,6 +61,22 @@ pub struct RdmaObjects {
     /// QP state changes made by commands since the RoCE engine last looked: (QPN, new state,
     /// or [`QP_DESTROYED`]). The engine (`crate::roce::engine`) drains them.
     pub qp_events: Vec<(u32, u8)>,
+    /// PAGE_FAULT_RESUME commands since the RoCE engine last looked (`roce/odp.rs` drains
+    /// them).
+    pub pf_resumes: Vec<PfResume>,
+}
+
+/// A PAGE_FAULT_RESUME (`trans_page_fault_info`): the fault type of the EQE, the queue (a
+/// WQE fault's WQ number, an RDMA fault's token: the QP number), and whether the driver
+/// failed to resolve it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PfResume {
+    /// `page_fault_type` as the EQE gave it.
+    pub ty: u8,
+    /// The QP.
+    pub qpn: u32,
+    /// Resolving failed: the held request fails.
+    pub error: bool,
 }
 
 /// The "state" of a [`RdmaObjects::qp_events`] entry for a destroyed QP.

@@ -39,7 +39,10 @@ impl Roce<'_> {
     /// Whether request packet `tx` of QP `q` crosses the loopback in a burst: an RC SEND or
     /// WRITE to one of the port's own GIDs.
     pub(super) fn bursts(&self, q: &QpEngine, tx: &TxPacket) -> bool {
+        // Not while page faults may be taken: a zapped page faults the packet that meets it
+        // (`odp.rs`), which the frame path does packet by packet.
         !self.roce.frame_loopback
+            && !self.odp_on()
             && q.service == Service::Rc
             && matches!(tx.op.kind(), OpKind::Send | OpKind::Write)
             && q.path
@@ -147,10 +150,12 @@ impl Roce<'_> {
     fn qp_burst(&mut self, bus: &mut Bus, q: &mut QpEngine, v: &QpView, b: &Burst) {
         let plain = q.service == Service::Rc
             && matches!(q.resp, Some(RespSide::Rc(_)))
-            && matches!(v.state, qpc_state::RTR | qpc_state::RTS | qpc_state::SQD);
+            && matches!(v.state, qpc_state::RTR | qpc_state::RTS | qpc_state::SQD)
+            && !self.odp_on();
         if !plain {
             // Whatever the frame path does with such packets (an XRC target, a QP not
-            // ready, of another service), packet by packet.
+            // ready, of another service, a responder that may page-fault: `odp.rs` holds
+            // the packet that meets a missing page), packet by packet.
             let all = b.payload.bytes(&bus.mem);
             let mut at = 0usize;
             for (hdr, len) in &b.packets {

@@ -63,7 +63,7 @@ use super::requester::{ReqAction, WorkRequest};
 use super::segment::{OpKind, RequestOp};
 use super::status::WcStatus;
 use super::wire::peek_dst_gid;
-use super::wqe::{Gather, SendWqe};
+use super::wqe::{Gather, SendWqe, WqeError};
 use super::Roce;
 
 /// Whether the opcode ends a message (so it carries the solicited bit and ImmDt / IETH).
@@ -136,6 +136,7 @@ impl Roce<'_> {
         let srqs = &self.fw.rdma.srqs;
         self.roce.srqs.retain(|n, _| srqs.contains_key(n));
         self.dct_close_drained();
+        self.page_fault_resumes(bus);
         if self.fw.rdma.qp_events.is_empty() {
             return;
         }
@@ -229,6 +230,10 @@ impl Roce<'_> {
         let Some(log_sq) = v.buf.log_sq_size else {
             return;
         };
+        if self.sq_held(v.qpn) {
+            // A page fault holds the send queue until PAGE_FAULT_RESUME (`odp.rs`).
+            return;
+        }
         let Some(pc) = self.read_be32_mem(bus, v.dbr + DBR_SND as u64) else {
             log::warn!("QP {:#x}: doorbell record {:#x} unreadable", v.qpn, v.dbr);
             return;
@@ -300,16 +305,32 @@ impl Roce<'_> {
                     self.wqe_keys(bus, v.pd, &w)?;
                     Ok(w)
                 });
+            // A local buffer not present (on-demand paging): the WQE waits, unconsumed, for
+            // the driver to fault the pages in (`odp.rs`).
+            let faulted = match &decoded {
+                Err(WqeError::Key(_)) => super::xrc::decode_send(q.service, &r, index)
+                    .ok()
+                    .filter(|w| self.wqe_faults(bus, v, w)),
+                _ => None,
+            };
             let bbs = match &decoded {
                 Ok(w) => w.bbs,
                 Err(_) => SendWqe::peek(&r).map_or(1, |p| p.1),
             };
+            let op = match &decoded {
+                Ok(_) => 0,
+                Err(_) => SendWqe::peek(&r).map_or(0, |p| p.0),
+            };
+            if let Some(w) = faulted {
+                if self.sq_page_fault(bus, q, index, w.op()) {
+                    return;
+                }
+            }
             q.sq_cc = q.sq_cc.wrapping_add(u32::from(bbs));
             budget = budget.saturating_sub(u32::from(bbs));
             self.roce.stats.wqes += 1;
             match decoded {
                 Err(e) => {
-                    let op = SendWqe::peek(&r).map_or(0, |p| p.0);
                     log::warn!(
                         "QP {:#x} WQE {index:#x}: {e}: error CQE, QP to error",
                         v.qpn
@@ -380,6 +401,19 @@ impl Roce<'_> {
             None => return,
         };
         self.req_actions(bus, q, v, acts, &[]);
+    }
+
+    /// The opcode of the send WQE at the consumer counter (0 if unreadable).
+    pub(super) fn sq_wqe_opcode(&self, bus: &Bus, q: &QpEngine, v: &QpView) -> u8 {
+        let Some(log_sq) = v.buf.log_sq_size else {
+            return 0;
+        };
+        let ring = QpRing {
+            buf: &v.buf,
+            base: v.buf.rq_bytes(),
+            mem: &bus.mem,
+        };
+        SendWqe::peek(&RingWqe::new(&ring, u32::from(log_sq), 6, q.sq_cc)).map_or(0, |p| p.0)
     }
 
     /// A WQE that failed locally: what is in flight is flushed, this one completes in error,
@@ -609,6 +643,11 @@ impl Roce<'_> {
         // A payload not gathered (no frame laid out) is read all the same: a gather failure
         // is what is reported first.
         if let Err(e) = gathered.unwrap_or_else(|| gather(&mut vec![0u8; len])) {
+            // A page zapped under the posted WQE (on-demand paging): a page fault, the
+            // retransmission after the resume sends the packet (`odp.rs`).
+            if self.wqe_faults(bus, v, w) && self.sq_page_fault(bus, q, w.index, w.op()) {
+                return;
+            }
             // The buffer changed under a posted WQE (deregistered): nothing is sent; the
             // retry timer gives up eventually.
             log::warn!("QP {:#x} WQE {:#x}: gather failed: {e}", v.qpn, w.index);

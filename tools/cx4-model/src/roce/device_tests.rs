@@ -1614,6 +1614,10 @@ mod rights_tests;
 #[path = "srq_limit_tests.rs"]
 mod srq_limit_tests;
 
+/// On-demand paging: page faults held until PAGE_FAULT_RESUME.
+#[path = "odp_tests.rs"]
+mod odp_tests;
+
 /// A host micro-benchmark of 64 KiB RDMA WRITEs (ignored by `cargo test`).
 #[path = "write_bench.rs"]
 mod write_bench;

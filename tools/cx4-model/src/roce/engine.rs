@@ -186,6 +186,8 @@ pub struct Engine {
     pub umr_qps: BTreeMap<u32, UmrQpState>,
     /// The DCTs' open connections (`dc.rs`).
     pub dc_conns: super::dc::DctConns,
+    /// Page faults out and the queues they hold (`odp.rs`).
+    pub odp: super::odp::OdpState,
 }
 
 /// Where the device is in an SRQ: the WQE at the head of its free list, and how many WQEs it
@@ -278,6 +280,10 @@ impl Engine {
         ib: Option<super::ib_ud::IbLink<'_>>,
         log_max_msg: u32,
     ) -> Change {
+        if to != qpc_state::RTS && to != qpc_state::SQD {
+            // A QP leaving RTR/RTS (to error, reset, destroyed) drops its page faults.
+            self.odp.forget(qpn);
+        }
         let Some(qp) = qp.filter(|_| to != QP_DESTROYED && to != qpc_state::RST) else {
             self.qps.remove(&qpn);
             return Change::None;

@@ -46,6 +46,8 @@
 //! - [`local_ops`]: WQEs without the wire (UMR, NOP) on RC/UC QPs in send-queue order, and
 //!   mlx5_ib's `REG_UMR` QP;
 //! - [`invalidate`]: SEND with invalidate at the responder;
+//! - [`odp`]: on-demand paging — page faults of RC requesters and responders, held until
+//!   PAGE_FAULT_RESUME;
 //! - [`events`]: the affiliated asynchronous events of a responder's failures;
 //! - [`qcounters`]: the QPs' transport events in their queue counter sets (`hw_counters`);
 //! - [`xrc`]: XRC initiator and target QPs on the RC paths (the WQE's XRC segment, the
@@ -76,6 +78,7 @@ pub mod invalidate;
 pub mod ipoib_offload;
 pub mod local_ops;
 pub mod looped;
+pub mod odp;
 pub mod outgoing;
 pub mod packet;
 pub mod psn;
@@ -176,6 +179,15 @@ impl RoceEngine {
     /// The congestion state (for the control socket's `roce` line).
     pub fn cong(&self) -> &cong_state::CongEngine {
         &self.state.cong
+    }
+
+    /// The page faults raised and resumed (for the control socket's `roce` line).
+    pub fn odp_line(&self) -> String {
+        let o = &self.state.odp;
+        format!(
+            "odp: {} faults {} resumes {} failed",
+            o.faults, o.resumes, o.failed
+        )
     }
 
     /// The engine at work, with the parts it borrows for one call.

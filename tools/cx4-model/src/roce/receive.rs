@@ -24,6 +24,7 @@ use super::cqe::{self, RespInfo};
 use super::engine::{now_ns, OpenRecv, QpEngine, ReqSide, RespSide};
 use super::headers::{AtomicAckEth, Bth, ExtHeaders, Opcode, TransportHeaders};
 use super::looped::Placed;
+use super::odp::RqHold;
 use super::outgoing::Outgoing;
 use super::packet;
 use super::psn::Psn;
@@ -242,6 +243,17 @@ impl Roce<'_> {
             return;
         }
         let available = self.recv_available(bus, q, v);
+        // On-demand paging (`odp.rs`): the state a packet that page-faults must leave as it
+        // found it, kept only while page faults can be taken.
+        let odp = matches!(q.resp, Some(RespSide::Rc(_))) && self.odp_on();
+        let psn = Psn::new(hdr.bth.psn);
+        if odp {
+            if let Some(acts) = self.held_responder(q, v, psn) {
+                self.resp_actions(bus, q, v, acts, hdr, payload.into(), meta);
+                return;
+            }
+        }
+        let before = odp.then(|| (q.resp.clone(), q.recv_open.clone(), q.rq_cc));
         let acts = match &mut q.resp {
             Some(RespSide::Rc(r)) => r.on_packet(hdr, payload.len() as u32, available),
             Some(RespSide::Uc(r)) => r.on_packet(hdr, payload.len() as u32, available),
@@ -250,7 +262,51 @@ impl Roce<'_> {
                 return;
             }
         };
+        if let Some((resp, open, rq_cc)) = before {
+            let fault = {
+                let open = q.recv_open.as_ref().map(|o| (o.index, &o.sges[..]));
+                let next = || {
+                    let o = self.rq_wqe(bus, v, q.rq_cc).ok()?;
+                    Some((o.index, o.sges))
+                };
+                self.resp_page_fault(bus, v, &acts, open, next, payload.len() as u32)
+            };
+            if let Some(f) = fault {
+                (q.resp, q.recv_open, q.rq_cc) = (resp, open, rq_cc);
+                self.raise_resp_fault(bus, v.qpn, f);
+                let acts = self.rnr_while_held(q, psn);
+                self.resp_actions(bus, q, v, acts, hdr, payload.into(), meta);
+                return;
+            }
+        }
         self.resp_actions(bus, q, v, acts, hdr, payload.into(), meta);
+    }
+
+    /// A request for a responder a page fault holds (`odp.rs`): a new request (at the
+    /// expected PSN) is answered with an RNR NAK while the fault is out, and fails as the
+    /// access would have if the driver could not resolve it; `None` for a request the
+    /// responder handles as usual (duplicates, nothing held).
+    fn held_responder(
+        &mut self,
+        q: &mut QpEngine,
+        v: &QpView,
+        psn: Psn,
+    ) -> Option<Vec<RespAction>> {
+        let hold = self.rq_hold(v.qpn)?;
+        let expected = match &q.resp {
+            Some(RespSide::Rc(r)) => r.expected_psn(),
+            _ => return None,
+        };
+        if psn != expected {
+            return None;
+        }
+        Some(match hold {
+            RqHold::Waiting => self.rnr_while_held(q, psn),
+            RqHold::Failed(f) => {
+                self.rq_release(v.qpn);
+                self.resp_fault(q, psn, f)
+            }
+        })
     }
 
     /// Whether a receive WQE is posted and not taken (in the QP's RQ or its SRQ).
@@ -281,6 +337,13 @@ impl Roce<'_> {
         if let Some(srqn) = v.srqn {
             return self.take_srq_wqe(bus, srqn);
         }
+        let counter = q.rq_cc;
+        q.rq_cc = q.rq_cc.wrapping_add(1);
+        self.rq_wqe(bus, v, counter)
+    }
+
+    /// The receive WQE of the QP's RQ with counter `counter`, not taken.
+    pub(super) fn rq_wqe(&self, bus: &Bus, v: &QpView, counter: u32) -> Result<OpenRecv, DmaError> {
         let ring = QpRing {
             buf: &v.buf,
             base: 0,
@@ -290,13 +353,11 @@ impl Roce<'_> {
             &ring,
             u32::from(v.buf.log_rq_size),
             u32::from(v.buf.log_rq_stride),
-            q.rq_cc,
+            counter,
         );
-        let index = q.rq_cc as u16;
-        q.rq_cc = q.rq_cc.wrapping_add(1);
         let segs = rx::rq_wqe_segments(&r, 1usize << v.buf.log_rq_stride)?;
         Ok(OpenRecv {
-            index,
+            index: counter as u16,
             sges: segs.into_iter().map(Sge::from).collect(),
         })
     }

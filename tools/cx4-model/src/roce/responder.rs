@@ -490,6 +490,17 @@ impl Responder {
         out
     }
 
+    /// The answer to the request at PSN `psn` while a page fault holds the responder
+    /// (`odp.rs`): an RNR NAK, the request not executed (the device put back whatever its
+    /// packet changed).
+    pub fn page_fault_nak(&mut self, psn: Psn) -> Vec<RespAction> {
+        let mut out = Vec::new();
+        if !self.error {
+            self.rnr(psn, &mut out);
+        }
+        out
+    }
+
     /// The ACK of the packets received since the last one, if any (for an integrator that
     /// acknowledges when its receive burst ends).
     pub fn flush_ack(&mut self) -> Vec<RespAction> {

@@ -49,7 +49,7 @@ use zerocopy::FromBytes;
 
 use crate::{
     eth::dma::{Dma, WqeReader},
-    fw::{Firmware, IndirectEntry, Mkey, MkeyMap, RepeatEntry, MKEY_QPN_NONE},
+    fw::{Firmware, IndirectEntry, Mkey, MkeyMap, RepeatEntry, MKEY_QPN_NONE, MTT_READ, MTT_WRITE},
 };
 
 use super::status::WcStatus;
@@ -471,7 +471,11 @@ fn write_entries(m: &mut Mkey, offset: u64, entries: &[u8]) -> Result<(), UmrErr
     }
     let n = entries.len() as u64 / size;
     let first = offset.saturating_mul(16) / size;
-    let cap = (m.xlt_octowords.saturating_mul(16) / size).min(MAX_TABLE_ENTRIES);
+    // Tables are allocated in 64-byte units: mlx5_ib pads every translation update to 64
+    // bytes (umr.c MLX5_UMR_FLEX_ALIGNMENT) past a table sized to the range (mr.c
+    // get_mkc_octo_size), and the padding lands inside.
+    let table = m.xlt_octowords.next_multiple_of(4).saturating_mul(16);
+    let cap = (table / size).min(MAX_TABLE_ENTRIES);
     if first.saturating_add(n) > cap {
         return bind(format!(
             "entries {first}..{} beyond mkey {:#x}'s table of {cap}",
@@ -482,16 +486,25 @@ fn write_entries(m: &mut Mkey, offset: u64, entries: &[u8]) -> Result<(), UmrErr
     let (first, end) = (first as usize, (first + n) as usize);
     match &mut m.map {
         MkeyMap::Pa | MkeyMap::Repeat { .. } => unreachable!("no entries"),
-        MkeyMap::Mtt { page_shift, pages } => {
+        MkeyMap::Mtt {
+            page_shift,
+            pages,
+            enables,
+        } => {
             if pages.len() < end {
                 pages.resize(end, 0);
             }
+            if enables.len() < pages.len() {
+                enables.resize(pages.len(), 0);
+            }
             // The low bits of an entry are its read/write enables (MLX5_EN_RD / _WR, which
-            // mlx5_ib's fast registration sets); the page address is above the page size.
+            // mlx5_ib's fast registration and MR updates set, and its ODP updates per page:
+            // a zapped entry has none); the page address is above the page size.
             let low = (1u64 << (*page_shift).min(63)) - 1;
             for (i, e) in entries.chunks_exact(8).enumerate() {
                 let ptag = u64::from_be_bytes(e.try_into().expect("8 bytes"));
                 pages[first + i] = ptag & !low;
+                enables[first + i] = (ptag & u64::from(MTT_READ | MTT_WRITE)) as u8;
             }
         }
         MkeyMap::Klm { entries: t } | MkeyMap::Ksm { entries: t, .. } => {

@@ -691,8 +691,12 @@ fn umr_errors_complete_with_the_prm_syndrome_and_change_nothing() {
         u.seg.set_pd(other);
         (mr, u)
     });
-    // A page size change while umr_modify_entity_size_disabled (the profile's 1).
+    // A page size change while umr_modify_entity_size_disabled (firmware that restricts
+    // UMR; the ConnectX-4 profile's 0 allows it).
     umr_fails(syndrome::MW_BIND_ERR, |b| {
+        b.d.fw
+            .caps
+            .set_general("umr_modify_entity_size_disabled", 1);
         let pd = b.pd();
         let mr = b.alloc_mr(access_mode::MTT, 4, pd);
         let mut u = reg_mr(mr, Perm::REMOTE_READ, FR_VA, 64, &pages);
@@ -814,9 +818,10 @@ fn mlx5_ib_reg_umr_qp_revokes_reenables_and_rereg_changes_access() {
     assert_eq!(b.d.fw.nic.mkeys[&mkey_index(mr)].pd, umr_pd);
     // update_xlt with ENABLE: CHECK_NOT_FREE, entries by pointer at an offset, new range.
     let mut xlt = Vec::new();
-    // A whole octoword: two MTT entries (the second page stays where it was).
-    xlt.extend((PAGES + 0xb000).to_be_bytes());
-    xlt.extend((PAGES + 0xa000).to_be_bytes());
+    // A whole octoword: two MTT entries (the second page stays where it was), present
+    // (umr.c mlx5r_umr_update_mr_pas: MLX5_IB_MTT_PRESENT).
+    xlt.extend((PAGES + 0xb000 + 3).to_be_bytes());
+    xlt.extend((PAGES + 0xa000 + 3).to_be_bytes());
     b.write(VA + 0x800, &xlt);
     let mut s = MkeySeg::new();
     s.set_flags(u32::from(
@@ -871,7 +876,8 @@ fn mlx5_ib_reg_umr_qp_revokes_reenables_and_rereg_changes_access() {
         m.map,
         MkeyMap::Mtt {
             page_shift: 12,
-            pages: vec![PAGES + 0xb000, PAGES + 0xa000]
+            pages: vec![PAGES + 0xb000, PAGES + 0xa000],
+            enables: vec![3, 3],
         }
     );
     a.write(VA, b"xlt");
