@@ -662,10 +662,11 @@ def dpdk_between_vms(env: Env, up: str, unload: str, files: list[Path], errors) 
     # received every packet vm0 sent (vm0 stopped first; vm1 still counted its last
     # ones) and sent each back, vm0 sent what it received plus the first burst. Slack
     # of a few packets: a frame the peer's kernel sent before testpmd took the port
-    # bounces along, and testpmd drops a packet its TX ring has no room for.
+    # bounces along, testpmd drops a packet its TX ring has no room for, and the host's TAP
+    # segment (the wire) may drop a frame on a loaded host (seen once: 1 of 257,932).
     v0, v1 = got
     assert v0["TX-packets"] >= 32 * 10, got
-    assert 0 <= v1["RX-packets"] - v0["TX-packets"] <= 4, got
+    assert abs(v1["RX-packets"] - v0["TX-packets"]) <= 4, got
     assert abs(v1["TX-packets"] - v1["RX-packets"]) <= 4, got
     assert abs(v0["TX-packets"] - v0["RX-packets"] - 32) <= 4, got
     for v in got:
