@@ -226,6 +226,7 @@ def main() -> int:
         "qp-sq-buf": (qp_req(qbuf_a, db_a, sq_buf=qbuf_a), QPT_RC),
         "qp-unmapped": (qp_req(unmapped(64 * 128), db_a), QPT_RC),
         "qp-misaligned": (qp_req(qbuf_a + 16, db_a), QPT_RC),
+        # A raw packet QP whose SQ buffer (sq_buf_addr) is left at 0.
         "qp-raw-packet": (qp_req(qbuf_a, db_a), QPT_RAW_PACKET),
     }
     for name, (drv, t) in bad_qp.items():
