@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-from harness import Env, check_clean_dmesg, describe, estimate
+from harness import Env, check_clean_dmesg, describe, estimate, soak
 from model_core import mlx5_errors
 from model_eth import eth_vms, section
 
@@ -1404,6 +1404,8 @@ def tests(env: Env):
     yield "ECN marks -> CNPs -> DCQCN between two VMs, cc_params through mlx5_ib's debugfs", \
         ecn_cnp_and_dcqcn_between_vms
 
+    # make soak: ib.py's cx4 <-> rxe test runs the same model against rxe in make test.
+    @soak
     @estimate(350)
     def more_traffic_with_rxe():
         """mlx5_ib on the model (vm0) and soft-RoCE (vm1, virtio-net), each as the server in
