@@ -40,6 +40,7 @@ CLOCK_TOOL = Path(__file__).resolve().parent / "verbs_clock.py"
 MW_TOOL = Path(__file__).resolve().parent / "verbs_mw.py"
 RAW_TOOL = Path(__file__).resolve().parent / "verbs_raw.py"
 DC_TOOL = Path(__file__).resolve().parent / "verbs_dc.py"
+ODP_RACE_TOOL = Path(__file__).resolve().parent / "verbs_odp_race.py"
 # The RC QP set-up the pyverbs tools above share: a file of the share beside them.
 RC_FIXTURE = Path(__file__).resolve().parent / "verbs_rc.py"
 
@@ -901,8 +902,8 @@ def tests(env: Env):
         """tests/verbs_dc.py through libmlx5's mlx5dv and mlx5_ib on the model, one card
         looping back: DCIs and DCTs as rdma-core's test_mlx5_dc.py makes them; SEND into a
         DCT's SRQ, RDMA WRITE and READ, one DCI alternating between two DCTs, data checked;
-        a wrong access key goes unanswered (the card counts the violation) and takes no receive
-        WQE;
+        a wrong access key goes unanswered (the card counts the violation), takes no receive
+        WQE, and the DCI's retries run out (IBV_WC_RETRY_EXC_ERR);
         QUERY_DCT answers. Every DCT was drained (DRAIN_DCT, the DCT_DRAINED event mlx5_ib
         waits for) and destroyed, and no command failed."""
         text, ops, roce = mlx5_ib_tool(DC_TOOL, "--settle $SLOW", [SMALL_TOOL], stats=True)
@@ -920,6 +921,28 @@ def tests(env: Env):
 
     yield "mlx5_ib: DC transport, DCIs to DCTs, SEND/WRITE/READ and the access key " \
         "(verbs_dc.py)", dc_transport_from_user_space
+
+    @estimate(150)
+    def odp_against_an_invalidation_racer():
+        """tests/verbs_odp_race.py through libmlx5 and mlx5_ib on the model, one card looping
+        back: RDMA WRITE, READ and SEND of 16 KiB between two RC QPs from and into an explicit
+        and then the implicit ODP MR over a memfd mapping that a thread zaps (MADV_DONTNEED)
+        every half millisecond. Every completion succeeds with retry_cnt 2 — a page fault in
+        the middle of a message stalls the send queue and costs no transport retry — and
+        every byte lands where it belongs; the card took page faults and mlx5_ib resumed
+        each without error."""
+        text, _, roce = mlx5_ib_tool(ODP_RACE_TOOL, "--settle $SLOW --rounds 30", [SMALL_TOOL],
+                                     stats=True)
+        by = check_steps(text, ["explicit", "implicit"], "ODP race")
+        assert by["closed"]["zaps"] >= 10, by["closed"]
+        m = re.search(r"odp: (\d+) faults (\d+) resumes (\d+) failed", roce)
+        assert m, roce
+        faults, resumes, failed = map(int, m.groups())
+        print(f"{m.group(0)}, {by['closed']['zaps']} zaps", file=sys.stderr)
+        assert faults > 0 and resumes == faults and failed == 0, roce
+
+    yield "mlx5_ib: ODP against an invalidation racer (MADV_DONTNEED loop), data checked " \
+        "(verbs_odp_race.py)", odp_against_an_invalidation_racer
 
     @estimate(150)
     def raw_packet_qps_between_vms():

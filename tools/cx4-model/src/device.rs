@@ -78,6 +78,11 @@ pub struct Device {
     health_synd: Option<u8>,
     /// The fatal syndrome survives function resets (a hardware fault) until cleared.
     health_persist: bool,
+    /// Wakes the thread that runs the RoCE and pause timers ([`Device::wire_tick`]) from
+    /// its poll(2).
+    timer_wake: Option<std::sync::Arc<crate::runtime::Wake>>,
+    /// Until when that thread sleeps (the model's clock, ns; `u64::MAX`: until woken).
+    timer_sleep_until: u64,
 }
 
 impl Device {
@@ -95,6 +100,8 @@ impl Device {
             cmdq_addr_l: 0,
             doorbells: 0,
             bar_reads: 0,
+            timer_wake: None,
+            timer_sleep_until: u64::MAX,
             bar_writes: 0,
             health_synd: None,
             health_persist: false,
@@ -480,7 +487,9 @@ impl Device {
             }
             REGION_BAR0 => {
                 self.bar_writes += 1;
-                self.bar0_write(off, data)
+                let r = self.bar0_write(off, data);
+                self.kick_timers();
+                r
             }
             _ => Err(AccessError::OutOfRange),
         }
@@ -502,15 +511,42 @@ impl Device {
         self.hca.attach(port);
     }
 
-    /// When the wire thread must call [`Device::wire_tick`] even if the segment stays quiet:
-    /// the pause timer (`port.rs`), a RoCE requester's ACK or RNR timer, a frame the
-    /// `roce-wire` fault holds back.
-    pub fn wire_deadline(&self) -> Option<std::time::Duration> {
-        self.hca
+    /// When the timer thread (the wire's receive loop) must call [`Device::wire_tick`] even
+    /// if the segment stays quiet: the pause timer (`port.rs`), a RoCE requester's ACK or RNR
+    /// timer, a frame the `roce-wire` fault holds back. The thread sleeps until then: a timer
+    /// armed earlier meanwhile (by a doorbell) wakes it ([`Device::set_timer_wake`]).
+    pub fn wire_deadline(&mut self) -> Option<std::time::Duration> {
+        let d = self
+            .hca
             .pause_deadline(&self.bus)
             .into_iter()
             .chain(self.hca.roce_deadline())
-            .min()
+            .min();
+        self.hca.take_roce_armed();
+        self.timer_sleep_until = d.map_or(u64::MAX, |d| {
+            crate::clock::now_ns().saturating_add(d.as_nanos().try_into().unwrap_or(u64::MAX))
+        });
+        d
+    }
+
+    /// Hands the timer thread's wake-up to the device.
+    pub fn set_timer_wake(&mut self, wake: std::sync::Arc<crate::runtime::Wake>) {
+        self.timer_wake = Some(wake);
+    }
+
+    /// Wakes the timer thread if a doorbell armed a RoCE timer (an ACK timer, or responses
+    /// to stream) earlier than it sleeps: with nothing coming from the segment — requests
+    /// looped back inside the card, a DCT that drops a wrong key — it would sleep through it.
+    fn kick_timers(&mut self) {
+        let Some(at) = self.hca.take_roce_armed() else {
+            return;
+        };
+        if at < self.timer_sleep_until {
+            self.timer_sleep_until = at;
+            if let Some(w) = &self.timer_wake {
+                w.kick();
+            }
+        }
     }
 
     /// The wire thread's timers: pause expiry and the RoCE engine's.

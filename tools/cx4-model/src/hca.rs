@@ -342,6 +342,11 @@ impl Hca {
     pub fn roce_deadline(&self) -> Option<std::time::Duration> {
         self.roce.deadline(&self.port)
     }
+
+    /// The earliest RoCE timer armed since the last call (ns, the model's clock).
+    pub fn take_roce_armed(&mut self) -> Option<u64> {
+        self.roce.take_armed()
+    }
 }
 
 /// The firmware the model's configuration describes: the chip's shipped capability profile

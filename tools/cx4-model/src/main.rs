@@ -66,6 +66,9 @@ fn main() -> ExitCode {
             eprintln!("cx4-model: wire threads: {e}");
             return ExitCode::FAILURE;
         }
+    } else if let Err(e) = runtime::spawn_timers(dev.clone()) {
+        eprintln!("cx4-model: timer thread: {e}");
+        return ExitCode::FAILURE;
     }
     if let Some(path) = &cfg.control {
         if let Err(e) = transport::spawn_control(path, dev.clone()) {

@@ -218,33 +218,19 @@ impl Tap {
         Ok(())
     }
 
-    /// Waits until a frame can be read (true) or `timeout` passed (false); `None` waits for a
-    /// frame only. Timeouts are rounded up to whole milliseconds.
-    pub fn wait_readable(&self, timeout: Option<std::time::Duration>) -> io::Result<bool> {
-        let ms = match timeout {
-            None => -1,
-            Some(t) => t.as_micros().div_ceil(1000).clamp(1, 60_000) as i32,
-        };
-        let mut pfd = libc::pollfd {
-            fd: self.file.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: poll reads and writes one pollfd at the pointer, a live local; the fd is the
-        // open TAP.
-        let n = unsafe { libc::poll(&mut pfd, 1, ms) };
-        match n {
-            n if n < 0 => {
-                let e = io::Error::last_os_error();
-                if e.kind() == io::ErrorKind::Interrupted {
-                    Ok(false)
-                } else {
-                    Err(e)
-                }
-            }
-            0 => Ok(false),
-            _ => Ok(true),
+    /// Waits until a frame can be read (true), or `timeout` passed or `wake` was kicked
+    /// (false); `None` waits for a frame or a kick only. Timeouts are rounded up to whole
+    /// milliseconds.
+    pub fn wait_readable(
+        &self,
+        timeout: Option<std::time::Duration>,
+        wake: &crate::runtime::Wake,
+    ) -> io::Result<bool> {
+        let [tap, woken] = crate::runtime::poll_two(self.file.as_raw_fd(), wake, timeout)?;
+        if woken {
+            wake.clear();
         }
+        Ok(tap)
     }
 }
 

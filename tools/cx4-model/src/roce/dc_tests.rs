@@ -517,7 +517,26 @@ fn a_wrong_access_key_is_dropped_counted_and_reported_once_armed() {
     let dctn = b.dct();
     b.post_srq(VA + 0x8000, 64);
     ok::<cmds::ArmDctForKeyViolation>(&mut b.d, |i| i.set_dct_number(dctn));
+    // The timer thread sleeps with nothing due; the doorbell's ACK timer wakes it (nothing
+    // will come back from the segment to do so).
+    let wake = Arc::new(crate::runtime::Wake::new().unwrap());
+    a.d.set_timer_wake(wake.clone());
+    assert_eq!(a.d.wire_deadline(), None);
+    let woken = |w: &crate::runtime::Wake| {
+        crate::runtime::poll_two(-1, w, Some(std::time::Duration::ZERO)).unwrap()[1]
+    };
+    assert!(!woken(&wake));
     let idx = a.post_dc(wop::SEND, (dctn, KEY ^ 1), &b, &[data(8, a.lkey, VA)]);
+    assert!(
+        woken(&wake),
+        "the ACK timer the doorbell armed wakes the timer thread"
+    );
+    wake.clear();
+    let due = a.d.wire_deadline().expect("the ACK timer");
+    assert!(
+        due > std::time::Duration::from_millis(500),
+        "{due:?}: 4.096 us << 18"
+    );
     shuttle(&mut a, &mut b, &mut |_, _| false);
     assert_eq!(b.event(), Some((event_type::DCT_KEY_VIOLATION, dctn)));
     assert!(

@@ -184,6 +184,10 @@ impl Roce<'_> {
         };
         f(self, bus, &mut q, &v);
         self.report_q_counts(&mut q);
+        // A timer this call started, or responses left to stream (due at once).
+        if let Some(at) = q.deadline().or(q.responding().then_some(0)) {
+            self.roce.armed = Some(self.roce.armed.map_or(at, |a| a.min(at)));
+        }
         // The QP may have been reset meanwhile (it cannot from here), keep the state.
         self.roce.qps.insert(qpn, q);
         self.roce_drain_loopback(bus);
@@ -619,6 +623,10 @@ impl Roce<'_> {
         let (Some(w), Some(path)) = (q.wqe(tx.wqe_index), q.path) else {
             return;
         };
+        if self.roce.odp.gather_held(q.qpn) {
+            // Stalled on a page fault: the resume transmits again from the faulting packet.
+            return;
+        }
         let len = if tx.opcode.info().payload {
             tx.len as usize
         } else {
@@ -645,7 +653,7 @@ impl Roce<'_> {
         if let Err(e) = gathered.unwrap_or_else(|| gather(&mut vec![0u8; len])) {
             // A page zapped under the posted WQE (on-demand paging): a page fault, the
             // retransmission after the resume sends the packet (`odp.rs`).
-            if self.wqe_faults(bus, v, w) && self.sq_page_fault(bus, q, w.index, w.op()) {
+            if self.wqe_faults(bus, v, w) && self.gather_page_fault(bus, q, w, tx.psn) {
                 return;
             }
             // The buffer changed under a posted WQE (deregistered): nothing is sent; the
@@ -798,7 +806,7 @@ impl Roce<'_> {
             .roce
             .qps
             .values()
-            .filter(|q| q.deadline().is_some_and(|d| d <= now) && !self.roce.cong.holds(q.qpn))
+            .filter(|q| q.deadline().is_some_and(|d| d <= now) && !self.roce.timer_held(q.qpn))
             .map(|q| q.qpn)
             .collect();
         // QPs in error flush what the driver posted since (ib_drain_rq posts a receive and

@@ -188,6 +188,10 @@ pub struct Engine {
     pub dc_conns: super::dc::DctConns,
     /// Page faults out and the queues they hold (`odp.rs`).
     pub odp: super::odp::OdpState,
+    /// The earliest timer a QP armed since the timer thread last looked
+    /// ([`super::RoceEngine::take_armed`]): a doorbell's requests start an ACK timer that
+    /// thread, asleep in poll(2) since, knows nothing of.
+    pub armed: Option<u64>,
 }
 
 /// Where the device is in an SRQ: the WQE at the head of its free list, and how many WQEs it
@@ -245,6 +249,13 @@ impl Engine {
             .max(1)
     }
 
+    /// Whether QP `qpn`'s requester timer stands still: its request frames wait to leave
+    /// (the ACK timer runs from their departure), or its send queue stalled on a page fault
+    /// (`odp.rs`: the resume transmits again).
+    pub fn timer_held(&self, qpn: u32) -> bool {
+        self.cong.holds(qpn) || self.odp.gather_held(qpn)
+    }
+
     /// The earliest requester deadline (none of a QP whose request frames wait to leave: its
     /// ACK timer runs from their departure); a QP in error asks to be woken every
     /// [`ERROR_FLUSH_PERIOD_NS`] after `now` (for receive WQEs to flush).
@@ -260,7 +271,7 @@ impl Engine {
         .then_some(now);
         self.qps
             .values()
-            .filter(|q| !self.cong.holds(q.qpn))
+            .filter(|q| !self.timer_held(q.qpn))
             .filter_map(QpEngine::deadline)
             .chain(flush)
             .chain(streaming)

@@ -205,13 +205,18 @@ impl RoceEngine {
         }
     }
 
+    /// The earliest timer a QP armed since the last call (the engine's clock, ns), if any.
+    pub fn take_armed(&mut self) -> Option<u64> {
+        self.state.armed.take()
+    }
+
     /// Whether a requester's timer or a frame the `roce-wire` fault holds back is due by
     /// `now` (a busy segment must not starve them).
     pub fn timers_due(&self, now: u64) -> bool {
         self.state
             .qps
             .values()
-            .any(|q| q.deadline().is_some_and(|d| d <= now))
+            .any(|q| q.deadline().is_some_and(|d| d <= now) && !self.state.timer_held(q.qpn))
             || self.state.wire.next_release().is_some_and(|t| t <= now)
     }
 

@@ -46,6 +46,7 @@ use crate::{
 
 use super::engine::{QpEngine, RespSide};
 use super::headers::Service;
+use super::psn::Psn;
 use super::qp_view::QpView;
 use super::responder::{RespAction, RespFault};
 use super::status::WcStatus;
@@ -71,6 +72,10 @@ pub enum RqHold {
 pub struct OdpState {
     /// Requesters holding a WQE (its counter) until the resume, by QP number.
     pub sq: BTreeMap<u32, u16>,
+    /// Requesters whose send queue stalled on a packet's gather (a page zapped after the
+    /// WQE was fetched): the PSN to transmit again from at the resume, by QP number. They
+    /// send nothing and their ACK timer stands still meanwhile.
+    pub gather: BTreeMap<u32, Psn>,
     /// Responders held, by QP number.
     pub rq: BTreeMap<u32, RqHold>,
     /// Page-fault events raised.
@@ -87,7 +92,13 @@ impl OdpState {
     /// Drops what QP `qpn` held (it left RTS/RTR, or is gone).
     pub fn forget(&mut self, qpn: u32) {
         self.sq.remove(&qpn);
+        self.gather.remove(&qpn);
         self.rq.remove(&qpn);
+    }
+
+    /// Whether QP `qpn`'s requester stalled on a gather fault.
+    pub fn gather_held(&self, qpn: u32) -> bool {
+        self.gather.contains_key(&qpn)
     }
 }
 
@@ -184,6 +195,23 @@ impl Roce<'_> {
         }
         self.roce.odp.sq.insert(q.qpn, index);
         self.wqe_fault(bus, q.qpn, ty, index);
+        true
+    }
+
+    /// Packet `psn` of WQE `w` met a page zapped after the WQE was fetched: the send queue
+    /// stalls as on a fetch fault, and the resume transmits again from `psn` (costing no
+    /// transport retry: nothing was lost on the wire). False if this QP may not fault here.
+    pub(super) fn gather_page_fault(
+        &mut self,
+        bus: &mut Bus,
+        q: &QpEngine,
+        w: &SendWqe,
+        psn: Psn,
+    ) -> bool {
+        if !self.sq_page_fault(bus, q, w.index, w.op()) {
+            return false;
+        }
+        self.roce.odp.gather.entry(q.qpn).or_insert(psn);
         true
     }
 
@@ -358,7 +386,14 @@ impl Roce<'_> {
                     log::debug!("PAGE_FAULT_RESUME of QP {qpn:#x}'s send queue: nothing held");
                     continue;
                 };
+                let gather = self.roce.odp.gather.remove(&qpn);
                 self.with_qp(bus, qpn, |d, bus, q, v| {
+                    if let (Some(psn), false, Some(super::engine::ReqSide::Rc(r))) =
+                        (gather, error, &mut q.req)
+                    {
+                        let acts = r.resume_at(psn, super::engine::now_ns());
+                        d.req_actions(bus, q, v, acts, &[]);
+                    }
                     if error {
                         let op = d.sq_wqe_opcode(bus, q, v);
                         log::warn!(

@@ -157,3 +157,55 @@ fn an_rdma_write_fault_names_the_rkey_and_an_error_resume_fails_the_write() {
     assert_eq!(b.state(), qpc_state::ERR);
     assert_ne!(b.read(VA + 0x100, 8), b"write me");
 }
+
+#[test]
+fn a_page_zapped_under_a_posted_send_stalls_the_queue_without_spending_retries() {
+    let (mut a, mut b) = pair(qpc_st::RC, 14);
+    a.take_page_faults();
+    a.write(VA, b"zapped in flight");
+    b.post_recv(VA + 0x40, 64);
+    a.post_send(wop::SEND, &[data(16, a.lkey, VA)], 0, true);
+    // The request leaves and is lost; then an invalidation zaps the page under the WQE.
+    assert_eq!(shuttle(&mut a, &mut b, &mut |from_a, _| from_a), 1);
+    a.set_enables(0);
+    let retries = |c: &Card| match &c.d.roce.state.qps[&c.qpn].req {
+        Some(crate::roce::engine::ReqSide::Rc(r)) => r.retries_left(),
+        _ => panic!("an RC requester"),
+    };
+    let before = retries(&a);
+    // The ACK timer's retransmission (the loss costs one retry) meets the missing page:
+    // a WQE page fault, nothing sent.
+    let t0 = crate::roce::engine::now_ns();
+    a.d.roce_tick_at(t0 + 1_000_000_000);
+    assert_eq!(
+        run(&mut a, &mut b),
+        0,
+        "nothing sent while the page is missing"
+    );
+    assert_eq!(retries(&a), before - 1);
+    let f = a.page_faults();
+    assert_eq!(f.len(), 1);
+    assert_eq!(
+        (f[0][3], be16(&f[0], 0x26), be32(&f[0], 0x38)),
+        (
+            pfault_subtype::WQE,
+            0,
+            u32::from(pfault_wqe_type::REQ_SEND_OR_WRITE) << 24 | a.qpn
+        )
+    );
+    // The driver takes its time: the send queue stands still, its ACK timer with it.
+    for k in 2..20u64 {
+        a.d.roce_tick_at(t0 + k * 1_000_000_000);
+        assert_eq!(run(&mut a, &mut b), 0);
+    }
+    assert_eq!(retries(&a), before - 1, "no retry spent while stalled");
+    assert!(a.next_cqe(false).is_none());
+    assert_eq!(a.page_faults().len(), 1, "one fault per hold");
+    // The resume sends the packet again at once.
+    a.set_enables(3);
+    a.resume(pfault_wqe_type::REQ_SEND_OR_WRITE, false);
+    assert_eq!(run(&mut a, &mut b), 2, "the request and its ACK");
+    assert_eq!(a.next_cqe(false).unwrap()[63] >> 4, cqe_op::REQ);
+    assert_eq!(b.read(VA + 0x40, 16), b"zapped in flight");
+    assert_eq!(retries(&a), before, "an ACK restores the retry count");
+}

@@ -681,6 +681,20 @@ impl Requester {
         true
     }
 
+    /// The send queue stalled on a page fault when packet `p` was gathered (`odp.rs`: it
+    /// sent nothing from `p` on) and the driver resumed it: transmit again from `p`, as
+    /// go-back-N but costing no transport retry, with the local ACK timer started afresh.
+    pub fn resume_at(&mut self, p: Psn, now: u64) -> Vec<ReqAction> {
+        let mut out = Vec::new();
+        if self.error || !self.in_flight(p) {
+            return out;
+        }
+        self.send_psn = p;
+        self.arm(now);
+        self.pump(now, &mut out);
+        out
+    }
+
     /// Go-back-N from `p`, costing a transport retry; with none left the QP fails.
     fn retry(&mut self, p: Psn, now: u64, out: &mut Out) {
         if self.retry_left == 0 {
