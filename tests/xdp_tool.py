@@ -11,18 +11,24 @@ them as a user would.
                                       at a time, and prints "reflected K/N": the frames that
                                       came back within 2 s, MACs swapped, payload intact
 
-    xdp_tool.py xsk IF Q PEERMAC N DIR CLOSE
+    xdp_tool.py xsk IF Q PEERMAC N DIR CTL
                                       AF_XDP in zero-copy mode on queue Q of IF: pins and
                                       attaches DIR/xsk (frames of EtherType 0x88b5 to the
-                                      socket through an XSKMAP, the rest passed), binds with
-                                      XDP_ZEROCOPY, prints "ready", receives N frames from the
-                                      peer ("xsk rx K/N"), sends N to PEERMAC ("xsk tx K/N"
-                                      completed), prints "xsk done", then closes the socket
-                                      once the file CLOSE exists ("closed")
+                                      socket through an XSKMAP, the rest passed), waits for
+                                      the carrier ("attached") and for the file CTL.bind,
+                                      binds with XDP_ZEROCOPY ("napi_id N": the socket's
+                                      SO_INCOMING_NAPI_ID), prints "ready", receives N frames
+                                      from the peer ("xsk rx K/N"), sends N to PEERMAC ("xsk tx
+                                      K/N" completed), prints "xsk done"; then, each time the
+                                      file CTL.send appears (it is removed), sends N more
+                                      ("xsk again K/N" completed), until the file CTL.close
+                                      exists: closes the socket ("closed")
     xdp_tool.py xsk-bind IF Q         binds a zero-copy AF_XDP socket to queue Q: "bound" or
                                       "bind failed: errno E"
     xdp_tool.py xsk-peer IF MAC N     sends N numbered frames to MAC, then receives the N the
                                       XSK side sends back: "peer rx K/N"
+    xdp_tool.py xsk-listen IF MAC N   receives (60 s at most) the N frames the XSK side sends
+                                      again: "peer again K/N"
     xdp_tool.py blast IF MAC SECS     sends frames to MAC for SECS seconds: "blasted N"
 
 Every program counts each frame in the map's one slot, then returns its verdict; `tx` sends
@@ -218,6 +224,7 @@ AF_XDP, SOL_XDP = 44, 283
 XDP_MMAP_OFFSETS, XDP_RX_RING, XDP_TX_RING = 1, 2, 3
 XDP_UMEM_REG, XDP_UMEM_FILL_RING, XDP_UMEM_COMPLETION_RING = 4, 5, 6
 XDP_ZEROCOPY = 1 << 2
+SO_INCOMING_NAPI_ID = 56
 PGOFF_RX, PGOFF_TX, PGOFF_FILL, PGOFF_COMP = 0, 0x80000000, 0x100000000, 0x180000000
 FRAMES, CHUNK, RING = 1024, 2048, 512
 
@@ -283,7 +290,34 @@ def test_frame(dst: bytes, src: bytes, tag: str, i: int) -> bytes:
     return dst + src + struct.pack("!H", ETH_P_TEST) + f"cx4-xsk-{tag} {i:04d} ".encode().ljust(64, b"x")
 
 
-def cmd_xsk(ifname: str, queue: int, peer: str, n: int, d: str, close: str) -> None:
+def wait_file(path: str, secs: float) -> bool:
+    t_end = time.time() + secs
+    while not os.path.exists(path) and time.time() < t_end:
+        time.sleep(0.05)
+    return os.path.exists(path)
+
+
+def xsk_send(fd: int, umem: mmap.mmap, tx, comp, base: int, n: int, dst: bytes, src: bytes,
+             tag: str) -> int:
+    """Queues N frames to `dst` on the TX ring (from producer `base`), kicks the driver until
+    their completions are back (30 s at most); returns how many came back."""
+    for i in range(n):
+        addr = (RING + i) * CHUNK
+        f = test_frame(dst, src, tag, i)
+        umem[addr:addr + len(f)] = f
+        struct.pack_into("<QII", tx[0], tx[3] + 16 * ((base + i) % RING), addr, len(f), 0)
+    ring_set(tx, tx[1], base + n)
+    done, t_end = 0, time.time() + 30
+    while done < n and time.time() < t_end:
+        libc.sendto(fd, None, 0, socket.MSG_DONTWAIT, None, 0)
+        prod, cons = ring_get(comp, comp[1]), ring_get(comp, comp[2])
+        done += (prod - cons) & 0xFFFFFFFF
+        ring_set(comp, comp[2], prod)
+        time.sleep(0.02)
+    return done
+
+
+def cmd_xsk(ifname: str, queue: int, peer: str, n: int, d: str, ctl: str) -> None:
     import subprocess
     os.makedirs(d, exist_ok=True)
     m = bpf(BPF_MAP_CREATE, struct.pack("<IIIII", BPF_MAP_TYPE_ARRAY, 4, 8, 1, 0))
@@ -291,9 +325,24 @@ def cmd_xsk(ifname: str, queue: int, peer: str, n: int, d: str, close: str) -> N
     pin(load(xsk_redirect(m, xskmap), b"xdp_xsk"), f"{d}/xsk")
     subprocess.run(["ip", "-force", "link", "set", "dev", ifname, "xdpdrv", "pinned",
                     f"{d}/xsk"], check=True)
+    # The first program may have reopened the channels: the bind is measured from a link
+    # that is up again.
+    t_end = time.time() + 30
+    while time.time() < t_end:
+        with open(f"/sys/class/net/{ifname}/carrier") as c:
+            if c.read().strip() == "1":
+                break
+        time.sleep(0.1)
+    print("attached", flush=True)
+    wait_file(ctl + ".bind", 120)
     umem = mmap.mmap(-1, FRAMES * CHUNK, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     fd, rings = xsk_socket(ifname, queue, umem)
     xsk_bind(fd, ifname, queue)
+    napi = ctypes.c_uint32(0)
+    nl = ctypes.c_uint32(4)
+    check(libc.getsockopt(fd, socket.SOL_SOCKET, SO_INCOMING_NAPI_ID, ctypes.byref(napi),
+                          ctypes.byref(nl)), "SO_INCOMING_NAPI_ID")
+    print(f"napi_id {napi.value}", flush=True)
     key, val = ctypes.c_uint32(queue), ctypes.c_uint32(fd)
     bpf(BPF_MAP_UPDATE_ELEM, struct.pack("<IIQQQ", xskmap, 0, ctypes.addressof(key),
                                          ctypes.addressof(val), 0))
@@ -327,23 +376,16 @@ def cmd_xsk(ifname: str, queue: int, peer: str, n: int, d: str, close: str) -> N
         ring_set(rx, rx[2], cons)
         ring_set(fill, fill[1], fprod)
     print(f"xsk rx {len(seen)}/{n}, bad {bad}", flush=True)
-    for i in range(n):
-        addr = (RING + i) * CHUNK
-        f = test_frame(peer_mac, me, "side", i)
-        umem[addr:addr + len(f)] = f
-        struct.pack_into("<QII", tx[0], tx[3] + 16 * (i % RING), addr, len(f), 0)
-    ring_set(tx, tx[1], n)
-    done, t_end = 0, time.time() + 30
-    while done < n and time.time() < t_end:
-        libc.sendto(fd, None, 0, socket.MSG_DONTWAIT, None, 0)
-        prod, cons = ring_get(comp, comp[1]), ring_get(comp, comp[2])
-        done += (prod - cons) & 0xFFFFFFFF
-        ring_set(comp, comp[2], prod)
-        time.sleep(0.02)
+    done = xsk_send(fd, umem, tx, comp, 0, n, peer_mac, me, "side")
     print(f"xsk tx {done}/{n}", flush=True)
     print("xsk done", flush=True)
-    t_end = time.time() + 120
-    while not os.path.exists(close) and time.time() < t_end:
+    base, t_end = n, time.time() + 300
+    while not os.path.exists(ctl + ".close") and time.time() < t_end:
+        if os.path.exists(ctl + ".send"):
+            os.unlink(ctl + ".send")
+            done = xsk_send(fd, umem, tx, comp, base, n, peer_mac, me, "again")
+            base += n
+            print(f"xsk again {done}/{n}", flush=True)
         time.sleep(0.05)
     for r in rings.values():
         r[0].close()
@@ -380,6 +422,20 @@ def cmd_xsk_peer(ifname: str, mac: str, n: int) -> None:
     print(f"peer rx {len(seen)}/{n}")
 
 
+def cmd_xsk_listen(ifname: str, mac: str, n: int) -> None:
+    s, me, dst = test_socket(ifname, mac)
+    seen, t_end = set(), time.time() + 60
+    print("listening", flush=True)
+    while len(seen) < n:
+        frame = next_frame(s, t_end)
+        if frame is None:
+            break
+        mm = re.match(rb"cx4-xsk-again (\d{4}) x+$", frame[14:14 + 64])
+        if frame[0:6] == me and frame[6:12] == dst and mm:
+            seen.add(int(mm.group(1)))
+    print(f"peer again {len(seen)}/{n}")
+
+
 def cmd_blast(ifname: str, mac: str, secs: float) -> None:
     s, me, dst = test_socket(ifname, mac)
     sent, t_end = 0, time.time() + secs
@@ -404,6 +460,8 @@ def main() -> None:
         cmd_xsk_bind(a[1], int(a[2]))
     elif a[:1] == ["xsk-peer"] and len(a) == 4:
         cmd_xsk_peer(a[1], a[2], int(a[3]))
+    elif a[:1] == ["xsk-listen"] and len(a) == 4:
+        cmd_xsk_listen(a[1], a[2], int(a[3]))
     elif a[:1] == ["blast"] and len(a) == 4:
         cmd_blast(a[1], a[2], float(a[3]))
     else:

@@ -124,6 +124,12 @@ void ksys_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi
 	netif_napi_add(dev, napi, poll);
 }
 
+void ksys_helper_netif_napi_add_config(struct net_device *dev, struct napi_struct *napi,
+				       int (*poll)(struct napi_struct *, int), int index)
+{
+	netif_napi_add_config(dev, napi, poll, index);
+}
+
 void ksys_helper_netif_napi_del(struct napi_struct *napi)
 {
 	netif_napi_del(napi);

@@ -62,6 +62,8 @@ bool ksys_helper_netdev_xmit_more(void);
 bool ksys_helper_netif_carrier_ok(const struct net_device *dev);
 void ksys_helper_netif_napi_add(struct net_device *dev, struct napi_struct *napi,
 				int (*poll)(struct napi_struct *, int));
+void ksys_helper_netif_napi_add_config(struct net_device *dev, struct napi_struct *napi,
+				       int (*poll)(struct napi_struct *, int), int index);
 void ksys_helper_netif_napi_del(struct napi_struct *napi);
 void ksys_helper_netif_napi_set_irq(struct napi_struct *napi, int irq);
 bool ksys_helper_netif_running(const struct net_device *dev);

@@ -147,6 +147,23 @@ impl<P: NapiPoller> Napi<P> {
     /// e.g. with `KBox::pin_init(Napi::new(dev, poller), GFP_KERNEL)`.
     #[inline]
     pub fn new(dev: &Device, poller: P) -> impl PinInit<Self, Error> + '_ {
+        Self::with_config(dev, poller, None)
+    }
+
+    /// As [`Napi::new`], the instance's persistent configuration being the device's slot
+    /// `index` (`netif_napi_add_config()`): its NAPI ID, given at the first enable, stays the
+    /// same across disable/enable and across instances of that index (a plain instance gets
+    /// a new one at each enable), so a socket that took it (`SO_INCOMING_NAPI_ID`, an AF_XDP
+    /// socket at bind) keeps busy-polling the right instance. An index past the device's
+    /// queues gets a plain instance.
+    #[inline]
+    pub fn new_indexed(dev: &Device, poller: P, index: u32) -> impl PinInit<Self, Error> + '_ {
+        let slots = dev.num_rx_queues().max(dev.num_tx_queues());
+        Self::with_config(dev, poller, (index < slots).then_some(index))
+    }
+
+    #[inline]
+    fn with_config(dev: &Device, poller: P, index: Option<u32>) -> impl PinInit<Self, Error> + '_ {
         try_pin_init!(Self {
             owner: Owner::of(dev),
             poller: UnsafeCell::new(poller),
@@ -159,9 +176,19 @@ impl<P: NapiPoller> Napi<P> {
                 // C API expects of a new instance (kzalloc'ed in C drivers), then added to the
                 // live device, which `owner` keeps allocated until it is deleted. Polls
                 // only start once it is enabled, i.e. after the whole `Napi` is initialized.
+                // A config index is below the device's queue count, the size of its
+                // `napi_config` array.
                 unsafe {
                     core::ptr::write_bytes(slot, 0, 1);
-                    ksys::netif_napi_add(dev.as_raw(), slot, Some(Self::poll_fn));
+                    match index {
+                        Some(i) => ksys::netif_napi_add_config(
+                            dev.as_raw(),
+                            slot,
+                            Some(Self::poll_fn),
+                            i as i32,
+                        ),
+                        None => ksys::netif_napi_add(dev.as_raw(), slot, Some(Self::poll_fn)),
+                    }
                 }
             }),
             _pin: PhantomPinned,

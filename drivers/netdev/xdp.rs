@@ -277,7 +277,9 @@ impl XdpRxq {
 /// (`xdp_rxq_info_reg_mem_model()`; `allocator` is the page pool for `MEM_TYPE_PAGE_POOL`,
 /// NULL for the XSK pool's).
 ///
-/// NAPI ID 0: busy polling does not reach the queue.
+/// NAPI ID 0: 7.2's `struct xdp_rxq_info` keeps none (`__xdp_rxq_info_reg()` ignores the
+/// argument); busy polling finds the queue's NAPI through its link (`netif_queue_set_napi()`,
+/// which `xsk_bind()` reads).
 pub(crate) fn register_rxq(
     dev: &Device,
     queue: u32,

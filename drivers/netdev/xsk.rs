@@ -417,6 +417,18 @@ impl XskFrame<'_> {
         self.len() == 0
     }
 
+    /// The frame's bytes now (after the program), e.g. to copy them out for XDP_TX (en/xdp.c
+    /// `mlx5e_xmit_xdp_buff` on an XSK RQ copies the frame into a page of its own).
+    pub fn data(&self) -> &[u8] {
+        // SAFETY: A prepared buffer we own (`&self`: no program runs meanwhile); the kernel's
+        // helpers keep `data..data_end` inside the chunk, which stays ours while `self` lives.
+        unsafe {
+            let b = &*self.raw.as_ptr();
+            let len = (b.data_end as usize).saturating_sub(b.data as usize);
+            core::slice::from_raw_parts(b.data.cast::<u8>(), len)
+        }
+    }
+
     /// Carries out the XDP_REDIRECT `prog` just returned (`xdp_do_redirect()`): into the
     /// socket's RX ring without a copy (an XSKMAP entry of this queue), else copied. `Err`
     /// (the buffer freed) if the target refused it; [`crate::xdp::flush_redirects`] before

@@ -90,6 +90,18 @@ impl Tir {
         })
     }
 
+    /// A channel's direct TIR over its one-entry RQT `rqtn` (`mlx5e_tir_builder_build_rqt`
+    /// and `_build_direct`, as en/rx_res.c builds them): the RQT is redirected in place
+    /// (MODIFY_RQT) when the channel's receive queue changes, e.g. to its XSK RQ.
+    pub(crate) fn create_direct_rqt(mdev: &Arc<Mdev>, tdn: u32, rqtn: u32) -> Result<Self> {
+        Self::create(mdev, |c| {
+            c.set_transport_domain(tdn);
+            c.set_disp_type(disp_type::INDIRECT.into());
+            c.set_indirect_table(rqtn);
+            c.set_rx_hash_fn(rx_hash_fn::INVERTED_XOR8.into());
+        })
+    }
+
     /// An indirect TIR hashing into RQT `rqtn` (`mlx5e_tir_builder_build_rqt` +
     /// `_build_rss`), merging TCP segments as `lro` says (`_build_packet_merge`).
     pub(crate) fn create_indirect(

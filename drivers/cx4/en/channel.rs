@@ -10,6 +10,7 @@
 //! kernel's algorithm moves the CQ's moderation ([`CqModerator`], en_dim.c).
 
 use core::sync::atomic::{
+    AtomicU32,
     AtomicU64,
     Ordering, //
 };
@@ -51,60 +52,9 @@ use crate::{
         netdev::EnPriv,
         rx::RxRing,
         stats::ChannelStats,
-        xsk::{
-            XskRq,
-            XskSq, //
-        },
+        xsk::XskQueues,
     },
 };
-
-/// A channel's receive ring: over page-pool pages, or over an AF_XDP socket's buffers.
-pub(crate) enum ChannelRx {
-    /// The usual ring.
-    Pages(RxRing),
-    /// Over an XSK pool (en/xsk/setup.c `mlx5e_open_xsk_rq`).
-    Xsk(XskRq),
-}
-
-impl ChannelRx {
-    pub(crate) fn rqn(&self) -> u32 {
-        match self {
-            Self::Pages(r) => r.rqn(),
-            Self::Xsk(r) => r.rqn(),
-        }
-    }
-
-    fn in_error(&self) -> bool {
-        match self {
-            Self::Pages(r) => r.in_error(),
-            Self::Xsk(r) => r.in_error(),
-        }
-    }
-
-    fn short(&self) -> bool {
-        match self {
-            Self::Pages(r) => r.short(),
-            Self::Xsk(r) => r.short(),
-        }
-    }
-
-    fn recover(&mut self, cq: &mut Cq, st: &ChannelStats) -> Result<bool> {
-        match self {
-            Self::Pages(r) => r.recover(cq, st),
-            Self::Xsk(r) => r.recover(cq, st),
-        }
-    }
-
-    fn replace_xdp(&mut self, prog: BpfProg) -> Result {
-        match self {
-            Self::Pages(r) => r.replace_xdp(prog),
-            Self::Xsk(r) => {
-                r.replace_xdp(prog);
-                Ok(())
-            }
-        }
-    }
-}
 
 /// The CQ handler of a channel: schedules its NAPI. Holds the channel only while it is open
 /// ([`Kick::clear`] breaks the reference cycle channel → CQ → handler → channel).
@@ -249,10 +199,11 @@ pub(crate) struct ChannelPoll {
     // the send CQ after the SQ, which the channel's owner destroys before dropping the
     // channel (after [`Channel::stop`] dropped DIM).
     dims: Dims,
-    rx: ChannelRx,
+    rx: RxRing,
     rcq: Cq,
-    /// The XSK SQ, with a pool bound to the channel (after the RQ, before the TX slot's SQ).
-    xsk_sq: Option<XskSq>,
+    /// The XSK RQ and SQ with their CQs, with a pool bound to the channel: opened beside the
+    /// regular RQ, which stays posted (en/xsk/setup.c `mlx5e_open_xsk`).
+    xsk: Option<XskQueues>,
     priv_: Arc<EnPriv>,
     ix: u32,
 }
@@ -276,14 +227,19 @@ impl NapiPoller for ChannelPoll {
         let rxcsum = self.priv_.rxcsum.load(Ordering::Relaxed);
         let rxts = self.priv_.tstamp.rx_timer();
         let tx = self.priv_.tx_slot(self.ix);
-        let work = match &mut self.rx {
-            ChannelRx::Pages(r) => r.poll(&mut self.rcq, napi, budget_u, rxcsum, rxts, tx, st),
-            ChannelRx::Xsk(r) => r.poll(&mut self.rcq, napi, budget_u, st),
-        };
-        if self.rx.in_error() {
+        let mut work = self.rx.poll(&mut self.rcq, napi, budget_u, rxcsum, rxts, tx, st);
+        // The XSK RQ takes what the budget leaves (en_txrx.c `mlx5e_napi_poll`); XDP_TX
+        // from it copies the frame into a page of the regular RQ's pool.
+        let mut xsk_busy = false;
+        if let Some(x) = self.xsk.as_mut() {
+            let left = budget_u.saturating_sub(work);
+            let (n, busy) = x.poll(napi, left, self.rx.xdp_tx_pool(), tx, st);
+            work += n;
+            xsk_busy = busy;
+        }
+        if self.rx.in_error() || self.xsk.as_ref().is_some_and(XskQueues::in_error) {
             EnPriv::rx_error(&self.priv_, self.ix);
         }
-        let xsk_busy = self.xsk_sq.as_mut().is_some_and(|s| s.poll(st));
         if work >= budget_u || self.rx.short() || xsk_busy {
             return budget;
         }
@@ -305,8 +261,8 @@ impl NapiPoller for ChannelPoll {
                     let _ = ring.arm();
                 }
             }
-            if let Some(s) = self.xsk_sq.as_mut() {
-                let _ = s.arm();
+            if let Some(x) = self.xsk.as_mut() {
+                x.arm();
             }
             let _ = self.rcq.rearm();
         }
@@ -316,14 +272,14 @@ impl NapiPoller for ChannelPoll {
 
 impl ChannelPoll {
     /// The poller of channel `ix` over its receive CQ and ring (the send ring and CQ `tcqn`
-    /// are in the TX slot) and the XSK SQ, if any, with DIM on the CQs `adaptive` names.
+    /// are in the TX slot) and its XSK queues, if any, with DIM on the CQs `adaptive` names.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         priv_: Arc<EnPriv>,
         ix: u32,
         rcq: Cq,
-        rx: ChannelRx,
-        xsk_sq: Option<XskSq>,
+        rx: RxRing,
+        xsk: Option<XskQueues>,
         tcqn: u32,
         adaptive: Adaptive,
         rx_mode: DimPeriodMode,
@@ -333,10 +289,23 @@ impl ChannelPoll {
             dims,
             rx,
             rcq,
-            xsk_sq,
+            xsk,
             priv_,
             ix,
         })
+    }
+
+    /// Recovers what an error completion stopped: the regular RQ, the XSK RQ, the XSK SQ
+    /// (each only if it is in error); whether any was.
+    fn recover(&mut self, st: &ChannelStats) -> Result<bool> {
+        let mut was = false;
+        if self.rx.in_error() {
+            was |= self.rx.recover(&mut self.rcq, st)?;
+        }
+        if let Some(x) = self.xsk.as_mut() {
+            was |= x.recover(st)?;
+        }
+        Ok(was)
     }
 }
 
@@ -345,6 +314,8 @@ impl ChannelPoll {
 pub(crate) struct Channel {
     ix: u32,
     rqn: u32,
+    /// The XSK RQ's number while the channel has one (0: none).
+    xsk_rqn: AtomicU32,
     /// The send and receive CQs (for `ethtool -C`).
     cqns: [u32; 2],
     priv_: Arc<EnPriv>,
@@ -372,16 +343,20 @@ impl Channel {
     ) -> Result<Arc<Self>> {
         let k = kick.clone();
         let rqn = poll.rx.rqn();
+        let xsk_rqn = poll.xsk.as_ref().map_or(0, XskQueues::rqn);
         let cqns = [tcqn, poll.rcq.cqn()];
+        // Named apart: inside the initializer, `ix` is the field being initialized.
+        let napi_index = ix;
         let ch = Arc::pin_init(
             try_pin_init!(Self {
                 ix,
                 rqn,
+                xsk_rqn: AtomicU32::new(xsk_rqn),
                 cqns,
                 priv_,
                 kick: k,
                 watched: AtomicU64::new(0),
-                napi <- Napi::new(dev, poll),
+                napi <- Napi::new_indexed(dev, poll, napi_index),
             }),
             GFP_KERNEL,
         )?;
@@ -464,10 +439,10 @@ impl Channel {
         self.napi.schedule();
     }
 
-    /// Recovers the RQ after an error completion ([`RxRing::recover`]) with polling
-    /// stopped, then polls again (process context).
+    /// Recovers the queues an error completion stopped ([`RxRing::recover`], the XSK
+    /// queues') with polling stopped, then polls again (process context).
     pub(crate) fn recover_rx(&self, st: &ChannelStats) -> Result<bool> {
-        let r = self.napi.with_disabled(|p| p.rx.recover(&mut p.rcq, st));
+        let r = self.napi.with_disabled(|p| p.recover(st));
         self.napi.schedule();
         r
     }
@@ -475,14 +450,51 @@ impl Channel {
     /// Swaps the XDP program of a channel that runs one, polling stopped meanwhile (so no
     /// frame meets the old program after this returns).
     pub(crate) fn replace_xdp(&self, prog: BpfProg) -> Result {
-        let r = self.napi.with_disabled(|p| p.rx.replace_xdp(prog));
+        let r = self.napi.with_disabled(|p| {
+            if let Some(x) = p.xsk.as_mut() {
+                x.replace_xdp(prog.clone());
+            }
+            p.rx.replace_xdp(prog)
+        });
         self.napi.schedule();
         r
     }
 
-    /// The RQ number.
+    /// Starts polling `xsk` beside the regular queues (en/xsk/setup.c
+    /// `mlx5e_activate_xsk`); [`Channel::rqn`] names its RQ from now on. The caller then
+    /// points the channel's RSS and direct TIR entries at it.
+    pub(crate) fn attach_xsk(&self, xsk: XskQueues) {
+        let rqn = xsk.rqn();
+        let old = self.napi.with_disabled(|p| p.xsk.replace(xsk));
+        self.xsk_rqn.store(rqn, Ordering::Release);
+        self.napi.schedule();
+        drop(old);
+    }
+
+    /// Makes [`Channel::rqn`] name the regular RQ again, before the caller points the
+    /// channel's entries back at it and detaches the XSK queues.
+    pub(crate) fn route_regular(&self) {
+        self.xsk_rqn.store(0, Ordering::Release);
+    }
+
+    /// Stops polling the XSK queues and gives them back (en/xsk/setup.c
+    /// `mlx5e_deactivate_xsk`), after the caller pointed the channel's entries back at the
+    /// regular RQ; dropping them closes them (`mlx5e_close_xsk`). The regular RQ stayed
+    /// posted all along.
+    pub(crate) fn detach_xsk(&self) -> Option<XskQueues> {
+        self.xsk_rqn.store(0, Ordering::Release);
+        let x = self.napi.with_disabled(|p| p.xsk.take());
+        self.napi.schedule();
+        x
+    }
+
+    /// The RQ the channel's RSS and direct TIR entries deliver to: its XSK RQ while it has
+    /// one, else its regular RQ.
     pub(crate) fn rqn(&self) -> u32 {
-        self.rqn
+        match self.xsk_rqn.load(Ordering::Acquire) {
+            0 => self.rqn,
+            n => n,
+        }
     }
 
     /// The channel index.

@@ -31,7 +31,8 @@
 //!   tstamp.rs: hardware timestamps (configuration, `ethtool -T`, the function's clock);
 //!   xdp.rs: XDP on the receive path (the program's verdicts, XDP_TX); netdev/xdp.rs: its
 //!   attachment (`ndo_bpf`) and the layout it needs; xsk.rs: AF_XDP zero copy (a channel's
-//!   RQ and second SQ over a socket's buffer pool), netdev/xdp.rs binds the pools;
+//!   XSK RQ and SQ over a socket's buffer pool, beside its regular queues), netdev/xdp.rs
+//!   binds the pools without reopening anything;
 //! - selftest.rs (only with `CX4_TEST_HOOKS=y`): the debugfs `selftest` file, which drives
 //!   core and Ethernet objects directly for the tests.
 //!

@@ -63,7 +63,6 @@ use crate::{
             Adaptive,
             Channel,
             ChannelPoll,
-            ChannelRx,
             Kick, //
         },
         dcb::DcbState,
@@ -83,6 +82,7 @@ use crate::{
             RqParams, //
         },
         rss::{
+            DirectTir,
             HashFields,
             Rss, //
         },
@@ -101,13 +101,11 @@ use crate::{
             TxCfg,
             TxRing, //
         },
+        xsk::XskQueues,
     },
     eq::CompVector,
     mdev::Mdev,
-    tir::{
-        Tir,
-        TirLro, //
-    },
+    tir::TirLro,
     tis::Tis,
 };
 
@@ -258,7 +256,7 @@ struct Open {
     channels: KVec<Arc<Channel>>,
     rss: Option<Rss>,
     /// One direct TIR per channel, for the ethtool rules naming a queue.
-    direct: KVec<Tir>,
+    direct: KVec<DirectTir>,
     /// The additional RSS contexts' RQTs and TIRs, with their ids.
     contexts: KVec<(u32, Rss)>,
     fs: Option<RxSteering>,
@@ -582,12 +580,11 @@ impl EnPriv {
             },
         )?;
         let tx = TxRing::new(sq, tcq)?;
-        let xsk = p.xsk_pool(ix);
         let rq = Rq::create(
             &self.res,
             &RqParams {
                 log_size: p.log_rq,
-                segs: if p.xdp.is_some() || xsk.is_some() {
+                segs: if p.xdp.is_some() {
                     1
                 } else if p.lro && self.res.caps().lro {
                     RxRing::LRO_PAGES
@@ -598,20 +595,18 @@ impl EnPriv {
                 vlan_strip_disable: !self.res.caps().vlan_strip,
             },
         )?;
-        let (rx, xsk_sq) = match xsk {
-            Some(pool) => self.open_xsk(dev, ix, rq, pool, p, st, &kick, eqn)?,
-            None => {
-                let rx = RxRing::new(rq, self.dma_dev.get(), dev, ix as u16, st, p.xdp.clone())?;
-                (ChannelRx::Pages(rx), None)
-            }
+        let rx = RxRing::new(rq, self.dma_dev.get(), dev, ix as u16, st, p.xdp.clone())?;
+        let xsk = match p.xsk_pool(ix) {
+            Some(pool) => Some(self.open_xsk(dev, ix, pool, p, st, &kick, eqn)?),
+            None => None,
         };
-        let rqn = rx.rqn();
+        let rqn = xsk.as_ref().map_or(rx.rqn(), XskQueues::rqn);
         let adaptive = Adaptive {
             tx: p.coalesce.use_adaptive_tx && self.res.caps().dim(),
             rx: p.coalesce.use_adaptive_rx && self.res.caps().dim(),
         };
         let rx_mode = self.res.caps().rx_period_mode();
-        let poll = ChannelPoll::new(self.into(), ix, rcq, rx, xsk_sq, tcqn, adaptive, rx_mode)?;
+        let poll = ChannelPoll::new(self.into(), ix, rcq, rx, xsk, tcqn, adaptive, rx_mode)?;
         // The send ring goes into the queue's slot: from now on xmit may use it.
         let old = slot.lock().replace(tx);
         drop(old);

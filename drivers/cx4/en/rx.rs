@@ -202,6 +202,12 @@ impl RxRing {
         self.rq.rqn()
     }
 
+    /// The page pool XDP_TX from the channel's XSK RQ copies frames into (pages mapped both
+    /// ways): this ring's, while it runs an XDP program (else none is mapped for sending).
+    pub(crate) fn xdp_tx_pool(&mut self) -> Option<&mut PagePool> {
+        self.xdp.is_some().then_some(&mut self.pool)
+    }
+
     /// Replaces the XDP program of a ring that has one (its layout stays; the old program is
     /// put): with the NAPI poll stopped (en_main.c `mlx5e_rq_replace_xdp_prog`). `EINVAL`
     /// for a ring without XDP, whose layout does not fit a program.

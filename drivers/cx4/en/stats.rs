@@ -67,13 +67,14 @@ channel_stats! {
     rx_xdp_tx_err: "rx_xdp_tx_err", "XDP_TX frames dropped: they could not be sent.";
     rx_xsk_packets: "rx_xsk_packets", "Frames of an XSK RQ given to the stack (copied).";
     rx_xsk_bytes: "rx_xsk_bytes", "Bytes of the frames of an XSK RQ given to the stack.";
-    rx_xsk_xdp_drop: "rx_xsk_xdp_drop", "XSK frames XDP dropped (XDP_DROP, XDP_ABORTED, XDP_TX).";
+    rx_xsk_xdp_drop: "rx_xsk_xdp_drop", "XSK frames XDP dropped (XDP_DROP, XDP_ABORTED, failed XDP_TX).";
     rx_xsk_xdp_redirect: "rx_xsk_xdp_redirect", "XSK frames XDP redirected (to the socket).";
     rx_xsk_buff_alloc_err: "rx_xsk_buff_alloc_err", "Times the socket's fill ring was empty.";
     tx_xsk_xmit: "tx_xsk_xmit", "Frames sent from an AF_XDP socket's TX ring.";
     tx_xsk_full: "tx_xsk_full", "Times the XSK SQ was full.";
     tx_xsk_err: "tx_xsk_err", "XSK frames that could not be sent.";
     tx_xsk_cqes: "tx_xsk_cqes", "Completions of the XSK SQ.";
+    tx_xsk_recover: "tx_xsk_recover", "XSK SQ recoveries after an error completion.";
     polls: "ch_poll", "NAPI polls.";
     arms: "ch_arm", "CQ re-arms (NAPI completed).";
     events: "ch_events", "Completion events (interrupts that scheduled NAPI).";

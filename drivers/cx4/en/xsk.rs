@@ -1,20 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 //! AF_XDP zero copy on a channel (en/xsk/: `mlx5e_open_xsk`, rx.c, tx.c): with a socket's
-//! buffer pool bound to queue `ix`, the channel's RQ is built over the pool ([`XskRq`]: each
-//! WQE one chunk of the socket's memory, frames no larger than a chunk's frame size) and
-//! takes the channel's place in the RSS table, as mlx5e's XSK RQ does
-//! (`mlx5e_rx_res_xsk_update`); a second SQ of the channel sends what the socket queues
-//! ([`XskSq`]), from the NAPI poll that `ndo_xsk_wakeup` schedules.
+//! buffer pool bound to queue `ix`, the channel gets an XSK RQ built over the pool ([`XskRq`]:
+//! each WQE one chunk of the socket's memory, frames no larger than a chunk's frame size) and
+//! an XSK SQ sending what the socket queues ([`XskSq`]), each with its own CQ
+//! ([`XskQueues`]), beside its regular RQ and SQ and polled by the same NAPI; the XSK RQ
+//! takes the channel's place in the RSS tables and its direct TIR (`mlx5e_rx_res_xsk_update`).
 //!
 //! A received frame meets the XDP program first: XDP_REDIRECT into the socket's XSKMAP entry
 //! puts it in the socket's RX ring without a copy; XDP_PASS (or no program) copies it into an
-//! skb for the stack; XDP_DROP, XDP_ABORTED and XDP_TX (which mlx5e sends from the XDP SQ,
-//! not done here) give the buffer back to the pool.
+//! skb for the stack; XDP_TX copies it into a page of the regular RQ's pool and sends it from
+//! the channel's SQ, as mlx5e sends it from its XDP SQ (`mlx5e_xmit_xdp_buff`,
+//! `xdp_convert_zc_to_xdp_frame`); XDP_DROP and XDP_ABORTED give the buffer back to the pool.
+//! An error completion stops the XSK RQ or SQ until the recovery work resets it
+//! ([`XskQueues::recover`]).
 
 use cx4_hw::pages::PAGE_SIZE;
 use kernel::prelude::*;
 use netdev::{
     napi::NapiContext,
+    page_pool::PagePool,
     xdp::{
         flush_redirects,
         BpfProg,
@@ -33,12 +37,14 @@ use crate::{
     cq::Cq,
     en::{
         cqe::cqe_error,
+        netdev::TxSlot,
         rq::Rq,
         sq::{
             Sq,
             TxWqe, //
         },
         stats::ChannelStats,
+        tx::XdpTxError,
     },
 };
 
@@ -161,10 +167,11 @@ impl XskRq {
         cq: &mut Cq,
         napi: &NapiContext,
         budget: usize,
+        mut xdp_tx: XdpTx<'_>,
         st: &ChannelStats,
     ) -> usize {
         let dev = napi.device();
-        let (mut pkts, mut bytes, mut redirected) = (0u64, 0u64, false);
+        let (mut pkts, mut bytes, mut redirected, mut sent) = (0u64, 0u64, false, false);
         let Self {
             rq,
             held: Held { bufs, rxq },
@@ -224,6 +231,16 @@ impl XskRq {
                     }
                     Err(_) => ChannelStats::add(&st.rx_dropped, 1),
                 },
+                (XdpAction::Tx, Some(p)) => {
+                    if xdp_tx.send(frame.data(), st) {
+                        sent = true;
+                        ChannelStats::add(&st.rx_xdp_tx_xmit, 1);
+                    } else {
+                        p.trace_exception(dev, act);
+                        ChannelStats::add(&st.rx_xsk_xdp_drop, 1);
+                    }
+                    // Dropped here: the buffer goes back to the pool, its copy is on the SQ.
+                }
                 (a, p) => {
                     if let (Some(p), true) = (p, a != XdpAction::Drop) {
                         if let XdpAction::Invalid(_) = a {
@@ -235,6 +252,9 @@ impl XskRq {
                 }
             }
         });
+        if sent {
+            xdp_tx.flush(st);
+        }
         if redirected {
             flush_redirects(napi);
         }
@@ -277,6 +297,60 @@ impl XskRq {
         }
         self.fill(st);
         Ok(was)
+    }
+}
+
+/// Where XDP_TX from an XSK RQ goes: a copy of the frame in a page of `pool` (the regular
+/// RQ's, mapped both ways while a program runs), sent from the channel's SQ `tx` like the
+/// regular RQ's XDP_TX; the completion returns the page to its pool.
+pub(crate) struct XdpTx<'a> {
+    /// The pool the copies are made in.
+    pub(crate) pool: Option<&'a mut PagePool>,
+    /// The channel's send ring.
+    pub(crate) tx: Option<&'a TxSlot>,
+}
+
+impl XdpTx<'_> {
+    /// Copies `frame` into a page and posts it (no doorbell: [`XdpTx::flush`]); whether it
+    /// was posted (else counted as `rx_xdp_tx_full` / `_err`).
+    fn send(&mut self, frame: &[u8], st: &ChannelStats) -> bool {
+        let (Some(pool), Some(tx)) = (self.pool.as_deref_mut(), self.tx) else {
+            ChannelStats::add(&st.rx_xdp_tx_err, 1);
+            return false;
+        };
+        let Some(mut page) = pool.alloc() else {
+            ChannelStats::add(&st.rx_xdp_tx_err, 1);
+            return false;
+        };
+        let Some(dst) = page.data_mut().get_mut(..frame.len()) else {
+            ChannelStats::add(&st.rx_xdp_tx_err, 1);
+            return false;
+        };
+        dst.copy_from_slice(frame);
+        let r = match &mut *tx.lock() {
+            Some(r) => r.xmit_xdp(page, 0, frame.len() as u32).map_err(|(_, e)| e),
+            None => Err(XdpTxError::Err),
+        };
+        match r {
+            Ok(()) => true,
+            Err(e) => {
+                let c = match e {
+                    XdpTxError::Full => &st.rx_xdp_tx_full,
+                    XdpTxError::Err => &st.rx_xdp_tx_err,
+                };
+                ChannelStats::add(c, 1);
+                false
+            }
+        }
+    }
+
+    /// Rings the SQ's doorbell for the frames this poll posted.
+    fn flush(&mut self, st: &ChannelStats) {
+        if let Some(t) = self.tx {
+            if let Some(r) = &mut *t.lock() {
+                r.xdp_flush(st);
+            }
+        }
     }
 }
 
@@ -353,8 +427,7 @@ impl XskSq {
         });
         ChannelStats::add(&st.tx_xsk_cqes, cqes);
         if errors > 0 {
-            // mlx5e recovers the XSK SQ by reopening the channel; here it stops sending
-            // until the pool is bound again.
+            // Stopped until the recovery work resets it ([`XskSq::recover`]).
             ChannelStats::add(&st.tx_cqe_err, errors);
             self.in_error = true;
         }
@@ -419,5 +492,95 @@ impl XskSq {
     /// Arms the send CQ unless it is still armed (NAPI completed).
     pub(crate) fn arm(&mut self) -> Result {
         self.cq.rearm()
+    }
+
+    /// Resets the SQ after an error completion (process context, the poller stopped), as
+    /// the regular SQ's recovery does (en/reporter_tx.c `mlx5e_tx_reporter_err_cqe_recover`:
+    /// MODIFY_SQ ERR -> RST -> RDY): the frames it held are reported completed to the
+    /// socket (lost, as a flushed frame of the regular SQ is), and sending resumes. Whether
+    /// it was in error.
+    fn recover(&mut self, st: &ChannelStats) -> Result<bool> {
+        if !self.in_error {
+            return Ok(false);
+        }
+        let Self { sq, cq, .. } = self;
+        // The flushed WQEs' completions first.
+        cq.poll(usize::from(sq.size()), |cqe| {
+            let _ = sq.complete(cqe, |_| {});
+        });
+        let was = sq.recover(|_| {})?;
+        // Nothing is in flight any more: every frame taken from the ring is completed.
+        let n = core::mem::take(&mut self.tx.n);
+        self.tx.tx.completed(n);
+        self.in_error = false;
+        if was {
+            ChannelStats::add(&st.tx_xsk_recover, 1);
+        }
+        Ok(was)
+    }
+}
+
+/// A channel's XSK queues (en/xsk/setup.c `mlx5e_open_xsk`): the XSK RQ and its CQ, the XSK
+/// SQ with its own, opened beside the channel's regular queues and polled by its NAPI.
+pub(crate) struct XskQueues {
+    // Field order is drop order: the RQ before its CQ (and before the SQ, as
+    // `mlx5e_close_xsk` closes them).
+    rq: XskRq,
+    rcq: Cq,
+    sq: XskSq,
+}
+
+impl XskQueues {
+    /// The queues `rq` (completing on `rcq`) and `sq`.
+    pub(crate) fn new(rq: XskRq, rcq: Cq, sq: XskSq) -> Self {
+        Self { rq, rcq, sq }
+    }
+
+    /// The XSK RQ's number.
+    pub(crate) fn rqn(&self) -> u32 {
+        self.rq.rqn()
+    }
+
+    /// Receives up to `budget` frames, sends what the socket queued; returns the frames
+    /// received and whether the poll must go on (fill ring short, frames left to send).
+    pub(crate) fn poll(
+        &mut self,
+        napi: &NapiContext,
+        budget: usize,
+        pool: Option<&mut PagePool>,
+        tx: Option<&TxSlot>,
+        st: &ChannelStats,
+    ) -> (usize, bool) {
+        let n = self
+            .rq
+            .poll(&mut self.rcq, napi, budget, XdpTx { pool, tx }, st);
+        let more = self.sq.poll(st);
+        (n, more || self.rq.short())
+    }
+
+    /// Whether an error completion stopped the RQ or the SQ.
+    pub(crate) fn in_error(&self) -> bool {
+        self.rq.in_error() || self.sq.in_error
+    }
+
+    /// Recovers whichever of the two is in error; whether one was.
+    pub(crate) fn recover(&mut self, st: &ChannelStats) -> Result<bool> {
+        let mut was = false;
+        if self.rq.in_error() {
+            was |= self.rq.recover(&mut self.rcq, st)?;
+        }
+        was |= self.sq.recover(st)?;
+        Ok(was)
+    }
+
+    /// Replaces the XDP program (the NAPI poll stopped).
+    pub(crate) fn replace_xdp(&mut self, prog: BpfProg) {
+        self.rq.replace_xdp(prog);
+    }
+
+    /// Arms both CQs (NAPI completed).
+    pub(crate) fn arm(&mut self) {
+        let _ = self.sq.arm();
+        let _ = self.rcq.rearm();
     }
 }

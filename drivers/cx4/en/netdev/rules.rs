@@ -36,15 +36,13 @@ use crate::{
         },
         ntuple::Rule,
         rss::{
+            DirectTir,
             HashFields,
             Rss,
             TrafficType, //
         },
     },
-    tir::{
-        Tir,
-        TirLro, //
-    },
+    tir::TirLro,
 };
 
 /// The most RSS contexts, the main one included (`MLX5E_MAX_NUM_RSS`).
@@ -157,8 +155,8 @@ impl EnPriv {
     ) -> Result {
         open.direct.reserve(rqns.len(), GFP_KERNEL)?;
         for &rqn in rqns {
-            let tir = Tir::create_direct(self.res.mdev(), self.res.tdn(), rqn)?;
-            open.direct.push(tir, GFP_KERNEL)?;
+            open.direct
+                .push(DirectTir::create(&self.res, rqn)?, GFP_KERNEL)?;
         }
         open.contexts.reserve(p.contexts.len(), GFP_KERNEL)?;
         for c in p.contexts.iter() {
@@ -346,13 +344,37 @@ impl EnPriv {
 }
 
 impl Open {
-    /// The open channels' RQ numbers, by channel.
+    /// The open channels' RQ numbers, by channel (a channel's XSK RQ while it has one).
     pub(super) fn rqns(&self) -> Result<KVec<u32>> {
         let mut v = KVec::with_capacity(self.channels.len(), GFP_KERNEL)?;
         for c in self.channels.iter() {
             v.push(c.rqn(), GFP_KERNEL)?;
         }
         Ok(v)
+    }
+
+    /// Points everything that delivers to channel `ix` at its RQ now ([`Channel::rqn`]: the
+    /// XSK RQ that was just opened, or the regular RQ again), in place: the RSS table and
+    /// each context's (MODIFY_RQT), the channel's direct TIR's RQT (en/rx_res.c
+    /// `mlx5e_rx_res_xsk_update`). No frame is lost to a closed queue meanwhile: both RQs
+    /// are open while this runs.
+    ///
+    /// [`Channel::rqn`]: crate::en::channel::Channel::rqn
+    pub(super) fn redirect_channel(&mut self, p: &Params, ix: u32) -> Result {
+        let rqns = self.rqns()?;
+        let rqn = *rqns.get(ix as usize).ok_or(EINVAL)?;
+        if let Some(rss) = self.rss.as_mut() {
+            rss.set_indir(&rq_table(&p.indir, &rqns)?)?;
+        }
+        for (id, rss) in self.contexts.iter_mut() {
+            if let Some(c) = p.contexts.iter().find(|c| c.id == *id) {
+                rss.set_indir(&rq_table(&c.indir, &rqns)?)?;
+            }
+        }
+        if let Some(d) = self.direct.get(ix as usize) {
+            d.redirect(rqn)?;
+        }
+        Ok(())
     }
 }
 

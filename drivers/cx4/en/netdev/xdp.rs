@@ -4,7 +4,8 @@
 //! the first program (and the last one's removal) switches the layout by reopening the
 //! channels, a program replacing another is swapped into the running channels. AF_XDP zero
 //! copy (`XDP_SETUP_XSK_POOL`; en/xsk/pool.c `mlx5e_xsk_setup_pool`): a socket's pool bound
-//! to a queue or taken back rebuilds the channels' queues, up or down.
+//! to a queue opens that channel's XSK queues beside its running ones (taken back, closes
+//! them), no other channel touched, no carrier change.
 
 use kernel::{
     prelude::*,
@@ -29,12 +30,12 @@ use crate::{
         CqParams, //
     },
     en::{
-        channel::{
-            ChannelRx,
-            Kick, //
-        },
+        channel::Kick,
         port,
-        rq::Rq,
+        rq::{
+            Rq,
+            RqParams, //
+        },
         sq::{
             Sq,
             SqParams, //
@@ -42,6 +43,7 @@ use crate::{
         stats::ChannelStats,
         xsk::{
             self,
+            XskQueues,
             XskRq,
             XskSq, //
         },
@@ -93,67 +95,74 @@ impl EnPriv {
         Ok(())
     }
 
-    /// Binds `pool` to queue `qid`, or takes the queue's pool back (`None`): the channels are
-    /// rebuilt if they are open (en/xsk/pool.c `mlx5e_xsk_enable_locked`,
-    /// `mlx5e_xsk_disable_locked`). Refused: a queue past the channels in use, one that has a
-    /// pool, chunks that do not fit a frame of the MTU, LRO on.
+    /// Binds `pool` to queue `qid`, or takes the queue's pool back (`None`), as mlx5e does
+    /// (en/xsk/pool.c `mlx5e_xsk_enable_locked`, `mlx5e_xsk_disable_locked`): on an open
+    /// netdev the channel's XSK RQ and SQ open beside its running queues and its RSS and
+    /// direct TIR entries move to the XSK RQ in place (MODIFY_RQT), or move back before they
+    /// close; the other channels, the carrier and the regular RQ are untouched. Refused: a
+    /// queue past the channels in use, one that has a pool, chunks that do not fit a frame of
+    /// the MTU, LRO on.
     pub(super) fn set_xsk_pool(
         this: ArcBorrow<'_, Self>,
         dev: &Device,
         qid: u32,
         pool: Option<XskPool>,
     ) -> Result {
+        let mut g = this.state.lock();
+        let g = &mut *g;
         let Some(pool) = pool else {
-            // Taken out of the parameters first, whatever happens next: the binding waits for
-            // the last handle of the pool once this returns.
-            let mut g = this.state.lock();
-            let old = g.params.xsk.get_mut(qid as usize).and_then(Option::take);
-            if old.is_none() {
+            // Taken out of the parameters whatever happens next: the binding waits for the
+            // last handle of the pool once this returns.
+            let Some(old) = g.params.xsk.get_mut(qid as usize).and_then(Option::take) else {
                 return Ok(());
-            }
-            drop(old);
-            let was_open = g.open.is_some();
-            this.close_locked(dev, &mut g);
-            if was_open {
-                Self::open_locked(this, dev, &mut g)?;
-            }
-            return Ok(());
-        };
-        {
-            let g = this.state.lock();
-            if qid >= g.params.channels || g.params.xsk_pool(qid).is_some() {
-                return Err(EINVAL);
-            }
-            if g.params.lro || !xsk::pool_fits(&pool, port::sw_to_hw_mtu(dev.mtu())) {
-                return Err(EINVAL);
-            }
-        }
-        pool.dma_map(this.dma_dev.get())?;
-        let was_open = this.state.lock().open.is_some();
-        let p = pool.clone();
-        let r = Self::reconfigure(this, dev, |params| {
-            while params.xsk.len() <= qid as usize {
-                params.xsk.push(None, GFP_KERNEL)?;
-            }
-            if let Some(x) = params.xsk.get_mut(qid as usize) {
-                *x = Some(p);
-            }
-            Ok(())
-        });
-        if r.is_err() {
-            // Refused: the pool must not stay (the binding waits for its last handle). A
-            // reopen that failed left the channels closed: they open again without it.
-            let mut g = this.state.lock();
-            if let Some(x) = g.params.xsk.get_mut(qid as usize) {
-                if x.as_ref().is_some_and(|x| x.ptr_eq(&pool)) {
-                    *x = None;
+            };
+            if let Some(open) = g.open.as_mut() {
+                if let Some(ch) = open.channels.get(qid as usize).cloned() {
+                    ch.route_regular();
+                    let r = open.redirect_channel(&g.params, qid);
+                    drop(ch.detach_xsk());
+                    if r.is_err() {
+                        // An entry may still name the closed XSK RQ: rebuild them all.
+                        this.close_locked(dev, g);
+                        Self::open_locked(this, dev, g)?;
+                    }
                 }
             }
-            if was_open && g.open.is_none() {
-                let _ = Self::open_locked(this, dev, &mut g);
+            drop(old);
+            return Ok(());
+        };
+        if qid >= g.params.channels || g.params.xsk_pool(qid).is_some() {
+            return Err(EINVAL);
+        }
+        if g.params.lro || !xsk::pool_fits(&pool, port::sw_to_hw_mtu(dev.mtu())) {
+            return Err(EINVAL);
+        }
+        while g.params.xsk.len() <= qid as usize {
+            g.params.xsk.push(None, GFP_KERNEL)?;
+        }
+        pool.dma_map(this.dma_dev.get())?;
+        if let Some(open) = g.open.as_mut() {
+            let ch = open.channels.get(qid as usize).ok_or(EINVAL)?.clone();
+            let eqn = this
+                .comp
+                .get(qid as usize % this.comp.len().max(1))
+                .ok_or(ENODEV)?
+                .eqn;
+            let kick = this.kicks.get(qid as usize).ok_or(EINVAL)?;
+            let st = this.stats(qid).ok_or(EINVAL)?;
+            let x = this.open_xsk(dev, qid, &pool, &g.params, st, kick, eqn)?;
+            ch.attach_xsk(x);
+            if let Err(e) = open.redirect_channel(&g.params, qid) {
+                ch.route_regular();
+                let _ = open.redirect_channel(&g.params, qid);
+                drop(ch.detach_xsk());
+                return Err(e);
             }
         }
-        r
+        if let Some(x) = g.params.xsk.get_mut(qid as usize) {
+            *x = Some(pool);
+        }
+        Ok(())
     }
 
     /// `ndo_xsk_wakeup`: polls channel `qid` (which sends what the socket queued and fills
@@ -212,28 +221,44 @@ impl EnPriv {
         Ok(())
     }
 
-    /// Channel `ix`'s queues over `pool` (en/xsk/setup.c `mlx5e_open_xsk`): `rq` as its XSK
-    /// RQ, and a second SQ with its own CQ on EQ `eqn`, its completions to `kick`.
+    /// Channel `ix`'s XSK queues over `pool` (en/xsk/setup.c `mlx5e_open_xsk`): an RQ of
+    /// one chunk per WQE and a second SQ, each with its own CQ on EQ `eqn` (moderated as the
+    /// channel's), their completions to `kick`.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn open_xsk(
         &self,
         dev: &Device,
         ix: u32,
-        rq: Rq,
         pool: &XskPool,
         p: &Params,
         st: &ChannelStats,
         kick: &Arc<Kick>,
         eqn: u8,
-    ) -> Result<(ChannelRx, Option<XskSq>)> {
+    ) -> Result<XskQueues> {
         let mdev = self.res.mdev();
-        let rx = XskRq::new(rq, dev, ix as u16, pool, p.xdp.clone(), st)?;
-        let cqp = CqParams {
-            log_size: p.log_sq,
+        let caps = self.res.caps();
+        let cq_p = |log_size| CqParams {
+            log_size,
             eqn,
             uar: self.res.uar(),
         };
-        let xcq = Cq::create(mdev, &cqp, Some(kick.clone()))?;
+        let rcq = Cq::create(mdev, &cq_p(p.log_rq), Some(kick.clone()))?;
+        let rq = Rq::create(
+            &self.res,
+            &RqParams {
+                log_size: p.log_rq,
+                segs: 1,
+                cqn: rcq.cqn(),
+                vlan_strip_disable: !caps.vlan_strip,
+            },
+        )?;
+        let rx = XskRq::new(rq, dev, ix as u16, pool, p.xdp.clone(), st)?;
+        let xcq = Cq::create(mdev, &cq_p(p.log_sq), Some(kick.clone()))?;
+        if caps.cq_moderation {
+            let c = &p.coalesce;
+            rcq.modify_moderation(c.rx_usecs, c.rx_max_frames, super::rx_cq_mode(caps))?;
+            xcq.modify_moderation(c.tx_usecs, c.tx_max_frames, None)?;
+        }
         let xsq = Sq::create(
             &self.res,
             &SqParams {
@@ -244,6 +269,6 @@ impl EnPriv {
                 min_inline: p.min_inline,
             },
         )?;
-        Ok((ChannelRx::Xsk(rx), Some(XskSq::new(xsq, xcq, pool)?)))
+        Ok(XskQueues::new(rx, rcq, XskSq::new(xsq, xcq, pool)?))
     }
 }
