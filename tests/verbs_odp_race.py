@@ -138,7 +138,7 @@ def main() -> int:
     for o in (a, b, cq, pd):
         o.close()
     ctx.close()
-    out(step="closed")
+    out(step="closed", zaps=racer.zaps)
     return 0
 
 

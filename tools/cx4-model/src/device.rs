@@ -80,7 +80,7 @@ pub struct Device {
     health_persist: bool,
     /// Wakes the thread that runs the RoCE and pause timers ([`Device::wire_tick`]) from
     /// its poll(2).
-    timer_wake: Option<std::sync::Arc<crate::runtime::Wake>>,
+    timer_wake: Option<std::sync::Arc<crate::wake::Wake>>,
     /// Until when that thread sleeps (the model's clock, ns; `u64::MAX`: until woken).
     timer_sleep_until: u64,
 }
@@ -530,7 +530,7 @@ impl Device {
     }
 
     /// Hands the timer thread's wake-up to the device.
-    pub fn set_timer_wake(&mut self, wake: std::sync::Arc<crate::runtime::Wake>) {
+    pub fn set_timer_wake(&mut self, wake: std::sync::Arc<crate::wake::Wake>) {
         self.timer_wake = Some(wake);
     }
 

@@ -34,4 +34,5 @@ pub mod runtime;
 pub mod rx_merges;
 pub mod striding;
 pub mod transport;
+pub mod wake;
 pub mod wire;

@@ -224,9 +224,9 @@ impl Tap {
     pub fn wait_readable(
         &self,
         timeout: Option<std::time::Duration>,
-        wake: &crate::runtime::Wake,
+        wake: &crate::wake::Wake,
     ) -> io::Result<bool> {
-        let [tap, woken] = crate::runtime::poll_two(self.file.as_raw_fd(), wake, timeout)?;
+        let [tap, woken] = crate::wake::poll_two(self.file.as_raw_fd(), wake, timeout)?;
         if woken {
             wake.clear();
         }

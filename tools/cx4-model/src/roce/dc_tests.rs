@@ -519,11 +519,11 @@ fn a_wrong_access_key_is_dropped_counted_and_reported_once_armed() {
     ok::<cmds::ArmDctForKeyViolation>(&mut b.d, |i| i.set_dct_number(dctn));
     // The timer thread sleeps with nothing due; the doorbell's ACK timer wakes it (nothing
     // will come back from the segment to do so).
-    let wake = Arc::new(crate::runtime::Wake::new().unwrap());
+    let wake = Arc::new(crate::wake::Wake::new().unwrap());
     a.d.set_timer_wake(wake.clone());
     assert_eq!(a.d.wire_deadline(), None);
-    let woken = |w: &crate::runtime::Wake| {
-        crate::runtime::poll_two(-1, w, Some(std::time::Duration::ZERO)).unwrap()[1]
+    let woken = |w: &crate::wake::Wake| {
+        crate::wake::poll_two(-1, w, Some(std::time::Duration::ZERO)).unwrap()[1]
     };
     assert!(!woken(&wake));
     let idx = a.post_dc(wop::SEND, (dctn, KEY ^ 1), &b, &[data(8, a.lkey, VA)]);

@@ -211,12 +211,13 @@ impl RoceEngine {
     }
 
     /// Whether a requester's timer or a frame the `roce-wire` fault holds back is due by
-    /// `now` (a busy segment must not starve them).
+    /// `now` (a busy segment must not starve them). A QP whose timer stands still counts too:
+    /// the tick also releases the request frames the rate limiters and pauses hold back.
     pub fn timers_due(&self, now: u64) -> bool {
         self.state
             .qps
             .values()
-            .any(|q| q.deadline().is_some_and(|d| d <= now) && !self.state.timer_held(q.qpn))
+            .any(|q| q.deadline().is_some_and(|d| d <= now))
             || self.state.wire.next_release().is_some_and(|t| t <= now)
     }
 

@@ -13,8 +13,9 @@
 //!   `REQ_SEND_OR_WRITE` or `REQ_READ_OR_ATOMIC` with the WQE's counter. The WQE stays
 //!   unconsumed and the send queue stops; the resume re-fetches it. A page that goes away
 //!   after the fetch (an invalidation zapped it) faults the same way when a packet is
-//!   gathered: nothing is sent, and the local ACK timer's retransmission goes out after the
-//!   resume;
+//!   gathered, or when a READ response or atomic result is to land in it: nothing is sent
+//!   or placed, the send queue stalls (its ACK timer stands still, responses are dropped)
+//!   and the resume transmits again from that packet's PSN, costing no transport retry;
 //! - the responder faults on a SEND's receive WQE (a WQE fault of type `RESP` with the RQ
 //!   WQE's counter: mlx5_ib reads the WQE and faults its buffers in) and on the R_Key range
 //!   of an RDMA WRITE, READ or atomic (an RDMA fault, sub-type 1: the R_Key, address and
@@ -30,9 +31,8 @@
 //!
 //! Faults are taken only where the `[odp]` capability page allows them and a page-fault EQ
 //! exists; elsewhere (UC, UD, XRC, SRQ receives, Ethernet queues) a missing page fails as a
-//! protection error. Not modelled: a READ response or atomic result landing in a local page
-//! zapped after the WQE was fetched (written where the zapped entry pointed, as before the
-//! fault existed), `bytes_committed` (always 0: a resumed request starts over).
+//! protection error. Not modelled: `bytes_committed` (always 0: a resumed request starts
+//! over).
 
 use std::{cell::Cell, collections::BTreeMap};
 
@@ -213,6 +213,43 @@ impl Roce<'_> {
         }
         self.roce.odp.gather.entry(q.qpn).or_insert(psn);
         true
+    }
+
+    /// Before the requester takes response `hdr`: true if it must be dropped — the send
+    /// queue stalled on a page fault (what follows the faulting packet is dropped until the
+    /// resume transmits again), or it is a READ response or atomic result whose WQE's local
+    /// buffer meets a page zapped after the WQE was fetched: a WQE fault as at the fetch, and
+    /// the resume asks again from the response's PSN.
+    pub(super) fn response_faults(
+        &mut self,
+        bus: &mut Bus,
+        q: &QpEngine,
+        v: &QpView,
+        hdr: &super::headers::TransportHeaders,
+    ) -> bool {
+        use super::headers::Opcode::*;
+        if self.roce.odp.gather_held(q.qpn) {
+            return true;
+        }
+        let lands = matches!(
+            hdr.bth.opcode,
+            RcRdmaReadResponseFirst
+                | RcRdmaReadResponseMiddle
+                | RcRdmaReadResponseLast
+                | RcRdmaReadResponseOnly
+                | RcAtomicAcknowledge
+        );
+        if !lands || !self.odp_on() {
+            return false;
+        }
+        let psn = Psn::new(hdr.bth.psn);
+        let Some(super::engine::ReqSide::Rc(r)) = &q.req else {
+            return false;
+        };
+        let Some(w) = r.wqe_of(psn).and_then(|i| q.wqe(i)) else {
+            return false;
+        };
+        self.wqe_faults(bus, v, w) && self.gather_page_fault(bus, q, w, psn)
     }
 
     /// Whether QP `qpn`'s send queue waits for a resume.

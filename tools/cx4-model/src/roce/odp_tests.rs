@@ -209,3 +209,44 @@ fn a_page_zapped_under_a_posted_send_stalls_the_queue_without_spending_retries()
     assert_eq!(b.read(VA + 0x40, 16), b"zapped in flight");
     assert_eq!(retries(&a), before, "an ACK restores the retry count");
 }
+
+#[test]
+fn a_read_response_into_a_page_zapped_after_the_fetch_waits_for_the_resume() {
+    let (mut a, mut b) = pair(qpc_st::RC, 14);
+    a.take_page_faults();
+    b.write(VA + 0x200, b"read me back, all of it");
+    a.write(VA + 0x40, &[0u8; 23]);
+    // The READ is fetched and sent; then the page it lands in is zapped.
+    a.post_send(
+        wop::RDMA_READ,
+        &[raddr(VA + 0x200, b.lkey), data(23, a.lkey, VA + 0x40)],
+        0,
+        true,
+    );
+    a.set_enables(0);
+    run(&mut a, &mut b);
+    assert!(a.next_cqe(false).is_none(), "the response was not placed");
+    let f = a.page_faults();
+    assert_eq!(f.len(), 1);
+    assert_eq!(
+        (f[0][3], be16(&f[0], 0x26), be32(&f[0], 0x38)),
+        (
+            pfault_subtype::WQE,
+            0,
+            u32::from(pfault_wqe_type::REQ_READ_OR_ATOMIC) << 24 | a.qpn
+        )
+    );
+    // Long past the ACK timeout: still waiting, no retry spent.
+    a.d.roce_tick_at(crate::roce::engine::now_ns() + 10_000_000_000);
+    assert_eq!(run(&mut a, &mut b), 0);
+    a.set_enables(3);
+    a.resume(pfault_wqe_type::REQ_READ_OR_ATOMIC, false);
+    assert_eq!(
+        run(&mut a, &mut b),
+        2,
+        "the READ asked again and its response"
+    );
+    let c = a.next_cqe(false).unwrap();
+    assert_eq!(c[63] >> 4, cqe_op::REQ);
+    assert_eq!(a.read(VA + 0x40, 23), b"read me back, all of it");
+}

@@ -227,6 +227,9 @@ impl Roce<'_> {
                 self.roce.stats.rx_no_qp += 1;
                 return;
             }
+            if self.response_faults(bus, q, v, hdr) {
+                return;
+            }
             let now = now_ns();
             let acts = match &mut q.req {
                 Some(ReqSide::Rc(r)) => r.on_response(hdr, payload.len() as u32, now),

@@ -681,6 +681,17 @@ impl Requester {
         true
     }
 
+    /// The counter of the WQE whose request PSNs include `p`, if it is in flight.
+    pub fn wqe_of(&self, p: Psn) -> Option<u16> {
+        if !self.in_flight(p) {
+            return None;
+        }
+        self.queue
+            .iter()
+            .find(|r| r.contains(p))
+            .map(|r| r.wr.wqe_index)
+    }
+
     /// The send queue stalled on a page fault when packet `p` was gathered (`odp.rs`: it
     /// sent nothing from `p` on) and the driver resumed it: transmit again from `p`, as
     /// go-back-N but costing no transport retry, with the local ACK timer started afresh.
