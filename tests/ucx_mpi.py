@@ -136,8 +136,13 @@ def perftests_between_cx4_vms(env: Env, runs: list[tuple[str, str, str]]) -> Non
     # datagrams (1000 AMs for the bandwidth run, 1000 pings for the latency one).
     assert tx >= 200 * 65536, (before, after)
     assert ud >= 1000 * sum(tl == "ud_mlx5" for tl, _, _ in runs), (before, after)
+    # DC runs: the client's DCIs connected to the server's DCT (the card counts each
+    # connection a DCI opens).
+    dc = [int(re.search(r"dc: (\d+) connects", t)[1]) for t in (
+        section(log, "roce-before"), section(log, "roce-after"))]
+    assert (dc[1] > dc[0]) == any(tl == "dc_mlx5" for tl, _, _ in runs), (before, after, dc)
     print(f"    client card: {after['tx_pkts'] - before['tx_pkts']} RoCE packets, {tx} bytes "
-          f"sent, {ud} UD datagrams", file=sys.stderr)
+          f"sent, {ud} UD datagrams, {dc[1] - dc[0]} DC connections", file=sys.stderr)
     for r in rs:
         errs = cx4_errors(r.dmesg)
         assert not errs, f"{r.name}: " + "\n".join(errs)
