@@ -480,7 +480,7 @@ def check_mw(text: str) -> dict[str, dict]:
 
 # The steps of verbs_dc.py, each of which must report ok.
 DC_STEPS = ["send", "rdma-write", "rdma-read", "two-dcts", "bad-key", "bad-key-took-nothing",
-            "query-dct"]
+            "query-dct", "bad-attrs"]
 
 
 def check_dc(text: str, role: str = "both") -> dict[str, dict]:

@@ -18,6 +18,10 @@ each side does and checks its half.
   (IBV_WC_RETRY_EXC_ERR) and no receive WQE is taken (the next good SEND lands in the WQE
   posted before, bad-key-took-nothing); the card counts the violation;
 - query-dct: ibv_query_qp of the DCT (QUERY_DCT) gives RTR and its MTU;
+- bad-attrs: mlx5_ib's errnos for what DC QPs refuse: a DCT without an SRQ, a DCT's
+  RESET→INIT with an attribute it does not take or straight to RTR, a query before RTR; a
+  DCI with a receive queue, a DCI's RESET→INIT without its port, a read/atomic depth beyond
+  the DC limit;
 - then everything is destroyed (the DCTs through DRAIN_DCT, the DCT_DRAINED event and
   DESTROY_DCT: a missing event would hang here).
 
@@ -29,6 +33,7 @@ usage: verbs_dc.py DEVICE --gid-index N [--settle SECONDS]
 """
 
 import argparse
+import errno
 import json
 import socket
 import sys
@@ -45,6 +50,7 @@ from pyverbs.providers.mlx5.mlx5dv import (Mlx5Context, Mlx5DVContextAttr, Mlx5D
 from pyverbs.qp import QPAttr, QPCap, QPInitAttrEx
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import SGE, RecvWR
+from verbs_rc import errno_of
 from verbs_small import LW, RR, RW, check, out
 
 KEY = 0x1f2e3d4c5b6a7988
@@ -114,21 +120,23 @@ class Dc:
                             srq=self.srq, qp_type=e.IBV_QPT_DRIVER, send_ops_flags=send_ops,
                             comp_mask=mask, sq_sig_all=1)
 
-    def dci(self, timeout=14):
+    def dci(self, timeout=14, to_rts=True, init=None):
         dv = Mlx5DVQPInitAttr(comp_mask=dve.MLX5DV_QP_INIT_ATTR_MASK_DC,
                               dc_init_attr=Mlx5DVDCInitAttr())
-        q = Mlx5QP(self.ctx, self.init_attr(SEND_OPS), dv)
-        q.to_rts(self.attr(timeout))
+        q = Mlx5QP(self.ctx, init or self.init_attr(SEND_OPS), dv)
         self.qps.append(q)
+        if to_rts:
+            q.to_rts(self.attr(timeout))
         return q
 
-    def dct(self, key=KEY):
+    def dct(self, key=KEY, to_rtr=True, init=None):
         dv = Mlx5DVQPInitAttr(comp_mask=dve.MLX5DV_QP_INIT_ATTR_MASK_DC,
                               dc_init_attr=Mlx5DVDCInitAttr(dc_type=dve.MLX5DV_DCTYPE_DCT,
                                                             dct_access_key=key))
-        q = Mlx5QP(self.ctx, self.init_attr(0), dv)
-        q.to_rtr(self.attr(14))
+        q = Mlx5QP(self.ctx, init or self.init_attr(0), dv)
         self.qps.append(q)
+        if to_rtr:
+            q.to_rtr(self.attr(14))
         return q
 
     def recv(self, at, n):
@@ -278,7 +286,48 @@ def steps(r: Dc, link: Link):
         qa, _ = dct.query(e.IBV_QP_STATE | e.IBV_QP_PATH_MTU)
         check("query-dct", qa.qp_state == e.IBV_QPS_RTR and qa.path_mtu == e.IBV_MTU_1024,
               state=qa.qp_state, mtu=qa.path_mtu)
+    bad_attrs(r)
     link.meet(step="close")
+
+
+def bad_attrs(r: Dc):
+    """What DC QPs refuse, with mlx5_ib's errnos (qp.c `check_qp_attr`,
+    `mlx5_ib_modify_dct`, `mlx5_ib_dct_query_qp`, `modify_dci_qp_is_ok`,
+    `validate_rd_atomic`): each side tries its own kind."""
+    got = {}
+    init = 0
+    if r.target:
+        no_srq = QPInitAttrEx(cap=QPCap(64, 0, 1, 0), pd=r.pd, scq=r.cq, rcq=r.cq,
+                              qp_type=e.IBV_QPT_DRIVER, comp_mask=e.IBV_QP_INIT_ATTR_PD)
+        got["dct-without-srq"] = errno_of(lambda: r.dct(to_rtr=False, init=no_srq))
+        q = r.dct(to_rtr=False)
+        got["dct-query-before-rtr"] = errno_of(lambda: q.query(e.IBV_QP_STATE))
+        a = r.attr(14)
+        a.qp_state = e.IBV_QPS_INIT
+        base = e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS
+        got["dct-init-with-timeout"] = errno_of(lambda: q.modify(a, base | e.IBV_QP_TIMEOUT))
+        a.qp_state = e.IBV_QPS_RTR
+        got["dct-reset-to-rtr"] = errno_of(lambda: q.modify(
+            a, e.IBV_QP_STATE | e.IBV_QP_MIN_RNR_TIMER | e.IBV_QP_AV | e.IBV_QP_PATH_MTU))
+        a.qp_state = e.IBV_QPS_INIT
+        init = errno_of(lambda: q.modify(a, base))
+    if r.initiator:
+        with_rq = QPInitAttrEx(cap=QPCap(64, 4, 1, 1), pd=r.pd, scq=r.cq, rcq=r.cq,
+                               qp_type=e.IBV_QPT_DRIVER, send_ops_flags=SEND_OPS,
+                               comp_mask=e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+        got["dci-with-rq"] = errno_of(lambda: r.dci(to_rts=False, init=with_rq))
+        q = r.dci(to_rts=False)
+        a = r.attr(14)
+        a.qp_state = e.IBV_QPS_INIT
+        got["dci-init-without-port"] = errno_of(
+            lambda: q.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX))
+        a.max_rd_atomic = 32
+        q.to_rtr(r.attr(14))
+        a.qp_state = e.IBV_QPS_RTS
+        got["dci-rd-atomic-32"] = errno_of(lambda: q.modify(
+            a, e.IBV_QP_STATE | e.IBV_QP_TIMEOUT | e.IBV_QP_RETRY_CNT | e.IBV_QP_RNR_RETRY
+            | e.IBV_QP_MAX_QP_RD_ATOMIC | e.IBV_QP_SQ_PSN))
+    check("bad-attrs", init == 0 and all(v == errno.EINVAL for v in got.values()), got=got)
 
 
 def main() -> int:
