@@ -25,8 +25,8 @@ from model_eth import eth_vms, section
 from model_core import mlx5_errors
 from model_roce import GIDX as gidx
 from model_roce import (CLOCK_TOOL, MW_TOOL, RC_FIXTURE, RESIZE_TOOL, SMALL_TOOL, check_clock,
-                        check_mw, check_resize, check_small, dpdk_between_vms,
-                        raw_between_vms)
+                        check_mw, check_resize, check_small, dc_between_vms, dc_one_vm,
+                        dpdk_between_vms, raw_between_vms)
 from model_roce import (ERRORS_TOOL, perftest_row, IB, QPTO, ROCE_MODEL, check_ecn, check_error_paths,
                         check_gid_sections, check_lossy, check_mckey, check_udaddy, ecn_steps,
                         errors_steps, logs, lossy_steps, mckey_steps, udaddy_steps)
@@ -766,6 +766,31 @@ def tests(env: Env):
             ("CREATE_QP", "DESTROY_QP"), ("CREATE_MKEY", "DESTROY_MKEY"))))
 
     yield "cx4: memory windows type 1 and 2 (verbs_mw.py)", cx4_memory_windows
+
+    @estimate(150)
+    def cx4_dc_transport():
+        """tests/verbs_dc.py through libmlx5's mlx5dv on cx4, one card looping back, with
+        model_roce's checks for mlx5_ib (`dc_one_vm`): DCIs are QPs of service type DCI, DCTs
+        are created on the card at INIT→RTR (CREATE_DCT, the number answered to libmlx5);
+        SEND, RDMA WRITE and READ through a DCT, one DCI to two DCTs, data checked; the wrong
+        key unanswered and counted, the DCI's retries run out, no receive WQE taken;
+        QUERY_DCT; every DCT drained (DRAIN_DCT, the DCT_DRAINED event cx4 waits for) and
+        destroyed, no command failed and cx4 reported nothing."""
+        dc_one_vm(env, CX4_UP + IB + CX4_IB + "cx4_up\ncx4_ib_up\n",
+                  'ip link set "$IF" down; rmmod cx4', [env.ko], cx4_errors)
+
+    yield "cx4: DC transport, DCIs to DCTs, SEND/WRITE/READ and the access key (verbs_dc.py)", \
+        cx4_dc_transport
+
+    @estimate(180)
+    def cx4_dc_transport_between_vms():
+        """tests/verbs_dc.py between two cx4 VMs, with model_roce's checks for mlx5_ib
+        (`dc_between_vms`): vm0's DCTs, vm1's DCIs; the steps and checks of the one-card run
+        on each side."""
+        dc_between_vms(env, CX4_UP + IB + CX4_IB + "cx4_up\ncx4_ib_up\n",
+                       'ip link set "$IF" down; rmmod cx4', [env.ko], cx4_errors)
+
+    yield "cx4: DC transport between two VMs (verbs_dc.py)", cx4_dc_transport_between_vms
 
     @estimate(150)
     def cx4_raw_packet_qps_between_vms():

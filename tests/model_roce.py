@@ -480,12 +480,77 @@ def check_mw(text: str) -> dict[str, dict]:
 
 # The steps of verbs_dc.py, each of which must report ok.
 DC_STEPS = ["send", "rdma-write", "rdma-read", "two-dcts", "bad-key", "bad-key-took-nothing",
-            "query-dct"]
+            "query-dct", "bad-attrs"]
 
 
-def check_dc(text: str) -> dict[str, dict]:
-    """Checks verbs_dc.py's report."""
-    return check_steps(text, DC_STEPS, "DC")
+def check_dc(text: str, role: str = "both") -> dict[str, dict]:
+    """Checks verbs_dc.py's report of one side (`role`; only the target queries its DCT)."""
+    steps = [s for s in DC_STEPS if role != "initiator" or s != "query-dct"]
+    return check_steps(text, steps, "DC")
+
+
+def dc_check_vm(r, role: str, errors) -> None:
+    """One VM of a verbs_dc.py run (`dc_one_vm`, `dc_between_vms`) whose program was side
+    `role`: it finished, every step passed, the program's DCIs and DCTs were gone before the
+    driver was unloaded; on the target's card the wrong key's request was dropped and counted
+    (nothing misdirected), the two DCTs were drained (DRAIN_DCT, the DCT_DRAINED event the
+    driver waits for) and destroyed, QUERY_DCT answered, and no command failed on either
+    card; `errors(dmesg)` empty."""
+    assert r.status == 0 and "unloaded" in r.job_log, describe(r)
+    check_dc(section(r.job_log, "tool"), role)
+    roce = section(r.job_log, "after")
+    assert "/DCI/" not in roce and "dct=" not in roce, roce
+    # The DCIs' connections are counted by the initiator's card, the violation by the
+    # target's.
+    m = re.search(r"dc: (\d+) connects (\d+) misdirected (\d+) key violations", roce)
+    assert m and m[2] == "0", roce
+    assert (int(m[1]) >= 8) == (role != "target"), roce
+    ops = model_ops(section(r.job_log, "model"))
+    made = ops.get("CREATE_DCT", (0, 0))[0]
+    if role == "initiator":
+        assert made == 0 and m[3] == "0", (ops, roce)
+    else:
+        assert int(m[3]) >= 1, roce
+        assert made == 2, ops
+        for o in ("DRAIN_DCT", "DESTROY_DCT"):
+            assert ops.get(o, (0, 0)) == (made, 0), f"{o}: {ops}"
+        assert ops.get("QUERY_DCT", (0, 0)) == (1, 0), ops
+    check_commands_clean(r, ops, errors=errors)
+
+
+def dc_steps(up: str, role: str, unload: str) -> str:
+    """The guest steps of one verbs_dc.py side (`role`) on a driver `up` brings up (with
+    $IBDEV and $IF) and `unload` unloads: the program, the card's `roce` line, the unload,
+    the model's command counts."""
+    peer = "--peer $PEER" if role == "initiator" else ""
+    return up + GIDX + f"""
+        {"reach $PEER" if role != "both" else ""}
+        section tool
+        python3 /cx4/verbs_dc.py $IBDEV --gid-index $GIDX --settle $SLOW --role {role} {peer} 2>&1
+        section after; req ctl roce
+        {unload}
+        echo unloaded
+        section model; req ctl stats
+    """
+
+
+def dc_one_vm(env: Env, up: str, unload: str, files: list[Path], errors) -> None:
+    """tests/verbs_dc.py as both sides on one card (looping back through its GID), on the
+    driver the guest steps `up` bring up and `unload` unload; `dc_check_vm`'s checks."""
+    r = eth_vms(env, [dc_steps(up, "both", unload)], timeout=300, model_args=ROCE_MODEL,
+                files=[*files, DC_TOOL, SMALL_TOOL, RC_FIXTURE])[0]
+    dc_check_vm(r, "both", errors)
+
+
+def dc_between_vms(env: Env, up: str, unload: str, files: list[Path], errors) -> None:
+    """tests/verbs_dc.py between two VMs: vm0's program the target (the DCTs), vm1's the
+    initiator (the DCIs), each on the driver `up` brings up; `dc_check_vm`'s checks on
+    each."""
+    rs = eth_vms(env, [dc_steps(up, "target", unload), dc_steps(up, "initiator", unload)],
+                 timeout=300, model_args=ROCE_MODEL,
+                 files=[*files, DC_TOOL, SMALL_TOOL, RC_FIXTURE])
+    for r, role in zip(rs, ("target", "initiator")):
+        dc_check_vm(r, role, errors)
 
 
 # The steps of verbs_raw.py, each of which must report ok (sent-N on the sender, the receive
@@ -900,27 +965,28 @@ def tests(env: Env):
     @estimate(150)
     def dc_transport_from_user_space():
         """tests/verbs_dc.py through libmlx5's mlx5dv and mlx5_ib on the model, one card
-        looping back: DCIs and DCTs as rdma-core's test_mlx5_dc.py makes them; SEND into a
-        DCT's SRQ, RDMA WRITE and READ, one DCI alternating between two DCTs, data checked;
-        a wrong access key goes unanswered (the card counts the violation), takes no receive
-        WQE, and the DCI's retries run out (IBV_WC_RETRY_EXC_ERR);
-        QUERY_DCT answers. Every DCT was drained (DRAIN_DCT, the DCT_DRAINED event mlx5_ib
-        waits for) and destroyed, and no command failed."""
-        text, ops, roce = mlx5_ib_tool(DC_TOOL, "--settle $SLOW", [SMALL_TOOL], stats=True)
-        check_dc(text)
-        # The wrong key's request reached the DCT and was dropped there; nothing misdirected.
-        m = re.search(r"dc: (\d+) connects (\d+) misdirected (\d+) key violations", roce)
-        assert m and int(m[1]) >= 8 and m[2] == "0" and int(m[3]) >= 1, roce
-        made = ops.get("CREATE_DCT", (0, 0))[0]
-        assert made == 2, ops
-        for o in ("DRAIN_DCT", "DESTROY_DCT"):
-            assert ops.get(o, (0, 0)) == (made, 0), f"{o}: {ops}"
-        assert ops.get("QUERY_DCT", (0, 0)) == (1, 0), ops
-        bad = {k: v for k, v in ops.items() if v[1]}
-        assert not bad, f"failed commands {bad}"
+        looping back (`dc_one_vm`; ib.py runs it on cx4 with the same checks): DCIs and DCTs
+        as rdma-core's test_mlx5_dc.py makes them; SEND into a DCT's SRQ, RDMA WRITE and READ,
+        one DCI alternating between two DCTs, data checked; a wrong access key goes
+        unanswered (the card counts the violation), the DCI's retries run out, and it takes
+        no receive WQE; QUERY_DCT answers. Every DCT was drained (DRAIN_DCT, the DCT_DRAINED
+        event mlx5_ib waits for) and destroyed, and no command failed."""
+        dc_one_vm(env, IB + "eth_up\nib_up\n", "rmmod mlx5_ib; rmmod mlx5_core", [],
+                  mlx5_errors)
 
     yield "mlx5_ib: DC transport, DCIs to DCTs, SEND/WRITE/READ and the access key " \
         "(verbs_dc.py)", dc_transport_from_user_space
+
+    @estimate(180)
+    def dc_transport_between_vms():
+        """tests/verbs_dc.py between two VMs with mlx5_ib on modelled cards (`dc_between_vms`;
+        ib.py runs it on cx4 with the same checks): vm0's DCTs, vm1's DCIs, the model's DC
+        packets on the wire between the cards; the steps and checks of the one-card run on
+        each side."""
+        dc_between_vms(env, IB + "eth_up\nib_up\n", "rmmod mlx5_ib; rmmod mlx5_core", [],
+                       mlx5_errors)
+
+    yield "mlx5_ib: DC transport between two VMs (verbs_dc.py)", dc_transport_between_vms
 
     @estimate(150)
     def odp_against_an_invalidation_racer():

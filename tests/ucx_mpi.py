@@ -48,6 +48,11 @@ PERFTESTS = [
     ("ud_mlx5", "am_bw", "-s 1000 -n 1000 -D bcopy"),
     ("ud_mlx5", "am_lat", "-s 8 -n 1000"),
 ]
+# UCX's DC transport (DCIs and DCTs through mlx5dv, no DEVX: Documentation/dc.md).
+DC_PERFTESTS = [
+    ("dc_mlx5", "put_bw", "-s 65536 -n 200 -D zcopy"),
+    ("dc_mlx5", "am_lat", "-s 8 -n 1000"),
+]
 
 
 def roce_line(text: str) -> dict[str, int]:
@@ -72,6 +77,78 @@ def ucx_transports(info: str) -> set[tuple[str, str]]:
     return set(re.findall(r"#\s+Transport: (\S+)\n#\s+Device: (\S+)", info))
 
 
+def perftests_between_cx4_vms(env: Env, runs: list[tuple[str, str, str]]) -> None:
+    """ucx_perftest between two cx4 VMs, one UCT-level run per (transport, test, options) of
+    `runs`, each pinned to its transport and cx4's device (`-x TL -d cx4_0:1`): `ucx_info -d`
+    lists every transport on cx4's device; every run completes all its iterations with a
+    non-zero bandwidth or latency; the client card's RoCE counters show at least the puts'
+    bytes sent and the UD datagrams of the UD runs; cx4 logs no error."""
+    tls = sorted({tl for tl, _, _ in runs})
+    common = CX4_UP + IB + CX4_IB + """
+        cx4_up
+        cx4_ib_up
+        section info; ucx_info -d 2>&1
+        reach $PEER
+    """
+    client, server = common + "section roce-before; req ctl roce\n", common
+    for i, (tl, t, opts) in enumerate(runs):
+        server += f"""
+            timeout $((150 * SLOW)) ucx_perftest -P 0 -d $IBDEV:1 -x {tl} -p 13337 > /tmp/s.txt 2>&1 &
+            listening 13337; signal srv-{i}
+            wait || echo "server rc=$?"
+            section srv-{i}; cat /tmp/s.txt
+            wait_signal done-{i} 300
+        """
+        client += f"""
+            wait_signal srv-{i} 300
+            section run-{i}
+            timeout $((150 * SLOW)) ucx_perftest -P 0 $PEER -d $IBDEV:1 -x {tl} -t {t} {opts} -p 13337 2>&1 \\
+                || echo "client rc=$?"
+            signal done-{i}
+        """
+    client += "section roce-after; req ctl roce\necho finished\n"
+    server += "echo finished\n"
+    rs = eth_vms(env, [client, server], timeout=600, model_args=ROCE_MODEL, files=[env.ko])
+    for r in rs:
+        assert r.status == 0 and "finished" in r.job_log, logs(rs)
+        found = ucx_transports(section(r.job_log, "info"))
+        dev = next((d for t, d in found if t == "rc_mlx5"), None)
+        assert dev and re.fullmatch(r"cx4_\d+:1", dev) and all((tl, dev) in found for tl in tls), \
+            f"{r.name}: ucx_info -d does not offer {tls} on cx4: {sorted(found)}"
+    log = rs[0].job_log
+    for i, (tl, t, opts) in enumerate(runs):
+        s = section(log, f"run-{i}")
+        assert "client rc=" not in s and "ERROR" not in s, f"{tl} {t} failed:\n{s}\n{logs(rs)}"
+        f = final_line(s)
+        n = int(re.search(r"-n (\d+)", opts).group(1))
+        assert int(f[0]) == n, f"{tl} {t}: {int(f[0])} of {n} iterations:\n{s}"
+        if t.endswith("_bw"):
+            assert f[5] > 0, f"{tl} {t}: no bandwidth:\n{s}"
+            print(f"    {tl} {t} ({opts}): {f[5]:.2f} MB/s, {f[7]:.0f} msg/s", file=sys.stderr)
+        else:
+            assert f[2] > 0, f"{tl} {t}: no latency:\n{s}"
+            print(f"    {tl} {t} ({opts}): {f[1]:.1f} us median, {f[2]:.1f} us average",
+                  file=sys.stderr)
+    before, after = roce_line(section(log, "roce-before")), roce_line(section(log, "roce-after"))
+    tx = after["tx_bytes"] - before["tx_bytes"]
+    ud = after["ud_tx"] - before["ud_tx"]
+    # The client's puts (200 x 64 KiB) leave through its card; so do the UD runs'
+    # datagrams (1000 AMs for the bandwidth run, 1000 pings for the latency one).
+    assert tx >= 200 * 65536, (before, after)
+    assert ud >= 1000 * sum(tl == "ud_mlx5" for tl, _, _ in runs), (before, after)
+    # DC runs: the client's DCIs connected to the server's DCT (the card counts each
+    # connection a DCI opens).
+    dc = [int(re.search(r"dc: (\d+) connects", t)[1]) for t in (
+        section(log, "roce-before"), section(log, "roce-after"))]
+    assert (dc[1] > dc[0]) == any(tl == "dc_mlx5" for tl, _, _ in runs), (before, after, dc)
+    print(f"    client card: {after['tx_pkts'] - before['tx_pkts']} RoCE packets, {tx} bytes "
+          f"sent, {ud} UD datagrams, {dc[1] - dc[0]} DC connections", file=sys.stderr)
+    for r in rs:
+        errs = cx4_errors(r.dmesg)
+        assert not errs, f"{r.name}: " + "\n".join(errs)
+        check_clean_dmesg(r.dmesg)
+
+
 def tests(env: Env):
     @estimate(90)
     def ucx_perftest_rc_ud_mlx5_between_cx4_vms():
@@ -82,67 +159,21 @@ def tests(env: Env):
         bytes, copied) and latency; every run completes all its iterations with a non-zero
         bandwidth or latency; the client card's RoCE counters show at least the puts' bytes
         sent and the UD datagrams of the UD runs; cx4 logs no error."""
-        common = CX4_UP + IB + CX4_IB + """
-            cx4_up
-            cx4_ib_up
-            section info; ucx_info -d 2>&1
-            reach $PEER
-        """
-        client, server = common + "section roce-before; req ctl roce\n", common
-        for i, (tl, t, opts) in enumerate(PERFTESTS):
-            server += f"""
-                timeout $((150 * SLOW)) ucx_perftest -P 0 -d $IBDEV:1 -x {tl} -p 13337 > /tmp/s.txt 2>&1 &
-                listening 13337; signal srv-{i}
-                wait || echo "server rc=$?"
-                section srv-{i}; cat /tmp/s.txt
-                wait_signal done-{i} 300
-            """
-            client += f"""
-                wait_signal srv-{i} 300
-                section run-{i}
-                timeout $((150 * SLOW)) ucx_perftest -P 0 $PEER -d $IBDEV:1 -x {tl} -t {t} {opts} -p 13337 2>&1 \\
-                    || echo "client rc=$?"
-                signal done-{i}
-            """
-        client += "section roce-after; req ctl roce\necho finished\n"
-        server += "echo finished\n"
-        rs = eth_vms(env, [client, server], timeout=600, model_args=ROCE_MODEL, files=[env.ko])
-        for r in rs:
-            assert r.status == 0 and "finished" in r.job_log, logs(rs)
-            found = ucx_transports(section(r.job_log, "info"))
-            dev = next((d for t, d in found if t == "rc_mlx5"), None)
-            assert dev and re.fullmatch(r"cx4_\d+:1", dev) and ("ud_mlx5", dev) in found, \
-                f"{r.name}: ucx_info -d does not offer rc_mlx5 and ud_mlx5 on cx4: {sorted(found)}"
-        log = rs[0].job_log
-        for i, (tl, t, opts) in enumerate(PERFTESTS):
-            s = section(log, f"run-{i}")
-            assert "client rc=" not in s and "ERROR" not in s, f"{tl} {t} failed:\n{s}\n{logs(rs)}"
-            f = final_line(s)
-            n = int(re.search(r"-n (\d+)", opts).group(1))
-            assert int(f[0]) == n, f"{tl} {t}: {int(f[0])} of {n} iterations:\n{s}"
-            if t.endswith("_bw"):
-                assert f[5] > 0, f"{tl} {t}: no bandwidth:\n{s}"
-                print(f"    {tl} {t} ({opts}): {f[5]:.2f} MB/s, {f[7]:.0f} msg/s", file=sys.stderr)
-            else:
-                assert f[2] > 0, f"{tl} {t}: no latency:\n{s}"
-                print(f"    {tl} {t} ({opts}): {f[1]:.1f} us median, {f[2]:.1f} us average",
-                      file=sys.stderr)
-        before, after = roce_line(section(log, "roce-before")), roce_line(section(log, "roce-after"))
-        tx = after["tx_bytes"] - before["tx_bytes"]
-        ud = after["ud_tx"] - before["ud_tx"]
-        # The client's puts (200 x 64 KiB) leave through its card; so do the UD runs'
-        # datagrams (1000 AMs for the bandwidth run, 1000 pings for the latency one).
-        assert tx >= 200 * 65536, (before, after)
-        assert ud >= 2000, (before, after)
-        print(f"    client card: {after['tx_pkts'] - before['tx_pkts']} RoCE packets, {tx} bytes "
-              f"sent, {ud} UD datagrams", file=sys.stderr)
-        for r in rs:
-            errs = cx4_errors(r.dmesg)
-            assert not errs, f"{r.name}: " + "\n".join(errs)
-            check_clean_dmesg(r.dmesg)
+        perftests_between_cx4_vms(env, PERFTESTS)
 
     yield "ucx_perftest over rc_mlx5 and ud_mlx5 between two cx4 VMs", \
         ucx_perftest_rc_ud_mlx5_between_cx4_vms
+
+    @estimate(90)
+    def ucx_perftest_dc_mlx5_between_cx4_vms():
+        """ucx_perftest between two cx4 VMs over UCX's DC transport (`-x dc_mlx5 -d
+        cx4_0:1`; `perftests_between_cx4_vms`' checks): `ucx_info -d` lists dc_mlx5 on cx4's
+        device (UCX's probe DCT reached RTR through mlx5dv), RDMA-write bandwidth (64 KiB
+        zero-copy puts from the client's DCIs to the server's DCT) and active-message
+        latency complete every iteration."""
+        perftests_between_cx4_vms(env, DC_PERFTESTS)
+
+    yield "ucx_perftest over dc_mlx5 between two cx4 VMs", ucx_perftest_dc_mlx5_between_cx4_vms
 
     def allreduce(n: int, ucx_env: str = ""):
         """An MPI job of `n` ranks, one per VM, each VM with cx4 on its modelled card, UCX

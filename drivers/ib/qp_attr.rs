@@ -56,7 +56,10 @@ pub enum QpType {
     /// `IB_QPT_RAW_PACKET`: Ethernet frames as they are on the wire (uverbs allows it only
     /// to `CAP_NET_RAW`).
     RawPacket,
-    /// Any other (SMI, driver types): the raw value.
+    /// `IB_QPT_DRIVER`: a type of the driver's own, which its user data names (mlx5's DC
+    /// initiators and targets).
+    Driver,
+    /// Any other (SMI): the raw value.
     Other(u32),
 }
 
@@ -70,6 +73,7 @@ impl QpType {
             ksys::ib_qp_type_IB_QPT_XRC_INI => Self::XrcIni,
             ksys::ib_qp_type_IB_QPT_XRC_TGT => Self::XrcTgt,
             ksys::ib_qp_type_IB_QPT_RAW_PACKET => Self::RawPacket,
+            ksys::ib_qp_type_IB_QPT_DRIVER => Self::Driver,
             t => Self::Other(t),
         }
     }

@@ -74,6 +74,10 @@ pub(crate) fn set_general(cmdq: &Cmdq) -> Result<bool> {
     c.set_cmdif_checksum(0);
     // UAR pages are the kernel's page size (4 KiB here).
     c.set_log_uar_page_sz(0);
+    // The DC transport where the card has it (main.c `handle_hca_cap`).
+    if max.dct() != 0 {
+        c.set_dct(1);
+    }
     let atomic = c.atomic() != 0;
     cmdq.exec::<command::SetHcaCap>(&set, 0)?;
     Ok(atomic)

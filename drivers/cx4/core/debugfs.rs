@@ -91,7 +91,8 @@ fn show_cqs(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 
 fn show_qp_events(v: &View, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     v.d.mdev.qps.show(f, "qps")?;
-    v.d.mdev.srqs.show(f, "srqs")
+    v.d.mdev.srqs.show(f, "srqs")?;
+    v.d.mdev.dcts.show(f, "dcts")
 }
 
 /// The debugfs directory of one function and the core's files in it. The directory goes

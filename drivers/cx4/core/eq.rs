@@ -282,6 +282,14 @@ impl Eq {
                     m.qps.event(q.qp_srq_n(), ty);
                 }
             }
+            event_type::DCT_DRAINED => {
+                // mlx5_eqe_dct.dctn sits where the QP events' number does (qpc.c
+                // `dct_event_notifier`).
+                let q = eqe.qp_srq();
+                if q.queue_type() as u8 == event_queue_type::DCT {
+                    m.dcts.event(q.qp_srq_n() & 0xff_ffff, ty);
+                }
+            }
             event_type::SRQ_RQ_LIMIT | event_type::SRQ_CATAS_ERROR => {
                 m.srqs.event(eqe.qp_srq().qp_srq_n() & 0xff_ffff, ty);
             }
@@ -470,9 +478,14 @@ impl EqTable {
         Ok(())
     }
 
-    /// Creates the async EQ.
-    pub(crate) fn create_async_eq(&mut self) -> Result {
-        self.async_eq = Some(self.add(EqKind::Async, LOG_ASYNC_EQ, 0, EventMask::ASYNC_BASE)?);
+    /// Creates the async EQ; with the DC transport (`dct`) it also reports `DCT_DRAINED`
+    /// (eq.c `gather_async_events_mask`).
+    pub(crate) fn create_async_eq(&mut self, dct: bool) -> Result {
+        let mut mask = EventMask::ASYNC_BASE;
+        if dct {
+            mask |= EventMask::DCT_DRAINED;
+        }
+        self.async_eq = Some(self.add(EqKind::Async, LOG_ASYNC_EQ, 0, mask)?);
         Ok(())
     }
 

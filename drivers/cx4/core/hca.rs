@@ -253,6 +253,7 @@ impl Hca {
             self.set_driver_version()?;
         }
         let page_request_disable = caps.gen().page_request_disable() != 0;
+        let dct = caps.gen().dct() != 0;
         self.caps = Some(caps);
         let uar = self.uar.insert(Uar::alloc(cmdq)?).index();
 
@@ -260,7 +261,7 @@ impl Hca {
         // EQs, then the completion EQs.
         let eqs = self.eqs.insert(EqTable::new(&m, pdev, uar)?);
         eqs.create_cmd_eq()?;
-        eqs.create_async_eq()?;
+        eqs.create_async_eq(dct)?;
         if !page_request_disable {
             eqs.create_pages_eq()?;
         }

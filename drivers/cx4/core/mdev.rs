@@ -68,6 +68,9 @@ pub(crate) struct Mdev {
     /// SRQ number → the owner of its asynchronous events.
     #[pin]
     pub(crate) srqs: QpEventTable,
+    /// DCT number → the owner of its `DCT_DRAINED` event.
+    #[pin]
+    pub(crate) dcts: QpEventTable,
     /// The port change listener (the Ethernet layer), called from the async EQ's handler.
     #[pin]
     port_events: IrqSafeLock<Option<Arc<dyn PortEvents>>>,
@@ -144,6 +147,7 @@ impl Mdev {
             cqs <- CqTable::new(),
             qps <- QpEventTable::new(),
             srqs <- QpEventTable::new(),
+            dcts <- QpEventTable::new(),
             port_events <- new_irq_safe_lock!(None, "cx4::port_events"),
             page_work <- new_work!("cx4::pages"),
             health: HealthState::new(),

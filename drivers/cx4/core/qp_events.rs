@@ -2,8 +2,10 @@
 //! QP and SRQ asynchronous events (core/qp.c `rsc_event_notifier`, mlx5_ib srq_cmd.c
 //! `srq_event_notifier`): the async EQ's QP events (communication established, SQ drained,
 //! path migration, work queue errors) routed by QP number, and its SRQ events (limit reached,
-//! catastrophic error) by SRQ number, each to the object's owner, the RDMA layer. QP and SRQ
-//! numbers are separate name spaces: one table each.
+//! catastrophic error) by SRQ number, and its `DCT_DRAINED` events by DCT number (qpc.c
+//! `dct_event_notifier`), each to the object's owner, the RDMA layer. QP, SRQ and DCT
+//! numbers are separate tables (a DCT number is from the QP number space, but mlx5 keeps
+//! DCTs in a table of their own, and their event names no queue of a QP).
 
 use core::{
     fmt,
@@ -82,42 +84,60 @@ impl QpEventTable {
 pub(crate) struct QpEventReg {
     mdev: Arc<Mdev>,
     n: u32,
-    srq: bool,
+    kind: Kind,
+}
+
+/// Which table an entry is in.
+#[derive(Clone, Copy)]
+enum Kind {
+    Qp,
+    Srq,
+    Dct,
+}
+
+impl Kind {
+    fn table(self, mdev: &Mdev) -> &QpEventTable {
+        match self {
+            Self::Qp => &mdev.qps,
+            Self::Srq => &mdev.srqs,
+            Self::Dct => &mdev.dcts,
+        }
+    }
 }
 
 impl QpEventReg {
     /// Routes QP `qpn`'s events to `handler`.
     pub(crate) fn new(mdev: &Arc<Mdev>, qpn: u32, handler: Arc<dyn QpHandler>) -> Result<Self> {
-        Self::add(mdev, qpn, false, handler)
+        Self::add(mdev, qpn, Kind::Qp, handler)
     }
 
     /// Routes SRQ `srqn`'s events to `handler`.
     pub(crate) fn srq(mdev: &Arc<Mdev>, srqn: u32, handler: Arc<dyn QpHandler>) -> Result<Self> {
-        Self::add(mdev, srqn, true, handler)
+        Self::add(mdev, srqn, Kind::Srq, handler)
     }
 
-    fn add(mdev: &Arc<Mdev>, n: u32, srq: bool, handler: Arc<dyn QpHandler>) -> Result<Self> {
+    /// Routes DCT `dctn`'s `DCT_DRAINED` event to `handler`.
+    pub(crate) fn dct(mdev: &Arc<Mdev>, dctn: u32, handler: Arc<dyn QpHandler>) -> Result<Self> {
+        Self::add(mdev, dctn, Kind::Dct, handler)
+    }
+
+    fn add(mdev: &Arc<Mdev>, n: u32, kind: Kind, handler: Arc<dyn QpHandler>) -> Result<Self> {
         let node = RBTreeNodeReservation::new(GFP_KERNEL)?;
-        let table = if srq { &mdev.srqs } else { &mdev.qps };
+        let table = kind.table(mdev);
         let stale = table.map.lock().insert(node.into_node(n, handler));
         drop(stale);
         Ok(Self {
             mdev: mdev.clone(),
             n,
-            srq,
+            kind,
         })
     }
 }
 
 impl Drop for QpEventReg {
     fn drop(&mut self) {
-        let table = if self.srq {
-            &self.mdev.srqs
-        } else {
-            &self.mdev.qps
-        };
         // Released after the table lock (and with it interrupts) is.
-        let h = table.map.lock().remove(&self.n);
+        let h = self.kind.table(&self.mdev).map.lock().remove(&self.n);
         drop(h);
     }
 }

@@ -175,6 +175,12 @@ pub(crate) struct CreateQpReq {
 /// the QP's doorbells go to; the response's `bfreg_index` is then [`INVALID_BFREG`].
 pub(crate) const QP_FLAG_UAR_PAGE_INDEX: u32 = 1 << 10;
 
+/// `MLX5_QP_FLAG_TYPE_DCT`: an `IB_QPT_DRIVER` QP is a DC target (its access key in place of
+/// `sq_buf_addr`).
+pub(crate) const QP_FLAG_TYPE_DCT: u32 = 1 << 4;
+/// `MLX5_QP_FLAG_TYPE_DCI`: an `IB_QPT_DRIVER` QP is a DC initiator.
+pub(crate) const QP_FLAG_TYPE_DCI: u32 = 1 << 5;
+
 /// `MLX5_IB_INVALID_BFREG`: no bfreg of the static layout.
 pub(crate) const INVALID_BFREG: u32 = 1 << 31;
 
@@ -216,6 +222,17 @@ pub(crate) struct ModifyQpReq {
     pub(crate) typical_pkt_sz: u16,
     pub(crate) burst_reserved: u16,
     pub(crate) ece_options: u32,
+}
+
+/// `struct mlx5_ib_modify_qp_resp`: a DCT's number once the card created it (INIT→RTR);
+/// `response_length` says whether `ece_options` fitted.
+#[repr(C)]
+#[derive(FromBytes, IntoBytes, KnownLayout, Immutable, Default, Debug)]
+pub(crate) struct ModifyQpResp {
+    pub(crate) response_length: u32,
+    pub(crate) dctn: u32,
+    pub(crate) ece_options: u32,
+    pub(crate) reserved: u32,
 }
 
 /// `struct mlx5_ib_create_srq`: a user SRQ's WQE buffer and doorbell record, flags (the WQ
@@ -349,6 +366,7 @@ const _: () = assert!(size_of::<ResizeCqReq>() == 16);
 const _: () = assert!(size_of::<CreateQpReq>() == 56);
 const _: () = assert!(size_of::<CreateQpResp>() == 40);
 const _: () = assert!(size_of::<ModifyQpReq>() == 16);
+const _: () = assert!(size_of::<ModifyQpResp>() == 16);
 const _: () = assert!(size_of::<CreateAhResp>() == 16);
 const _: () = assert!(size_of::<CreateSrqReq>() == 32);
 const _: () = assert!(size_of::<CreateSrqResp>() == 8);

@@ -8,6 +8,8 @@
 //!   link layer, GIDs, user contexts, PDs, and the objects below);
 //! - counters.rs: the port's hardware counters (a queue counter set all QPs name, the
 //!   congestion statistics);
+//! - dc.rs: the DC transport of processes (DC initiators' checks; DC targets, created on the
+//!   card at RTR and drained before they go);
 //! - cq.rs: CQs (a process's ring and doorbell record, its resize, events to ib_core);
 //! - kcq.rs: kernel users' CQs (poll and arm) and the table of kernel QPs;
 //! - kqp.rs: kernel users' QP rings (post_send, post_recv, completions);
@@ -30,6 +32,7 @@ pub(crate) mod abi;
 mod ah;
 mod counters;
 mod cq;
+mod dc;
 mod device;
 mod flow;
 mod gid;

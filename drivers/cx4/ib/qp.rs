@@ -75,6 +75,13 @@ use crate::{
             ADAPTER_PAGE,
             PAGE_OFFSET_UNIT, //
         },
+        dc::{
+            check_dci,
+            check_dci_modify,
+            dc_type,
+            DcType,
+            Dct, //
+        },
         device::gid_table_len,
         kcq::KqpTable,
         kqp::{
@@ -84,7 +91,8 @@ use crate::{
         },
         qp_opt::{
             merge,
-            opt_of, //
+            opt_of,
+            transition, //
         },
         rawqp::RawQp,
         ucontext::UarUse,
@@ -136,6 +144,8 @@ enum QpMem {
     Raw(RawQp),
     /// An RSS QP's indirect TIR (wq.rs).
     Rss(Tir),
+    /// A DC target (dc.rs): no QP on the card, a DCT from RTR on.
+    Dct(Dct),
     /// A kernel user's: the driver's rings, also in the device's kernel QP table, and the
     /// rings of its CQs (cleaned of its CQEs when it is reset).
     Kernel {
@@ -150,7 +160,7 @@ impl QpMem {
         match self {
             Self::User { db, .. } => db.start_dma(),
             Self::Kernel { wq, .. } => wq.dbrec_dma(),
-            Self::None | Self::Raw(_) | Self::Rss(_) => 0,
+            Self::None | Self::Raw(_) | Self::Rss(_) | Self::Dct(_) => 0,
         }
     }
 }
@@ -178,27 +188,10 @@ fn st_of(t: QpType) -> Result<u8> {
         QpType::Uc => Ok(qpc_st::UC),
         QpType::Ud => Ok(qpc_st::UD),
         QpType::XrcIni => Ok(qpc_st::XRC),
-        QpType::Gsi | QpType::XrcTgt | QpType::RawPacket | QpType::Other(_) => {
+        QpType::Gsi | QpType::XrcTgt | QpType::RawPacket | QpType::Driver | QpType::Other(_) => {
             Err(ib::eopnotsupp())
         }
     }
-}
-
-/// The transition from `cur` to `new`, if the PRM has one.
-fn transition(cur: QpState, new: QpState) -> Option<Transition> {
-    use QpState::*;
-    Some(match (cur, new) {
-        (_, Reset) => Transition::ToRst,
-        (_, Err) => Transition::ToErr,
-        (Reset, Init) => Transition::Rst2Init,
-        (Init, Init) => Transition::Init2Init,
-        (Init, Rtr) => Transition::Init2Rtr,
-        (Rtr, Rts) => Transition::Rtr2Rts,
-        (Rts, Rts) => Transition::Rts2Rts,
-        (Sqe, Rts) => Transition::Sqerr2Rts,
-        (Sqd, Rts) => Transition::Sqd2Rts,
-        _ => return None,
-    })
 }
 
 /// log2 of a power-of-two count (0 for 0), `EINVAL` otherwise.
@@ -240,9 +233,11 @@ impl IbQp {
             QpType::Uc => (qpc_st::UC, SendKind::Uc),
             QpType::Ud => (qpc_st::UD, SendKind::Datagram),
             QpType::Gsi => (qpc_st::QP1, SendKind::Datagram),
-            QpType::XrcIni | QpType::XrcTgt | QpType::RawPacket | QpType::Other(_) => {
-                return Err(ib::eopnotsupp())
-            }
+            QpType::XrcIni
+            | QpType::XrcTgt
+            | QpType::RawPacket
+            | QpType::Driver
+            | QpType::Other(_) => return Err(ib::eopnotsupp()),
         };
         if attr.has_xrcd_or_rwq_table() || attr.create_flags() != 0 {
             return Err(ib::eopnotsupp());
@@ -378,8 +373,20 @@ impl IbQp {
             };
             (QpMem::Raw(r.qp), r.qpn, cap)
         };
+        Ok((Self::plain(pd, attr, qpn, cap, mem)?, qpn))
+    }
+
+    /// A QP that is no QP on the card (a raw packet or RSS QP's Ethernet objects, a DCT):
+    /// numbered `qpn`, with no events of its own.
+    fn plain(
+        pd: &Pd<IbDev>,
+        attr: &QpInitAttr<'_, IbDev>,
+        qpn: u32,
+        cap: QpCap,
+        mem: QpMem,
+    ) -> Result<Self> {
         let soft = KBox::pin_init(new_mutex!(Soft::default(), "cx4::ib_qp"), GFP_KERNEL)?;
-        let qp = Self {
+        Ok(Self {
             mdev: pd.device().data().mdev.clone(),
             qpn,
             st: 0,
@@ -391,8 +398,7 @@ impl IbQp {
             soft,
             _events: None,
             mem,
-        };
-        Ok((qp, qpn))
+        })
     }
 
     /// A process's QP from libmlx5's request.
@@ -405,12 +411,21 @@ impl IbQp {
         if attr.qp_type() == QpType::RawPacket {
             return Self::create_raw(pd, attr, udata);
         }
-        let st = st_of(attr.qp_type())?;
-        if attr.has_xrcd_or_rwq_table() || attr.create_flags() != 0 {
-            return Err(ib::eopnotsupp());
-        }
         let dev = pd.device();
         let sh = dev.data();
+        // `IB_QPT_DRIVER`: a DC initiator or target (dc.rs), on a card with DC.
+        let driver = attr.qp_type() == QpType::Driver;
+        if driver && sh.caps.gen().dct() == 0 {
+            return Err(ib::eopnotsupp());
+        }
+        let st = if driver {
+            qpc_st::DCI
+        } else {
+            st_of(attr.qp_type())?
+        };
+        if attr.has_xrcd_or_rwq_table() {
+            return Err(ib::eopnotsupp());
+        }
         // An XRC initiator only sends: no receive queue, no receive CQ (the core passes
         // none) and no SRQ; only on a card with the XRC transport.
         let ini = st == qpc_st::XRC;
@@ -419,12 +434,19 @@ impl IbQp {
         }
         let uctx = udata.ucontext::<IbDev>().ok_or(EINVAL)?;
         let req: CreateQpReq = udata.read(abi::CREATE_QP_REQ_MIN_LEN)?;
+        let dc = driver.then(|| dc_type(req.flags)).transpose()?;
+        let dc_flags = if driver {
+            abi::QP_FLAG_TYPE_DCT | abi::QP_FLAG_TYPE_DCI
+        } else {
+            0
+        };
         if req.flags
             & !(abi::QP_FLAG_SCATTER_CQE
                 | abi::QP_FLAG_ALLOW_SCATTER_CQE
-                | abi::QP_FLAG_UAR_PAGE_INDEX)
+                | abi::QP_FLAG_UAR_PAGE_INDEX
+                | dc_flags)
             != 0
-            || req.sq_buf_addr != 0
+            || (req.sq_buf_addr != 0 && dc != Some(DcType::Dct))
             || req.dci_streams != 0
             || req.reserved != 0
             || (req.uidx != DEFAULT_UIDX && req.uidx > 0xff_ffff)
@@ -432,6 +454,27 @@ impl IbQp {
             return Err(EINVAL);
         }
         let g = sh.caps.gen();
+        let uidx = if g.cqe_version() == 1 {
+            req.uidx
+        } else {
+            DEFAULT_UIDX
+        };
+        match dc {
+            Some(DcType::Dct) => {
+                let dct = Dct::create(pd, attr, &req, uidx)?;
+                // mlx5_ib answers a DCT's create with a zeroed response.
+                udata.respond(&CreateQpResp::default())?;
+                return Ok((
+                    Self::plain(pd, attr, 0, QpCap::default(), QpMem::Dct(dct))?,
+                    0,
+                ));
+            }
+            Some(DcType::Dci) => check_dci(attr, &req)?,
+            None => {}
+        }
+        if attr.create_flags() != 0 {
+            return Err(ib::eopnotsupp());
+        }
         let max_wqes = 1u32 << g.log_max_qp_sz();
         let log_rq = log2_exact(req.rq_wqe_count)?;
         let log_sq = log2_exact(req.sq_wqe_count)?;
@@ -497,7 +540,7 @@ impl IbQp {
             c.set_cqn_snd(send_cq.cqn());
             c.set_cqn_rcv(cqn_rcv);
             if g.cqe_version() == 1 {
-                c.set_user_index(req.uidx);
+                c.set_user_index(uidx);
             }
             c.set_log_page_size(0);
             c.set_page_offset(((req.buf_addr % ADAPTER_PAGE as u64) / PAGE_OFFSET_UNIT) as u32);
@@ -598,7 +641,7 @@ impl IbQp {
         udata: Option<&mut Udata<'_>>,
     ) -> Result {
         let this: &IbQp = qp;
-        if let Some(u) = udata {
+        if let Some(u) = udata.as_deref() {
             if u.in_len() > 0 {
                 let r: ModifyQpReq = u.read(0)?;
                 if r.comp_mask != 0 || r.max_burst_sz != 0 || r.typical_pkt_sz != 0 {
@@ -624,6 +667,12 @@ impl IbQp {
         } else {
             soft.port.max(1)
         };
+        if let QpMem::Dct(d) = &this.mem {
+            return d.modify(sh, attr, mask, udata);
+        }
+        if this.st == qpc_st::DCI {
+            check_dci_modify(&sh.caps, cur, new, attr, mask)?;
+        }
         if let QpMem::Raw(_) | QpMem::Rss(_) = &this.mem {
             // An RSS QP has no queues to move (`modify_raw_packet_qp` is not called for it).
             if let QpMem::Raw(r) = &this.mem {
@@ -774,6 +823,9 @@ impl IbQp {
     /// The QP's attributes: its state from the card, the rest as last set.
     pub(crate) fn query(qp: &Qp<IbDev>) -> Result<QpAttr> {
         let this: &IbQp = qp;
+        if let QpMem::Dct(d) = &this.mem {
+            return d.query(this.cap);
+        }
         if let QpMem::Raw(_) | QpMem::Rss(_) = &this.mem {
             let soft = this.soft.lock();
             let mut a = soft.attr;
@@ -810,8 +862,8 @@ impl IbQp {
 
 impl Drop for IbQp {
     fn drop(&mut self) {
-        // A raw packet or RSS QP's objects go with `mem`.
-        if !matches!(self.mem, QpMem::Raw(_) | QpMem::Rss(_)) {
+        // A raw packet or RSS QP's objects and a DCT go with `mem`.
+        if !matches!(self.mem, QpMem::Raw(_) | QpMem::Rss(_) | QpMem::Dct(_)) {
             destroy(&self.mdev, self.qpn, "");
         }
         // `destroy_qp_common`: its CQs lose its CQEs (SRQ WQEs go back), then the table it.
@@ -883,66 +935,4 @@ mod ksys_mig {
 /// `fls()`: the 1-based index of the highest set bit, 0 for 0.
 fn fls(x: u32) -> u32 {
     32 - x.leading_zeros()
-}
-
-#[kunit_tests(cx4_ib_qp_states)]
-#[allow(unsafe_code)] // The suite's registration, generated by the kernel's `kunit_tests` macro.
-mod tests {
-    use super::*;
-
-    /// mlx5_ib qp.c `optab[cur][new]`, entry by entry as upstream lists them.
-    const OPTAB: [(QpState, QpState, Transition); 21] = {
-        use QpState::*;
-        use Transition::*;
-        [
-            (Reset, Reset, ToRst),
-            (Reset, Err, ToErr),
-            (Reset, Init, Rst2Init),
-            (Init, Reset, ToRst),
-            (Init, Err, ToErr),
-            (Init, Init, Init2Init),
-            (Init, Rtr, Init2Rtr),
-            (Rtr, Reset, ToRst),
-            (Rtr, Err, ToErr),
-            (Rtr, Rts, Rtr2Rts),
-            (Rts, Reset, ToRst),
-            (Rts, Err, ToErr),
-            (Rts, Rts, Rts2Rts),
-            (Sqd, Reset, ToRst),
-            (Sqd, Err, ToErr),
-            (Sqd, Rts, Sqd2Rts),
-            (Sqe, Reset, ToRst),
-            (Sqe, Err, ToErr),
-            (Sqe, Rts, Sqerr2Rts),
-            (Err, Reset, ToRst),
-            (Err, Err, ToErr),
-        ]
-    };
-
-    fn upstream(cur: QpState, new: QpState) -> Option<Transition> {
-        OPTAB
-            .iter()
-            .find(|(c, n, _)| *c == cur && *n == new)
-            .map(|e| e.2)
-    }
-
-    #[test]
-    fn every_state_change_takes_mlx5_ibs_command() {
-        // Not `use QpState::*`: its `Err` would shadow the result variant KUnit's asserts use.
-        use QpState as S;
-        let states = [S::Reset, S::Init, S::Rtr, S::Rts, S::Sqd, S::Sqe, S::Err];
-        let mut valid = 0;
-        for cur in states {
-            for new in states {
-                assert!(transition(cur, new) == upstream(cur, new));
-                valid += usize::from(transition(cur, new).is_some());
-            }
-        }
-        // 7 states × (to RESET, to ERR) + the 7 forward commands.
-        assert_eq!(valid, 21);
-        // A QP never goes back up the ladder by itself.
-        assert!(transition(S::Rts, S::Rtr).is_none());
-        assert!(transition(S::Err, S::Rts).is_none());
-        assert!(transition(S::Reset, S::Rts).is_none());
-    }
 }
