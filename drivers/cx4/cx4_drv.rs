@@ -55,6 +55,8 @@ mod fs;
 mod hca;
 #[path = "core/health.rs"]
 mod health;
+#[path = "core/hwq.rs"]
+mod hwq;
 #[path = "core/iseg.rs"]
 mod iseg;
 #[path = "core/mbox.rs"]

@@ -23,8 +23,7 @@ use cx4_hw::{
     wq::{
         rqc_state,
         wq_type,
-        CreateRqIn,
-        MODIFY_RQ_BITMASK_VSD, //
+        CreateRqIn, //
     },
     wqe::{
         WqeDataSeg,
@@ -32,10 +31,7 @@ use cx4_hw::{
         INLINE_SEG, //
     },
 };
-use kernel::{
-    prelude::*,
-    sync::Arc, //
-};
+use kernel::prelude::*;
 use zerocopy::FromBytes;
 
 use crate::{
@@ -48,7 +44,10 @@ use crate::{
         },
         res::EnRes,
     },
-    mdev::Mdev,
+    hwq::{
+        HwRq,
+        RqChange, //
+    },
     wq::DbRecord, //
 };
 
@@ -139,8 +138,8 @@ pub(crate) struct RxCompletion {
 
 /// An Ethernet RQ in the ready state. Dropping it destroys it.
 pub(crate) struct Rq {
-    mdev: Arc<Mdev>,
-    rqn: u32,
+    // Field order is drop order: the RQ leaves the card before its ring is freed.
+    hw: HwRq,
     log_size: u32,
     log_stride: u32,
     segs: usize,
@@ -197,10 +196,9 @@ impl Rq {
             CreateRqIn::set_wq_pas(m.bytes_mut(), i, buf.dma() + (i * PAGE_SIZE) as u64)
                 .map_err(|_| EINVAL)?;
         }
-        let out = mdev.cmdq.exec::<command::CreateRq>(&m, 0)?;
+        let hw = HwRq::create(mdev, &m)?;
         let rq = Self {
-            mdev: mdev.clone(),
-            rqn: out.rqn(),
+            hw,
             log_size: p.log_size,
             log_stride,
             segs: p.segs,
@@ -213,13 +211,13 @@ impl Rq {
             scratch,
         };
         // On failure `rq` is dropped, which destroys the RQ.
-        rq.modify(rqc_state::RST, rqc_state::RDY, None)?;
+        rq.hw.modify(rqc_state::RST, rqc_state::RDY, RqChange::default())?;
         Ok(rq)
     }
 
     /// The RQ number.
     pub(crate) fn rqn(&self) -> u32 {
-        self.rqn
+        self.hw.rqn()
     }
 
     /// The number of WQEs.
@@ -257,29 +255,16 @@ impl Rq {
         self.pc.wrapping_sub(self.cc)
     }
 
-    fn modify(&self, from: u8, to: u8, vsd: Option<bool>) -> Result {
-        let mut m = input::<command::ModifyRq>(0)?;
-        m.set_rq_state(from.into());
-        m.set_rqn(self.rqn);
-        if let Some(vsd) = vsd {
-            m.set_modify_bitmask(MODIFY_RQ_BITMASK_VSD);
-            m.ctx_mut().set_vsd(vsd.into());
-        }
-        m.ctx_mut().set_state(to.into());
-        self.mdev.cmdq.exec::<command::ModifyRq>(&m, 0).map(|_| ())
-    }
-
     /// Turns VLAN stripping off or on (en_main.c `mlx5e_modify_rq_vsd`).
     pub(crate) fn set_vlan_strip_disable(&self, vsd: bool) -> Result {
-        self.modify(rqc_state::RDY, rqc_state::RDY, Some(vsd))
-    }
-
-    /// The RQ's state as the device sees it (`rqc_state`, `QUERY_RQ`).
-    pub(crate) fn query_state(&self) -> Result<u8> {
-        let mut m = input::<command::QueryRq>(0)?;
-        m.set_rqn(self.rqn);
-        let out = self.mdev.cmdq.exec::<command::QueryRq>(&m, 0)?;
-        Ok(out.rq_context().state() as u8)
+        self.hw.modify(
+            rqc_state::RDY,
+            rqc_state::RDY,
+            RqChange {
+                vsd: Some(vsd),
+                ..Default::default()
+            },
+        )
     }
 
     /// Posts one WQE scattering into `segs` (bus address, length; at most [`Rq::segs`]);
@@ -333,10 +318,10 @@ impl Rq {
     /// from 0 and moves the RQ back to ready, empty. Returns whether the RQ was in error.
     /// Poll the CQ before calling this.
     pub(crate) fn recover(&mut self, mut drop_wqe: impl FnMut(u16)) -> Result<bool> {
-        if self.query_state()? != rqc_state::ERR {
+        if self.hw.query_state()? != rqc_state::ERR {
             return Ok(false);
         }
-        self.modify(rqc_state::ERR, rqc_state::RST, None)?;
+        self.hw.modify(rqc_state::ERR, rqc_state::RST, RqChange::default())?;
         while self.cc != self.pc {
             drop_wqe(self.cc);
             self.cc = self.cc.wrapping_add(1);
@@ -344,7 +329,7 @@ impl Rq {
         self.pc = 0;
         self.cc = 0;
         self.dbrec.reset_recv()?;
-        self.modify(rqc_state::RST, rqc_state::RDY, None)?;
+        self.hw.modify(rqc_state::RST, rqc_state::RDY, RqChange::default())?;
         Ok(true)
     }
 
@@ -406,11 +391,3 @@ pub(crate) fn decode(cqe: &Cqe64) -> RxInfo {
     }
 }
 
-impl Drop for Rq {
-    fn drop(&mut self) {
-        if let Ok(mut m) = input::<command::DestroyRq>(0) {
-            m.set_rqn(self.rqn);
-            let _ = self.mdev.cmdq.exec::<command::DestroyRq>(&m, 0);
-        }
-    }
-}

@@ -66,6 +66,7 @@ use crate::{
         },
         res::EnRes,
     },
+    hwq::HwSq,
     mdev::Mdev,
     wq::DbRecord, //
 };
@@ -224,8 +225,9 @@ struct Slot {
 
 /// An Ethernet SQ in the ready state. Dropping it destroys it.
 pub(crate) struct Sq {
+    // Field order is drop order: the SQ leaves the card before its ring is freed.
+    hw: HwSq,
     mdev: Arc<Mdev>,
-    sqn: u32,
     log_size: u32,
     buf: DmaBuf,
     dbrec: DbRecord,
@@ -280,10 +282,10 @@ impl Sq {
             CreateSqIn::set_wq_pas(m.bytes_mut(), i, buf.dma() + (i * PAGE_SIZE) as u64)
                 .map_err(|_| EINVAL)?;
         }
-        let out = mdev.cmdq.exec::<command::CreateSq>(&m, 0)?;
+        let hw = HwSq::create(mdev, &m)?;
         let sq = Self {
+            hw,
             mdev: mdev.clone(),
-            sqn: out.sqn(),
             log_size: p.log_size,
             buf,
             dbrec,
@@ -298,7 +300,7 @@ impl Sq {
             last: None,
         };
         // On failure `sq` is dropped, which destroys the SQ.
-        sq.modify(sqc_state::RST, sqc_state::RDY)?;
+        sq.hw.modify(sqc_state::RST, sqc_state::RDY)?;
         Ok(sq)
     }
 
@@ -309,7 +311,7 @@ impl Sq {
 
     /// The SQ number.
     pub(crate) fn sqn(&self) -> u32 {
-        self.sqn
+        self.hw.sqn()
     }
 
     /// The number of WQEBBs.
@@ -354,23 +356,6 @@ impl Sq {
         self.free_wqebbs() < STOP_ROOM
     }
 
-    /// Changes the SQ's state (`MODIFY_SQ`).
-    fn modify(&self, from: u8, to: u8) -> Result {
-        let mut m = input::<command::ModifySq>(0)?;
-        m.set_sq_state(from.into());
-        m.set_sqn(self.sqn);
-        m.ctx_mut().set_state(to.into());
-        self.mdev.cmdq.exec::<command::ModifySq>(&m, 0).map(|_| ())
-    }
-
-    /// The SQ's state as the device sees it (`sqc_state`, `QUERY_SQ`).
-    pub(crate) fn query_state(&self) -> Result<u8> {
-        let mut m = input::<command::QuerySq>(0)?;
-        m.set_sqn(self.sqn);
-        let out = self.mdev.cmdq.exec::<command::QuerySq>(&m, 0)?;
-        Ok(out.sq_context().state() as u8)
-    }
-
     /// Writes the WQE built in `scratch[..len]` at the producer counter and records it.
     fn push(&mut self, len: usize, wqebbs: u16, nop: bool) -> Result<u16> {
         let ctr = self.pc;
@@ -391,7 +376,7 @@ impl Sq {
 
     /// Posts a NOP of one WQEBB (en/txrx.h `mlx5e_post_nop`).
     fn post_nop(&mut self) -> Result {
-        let (pc, sqn) = (self.pc, self.sqn);
+        let (pc, sqn) = (self.pc, self.hw.sqn());
         let s = self.scratch.get_mut(..SEND_WQE_DS).ok_or(EINVAL)?;
         s.fill(0);
         let c = WqeCtrlSeg::mut_from_bytes(s).map_err(|_| EINVAL)?;
@@ -419,7 +404,7 @@ impl Sq {
             }
         }
         let len = usize::from(sz.wqebbs) * SEND_WQE_BB;
-        let (pc, sqn, mkey) = (self.pc, self.sqn, self.mkey);
+        let (pc, sqn, mkey) = (self.pc, self.hw.sqn(), self.mkey);
         let s = self.scratch.get_mut(..len).ok_or(EINVAL)?;
         s.fill(0);
         {
@@ -554,10 +539,10 @@ impl Sq {
     /// from 0 and moves the SQ back to ready. Returns whether the SQ was in error. Poll the CQ
     /// (flushed WQEs complete with errors) before calling this.
     pub(crate) fn recover(&mut self, mut drop_wqe: impl FnMut(u16)) -> Result<bool> {
-        if self.query_state()? != sqc_state::ERR {
+        if self.hw.query_state()? != sqc_state::ERR {
             return Ok(false);
         }
-        self.modify(sqc_state::ERR, sqc_state::RST)?;
+        self.hw.modify(sqc_state::ERR, sqc_state::RST)?;
         while self.cc != self.pc {
             let ctr = self.cc;
             let slot = *self.slots.get(self.index(ctr)).ok_or(EIO)?;
@@ -574,16 +559,8 @@ impl Sq {
         self.cc = 0;
         self.last = None;
         self.dbrec.reset_send()?;
-        self.modify(sqc_state::RST, sqc_state::RDY)?;
+        self.hw.modify(sqc_state::RST, sqc_state::RDY)?;
         Ok(true)
     }
 }
 
-impl Drop for Sq {
-    fn drop(&mut self) {
-        if let Ok(mut m) = input::<command::DestroySq>(0) {
-            m.set_sqn(self.sqn);
-            let _ = self.mdev.cmdq.exec::<command::DestroySq>(&m, 0);
-        }
-    }
-}

@@ -22,8 +22,7 @@ use cx4_hw::{
         sqc_state,
         wq_type,
         CreateRqIn,
-        CreateSqIn,
-        MODIFY_RQ_BITMASK_RQ_COUNTER_SET_ID, //
+        CreateSqIn, //
     },
 };
 use ib::{
@@ -44,6 +43,11 @@ use kernel::{
 
 use crate::{
     cmd::input,
+    hwq::{
+        HwRq,
+        HwSq,
+        RqChange, //
+    },
     ib::{
         abi::{
             self,
@@ -66,38 +70,6 @@ use crate::{
 /// log2 of a send WQE basic block (`MLX5_SEND_WQE_BB`).
 const LOG_SEND_WQE_BB: u32 = 6;
 
-/// An SQ of the card. Dropping it destroys it.
-struct HwSq {
-    mdev: Arc<Mdev>,
-    sqn: u32,
-}
-
-impl HwSq {
-    fn modify(&self, from: u8, to: u8) -> Result {
-        let mut m = input::<command::ModifySq>(0)?;
-        m.set_sq_state(from.into());
-        m.set_sqn(self.sqn);
-        m.ctx_mut().set_state(to.into());
-        self.mdev.cmdq.exec::<command::ModifySq>(&m, 0).map(|_| ())
-    }
-}
-
-impl Drop for HwSq {
-    fn drop(&mut self) {
-        if let Ok(mut m) = input::<command::DestroySq>(0) {
-            m.set_sqn(self.sqn);
-            let _ = self.mdev.cmdq.exec::<command::DestroySq>(&m, 0);
-        }
-    }
-}
-
-/// An RQ of the card in a process's memory (a raw packet QP's, or a WQ's: wq.rs). Dropping
-/// it destroys it.
-pub(crate) struct HwRq {
-    mdev: Arc<Mdev>,
-    rqn: u32,
-}
-
 /// What an RQ in a process's memory is made of (mlx5_ib `create_raw_packet_qp_rq`,
 /// `create_rq`).
 pub(crate) struct UserRq<'a> {
@@ -116,64 +88,30 @@ pub(crate) struct UserRq<'a> {
     pub(crate) vsd: bool,
 }
 
-impl HwRq {
-    /// Creates the RQ in RST.
-    pub(crate) fn create(mdev: &Arc<Mdev>, p: &UserRq<'_>) -> Result<Self> {
-        let pas = p.buf.dma_blocks(ADAPTER_PAGE)?;
-        let mut m = input::<command::CreateRq>(pas.len() * 8)?;
-        {
-            let c = m.ctx_mut();
-            c.set_vsd(p.vsd.into());
-            c.set_state(rqc_state::RST.into());
-            c.set_flush_in_error_en(1);
-            c.set_user_index(p.user_index);
-            c.set_cqn(p.cqn);
-            let w = c.wq_mut();
-            w.set_wq_type(wq_type::CYCLIC.into());
-            w.set_page_offset(((p.addr % ADAPTER_PAGE as u64) / PAGE_OFFSET_UNIT) as u32);
-            w.set_pd(p.pdn);
-            w.set_dbr_addr(p.dbr);
-            w.set_log_wq_stride(p.log_stride);
-            w.set_log_wq_pg_sz(0);
-            w.set_log_wq_sz(p.log_size);
-        }
-        for (i, pa) in pas.iter().enumerate() {
-            CreateRqIn::set_wq_pas(m.bytes_mut(), i, *pa).map_err(|_| EINVAL)?;
-        }
-        let out = mdev.cmdq.exec::<command::CreateRq>(&m, 0)?;
-        Ok(Self {
-            mdev: mdev.clone(),
-            rqn: out.rqn(),
-        })
+/// Creates an RQ over a process's ring `p`, in RST.
+pub(crate) fn create_user_rq(mdev: &Arc<Mdev>, p: &UserRq<'_>) -> Result<HwRq> {
+    let pas = p.buf.dma_blocks(ADAPTER_PAGE)?;
+    let mut m = input::<command::CreateRq>(pas.len() * 8)?;
+    {
+        let c = m.ctx_mut();
+        c.set_vsd(p.vsd.into());
+        c.set_state(rqc_state::RST.into());
+        c.set_flush_in_error_en(1);
+        c.set_user_index(p.user_index);
+        c.set_cqn(p.cqn);
+        let w = c.wq_mut();
+        w.set_wq_type(wq_type::CYCLIC.into());
+        w.set_page_offset(((p.addr % ADAPTER_PAGE as u64) / PAGE_OFFSET_UNIT) as u32);
+        w.set_pd(p.pdn);
+        w.set_dbr_addr(p.dbr);
+        w.set_log_wq_stride(p.log_stride);
+        w.set_log_wq_pg_sz(0);
+        w.set_log_wq_sz(p.log_size);
     }
-
-    /// The RQ number.
-    pub(crate) fn rqn(&self) -> u32 {
-        self.rqn
+    for (i, pa) in pas.iter().enumerate() {
+        CreateRqIn::set_wq_pas(m.bytes_mut(), i, *pa).map_err(|_| EINVAL)?;
     }
-
-    /// Moves the RQ from `from` to `to`, naming queue counter `counter` if given
-    /// (`modify_raw_packet_qp_rq`, `mlx5_ib_modify_wq`).
-    pub(crate) fn modify(&self, from: u8, to: u8, counter: Option<u8>) -> Result {
-        let mut m = input::<command::ModifyRq>(0)?;
-        m.set_rq_state(from.into());
-        m.set_rqn(self.rqn);
-        if let Some(c) = counter {
-            m.set_modify_bitmask(MODIFY_RQ_BITMASK_RQ_COUNTER_SET_ID);
-            m.ctx_mut().set_counter_set_id(c.into());
-        }
-        m.ctx_mut().set_state(to.into());
-        self.mdev.cmdq.exec::<command::ModifyRq>(&m, 0).map(|_| ())
-    }
-}
-
-impl Drop for HwRq {
-    fn drop(&mut self) {
-        if let Ok(mut m) = input::<command::DestroyRq>(0) {
-            m.set_rqn(self.rqn);
-            let _ = self.mdev.cmdq.exec::<command::DestroyRq>(&m, 0);
-        }
-    }
+    HwRq::create(mdev, &m)
 }
 
 /// The queues' states as last set (mlx5_ib's `rq->state`, `sq->state`).
@@ -289,11 +227,7 @@ impl RawQp {
             for (i, pa) in pas.iter().enumerate() {
                 CreateSqIn::set_wq_pas(m.bytes_mut(), i, *pa).map_err(|_| EINVAL)?;
             }
-            let sqn = mdev.cmdq.exec::<command::CreateSq>(&m, 0)?.sqn();
-            sq = Some(HwSq {
-                mdev: mdev.clone(),
-                sqn,
-            });
+            sq = Some(HwSq::create(mdev, &m)?);
             tis = Some(t);
             sq_buf = Some(buf);
         }
@@ -307,7 +241,7 @@ impl RawQp {
             }
             let bytes = (req.rq_wqe_count as usize) << req.rq_wqe_shift;
             let buf = Umem::get(dev, req.buf_addr, bytes, Access::LOCAL_WRITE)?;
-            let r = HwRq::create(
+            let r = create_user_rq(
                 mdev,
                 &UserRq {
                     buf: &buf,
@@ -327,7 +261,7 @@ impl RawQp {
         }
         let qpn = sq
             .as_ref()
-            .map(|s| s.sqn)
+            .map(HwSq::sqn)
             .or(rq.as_ref().map(HwRq::rqn))
             .ok_or(EINVAL)?;
         let states = KBox::pin_init(
@@ -386,7 +320,14 @@ impl RawQp {
         let mut st = self.states.lock();
         if let (Some(to), Some(rq)) = (rq_to, &self.rq) {
             let ctr = (cur == S::Reset && new == S::Init).then_some(counter);
-            rq.modify(st.rq, to, ctr)?;
+            rq.modify(
+                st.rq,
+                to,
+                RqChange {
+                    counter: ctr,
+                    ..Default::default()
+                },
+            )?;
             st.rq = to;
         }
         if let (Some(to), Some(sq)) = (sq_to, &self.sq) {

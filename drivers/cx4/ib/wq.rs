@@ -3,7 +3,7 @@
 //! `mlx5_ib_create_wq`, `mlx5_ib_modify_wq`, `mlx5_ib_create_rwq_ind_table`,
 //! `create_rss_raw_qp_tir`):
 //!
-//! - a WQ is an RQ of the card in the process's memory (rawqp.rs [`HwRq`]), created in RST
+//! - a WQ is an RQ of the card in the process's memory (core hwq.rs [`HwRq`], made by rawqp.rs `create_user_rq`), created in RST
 //!   with its user index, `flush_in_error_en` and no VLAN stripping; `ibv_modify_wq` moves it,
 //!   RESET→RDY naming the port's queue counter when the card can (`modify_rq_counter_set_id`);
 //! - an indirection table is an RQT listing the WQs' RQs;
@@ -40,6 +40,10 @@ use kernel::{
 };
 
 use crate::{
+    hwq::{
+        HwRq,
+        RqChange, //
+    },
     ib::{
         abi::{
             self,
@@ -52,7 +56,7 @@ use crate::{
         },
         cq::PAGE_OFFSET_UNIT,
         rawqp::{
-            HwRq,
+            create_user_rq,
             UserRq, //
         },
         IbDev,
@@ -117,7 +121,7 @@ impl IbWq {
         let bytes = (req.rq_wqe_count as usize) << req.rq_wqe_shift;
         let buf = Umem::get(dev, req.buf_addr, bytes, Access::LOCAL_WRITE)?;
         let db = Umem::get(dev, req.db_addr, 8, Access::LOCAL_WRITE)?;
-        let rq = HwRq::create(
+        let rq = create_user_rq(
             &sh.mdev,
             &UserRq {
                 buf: &buf,
@@ -172,7 +176,14 @@ impl IbWq {
         let counter = this
             .counter
             .filter(|_| cur == WqState::Reset && new == WqState::Rdy);
-        this.rq.modify(rqc_of(cur), rqc_of(new), counter)?;
+        this.rq.modify(
+            rqc_of(cur),
+            rqc_of(new),
+            RqChange {
+                counter,
+                ..Default::default()
+            },
+        )?;
         *state = new;
         Ok(())
     }
