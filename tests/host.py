@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness import Env, SubResults
+from harness import Env, SubResults, soak
 
 
 # Module paths of the test hooks, as they appear in cx4.ko's (mangled) symbol names.
@@ -95,6 +95,7 @@ def tests(env: Env):
         assert not r(race, job="=== started ===\n").early_boot_race, "the job had started"
         assert not r(race, status=0).early_boot_race
 
+    @soak
     def bench_report_from_sample_results():
         # report.py over what a bench saves (results.py): the Markdown table with its cells
         # formatted, n/m where nothing was measured, and a PNG per plot that has lines.

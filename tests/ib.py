@@ -767,6 +767,11 @@ def tests(env: Env):
 
     yield "cx4: memory windows type 1 and 2 (verbs_mw.py)", cx4_memory_windows
 
+    # What the shared verbs bodies of model_roce (dc_*, raw_*, dpdk_between_vms) take for cx4:
+    # the guest's set-up, its teardown, the module to copy in and cx4's own error reports.
+    cx4_side = (CX4_UP + IB + CX4_IB + "cx4_up\ncx4_ib_up\n", 'ip link set "$IF" down; rmmod cx4',
+                [env.ko], cx4_errors)
+
     @estimate(150)
     def cx4_dc_transport():
         """tests/verbs_dc.py through libmlx5's mlx5dv on cx4, one card looping back, with
@@ -776,8 +781,7 @@ def tests(env: Env):
         key unanswered and counted, the DCI's retries run out, no receive WQE taken;
         QUERY_DCT; every DCT drained (DRAIN_DCT, the DCT_DRAINED event cx4 waits for) and
         destroyed, no command failed and cx4 reported nothing."""
-        dc_one_vm(env, CX4_UP + IB + CX4_IB + "cx4_up\ncx4_ib_up\n",
-                  'ip link set "$IF" down; rmmod cx4', [env.ko], cx4_errors)
+        dc_one_vm(env, *cx4_side)
 
     yield "cx4: DC transport, DCIs to DCTs, SEND/WRITE/READ and the access key (verbs_dc.py)", \
         cx4_dc_transport
@@ -787,8 +791,7 @@ def tests(env: Env):
         """tests/verbs_dc.py between two cx4 VMs, with model_roce's checks for mlx5_ib
         (`dc_between_vms`): vm0's DCTs, vm1's DCIs; the steps and checks of the one-card run
         on each side."""
-        dc_between_vms(env, CX4_UP + IB + CX4_IB + "cx4_up\ncx4_ib_up\n",
-                       'ip link set "$IF" down; rmmod cx4', [env.ko], cx4_errors)
+        dc_between_vms(env, *cx4_side)
 
     yield "cx4: DC transport between two VMs (verbs_dc.py)", cx4_dc_transport_between_vms
 
@@ -802,8 +805,7 @@ def tests(env: Env):
         its tag, RSS spreads, dropped frames reach nothing, a tag of 2^24 (EINVAL) and a
         priority past the last (ENOMEM) are refused; after rmmod every object is paired on
         the card, no command failed and cx4 reported nothing."""
-        raw_between_vms(env, CX4_UP + IB + CX4_IB + "cx4_up\ncx4_ib_up\n",
-                        'ip link set "$IF" down; rmmod cx4', [env.ko], cx4_errors)
+        raw_between_vms(env, *cx4_side)
 
     yield "cx4: raw packet QPs, flow steering with tags and drop, RSS QP, between two VMs " \
         "(verbs_raw.py)", cx4_raw_packet_qps_between_vms
@@ -816,8 +818,7 @@ def tests(env: Env):
         ibv_create_flow rules; a burst bounces between the VMs with both sides' port counters
         agreeing, no command failed and cx4 reported nothing. The commands the PMD caused are
         printed (Documentation/raw-packet.md lists them)."""
-        dpdk_between_vms(env, CX4_UP + IB + CX4_IB + "cx4_up\ncx4_ib_up\n",
-                         'ip link set "$IF" down; rmmod cx4', [env.ko], cx4_errors)
+        dpdk_between_vms(env, *cx4_side)
 
     yield "cx4: DPDK dpdk-testpmd (mlx5 PMD, Verbs path) forwarding between two VMs", \
         cx4_dpdk_testpmd_between_vms

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 import vmrun
-from harness import Env, retry_boot_race, check_clean_dmesg, describe, estimate
+from harness import Env, retry_boot_race, check_clean_dmesg, describe, estimate, soak
 from model_core import mlx5_errors
 
 # Guest helpers, prepended to every job.
@@ -1027,6 +1027,7 @@ def tests(env: Env):
         print(f"    iperf3 vm0->vm1 {tx:.0f} Mbit/s, vm1->vm0 {rx:.0f} Mbit/s, "
               f"{held.group(1)} moderated events on vm0's card")
 
+    @soak
     @estimate(200)
     def dcb_pfc_ets_app():
         """mlx5e's DCB (CONFIG_MLX5_CORE_EN_DCB) on the model: PFC, ETS, rate limits and DSCP
@@ -1070,6 +1071,7 @@ def tests(env: Env):
         "qstats per queue and device, NAPI links, rx-flow-hash, ntuple rules and RSS contexts", \
         rss_reconf
 
+    @soak
     @estimate(120)
     def ptp_two_vms():
         """PTP on the model under mlx5e (the oracle for cx4): ethtool -T shows hardware
@@ -1151,6 +1153,7 @@ def tests(env: Env):
             inner = rise(b, a, "tx_tso_inner_packets") + rise(b, a, "tx_csum_partial_inner")
             assert inner > 0, f"{t}: no inner offload counted: {a}"
 
+    @soak
     @estimate(240)
     def rss_promisc_rings_link():
         """RSS spreads flows over 2 channels; promiscuous mode lets tcpdump see foreign

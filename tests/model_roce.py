@@ -977,6 +977,7 @@ def tests(env: Env):
     yield "mlx5_ib: DC transport, DCIs to DCTs, SEND/WRITE/READ and the access key " \
         "(verbs_dc.py)", dc_transport_from_user_space
 
+    @soak
     @estimate(180)
     def dc_transport_between_vms():
         """tests/verbs_dc.py between two VMs with mlx5_ib on modelled cards (`dc_between_vms`;
@@ -1183,6 +1184,7 @@ def tests(env: Env):
     # on QP1), named `tool` and `tool-cm`.
     perftests = [(t, t, o) for t, o in perftests] + [(f"{t}-cm", t, o + " -R") for t, o in perftests]
 
+    @soak
     @estimate(300)
     def perftest_between_vms():
         """Unmodified perftest between two mlx5_ib guests on the model: ib_write/read/send/
@@ -1449,6 +1451,7 @@ def tests(env: Env):
     yield "ibv_xsrq_pingpong (XRC, two clients) and ucmatose between two VMs", \
         xrc_and_ucmatose_between_vms
 
+    @soak
     @estimate(300)
     def ecn_cnp_and_dcqcn_between_vms():
         """Congestion control seen through mlx5_ib: vm1's card marks half the RoCE requests it

@@ -406,34 +406,32 @@ def cmd_xsk_bind(ifname: str, queue: int) -> None:
     os.close(fd)
 
 
+def numbered_frames(s, me: bytes, dst: bytes, tag: bytes, n: int) -> set[int]:
+    """The numbers of up to `n` frames "TAG NNNN xxx..." from `dst` to `me` that arrive on
+    socket `s` within 60 s."""
+    seen, t_end = set(), time.time() + 60
+    while len(seen) < n:
+        frame = next_frame(s, t_end)
+        if frame is None:
+            break
+        mm = re.match(re.escape(tag) + rb" (\d{4}) x+$", frame[14:14 + 64])
+        if frame[0:6] == me and frame[6:12] == dst and mm:
+            seen.add(int(mm.group(1)))
+    return seen
+
+
 def cmd_xsk_peer(ifname: str, mac: str, n: int) -> None:
     s, me, dst = test_socket(ifname, mac)
     for i in range(n):
         s.send(test_frame(dst, me, "peer", i))
         time.sleep(0.01)
-    seen, t_end = set(), time.time() + 60
-    while len(seen) < n:
-        frame = next_frame(s, t_end)
-        if frame is None:
-            break
-        mm = re.match(rb"cx4-xsk-side (\d{4}) x+$", frame[14:14 + 64])
-        if frame[0:6] == me and frame[6:12] == dst and mm:
-            seen.add(int(mm.group(1)))
-    print(f"peer rx {len(seen)}/{n}")
+    print(f"peer rx {len(numbered_frames(s, me, dst, b'cx4-xsk-side', n))}/{n}")
 
 
 def cmd_xsk_listen(ifname: str, mac: str, n: int) -> None:
     s, me, dst = test_socket(ifname, mac)
-    seen, t_end = set(), time.time() + 60
     print("listening", flush=True)
-    while len(seen) < n:
-        frame = next_frame(s, t_end)
-        if frame is None:
-            break
-        mm = re.match(rb"cx4-xsk-again (\d{4}) x+$", frame[14:14 + 64])
-        if frame[0:6] == me and frame[6:12] == dst and mm:
-            seen.add(int(mm.group(1)))
-    print(f"peer again {len(seen)}/{n}")
+    print(f"peer again {len(numbered_frames(s, me, dst, b'cx4-xsk-again', n))}/{n}")
 
 
 def cmd_blast(ifname: str, mac: str, secs: float) -> None:
