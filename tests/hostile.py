@@ -280,12 +280,13 @@ def fuzz_seeds(default: list[int]) -> tuple[list[int], bool]:
 
 
 def tests(env: Env):
-    @estimate(420)
+    @estimate(200)
     def cx4_survives_a_lying_card():
-        """Two rounds with fixed seeds (rate 40/1000, 300 lies per phase at most): probe,
+        """One round with a fixed seed (rate 40/1000, 300 lies per phase at most; 81-95 lies,
+        every class, on 1f6b245 — `make soak` runs the many-seed campaign): probe,
         Ethernet/RDMA/EC traffic and teardown under lies, then an honest load that moves
         traffic; no kernel report, no hang, the model's tally shows every class lied."""
-        seeds, _ = fuzz_seeds([101, 202])
+        seeds, _ = fuzz_seeds([101])
         t, r0 = campaign(env, "cx4", seeds, rate=40, budget=300)
         print("    " + t.line("cx4"), file=sys.stderr)
         for s in seeds:
